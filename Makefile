@@ -1,0 +1,55 @@
+# redis-like top-level Makefile.
+#
+#   make                build src/redis-like-server (+ tools) with the default allocator
+#   make run            build and start the server with redis-like.conf
+#   make test           build and run every test (unit, integration, ebbmalloc)
+#   make test-allocators  the integration suite on every allocator build
+#   make MALLOC=libc|jemalloc|tcmalloc|tcmalloc_minimal|ebbmalloc
+#   make USE_JEMALLOC=yes|no USE_TCMALLOC=yes USE_TCMALLOC_MINIMAL=yes USE_EBBMALLOC=yes
+#   make SANITIZER=address|undefined
+#
+# Everything is delegated to src/Makefile, which owns the allocator choice and
+# remembers the last build's settings (src/.make-settings) so that switching
+# allocator or sanitizer rebuilds everything instead of mixing objects.
+
+PYTHON := /usr/bin/python3
+export PYTHON
+
+.PHONY: all deps run test test-unit test-integration test-ebbmalloc test-allocators clean distclean shootout bench
+
+all: deps
+	$(MAKE) -C src
+
+deps:
+	@utils/install-deps.sh
+
+run: all
+	src/redis-like-server redis-like.conf
+
+test: all
+	$(MAKE) -C src unit-tests
+	$(MAKE) test-ebbmalloc
+	$(MAKE) test-integration
+
+test-integration:
+	$(PYTHON) -m pytest -q tests/integration $(PYTEST_ARGS)
+
+test-ebbmalloc:
+	@if [ -f deps/ebbmalloc/Makefile ]; then $(MAKE) -C deps/ebbmalloc test; fi
+
+# The integration suite against each allocator build, each in its own build
+# directory (build/<allocator>) so the main build is left as it is.
+ALLOCATORS ?= libc jemalloc tcmalloc tcmalloc_minimal
+test-allocators: deps
+	@set -e; for a in $(ALLOCATORS); do \
+	  echo "=== integration suite with MALLOC=$$a ==="; \
+	  $(MAKE) -C src BUILD_DIR=../build/$$a MALLOC=$$a server; \
+	  RL_SERVER=$(CURDIR)/build/$$a/redis-like-server $(PYTHON) -m pytest -q -m "not slow" tests/integration $(PYTEST_ARGS); \
+	done
+
+clean:
+	$(MAKE) -C src clean
+	@if [ -f deps/ebbmalloc/Makefile ]; then $(MAKE) -C deps/ebbmalloc clean; fi
+
+distclean: clean
+	rm -rf build

@@ -1,0 +1,181 @@
+/* commands.c: the command table and dispatch (see commands.h).
+ *
+ * Dispatch order follows Redis 7 so clients see the same error for the same
+ * mistake: unknown command -> unknown subcommand -> arity -> NOAUTH ->
+ * maxmemory (OOM) -> execute.  Errors before execution count as
+ * rejected_calls, errors replied by the handler as failed_calls. */
+#include "commands.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "evict.h"
+#include "log.h"
+#include "reply.h"
+#include "util.h"
+
+/* Every family's table; a new family adds one line here. */
+static command_t *const all_tables[] = {string_commands, keyspace_commands, server_commands, conn_commands,
+                                          memory_commands};
+
+static dict_type command_dict_type = {dict_sds_hash_nocase, dict_sds_eq_nocase, NULL, dict_sds_free, NULL, false};
+
+static void init_command(command_t *cmd, command_t *parent) {
+    cmd->parent = parent;
+    if (parent) {
+        size_t n = strlen(parent->name) + strlen(cmd->name) + 2;
+        cmd->fullname = zmalloc(n);
+        snprintf(cmd->fullname, n, "%s|%s", parent->name, cmd->name);
+    } else {
+        cmd->fullname = zstrdup(cmd->name);
+    }
+    if (cmd->subcommands)
+        for (command_t *sub = cmd->subcommands; sub->name; sub++) init_command(sub, cmd);
+}
+
+void commands_init(server_t *srv) {
+    srv->commands = dict_create(&command_dict_type);
+    for (size_t t = 0; t < sizeof(all_tables) / sizeof(all_tables[0]); t++) {
+        for (command_t *cmd = all_tables[t]; cmd->name; cmd++) {
+            init_command(cmd, NULL);
+            dict_add(srv->commands, sds_new(cmd->name), cmd);
+        }
+    }
+}
+
+static void free_names(command_t *cmd) {
+    zfree(cmd->fullname);
+    cmd->fullname = NULL;
+    if (cmd->subcommands)
+        for (command_t *sub = cmd->subcommands; sub->name; sub++) free_names(sub);
+}
+
+void commands_free(server_t *srv) {
+    dict_iter it;
+    dict_entry *de;
+    dict_iter_init(&it, srv->commands, false);
+    while ((de = dict_next(&it))) free_names(dict_get_val(de));
+    dict_iter_release(&it);
+    dict_release(srv->commands);
+    srv->commands = NULL;
+}
+
+command_t *commands_lookup(server_t *srv, const char *name, size_t len) {
+    sds key = sds_newlen(name, len);
+    command_t *cmd = dict_fetch_value(srv->commands, key);
+    sds_free(key);
+    return cmd;
+}
+
+static command_t *find_subcommand(command_t *parent, const char *name) {
+    for (command_t *sub = parent->subcommands; sub->name; sub++)
+        if (!strcasecmp(sub->name, name)) return sub;
+    return NULL;
+}
+
+void commands_foreach(server_t *srv, void (*fn)(void *arg, command_t *cmd), void *arg) {
+    dict_iter it;
+    dict_entry *de;
+    dict_iter_init(&it, srv->commands, false);
+    while ((de = dict_next(&it))) {
+        command_t *cmd = dict_get_val(de);
+        fn(arg, cmd);
+        if (cmd->subcommands)
+            for (command_t *sub = cmd->subcommands; sub->name; sub++) fn(arg, sub);
+    }
+    dict_iter_release(&it);
+}
+
+static void reset_one(void *arg, command_t *cmd) {
+    (void)arg;
+    cmd->calls = cmd->usec = cmd->rejected_calls = cmd->failed_calls = 0;
+}
+
+void commands_reset_stats(server_t *srv) { commands_foreach(srv, reset_one, NULL); }
+
+/* "unknown command 'foo', with args beginning with: 'a' 'b' " */
+static void reply_unknown_command(client_t *c) {
+    sds args = sds_empty();
+    for (int i = 1; i < c->argc && sds_len(args) < 128; i++) {
+        size_t room = 128 - sds_len(args);
+        args = sds_catprintf(args, "'%.*s' ", (int)room, (char *)c->argv[i]->ptr);
+    }
+    reply_error(c, "unknown command '%.128s', with args beginning with: %s", (char *)c->argv[0]->ptr, args);
+    sds_free(args);
+}
+
+static bool arity_ok(const command_t *cmd, int argc) {
+    return cmd->arity > 0 ? argc == cmd->arity : argc >= -cmd->arity;
+}
+
+/* Resolve argv to a command, replying with the right error if it fails. */
+static command_t *resolve(client_t *c) {
+    command_t *cmd = dict_fetch_value(c->srv->commands, c->argv[0]->ptr);
+    if (!cmd) {
+        reply_unknown_command(c);
+        return NULL;
+    }
+    if (cmd->subcommands && c->argc >= 2) {
+        command_t *sub = find_subcommand(cmd, c->argv[1]->ptr);
+        if (!sub) {
+            sds up = sds_new(cmd->name);
+            sds_toupper(up);
+            reply_error(c, "unknown subcommand '%.128s'. Try %s HELP.", (char *)c->argv[1]->ptr, up);
+            sds_free(up);
+            cmd->rejected_calls++;
+            return NULL;
+        }
+        cmd = sub;
+    }
+    if (!arity_ok(cmd, c->argc)) {
+        reply_error(c, "wrong number of arguments for '%s' command", cmd->fullname);
+        cmd->rejected_calls++;
+        return NULL;
+    }
+    return cmd;
+}
+
+void commands_process(client_t *c) {
+    server_t *srv = c->srv;
+    c->cmd = NULL;
+    command_t *cmd = resolve(c);
+    if (!cmd) return;
+    if (!(c->flags & CLIENT_AUTHENTICATED) && !(cmd->flags & CMD_NO_AUTH)) {
+        reply_error(c, RL_ERR_NOAUTH);
+        cmd->rejected_calls++;
+        return;
+    }
+    if ((cmd->flags & CMD_DENYOOM) && evict_perform(srv) != RL_OK) {
+        reply_error(c, RL_ERR_OOM);
+        cmd->rejected_calls++;
+        return;
+    }
+    c->cmd = c->lastcmd = cmd;
+    srv->mstime = util_mstime();
+    long long start = util_ustime();
+    cmd->proc(c);
+    long long dur = util_ustime() - start;
+    cmd->calls++;
+    cmd->usec += dur;
+    srv->stats.numcommands++;
+    c->commands_processed++;
+    c->cmd = NULL;
+}
+
+bool cmd_get_ll_or_reply(client_t *c, robj *o, long long *out, const char *msg) {
+    if (!obj_get_ll(o, out)) {
+        reply_error(c, "%s", msg ? msg : RL_ERR_NOT_INT);
+        return false;
+    }
+    return true;
+}
+
+bool cmd_get_range_or_reply(client_t *c, robj *o, long long min, long long max, long long *out, const char *msg) {
+    long long v;
+    if (!obj_get_ll(o, &v) || v < min || v > max) {
+        reply_error(c, "%s", msg ? msg : RL_ERR_NOT_INT);
+        return false;
+    }
+    *out = v;
+    return true;
+}

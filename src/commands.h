@@ -1,0 +1,71 @@
+/* commands.h: the command table and dispatch.
+ *
+ * Each command family (t_string.c, keyspace.c, ...) exports a table of
+ * command_t ending with a zeroed entry; commands.c gathers them into one
+ * dictionary and dispatches requests: lookup, arity, authentication, then
+ * the handler, then statistics.  Container commands (CONFIG, CLIENT,
+ * OBJECT, ...) carry a subcommand table and are dispatched on argv[1]. */
+#ifndef RL_COMMANDS_H
+#define RL_COMMANDS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "conn.h"
+
+#define CMD_WRITE (1u << 0)
+#define CMD_READONLY (1u << 1)
+#define CMD_DENYOOM (1u << 2)
+#define CMD_ADMIN (1u << 3)
+#define CMD_PUBSUB (1u << 4)
+#define CMD_NOSCRIPT (1u << 5)
+#define CMD_BLOCKING (1u << 6)
+#define CMD_LOADING (1u << 7)
+#define CMD_STALE (1u << 8)
+#define CMD_FAST (1u << 9)
+#define CMD_NO_AUTH (1u << 10)
+#define CMD_MAY_REPLICATE (1u << 11)
+#define CMD_SENTINEL (1u << 12)
+#define CMD_NO_MULTI (1u << 13)
+
+typedef void command_proc(client_t *c);
+
+struct command {
+    const char *name;         /* lowercase */
+    command_proc *proc;
+    int arity;                /* n = exactly n args, -n = at least n */
+    uint32_t flags;
+    int first_key, last_key, key_step;  /* key positions for COMMAND */
+    const char *group;        /* "string", "generic", ... for COMMAND DOCS */
+    const char *summary;
+    const char *since;
+    struct command *subcommands;  /* zero-terminated table or NULL */
+    /* runtime statistics (INFO commandstats) */
+    struct command *parent;
+    char *fullname;           /* "config|get" */
+    long long calls, usec, rejected_calls, failed_calls;
+};
+
+void commands_init(server_t *srv);
+void commands_free(server_t *srv);
+command_t *commands_lookup(server_t *srv, const char *name, size_t len);
+/* Run the request in c->argc/c->argv; the reply is queued on c. */
+void commands_process(client_t *c);
+void commands_reset_stats(server_t *srv);
+/* Iterate every command and subcommand (for INFO commandstats). */
+void commands_foreach(server_t *srv, void (*fn)(void *arg, command_t *cmd), void *arg);
+
+/* Parse an integer argument; on failure reply msg (default: "value is not
+ * an integer or out of range") and return false. */
+bool cmd_get_ll_or_reply(client_t *c, robj *o, long long *out, const char *msg);
+/* Same, also requiring min <= value <= max. */
+bool cmd_get_range_or_reply(client_t *c, robj *o, long long min, long long max, long long *out, const char *msg);
+
+/* Tables exported by the command families. */
+extern command_t string_commands[];
+extern command_t keyspace_commands[];
+extern command_t server_commands[];
+extern command_t conn_commands[];
+extern command_t memory_commands[];
+
+#endif

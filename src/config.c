@@ -1,0 +1,406 @@
+/* config.c: the directive table, the config file parser, CONFIG GET/SET.
+ *
+ * One row per directive: name, type, where its value lives in rl_config_t,
+ * default (as text, parsed like a config line), limits, and whether it may
+ * change at run time.  Loading a file and CONFIG SET share the same parse
+ * functions, so a value means the same thing everywhere.  A few directives
+ * with their own syntax (bind, save, loglevel's names...) are enums or
+ * special-cased strings. */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "sds.h"
+#include "server.h"
+#include "util.h"
+#include "zmalloc.h"
+
+enum { T_BOOL, T_INT, T_MEM, T_STR, T_ENUM, T_BIND, T_OCTAL };
+#define F_IMMUTABLE 1
+
+typedef struct enum_name {
+    const char *name;
+    int value;
+} enum_name;
+
+static const enum_name loglevel_enum[] = {{"debug", LL_DEBUG}, {"verbose", LL_VERBOSE}, {"notice", LL_NOTICE},
+                                          {"warning", LL_WARNING}, {NULL, 0}};
+static const enum_name policy_enum[] = {
+    {"noeviction", MAXMEMORY_NOEVICTION}, {"allkeys-lru", MAXMEMORY_ALLKEYS_LRU},
+    {"volatile-lru", MAXMEMORY_VOLATILE_LRU}, {"allkeys-lfu", MAXMEMORY_ALLKEYS_LFU},
+    {"volatile-lfu", MAXMEMORY_VOLATILE_LFU}, {"allkeys-random", MAXMEMORY_ALLKEYS_RANDOM},
+    {"volatile-random", MAXMEMORY_VOLATILE_RANDOM}, {"volatile-ttl", MAXMEMORY_VOLATILE_TTL}, {NULL, 0}};
+
+typedef struct directive {
+    const char *name;
+    int type;
+    size_t offset;
+    const char *def;
+    long long min, max;
+    const enum_name *enums;
+    int flags;
+} directive;
+
+#define O(f) offsetof(rl_config_t, f)
+static const directive directives[] = {
+    {"bind", T_BIND, O(bind), "127.0.0.1 -::1", 0, 0, NULL, F_IMMUTABLE},
+    {"port", T_INT, O(port), "6379", 0, 65535, NULL, F_IMMUTABLE},
+    {"unixsocket", T_STR, O(unixsocket), "", 0, 0, NULL, F_IMMUTABLE},
+    {"unixsocketperm", T_OCTAL, O(unixsocketperm), "0", 0, 0777, NULL, F_IMMUTABLE},
+    {"tcp-backlog", T_INT, O(tcp_backlog), "511", 0, INT_MAX, NULL, F_IMMUTABLE},
+    {"tcp-keepalive", T_INT, O(tcp_keepalive), "300", 0, INT_MAX, NULL, 0},
+    {"timeout", T_INT, O(timeout), "0", 0, INT_MAX, NULL, 0},
+    {"protected-mode", T_BOOL, O(protected_mode), "yes", 0, 0, NULL, 0},
+    {"maxclients", T_INT, O(maxclients), "10000", 1, INT_MAX, NULL, 0},
+    {"proto-max-bulk-len", T_MEM, O(proto_max_bulk_len), "512mb", 1024 * 1024, LLONG_MAX, NULL, 0},
+    {"client-query-buffer-limit", T_MEM, O(client_query_buffer_limit), "1gb", 1024 * 1024, LLONG_MAX, NULL, 0},
+    {"hz", T_INT, O(hz), "10", 1, 500, NULL, 0},
+    {"databases", T_INT, O(databases), "16", 1, INT_MAX, NULL, F_IMMUTABLE},
+    {"requirepass", T_STR, O(requirepass), "", 0, 0, NULL, 0},
+    {"loglevel", T_ENUM, O(loglevel), "notice", 0, 0, loglevel_enum, 0},
+    {"logfile", T_STR, O(logfile), "", 0, 0, NULL, F_IMMUTABLE},
+    {"pidfile", T_STR, O(pidfile), "", 0, 0, NULL, F_IMMUTABLE},
+    {"daemonize", T_BOOL, O(daemonize), "no", 0, 0, NULL, F_IMMUTABLE},
+    {"dir", T_STR, O(dir), ".", 0, 0, NULL, 0},
+    {"dbfilename", T_STR, O(dbfilename), "dump.rdb", 0, 0, NULL, 0},
+    {"save", T_STR, O(save), "3600 1 300 100 60 10000", 0, 0, NULL, 0},
+    {"appendonly", T_BOOL, O(appendonly), "no", 0, 0, NULL, 0},
+    {"appendfilename", T_STR, O(appendfilename), "appendonly.aof", 0, 0, NULL, F_IMMUTABLE},
+    {"maxmemory", T_MEM, O(maxmemory), "0", 0, LLONG_MAX, NULL, 0},
+    {"maxmemory-policy", T_ENUM, O(maxmemory_policy), "noeviction", 0, 0, policy_enum, 0},
+    {"maxmemory-samples", T_INT, O(maxmemory_samples), "5", 1, 64, NULL, 0},
+    {"jemalloc-bg-thread", T_BOOL, O(jemalloc_bg_thread), "yes", 0, 0, NULL, 0},
+    {"active-expire-effort", T_INT, O(active_expire_effort), "1", 1, 10, NULL, 0},
+    {"lazyfree-lazy-user-del", T_BOOL, O(lazyfree_lazy_user_del), "no", 0, 0, NULL, 0},
+    {"lazyfree-lazy-expire", T_BOOL, O(lazyfree_lazy_expire), "no", 0, 0, NULL, 0},
+    {"lazyfree-lazy-server-del", T_BOOL, O(lazyfree_lazy_server_del), "no", 0, 0, NULL, 0},
+    {"lazyfree-lazy-eviction", T_BOOL, O(lazyfree_lazy_eviction), "no", 0, 0, NULL, 0},
+    {"lazyfree-lazy-user-flush", T_BOOL, O(lazyfree_lazy_user_flush), "no", 0, 0, NULL, 0},
+    {"activedefrag", T_BOOL, O(activedefrag), "no", 0, 0, NULL, 0},
+    {"list-max-listpack-size", T_INT, O(list_max_listpack_size), "-2", -5, INT_MAX, NULL, 0},
+    {"list-compress-depth", T_INT, O(list_compress_depth), "0", 0, INT_MAX, NULL, 0},
+    {"hash-max-listpack-entries", T_INT, O(hash_max_listpack_entries), "128", 0, LLONG_MAX, NULL, 0},
+    {"hash-max-listpack-value", T_INT, O(hash_max_listpack_value), "64", 0, LLONG_MAX, NULL, 0},
+    {"set-max-intset-entries", T_INT, O(set_max_intset_entries), "512", 0, LLONG_MAX, NULL, 0},
+    {"set-max-listpack-entries", T_INT, O(set_max_listpack_entries), "128", 0, LLONG_MAX, NULL, 0},
+    {"set-max-listpack-value", T_INT, O(set_max_listpack_value), "64", 0, LLONG_MAX, NULL, 0},
+    {"zset-max-listpack-entries", T_INT, O(zset_max_listpack_entries), "128", 0, LLONG_MAX, NULL, 0},
+    {"zset-max-listpack-value", T_INT, O(zset_max_listpack_value), "64", 0, LLONG_MAX, NULL, 0},
+    {"slowlog-log-slower-than", T_INT, O(slowlog_log_slower_than), "10000", -1, LLONG_MAX, NULL, 0},
+    {"slowlog-max-len", T_INT, O(slowlog_max_len), "128", 0, LONG_MAX, NULL, 0},
+    {"latency-monitor-threshold", T_INT, O(latency_monitor_threshold), "0", 0, LLONG_MAX, NULL, 0},
+    {"notify-keyspace-events", T_STR, O(notify_keyspace_events), "", 0, 0, NULL, 0},
+};
+#undef O
+#define N_DIRECTIVES (sizeof(directives) / sizeof(directives[0]))
+
+/* Redis's old names for the listpack directives still work in files. */
+static const struct { const char *alias, *name; } aliases[] = {
+    {"hash-max-ziplist-entries", "hash-max-listpack-entries"}, {"hash-max-ziplist-value", "hash-max-listpack-value"},
+    {"zset-max-ziplist-entries", "zset-max-listpack-entries"}, {"zset-max-ziplist-value", "zset-max-listpack-value"},
+    {"list-max-ziplist-size", "list-max-listpack-size"},
+};
+
+static const directive *find_directive(const char *name) {
+    for (size_t i = 0; i < sizeof(aliases) / sizeof(aliases[0]); i++)
+        if (!strcasecmp(name, aliases[i].alias)) name = aliases[i].name;
+    for (size_t i = 0; i < N_DIRECTIVES; i++)
+        if (!strcasecmp(name, directives[i].name)) return &directives[i];
+    return NULL;
+}
+
+static void *field(rl_config_t *cfg, const directive *d) { return (char *)cfg + d->offset; }
+static const void *cfield(const rl_config_t *cfg, const directive *d) { return (const char *)cfg + d->offset; }
+
+static void free_bind(rl_config_t *cfg) {
+    for (int i = 0; i < cfg->bind_count; i++) zfree(cfg->bind[i]);
+    cfg->bind_count = 0;
+}
+
+/* Parse argv[0..argc) as the value of d into cfg.  err gets a static
+ * reason. */
+static int apply_value(rl_config_t *cfg, const directive *d, int argc, char **argv, const char **err) {
+    if (d->type != T_BIND && d->type != T_STR && argc != 1) {
+        *err = "wrong number of arguments";
+        return -1;
+    }
+    switch (d->type) {
+    case T_BOOL: {
+        bool *b = field(cfg, d);
+        if (!strcasecmp(argv[0], "yes")) *b = true;
+        else if (!strcasecmp(argv[0], "no")) *b = false;
+        else {
+            *err = "argument must be 'yes' or 'no'";
+            return -1;
+        }
+        return 0;
+    }
+    case T_INT:
+    case T_MEM:
+    case T_OCTAL: {
+        long long v;
+        if (d->type == T_MEM) {
+            unsigned long long u;
+            if (!util_memtoull(argv[0], &u) || u > LLONG_MAX) {
+                *err = "argument must be a memory value";
+                return -1;
+            }
+            v = (long long)u;
+        } else if (d->type == T_OCTAL) {
+            char *end;
+            errno = 0;
+            v = strtoll(argv[0], &end, 8);
+            if (*end || errno || !*argv[0]) {
+                *err = "argument must be an octal number";
+                return -1;
+            }
+        } else if (!util_str2ll(argv[0], strlen(argv[0]), &v)) {
+            *err = "argument couldn't be parsed into an integer";
+            return -1;
+        }
+        if (v < d->min || v > d->max) {
+            *err = "argument must be between the allowed limits";
+            return -1;
+        }
+        *(long long *)field(cfg, d) = v;
+        return 0;
+    }
+    case T_ENUM:
+        for (const enum_name *e = d->enums; e->name; e++) {
+            if (!strcasecmp(argv[0], e->name)) {
+                *(int *)field(cfg, d) = e->value;
+                return 0;
+            }
+        }
+        *err = "argument(s) must be one of the allowed values";
+        return -1;
+    case T_STR: {
+        /* Multi-word values (save "3600 1 300 100") are joined by spaces. */
+        sds joined = sds_empty();
+        for (int i = 0; i < argc; i++) {
+            if (i) joined = sds_cat(joined, " ");
+            joined = sds_cat(joined, argv[i]);
+        }
+        char **s = field(cfg, d);
+        zfree(*s);
+        *s = zstrdup(joined);
+        sds_free(joined);
+        return 0;
+    }
+    case T_BIND:
+        if (argc > CFG_MAX_BIND) {
+            *err = "Too many bind addresses specified.";
+            return -1;
+        }
+        free_bind(cfg);
+        for (int i = 0; i < argc; i++) cfg->bind[cfg->bind_count++] = zstrdup(argv[i]);
+        return 0;
+    }
+    return -1;
+}
+
+static int apply_text(rl_config_t *cfg, const directive *d, const char *text, const char **err) {
+    int argc;
+    sds *argv = sds_splitargs(text, &argc);
+    if (!argv) {
+        *err = "Unbalanced quotes in configuration line";
+        return -1;
+    }
+    /* An empty value ("" in a file, or CONFIG SET x "") is one empty word. */
+    char *empty[1] = {""};
+    int r = argc == 0 ? apply_value(cfg, d, 1, empty, err) : apply_value(cfg, d, argc, argv, err);
+    sds_free_splitres(argv, argc);
+    return r;
+}
+
+void config_init_defaults(rl_config_t *cfg) {
+    memset(cfg, 0, sizeof(*cfg));
+    for (size_t i = 0; i < N_DIRECTIVES; i++) {
+        const char *err;
+        if (apply_text(cfg, &directives[i], directives[i].def, &err) != 0) {
+            fprintf(stderr, "bad default for %s: %s\n", directives[i].name, err);
+            abort();
+        }
+    }
+}
+
+void config_free(rl_config_t *cfg) {
+    free_bind(cfg);
+    for (size_t i = 0; i < N_DIRECTIVES; i++) {
+        if (directives[i].type == T_STR) {
+            char **s = field(cfg, &directives[i]);
+            zfree(*s);
+            *s = NULL;
+        }
+    }
+}
+
+static void fatal_line(const char *file, int lineno, const char *line, const char *reason) {
+    fprintf(stderr, "\n*** FATAL CONFIG FILE ERROR (redis-like %s) ***\n", RL_VERSION);
+    fprintf(stderr, "Reading the configuration file, at line %d\n", lineno);
+    fprintf(stderr, ">>> '%s'\n", line);
+    fprintf(stderr, "%s (%s:%d)\n", reason, file, lineno);
+}
+
+/* One "name value..." line; 0 ok, -1 with *err set. */
+static int apply_line(rl_config_t *cfg, const char *line, const char **err) {
+    int argc;
+    sds *argv = sds_splitargs(line, &argc);
+    if (!argv) {
+        *err = "Unbalanced quotes in configuration line";
+        return -1;
+    }
+    int r = 0;
+    if (argc > 0) {
+        const directive *d = find_directive(argv[0]);
+        if (!d) {
+            *err = "Bad directive or wrong number of arguments";
+            r = -1;
+        } else if (argc < 2) {
+            *err = "wrong number of arguments";
+            r = -1;
+        } else {
+            r = apply_value(cfg, d, argc - 1, argv + 1, err);
+        }
+    }
+    sds_free_splitres(argv, argc);
+    return r;
+}
+
+static int load_text(rl_config_t *cfg, const char *name, const char *text) {
+    int lineno = 0;
+    const char *p = text;
+    while (*p) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        sds line = sds_newlen(p, len);
+        lineno++;
+        p += len + (nl ? 1 : 0);
+        sds_range(line, 0, -1);
+        while (sds_len(line) && isspace((unsigned char)line[sds_len(line) - 1])) sds_setlen(line, sds_len(line) - 1);
+        size_t lead = 0;
+        while (lead < sds_len(line) && isspace((unsigned char)line[lead])) lead++;
+        if (lead == sds_len(line) || line[lead] == '#') {
+            sds_free(line);
+            continue;
+        }
+        const char *err = NULL;
+        if (apply_line(cfg, line + lead, &err) != 0) {
+            fatal_line(name, lineno, line + lead, err);
+            sds_free(line);
+            return -1;
+        }
+        sds_free(line);
+    }
+    return 0;
+}
+
+int config_load(rl_config_t *cfg, const char *path, int argc, char **argv) {
+    sds text = sds_empty();
+    if (path) {
+        FILE *f = fopen(path, "r");
+        if (!f) {
+            fprintf(stderr, "Fatal error, can't open config file '%s': %s\n", path, strerror(errno));
+            sds_free(text);
+            return -1;
+        }
+        char buf[4096];
+        size_t n;
+        while ((n = fread(buf, 1, sizeof(buf), f)) > 0) text = sds_catlen(text, buf, n);
+        fclose(f);
+        if (load_text(cfg, path, text) != 0) {
+            sds_free(text);
+            return -1;
+        }
+    }
+    /* Command-line options: "--port 7000 --save ''" become lines. */
+    sds_clear(text);
+    for (int i = 0; i < argc; i++) {
+        if (strncmp(argv[i], "--", 2) == 0) {
+            if (sds_len(text)) text = sds_cat(text, "\n");
+            text = sds_cat(text, argv[i] + 2);
+        } else {
+            text = sds_cat(text, " ");
+            text = sds_catrepr(text, argv[i], strlen(argv[i]));
+        }
+    }
+    int r = load_text(cfg, "command line", text);
+    sds_free(text);
+    return r;
+}
+
+const char *config_policy_name(int policy) {
+    for (const enum_name *e = policy_enum; e->name; e++)
+        if (e->value == policy) return e->name;
+    return "unknown";
+}
+
+char *config_get_value(const rl_config_t *cfg, const char *name) {
+    const directive *d = find_directive(name);
+    if (!d) return NULL;
+    switch (d->type) {
+    case T_BOOL: return sds_new(*(const bool *)cfield(cfg, d) ? "yes" : "no");
+    case T_INT:
+    case T_MEM: return sds_fromll(*(const long long *)cfield(cfg, d));
+    case T_OCTAL: return sds_catprintf(sds_empty(), "%llo", *(const long long *)cfield(cfg, d));
+    case T_STR: {
+        const char *s = *(char *const *)cfield(cfg, d);
+        return sds_new(s ? s : "");
+    }
+    case T_ENUM:
+        for (const enum_name *e = d->enums; e->name; e++)
+            if (e->value == *(const int *)cfield(cfg, d)) return sds_new(e->name);
+        return sds_empty();
+    case T_BIND: {
+        sds s = sds_empty();
+        for (int i = 0; i < cfg->bind_count; i++) {
+            if (i) s = sds_cat(s, " ");
+            s = sds_cat(s, cfg->bind[i]);
+        }
+        return s;
+    }
+    }
+    return NULL;
+}
+
+void config_foreach_match(const rl_config_t *cfg, const char *pattern,
+                          void (*fn)(void *arg, const char *name, const char *value), void *arg) {
+    for (size_t i = 0; i < N_DIRECTIVES; i++) {
+        const char *name = directives[i].name;
+        if (!util_glob_match(pattern, strlen(pattern), name, strlen(name), true)) continue;
+        sds v = config_get_value(cfg, name);
+        fn(arg, name, v);
+        sds_free(v);
+    }
+}
+
+int config_set(server_t *srv, const char *name, const char *value, const char **err) {
+    const directive *d = find_directive(name);
+    if (!d) {
+        *err = "Unknown option or number of arguments for CONFIG SET";
+        return -1;
+    }
+    if (d->flags & F_IMMUTABLE) {
+        *err = "can't set immutable config";
+        return -1;
+    }
+    /* Parse into a scratch copy so a bad value changes nothing. */
+    rl_config_t tmp = srv->cfg;
+    void *slot = field(&tmp, d);
+    char *old_str = d->type == T_STR ? *(char **)slot : NULL;
+    if (d->type == T_STR) *(char **)slot = NULL;
+    if (apply_text(&tmp, d, value, err) != 0) {
+        if (d->type == T_STR) zfree(*(char **)slot);
+        return -1;
+    }
+    srv->cfg = tmp;
+    zfree(old_str);
+    return 0;
+}

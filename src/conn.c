@@ -1,0 +1,395 @@
+/* conn.c: client lifecycle: accept, read and parse, write, limits, close.
+ *
+ * Reading: one read() per readable event (16 KB, or the rest of a large
+ * bulk), then every complete request in the query buffer is executed before
+ * returning, so a pipeline costs one read.  Writing: replies are only queued
+ * during execution; conn_before_sleep() writes every client with output
+ * once per loop iteration (writev of the static buffer and the blocks), and
+ * only a client whose socket is full waits for a writable event. */
+#include "conn.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "evloop.h"
+#include "log.h"
+#include "net.h"
+#include "reply.h"
+#include "util.h"
+#include "zmalloc.h"
+
+#define MAX_ACCEPTS_PER_EVENT 1000
+#define MAX_IOV 32
+
+/* ------------------------------------------------------------ creation */
+
+static void *make_arg(void *ctx, const char *p, size_t len) {
+    (void)ctx;
+    return obj_create_string(p, len);
+}
+
+static void free_arg(void *ctx, void *arg) {
+    (void)ctx;
+    obj_decref(arg);
+}
+
+static void client_io(int fd, bool readable, bool writable, void *arg);
+
+static client_t *client_new(server_t *srv, int fd, bool is_unix) {
+    client_t *c = zcalloc(sizeof(*c));
+    c->id = ++srv->next_client_id;
+    c->fd = fd;
+    c->srv = srv;
+    c->db = &srv->dbs[0];
+    c->resp = 2;
+    c->querybuf = sds_empty();
+    resp_parser_init(&c->parser, make_arg, free_arg, c);
+    c->ctime_ms = c->last_interaction_ms = srv->mstime;
+    if (is_unix) c->flags |= CLIENT_UNIX_SOCKET;
+    if (!srv->cfg.requirepass || !srv->cfg.requirepass[0]) c->flags |= CLIENT_AUTHENTICATED;
+    net_peer_name(fd, c->addr, sizeof(c->addr), false);
+    net_peer_name(fd, c->laddr, sizeof(c->laddr), true);
+    c->io = evloop_io_add(srv->loop, fd, client_io, c);
+    c->next = srv->clients_head;
+    if (srv->clients_head) srv->clients_head->prev = c;
+    srv->clients_head = c;
+    srv->client_count++;
+    return c;
+}
+
+
+static void remove_from_chain(client_t **head, client_t *c, size_t next_off) {
+    for (client_t **pp = head; *pp; pp = (client_t **)((char *)*pp + next_off)) {
+        if (*pp == c) {
+            *pp = *(client_t **)((char *)c + next_off);
+            return;
+        }
+    }
+}
+
+void conn_free(client_t *c) {
+    server_t *srv = c->srv;
+    if (c->flags & CLIENT_PENDING_WRITE)
+        remove_from_chain(&srv->pending_write, c, offsetof(client_t, next_pending));
+    if (c->flags & CLIENT_CLOSE_ASAP) remove_from_chain(&srv->close_asap, c, offsetof(client_t, next_close));
+    if (c->prev) c->prev->next = c->next;
+    else srv->clients_head = c->next;
+    if (c->next) c->next->prev = c->prev;
+    srv->client_count--;
+    evloop_io_free(c->io);
+    close(c->fd);
+    resp_parser_free(&c->parser);
+    sds_free(c->querybuf);
+    sds_free(c->name);
+    sds_free(c->lib_name);
+    sds_free(c->lib_ver);
+    for (reply_block *b = c->reply_head; b;) {
+        reply_block *next = b->next;
+        zfree(b);
+        b = next;
+    }
+    zfree(c);
+}
+
+void conn_close_async(client_t *c) {
+    if (c->flags & CLIENT_CLOSE_ASAP) return;
+    c->flags |= CLIENT_CLOSE_ASAP;
+    c->next_close = c->srv->close_asap;
+    c->srv->close_asap = c;
+    evloop_request_before_sleep(c->srv->loop);
+}
+
+/* ------------------------------------------------------------ accepting */
+
+/* Reject with a one-line error written straight to the fresh socket: the
+ * client never gets a client_t, so nothing else is allocated for it. */
+static void reject(int fd, const char *msg) {
+    if (write(fd, msg, strlen(msg)) < 0) { /* the peer is gone anyway */ }
+    close(fd);
+}
+
+static const char protected_msg[] =
+    "-DENIED Redis is running in protected mode because protected mode is enabled and no password "
+    "is set for the default user. Connections are only accepted from the loopback interface. "
+    "To accept connections from other hosts, either set a password (requirepass), or disable "
+    "protected mode with 'CONFIG SET protected-mode no' from a loopback connection (and persist it "
+    "in the config file), or restart the server with '--protected-mode no'. Make sure the server "
+    "is not exposed to the internet before doing so.\r\n";
+
+static void accept_one(server_t *srv, int cfd, bool is_unix) {
+    srv->stats.numconnections++;
+    if (srv->client_count >= (size_t)srv->cfg.maxclients) {
+        srv->stats.rejected_conn++;
+        reject(cfd, "-ERR max number of clients reached\r\n");
+        return;
+    }
+    if (!is_unix && srv->cfg.protected_mode && (!srv->cfg.requirepass || !srv->cfg.requirepass[0]) &&
+        !net_peer_is_loopback(cfd)) {
+        srv->stats.rejected_conn++;
+        reject(cfd, protected_msg);
+        return;
+    }
+    net_set_client_options(cfd, is_unix, (int)srv->cfg.tcp_keepalive);
+    client_new(srv, cfd, is_unix);
+}
+
+void conn_accept_handler(int fd, bool readable, bool writable, void *arg) {
+    (void)readable;
+    (void)writable;
+    server_t *srv = arg;
+    for (int i = 0; i < MAX_ACCEPTS_PER_EVENT; i++) {
+        bool is_unix;
+        int cfd = net_accept(fd, &is_unix);
+        if (cfd < 0) {
+            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+                log_msg(LL_WARNING, "Accepting client connection: %s", strerror(errno));
+            return;
+        }
+        accept_one(srv, cfd, is_unix);
+    }
+}
+
+/* ------------------------------------------------------------ reading */
+
+static void protocol_error(client_t *c, const char *msg) {
+    reply_error(c, "%s", msg);
+    c->flags |= CLIENT_CLOSE_AFTER_REPLY;
+    log_msg(LL_VERBOSE, "Protocol error (%s) from client: id=%llu addr=%s", msg,
+            (unsigned long long)c->id, c->addr);
+}
+
+static void free_argv(client_t *c) {
+    for (int i = 0; i < c->argc; i++) obj_decref(c->argv[i]);
+    c->argc = 0;
+    c->argv = NULL;
+    resp_reset(&c->parser);
+}
+
+/* Execute every complete request in the query buffer. */
+static void process_input(client_t *c) {
+    server_t *srv = c->srv;
+    while (c->qb_pos < sds_len(c->querybuf)) {
+        if (c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP)) break;
+        resp_limits_t lim = {srv->cfg.proto_max_bulk_len, !(c->flags & CLIENT_AUTHENTICATED)};
+        int r = resp_parse(&c->parser, c->querybuf, sds_len(c->querybuf), &c->qb_pos, &lim);
+        if (r == RESP_NEED_MORE) break;
+        if (r == RESP_ERR) {
+            protocol_error(c, c->parser.error);
+            resp_reset(&c->parser);
+            break;
+        }
+        int argc;
+        c->argv = (robj **)resp_take_argv(&c->parser, &argc);
+        c->argc = argc;
+        if (argc > 0) commands_process(c);
+        free_argv(c);
+    }
+    /* Drop what was consumed; a partial request stays at the front. */
+    if (c->qb_pos > 0) {
+        size_t len = sds_len(c->querybuf);
+        if (c->qb_pos >= len) sds_clear(c->querybuf);
+        else sds_range(c->querybuf, (ssize_t)c->qb_pos, -1);
+        c->qb_pos = 0;
+    }
+}
+
+static void read_from_client(client_t *c) {
+    server_t *srv = c->srv;
+    size_t readlen = CLIENT_READ_CHUNK;
+    /* Inside a large bulk, read what remains of it in one go. */
+    if (c->parser.kind == '*' && c->parser.bulk_len >= (long long)CLIENT_READ_CHUNK) {
+        size_t have = sds_len(c->querybuf) - c->qb_pos;
+        size_t want = (size_t)c->parser.bulk_len + 2;
+        if (want > have && want - have > readlen) readlen = want - have;
+    }
+    c->querybuf = sds_make_room(c->querybuf, readlen);
+    size_t cur = sds_len(c->querybuf);
+    ssize_t n = read(c->fd, c->querybuf + cur, readlen);
+    srv->stats.io_reads++;
+    if (n < 0) {
+        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
+        log_msg(LL_VERBOSE, "Reading from client: %s", strerror(errno));
+        conn_free(c);
+        return;
+    }
+    if (n == 0) {
+        log_msg(LL_VERBOSE, "Client closed connection id=%llu addr=%s", (unsigned long long)c->id, c->addr);
+        conn_free(c);
+        return;
+    }
+    sds_setlen(c->querybuf, cur + (size_t)n);
+    srv->stats.net_input_bytes += n;
+    c->last_interaction_ms = srv->mstime;
+    if (sds_len(c->querybuf) > c->querybuf_peak) c->querybuf_peak = sds_len(c->querybuf);
+    if (sds_len(c->querybuf) > (size_t)srv->cfg.client_query_buffer_limit) {
+        log_msg(LL_WARNING, "Closing client that reached max query buffer length: id=%llu addr=%s (qbuf=%zu)",
+                (unsigned long long)c->id, c->addr, sds_len(c->querybuf));
+        conn_free(c);
+        return;
+    }
+    process_input(c);
+}
+
+/* ------------------------------------------------------------ writing */
+
+bool conn_has_pending_output(const client_t *c) { return c->bufpos > 0 || c->reply_head != NULL; }
+size_t conn_output_bytes(const client_t *c) { return c->bufpos + c->reply_bytes; }
+
+void conn_mark_pending_write(client_t *c) {
+    if (c->flags & CLIENT_PENDING_WRITE) return;
+    c->flags |= CLIENT_PENDING_WRITE;
+    c->next_pending = c->srv->pending_write;
+    c->srv->pending_write = c;
+    evloop_request_before_sleep(c->srv->loop);
+}
+
+/* Account n written bytes: drop the static buffer and whole blocks. */
+static void consume_output(client_t *c, size_t n) {
+    if (c->bufpos > 0) {
+        size_t left = c->bufpos - c->sentlen;
+        if (n < left) {
+            c->sentlen += n;
+            return;
+        }
+        n -= left;
+        c->bufpos = 0;
+        c->sentlen = 0;
+    }
+    while (c->reply_head) {
+        reply_block *b = c->reply_head;
+        size_t left = b->used - c->sentlen;
+        if (n < left) {
+            c->sentlen += n;
+            return;
+        }
+        n -= left;
+        c->reply_head = b->next;
+        if (!c->reply_head) c->reply_tail = NULL;
+        c->reply_bytes -= b->used;
+        c->sentlen = 0;
+        zfree(b);
+    }
+}
+
+/* Write as much as the socket takes.  Returns -1 if the client was freed. */
+static int write_to_client(client_t *c) {
+    server_t *srv = c->srv;
+    while (conn_has_pending_output(c)) {
+        struct iovec iov[MAX_IOV];
+        int cnt = 0;
+        size_t off = c->sentlen;
+        if (c->bufpos > 0) {
+            iov[cnt].iov_base = c->buf + off;
+            iov[cnt++].iov_len = c->bufpos - off;
+            off = 0;
+        }
+        for (reply_block *b = c->reply_head; b && cnt < MAX_IOV; b = b->next) {
+            if (b->used == off) { off = 0; continue; }
+            iov[cnt].iov_base = b->buf + off;
+            iov[cnt++].iov_len = b->used - off;
+            off = 0;
+        }
+        if (cnt == 0) {           /* only empty blocks left: drop them */
+            consume_output(c, 0);
+            continue;
+        }
+        ssize_t n = writev(c->fd, iov, cnt);
+        srv->stats.io_writes++;
+        if (n < 0) {
+            if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+            if (errno == EINTR) continue;
+            log_msg(LL_VERBOSE, "Error writing to client: %s", strerror(errno));
+            conn_free(c);
+            return -1;
+        }
+        srv->stats.net_output_bytes += n;
+        consume_output(c, (size_t)n);
+    }
+    if (!conn_has_pending_output(c)) {
+        if (c->flags & CLIENT_IN_WRITE_WAIT) {
+            c->flags &= ~CLIENT_IN_WRITE_WAIT;
+            evloop_io_want_write(c->io, false);
+        }
+        if (c->flags & CLIENT_CLOSE_AFTER_REPLY) {
+            conn_free(c);
+            return -1;
+        }
+    } else if (!(c->flags & CLIENT_IN_WRITE_WAIT)) {
+        c->flags |= CLIENT_IN_WRITE_WAIT;
+        evloop_io_want_write(c->io, true);
+    }
+    return 0;
+}
+
+void conn_before_sleep(void *arg) {
+    server_t *srv = arg;
+    while (srv->pending_write) {
+        client_t *c = srv->pending_write;
+        srv->pending_write = c->next_pending;
+        c->flags &= ~CLIENT_PENDING_WRITE;
+        if (c->flags & CLIENT_CLOSE_ASAP) continue;
+        if (c->flags & CLIENT_IN_WRITE_WAIT) continue;   /* the write event will do it */
+        write_to_client(c);
+    }
+    while (srv->close_asap) {
+        client_t *c = srv->close_asap;
+        srv->close_asap = c->next_close;
+        c->flags &= ~CLIENT_CLOSE_ASAP;
+        conn_free(c);
+    }
+}
+
+static void client_io(int fd, bool readable, bool writable, void *arg) {
+    (void)fd;
+    client_t *c = arg;
+    if (writable && write_to_client(c) < 0) return;
+    if (readable && !(c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP))) read_from_client(c);
+}
+
+/* ------------------------------------------------------------ cron, info */
+
+void conn_cron(server_t *srv) {
+    long long timeout_ms = srv->cfg.timeout * 1000;
+    if (timeout_ms <= 0) return;
+    for (client_t *c = srv->clients_head, *next; c; c = next) {
+        next = c->next;
+        if (srv->mstime - c->last_interaction_ms > timeout_ms) {
+            log_msg(LL_VERBOSE, "Closing idle client");
+            conn_free(c);
+        }
+    }
+}
+
+sds conn_info_string(sds s, client_t *c) {
+    long long now = c->srv->mstime;
+    char flags[8];
+    int fl = 0;
+    if (c->flags & CLIENT_CLOSE_AFTER_REPLY) flags[fl++] = 'c';
+    if (c->flags & CLIENT_UNIX_SOCKET) flags[fl++] = 'U';
+    if (fl == 0) flags[fl++] = 'N';
+    flags[fl] = '\0';
+    char events[3] = {0};
+    events[0] = 'r';
+    if (c->flags & CLIENT_IN_WRITE_WAIT) events[1] = 'w';
+    size_t qbuf = sds_len(c->querybuf);
+    size_t obl = c->bufpos, oll = 0;
+    for (reply_block *b = c->reply_head; b; b = b->next) oll++;
+    size_t totmem = zmalloc_size(c) + sds_alloc_size(c->querybuf) + c->reply_bytes;
+    return sds_catprintf(s,
+        "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=0 psub=0 ssub=0 "
+        "multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%d rbp=%zu obl=%zu oll=%zu omem=%zu "
+        "tot-mem=%zu events=%s cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s",
+        (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
+        (now - c->ctime_ms) / 1000, (now - c->last_interaction_ms) / 1000, flags, c->db->id,
+        qbuf, sds_avail(c->querybuf), CLIENT_BUF_SIZE, c->querybuf_peak, obl, oll, c->reply_bytes, totmem,
+        events, c->lastcmd ? c->lastcmd->fullname : "NULL", c->resp,
+        c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "");
+}

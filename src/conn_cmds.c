@@ -1,0 +1,343 @@
+/* conn_cmds.c: connection commands: PING, ECHO, QUIT, RESET, AUTH, HELLO,
+ * CLIENT.  They change the calling client's own state (protocol, name,
+ * authentication, database) or, for CLIENT KILL/LIST, other clients'. */
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "keyspace.h"
+#include "reply.h"
+#include "util.h"
+
+static void cmd_ping(client_t *c) {
+    if (c->argc > 2) {
+        reply_error_arity(c);
+        return;
+    }
+    if (c->argc == 2) reply_bulk_obj(c, c->argv[1]);
+    else reply_raw(c, "+PONG\r\n", 7);
+}
+
+static void cmd_echo(client_t *c) { reply_bulk_obj(c, c->argv[1]); }
+
+static void cmd_quit(client_t *c) {
+    reply_ok(c);
+    c->flags |= CLIENT_CLOSE_AFTER_REPLY;
+}
+
+static bool requirepass_set(const server_t *srv) { return srv->cfg.requirepass && srv->cfg.requirepass[0]; }
+
+/* Constant-time compare so a wrong password's length of match leaks
+ * nothing through timing. */
+static bool password_ok(const server_t *srv, const char *pass, size_t len) {
+    const char *want = srv->cfg.requirepass;
+    size_t wlen = strlen(want);
+    unsigned diff = (unsigned)(wlen ^ len);
+    for (size_t i = 0; i < len; i++) diff |= (unsigned char)pass[i] ^ (unsigned char)want[wlen ? i % wlen : 0];
+    return diff == 0;
+}
+
+/* Check user/password; replies with the error and returns false on failure. */
+static bool authenticate_or_reply(client_t *c, robj *user, robj *pass) {
+    if (user && strcmp(user->ptr, "default") != 0) {
+        reply_error(c, "WRONGPASS invalid username-password pair or user is disabled.");
+        return false;
+    }
+    if (!requirepass_set(c->srv)) {
+        /* The default user has no password: any password works with a user
+         * name given (HELLO, AUTH default x), as in Redis. */
+        c->flags |= CLIENT_AUTHENTICATED;
+        return true;
+    }
+    if (!password_ok(c->srv, pass->ptr, sds_len(pass->ptr))) {
+        reply_error(c, "WRONGPASS invalid username-password pair or user is disabled.");
+        return false;
+    }
+    c->flags |= CLIENT_AUTHENTICATED;
+    return true;
+}
+
+static void cmd_auth(client_t *c) {
+    if (c->argc > 3) {
+        reply_error(c, RL_ERR_SYNTAX);
+        return;
+    }
+    if (c->argc == 2 && !requirepass_set(c->srv)) {
+        reply_error(c, "AUTH <password> called without any password configured for the default user. "
+                       "Are you sure your configuration is correct?");
+        return;
+    }
+    robj *user = c->argc == 3 ? c->argv[1] : NULL;
+    robj *pass = c->argv[c->argc - 1];
+    if (authenticate_or_reply(c, user, pass)) reply_ok(c);
+}
+
+static void cmd_hello(client_t *c) {
+    long long ver = 0;
+    int j = 1;
+    if (c->argc >= 2) {
+        if (!obj_get_ll(c->argv[1], &ver)) {
+            reply_error(c, "Protocol version is not an integer or out of range");
+            return;
+        }
+        if (ver < 2 || ver > 3) {
+            reply_error(c, "NOPROTO unsupported protocol version");
+            return;
+        }
+        j = 2;
+    }
+    robj *user = NULL, *pass = NULL, *name = NULL;
+    for (; j < c->argc; j++) {
+        bool more = c->argc - j - 1;
+        if (!strcasecmp(c->argv[j]->ptr, "auth") && c->argc - j - 1 >= 2) {
+            user = c->argv[j + 1];
+            pass = c->argv[j + 2];
+            j += 2;
+        } else if (!strcasecmp(c->argv[j]->ptr, "setname") && more) {
+            name = c->argv[++j];
+        } else {
+            reply_error(c, "Syntax error in HELLO option '%s'", (char *)c->argv[j]->ptr);
+            return;
+        }
+    }
+    if (user && !authenticate_or_reply(c, user, pass)) return;
+    if (!(c->flags & CLIENT_AUTHENTICATED)) {
+        reply_error(c, "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO "
+                       "<proto> AUTH <user> <pass> option can be used to authenticate the client and select the "
+                       "RESP protocol version at the same time");
+        return;
+    }
+    if (name) {
+        sds_free(c->name);
+        c->name = sds_len(name->ptr) ? sds_dup(name->ptr) : NULL;
+    }
+    if (ver) c->resp = (int)ver;
+    reply_map_len(c, 7);
+    reply_bulk_cstr(c, "server");
+    reply_bulk_cstr(c, "redis");
+    reply_bulk_cstr(c, "version");
+    reply_bulk_cstr(c, RL_REDIS_COMPAT_VERSION);
+    reply_bulk_cstr(c, "proto");
+    reply_ll(c, c->resp);
+    reply_bulk_cstr(c, "id");
+    reply_ll(c, (long long)c->id);
+    reply_bulk_cstr(c, "mode");
+    reply_bulk_cstr(c, "standalone");
+    reply_bulk_cstr(c, "role");
+    reply_bulk_cstr(c, "master");
+    reply_bulk_cstr(c, "modules");
+    reply_empty_array(c);
+}
+
+static void cmd_reset(client_t *c) {
+    c->db = &c->srv->dbs[0];
+    c->resp = 2;
+    sds_free(c->name);
+    c->name = NULL;
+    if (requirepass_set(c->srv)) c->flags &= ~CLIENT_AUTHENTICATED;
+    reply_simple(c, "RESET");
+}
+
+/* ---------------------------------------------------------------- CLIENT */
+
+/* Names and SETINFO values: printable ASCII without spaces. */
+static bool valid_name(const char *s, size_t len) {
+    for (size_t i = 0; i < len; i++)
+        if (s[i] < '!' || s[i] > '~') return false;
+    return true;
+}
+
+static void cmd_client_id(client_t *c) { reply_ll(c, (long long)c->id); }
+
+static void cmd_client_setname(client_t *c) {
+    sds name = c->argv[2]->ptr;
+    if (!valid_name(name, sds_len(name))) {
+        reply_error(c, "Client names cannot contain spaces, newlines or special characters.");
+        return;
+    }
+    sds_free(c->name);
+    c->name = sds_len(name) ? sds_dup(name) : NULL;
+    reply_ok(c);
+}
+
+static void cmd_client_getname(client_t *c) {
+    if (c->name) reply_bulk(c, c->name, sds_len(c->name));
+    else reply_null(c);
+}
+
+static void cmd_client_setinfo(client_t *c) {
+    const char *attr = c->argv[2]->ptr;
+    sds val = c->argv[3]->ptr;
+    sds *slot;
+    if (!strcasecmp(attr, "lib-name")) slot = &c->lib_name;
+    else if (!strcasecmp(attr, "lib-ver")) slot = &c->lib_ver;
+    else {
+        reply_error(c, "Unrecognized option '%s'", attr);
+        return;
+    }
+    if (!valid_name(val, sds_len(val))) {
+        reply_error(c, "%s cannot contain spaces, newlines or special characters.", attr);
+        return;
+    }
+    sds_free(*slot);
+    *slot = sds_len(val) ? sds_dup(val) : NULL;
+    reply_ok(c);
+}
+
+static void cmd_client_info(client_t *c) {
+    sds s = conn_info_string(sds_empty(), c);
+    s = sds_cat(s, "\n");
+    reply_verbatim(c, s, sds_len(s), "txt");
+    sds_free(s);
+}
+
+static void cmd_client_list(client_t *c) {
+    sds s = sds_empty();
+    bool filter_ids = false;
+    if (c->argc >= 4 && !strcasecmp(c->argv[2]->ptr, "type")) {
+        const char *t = c->argv[3]->ptr;
+        if (strcasecmp(t, "normal") && strcasecmp(t, "master") && strcasecmp(t, "replica") && strcasecmp(t, "slave") &&
+            strcasecmp(t, "pubsub")) {
+            reply_error(c, "Unknown client type '%s'", t);
+            sds_free(s);
+            return;
+        }
+        if (strcasecmp(t, "normal")) {   /* no replicas or subscribers yet */
+            reply_verbatim(c, s, 0, "txt");
+            sds_free(s);
+            return;
+        }
+    } else if (c->argc >= 4 && !strcasecmp(c->argv[2]->ptr, "id")) {
+        filter_ids = true;
+    } else if (c->argc != 2) {
+        reply_error(c, RL_ERR_SYNTAX);
+        sds_free(s);
+        return;
+    }
+    for (client_t *o = c->srv->clients_head; o; o = o->next) {
+        if (filter_ids) {
+            bool hit = false;
+            for (int j = 3; j < c->argc; j++) {
+                long long id;
+                if (!obj_get_ll(c->argv[j], &id) || id <= 0) {
+                    reply_error(c, "Invalid client ID");
+                    sds_free(s);
+                    return;
+                }
+                if ((uint64_t)id == o->id) hit = true;
+            }
+            if (!hit) continue;
+        }
+        s = conn_info_string(s, o);
+        s = sds_cat(s, "\n");
+    }
+    reply_verbatim(c, s, sds_len(s), "txt");
+    sds_free(s);
+}
+
+static void kill_client(client_t *self, client_t *victim) {
+    if (victim == self) self->flags |= CLIENT_CLOSE_AFTER_REPLY;
+    else conn_close_async(victim);
+}
+
+static void cmd_client_kill(client_t *c) {
+    if (c->argc == 3) {   /* old form: CLIENT KILL ip:port */
+        for (client_t *o = c->srv->clients_head; o; o = o->next) {
+            if (!strcmp(o->addr, c->argv[2]->ptr)) {
+                reply_ok(c);
+                kill_client(c, o);
+                return;
+            }
+        }
+        reply_error(c, "No such client");
+        return;
+    }
+    if (c->argc % 2 != 0) {
+        reply_error(c, RL_ERR_SYNTAX);
+        return;
+    }
+    long long id = 0;
+    const char *addr = NULL, *laddr = NULL, *user = NULL;
+    bool skipme = true;
+    for (int j = 2; j < c->argc; j += 2) {
+        const char *k = c->argv[j]->ptr, *v = c->argv[j + 1]->ptr;
+        if (!strcasecmp(k, "id")) {
+            if (!obj_get_ll(c->argv[j + 1], &id) || id <= 0) {
+                reply_error(c, "client-id should be greater than 0");
+                return;
+            }
+        } else if (!strcasecmp(k, "addr")) addr = v;
+        else if (!strcasecmp(k, "laddr")) laddr = v;
+        else if (!strcasecmp(k, "user")) user = v;
+        else if (!strcasecmp(k, "type")) {
+            if (strcasecmp(v, "normal") && strcasecmp(v, "master") && strcasecmp(v, "replica") &&
+                strcasecmp(v, "slave") && strcasecmp(v, "pubsub")) {
+                reply_error(c, "Unknown client type '%s'", v);
+                return;
+            }
+        } else if (!strcasecmp(k, "skipme")) {
+            if (!strcasecmp(v, "yes")) skipme = true;
+            else if (!strcasecmp(v, "no")) skipme = false;
+            else {
+                reply_error(c, RL_ERR_SYNTAX);
+                return;
+            }
+        } else {
+            reply_error(c, RL_ERR_SYNTAX);
+            return;
+        }
+    }
+    long long killed = 0;
+    for (client_t *o = c->srv->clients_head; o; o = o->next) {
+        if (id && o->id != (uint64_t)id) continue;
+        if (addr && strcmp(o->addr, addr)) continue;
+        if (laddr && strcmp(o->laddr, laddr)) continue;
+        if (user && strcmp(user, "default")) continue;
+        if (o == c && skipme) continue;
+        kill_client(c, o);
+        killed++;
+    }
+    reply_ll(c, killed);
+}
+
+static void cmd_client_help(client_t *c) {
+    static const char *help[] = {
+        "GETNAME", "    Return the name of the current connection.",
+        "ID", "    Return the ID of the current connection.",
+        "INFO", "    Return information about the current client connection.",
+        "KILL <ip:port>", "    Kill connection made from <ip:port>.",
+        "KILL <option> <value> [<option> <value> [...]]", "    Kill connections. Options are:",
+        "    * ADDR (<ip:port>|<unixsocket>:0)", "    * LADDR (<ip:port>|<unixsocket>:0)",
+        "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)", "    * USER <username>", "    * ID <client-id>",
+        "    * SKIPME (YES|NO)",
+        "LIST [options ...]", "    Return information about client connections. Options:",
+        "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)", "    * ID id [id ...]",
+        "SETNAME <name>", "    Assign the name <name> to the current connection.",
+        "SETINFO <option> <value>", "    Set client meta attr. Options are:", "    * LIB-NAME: the client lib name.",
+        "    * LIB-VER: the client lib version.", NULL};
+    reply_help(c, "CLIENT", help);
+}
+
+static command_t client_subcommands[] = {
+    {"id", cmd_client_id, 2, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "Returns the client ID for the current connection", "5.0.0", NULL},
+    {"setname", cmd_client_setname, 3, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "Set the current connection name", "2.6.9", NULL},
+    {"getname", cmd_client_getname, 2, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "Get the current connection name", "2.6.9", NULL},
+    {"setinfo", cmd_client_setinfo, 4, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "Set client or connection specific info", "7.2.0", NULL},
+    {"info", cmd_client_info, 2, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "Returns information about the current client connection.", "6.2.0", NULL},
+    {"list", cmd_client_list, -2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "Get the list of client connections", "2.4.0", NULL},
+    {"kill", cmd_client_kill, -3, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "Kill the connection of a client", "2.4.0", NULL},
+    {"help", cmd_client_help, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "Show helpful text about the different subcommands", "5.0.0", NULL},
+    {0},
+};
+
+command_t conn_commands[] = {
+    {"ping", cmd_ping, -1, CMD_FAST, 0, 0, 0, "connection", "Ping the server", "1.0.0", NULL},
+    {"echo", cmd_echo, 2, CMD_FAST, 0, 0, 0, "connection", "Echo the given string", "1.0.0", NULL},
+    {"quit", cmd_quit, -1, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST | CMD_NO_AUTH, 0, 0, 0, "connection", "Close the connection", "1.0.0", NULL},
+    {"reset", cmd_reset, 1, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST | CMD_NO_AUTH, 0, 0, 0, "connection", "Reset the connection", "6.2.0", NULL},
+    {"auth", cmd_auth, -2, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST | CMD_NO_AUTH, 0, 0, 0, "connection", "Authenticate to the server", "1.0.0", NULL},
+    {"hello", cmd_hello, -1, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST | CMD_NO_AUTH, 0, 0, 0, "connection", "Handshake with Redis", "6.0.0", NULL},
+    {"client", NULL, -2, CMD_NOSCRIPT, 0, 0, 0, "connection", "A container for client connection commands", "2.4.0", client_subcommands},
+    {0},
+};

@@ -1,0 +1,198 @@
+/* evloop.c: libevent 2.1 behind the small interface of evloop.h.
+ *
+ * Two priorities: socket and timer events run at priority 0; the before-
+ * sleep event runs at priority 1, so libevent runs it only after every
+ * ready socket of the iteration was handled.  That is how pipelined replies
+ * from many clients get flushed with one write each per iteration. */
+#include "evloop.h"
+
+#include <event2/event.h>
+#include <event2/thread.h>
+#include <stdlib.h>
+
+#include "zmalloc.h"
+
+struct evloop {
+    struct event_base *base;
+    struct event *before_sleep;     /* activated on demand, priority 1 */
+    evloop_fn *before_sleep_fn;
+    void *before_sleep_arg;
+    bool before_sleep_pending;
+};
+
+struct evloop_io {
+    evloop_t *loop;
+    struct event *ev;
+    int fd;
+    bool want_read, want_write;
+    evloop_io_fn *fn;
+    void *arg;
+};
+
+struct evloop_timer {
+    struct event *ev;
+    struct timeval interval;
+    evloop_fn *fn;
+    void *arg;
+    bool oneshot;
+};
+
+typedef struct signal_ctx {
+    evloop_signal_fn *fn;
+    void *arg;
+} signal_ctx;
+
+static void before_sleep_cb(evutil_socket_t fd, short what, void *arg) {
+    (void)fd;
+    (void)what;
+    evloop_t *loop = arg;
+    loop->before_sleep_pending = false;
+    if (loop->before_sleep_fn) loop->before_sleep_fn(loop->before_sleep_arg);
+}
+
+evloop_t *evloop_create(void) {
+    event_set_mem_functions(zmalloc, zrealloc, zfree);
+    evthread_use_pthreads();
+    evloop_t *loop = zcalloc(sizeof(*loop));
+    loop->base = event_base_new();
+    if (!loop->base) {
+        zfree(loop);
+        return NULL;
+    }
+    event_base_priority_init(loop->base, 2);
+    loop->before_sleep = event_new(loop->base, -1, 0, before_sleep_cb, loop);
+    event_priority_set(loop->before_sleep, 1);
+    return loop;
+}
+
+void evloop_free(evloop_t *loop) {
+    if (!loop) return;
+    event_free(loop->before_sleep);
+    event_base_free(loop->base);
+    zfree(loop);
+}
+
+int evloop_run(evloop_t *loop) { return event_base_dispatch(loop->base) < 0 ? -1 : 0; }
+void evloop_stop(evloop_t *loop) { event_base_loopbreak(loop->base); }
+const char *evloop_backend(evloop_t *loop) { return event_base_get_method(loop->base); }
+
+void evloop_set_before_sleep(evloop_t *loop, evloop_fn *fn, void *arg) {
+    loop->before_sleep_fn = fn;
+    loop->before_sleep_arg = arg;
+}
+
+void evloop_request_before_sleep(evloop_t *loop) {
+    if (loop->before_sleep_pending) return;
+    loop->before_sleep_pending = true;
+    event_active(loop->before_sleep, 0, 0);
+}
+
+/* ------------------------------------------------------------ file events */
+
+static void io_cb(evutil_socket_t fd, short what, void *arg) {
+    evloop_io_t *io = arg;
+    io->fn((int)fd, (what & EV_READ) != 0, (what & EV_WRITE) != 0, io->arg);
+}
+
+/* libevent cannot change the flags of an added event: re-assign it. */
+static void io_update(evloop_io_t *io) {
+    short flags = EV_PERSIST;
+    if (io->want_read) flags |= EV_READ;
+    if (io->want_write) flags |= EV_WRITE;
+    event_del(io->ev);
+    event_assign(io->ev, io->loop->base, io->fd, flags, io_cb, io);
+    event_priority_set(io->ev, 0);
+    if (io->want_read || io->want_write) event_add(io->ev, NULL);
+}
+
+evloop_io_t *evloop_io_add(evloop_t *loop, int fd, evloop_io_fn *fn, void *arg) {
+    evloop_io_t *io = zcalloc(sizeof(*io));
+    io->loop = loop;
+    io->fd = fd;
+    io->fn = fn;
+    io->arg = arg;
+    io->want_read = true;
+    io->ev = event_new(loop->base, fd, EV_READ | EV_PERSIST, io_cb, io);
+    event_priority_set(io->ev, 0);
+    event_add(io->ev, NULL);
+    return io;
+}
+
+void evloop_io_want_write(evloop_io_t *io, bool want) {
+    if (io->want_write == want) return;
+    io->want_write = want;
+    io_update(io);
+}
+
+void evloop_io_want_read(evloop_io_t *io, bool want) {
+    if (io->want_read == want) return;
+    io->want_read = want;
+    io_update(io);
+}
+
+void evloop_io_free(evloop_io_t *io) {
+    if (!io) return;
+    event_free(io->ev);
+    zfree(io);
+}
+
+/* ------------------------------------------------------------ timers */
+
+static void timer_cb(evutil_socket_t fd, short what, void *arg) {
+    (void)fd;
+    (void)what;
+    evloop_timer_t *t = arg;
+    t->fn(t->arg);
+}
+
+static evloop_timer_t *timer_new(evloop_t *loop, long us, evloop_fn *fn, void *arg, bool oneshot) {
+    evloop_timer_t *t = zcalloc(sizeof(*t));
+    t->fn = fn;
+    t->arg = arg;
+    t->oneshot = oneshot;
+    t->interval.tv_sec = us / 1000000;
+    t->interval.tv_usec = us % 1000000;
+    t->ev = event_new(loop->base, -1, oneshot ? 0 : EV_PERSIST, timer_cb, t);
+    event_priority_set(t->ev, 0);
+    event_add(t->ev, &t->interval);
+    return t;
+}
+
+evloop_timer_t *evloop_timer_add(evloop_t *loop, long us, evloop_fn *fn, void *arg) {
+    return timer_new(loop, us, fn, arg, false);
+}
+
+evloop_timer_t *evloop_oneshot_add(evloop_t *loop, long us, evloop_fn *fn, void *arg) {
+    return timer_new(loop, us, fn, arg, true);
+}
+
+void evloop_timer_set_interval(evloop_timer_t *t, long us) {
+    t->interval.tv_sec = us / 1000000;
+    t->interval.tv_usec = us % 1000000;
+    event_del(t->ev);
+    event_add(t->ev, &t->interval);
+}
+
+void evloop_timer_free(evloop_timer_t *t) {
+    if (!t) return;
+    event_free(t->ev);
+    zfree(t);
+}
+
+/* ------------------------------------------------------------ signals */
+
+static void signal_cb(evutil_socket_t sig, short what, void *arg) {
+    (void)what;
+    signal_ctx *ctx = arg;
+    ctx->fn((int)sig, ctx->arg);
+}
+
+int evloop_signal_add(evloop_t *loop, int signo, evloop_signal_fn *fn, void *arg) {
+    /* The context lives as long as the loop: signals are set up once. */
+    signal_ctx *ctx = zmalloc(sizeof(*ctx));
+    ctx->fn = fn;
+    ctx->arg = arg;
+    struct event *ev = evsignal_new(loop->base, signo, signal_cb, ctx);
+    if (!ev || event_add(ev, NULL) != 0) return -1;
+    return 0;
+}

@@ -1,0 +1,52 @@
+/* evloop.h: the event loop, a thin layer over libevent 2.1.
+ *
+ * The only part of the server that includes event2/ headers.  It offers
+ * what the server needs and nothing more: readiness callbacks on file
+ * descriptors, one periodic timer (the cron), signal handlers, and a
+ * "before sleep" hook that runs once per loop iteration after every ready
+ * socket was served (where replies are flushed, as in Redis).
+ *
+ * libevent's own memory is routed through zmalloc (evloop_create calls
+ * event_set_mem_functions before anything else), so it counts in
+ * used_memory. */
+#ifndef RL_EVLOOP_H
+#define RL_EVLOOP_H
+
+#include <stdbool.h>
+
+typedef struct evloop evloop_t;
+typedef struct evloop_io evloop_io_t;
+typedef struct evloop_timer evloop_timer_t;
+
+typedef void evloop_io_fn(int fd, bool readable, bool writable, void *arg);
+typedef void evloop_fn(void *arg);
+typedef void evloop_signal_fn(int signo, void *arg);
+
+evloop_t *evloop_create(void);
+void evloop_free(evloop_t *loop);
+int evloop_run(evloop_t *loop);        /* until evloop_stop; 0 or -1 */
+void evloop_stop(evloop_t *loop);
+
+/* Watch fd for reading (on from the start) and, on request, writing. */
+evloop_io_t *evloop_io_add(evloop_t *loop, int fd, evloop_io_fn *fn, void *arg);
+void evloop_io_want_write(evloop_io_t *io, bool want);
+void evloop_io_want_read(evloop_io_t *io, bool want);
+void evloop_io_free(evloop_io_t *io);  /* stops watching; does not close fd */
+
+evloop_timer_t *evloop_timer_add(evloop_t *loop, long interval_us, evloop_fn *fn, void *arg);
+void evloop_timer_set_interval(evloop_timer_t *t, long interval_us);
+void evloop_timer_free(evloop_timer_t *t);
+
+/* One-shot timer: fn runs once after delay_us unless cancelled. */
+evloop_timer_t *evloop_oneshot_add(evloop_t *loop, long delay_us, evloop_fn *fn, void *arg);
+
+int evloop_signal_add(evloop_t *loop, int signo, evloop_signal_fn *fn, void *arg);
+
+/* The before-sleep hook runs at the end of the iteration in which
+ * evloop_request_before_sleep() was called. */
+void evloop_set_before_sleep(evloop_t *loop, evloop_fn *fn, void *arg);
+void evloop_request_before_sleep(evloop_t *loop);
+
+const char *evloop_backend(evloop_t *loop);   /* "epoll", ... */
+
+#endif

@@ -1,0 +1,82 @@
+/* expire.c: active expiry.
+ *
+ * Lazy expiry (keyspace.c) only deletes keys that are touched; keys nobody
+ * reads again would stay forever.  So each cron tick samples keys with a TTL
+ * from each database and deletes the expired ones:
+ *   - per db, sample up to 20 keys (x active-expire-effort) from the expires
+ *     table, resuming the scan cursor where the last tick stopped;
+ *   - if more than 10% of a sample was expired, the db probably holds many
+ *     more: sample it again;
+ *   - stop when the time budget is spent: 25% of one cron period (25 ms at
+ *     hz 10), so expiry never takes more than a quarter of the CPU.
+ * The running average TTL for INFO keyspace is updated from the samples. */
+#include "expire.h"
+
+#include "keyspace.h"
+#include "util.h"
+
+#define EXPIRE_KEYS_PER_LOOP 20
+#define EXPIRE_ACCEPTABLE_STALE 10   /* percent */
+#define EXPIRE_CPU_PERCENT 25
+
+typedef struct sample_ctx {
+    db_t *db;
+    long long now;
+    long sampled, expired;
+    long long ttl_sum;
+    long ttl_n;
+    sds *doomed;
+    int ndoomed;
+} sample_ctx;
+
+static void sample_one(void *priv, const dict_entry *de) {
+    sample_ctx *s = priv;
+    long long when = dict_get_s64(de);
+    s->sampled++;
+    if (when <= s->now) {
+        if (s->ndoomed < EXPIRE_KEYS_PER_LOOP * 40)
+            s->doomed[s->ndoomed++] = sds_dup(dict_get_key(s->db->expires, de));
+    } else {
+        s->ttl_sum += when - s->now;
+        s->ttl_n++;
+    }
+}
+
+/* One sampling round on db; returns the percentage found expired. */
+static long expire_round(server_t *srv, db_t *db, long per_loop) {
+    sds doomed[EXPIRE_KEYS_PER_LOOP * 40];
+    sample_ctx s = {db, srv->mstime, 0, 0, 0, 0, doomed, 0};
+    int buckets = 0;
+    /* Visit buckets until enough keys were seen (bounded for sparse tables). */
+    do {
+        db->expire_cursor = dict_scan(db->expires, db->expire_cursor, sample_one, &s);
+        buckets++;
+    } while (db->expire_cursor && s.sampled < per_loop && buckets < per_loop * 20);
+    for (int i = 0; i < s.ndoomed; i++) {
+        robj key = {OBJ_STRING, OBJ_ENCODING_RAW, 0, 1, doomed[i]};
+        if (db_expire_if_needed(db, &key)) s.expired++;
+        sds_free(doomed[i]);
+    }
+    if (s.ttl_n) {
+        long long avg = s.ttl_sum / s.ttl_n;
+        db->avg_ttl = db->avg_ttl ? (db->avg_ttl / 50) * 49 + avg / 50 : avg;
+    }
+    return s.sampled ? s.expired * 100 / s.sampled : 0;
+}
+
+void expire_active_cycle(server_t *srv) {
+    long effort = srv->cfg.active_expire_effort - 1;
+    long per_loop = EXPIRE_KEYS_PER_LOOP + EXPIRE_KEYS_PER_LOOP / 4 * effort;
+    long long budget_us = 1000000LL * EXPIRE_CPU_PERCENT / 100 / srv->cfg.hz;
+    long long start = util_monotonic_us();
+    for (int i = 0; i < srv->dbnum; i++) {
+        db_t *db = &srv->dbs[i];
+        while (dict_size(db->expires) > 0) {
+            long stale = expire_round(srv, db, per_loop);
+            if (stale <= EXPIRE_ACCEPTABLE_STALE) break;
+            if (util_monotonic_us() - start > budget_us) break;
+        }
+        if (util_monotonic_us() - start > budget_us) break;
+    }
+    srv->stats.expire_cycle_cpu_ms += (util_monotonic_us() - start) / 1000;
+}

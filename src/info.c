@@ -1,0 +1,339 @@
+/* info.c: INFO sections in Redis's text format (CRLF lines, "# Section"
+ * headers, blank line between sections), so tools that parse Redis's INFO
+ * parse ours.  It only formats: the figures come from server_t, the stats
+ * counters, memory_report() and the command table. */
+#include "info.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/utsname.h>
+
+#include "commands.h"
+#include "conn.h"
+#include "evloop.h"
+#include "keyspace.h"
+#include "memory.h"
+#include "util.h"
+
+typedef sds section_fn(server_t *srv, sds s);
+
+static sds sec_server(server_t *srv, sds s) {
+    struct utsname u;
+    uname(&u);
+    long long now_us = util_ustime();
+    long long uptime = (srv->mstime - srv->start_time_ms) / 1000;
+    return sds_catprintf(s,
+        "# Server\r\n"
+        "redis_version:%s\r\n"
+        "redis_like_version:%s\r\n"
+        "redis_git_sha1:00000000\r\n"
+        "redis_git_dirty:0\r\n"
+        "redis_build_id:%s\r\n"
+        "redis_mode:standalone\r\n"
+        "os:%s %s %s\r\n"
+        "arch_bits:%d\r\n"
+        "monotonic_clock:POSIX clock_gettime\r\n"
+        "multiplexing_api:%s\r\n"
+        "atomicvar_api:c11-builtin\r\n"
+        "gcc_version:%d.%d.%d\r\n"
+        "process_id:%d\r\n"
+        "process_supervised:no\r\n"
+        "run_id:%s\r\n"
+        "tcp_port:%lld\r\n"
+        "server_time_usec:%lld\r\n"
+        "uptime_in_seconds:%lld\r\n"
+        "uptime_in_days:%lld\r\n"
+        "hz:%lld\r\n"
+        "configured_hz:%lld\r\n"
+        "lru_clock:%u\r\n"
+        "executable:%s\r\n"
+        "config_file:%s\r\n"
+        "io_threads_active:0\r\n",
+        RL_REDIS_COMPAT_VERSION, RL_VERSION, RL_BUILD_ID, u.sysname, u.release, u.machine,
+        (int)(sizeof(void *) * 8), evloop_backend(srv->loop),
+#ifdef __GNUC__
+        __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__,
+#else
+        0, 0, 0,
+#endif
+        (int)srv->pid, srv->run_id, srv->cfg.port, now_us, uptime, uptime / 86400, srv->cfg.hz, srv->cfg.hz,
+        obj_lru_clock(), srv->executable ? srv->executable : "", srv->config_file ? srv->config_file : "");
+}
+
+static sds sec_clients(server_t *srv, sds s) {
+    size_t max_in = 0, max_out = 0;
+    for (client_t *c = srv->clients_head; c; c = c->next) {
+        if (c->querybuf_peak > max_in) max_in = c->querybuf_peak;
+        if (conn_output_bytes(c) > max_out) max_out = conn_output_bytes(c);
+    }
+    return sds_catprintf(s,
+        "# Clients\r\n"
+        "connected_clients:%zu\r\n"
+        "cluster_connections:0\r\n"
+        "maxclients:%lld\r\n"
+        "client_recent_max_input_buffer:%zu\r\n"
+        "client_recent_max_output_buffer:%zu\r\n"
+        "blocked_clients:0\r\n"
+        "tracking_clients:0\r\n"
+        "clients_in_timeout_table:0\r\n",
+        srv->client_count, srv->cfg.maxclients, max_in, max_out);
+}
+
+static sds human_line(sds s, const char *name, unsigned long long v) {
+    char h[32];
+    util_bytes_to_human(h, sizeof(h), v);
+    return sds_catprintf(s, "%s:%llu\r\n%s_human:%s\r\n", name, v, name, h);
+}
+
+static sds sec_memory(server_t *srv, sds s) {
+    mem_report_t r;
+    memory_report(srv, &r);
+    s = sds_cat(s, "# Memory\r\n");
+    s = human_line(s, "used_memory", r.used);
+    s = human_line(s, "used_memory_rss", r.rss);
+    s = human_line(s, "used_memory_peak", r.peak);
+    s = sds_catprintf(s,
+        "used_memory_peak_perc:%.2f%%\r\n"
+        "used_memory_overhead:%zu\r\n"
+        "used_memory_startup:%zu\r\n"
+        "used_memory_dataset:%zu\r\n"
+        "used_memory_dataset_perc:%.2f%%\r\n"
+        "allocator_allocated:%zu\r\n"
+        "allocator_active:%zu\r\n"
+        "allocator_resident:%zu\r\n",
+        r.peak_perc, r.overhead, r.startup, r.dataset, r.dataset_perc, r.alloc.allocated, r.alloc.active,
+        r.alloc.resident);
+    s = human_line(s, "total_system_memory", zmalloc_total_system_memory());
+    s = human_line(s, "maxmemory", (unsigned long long)srv->cfg.maxmemory);
+    return sds_catprintf(s,
+        "maxmemory_policy:%s\r\n"
+        "allocator_frag_ratio:%.2f\r\n"
+        "allocator_frag_bytes:%lld\r\n"
+        "allocator_rss_ratio:%.2f\r\n"
+        "allocator_rss_bytes:%lld\r\n"
+        "rss_overhead_ratio:%.2f\r\n"
+        "rss_overhead_bytes:%lld\r\n"
+        "mem_fragmentation_ratio:%.2f\r\n"
+        "mem_fragmentation_bytes:%lld\r\n"
+        "mem_not_counted_for_evict:0\r\n"
+        "mem_replication_backlog:0\r\n"
+        "mem_total_replication_buffers:0\r\n"
+        "mem_clients_slaves:0\r\n"
+        "mem_clients_normal:%zu\r\n"
+        "mem_cluster_links:0\r\n"
+        "mem_aof_buffer:0\r\n"
+        "mem_allocator:%s\r\n"
+        "active_defrag_running:0\r\n"
+        "lazyfree_pending_objects:0\r\n"
+        "lazyfreed_objects:0\r\n",
+        config_policy_name(srv->cfg.maxmemory_policy), r.allocator_frag_ratio, r.allocator_frag_bytes,
+        r.allocator_rss_ratio, r.allocator_rss_bytes, r.rss_overhead_ratio, r.rss_overhead_bytes, r.frag_ratio,
+        r.frag_bytes, r.clients_normal, zmalloc_lib());
+}
+
+static sds sec_persistence(server_t *srv, sds s) {
+    return sds_catprintf(s,
+        "# Persistence\r\n"
+        "loading:0\r\n"
+        "async_loading:0\r\n"
+        "current_cow_peak:0\r\n"
+        "current_cow_size:0\r\n"
+        "current_cow_size_age:0\r\n"
+        "current_fork_perc:0.00\r\n"
+        "current_save_keys_processed:0\r\n"
+        "current_save_keys_total:0\r\n"
+        "rdb_changes_since_last_save:%lld\r\n"
+        "rdb_bgsave_in_progress:0\r\n"
+        "rdb_last_save_time:%lld\r\n"
+        "rdb_last_bgsave_status:ok\r\n"
+        "rdb_last_bgsave_time_sec:-1\r\n"
+        "rdb_current_bgsave_time_sec:-1\r\n"
+        "rdb_saves:0\r\n"
+        "rdb_last_cow_size:0\r\n"
+        "aof_enabled:0\r\n"
+        "aof_rewrite_in_progress:0\r\n"
+        "aof_rewrite_scheduled:0\r\n"
+        "aof_last_rewrite_time_sec:-1\r\n"
+        "aof_current_rewrite_time_sec:-1\r\n"
+        "aof_last_bgrewrite_status:ok\r\n"
+        "aof_rewrites:0\r\n"
+        "aof_last_write_status:ok\r\n"
+        "aof_last_cow_size:0\r\n"
+        "module_fork_in_progress:0\r\n"
+        "module_fork_last_cow_size:0\r\n",
+        srv->dirty, srv->lastsave);
+}
+
+static long long ring_avg(const long long *ring) {
+    long long sum = 0;
+    for (int i = 0; i < 16; i++) sum += ring[i];
+    return sum / 16;
+}
+
+static sds sec_stats(server_t *srv, sds s) {
+    server_stats_t *st = &srv->stats;
+    return sds_catprintf(s,
+        "# Stats\r\n"
+        "total_connections_received:%lld\r\n"
+        "total_commands_processed:%lld\r\n"
+        "instantaneous_ops_per_sec:%lld\r\n"
+        "total_net_input_bytes:%lld\r\n"
+        "total_net_output_bytes:%lld\r\n"
+        "instantaneous_input_kbps:%.2f\r\n"
+        "instantaneous_output_kbps:%.2f\r\n"
+        "rejected_connections:%lld\r\n"
+        "sync_full:0\r\n"
+        "sync_partial_ok:0\r\n"
+        "sync_partial_err:0\r\n"
+        "expired_keys:%lld\r\n"
+        "expired_stale_perc:0.00\r\n"
+        "expired_time_cap_reached_count:0\r\n"
+        "expire_cycle_cpu_milliseconds:%lld\r\n"
+        "evicted_keys:%lld\r\n"
+        "evicted_clients:0\r\n"
+        "total_eviction_exceeded_time:0\r\n"
+        "current_eviction_exceeded_time:0\r\n"
+        "keyspace_hits:%lld\r\n"
+        "keyspace_misses:%lld\r\n"
+        "pubsub_channels:0\r\n"
+        "pubsub_patterns:0\r\n"
+        "latest_fork_usec:0\r\n"
+        "total_forks:0\r\n"
+        "migrate_cached_sockets:0\r\n"
+        "slave_expires_tracked_keys:0\r\n"
+        "active_defrag_hits:0\r\n"
+        "active_defrag_misses:0\r\n"
+        "active_defrag_key_hits:0\r\n"
+        "active_defrag_key_misses:0\r\n"
+        "total_active_defrag_time:0\r\n"
+        "current_active_defrag_time:0\r\n"
+        "tracking_total_keys:0\r\n"
+        "tracking_total_items:0\r\n"
+        "tracking_total_prefixes:0\r\n"
+        "unexpected_error_replies:%lld\r\n"
+        "total_error_replies:%lld\r\n"
+        "dump_payload_sanitizations:0\r\n"
+        "total_reads_processed:%lld\r\n"
+        "total_writes_processed:%lld\r\n"
+        "io_threaded_reads_processed:0\r\n"
+        "io_threaded_writes_processed:0\r\n",
+        st->numconnections, st->numcommands, ring_avg(st->ops_samples), st->net_input_bytes,
+        st->net_output_bytes, ring_avg(st->net_in_samples) / 1024.0, ring_avg(st->net_out_samples) / 1024.0,
+        st->rejected_conn, st->expiredkeys, st->expire_cycle_cpu_ms, st->evictedkeys, st->keyspace_hits,
+        st->keyspace_misses, st->unexpected_error_replies, st->total_error_replies, st->io_reads, st->io_writes);
+}
+
+static sds sec_replication(server_t *srv, sds s) {
+    return sds_catprintf(s,
+        "# Replication\r\n"
+        "role:master\r\n"
+        "connected_slaves:0\r\n"
+        "master_failover_state:no-failover\r\n"
+        "master_replid:%s\r\n"
+        "master_replid2:0000000000000000000000000000000000000000\r\n"
+        "master_repl_offset:0\r\n"
+        "second_repl_offset:-1\r\n"
+        "repl_backlog_active:0\r\n"
+        "repl_backlog_size:1048576\r\n"
+        "repl_backlog_first_byte_offset:0\r\n"
+        "repl_backlog_histlen:0\r\n",
+        srv->run_id);
+}
+
+static sds sec_cpu(server_t *srv, sds s) {
+    (void)srv;
+    struct rusage self, children;
+    getrusage(RUSAGE_SELF, &self);
+    getrusage(RUSAGE_CHILDREN, &children);
+#define TV(t) ((double)(t).tv_sec + (double)(t).tv_usec / 1e6)
+    return sds_catprintf(s,
+        "# CPU\r\n"
+        "used_cpu_sys:%.6f\r\n"
+        "used_cpu_user:%.6f\r\n"
+        "used_cpu_sys_children:%.6f\r\n"
+        "used_cpu_user_children:%.6f\r\n",
+        TV(self.ru_stime), TV(self.ru_utime), TV(children.ru_stime), TV(children.ru_utime));
+#undef TV
+}
+
+static sds sec_modules(server_t *srv, sds s) {
+    (void)srv;
+    return sds_cat(s, "# Modules\r\n");
+}
+
+static sds sec_errorstats(server_t *srv, sds s) {
+    s = sds_cat(s, "# Errorstats\r\n");
+    dict_iter it;
+    dict_entry *de;
+    dict_iter_init(&it, srv->stats.errors, false);
+    while ((de = dict_next(&it)))
+        s = sds_catprintf(s, "errorstat_%s:count=%lld\r\n", (char *)dict_get_key(srv->stats.errors, de),
+                          (long long)dict_get_s64(de));
+    dict_iter_release(&it);
+    return s;
+}
+
+static void cmdstat_one(void *arg, command_t *cmd) {
+    sds *s = arg;
+    if (!cmd->calls && !cmd->rejected_calls && !cmd->failed_calls) return;
+    *s = sds_catprintf(*s, "cmdstat_%s:calls=%lld,usec=%lld,usec_per_call=%.2f,rejected_calls=%lld,failed_calls=%lld\r\n",
+                       cmd->fullname, cmd->calls, cmd->usec, cmd->calls ? (double)cmd->usec / (double)cmd->calls : 0.0,
+                       cmd->rejected_calls, cmd->failed_calls);
+}
+
+static sds sec_commandstats(server_t *srv, sds s) {
+    s = sds_cat(s, "# Commandstats\r\n");
+    commands_foreach(srv, cmdstat_one, &s);
+    return s;
+}
+
+static sds sec_cluster(server_t *srv, sds s) {
+    (void)srv;
+    return sds_cat(s, "# Cluster\r\ncluster_enabled:0\r\n");
+}
+
+static sds sec_keyspace(server_t *srv, sds s) {
+    s = sds_cat(s, "# Keyspace\r\n");
+    for (int i = 0; i < srv->dbnum; i++) {
+        db_t *db = &srv->dbs[i];
+        if (db_size(db) == 0) continue;
+        s = sds_catprintf(s, "db%d:keys=%zu,expires=%zu,avg_ttl=%lld\r\n", i, db_size(db), dict_size(db->expires),
+                          db->avg_ttl);
+    }
+    return s;
+}
+
+typedef struct section {
+    const char *name;
+    section_fn *fn;
+    bool in_default;
+} section;
+
+static const section sections[] = {
+    {"server", sec_server, true}, {"clients", sec_clients, true}, {"memory", sec_memory, true},
+    {"persistence", sec_persistence, true}, {"stats", sec_stats, true}, {"replication", sec_replication, true},
+    {"cpu", sec_cpu, true}, {"modules", sec_modules, true}, {"errorstats", sec_errorstats, true},
+    {"cluster", sec_cluster, true}, {"keyspace", sec_keyspace, true}, {"commandstats", sec_commandstats, false},
+};
+#define N_SECTIONS (sizeof(sections) / sizeof(sections[0]))
+
+sds info_generate(server_t *srv, int n, char **names) {
+    bool want[N_SECTIONS] = {false};
+    if (n == 0) {
+        for (size_t i = 0; i < N_SECTIONS; i++) want[i] = sections[i].in_default;
+    }
+    for (int j = 0; j < n; j++) {
+        bool all = !strcasecmp(names[j], "all") || !strcasecmp(names[j], "everything");
+        bool def = !strcasecmp(names[j], "default");
+        for (size_t i = 0; i < N_SECTIONS; i++)
+            if (all || (def && sections[i].in_default) || !strcasecmp(names[j], sections[i].name)) want[i] = true;
+    }
+    sds s = sds_empty();
+    for (size_t i = 0; i < N_SECTIONS; i++) {
+        if (!want[i]) continue;
+        if (sds_len(s)) s = sds_cat(s, "\r\n");
+        s = sections[i].fn(srv, s);
+    }
+    return s;
+}

@@ -1,0 +1,172 @@
+/* keyspace.c: the databases (see keyspace.h).
+ *
+ * Each db has two hash tables: keys (the key embedded in the entry, the
+ * value an robj) and expires (borrowing the key sds of the keys entry, the
+ * value an absolute unix time in ms).  An expired key is deleted when it is
+ * next looked up (lazy expiry) or by the active cycle in expire.c. */
+#include "keyspace.h"
+
+#include <stdlib.h>
+
+#include "conn.h"
+#include "reply.h"
+#include "util.h"
+
+static dict_type keys_type = {dict_sds_hash, dict_sds_eq, NULL, NULL, obj_decref_void, true};
+static dict_type expires_type = {dict_sds_hash, dict_sds_eq, NULL, NULL, NULL, false};
+
+void db_init_all(server_t *srv) {
+    srv->dbnum = (int)srv->cfg.databases;
+    srv->dbs = zcalloc(sizeof(db_t) * (size_t)srv->dbnum);
+    for (int i = 0; i < srv->dbnum; i++) {
+        srv->dbs[i].keys = dict_create(&keys_type);
+        srv->dbs[i].expires = dict_create(&expires_type);
+        srv->dbs[i].id = i;
+        srv->dbs[i].srv = srv;
+    }
+}
+
+void db_free_all(server_t *srv) {
+    for (int i = 0; i < srv->dbnum; i++) {
+        dict_release(srv->dbs[i].expires);
+        dict_release(srv->dbs[i].keys);
+    }
+    zfree(srv->dbs);
+    srv->dbs = NULL;
+}
+
+size_t db_size(const db_t *db) { return dict_size(db->keys); }
+
+long long db_get_expire(db_t *db, robj *key) {
+    if (dict_size(db->expires) == 0) return -1;
+    dict_entry *de = dict_find(db->expires, key->ptr);
+    return de ? dict_get_s64(de) : -1;
+}
+
+/* Unlink both entries of a key: the expire first, since it borrows the key
+ * string owned by the keys entry. */
+static bool delete_sds_key(db_t *db, sds key) {
+    if (dict_size(db->expires)) dict_delete(db->expires, key);
+    return dict_delete(db->keys, key) == DICT_OK;
+}
+
+bool db_expire_if_needed(db_t *db, robj *key) {
+    long long when = db_get_expire(db, key);
+    if (when < 0 || when > db->srv->mstime) return false;
+    delete_sds_key(db, key->ptr);
+    db->srv->stats.expiredkeys++;
+    return true;
+}
+
+static robj *lookup(db_t *db, robj *key, int flags) {
+    dict_entry *de = dict_find(db->keys, key->ptr);
+    if (!de) return NULL;
+    robj *val = dict_get_val(de);
+    if (!(flags & LOOKUP_NOTOUCH)) val->lru = obj_lru_clock();
+    return val;
+}
+
+robj *db_lookup_read(db_t *db, robj *key, int flags) {
+    robj *val = NULL;
+    if (!db_expire_if_needed(db, key)) val = lookup(db, key, flags);
+    if (!(flags & LOOKUP_NOSTATS)) {
+        if (val) db->srv->stats.keyspace_hits++;
+        else db->srv->stats.keyspace_misses++;
+    }
+    return val;
+}
+
+robj *db_lookup_write(db_t *db, robj *key) {
+    db_expire_if_needed(db, key);
+    return lookup(db, key, LOOKUP_NONE);
+}
+
+bool db_exists(db_t *db, robj *key) {
+    db_expire_if_needed(db, key);
+    return dict_find(db->keys, key->ptr) != NULL;
+}
+
+void db_add(db_t *db, robj *key, robj *val) {
+    dict_add(db->keys, key->ptr, val);
+    db_signal_modified(db, key);
+}
+
+void db_overwrite(db_t *db, robj *key, robj *val) {
+    dict_entry *de = dict_find(db->keys, key->ptr);
+    dict_set_val(db->keys, de, val);
+    db_signal_modified(db, key);
+}
+
+void db_set_key(db_t *db, robj *key, robj *val, bool keep_ttl) {
+    dict_entry *existing;
+    dict_entry *de = dict_add_raw(db->keys, key->ptr, &existing);
+    if (de) {
+        de->v.ptr = val;
+    } else {
+        dict_set_val(db->keys, existing, val);
+        if (!keep_ttl && dict_size(db->expires)) dict_delete(db->expires, key->ptr);
+    }
+    db_signal_modified(db, key);
+}
+
+bool db_delete(db_t *db, robj *key) {
+    bool deleted = delete_sds_key(db, key->ptr);
+    if (deleted) db_signal_modified(db, key);
+    return deleted;
+}
+
+long long db_empty(db_t *db) {
+    long long n = (long long)dict_size(db->keys);
+    dict_empty(db->expires);
+    dict_empty(db->keys);
+    db->avg_ttl = 0;
+    db->expire_cursor = 0;
+    return n;
+}
+
+void db_set_expire(db_t *db, robj *key, long long when_ms) {
+    dict_entry *kde = dict_find(db->keys, key->ptr);
+    if (!kde) return;
+    /* The expires entry points at the key string inside the keys entry. */
+    dict_entry *existing;
+    dict_entry *de = dict_add_raw(db->expires, dict_get_key(db->keys, kde), &existing);
+    dict_set_s64(de ? de : existing, when_ms);
+}
+
+bool db_remove_expire(db_t *db, robj *key) {
+    return dict_size(db->expires) && dict_delete(db->expires, key->ptr) == DICT_OK;
+}
+
+void db_signal_modified(db_t *db, robj *key) {
+    (void)key;
+    db->srv->dirty++;
+}
+
+sds db_random_key(db_t *db) {
+    /* Expired keys met on the way are deleted; give up after many tries so
+     * a db full of expired-but-not-yet-collected keys cannot loop forever. */
+    for (int tries = 0; tries < 100 && dict_size(db->keys); tries++) {
+        dict_entry *de = dict_random_entry(db->keys);
+        sds key = dict_get_key(db->keys, de);
+        dict_entry *ee = dict_size(db->expires) ? dict_find(db->expires, key) : NULL;
+        if (ee && dict_get_s64(ee) <= db->srv->mstime) {
+            if (tries < 99) {
+                sds copy = sds_dup(key);
+                delete_sds_key(db, copy);
+                db->srv->stats.expiredkeys++;
+                sds_free(copy);
+                continue;
+            }
+        }
+        return sds_dup(key);
+    }
+    return NULL;
+}
+
+bool db_check_type_or_reply(client_t *c, robj *o, int type) {
+    if (o && (int)o->type != type) {
+        reply_error(c, RL_ERR_WRONGTYPE);
+        return false;
+    }
+    return true;
+}

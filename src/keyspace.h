@@ -1,0 +1,46 @@
+/* keyspace.h: the databases: lookups with lazy expiry, adding, replacing
+ * and deleting keys, expire times.  Command handlers use these, never the
+ * dicts directly, so statistics and expiry stay right.  Generic key commands
+ * (DEL, EXISTS, SCAN, EXPIRE, ...) live in keyspace_cmds.c. */
+#ifndef RL_KEYSPACE_H
+#define RL_KEYSPACE_H
+
+#include <stdbool.h>
+
+#include "server.h"
+
+#define LOOKUP_NONE 0
+#define LOOKUP_NOTOUCH (1 << 0)   /* do not update LRU */
+#define LOOKUP_NOSTATS (1 << 1)   /* do not count hits/misses */
+
+void db_init_all(server_t *srv);
+void db_free_all(server_t *srv);
+
+robj *db_lookup_read(db_t *db, robj *key, int flags);   /* counts hit/miss */
+robj *db_lookup_write(db_t *db, robj *key);
+/* Add a key that does not exist: takes a reference to val. */
+void db_add(db_t *db, robj *key, robj *val);
+/* Replace the value of an existing key (the TTL stays): takes val. */
+void db_overwrite(db_t *db, robj *key, robj *val);
+/* Add or replace; removes the TTL unless keep_ttl: takes val. */
+void db_set_key(db_t *db, robj *key, robj *val, bool keep_ttl);
+bool db_delete(db_t *db, robj *key);
+bool db_exists(db_t *db, robj *key);
+long long db_empty(db_t *db);                /* returns keys removed */
+size_t db_size(const db_t *db);
+
+void db_set_expire(db_t *db, robj *key, long long when_ms);
+long long db_get_expire(db_t *db, robj *key);   /* -1 if none */
+bool db_remove_expire(db_t *db, robj *key);
+/* Delete key if expired; true if it was (or is logically) expired. */
+bool db_expire_if_needed(db_t *db, robj *key);
+/* Called when a key is logically modified (WATCH, notifications later). */
+void db_signal_modified(db_t *db, robj *key);
+
+/* Random live key as a new sds, or NULL if the db is empty. */
+sds db_random_key(db_t *db);
+
+/* WRONGTYPE reply when o exists with another type (the _or_reply convention). */
+bool db_check_type_or_reply(client_t *c, robj *o, int type);
+
+#endif

@@ -1,0 +1,453 @@
+/* keyspace_cmds.c: generic key commands: DEL, EXISTS, TYPE, RENAME, KEYS,
+ * SCAN, RANDOMKEY, EXPIRE family, TTL family, PERSIST, TOUCH, OBJECT,
+ * SELECT, SWAPDB, DBSIZE, FLUSHDB, FLUSHALL.  They work on any type through
+ * keyspace.c and never look inside values. */
+#include <limits.h>
+#include <string.h>
+
+#include "commands.h"
+#include "keyspace.h"
+#include "reply.h"
+#include "util.h"
+
+static void del_generic(client_t *c) {
+    long long n = 0;
+    for (int j = 1; j < c->argc; j++) {
+        db_expire_if_needed(c->db, c->argv[j]);
+        if (db_delete(c->db, c->argv[j])) n++;
+    }
+    reply_ll(c, n);
+}
+
+static void cmd_exists(client_t *c) {
+    long long n = 0;
+    for (int j = 1; j < c->argc; j++)
+        if (db_lookup_read(c->db, c->argv[j], LOOKUP_NOTOUCH | LOOKUP_NOSTATS)) n++;
+    reply_ll(c, n);
+}
+
+static void cmd_touch(client_t *c) {
+    long long n = 0;
+    for (int j = 1; j < c->argc; j++)
+        if (db_lookup_read(c->db, c->argv[j], LOOKUP_NOSTATS)) n++;
+    reply_ll(c, n);
+}
+
+static void cmd_type(client_t *c) {
+    robj *o = db_lookup_read(c->db, c->argv[1], LOOKUP_NOTOUCH | LOOKUP_NOSTATS);
+    reply_simple(c, o ? obj_type_name(o->type) : "none");
+}
+
+static void rename_generic(client_t *c, bool nx) {
+    robj *o = db_lookup_write(c->db, c->argv[1]);
+    if (!o) {
+        reply_error(c, RL_ERR_NO_KEY);
+        return;
+    }
+    if (sds_cmp(c->argv[1]->ptr, c->argv[2]->ptr) == 0) {
+        if (nx) reply_ll(c, 0);
+        else reply_ok(c);
+        return;
+    }
+    if (nx && db_lookup_write(c->db, c->argv[2])) {
+        reply_ll(c, 0);
+        return;
+    }
+    long long expire = db_get_expire(c->db, c->argv[1]);
+    obj_incref(o);
+    db_delete(c->db, c->argv[2]);
+    db_delete(c->db, c->argv[1]);
+    db_add(c->db, c->argv[2], o);
+    if (expire != -1) db_set_expire(c->db, c->argv[2], expire);
+    if (nx) reply_ll(c, 1);
+    else reply_ok(c);
+}
+
+static void cmd_rename(client_t *c) { rename_generic(c, false); }
+static void cmd_renamenx(client_t *c) { rename_generic(c, true); }
+
+static bool key_is_live(db_t *db, sds key) {
+    if (dict_size(db->expires) == 0) return true;
+    dict_entry *de = dict_find(db->expires, key);
+    return !de || dict_get_s64(de) > db->srv->mstime;
+}
+
+static void cmd_keys(client_t *c) {
+    sds pat = c->argv[1]->ptr;
+    size_t plen = sds_len(pat);
+    bool all = plen == 1 && pat[0] == '*';
+    void *slot = reply_deferred_len(c);
+    long n = 0;
+    dict_iter it;
+    dict_entry *de;
+    dict_iter_init(&it, c->db->keys, true);
+    while ((de = dict_next(&it))) {
+        sds key = dict_get_key(c->db->keys, de);
+        if (!all && !util_glob_match(pat, plen, key, sds_len(key), false)) continue;
+        if (!key_is_live(c->db, key)) continue;
+        reply_bulk(c, key, sds_len(key));
+        n++;
+    }
+    dict_iter_release(&it);
+    reply_set_deferred_array_len(c, slot, n);
+}
+
+typedef struct scan_ctx {
+    sds *keys;
+    size_t n, cap;
+    dict *d;
+} scan_ctx;
+
+static void scan_collect(void *priv, const dict_entry *de) {
+    scan_ctx *s = priv;
+    if (s->n == s->cap) {
+        s->cap = s->cap ? s->cap * 2 : 16;
+        s->keys = zrealloc(s->keys, sizeof(sds) * s->cap);
+    }
+    s->keys[s->n++] = dict_get_key(s->d, de);
+}
+
+/* Parse a SCAN cursor: an unsigned 64-bit decimal. */
+bool scan_parse_cursor_or_reply(client_t *c, robj *o, unsigned long *cursor);
+bool scan_parse_cursor_or_reply(client_t *c, robj *o, unsigned long *cursor) {
+    const char *s = o->ptr;
+    size_t len = sds_len(o->ptr);
+    unsigned long long v = 0;
+    if (len == 0 || len > 20) goto bad;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9') goto bad;
+        unsigned d = (unsigned)(s[i] - '0');
+        if (v > (ULLONG_MAX - d) / 10) goto bad;
+        v = v * 10 + d;
+    }
+    *cursor = (unsigned long)v;
+    return true;
+bad:
+    reply_error(c, "invalid cursor");
+    return false;
+}
+
+static void cmd_scan(client_t *c) {
+    unsigned long cursor;
+    if (!scan_parse_cursor_or_reply(c, c->argv[1], &cursor)) return;
+    long long count = 10;
+    sds pat = NULL;
+    const char *type = NULL;
+    for (int j = 2; j < c->argc; j++) {
+        const char *a = c->argv[j]->ptr;
+        bool more = j + 1 < c->argc;
+        if (!strcasecmp(a, "count") && more) {
+            if (!cmd_get_ll_or_reply(c, c->argv[++j], &count, NULL)) return;
+            if (count < 1) {
+                reply_error(c, RL_ERR_SYNTAX);
+                return;
+            }
+        } else if (!strcasecmp(a, "match") && more) {
+            pat = c->argv[++j]->ptr;
+        } else if (!strcasecmp(a, "type") && more) {
+            type = c->argv[++j]->ptr;
+        } else {
+            reply_error(c, RL_ERR_SYNTAX);
+            return;
+        }
+    }
+    scan_ctx s = {NULL, 0, 0, c->db->keys};
+    /* Visit buckets until count keys are gathered; bounded so a sparse
+     * table cannot make one call walk everything. */
+    long long max_iter = count * 10;
+    do {
+        cursor = dict_scan(c->db->keys, cursor, scan_collect, &s);
+    } while (cursor && max_iter-- && s.n < (size_t)count);
+    bool match_all = pat && sds_len(pat) == 1 && pat[0] == '*';
+    reply_array_len(c, 2);
+    char buf[32];
+    snprintf(buf, sizeof(buf), "%lu", cursor);
+    reply_bulk_cstr(c, buf);
+    void *slot = reply_deferred_len(c);
+    long n = 0;
+    for (size_t i = 0; i < s.n; i++) {
+        sds key = s.keys[i];
+        if (pat && !match_all && !util_glob_match(pat, sds_len(pat), key, sds_len(key), false)) continue;
+        if (!key_is_live(c->db, key)) continue;
+        if (type) {
+            robj *o = dict_fetch_value(c->db->keys, key);
+            if (strcasecmp(type, obj_type_name(o->type)) != 0) continue;
+        }
+        reply_bulk(c, key, sds_len(key));
+        n++;
+    }
+    reply_set_deferred_array_len(c, slot, n);
+    zfree(s.keys);
+}
+
+static void cmd_randomkey(client_t *c) {
+    sds key = db_random_key(c->db);
+    if (!key) reply_null(c);
+    else reply_bulk_sds_take(c, key);
+}
+
+static void cmd_dbsize(client_t *c) { reply_ll(c, (long long)db_size(c->db)); }
+
+/* ---------------------------------------------------------------- expiry */
+
+#define EXP_NX 1
+#define EXP_XX 2
+#define EXP_GT 4
+#define EXP_LT 8
+
+static bool parse_expire_flags_or_reply(client_t *c, int *flags) {
+    *flags = 0;
+    for (int j = 3; j < c->argc; j++) {
+        const char *a = c->argv[j]->ptr;
+        if (!strcasecmp(a, "nx")) *flags |= EXP_NX;
+        else if (!strcasecmp(a, "xx")) *flags |= EXP_XX;
+        else if (!strcasecmp(a, "gt")) *flags |= EXP_GT;
+        else if (!strcasecmp(a, "lt")) *flags |= EXP_LT;
+        else {
+            reply_error(c, "Unsupported option %s", a);
+            return false;
+        }
+    }
+    if ((*flags & EXP_NX) && (*flags & (EXP_XX | EXP_GT | EXP_LT))) {
+        reply_error(c, "NX and XX, GT or LT options at the same time are not compatible");
+        return false;
+    }
+    if ((*flags & EXP_GT) && (*flags & EXP_LT)) {
+        reply_error(c, "GT and LT options at the same time are not compatible");
+        return false;
+    }
+    return true;
+}
+
+/* EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT: base is 0 for absolute times,
+ * unit_ms 1000 for seconds. */
+static void expire_generic(client_t *c, long long base, long long unit_ms) {
+    long long when;
+    int flags;
+    if (!cmd_get_ll_or_reply(c, c->argv[2], &when, NULL)) return;
+    if (!parse_expire_flags_or_reply(c, &flags)) return;
+    if (unit_ms == 1000) {
+        if (when > LLONG_MAX / 1000 || when < LLONG_MIN / 1000) goto invalid;
+        when *= 1000;
+    }
+    if ((when > 0 && base > LLONG_MAX - when) || (when < 0 && base < LLONG_MIN - when)) goto invalid;
+    when += base;
+    if (!db_lookup_write(c->db, c->argv[1])) {
+        reply_ll(c, 0);
+        return;
+    }
+    long long cur = db_get_expire(c->db, c->argv[1]);
+    if (flags) {
+        if ((flags & EXP_NX) && cur != -1) goto no;
+        if ((flags & EXP_XX) && cur == -1) goto no;
+        /* A key without TTL counts as an infinite TTL for GT and LT. */
+        if ((flags & EXP_GT) && (cur == -1 || when <= cur)) goto no;
+        if ((flags & EXP_LT) && cur != -1 && when >= cur) goto no;
+    }
+    if (when <= c->srv->mstime) {
+        db_delete(c->db, c->argv[1]);   /* a time in the past deletes at once */
+    } else {
+        db_set_expire(c->db, c->argv[1], when);
+        db_signal_modified(c->db, c->argv[1]);
+    }
+    reply_ll(c, 1);
+    return;
+no:
+    reply_ll(c, 0);
+    return;
+invalid:
+    reply_error(c, "invalid expire time in '%s' command", c->cmd->fullname);
+}
+
+static void cmd_expire(client_t *c) { expire_generic(c, c->srv->mstime, 1000); }
+static void cmd_pexpire(client_t *c) { expire_generic(c, c->srv->mstime, 1); }
+static void cmd_expireat(client_t *c) { expire_generic(c, 0, 1000); }
+static void cmd_pexpireat(client_t *c) { expire_generic(c, 0, 1); }
+
+/* TTL, PTTL, EXPIRETIME, PEXPIRETIME. */
+static void ttl_generic(client_t *c, bool ms, bool absolute) {
+    if (!db_lookup_read(c->db, c->argv[1], LOOKUP_NOTOUCH)) {
+        reply_ll(c, -2);
+        return;
+    }
+    long long when = db_get_expire(c->db, c->argv[1]);
+    if (when == -1) {
+        reply_ll(c, -1);
+        return;
+    }
+    long long v = absolute ? when : when - c->srv->mstime;
+    if (v < 0) v = 0;
+    reply_ll(c, ms ? v : (absolute ? v / 1000 : (v + 500) / 1000));
+}
+
+static void cmd_ttl(client_t *c) { ttl_generic(c, false, false); }
+static void cmd_pttl(client_t *c) { ttl_generic(c, true, false); }
+static void cmd_expiretime(client_t *c) { ttl_generic(c, false, true); }
+static void cmd_pexpiretime(client_t *c) { ttl_generic(c, true, true); }
+
+static void cmd_persist(client_t *c) {
+    if (!db_lookup_write(c->db, c->argv[1])) {
+        reply_ll(c, 0);
+        return;
+    }
+    bool removed = db_remove_expire(c->db, c->argv[1]);
+    if (removed) db_signal_modified(c->db, c->argv[1]);
+    reply_ll(c, removed);
+}
+
+/* ---------------------------------------------------------------- OBJECT */
+
+static bool lfu_policy(const server_t *srv) {
+    return srv->cfg.maxmemory_policy == MAXMEMORY_ALLKEYS_LFU || srv->cfg.maxmemory_policy == MAXMEMORY_VOLATILE_LFU;
+}
+
+static robj *object_lookup(client_t *c) {
+    robj *o = db_lookup_read(c->db, c->argv[2], LOOKUP_NOTOUCH | LOOKUP_NOSTATS);
+    if (!o) reply_null(c);
+    return o;
+}
+
+static void cmd_object_encoding(client_t *c) {
+    robj *o = object_lookup(c);
+    if (o) reply_bulk_cstr(c, obj_encoding_name(o->encoding));
+}
+
+static void cmd_object_refcount(client_t *c) {
+    robj *o = object_lookup(c);
+    if (o) reply_ll(c, o->refcount);
+}
+
+static void cmd_object_idletime(client_t *c) {
+    robj *o = object_lookup(c);
+    if (!o) return;
+    if (lfu_policy(c->srv)) {
+        reply_error(c, "An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching "
+                       "between policies at runtime LRU and LFU data will take some time to adjust.");
+        return;
+    }
+    reply_ll(c, (long long)(obj_idle_ms(o) / 1000));
+}
+
+static void cmd_object_freq(client_t *c) {
+    robj *o = object_lookup(c);
+    if (!o) return;
+    if (!lfu_policy(c->srv)) {
+        reply_error(c, "An LFU maxmemory policy is not selected, access frequency not tracked. Please note that "
+                       "when switching between policies at runtime LRU and LFU data will take some time to adjust.");
+        return;
+    }
+    reply_ll(c, o->lru & 255);
+}
+
+static void cmd_object_help(client_t *c) {
+    static const char *help[] = {
+        "ENCODING <key>", "    Return the kind of internal representation used in order to store the value",
+        "    associated with a <key>.",
+        "FREQ <key>", "    Return the access frequency index of the <key>. The returned integer is",
+        "    proportional to the logarithm of the recent access frequency of the key.",
+        "IDLETIME <key>", "    Return the idle time of the <key>, that is the approximated number of",
+        "    seconds elapsed since the last access to the key.",
+        "REFCOUNT <key>", "    Return the number of references of the value associated with the specified",
+        "    <key>.", NULL};
+    reply_help(c, "OBJECT", help);
+}
+
+static command_t object_subcommands[] = {
+    {"encoding", cmd_object_encoding, 3, CMD_READONLY, 2, 2, 1, "generic", "Inspect the internal encoding of a Redis object", "2.2.3", NULL},
+    {"refcount", cmd_object_refcount, 3, CMD_READONLY, 2, 2, 1, "generic", "Get the number of references to the value of the key", "2.2.3", NULL},
+    {"idletime", cmd_object_idletime, 3, CMD_READONLY, 2, 2, 1, "generic", "Get the time since a Redis object was last accessed", "2.2.3", NULL},
+    {"freq", cmd_object_freq, 3, CMD_READONLY, 2, 2, 1, "generic", "Get the logarithmic access frequency counter of a Redis object", "4.0.0", NULL},
+    {"help", cmd_object_help, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "generic", "Show helpful text about the different subcommands", "6.2.0", NULL},
+    {0},
+};
+
+/* ---------------------------------------------------------------- databases */
+
+static bool db_index_or_reply(client_t *c, robj *arg, const char *invalid_msg, long long *id) {
+    if (!obj_get_ll(arg, id)) {
+        reply_error(c, "%s", invalid_msg);
+        return false;
+    }
+    if (*id < 0 || *id >= c->srv->dbnum) {
+        reply_error(c, RL_ERR_DB_INDEX);
+        return false;
+    }
+    return true;
+}
+
+static void cmd_select(client_t *c) {
+    long long id;
+    if (!db_index_or_reply(c, c->argv[1], "invalid DB index", &id)) return;
+    c->db = &c->srv->dbs[id];
+    reply_ok(c);
+}
+
+static void cmd_swapdb(client_t *c) {
+    long long a, b;
+    if (!db_index_or_reply(c, c->argv[1], "invalid first DB index", &a)) return;
+    if (!db_index_or_reply(c, c->argv[2], "invalid second DB index", &b)) return;
+    if (a != b) {
+        db_t *x = &c->srv->dbs[a], *y = &c->srv->dbs[b];
+        /* Clients stay on their db index: they see the other data set. */
+        db_t tmp = *x;
+        x->keys = y->keys;
+        x->expires = y->expires;
+        x->avg_ttl = y->avg_ttl;
+        x->expire_cursor = y->expire_cursor;
+        y->keys = tmp.keys;
+        y->expires = tmp.expires;
+        y->avg_ttl = tmp.avg_ttl;
+        y->expire_cursor = tmp.expire_cursor;
+        c->srv->dirty++;
+    }
+    reply_ok(c);
+}
+
+/* FLUSHDB/FLUSHALL take an optional ASYNC or SYNC. */
+static bool flush_mode_or_reply(client_t *c) {
+    if (c->argc == 1) return true;
+    if (c->argc == 2 && (!strcasecmp(c->argv[1]->ptr, "async") || !strcasecmp(c->argv[1]->ptr, "sync"))) return true;
+    reply_error(c, RL_ERR_SYNTAX);
+    return false;
+}
+
+static void cmd_flushdb(client_t *c) {
+    if (!flush_mode_or_reply(c)) return;
+    c->srv->dirty += db_empty(c->db);
+    reply_ok(c);
+}
+
+static void cmd_flushall(client_t *c) {
+    if (!flush_mode_or_reply(c)) return;
+    for (int i = 0; i < c->srv->dbnum; i++) c->srv->dirty += db_empty(&c->srv->dbs[i]);
+    reply_ok(c);
+}
+
+command_t keyspace_commands[] = {
+    {"del", del_generic, -2, CMD_WRITE, 1, -1, 1, "generic", "Delete a key", "1.0.0", NULL},
+    {"unlink", del_generic, -2, CMD_WRITE | CMD_FAST, 1, -1, 1, "generic", "Delete a key asynchronously in another thread", "4.0.0", NULL},
+    {"exists", cmd_exists, -2, CMD_READONLY | CMD_FAST, 1, -1, 1, "generic", "Determine if a key exists", "1.0.0", NULL},
+    {"touch", cmd_touch, -2, CMD_READONLY | CMD_FAST, 1, -1, 1, "generic", "Alters the last access time of a key(s)", "3.2.1", NULL},
+    {"type", cmd_type, 2, CMD_READONLY | CMD_FAST, 1, 1, 1, "generic", "Determine the type stored at key", "1.0.0", NULL},
+    {"rename", cmd_rename, 3, CMD_WRITE, 1, 2, 1, "generic", "Rename a key", "1.0.0", NULL},
+    {"renamenx", cmd_renamenx, 3, CMD_WRITE | CMD_FAST, 1, 2, 1, "generic", "Rename a key, only if the new key does not exist", "1.0.0", NULL},
+    {"keys", cmd_keys, 2, CMD_READONLY, 0, 0, 0, "generic", "Find all keys matching the given pattern", "1.0.0", NULL},
+    {"scan", cmd_scan, -2, CMD_READONLY, 0, 0, 0, "generic", "Incrementally iterate the keys space", "2.8.0", NULL},
+    {"randomkey", cmd_randomkey, 1, CMD_READONLY, 0, 0, 0, "generic", "Return a random key from the keyspace", "1.0.0", NULL},
+    {"dbsize", cmd_dbsize, 1, CMD_READONLY | CMD_FAST, 0, 0, 0, "server", "Return the number of keys in the selected database", "1.0.0", NULL},
+    {"expire", cmd_expire, -3, CMD_WRITE | CMD_FAST, 1, 1, 1, "generic", "Set a key's time to live in seconds", "1.0.0", NULL},
+    {"pexpire", cmd_pexpire, -3, CMD_WRITE | CMD_FAST, 1, 1, 1, "generic", "Set a key's time to live in milliseconds", "2.6.0", NULL},
+    {"expireat", cmd_expireat, -3, CMD_WRITE | CMD_FAST, 1, 1, 1, "generic", "Set the expiration for a key as a UNIX timestamp", "1.2.0", NULL},
+    {"pexpireat", cmd_pexpireat, -3, CMD_WRITE | CMD_FAST, 1, 1, 1, "generic", "Set the expiration for a key as a UNIX timestamp specified in milliseconds", "2.6.0", NULL},
+    {"ttl", cmd_ttl, 2, CMD_READONLY | CMD_FAST, 1, 1, 1, "generic", "Get the time to live for a key in seconds", "1.0.0", NULL},
+    {"pttl", cmd_pttl, 2, CMD_READONLY | CMD_FAST, 1, 1, 1, "generic", "Get the time to live for a key in milliseconds", "2.6.0", NULL},
+    {"expiretime", cmd_expiretime, 2, CMD_READONLY | CMD_FAST, 1, 1, 1, "generic", "Get the expiration Unix timestamp for a key", "7.0.0", NULL},
+    {"pexpiretime", cmd_pexpiretime, 2, CMD_READONLY | CMD_FAST, 1, 1, 1, "generic", "Get the expiration Unix timestamp for a key in milliseconds", "7.0.0", NULL},
+    {"persist", cmd_persist, 2, CMD_WRITE | CMD_FAST, 1, 1, 1, "generic", "Remove the expiration from a key", "2.2.0", NULL},
+    {"object", NULL, -2, 0, 0, 0, 0, "generic", "A container for object introspection commands", "2.2.3", object_subcommands},
+    {"select", cmd_select, 2, CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, "connection", "Change the selected database for the current connection", "1.0.0", NULL},
+    {"swapdb", cmd_swapdb, 3, CMD_WRITE | CMD_FAST, 0, 0, 0, "server", "Swaps two Redis databases", "4.0.0", NULL},
+    {"flushdb", cmd_flushdb, -1, CMD_WRITE, 0, 0, 0, "server", "Remove all keys from the current database", "1.0.0", NULL},
+    {"flushall", cmd_flushall, -1, CMD_WRITE, 0, 0, 0, "server", "Remove all keys from all databases", "1.0.0", NULL},
+    {0},
+};

@@ -1,0 +1,224 @@
+/* memory.c: memory accounting figures and the MEMORY command.
+ *
+ * Ratios follow Redis's definitions:
+ *   allocator_frag_ratio = allocator_active / allocator_allocated
+ *   allocator_rss_ratio  = allocator_resident / allocator_active
+ *   rss_overhead_ratio   = rss / allocator_resident
+ *   mem_fragmentation_ratio = rss / used_memory (both from the same cron
+ *   sample, so a burst of allocation between two samples cannot skew it)
+ * A ratio whose inputs the allocator does not provide is reported as 0. */
+#include "memory.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "conn.h"
+#include "keyspace.h"
+#include "reply.h"
+#include "util.h"
+
+static double ratio(size_t num, size_t den) { return (num && den) ? (double)num / (double)den : 0; }
+static long long diff(size_t a, size_t b) { return (a && b) ? (long long)a - (long long)b : 0; }
+
+void memory_report(server_t *srv, mem_report_t *r) {
+    memset(r, 0, sizeof(*r));
+    r->used = zmalloc_used_memory();
+    if (r->used > srv->peak_memory) srv->peak_memory = r->used;
+    r->peak = srv->peak_memory;
+    r->startup = srv->startup_memory;
+    r->rss = srv->mem.rss;
+    r->alloc = srv->mem.alloc;
+    for (client_t *c = srv->clients_head; c; c = c->next)
+        r->clients_normal += sds_alloc_size(c->querybuf) + c->reply_bytes + sizeof(*c);
+    r->overhead = r->startup + r->clients_normal;
+    for (int i = 0; i < srv->dbnum; i++) {
+        size_t m = dict_mem_usage(srv->dbs[i].keys), e = dict_mem_usage(srv->dbs[i].expires);
+        if (i < 64) {
+            r->db_overhead_main[i] = m;
+            r->db_overhead_expires[i] = e;
+        }
+        r->overhead += m + e;
+        r->keys += db_size(&srv->dbs[i]);
+    }
+    r->dataset = r->used > r->overhead ? r->used - r->overhead : 0;
+    size_t net = r->used > r->startup ? r->used - r->startup : 0;
+    r->dataset_perc = net ? (double)r->dataset * 100 / (double)net : 0;
+    r->peak_perc = r->peak ? (double)r->used * 100 / (double)r->peak : 0;
+    r->bytes_per_key = r->keys ? net / r->keys : 0;
+    r->allocator_frag_ratio = ratio(r->alloc.active, r->alloc.allocated);
+    r->allocator_frag_bytes = diff(r->alloc.active, r->alloc.allocated);
+    r->allocator_rss_ratio = ratio(r->alloc.resident, r->alloc.active);
+    r->allocator_rss_bytes = diff(r->alloc.resident, r->alloc.active);
+    r->rss_overhead_ratio = ratio(r->rss, r->alloc.resident);
+    r->rss_overhead_bytes = diff(r->rss, r->alloc.resident);
+    r->frag_ratio = ratio(srv->mem.rss, srv->mem.zmalloc_used);
+    r->frag_bytes = diff(srv->mem.rss, srv->mem.zmalloc_used);
+}
+
+/* ---------------------------------------------------------------- MEMORY */
+
+static void cmd_memory_usage(client_t *c) {
+    long long samples = 5;
+    for (int j = 3; j < c->argc; j++) {
+        if (!strcasecmp(c->argv[j]->ptr, "samples") && j + 1 < c->argc) {
+            if (!cmd_get_range_or_reply(c, c->argv[++j], 0, LLONG_MAX, &samples, NULL)) return;
+        } else {
+            reply_error(c, RL_ERR_SYNTAX);
+            return;
+        }
+    }
+    robj *o = db_lookup_read(c->db, c->argv[2], LOOKUP_NOTOUCH | LOOKUP_NOSTATS);
+    if (!o) {
+        reply_null(c);
+        return;
+    }
+    dict_entry *de = dict_find(c->db->keys, c->argv[2]->ptr);
+    size_t usage = obj_mem_usage(o, (size_t)samples) + dict_entry_mem(c->db->keys, de);
+    reply_ll(c, (long long)usage);
+}
+
+static void reply_kv_ll(client_t *c, const char *k, long long v) {
+    reply_bulk_cstr(c, k);
+    reply_ll(c, v);
+}
+
+static void reply_kv_double(client_t *c, const char *k, double v) {
+    reply_bulk_cstr(c, k);
+    reply_double(c, v);
+}
+
+static void cmd_memory_stats(client_t *c) {
+    mem_report_t r;
+    memory_report(c->srv, &r);
+    void *slot = reply_deferred_len(c);
+    long n = 0;
+    reply_kv_ll(c, "peak.allocated", (long long)r.peak), n++;
+    reply_kv_ll(c, "total.allocated", (long long)r.used), n++;
+    reply_kv_ll(c, "startup.allocated", (long long)r.startup), n++;
+    reply_kv_ll(c, "replication.backlog", 0), n++;
+    reply_kv_ll(c, "clients.slaves", 0), n++;
+    reply_kv_ll(c, "clients.normal", (long long)r.clients_normal), n++;
+    reply_kv_ll(c, "aof.buffer", 0), n++;
+    for (int i = 0; i < c->srv->dbnum && i < 64; i++) {
+        if (db_size(&c->srv->dbs[i]) == 0) continue;
+        char name[16];
+        snprintf(name, sizeof(name), "db.%d", i);
+        reply_bulk_cstr(c, name);
+        reply_map_len(c, 2);
+        reply_kv_ll(c, "overhead.hashtable.main", (long long)r.db_overhead_main[i]);
+        reply_kv_ll(c, "overhead.hashtable.expires", (long long)r.db_overhead_expires[i]);
+        n++;
+    }
+    reply_kv_ll(c, "overhead.total", (long long)r.overhead), n++;
+    reply_kv_ll(c, "keys.count", (long long)r.keys), n++;
+    reply_kv_ll(c, "keys.bytes-per-key", (long long)r.bytes_per_key), n++;
+    reply_kv_ll(c, "dataset.bytes", (long long)r.dataset), n++;
+    reply_kv_double(c, "dataset.percentage", r.dataset_perc), n++;
+    reply_kv_double(c, "peak.percentage", r.peak_perc), n++;
+    reply_kv_ll(c, "allocator.allocated", (long long)r.alloc.allocated), n++;
+    reply_kv_ll(c, "allocator.active", (long long)r.alloc.active), n++;
+    reply_kv_ll(c, "allocator.resident", (long long)r.alloc.resident), n++;
+    reply_kv_double(c, "allocator-fragmentation.ratio", r.allocator_frag_ratio), n++;
+    reply_kv_ll(c, "allocator-fragmentation.bytes", r.allocator_frag_bytes), n++;
+    reply_kv_double(c, "allocator.rss-ratio", r.allocator_rss_ratio), n++;
+    reply_kv_ll(c, "allocator.rss-bytes", r.allocator_rss_bytes), n++;
+    reply_kv_double(c, "rss-overhead.ratio", r.rss_overhead_ratio), n++;
+    reply_kv_ll(c, "rss-overhead.bytes", r.rss_overhead_bytes), n++;
+    reply_kv_double(c, "fragmentation", r.frag_ratio), n++;
+    reply_kv_ll(c, "fragmentation.bytes", r.frag_bytes), n++;
+    reply_set_deferred_map_len(c, slot, n);
+}
+
+static void cmd_memory_purge(client_t *c) {
+    zmalloc_purge();
+    server_sample_memory(c->srv);
+    reply_ok(c);
+}
+
+static void append_text(void *arg, const char *text) {
+    sds *s = arg;
+    *s = sds_cat(*s, text);
+}
+
+static void cmd_memory_malloc_stats(client_t *c) {
+    sds s = sds_empty();
+    zmalloc_malloc_stats(append_text, &s);
+    if (sds_len(s) == 0) s = sds_cat(s, "Stats not supported for the current allocator");
+    reply_verbatim(c, s, sds_len(s), "txt");
+    sds_free(s);
+}
+
+/* Plain-words advice from the ratios, in the spirit of Redis's doctor. */
+static void cmd_memory_doctor(client_t *c) {
+    mem_report_t r;
+    memory_report(c->srv, &r);
+    sds s = sds_empty();
+    char used[32], rss[32], peak[32];
+    util_bytes_to_human(used, sizeof(used), r.used);
+    util_bytes_to_human(rss, sizeof(rss), r.rss);
+    util_bytes_to_human(peak, sizeof(peak), r.peak);
+    int issues = 0;
+    if (r.used < 5 * 1024 * 1024) {
+        s = sds_catprintf(s, "Hi. This instance holds less than 5 MB (%s), so there is not much to diagnose: "
+                             "ratios on such a small heap are dominated by fixed costs.\n", used);
+    } else {
+        s = sds_catprintf(s, "Memory report for this instance (allocator %s): used %s, resident %s, peak %s.\n\n",
+                          zmalloc_lib(), used, rss, peak);
+        if (r.peak > r.used * 3 / 2) {
+            issues++;
+            s = sds_catprintf(s, " * Peak memory: the peak (%s) is more than 1.5x what is used now. Memory freed "
+                                 "since then may still be held by the allocator; see the ratios below.\n", peak);
+        }
+        if (r.frag_ratio > 1.4) {
+            issues++;
+            s = sds_catprintf(s, " * High fragmentation: the process holds %.2fx the memory the data needs "
+                                 "(%lld bytes more). Running MEMORY PURGE returns free pages; a different "
+                                 "allocator (make MALLOC=...) or activedefrag may help.\n", r.frag_ratio, r.frag_bytes);
+        }
+        if (r.allocator_frag_ratio > 1.1) {
+            issues++;
+            s = sds_catprintf(s, " * Allocator fragmentation %.2f: live blocks are spread over partly empty pages. "
+                                 "Active defragmentation would compact them.\n", r.allocator_frag_ratio);
+        }
+        if (r.allocator_rss_ratio > 1.1) {
+            issues++;
+            s = sds_catprintf(s, " * The allocator keeps %.2fx its active pages resident: free pages not yet returned. "
+                                 "MEMORY PURGE gives them back now.\n", r.allocator_rss_ratio);
+        }
+        if (r.clients_normal > 200 * 1024 * 1024) {
+            issues++;
+            s = sds_cat(s, " * Client buffers use more than 200 MB: look for slow readers or huge pipelines.\n");
+        }
+        if (!issues) s = sds_cat(s, "Memory health looks fine: no problem found.\n");
+    }
+    reply_verbatim(c, s, sds_len(s), "txt");
+    sds_free(s);
+}
+
+static void cmd_memory_help(client_t *c) {
+    static const char *help[] = {
+        "DOCTOR", "    Return memory problems reports.",
+        "MALLOC-STATS", "    Return internal statistics report from the memory allocator.",
+        "PURGE", "    Attempt to purge dirty pages for reclamation by the allocator.",
+        "STATS", "    Return information about the memory usage of the server.",
+        "USAGE <key> [SAMPLES <count>]", "    Return memory in bytes used by <key> and its value. Nested values are",
+        "    sampled up to <count> times (default: 5, 0 means sample all).", NULL};
+    reply_help(c, "MEMORY", help);
+}
+
+static command_t memory_subcommands[] = {
+    {"usage", cmd_memory_usage, -3, CMD_READONLY, 2, 2, 1, "server", "Estimate the memory usage of a key", "4.0.0", NULL},
+    {"stats", cmd_memory_stats, 2, 0, 0, 0, 0, "server", "Show memory usage details", "4.0.0", NULL},
+    {"purge", cmd_memory_purge, 2, 0, 0, 0, 0, "server", "Ask the allocator to release memory", "4.0.0", NULL},
+    {"malloc-stats", cmd_memory_malloc_stats, 2, 0, 0, 0, 0, "server", "Show allocator internal stats", "4.0.0", NULL},
+    {"doctor", cmd_memory_doctor, 2, 0, 0, 0, 0, "server", "Outputs memory problems report", "4.0.0", NULL},
+    {"help", cmd_memory_help, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Show helpful text about the different subcommands", "4.0.0", NULL},
+    {0},
+};
+
+command_t memory_commands[] = {
+    {"memory", NULL, -2, 0, 0, 0, 0, "server", "A container for memory diagnostics commands", "4.0.0", memory_subcommands},
+    {0},
+};

@@ -1,0 +1,134 @@
+/* net.c: socket helpers (see net.h). */
+#include "net.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+static int set_nonblock(int fd) {
+    int fl = fcntl(fd, F_GETFL);
+    return (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) ? -1 : 0;
+}
+
+int net_listen_tcp(const char *addr, int port, int backlog, char *err, size_t errlen) {
+    struct addrinfo hints, *res, *ai;
+    char portstr[8];
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE;
+    snprintf(portstr, sizeof(portstr), "%d", port);
+    int rv = getaddrinfo(addr, portstr, &hints, &res);
+    if (rv != 0) {
+        snprintf(err, errlen, "%s", gai_strerror(rv));
+        return -1;
+    }
+    int fd = -1;
+    for (ai = res; ai; ai = ai->ai_next) {
+        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+        if (fd < 0) continue;
+        int yes = 1;
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+        if (ai->ai_family == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &yes, sizeof(yes));
+        if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, backlog) == 0 && set_nonblock(fd) == 0) break;
+        snprintf(err, errlen, "%s", strerror(errno));
+        close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(res);
+    return fd;
+}
+
+int net_listen_unix(const char *path, int perm, int backlog, char *err, size_t errlen) {
+    struct sockaddr_un sa;
+    if (strlen(path) >= sizeof(sa.sun_path)) {
+        snprintf(err, errlen, "unix socket path too long");
+        return -1;
+    }
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s", strerror(errno));
+        return -1;
+    }
+    memset(&sa, 0, sizeof(sa));
+    sa.sun_family = AF_UNIX;
+    strcpy(sa.sun_path, path);
+    unlink(path);   /* a stale socket file from a previous run */
+    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, backlog) < 0 || set_nonblock(fd) < 0) {
+        snprintf(err, errlen, "%s", strerror(errno));
+        close(fd);
+        return -1;
+    }
+    if (perm) chmod(path, (mode_t)perm);
+    return fd;
+}
+
+int net_accept(int lfd, bool *is_unix) {
+    struct sockaddr_storage sa;
+    socklen_t len = sizeof(sa);
+    int fd = accept4(lfd, (struct sockaddr *)&sa, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd >= 0) *is_unix = sa.ss_family == AF_UNIX;
+    return fd;
+}
+
+void net_set_client_options(int fd, bool is_unix, int keepalive_s) {
+    if (is_unix) return;
+    int yes = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof(yes));
+    if (keepalive_s > 0) {
+        setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &yes, sizeof(yes));
+        int idle = keepalive_s, intvl = keepalive_s / 3 ? keepalive_s / 3 : 1, cnt = 3;
+        setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+        setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+        setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+    }
+}
+
+void net_peer_name(int fd, char *buf, size_t len, bool local) {
+    struct sockaddr_storage sa;
+    socklen_t salen = sizeof(sa);
+    int r = local ? getsockname(fd, (struct sockaddr *)&sa, &salen) : getpeername(fd, (struct sockaddr *)&sa, &salen);
+    if (r < 0) {
+        snprintf(buf, len, "?:0");
+        return;
+    }
+    char ip[INET6_ADDRSTRLEN];
+    if (sa.ss_family == AF_INET) {
+        struct sockaddr_in *s = (struct sockaddr_in *)&sa;
+        inet_ntop(AF_INET, &s->sin_addr, ip, sizeof(ip));
+        snprintf(buf, len, "%s:%d", ip, ntohs(s->sin_port));
+    } else if (sa.ss_family == AF_INET6) {
+        struct sockaddr_in6 *s = (struct sockaddr_in6 *)&sa;
+        inet_ntop(AF_INET6, &s->sin6_addr, ip, sizeof(ip));
+        snprintf(buf, len, "%s:%d", ip, ntohs(s->sin6_port));
+    } else {
+        struct sockaddr_un *s = (struct sockaddr_un *)&sa;
+        snprintf(buf, len, "%s:0", local && salen > sizeof(sa_family_t) ? s->sun_path : "");
+    }
+}
+
+bool net_peer_is_loopback(int fd) {
+    struct sockaddr_storage sa;
+    socklen_t salen = sizeof(sa);
+    if (getpeername(fd, (struct sockaddr *)&sa, &salen) < 0) return false;
+    if (sa.ss_family == AF_INET) {
+        uint32_t a = ntohl(((struct sockaddr_in *)&sa)->sin_addr.s_addr);
+        return (a >> 24) == 127;
+    }
+    if (sa.ss_family == AF_INET6) {
+        struct in6_addr *a = &((struct sockaddr_in6 *)&sa)->sin6_addr;
+        if (IN6_IS_ADDR_LOOPBACK(a)) return true;
+        /* IPv4-mapped 127.x.x.x */
+        return IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127;
+    }
+    return sa.ss_family == AF_UNIX;
+}

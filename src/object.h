@@ -1,0 +1,93 @@
+/* object.h: value objects (robj): a type, an encoding, an LRU/LFU stamp, a
+ * reference count and a pointer to the encoded data.
+ *
+ * Strings are encoded as INT (the value itself in ptr), EMBSTR (robj and sds
+ * in one allocation, for up to 44 bytes) or RAW (a separate sds).  Collection
+ * types register their free/usage callbacks with obj_register_type() so this
+ * file does not depend on every encoding.  Shared objects (small integers)
+ * are pinned with OBJ_SHARED_REFCOUNT and never freed. */
+#ifndef RL_OBJECT_H
+#define RL_OBJECT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sds.h"
+
+enum { OBJ_STRING = 0, OBJ_LIST = 1, OBJ_SET = 2, OBJ_ZSET = 3, OBJ_HASH = 4, OBJ_TYPE_MAX = 5 };
+
+/* Encoding numbers follow Redis's, so tools that print them agree. */
+enum {
+    OBJ_ENCODING_RAW = 0, OBJ_ENCODING_INT = 1, OBJ_ENCODING_HT = 2,
+    OBJ_ENCODING_INTSET = 6, OBJ_ENCODING_SKIPLIST = 7, OBJ_ENCODING_EMBSTR = 8,
+    OBJ_ENCODING_QUICKLIST = 9, OBJ_ENCODING_LISTPACK = 11,
+};
+
+#define OBJ_SHARED_REFCOUNT INT32_MAX
+#define OBJ_SHARED_INTEGERS 10000
+#define OBJ_EMBSTR_MAX 44
+#define LRU_BITS 24
+#define LRU_CLOCK_MAX ((1 << LRU_BITS) - 1)
+#define LRU_CLOCK_RESOLUTION 1000 /* ms per LRU clock tick */
+
+typedef struct robj {
+    unsigned type : 4;
+    unsigned encoding : 4;
+    unsigned lru : LRU_BITS;  /* LRU clock (s) or LFU: 16-bit minutes + 8-bit counter */
+    int refcount;
+    void *ptr;
+} robj;
+
+typedef struct obj_type_ops {
+    void (*free_value)(robj *o);              /* free o->ptr per encoding */
+    size_t (*mem_usage)(robj *o, size_t samples);   /* bytes of o->ptr's data */
+} obj_type_ops_t;
+
+void obj_register_type(int type, const obj_type_ops_t *ops);
+
+robj *obj_create(int type, void *ptr);          /* takes ptr */
+robj *obj_create_string(const char *p, size_t len);  /* embstr or raw */
+robj *obj_create_raw_string(const char *p, size_t len);
+robj *obj_create_embstr(const char *p, size_t len);
+robj *obj_create_from_ll(long long v);          /* may return a shared object */
+robj *obj_create_from_sds(sds s);               /* takes s */
+robj *obj_dup_string(const robj *o);            /* unshared copy */
+void obj_incref(robj *o);
+void obj_decref(robj *o);
+void obj_decref_void(void *o);
+
+/* Compact a string value for storage: int if it is a canonical integer,
+ * embstr if short, trimmed otherwise.  Returns the object to keep (maybe a
+ * different one); the argument's reference is consumed. */
+robj *obj_try_encoding(robj *o);
+
+static inline bool obj_is_sds_encoded(const robj *o) {
+    return o->encoding == OBJ_ENCODING_RAW || o->encoding == OBJ_ENCODING_EMBSTR;
+}
+/* String view of a string object: sds as is, or INT printed into buf. */
+const char *obj_string_view(const robj *o, char *buf, size_t bufsize, size_t *len);
+size_t obj_string_len(const robj *o);
+/* The object as a fresh sds (caller frees). */
+sds obj_to_sds(const robj *o);
+/* Ensure o->ptr is a raw sds that can be modified in place (APPEND,
+ * SETRANGE): returns an unshared raw object, maybe a new one. */
+robj *obj_unshare_string(robj *o, bool *replaced);
+
+bool obj_get_ll(const robj *o, long long *out);
+bool obj_get_double(const robj *o, double *out);
+bool obj_get_long_double(const robj *o, long double *out);
+
+const char *obj_type_name(int type);
+const char *obj_encoding_name(int encoding);
+size_t obj_mem_usage(robj *o, size_t samples);
+
+/* The LRU clock, maintained by the server cron. */
+void obj_set_lru_clock(unsigned clock);
+unsigned obj_lru_clock(void);
+unsigned long long obj_idle_ms(const robj *o);
+
+void obj_create_shared(void);
+extern robj *shared_integers[OBJ_SHARED_INTEGERS];
+
+#endif

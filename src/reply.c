@@ -1,0 +1,256 @@
+/* reply.c: reply builders for RESP2 and RESP3 (see reply.h).
+ *
+ * Output goes to the client's static buffer while it fits and nothing is
+ * queued in blocks; after that, into a list of blocks of >= 16 KB.  Order is
+ * preserved because once a block exists, everything goes to the last one. */
+#include "reply.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "util.h"
+#include "zmalloc.h"
+
+static reply_block *block_new(size_t need) {
+    size_t size = need < REPLY_BLOCK_MIN ? REPLY_BLOCK_MIN : need;
+    reply_block *b = zmalloc(sizeof(*b) + size);
+    b->size = zmalloc_size(b) - sizeof(*b);
+    b->used = 0;
+    b->next = NULL;
+    return b;
+}
+
+static void append_blocks(client_t *c, const char *p, size_t len) {
+    reply_block *t = c->reply_tail;
+    if (t && t->size > t->used) {
+        size_t n = t->size - t->used;
+        if (n > len) n = len;
+        memcpy(t->buf + t->used, p, n);
+        t->used += n;
+        c->reply_bytes += n;
+        p += n;
+        len -= n;
+    }
+    if (len == 0) return;
+    reply_block *b = block_new(len);
+    memcpy(b->buf, p, len);
+    b->used = len;
+    c->reply_bytes += len;
+    if (t) t->next = b;
+    else c->reply_head = b;
+    c->reply_tail = b;
+}
+
+void reply_raw(client_t *c, const char *p, size_t len) {
+    if (c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP)) return;
+    if (!c->reply_head && CLIENT_BUF_SIZE - c->bufpos >= len) {
+        memcpy(c->buf + c->bufpos, p, len);
+        c->bufpos += len;
+    } else {
+        append_blocks(c, p, len);
+    }
+    conn_mark_pending_write(c);
+}
+
+static void reply_header(client_t *c, char prefix, long long n) {
+    char buf[32];
+    buf[0] = prefix;
+    int len = 1 + util_ll2str(buf + 1, sizeof(buf) - 3, n);
+    buf[len++] = '\r';
+    buf[len++] = '\n';
+    reply_raw(c, buf, (size_t)len);
+}
+
+void reply_simple(client_t *c, const char *s) {
+    reply_raw(c, "+", 1);
+    reply_raw(c, s, strlen(s));
+    reply_raw(c, "\r\n", 2);
+}
+
+void reply_ok(client_t *c) { reply_raw(c, "+OK\r\n", 5); }
+
+/* The error code is the first word if it is all capitals (WRONGTYPE, NOAUTH,
+ * OOM, ...); otherwise the text gets "ERR ". */
+static size_t code_len(const char *msg) {
+    size_t i = 0;
+    while (msg[i] && isupper((unsigned char)msg[i])) i++;
+    return (i > 0 && msg[i] == ' ') ? i : 0;
+}
+
+static void count_error(client_t *c, const char *code, size_t len) {
+    server_stats_t *st = &c->srv->stats;
+    st->total_error_replies++;
+    if (c->cmd) c->cmd->failed_calls++;
+    sds k = sds_newlen(code, len);
+    dict_entry *existing;
+    dict_entry *de = dict_add_raw(st->errors, k, &existing);
+    if (de) dict_set_s64(de, 1);
+    else dict_set_s64(existing, dict_get_s64(existing) + 1);
+    sds_free(k);
+}
+
+void reply_error(client_t *c, const char *fmt, ...) {
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (n < 0) n = 0;
+    if ((size_t)n >= sizeof(msg)) n = (int)sizeof(msg) - 1;
+    for (int i = 0; i < n; i++)
+        if (msg[i] == '\r' || msg[i] == '\n') msg[i] = ' ';
+    size_t cl = code_len(msg);
+    if (cl) {
+        reply_raw(c, "-", 1);
+        count_error(c, msg, cl);
+    } else {
+        reply_raw(c, "-ERR ", 5);
+        count_error(c, "ERR", 3);
+    }
+    reply_raw(c, msg, (size_t)n);
+    reply_raw(c, "\r\n", 2);
+}
+
+void reply_error_arity(client_t *c) {
+    reply_error(c, "wrong number of arguments for '%s' command", c->cmd ? c->cmd->fullname : "unknown");
+}
+
+void reply_subcommand_syntax_error(client_t *c) {
+    sds cmd = sds_new(c->argv[0]->ptr);
+    sds_toupper(cmd);
+    reply_error(c, "unknown subcommand or wrong number of arguments for '%.128s'. Try %s HELP.",
+                (char *)c->argv[1]->ptr, cmd);
+    sds_free(cmd);
+}
+
+void reply_ll(client_t *c, long long v) {
+    if (v == 0) reply_raw(c, ":0\r\n", 4);
+    else if (v == 1) reply_raw(c, ":1\r\n", 4);
+    else reply_header(c, ':', v);
+}
+
+void reply_bulk(client_t *c, const char *p, size_t len) {
+    reply_header(c, '$', (long long)len);
+    reply_raw(c, p, len);
+    reply_raw(c, "\r\n", 2);
+}
+
+void reply_bulk_cstr(client_t *c, const char *s) {
+    if (!s) reply_null(c);
+    else reply_bulk(c, s, strlen(s));
+}
+
+void reply_bulk_sds_take(client_t *c, sds s) {
+    reply_bulk(c, s, sds_len(s));
+    sds_free(s);
+}
+
+void reply_bulk_obj(client_t *c, const robj *o) {
+    char buf[32];
+    size_t len;
+    const char *p = obj_string_view(o, buf, sizeof(buf), &len);
+    reply_bulk(c, p, len);
+}
+
+void reply_bulk_ll(client_t *c, long long v) {
+    char buf[32];
+    int n = util_ll2str(buf, sizeof(buf), v);
+    reply_bulk(c, buf, (size_t)n);
+}
+
+void reply_null(client_t *c) {
+    if (c->resp >= 3) reply_raw(c, "_\r\n", 3);
+    else reply_raw(c, "$-1\r\n", 5);
+}
+
+void reply_null_array(client_t *c) {
+    if (c->resp >= 3) reply_raw(c, "_\r\n", 3);
+    else reply_raw(c, "*-1\r\n", 5);
+}
+
+void reply_array_len(client_t *c, long n) { reply_header(c, '*', n); }
+void reply_empty_array(client_t *c) { reply_raw(c, "*0\r\n", 4); }
+
+void reply_map_len(client_t *c, long n) {
+    if (c->resp >= 3) reply_header(c, '%', n);
+    else reply_header(c, '*', n * 2);
+}
+
+void reply_set_len(client_t *c, long n) { reply_header(c, c->resp >= 3 ? '~' : '*', n); }
+
+void reply_double(client_t *c, double d) {
+    char buf[64];
+    int n = util_d2str(buf, sizeof(buf), d);
+    if (c->resp >= 3) {
+        reply_raw(c, ",", 1);
+        reply_raw(c, buf, (size_t)n);
+        reply_raw(c, "\r\n", 2);
+    } else {
+        reply_bulk(c, buf, (size_t)n);
+    }
+}
+
+void reply_bool(client_t *c, int b) {
+    if (c->resp >= 3) reply_raw(c, b ? "#t\r\n" : "#f\r\n", 4);
+    else reply_ll(c, b ? 1 : 0);
+}
+
+void reply_verbatim(client_t *c, const char *p, size_t len, const char *ext) {
+    if (c->resp < 3) {
+        reply_bulk(c, p, len);
+        return;
+    }
+    reply_header(c, '=', (long long)len + 4);
+    reply_raw(c, ext, 3);
+    reply_raw(c, ":", 1);
+    reply_raw(c, p, len);
+    reply_raw(c, "\r\n", 2);
+}
+
+void reply_help(client_t *c, const char *cmdname, const char **lines) {
+    long n = 0;
+    while (lines[n]) n++;
+    reply_array_len(c, n + 2);
+    char head[128];
+    snprintf(head, sizeof(head), "%s <subcommand> [<arg> [value] [opt] ...]. Subcommands are:", cmdname);
+    reply_simple(c, head);
+    for (long i = 0; i < n; i++) reply_simple(c, lines[i]);
+    reply_simple(c, "HELP");
+    reply_simple(c, "    Print this help.");
+}
+
+/* A deferred length is an empty block of its own in the block list; what
+ * follows goes into a new block after it. */
+void *reply_deferred_len(client_t *c) {
+    if (c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP)) return NULL;
+    reply_block *b = zmalloc(sizeof(*b) + 24);
+    b->size = 0;   /* full: nothing else is appended here */
+    b->used = 0;
+    b->next = NULL;
+    if (c->reply_tail) c->reply_tail->next = b;
+    else c->reply_head = b;
+    c->reply_tail = b;
+    return b;
+}
+
+static void set_deferred(client_t *c, void *slot, char prefix, long n) {
+    reply_block *b = slot;
+    if (!b) return;
+    int len = snprintf(b->buf, 24, "%c%ld\r\n", prefix, n);
+    b->used = (size_t)len;
+    c->reply_bytes += (size_t)len;
+    conn_mark_pending_write(c);
+}
+
+void reply_set_deferred_array_len(client_t *c, void *slot, long n) { set_deferred(c, slot, '*', n); }
+
+void reply_set_deferred_map_len(client_t *c, void *slot, long n) {
+    if (c->resp >= 3) set_deferred(c, slot, '%', n);
+    else set_deferred(c, slot, '*', n * 2);
+}
+
+void reply_set_deferred_set_len(client_t *c, void *slot, long n) {
+    set_deferred(c, slot, c->resp >= 3 ? '~' : '*', n);
+}

@@ -1,0 +1,153 @@
+/* resp.c: incremental RESP2 request parser (see resp.h for the contract).
+ *
+ * A multibulk request moves through: '*' header -> for each element a '$'
+ * header (bulk_len set) -> the payload + CRLF.  `pending` counts elements
+ * left; when it reaches 0 the request is done.  An inline request is one
+ * line, split with sds_splitargs.  Nothing here allocates except argv growth
+ * and the caller's make_arg. */
+#include "resp.h"
+
+#include <limits.h>
+#include <string.h>
+
+#include "sds.h"
+#include "util.h"
+#include "zmalloc.h"
+
+void resp_parser_init(resp_parser_t *p, resp_make_arg_fn *make, resp_free_arg_fn *free_arg, void *ctx) {
+    memset(p, 0, sizeof(*p));
+    p->bulk_len = -1;
+    p->make_arg = make;
+    p->free_arg = free_arg;
+    p->ctx = ctx;
+}
+
+static void drop_args(resp_parser_t *p) {
+    for (int i = 0; i < p->argc; i++) p->free_arg(p->ctx, p->argv[i]);
+    p->argc = 0;
+}
+
+void resp_reset(resp_parser_t *p) {
+    p->kind = 0;
+    p->pending = 0;
+    p->bulk_len = -1;
+    p->argc = 0;
+    /* A huge argv from one big request is not kept around. */
+    if (p->argv_cap > 1024) {
+        zfree(p->argv);
+        p->argv = NULL;
+        p->argv_cap = 0;
+    }
+}
+
+void resp_parser_free(resp_parser_t *p) {
+    drop_args(p);
+    zfree(p->argv);
+    p->argv = NULL;
+    p->argv_cap = 0;
+}
+
+void **resp_take_argv(resp_parser_t *p, int *argc) {
+    *argc = p->argc;
+    return p->argv;
+}
+
+static void reserve(resp_parser_t *p, long n) {
+    if (n <= p->argv_cap) return;
+    p->argv = zrealloc(p->argv, sizeof(void *) * (size_t)n);
+    p->argv_cap = (int)n;
+}
+
+static int fail(resp_parser_t *p, const char *msg) {
+    drop_args(p);
+    p->error = msg;
+    return RESP_ERR;
+}
+
+static int parse_inline(resp_parser_t *p, const char *buf, size_t len, size_t *pos) {
+    const char *start = buf + *pos;
+    const char *nl = memchr(start, '\n', len - *pos);
+    if (!nl) {
+        if (len - *pos > RESP_INLINE_MAX) return fail(p, "Protocol error: too big inline request");
+        return RESP_NEED_MORE;
+    }
+    size_t linelen = (size_t)(nl - start);
+    if (linelen > RESP_INLINE_MAX) return fail(p, "Protocol error: too big inline request");
+    if (linelen && start[linelen - 1] == '\r') linelen--;
+    char line_stack[256];
+    char *line = linelen < sizeof(line_stack) ? line_stack : zmalloc(linelen + 1);
+    memcpy(line, start, linelen);
+    line[linelen] = '\0';
+    int argc;
+    sds *tokens = sds_splitargs(line, &argc);
+    if (line != line_stack) zfree(line);
+    if (!tokens) return fail(p, "Protocol error: unbalanced quotes in request");
+    *pos = (size_t)(nl - buf) + 1;
+    reserve(p, argc);
+    for (int i = 0; i < argc; i++) p->argv[p->argc++] = p->make_arg(p->ctx, tokens[i], sds_len(tokens[i]));
+    sds_free_splitres(tokens, argc);
+    p->kind = 'i';
+    return RESP_DONE;   /* argc may be 0: an empty line, which the caller skips */
+}
+
+/* Read a "<prefix><integer>\r\n" header at *pos; returns 1 done, 0 need more,
+ * -1 malformed number.  too_big_msg is used when the line grows without end. */
+static int read_header(const char *buf, size_t len, size_t *pos, long long *out, const char **err, const char *too_big_msg) {
+    const char *start = buf + *pos + 1;
+    const char *cr = memchr(start, '\r', len - *pos - 1);
+    if (!cr) {
+        if (len - *pos > RESP_INLINE_MAX) { *err = too_big_msg; return -1; }
+        return 0;
+    }
+    if (cr + 1 >= buf + len) return 0;   /* wait for the \n */
+    if (!util_str2ll(start, (size_t)(cr - start), out)) { *err = NULL; return -1; }
+    *pos = (size_t)(cr - buf) + 2;
+    return 1;
+}
+
+static int parse_multibulk(resp_parser_t *p, const char *buf, size_t len, size_t *pos, const resp_limits_t *lim) {
+    const char *err = NULL;
+    if (p->kind == 0) {
+        long long n;
+        int r = read_header(buf, len, pos, &n, &err, "Protocol error: too big mbulk count string");
+        if (r == 0) return RESP_NEED_MORE;
+        if (r < 0 || n > INT_MAX) return fail(p, err ? err : "Protocol error: invalid multibulk length");
+        if (lim->unauthenticated && n > 10) return fail(p, "Protocol error: unauthenticated multibulk length");
+        if (n > RESP_MBULK_MAX) return fail(p, "Protocol error: invalid multibulk length");
+        p->kind = '*';
+        if (n <= 0) return RESP_DONE;   /* "*0" or "*-1": an empty request, skipped */
+        p->pending = (long)n;
+        reserve(p, n < 1024 ? n : 1024);
+    }
+    while (p->pending > 0) {
+        if (p->bulk_len == -1) {
+            if (*pos >= len) return RESP_NEED_MORE;
+            if (buf[*pos] != '$') {
+                /* Redis's text names the byte it found instead of '$'. */
+                static char msg[64];
+                memcpy(msg, "Protocol error: expected '$', got ' '", 38);
+                msg[35] = buf[*pos];
+                return fail(p, msg);
+            }
+            long long bl;
+            int r = read_header(buf, len, pos, &bl, &err, "Protocol error: too big bulk count string");
+            if (r == 0) return RESP_NEED_MORE;
+            if (r < 0 || bl < 0 || bl > lim->max_bulk_len) return fail(p, err ? err : "Protocol error: invalid bulk length");
+            if (lim->unauthenticated && bl > 16384) return fail(p, "Protocol error: unauthenticated bulk length");
+            p->bulk_len = bl;
+        }
+        if (len - *pos < (size_t)p->bulk_len + 2) return RESP_NEED_MORE;
+        reserve(p, p->argc + 1 > p->argv_cap ? p->argv_cap * 2 : p->argv_cap);
+        p->argv[p->argc++] = p->make_arg(p->ctx, buf + *pos, (size_t)p->bulk_len);
+        *pos += (size_t)p->bulk_len + 2;
+        p->bulk_len = -1;
+        p->pending--;
+    }
+    return RESP_DONE;
+}
+
+int resp_parse(resp_parser_t *p, const char *buf, size_t len, size_t *pos, const resp_limits_t *lim) {
+    if (*pos >= len) return RESP_NEED_MORE;
+    if (p->kind == '*' || (p->kind == 0 && buf[*pos] == '*')) return parse_multibulk(p, buf, len, pos, lim);
+    return parse_inline(p, buf, len, pos);
+}

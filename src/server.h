@@ -1,0 +1,118 @@
+/* server.h: the server's state (server_t) and the databases (db_t).
+ *
+ * main() builds one server_t and hands it to every subsystem; command
+ * handlers reach it through c->srv and their database through c->db.  This
+ * header holds only the shared state and the process-level functions
+ * (init, cron, shutdown); each subsystem has its own header. */
+#ifndef RL_SERVER_H
+#define RL_SERVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "config.h"
+#include "dict.h"
+#include "object.h"
+#include "sds.h"
+#include "zmalloc.h"
+
+#define RL_VERSION "0.1.0"
+#define RL_REDIS_COMPAT_VERSION "7.0.0"
+#define RL_OK 0
+#define RL_ERR -1
+#define RL_MAX_LISTENERS 16
+
+typedef struct server server_t;
+typedef struct client client_t;
+typedef struct evloop evloop_t;
+typedef struct evloop_io evloop_io_t;
+typedef struct evloop_timer evloop_timer_t;
+
+typedef struct db {
+    dict *keys;             /* sds key (embedded) -> robj value */
+    dict *expires;          /* sds key (borrowed from keys) -> int64 ms */
+    int id;
+    unsigned long expire_cursor;  /* active expiry resumes here */
+    long long avg_ttl;      /* ms, running estimate for INFO keyspace */
+    server_t *srv;
+} db_t;
+
+/* Counters shown by INFO stats; every field is a plain count. */
+typedef struct server_stats {
+    long long numcommands;          /* total_commands_processed */
+    long long numconnections;       /* total_connections_received */
+    long long rejected_conn;
+    long long expiredkeys;
+    long long expired_stale_perc;
+    long long evictedkeys;
+    long long keyspace_hits, keyspace_misses;
+    long long net_input_bytes, net_output_bytes;
+    long long total_error_replies;
+    long long unexpected_error_replies;
+    long long io_reads, io_writes;   /* read/write system calls on clients */
+    long long expire_cycle_cpu_ms;
+    dict *errors;                    /* error code -> count (errorstats) */
+    /* instantaneous_ops_per_sec: a ring of samples taken in cron */
+    long long ops_samples[16];
+    int ops_idx;
+    long long ops_last_count, ops_last_ms;
+    long long net_in_samples[16], net_out_samples[16];
+    long long net_in_last, net_out_last;
+} server_stats_t;
+
+/* Memory figures sampled together in cron, so ratios divide simultaneous
+ * readings (see memory.c). */
+typedef struct mem_sample {
+    size_t rss;
+    zmalloc_stats_t alloc;
+    size_t zmalloc_used;      /* used_memory at the time of sampling */
+} mem_sample_t;
+
+struct server {
+    rl_config_t cfg;            /* every directive's current value */
+    char *config_file;          /* absolute path, or NULL */
+    char *executable;           /* absolute path of the binary */
+    evloop_t *loop;
+    evloop_timer_t *cron_timer;
+    evloop_io_t *listeners[RL_MAX_LISTENERS];
+    int listen_fds[RL_MAX_LISTENERS];
+    int listen_count;
+    char *unix_path_bound;      /* unix socket we created, to unlink */
+
+    db_t *dbs;
+    int dbnum;
+
+    client_t *clients_head;     /* every connected client */
+    size_t client_count;
+    client_t *pending_write;    /* clients with output to flush */
+    client_t *close_asap;       /* clients to free at before-sleep */
+    uint64_t next_client_id;
+    dict *commands;             /* lowercase name -> command_t * */
+
+    server_stats_t stats;
+    mem_sample_t mem;           /* last cron sample */
+    size_t peak_memory;         /* used_memory_peak */
+    size_t startup_memory;      /* used_memory after start-up */
+    long long start_time_ms;
+    long long cron_loops;
+    long long mstime;           /* cached clock, updated per command batch */
+    char run_id[41];
+    bool shutdown_asap;
+    int exit_code;
+    pid_t pid;
+    long long dirty;            /* changes since last save (for INFO) */
+    long long lastsave;         /* unix seconds */
+};
+
+int server_init(server_t *srv);
+int server_listen(server_t *srv);
+void server_run(server_t *srv);
+void server_free(server_t *srv);
+/* Stop after the current iteration; the main loop then exits cleanly. */
+void server_request_shutdown(server_t *srv);
+void server_update_clock(server_t *srv);
+void server_sample_memory(server_t *srv);
+
+#endif

@@ -1,0 +1,342 @@
+/* server_cmds.c: server-wide commands: INFO, CONFIG, COMMAND, TIME, DEBUG,
+ * SHUTDOWN, LASTSAVE.  They read and change server_t; data commands live
+ * in the t_*.c and keyspace files. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "evloop.h"
+#include "info.h"
+#include "keyspace.h"
+#include "log.h"
+#include "reply.h"
+#include "util.h"
+
+/* ---------------------------------------------------------------- INFO */
+
+static void cmd_info(client_t *c) {
+    char *names[64];
+    int n = 0;
+    for (int j = 1; j < c->argc && n < 64; j++) names[n++] = c->argv[j]->ptr;
+    sds s = info_generate(c->srv, n, names);
+    reply_verbatim(c, s, sds_len(s), "txt");
+    sds_free(s);
+}
+
+/* ---------------------------------------------------------------- CONFIG */
+
+typedef struct get_ctx {
+    client_t *c;
+    long n;
+    dict *seen;
+} get_ctx;
+
+static dict_type seen_type = {dict_sds_hash, dict_sds_eq, NULL, dict_sds_free, NULL, false};
+
+static void config_get_one(void *arg, const char *name, const char *value) {
+    get_ctx *g = arg;
+    sds key = sds_new(name);
+    if (dict_add(g->seen, key, NULL) != DICT_OK) {   /* listed by an earlier pattern */
+        sds_free(key);
+        return;
+    }
+    reply_bulk_cstr(g->c, name);
+    reply_bulk_cstr(g->c, value);
+    g->n++;
+}
+
+static void cmd_config_get(client_t *c) {
+    get_ctx g = {c, 0, dict_create(&seen_type)};
+    void *slot = reply_deferred_len(c);
+    for (int j = 2; j < c->argc; j++) config_foreach_match(&c->srv->cfg, c->argv[j]->ptr, config_get_one, &g);
+    reply_set_deferred_map_len(c, slot, g.n);
+    dict_release(g.seen);
+}
+
+/* Side effects of a changed directive on running subsystems. */
+static void config_apply(server_t *srv, const char *name) {
+    if (!strcasecmp(name, "hz")) evloop_timer_set_interval(srv->cron_timer, 1000000 / (long)srv->cfg.hz);
+    else if (!strcasecmp(name, "loglevel")) log_set_level(srv->cfg.loglevel);
+    else if (!strcasecmp(name, "jemalloc-bg-thread")) zmalloc_set_background_thread(srv->cfg.jemalloc_bg_thread);
+}
+
+static void cmd_config_set(client_t *c) {
+    if ((c->argc - 2) % 2 != 0) {
+        reply_error_arity(c);
+        return;
+    }
+    /* Pairs are applied in order; the first bad one stops with an error. */
+    for (int j = 2; j < c->argc; j += 2) {
+        const char *name = c->argv[j]->ptr, *err = NULL;
+        if (config_set(c->srv, name, c->argv[j + 1]->ptr, &err) != 0) {
+            if (!strcmp(err, "Unknown option or number of arguments for CONFIG SET"))
+                reply_error(c, "Unknown option or number of arguments for CONFIG SET - '%s'", name);
+            else
+                reply_error(c, "CONFIG SET failed (possibly related to argument '%s') - %s", name, err);
+            return;
+        }
+        config_apply(c->srv, name);
+    }
+    reply_ok(c);
+}
+
+static void cmd_config_resetstat(client_t *c) {
+    server_t *srv = c->srv;
+    dict *errors = srv->stats.errors;
+    dict_empty(errors);
+    memset(&srv->stats, 0, sizeof(srv->stats));
+    srv->stats.errors = errors;
+    srv->peak_memory = zmalloc_used_memory();
+    commands_reset_stats(srv);
+    reply_ok(c);
+}
+
+static void cmd_config_help(client_t *c) {
+    static const char *help[] = {
+        "GET <pattern>", "    Return parameters matching the glob-like <pattern> and their values.",
+        "SET <directive> <value>", "    Set the configuration <directive> to <value>.",
+        "RESETSTAT", "    Reset statistics reported by the INFO command.", NULL};
+    reply_help(c, "CONFIG", help);
+}
+
+static command_t config_subcommands[] = {
+    {"get", cmd_config_get, -3, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Get the values of configuration parameters", "2.0.0", NULL},
+    {"set", cmd_config_set, -4, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Set configuration parameters to the given values", "2.0.0", NULL},
+    {"resetstat", cmd_config_resetstat, 2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Reset the stats returned by INFO", "2.0.0", NULL},
+    {"help", cmd_config_help, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Show helpful text about the different subcommands", "5.0.0", NULL},
+    {0},
+};
+
+/* ---------------------------------------------------------------- COMMAND */
+
+static const struct { uint32_t flag; const char *name; } flag_names[] = {
+    {CMD_WRITE, "write"}, {CMD_READONLY, "readonly"}, {CMD_DENYOOM, "denyoom"}, {CMD_ADMIN, "admin"},
+    {CMD_PUBSUB, "pubsub"}, {CMD_NOSCRIPT, "noscript"}, {CMD_BLOCKING, "blocking"}, {CMD_LOADING, "loading"},
+    {CMD_STALE, "stale"}, {CMD_FAST, "fast"}, {CMD_NO_AUTH, "no_auth"}, {CMD_MAY_REPLICATE, "may_replicate"},
+};
+
+static void reply_command_info(client_t *c, command_t *cmd) {
+    reply_array_len(c, 10);
+    reply_bulk_cstr(c, cmd->fullname);
+    reply_ll(c, cmd->arity);
+    long nf = 0;
+    for (size_t i = 0; i < sizeof(flag_names) / sizeof(flag_names[0]); i++)
+        if (cmd->flags & flag_names[i].flag) nf++;
+    reply_set_len(c, nf);
+    for (size_t i = 0; i < sizeof(flag_names) / sizeof(flag_names[0]); i++)
+        if (cmd->flags & flag_names[i].flag) reply_simple(c, flag_names[i].name);
+    reply_ll(c, cmd->first_key);
+    reply_ll(c, cmd->last_key);
+    reply_ll(c, cmd->key_step);
+    char cat[64];
+    snprintf(cat, sizeof(cat), "@%s", cmd->group ? cmd->group : "server");
+    reply_set_len(c, 1);
+    reply_simple(c, cat);
+    reply_empty_array(c);   /* tips */
+    reply_empty_array(c);   /* key specs */
+    long nsub = 0;
+    if (cmd->subcommands)
+        for (command_t *s = cmd->subcommands; s->name; s++) nsub++;
+    reply_array_len(c, nsub);
+    for (long i = 0; i < nsub; i++) reply_command_info(c, &cmd->subcommands[i]);
+}
+
+static void reply_command_docs(client_t *c, command_t *cmd) {
+    long nsub = 0;
+    if (cmd->subcommands)
+        for (command_t *s = cmd->subcommands; s->name; s++) nsub++;
+    reply_map_len(c, nsub ? 4 : 3);
+    reply_bulk_cstr(c, "summary");
+    reply_bulk_cstr(c, cmd->summary ? cmd->summary : "");
+    reply_bulk_cstr(c, "since");
+    reply_bulk_cstr(c, cmd->since ? cmd->since : "1.0.0");
+    reply_bulk_cstr(c, "group");
+    reply_bulk_cstr(c, cmd->group ? cmd->group : "server");
+    if (nsub) {
+        reply_bulk_cstr(c, "subcommands");
+        reply_map_len(c, nsub);
+        for (long i = 0; i < nsub; i++) {
+            reply_bulk_cstr(c, cmd->subcommands[i].fullname);
+            reply_command_docs(c, &cmd->subcommands[i]);
+        }
+    }
+}
+
+
+static void walk_top(client_t *c, int mode, long *count) {
+    dict_iter it;
+    dict_entry *de;
+    dict_iter_init(&it, c->srv->commands, false);
+    while ((de = dict_next(&it))) {
+        command_t *cmd = dict_get_val(de);
+        if (mode == 0) reply_command_info(c, cmd);
+        else if (mode == 1) {
+            reply_bulk_cstr(c, cmd->name);
+            reply_command_docs(c, cmd);
+        } else reply_bulk_cstr(c, cmd->name);
+        (*count)++;
+    }
+    dict_iter_release(&it);
+}
+
+static command_t *lookup_fullname(client_t *c, robj *name) {
+    const char *s = name->ptr, *bar = strchr(s, '|');
+    command_t *cmd = commands_lookup(c->srv, s, bar ? (size_t)(bar - s) : sds_len(name->ptr));
+    if (!cmd || !bar) return cmd;
+    if (!cmd->subcommands) return NULL;
+    for (command_t *sub = cmd->subcommands; sub->name; sub++)
+        if (!strcasecmp(sub->name, bar + 1)) return sub;
+    return NULL;
+}
+
+static void cmd_command(client_t *c) {
+    long n = 0;
+    void *slot = reply_deferred_len(c);
+    walk_top(c, 0, &n);
+    reply_set_deferred_array_len(c, slot, n);
+}
+
+static void cmd_command_count(client_t *c) { reply_ll(c, (long long)dict_size(c->srv->commands)); }
+
+static void cmd_command_list(client_t *c) {
+    long n = 0;
+    void *slot = reply_deferred_len(c);
+    walk_top(c, 2, &n);
+    reply_set_deferred_array_len(c, slot, n);
+}
+
+static void cmd_command_info(client_t *c) {
+    if (c->argc == 2) {
+        cmd_command(c);
+        return;
+    }
+    reply_array_len(c, c->argc - 2);
+    for (int j = 2; j < c->argc; j++) {
+        command_t *cmd = lookup_fullname(c, c->argv[j]);
+        if (cmd) reply_command_info(c, cmd);
+        else reply_null_array(c);
+    }
+}
+
+static void cmd_command_docs(client_t *c) {
+    if (c->argc == 2) {
+        long n = 0;
+        void *slot = reply_deferred_len(c);
+        walk_top(c, 1, &n);
+        reply_set_deferred_map_len(c, slot, n);
+        return;
+    }
+    void *slot = reply_deferred_len(c);
+    long n = 0;
+    for (int j = 2; j < c->argc; j++) {
+        command_t *cmd = lookup_fullname(c, c->argv[j]);
+        if (!cmd) continue;
+        reply_bulk_cstr(c, cmd->fullname);
+        reply_command_docs(c, cmd);
+        n++;
+    }
+    reply_set_deferred_map_len(c, slot, n);
+}
+
+static void cmd_command_help(client_t *c) {
+    static const char *help[] = {
+        "(no subcommand)", "    Return details about all commands.",
+        "COUNT", "    Return the total number of commands in this server.",
+        "LIST", "    Return a list of all commands in this server.",
+        "INFO [<command-name> ...]", "    Return details about multiple commands.",
+        "DOCS [<command-name> ...]", "    Return documentation details about multiple commands.", NULL};
+    reply_help(c, "COMMAND", help);
+}
+
+static command_t command_subcommands[] = {
+    {"count", cmd_command_count, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Get total number of commands", "2.8.13", NULL},
+    {"list", cmd_command_list, -2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Get an array of command names", "7.0.0", NULL},
+    {"info", cmd_command_info, -2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Get array of specific command details", "2.8.13", NULL},
+    {"docs", cmd_command_docs, -2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Get array of specific command documentation", "7.0.0", NULL},
+    {"help", cmd_command_help, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Show helpful text about the different subcommands", "5.0.0", NULL},
+    {0},
+};
+
+/* COMMAND with no argument lists everything; with one, it is a container.
+ * The dispatcher resolves subcommands only when argc >= 2. */
+static void cmd_command_container(client_t *c) { cmd_command(c); }
+
+/* ---------------------------------------------------------------- misc */
+
+static void cmd_time(client_t *c) {
+    long long us = util_ustime();
+    reply_array_len(c, 2);
+    reply_bulk_ll(c, us / 1000000);
+    reply_bulk_ll(c, us % 1000000);
+}
+
+static void cmd_lastsave(client_t *c) { reply_ll(c, c->srv->lastsave); }
+
+static void cmd_shutdown(client_t *c) {
+    for (int j = 1; j < c->argc; j++) {
+        const char *a = c->argv[j]->ptr;
+        if (strcasecmp(a, "nosave") && strcasecmp(a, "save") && strcasecmp(a, "now") && strcasecmp(a, "force") &&
+            strcasecmp(a, "abort")) {
+            reply_error(c, RL_ERR_SYNTAX);
+            return;
+        }
+        if (!strcasecmp(a, "abort")) {
+            reply_error(c, "No shutdown in progress.");
+            return;
+        }
+    }
+    log_msg(LL_WARNING, "User requested shutdown...");
+    server_request_shutdown(c->srv);
+    /* No reply: the connection closes with the server, as in Redis. */
+    c->flags |= CLIENT_CLOSE_AFTER_REPLY;
+}
+
+static void cmd_debug_sleep(client_t *c) {
+    double secs;
+    if (!obj_get_double(c->argv[2], &secs) || secs < 0) {
+        reply_error(c, RL_ERR_NOT_FLOAT);
+        return;
+    }
+    usleep((useconds_t)(secs * 1e6));
+    reply_ok(c);
+}
+
+static void cmd_debug_object(client_t *c) {
+    robj *o = db_lookup_read(c->db, c->argv[2], LOOKUP_NOTOUCH | LOOKUP_NOSTATS);
+    if (!o) {
+        reply_error(c, RL_ERR_NO_KEY);
+        return;
+    }
+    char buf[256];
+    snprintf(buf, sizeof(buf), "Value at:%p refcount:%d encoding:%s serializedlength:%zu lru:%u lru_seconds_idle:%llu",
+             (void *)o, o->refcount, obj_encoding_name(o->encoding),
+             o->type == OBJ_STRING ? obj_string_len(o) + 1 : 0, o->lru, obj_idle_ms(o) / 1000);
+    reply_simple(c, buf);
+}
+
+static void cmd_debug_help(client_t *c) {
+    static const char *help[] = {
+        "OBJECT <key>", "    Show low level info about the key and associated value.",
+        "SLEEP <seconds>", "    Stop the server for <seconds>. Decimals allowed.", NULL};
+    reply_help(c, "DEBUG", help);
+}
+
+static command_t debug_subcommands[] = {
+    {"sleep", cmd_debug_sleep, 3, CMD_ADMIN, 0, 0, 0, "server", "Block the server", "1.0.0", NULL},
+    {"object", cmd_debug_object, 3, CMD_ADMIN, 2, 2, 1, "server", "Low level info about a key", "1.0.0", NULL},
+    {"help", cmd_debug_help, 2, CMD_ADMIN, 0, 0, 0, "server", "Show help", "1.0.0", NULL},
+    {0},
+};
+
+command_t server_commands[] = {
+    {"info", cmd_info, -1, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Get information and statistics about the server", "1.0.0", NULL},
+    {"config", NULL, -2, 0, 0, 0, 0, "server", "A container for server configuration commands", "2.0.0", config_subcommands},
+    {"command", cmd_command_container, -1, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Get array of Redis command details", "2.8.13", command_subcommands},
+    {"time", cmd_time, 1, CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, "server", "Return the current server time", "2.6.0", NULL},
+    {"lastsave", cmd_lastsave, 1, CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, "server", "Get the UNIX time stamp of the last successful save to disk", "1.0.0", NULL},
+    {"shutdown", cmd_shutdown, -1, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_NO_MULTI, 0, 0, 0, "server", "Synchronously save the dataset to disk and then shut down the server", "1.0.0", NULL},
+    {"debug", NULL, -2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "A container for debugging commands", "1.0.0", debug_subcommands},
+    {0},
+};

@@ -1,0 +1,78 @@
+/* server_main.c: main() of redis-like-server: command line, config, and the
+ * server's life from init to exit.  Kept apart from server.c so the server
+ * library (libredislike.a) can be linked into unit tests without a main. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "server.h"
+
+static void usage(void) {
+    fprintf(stderr,
+            "Usage: ./redis-like-server [/path/to/redis-like.conf] [options]\n"
+            "       ./redis-like-server - (read config from stdin)\n"
+            "       ./redis-like-server -v or --version\n"
+            "       ./redis-like-server -h or --help\n\n"
+            "Examples:\n"
+            "       ./redis-like-server (run the server with default config)\n"
+            "       ./redis-like-server redis-like.conf\n"
+            "       ./redis-like-server --port 7777\n"
+            "       ./redis-like-server redis-like.conf --loglevel verbose --save \"\"\n");
+    exit(1);
+}
+
+static void version(void) {
+    printf("redis-like server v=%s sha=00000000:0 malloc=%s bits=%d build=%s\n", RL_VERSION, zmalloc_lib(),
+           (int)(sizeof(long) * 8), RL_BUILD_ID);
+    exit(0);
+}
+
+static char *absolute_path(const char *p) {
+    char buf[PATH_MAX];
+    if (realpath(p, buf)) return zstrdup(buf);
+    return zstrdup(p);
+}
+
+static char *self_executable(void) {
+    char buf[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+    if (n <= 0) return zstrdup("");
+    buf[n] = '\0';
+    return zstrdup(buf);
+}
+
+int main(int argc, char **argv) {
+    static server_t srv;
+    const char *config_path = NULL;
+    int first_opt = 1;
+    if (argc >= 2) {
+        if (!strcmp(argv[1], "-v") || !strcmp(argv[1], "--version")) version();
+        if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) usage();
+        if (argv[1][0] != '-' || argv[1][1] != '-') {
+            config_path = argv[1];
+            first_opt = 2;
+        }
+    }
+    config_init_defaults(&srv.cfg);
+    if (config_load(&srv.cfg, config_path && strcmp(config_path, "-") ? config_path : NULL, argc - first_opt,
+                    argv + first_opt) != 0) {
+        config_free(&srv.cfg);
+        return 1;
+    }
+    if (config_path && strcmp(config_path, "-")) srv.config_file = absolute_path(config_path);
+    srv.executable = self_executable();
+    log_msg(LL_NOTICE, "oO0OoO0OoO0Oo redis-like is starting oO0OoO0OoO0Oo");
+    log_msg(LL_NOTICE, "redis-like version=%s, bits=%d, pid=%d, malloc=%s, just started", RL_VERSION,
+            (int)(sizeof(long) * 8), (int)getpid(), zmalloc_lib());
+    if (!config_path) log_msg(LL_WARNING, "Warning: no config file specified, using the default config.");
+    if (server_init(&srv) != RL_OK) {
+        server_free(&srv);
+        return 1;
+    }
+    server_run(&srv);
+    server_free(&srv);
+    return srv.exit_code;
+}

@@ -1,0 +1,226 @@
+/* util.c: number parsing/formatting, glob matching, clocks (see util.h). */
+#include "util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+bool util_str2ll(const char *s, size_t len, long long *out) {
+    if (len == 0 || len > 20) return false;
+    size_t i = 0;
+    bool neg = false;
+    if (s[0] == '-') {
+        neg = true;
+        i = 1;
+        if (len == 1) return false;
+    }
+    if (s[i] == '0' && len > i + 1) return false;
+    if (s[i] == '0' && neg) return false;   /* "-0" is not canonical */
+    unsigned long long v = 0;
+    for (; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9') return false;
+        unsigned d = (unsigned)(s[i] - '0');
+        if (v > (ULLONG_MAX - d) / 10) return false;
+        v = v * 10 + d;
+    }
+    if (neg) {
+        if (v > (unsigned long long)LLONG_MAX + 1) return false;
+        *out = (long long)(0 - v);
+    } else {
+        if (v > (unsigned long long)LLONG_MAX) return false;
+        *out = (long long)v;
+    }
+    return true;
+}
+
+bool util_str2d(const char *s, size_t len, double *out) {
+    char buf[256];
+    if (len == 0 || len >= sizeof(buf)) return false;
+    if (isspace((unsigned char)s[0])) return false;
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    char *end;
+    errno = 0;
+    double v = strtod(buf, &end);
+    if ((size_t)(end - buf) != len || isspace((unsigned char)buf[len - 1])) return false;
+    if (errno == ERANGE && (v == HUGE_VAL || v == -HUGE_VAL || fpclassify(v) == FP_ZERO)) return false;
+    if (isnan(v)) return false;
+    *out = v;
+    return true;
+}
+
+bool util_str2ld(const char *s, size_t len, long double *out) {
+    char buf[256];
+    if (len == 0 || len >= sizeof(buf)) return false;
+    if (isspace((unsigned char)s[0])) return false;
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    char *end;
+    errno = 0;
+    long double v = strtold(buf, &end);
+    if ((size_t)(end - buf) != len || isspace((unsigned char)buf[len - 1])) return false;
+    if (errno == ERANGE || isnan(v)) return false;
+    *out = v;
+    return true;
+}
+
+int util_ll2str(char *buf, size_t size, long long v) { return snprintf(buf, size, "%lld", v); }
+
+int util_d2str(char *buf, size_t size, double v) {
+    if (isinf(v)) return snprintf(buf, size, v > 0 ? "inf" : "-inf");
+    /* Redis 7.0 replies with %.17g, so 0.1 reads "0.10000000000000001". */
+    return snprintf(buf, size, "%.17g", v);
+}
+
+int util_ld2str(char *buf, size_t size, long double v) {
+    if (isinf(v)) return snprintf(buf, size, v > 0 ? "inf" : "-inf");
+    int n = snprintf(buf, size, "%.17Lf", v);
+    if (n < 0 || (size_t)n >= size) return n;
+    if (strchr(buf, '.')) {
+        while (n > 0 && buf[n - 1] == '0') n--;
+        if (n > 0 && buf[n - 1] == '.') n--;
+        buf[n] = '\0';
+    }
+    if (strcmp(buf, "-0") == 0) { buf[0] = '0'; buf[1] = '\0'; n = 1; }
+    return n;
+}
+
+static inline int fold(int c, bool nocase) { return nocase ? tolower(c) : c; }
+
+/* Match a [...] class at *pp against c; advances *pp past the ']'. */
+static bool match_class(const char **pp, const char *pend, int c, bool nocase) {
+    const char *p = *pp + 1;
+    bool negate = false, hit = false;
+    if (p < pend && *p == '^') { negate = true; p++; }
+    while (p < pend && *p != ']') {
+        if (*p == '\\' && p + 1 < pend) {
+            p++;
+            if (fold(*p, nocase) == fold(c, nocase)) hit = true;
+        } else if (p + 2 < pend && p[1] == '-' && p[2] != ']') {
+            int lo = fold((unsigned char)p[0], nocase), hi = fold((unsigned char)p[2], nocase);
+            if (lo > hi) { int t = lo; lo = hi; hi = t; }
+            int cc = fold(c, nocase);
+            if (cc >= lo && cc <= hi) hit = true;
+            p += 2;
+        } else if (fold((unsigned char)*p, nocase) == fold(c, nocase)) {
+            hit = true;
+        }
+        p++;
+    }
+    *pp = (p < pend) ? p : pend - 1;   /* an unclosed class ends the pattern */
+    return negate ? !hit : hit;
+}
+
+static bool glob_rec(const char *p, const char *pend, const char *s, const char *send, bool nocase, int depth) {
+    if (depth > 1000) return false;
+    while (p < pend) {
+        switch (*p) {
+        case '*':
+            while (p + 1 < pend && p[1] == '*') p++;
+            if (p + 1 == pend) return true;
+            for (const char *t = s; t <= send; t++)
+                if (glob_rec(p + 1, pend, t, send, nocase, depth + 1)) return true;
+            return false;
+        case '?':
+            if (s == send) return false;
+            s++;
+            break;
+        case '[':
+            if (s == send) return false;
+            if (!match_class(&p, pend, (unsigned char)*s, nocase)) return false;
+            s++;
+            break;
+        case '\\':
+            if (p + 1 < pend) p++;
+            /* fall through */
+        default:
+            if (s == send || fold((unsigned char)*p, nocase) != fold((unsigned char)*s, nocase)) return false;
+            s++;
+            break;
+        }
+        p++;
+    }
+    return s == send;
+}
+
+bool util_glob_match(const char *pat, size_t plen, const char *str, size_t slen, bool nocase) {
+    return glob_rec(pat, pat + plen, str, str + slen, nocase, 0);
+}
+
+bool util_memtoull(const char *s, unsigned long long *out) {
+    const char *u = s;
+    while (*u == '-' || isdigit((unsigned char)*u)) u++;
+    unsigned long long mul;
+    if (!strcasecmp(u, "")) mul = 1;
+    else if (!strcasecmp(u, "b")) mul = 1;
+    else if (!strcasecmp(u, "k")) mul = 1000;
+    else if (!strcasecmp(u, "kb")) mul = 1024;
+    else if (!strcasecmp(u, "m")) mul = 1000ULL * 1000;
+    else if (!strcasecmp(u, "mb")) mul = 1024ULL * 1024;
+    else if (!strcasecmp(u, "g")) mul = 1000ULL * 1000 * 1000;
+    else if (!strcasecmp(u, "gb")) mul = 1024ULL * 1024 * 1024;
+    else return false;
+    long long v;
+    if (!util_str2ll(s, (size_t)(u - s), &v) || v < 0) return false;
+    *out = (unsigned long long)v * mul;
+    return true;
+}
+
+void util_bytes_to_human(char *buf, size_t size, unsigned long long n) {
+    const char *units = "BKMGTP";
+    double d = (double)n;
+    int i = 0;
+    if (n < 1024) {
+        snprintf(buf, size, "%lluB", n);
+        return;
+    }
+    while (d >= 1024 && i < 5) { d /= 1024; i++; }
+    snprintf(buf, size, "%.2f%c", d, units[i]);
+}
+
+long long util_ustime(void) {
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    return (long long)tv.tv_sec * 1000000 + tv.tv_usec;
+}
+
+long long util_mstime(void) { return util_ustime() / 1000; }
+
+long long util_monotonic_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+void util_random_bytes(uint8_t *p, size_t len) {
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    size_t got = 0;
+    if (fd >= 0) {
+        while (got < len) {
+            ssize_t n = read(fd, p + got, len - got);
+            if (n <= 0) break;
+            got += (size_t)n;
+        }
+        close(fd);
+    }
+    /* Without /dev/urandom fall back on time and pid: still varies per run. */
+    for (; got < len; got++) p[got] = (uint8_t)(util_ustime() >> (got % 8) ^ getpid());
+}
+
+void util_random_hex(char *p, size_t len) {
+    static const char hex[] = "0123456789abcdef";
+    uint8_t raw[64];
+    for (size_t i = 0; i < len; i += sizeof(raw)) {
+        util_random_bytes(raw, sizeof(raw));
+        for (size_t j = 0; j < sizeof(raw) && i + j < len; j++) p[i + j] = hex[raw[j] & 15];
+    }
+}

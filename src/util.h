@@ -1,0 +1,41 @@
+/* util.h: small pure helpers shared by the server: number parsing and
+ * formatting with Redis's exact rules, glob matching, clocks, byte sizes.
+ * No server state here. */
+#ifndef RL_UTIL_H
+#define RL_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Strict integer parse: no spaces, no '+', no leading zeros, fits int64. */
+bool util_str2ll(const char *s, size_t len, long long *out);
+/* Double parse as Redis accepts it: strtod over the whole string, no
+ * spaces, no NaN; "inf"/"-inf" accepted. */
+bool util_str2d(const char *s, size_t len, double *out);
+/* long double for INCRBYFLOAT. */
+bool util_str2ld(const char *s, size_t len, long double *out);
+int util_ll2str(char *buf, size_t size, long long v);
+/* Shortest text that reads back as the same double (%.17g family), "inf",
+ * "-inf"; integers without ".0". */
+int util_d2str(char *buf, size_t size, double v);
+/* INCRBYFLOAT's human form: %.17Lf with trailing zeros trimmed. */
+int util_ld2str(char *buf, size_t size, long double v);
+
+/* Glob match as Redis's KEYS/PSUBSCRIBE/CONFIG GET: * ? [abc] [^a] [a-z] \x. */
+bool util_glob_match(const char *pat, size_t plen, const char *str, size_t slen, bool nocase);
+
+/* Memory sizes as in config files: 1k=1000, 1kb=1024, 1m, 1mb, 1g, 1gb.
+ * Returns false on a malformed value. */
+bool util_memtoull(const char *s, unsigned long long *out);
+/* "1.23M" style for *_human fields: B, K, M, G, T, P with two decimals. */
+void util_bytes_to_human(char *buf, size_t size, unsigned long long n);
+
+long long util_ustime(void);   /* wall clock, microseconds */
+long long util_mstime(void);   /* wall clock, milliseconds */
+long long util_monotonic_us(void);
+
+void util_random_bytes(uint8_t *p, size_t len);
+void util_random_hex(char *p, size_t len);
+
+#endif

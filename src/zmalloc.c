@@ -1,0 +1,306 @@
+/* zmalloc.c: allocator selection, used_memory accounting and allocator stats.
+ *
+ * This is the only file of the server that knows which allocator it was built
+ * with (USE_LIBC_MALLOC, USE_JEMALLOC, USE_TCMALLOC[_MINIMAL], USE_EBBMALLOC,
+ * set by src/Makefile).  Each allocator block below provides the same small
+ * set of primitives: raw alloc/realloc/free, usable size, stats, purge and a
+ * text report.  Everything above it sees one interface (zmalloc.h).
+ *
+ * used_memory is the sum of usable sizes of live blocks, kept in one relaxed
+ * atomic counter so background threads (lazy free) may allocate and free too.
+ * Every allocator here can tell a block's usable size, so no size prefix is
+ * stored in front of blocks. */
+#include "zmalloc.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#if defined(USE_JEMALLOC)
+#include <jemalloc/jemalloc.h>
+#define RAW_MALLOC(n) malloc(n)
+#define RAW_REALLOC(p, n) realloc(p, n)
+#define RAW_FREE(p) free(p)
+#define RAW_SIZE(p) malloc_usable_size((void *)(p))
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define ALLOC_LIB "jemalloc-" STR(JEMALLOC_VERSION_MAJOR) "." STR(JEMALLOC_VERSION_MINOR) "." STR(JEMALLOC_VERSION_BUGFIX)
+#elif defined(USE_TCMALLOC)
+#include <gperftools/malloc_extension_c.h>
+#include <gperftools/tcmalloc.h>
+#define RAW_MALLOC(n) tc_malloc(n)
+#define RAW_REALLOC(p, n) tc_realloc(p, n)
+#define RAW_FREE(p) tc_free(p)
+#define RAW_SIZE(p) tc_malloc_size((void *)(p))
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#if defined(USE_TCMALLOC_MINIMAL)
+#define ALLOC_LIB "tcmalloc_minimal-" STR(TC_VERSION_MAJOR) "." STR(TC_VERSION_MINOR)
+#else
+#define ALLOC_LIB "tcmalloc-" STR(TC_VERSION_MAJOR) "." STR(TC_VERSION_MINOR)
+#endif
+#elif defined(USE_EBBMALLOC)
+#include <ebbmalloc.h>
+#define RAW_MALLOC(n) ebb_malloc(n)
+#define RAW_REALLOC(p, n) ebb_realloc(p, n)
+#define RAW_FREE(p) ebb_free(p)
+#define RAW_SIZE(p) ebb_usable_size(p)
+#define ALLOC_LIB "ebbmalloc-" EBBMALLOC_VERSION
+#else
+#include <malloc.h>
+#define RAW_MALLOC(n) malloc(n)
+#define RAW_REALLOC(p, n) realloc(p, n)
+#define RAW_FREE(p) free(p)
+#define RAW_SIZE(p) malloc_usable_size((void *)(p))
+#define ALLOC_LIB "libc"
+#endif
+
+static size_t used_memory;   /* bytes, updated with relaxed atomics */
+
+static void default_oom(size_t size) {
+    fprintf(stderr, "zmalloc: Out of memory trying to allocate %zu bytes\n", size);
+    fflush(stderr);
+    abort();
+}
+
+static void (*oom_handler)(size_t) = default_oom;
+
+void zmalloc_set_oom_handler(void (*handler)(size_t)) { oom_handler = handler ? handler : default_oom; }
+
+static inline void count_add(size_t n) { __atomic_fetch_add(&used_memory, n, __ATOMIC_RELAXED); }
+static inline void count_sub(size_t n) { __atomic_fetch_sub(&used_memory, n, __ATOMIC_RELAXED); }
+
+void *ztrymalloc(size_t size) {
+    void *p = RAW_MALLOC(size ? size : 1);
+    if (p) count_add(RAW_SIZE(p));
+    return p;
+}
+
+void *zmalloc(size_t size) {
+    void *p = ztrymalloc(size);
+    if (!p) oom_handler(size);
+    return p;
+}
+
+void *zcalloc(size_t size) {
+    void *p = zmalloc(size);
+    memset(p, 0, size);
+    return p;
+}
+
+void *ztryrealloc(void *ptr, size_t size) {
+    if (!ptr) return ztrymalloc(size);
+    if (size == 0) {
+        zfree(ptr);
+        return NULL;
+    }
+    size_t old = RAW_SIZE(ptr);
+    void *p = RAW_REALLOC(ptr, size);
+    if (!p) return NULL;
+    count_sub(old);
+    count_add(RAW_SIZE(p));
+    return p;
+}
+
+void *zrealloc(void *ptr, size_t size) {
+    if (ptr && size == 0) {
+        zfree(ptr);
+        return NULL;
+    }
+    void *p = ztryrealloc(ptr, size);
+    if (!p) oom_handler(size);
+    return p;
+}
+
+void zfree(void *ptr) {
+    if (!ptr) return;
+    count_sub(RAW_SIZE(ptr));
+    RAW_FREE(ptr);
+}
+
+char *zstrdup(const char *s) { return zmemdup(s, strlen(s) + 1); }
+
+void *zmemdup(const void *p, size_t len) {
+    void *d = zmalloc(len);
+    memcpy(d, p, len);
+    return d;
+}
+
+size_t zmalloc_size(const void *ptr) { return RAW_SIZE(ptr); }
+size_t zmalloc_used_memory(void) { return __atomic_load_n(&used_memory, __ATOMIC_RELAXED); }
+const char *zmalloc_lib(void) { return ALLOC_LIB; }
+
+/* ---------------------------------------------------------------------------
+ * Allocator statistics, purge, reports.
+ * ------------------------------------------------------------------------- */
+
+#if defined(USE_JEMALLOC)
+static size_t je_stat(const char *name) {
+    size_t v = 0, sz = sizeof(v);
+    if (mallctl(name, &v, &sz, NULL, 0) != 0) return 0;
+    return v;
+}
+
+void zmalloc_get_allocator_stats(zmalloc_stats_t *st) {
+    uint64_t epoch = 1;
+    size_t sz = sizeof(epoch);
+    memset(st, 0, sizeof(*st));
+    mallctl("epoch", &epoch, &sz, &epoch, sz); /* refresh the cached stats */
+    st->allocated = je_stat("stats.allocated");
+    st->active = je_stat("stats.active");
+    st->resident = je_stat("stats.resident");
+    st->mapped = je_stat("stats.mapped");
+    st->retained = je_stat("stats.retained");
+}
+
+int zmalloc_purge(void) {
+    /* "arena.<MALLCTL_ARENAS_ALL>.purge" purges every arena's dirty and
+     * muzzy pages back to the OS. */
+    char cmd[64];
+    snprintf(cmd, sizeof(cmd), "arena.%d.purge", MALLCTL_ARENAS_ALL);
+    return mallctl(cmd, NULL, NULL, NULL, 0) == 0 ? 0 : -1;
+}
+
+static void je_write_cb(void *arg, const char *text) {
+    void **pair = arg;
+    ((void (*)(void *, const char *))pair[0])(pair[1], text);
+}
+
+void zmalloc_malloc_stats(void (*out)(void *arg, const char *text), void *arg) {
+    void *pair[2] = {(void *)out, arg};
+    malloc_stats_print(je_write_cb, pair, NULL);
+}
+
+bool zmalloc_has_defrag(void) { return true; }
+
+void zmalloc_set_background_thread(bool enable) {
+    bool v = enable;
+    mallctl("background_thread", NULL, NULL, &v, sizeof(v));
+}
+
+void zmalloc_maintain(void) {}
+
+#elif defined(USE_TCMALLOC)
+static size_t tc_prop(const char *name) {
+    size_t v = 0;
+    return MallocExtension_GetNumericProperty(name, &v) ? v : 0;
+}
+
+/* tcmalloc's figures mapped to jemalloc's meanings:
+ *   allocated = generic.current_allocated_bytes (live blocks)
+ *   mapped    = generic.heap_size (page heap, incl. unmapped pages)
+ *   retained  = tcmalloc.pageheap_unmapped_bytes (released to the OS)
+ *   resident  = heap_size - unmapped (everything still backed by memory)
+ *   active    = resident - pageheap_free (pages in spans, incl. cached
+ *               free objects in the thread/central caches) */
+void zmalloc_get_allocator_stats(zmalloc_stats_t *st) {
+    memset(st, 0, sizeof(*st));
+    size_t heap = tc_prop("generic.heap_size");
+    size_t unmapped = tc_prop("tcmalloc.pageheap_unmapped_bytes");
+    size_t pfree = tc_prop("tcmalloc.pageheap_free_bytes");
+    st->allocated = tc_prop("generic.current_allocated_bytes");
+    st->mapped = heap;
+    st->retained = unmapped;
+    st->resident = heap - unmapped;
+    st->active = st->resident - pfree;
+}
+
+int zmalloc_purge(void) {
+    MallocExtension_ReleaseFreeMemory();
+    return 0;
+}
+
+void zmalloc_malloc_stats(void (*out)(void *arg, const char *text), void *arg) {
+    size_t cap = 64 * 1024;
+    char *buf = RAW_MALLOC(cap);
+    if (!buf) return;
+    MallocExtension_GetStats(buf, (int)cap);
+    out(arg, buf);
+    RAW_FREE(buf);
+}
+
+bool zmalloc_has_defrag(void) { return false; }
+void zmalloc_set_background_thread(bool enable) { (void)enable; }
+void zmalloc_maintain(void) {}
+
+#elif defined(USE_EBBMALLOC)
+void zmalloc_get_allocator_stats(zmalloc_stats_t *st) {
+    ebb_stats_t es;
+    memset(st, 0, sizeof(*st));
+    ebb_stats_get(&es);
+    st->allocated = es.allocated;
+    st->active = es.active;
+    st->resident = es.resident;
+    st->mapped = es.mapped;
+    st->retained = es.retained;
+}
+
+int zmalloc_purge(void) {
+    ebb_purge();
+    return 0;
+}
+
+void zmalloc_malloc_stats(void (*out)(void *arg, const char *text), void *arg) { ebb_stats_print(out, arg); }
+bool zmalloc_has_defrag(void) { return true; }
+void zmalloc_set_background_thread(bool enable) { (void)enable; }
+void zmalloc_maintain(void) { ebb_maintain(); }
+
+#else /* libc */
+/* glibc tells what it has handed out and what it got from the OS, but has no
+ * notion of active or resident pages: those are reported as 0. */
+void zmalloc_get_allocator_stats(zmalloc_stats_t *st) {
+    struct mallinfo2 mi = mallinfo2();
+    memset(st, 0, sizeof(*st));
+    st->allocated = mi.uordblks + mi.hblkhd;
+    st->mapped = mi.arena + mi.hblkhd;
+}
+
+int zmalloc_purge(void) {
+    malloc_trim(0);
+    return 0;
+}
+
+void zmalloc_malloc_stats(void (*out)(void *arg, const char *text), void *arg) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return;
+    malloc_info(0, f);
+    fclose(f);
+    if (buf) out(arg, buf);
+    free(buf); /* open_memstream's buffer comes from libc malloc */
+}
+
+bool zmalloc_has_defrag(void) { return false; }
+void zmalloc_set_background_thread(bool enable) { (void)enable; }
+void zmalloc_maintain(void) {}
+#endif
+
+/* ---------------------------------------------------------------------------
+ * Process memory from /proc.
+ * ------------------------------------------------------------------------- */
+
+size_t zmalloc_get_rss(void) {
+    char buf[4096];
+    FILE *f = fopen("/proc/self/stat", "r");
+    if (!f) return 0;
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    /* Field 24 is rss in pages; skip past the command name, which is in
+     * parentheses and may itself hold spaces. */
+    char *p = strrchr(buf, ')');
+    if (!p) return 0;
+    int field = 2;
+    while (*p && field < 24) {
+        if (*p == ' ') field++;
+        p++;
+    }
+    return (size_t)strtoull(p, NULL, 10) * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+size_t zmalloc_total_system_memory(void) {
+    return (size_t)sysconf(_SC_PHYS_PAGES) * (size_t)sysconf(_SC_PAGESIZE);
+}

@@ -1,0 +1,77 @@
+/* zmalloc.h: the server's only door to the memory allocator.
+ *
+ * Every allocation the server makes goes through these calls, so that
+ * used_memory can be counted exactly (by the allocator's usable size) and so
+ * that the allocator itself (libc, jemalloc, tcmalloc, tcmalloc_minimal or
+ * ebbmalloc) is chosen at compile time in one place: zmalloc.c.  Libraries
+ * built into the server (sds, dict, listpack, ...) use these too; they never
+ * call malloc directly.
+ *
+ * Allocation failure calls the out-of-memory handler, which logs and aborts:
+ * callers of zmalloc never see NULL.  The ztry* variants return NULL instead. */
+#ifndef RL_ZMALLOC_H
+#define RL_ZMALLOC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+void *zmalloc(size_t size);
+void *zcalloc(size_t size);
+void *zrealloc(void *ptr, size_t size);   /* may move: the old pointer is dead */
+void *ztrymalloc(size_t size);            /* NULL on failure, no abort */
+void *ztryrealloc(void *ptr, size_t size);
+void zfree(void *ptr);                    /* zfree(NULL) is a no-op */
+char *zstrdup(const char *s);
+void *zmemdup(const void *p, size_t len);
+
+/* Usable size of a block zmalloc returned (>= what was asked). */
+size_t zmalloc_size(const void *ptr);
+
+/* Bytes currently allocated through zmalloc, summed over all threads. */
+size_t zmalloc_used_memory(void);
+
+/* Called with the failed request size; the default logs and aborts. */
+void zmalloc_set_oom_handler(void (*handler)(size_t));
+
+/* The allocator's name and version as INFO's mem_allocator shows it,
+ * e.g. "jemalloc-5.3.0", "libc", "tcmalloc-2.10". */
+const char *zmalloc_lib(void);
+
+/* The allocator's own view of the heap.  A figure the allocator cannot give
+ * is 0 (as Redis reports it), never guessed. */
+typedef struct zmalloc_stats {
+    size_t allocated;   /* bytes in live blocks, by the allocator's count */
+    size_t active;      /* bytes in pages holding live blocks */
+    size_t resident;    /* bytes the allocator holds resident */
+    size_t mapped;      /* bytes mapped from the OS */
+    size_t retained;    /* bytes unmapped/returned but kept as address space */
+    size_t fragmentation_hint; /* reserved: 0 */
+} zmalloc_stats_t;
+void zmalloc_get_allocator_stats(zmalloc_stats_t *st);
+
+/* Return free memory to the OS now (MEMORY PURGE).  RL_OK (0) or -1 when the
+ * allocator has no such operation. */
+int zmalloc_purge(void);
+
+/* Periodic allocator housekeeping from the server cron (ebbmalloc's
+ * decay purge when no background thread runs); a no-op elsewhere. */
+void zmalloc_maintain(void);
+
+/* Allocator's own human-readable report (MEMORY MALLOC-STATS), written
+ * through a callback so the caller decides where it goes. */
+void zmalloc_malloc_stats(void (*out)(void *arg, const char *text), void *arg);
+
+/* Whether the build's allocator supports active defrag hints. */
+bool zmalloc_has_defrag(void);
+
+/* Start-up tuning (jemalloc background purge thread). */
+void zmalloc_set_background_thread(bool enable);
+
+/* Resident set size of this process in bytes, read from /proc. */
+size_t zmalloc_get_rss(void);
+
+/* Physical memory of the machine in bytes (INFO total_system_memory). */
+size_t zmalloc_total_system_memory(void);
+
+#endif

@@ -1,0 +1,268 @@
+"""test_benchmark_tool.py: integration tests of src/redis-like-benchmark.
+
+Starts its own server (RL_BENCH_TARGET_SERVER, default Debian's
+/usr/bin/redis-server) on a free loopback port, runs the tool (RL_BENCH, default
+src/redis-like-benchmark) against it and checks what the server saw: keys
+written versus -n/-r, commands counted by INFO commandstats versus what the
+tool claims, CSV/JSON that parse, custom commands, error replies counted, and
+bad options refused with exit code 1.  The server is killed by pid.
+"""
+import csv
+import io
+import json
+import os
+import re
+import socket
+import subprocess
+import time
+
+import pytest
+import redis
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BENCH = os.environ.get("RL_BENCH", os.path.join(ROOT, "src", "redis-like-benchmark"))
+SERVER = os.environ.get("RL_BENCH_TARGET_SERVER", "/usr/bin/redis-server")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server():
+    if not os.access(BENCH, os.X_OK):
+        pytest.skip("benchmark tool not built: " + BENCH)
+    port = free_port()
+    proc = subprocess.Popen(
+        [SERVER, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+         "--appendonly", "no", "--daemonize", "no"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    client = redis.Redis(host="127.0.0.1", port=port, decode_responses=True)
+    for _ in range(100):
+        try:
+            client.ping()
+            break
+        except redis.ConnectionError:
+            time.sleep(0.05)
+    else:
+        proc.kill()
+        pytest.fail("server did not start")
+    yield port, client
+    proc.kill()
+    proc.wait()
+
+
+def run(port, *args, timeout=30):
+    if not os.access(BENCH, os.X_OK):
+        pytest.skip("benchmark tool not built: " + BENCH)
+    return subprocess.run([BENCH, "-p", str(port)] + [str(a) for a in args],
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def calls(client, cmd):
+    stats = client.info("commandstats")
+    return stats.get("cmdstat_" + cmd, {}).get("calls", 0)
+
+
+def run_json(port, tmp_path, *args):
+    path = tmp_path / "out.json"
+    r = run(port, "-q", "--json", path, *args)
+    assert r.returncode == 0, r.stderr
+    return json.loads(path.read_text()), r
+
+
+def test_random_keys_stay_in_range(server):
+    port, c = server
+    c.flushall()
+    r = run(port, "-t", "set", "-n", 1000, "-r", 100, "-q")
+    assert r.returncode == 0, r.stderr
+    assert 0 < c.dbsize() <= 100
+    assert all(re.fullmatch(r"key:\d{12}", k) for k in c.keys("*"))
+    assert all(int(k[4:]) < 100 for k in c.keys("*"))
+
+
+def test_without_r_one_key(server):
+    port, c = server
+    c.flushall()
+    assert run(port, "-t", "set", "-n", 500, "-q").returncode == 0
+    assert c.keys("*") == ["key:__rand_int__"]
+    assert c.strlen("key:__rand_int__") == 3          # -d default
+
+
+def test_data_size_and_mset(server):
+    port, c = server
+    c.flushall()
+    assert run(port, "-t", "mset", "-n", 10, "-c", 1, "-r", 1000000, "-d", 17, "-q").returncode == 0
+    assert 90 <= c.dbsize() <= 100                  # 10 keys per MSET
+    assert {c.strlen(k) for k in c.keys("*")} == {17}
+
+
+@pytest.mark.parametrize("pipeline,clients,threads", [(1, 10, 1), (16, 7, 1), (5, 50, 2)])
+def test_pipeline_sends_what_it_claims(server, tmp_path, pipeline, clients, threads):
+    port, c = server
+    c.config_resetstat()
+    doc, _ = run_json(port, tmp_path, "-t", "set,get", "-n", 1000, "-P", pipeline,
+                      "-c", clients, "--threads", threads, "-r", 1000)
+    assert [t["requests"] for t in doc["tests"]] == [1000, 1000]
+    assert calls(c, "set") == 1000
+    assert calls(c, "get") == 1000
+
+
+def test_n_smaller_than_c(server, tmp_path):
+    port, c = server
+    c.config_resetstat()
+    doc, _ = run_json(port, tmp_path, "-t", "incr", "-n", 5, "-c", 50)
+    assert doc["tests"][0]["requests"] == 5
+    assert doc["tests"][0]["clients"] == 5
+    assert calls(c, "incr") == 5
+
+
+def test_csv_parses(server):
+    port, _ = server
+    r = run(port, "--csv", "-t", "set,get,lrange_100", "-n", 500)
+    assert r.returncode == 0, r.stderr
+    rows = list(csv.reader(io.StringIO(r.stdout)))
+    assert rows[0] == ["test", "rps", "avg_latency_ms", "min_latency_ms", "p50_latency_ms",
+                       "p95_latency_ms", "p99_latency_ms", "max_latency_ms"]
+    assert [row[0] for row in rows[1:]] == ["SET", "GET", "LPUSH (needed to benchmark LRANGE)",
+                                            "LRANGE_100 (first 100 elements)"]
+    for row in rows[1:]:
+        vals = [float(v) for v in row[1:]]
+        assert vals[0] > 0
+        assert vals[2] <= vals[3] <= vals[4] <= vals[5] <= vals[6]   # min<=p50<=p95<=p99<=max
+
+
+def test_text_output_shape(server):
+    port, _ = server
+    r = run(port, "-t", "get", "-n", 300, "-c", 3)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert "====== GET ======" in out
+    assert "  300 requests completed in " in out
+    assert "  3 parallel clients" in out
+    assert re.search(r"throughput summary: [\d.]+ requests per second", out)
+    assert re.search(r"avg\s+min\s+p50\s+p95\s+p99\s+max\n(\s+[\d.]+){6}", out)
+    assert "\r" not in out                          # no progress line when not a TTY
+    q = run(port, "-t", "get", "-n", 300, "-q")
+    assert re.fullmatch(r"GET: [\d.]+ requests per second, p50=[\d.]+ msec\n", q.stdout)
+
+
+def test_json_figures(server, tmp_path):
+    port, _ = server
+    doc, _ = run_json(port, tmp_path, "-t", "set", "-n", 2000, "-P", 4)
+    t = doc["tests"][0]
+    lat = t["latency_ms"]
+    assert t["name"] == "SET" and t["requests"] == 2000 and t["errors"] == 0
+    assert lat["min"] <= lat["p50"] <= lat["p90"] <= lat["p99"] <= lat["p99.9"] <= lat["max"]
+    assert sum(b[2] for b in t["distribution"]) == 2000
+    assert doc["config"]["pipeline"] == 4
+
+
+def test_custom_command(server):
+    port, c = server
+    c.delete("bench:set")
+    r = run(port, "-n", 300, "-r", 50, "-q", "SADD", "bench:set", "__rand_int__")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("SADD bench:set __rand_int__: ")
+    assert 0 < c.scard("bench:set") <= 50
+    assert all(re.fullmatch(r"\d{12}", m) for m in c.smembers("bench:set"))
+
+
+def test_error_replies_counted(server, tmp_path):
+    port, c = server
+    c.set("bench:notnum", "abc")
+    doc, r = run_json(port, tmp_path, "-n", 100, "-c", 4, "INCR", "bench:notnum")
+    t = doc["tests"][0]
+    assert t["requests"] == 100 and t["errors"] == 100
+    assert "not an integer" in t["first_error"]
+    assert "100 error replies" in r.stdout
+
+
+def test_ratio_and_duration(server, tmp_path):
+    port, c = server
+    c.config_resetstat()
+    doc, _ = run_json(port, tmp_path, "--ratio", "1:3", "--duration", 1, "-r", 100, "-c", 8)
+    t = doc["tests"][0]
+    sets, gets = t["by_command"]["SET"], t["by_command"]["GET"]
+    assert 0.9 <= t["seconds"] <= 2.0
+    assert sets + gets == t["requests"] and t["requests"] > 1000
+    assert 2.5 < gets / sets < 3.5
+    assert calls(c, "set") == sets and calls(c, "get") == gets
+
+
+def test_rate_open_loop(server, tmp_path):
+    port, _ = server
+    doc, _ = run_json(port, tmp_path, "-t", "set", "--rate", 2000, "--duration", 1, "-c", 4)
+    n = doc["tests"][0]["requests"]
+    assert 1600 <= n <= 2400, n
+
+
+def test_data_size_list_and_key_pattern(server):
+    port, c = server
+    c.flushall()
+    r = run(port, "-t", "set", "-n", 3000, "-r", 100000, "--key-pattern", "sequential",
+            "--data-size-list", "32:50,1024:50", "-q")
+    assert r.returncode == 0, r.stderr
+    assert c.dbsize() == 3000                        # sequential: no repeats
+    sizes = {c.strlen(k) for k in c.keys("*")}
+    assert sizes == {32, 1024}
+    c.flushall()
+    assert run(port, "-t", "set", "-n", 3000, "-r", 1000, "--key-pattern", "zipf",
+               "--data-size", "10-20", "-q").returncode == 0
+    assert c.dbsize() < 900                          # skewed: hot keys repeat
+    assert all(10 <= c.strlen(k) <= 20 for k in c.keys("*"))
+
+
+def test_memory_sample(server, tmp_path):
+    port, _ = server
+    path = tmp_path / "mem.csv"
+    r = run(port, "-t", "set", "--duration", 2.2, "-r", 1000, "-q", "--memory-sample", path)
+    assert r.returncode == 0, r.stderr
+    rows = list(csv.DictReader(io.StringIO(path.read_text())))
+    assert len(rows) >= 3
+    assert all(int(row["used_memory"]) > 0 for row in rows)
+    assert int(rows[-1]["vmrss"]) > 0
+    assert max(float(row["ops_per_sec"]) for row in rows) > 0
+
+
+def test_no_keepalive_reconnects(server):
+    port, c = server
+    before = c.info("stats")["total_connections_received"]
+    assert run(port, "-t", "set", "-n", 200, "-c", 4, "-k", 0, "-q").returncode == 0
+    assert c.info("stats")["total_connections_received"] - before >= 200
+
+
+@pytest.mark.parametrize("args", [
+    ["-c", "0"], ["-n", "abc"], ["-P", "-1"], ["-d", "0"], ["--ratio", "x"],
+    ["--key-pattern", "foo"], ["-t", "nosuchtest"], ["--data-size", "5-2"],
+    ["--data-size-list", "32"], ["--threads", "0"], ["--no-such-option", "1"], ["-n"],
+])
+def test_bad_options_rejected(server, args):
+    port, _ = server
+    r = run(port, *args)
+    assert r.returncode == 1
+    assert r.stderr.strip()
+
+
+def test_unreachable_server():
+    r = run(free_port(), "-t", "set", "-n", 10, "-q")
+    assert r.returncode == 1
+    assert "Could not connect" in r.stderr
+
+
+def test_auth_failure(server):
+    port, c = server
+    try:
+        c.config_set("requirepass", "s3cret")
+    except redis.ResponseError:
+        pytest.skip("server has no CONFIG SET requirepass")
+    try:
+        bad = run(port, "-a", "wrong", "-t", "set", "-n", 10, "-q")
+        good = run(port, "-a", "s3cret", "-t", "set", "-n", 10, "-q")
+    finally:
+        admin = redis.Redis(host="127.0.0.1", port=port, password="s3cret")
+        admin.config_set("requirepass", "")
+    assert bad.returncode == 1 and "AUTH failed" in bad.stderr
+    assert good.returncode == 0, good.stderr

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# install-deps.sh: make sure the Debian packages redis-like needs are present.
+#
+# Called by `make run` and `make test` before anything else.  It asks dpkg
+# which packages are missing and runs `apt-get install -y` only for those, so
+# on a machine that already has everything it costs one dpkg query and never
+# touches the network.  Pass extra package names as arguments to require them
+# too (e.g. the shootout asks for gnuplot).
+set -euo pipefail
+
+base=(build-essential pkg-config libevent-dev libjemalloc-dev
+      libgoogle-perftools-dev libmimalloc-dev redis-server redis-tools
+      python3-pytest python3-redis)
+
+missing=()
+for pkg in "${base[@]}" "$@"; do
+    status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
+    [ "$status" = "install ok installed" ] || missing+=("$pkg")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "install-deps: installing ${missing[*]}" >&2
+if [ "$(id -u)" -ne 0 ]; then
+    echo "install-deps: missing packages and not root; run as root: apt-get install -y ${missing[*]}" >&2
+    exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+# An old or empty package list cannot find anything: refresh it once first.
+apt-get update -qq >&2
+# Debian's redis-server package starts a system service on :6379 when it is
+# installed; policy-rc.d 101 keeps it from starting so our tests own the port.
+policy=/usr/sbin/policy-rc.d
+made_policy=0
+if [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\nexit 101\n' > "$policy"; chmod +x "$policy"; made_policy=1
+fi
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2 || { [ $made_policy = 1 ] && rm -f "$policy"; exit 1; }
+[ $made_policy = 1 ] && rm -f "$policy"
+exit 0
