@@ -39,7 +39,7 @@ test-ebbmalloc:
 
 # The integration suite against each allocator build, each in its own build
 # directory (build/<allocator>) so the main build is left as it is.
-ALLOCATORS ?= libc jemalloc tcmalloc tcmalloc_minimal
+ALLOCATORS ?= libc jemalloc tcmalloc tcmalloc_minimal ebbmalloc
 test-allocators: deps
 	@set -e; for a in $(ALLOCATORS); do \
 	  echo "=== integration suite with MALLOC=$$a ==="; \

@@ -71,12 +71,20 @@ void reply_simple(client_t *c, const char *s) {
 
 void reply_ok(client_t *c) { reply_raw(c, "+OK\r\n", 5); }
 
-/* The error code is the first word if it is all capitals (WRONGTYPE, NOAUTH,
- * OOM, ...); otherwise the text gets "ERR ". */
+/* The error code is the first word if it is one of Redis's codes; any other
+ * text ("DB index is out of range", "NX and XX ...") gets "ERR ".  A list,
+ * not "any capital word", because plain messages may start in capitals. */
+static const char *const error_codes[] = {
+    "ERR", "WRONGTYPE", "NOAUTH", "WRONGPASS", "NOPROTO", "OOM", "EXECABORT", "BUSY", "NOSCRIPT", "LOADING",
+    "READONLY", "MISCONF", "BUSYKEY", "NOPERM", "UNBLOCKED", "DENIED", "NOTBUSY", "NOREPLICAS", "MASTERDOWN", NULL};
+
 static size_t code_len(const char *msg) {
     size_t i = 0;
     while (msg[i] && isupper((unsigned char)msg[i])) i++;
-    return (i > 0 && msg[i] == ' ') ? i : 0;
+    if (i == 0 || msg[i] != ' ') return 0;
+    for (const char *const *code = error_codes; *code; code++)
+        if (strlen(*code) == i && strncmp(msg, *code, i) == 0) return i;
+    return 0;
 }
 
 static void count_error(client_t *c, const char *code, size_t len) {

@@ -1,0 +1,262 @@
+/* internal.h: ebbmalloc's types, constants and cross-file prototypes.
+ *
+ * Included by every src/ file, never by users.  Cross-file functions are
+ * named _ebb_<file>_..., OS primitives _ebb_os_...; all are hidden (the
+ * build localizes them), so libebbmalloc.a exports only ebb_* symbols.
+ *
+ * Glossary (4 KiB pages, 4 MiB chunks):
+ *   chunk  a 4 MiB-aligned mapping.  An arena chunk starts with a header
+ *          (page class map, span start map, span descriptors) and serves
+ *          slabs and large runs; a huge chunk is one mapping per huge block.
+ *   span   a run of pages inside an arena chunk: free (dirty or clean),
+ *          a slab, or a large run.  Its descriptor lives in the chunk
+ *          header at the index of its first page.
+ *   slab   a span cut into blocks of one size class.
+ *   tcache a thread's private free lists, one per class. */
+#ifndef EBB_INTERNAL_H
+#define EBB_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../include/ebbmalloc.h"
+
+#define EBB_HIDDEN __attribute__((visibility("hidden")))
+#define EBB_LIKELY(x) __builtin_expect(!!(x), 1)
+#define EBB_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+#define EBB_PAGE_SHIFT 12
+#define EBB_PAGE ((size_t)1 << EBB_PAGE_SHIFT)
+#define EBB_CHUNK_SHIFT 22
+#define EBB_CHUNK ((size_t)1 << EBB_CHUNK_SHIFT)
+#define EBB_CHUNK_PAGES (EBB_CHUNK / EBB_PAGE)
+
+/* Size classes (size_class.c): 16 classes 8..128 bytes spaced by 8, then 4
+ * per power of two up to EBB_SMALL_MAX.  Above that, large runs of whole
+ * pages up to EBB_LARGE_MAX, then huge mappings. */
+#define EBB_NCLASSES 44
+#define EBB_SMALL_MAX ((size_t)16384)
+#define EBB_LUT_MAX ((size_t)1024)
+#define EBB_LARGE_MAX ((size_t)2 << 20)
+#define EBB_CLS_NONE 0xFF
+
+/* Span states. */
+enum { EBB_SPAN_DIRTY = 1, EBB_SPAN_CLEAN, EBB_SPAN_SLAB, EBB_SPAN_LARGE,
+       EBB_SPAN_BUSY };
+
+/* Span descriptor.  Invariants: a free span (DIRTY/CLEAN) is in exactly one
+ * free bin of its state, and a DIRTY one also in the dirty LRU, oldest first;
+ * two free neighbours of the same state never coexist (they are merged).
+ * span_of[] is right for every page of a used span and for the first and
+ * last page of a free one.  For a slab: used + |free list| + (cap - bump)
+ * == cap; used counts blocks handed out to threads (program or tcache). */
+typedef struct ebb_span {
+    struct ebb_span *next, *prev;   /* free bin list / central bucket list */
+    uint32_t npages;                /* length in pages */
+    uint16_t page;                  /* index of first page in its chunk */
+    uint8_t state;                  /* EBB_SPAN_* */
+    uint8_t cls;                    /* slab: size class; large: 0 */
+    union {
+        struct {
+            void *free;             /* freed blocks, linked through word 0 */
+            uint32_t used;          /* blocks out of the slab */
+            uint32_t cap;           /* blocks the slab holds */
+            uint32_t bump;          /* blocks [bump, cap) never handed out */
+            int32_t bucket;         /* central fullness bucket, -1 if full */
+        } slab;
+        struct {
+            struct ebb_span *lru_next, *lru_prev;
+            uint64_t since_ms;      /* when it became dirty */
+        } dirty;
+    } u;
+} ebb_span_t;
+
+enum { EBB_CHUNK_ARENA = 0x41524e41, EBB_CHUNK_HUGE = 0x48554745 };
+
+/* Chunk header.  page_cls comes first so that free() finds a block's class
+ * with one load; for a huge chunk it is all EBB_CLS_NONE. */
+typedef struct ebb_chunk {
+    uint8_t page_cls[EBB_CHUNK_PAGES];   /* class of a slab page, or NONE */
+    uint32_t kind;                       /* EBB_CHUNK_ARENA / _HUGE */
+    /* huge chunks only */
+    char *map_base;                      /* start of the whole mapping */
+    size_t map_size;                     /* bytes mapped */
+    size_t usable;                       /* bytes usable at the block */
+    /* arena chunks only */
+    struct ebb_chunk *next;              /* all arena chunks */
+    uint16_t span_of[EBB_CHUNK_PAGES];   /* page -> first page of its span */
+    ebb_span_t spans[EBB_CHUNK_PAGES];   /* descriptor by first page */
+} ebb_chunk_t;
+
+#define EBB_HDR_PAGES ((sizeof(ebb_chunk_t) + EBB_PAGE - 1) / EBB_PAGE)
+
+/* The header that governs ptr.  ptr - 1 makes a chunk-aligned huge block
+ * (alignment >= 4 MiB) find its header one chunk below; every other block
+ * lies at least one page past its chunk start. */
+static inline ebb_chunk_t *ebb_chunk_of(const void *ptr) {
+    return (ebb_chunk_t *)(((uintptr_t)ptr - 1) & ~(uintptr_t)(EBB_CHUNK - 1));
+}
+static inline size_t ebb_page_index(const void *ptr) {
+    return ((uintptr_t)ptr >> EBB_PAGE_SHIFT) & (EBB_CHUNK_PAGES - 1);
+}
+static inline char *ebb_span_base(ebb_span_t *s) {
+    ebb_chunk_t *c = ebb_chunk_of(s);
+    return (char *)c + ((size_t)s->page << EBB_PAGE_SHIFT);
+}
+static inline ebb_span_t *ebb_span_of(const void *ptr) {
+    ebb_chunk_t *c = ebb_chunk_of(ptr);
+    return &c->spans[c->span_of[ebb_page_index(ptr)]];
+}
+static inline size_t ebb_page_round(size_t n) {
+    return (n + EBB_PAGE - 1) & ~(EBB_PAGE - 1);
+}
+
+/* ---- conf.c: settings, read once from EBBMALLOC_CONF ---- */
+typedef struct {
+    long decay_ms;              /* dirty page age before purge; -1 never */
+    int purge_free;             /* 1: MADV_FREE, 0: MADV_DONTNEED */
+    size_t tcache_bytes;        /* bound of one thread cache */
+    int stats_print;            /* print stats to stderr at exit */
+    int background_thread;      /* run the purge thread */
+    int thp;                    /* 0: MADV_NOHUGEPAGE on chunks, 1: leave */
+} ebb_conf_t;
+extern ebb_conf_t _ebb_conf EBB_HIDDEN;
+void _ebb_conf_init(void) EBB_HIDDEN;
+size_t _ebb_conf_describe(char *buf, size_t len) EBB_HIDDEN;
+
+/* ---- size_class.c ---- */
+extern uint32_t _ebb_class_size[EBB_NCLASSES] EBB_HIDDEN;
+extern uint8_t _ebb_class_pages[EBB_NCLASSES] EBB_HIDDEN;
+extern uint8_t _ebb_class_lut[EBB_LUT_MAX / 8 + 1] EBB_HIDDEN;
+void _ebb_size_class_init(void) EBB_HIDDEN;
+unsigned _ebb_size_class_of(size_t size) EBB_HIDDEN;   /* size <= SMALL_MAX */
+static inline unsigned ebb_class_of(size_t size) {
+    if (EBB_LIKELY(size <= EBB_LUT_MAX))
+        return _ebb_class_lut[(size + 7) >> 3];
+    return _ebb_size_class_of(size);
+}
+
+/* ---- os.c: the only user of mmap/munmap/madvise/mremap ---- */
+void *_ebb_os_map_aligned(size_t size, size_t align) EBB_HIDDEN;
+void _ebb_os_unmap(void *addr, size_t size) EBB_HIDDEN;
+void _ebb_os_purge(void *addr, size_t size) EBB_HIDDEN;
+void _ebb_os_no_huge_pages(void *addr, size_t size) EBB_HIDDEN;
+bool _ebb_os_grow_in_place(void *addr, size_t old_size, size_t new_size)
+    EBB_HIDDEN;
+uint64_t _ebb_os_now_ms(void) EBB_HIDDEN;
+void _ebb_os_write_err(const char *text) EBB_HIDDEN;
+
+/* ---- page.c: the page allocator over arena chunks (one global lock) ---- */
+typedef struct {
+    size_t mapped, retained, dirty, metadata, large, slab_pages;
+    size_t nchunks;
+} ebb_page_stats_t;
+ebb_span_t *_ebb_page_alloc(size_t npages, size_t align_pages, int state)
+    EBB_HIDDEN;
+void _ebb_page_free(ebb_span_t *s) EBB_HIDDEN;
+bool _ebb_page_resize(ebb_span_t *s, size_t npages) EBB_HIDDEN;
+size_t _ebb_page_purge(uint64_t cutoff_ms) EBB_HIDDEN;
+void _ebb_page_stats(ebb_page_stats_t *out) EBB_HIDDEN;
+int _ebb_page_check(size_t *used, size_t *cap) EBB_HIDDEN;
+void _ebb_page_lock_all(void) EBB_HIDDEN;
+void _ebb_page_unlock_all(int reinit) EBB_HIDDEN;
+
+/* ---- slab.c: blocks inside one slab (caller holds the class lock) ---- */
+void _ebb_slab_init(ebb_span_t *s, unsigned cls) EBB_HIDDEN;
+void *_ebb_slab_take(ebb_span_t *s) EBB_HIDDEN;
+void _ebb_slab_put(ebb_span_t *s, void *block) EBB_HIDDEN;
+
+/* ---- central.c: per-class middle layer ---- */
+typedef struct {
+    size_t nslabs, used, cap;    /* slabs, blocks out, blocks held */
+    uint64_t nrefills, nflushes; /* batches moved */
+} ebb_central_stats_t;
+unsigned _ebb_central_take(unsigned cls, unsigned want, void **head)
+    EBB_HIDDEN;
+void _ebb_central_give(unsigned cls, void *head, unsigned n) EBB_HIDDEN;
+void _ebb_central_stats(unsigned cls, ebb_central_stats_t *out) EBB_HIDDEN;
+int _ebb_central_defrag_hint(const void *ptr) EBB_HIDDEN;
+void _ebb_central_lock_all(void) EBB_HIDDEN;
+void _ebb_central_unlock_all(int reinit) EBB_HIDDEN;
+
+/* ---- tcache.c: per-thread caches ---- */
+typedef struct {
+    void *head;                  /* free blocks, linked through word 0 */
+    uint32_t count;              /* length of head's list */
+    uint32_t max;                /* flush above this */
+} ebb_tbin_t;
+enum { EBB_TC_NEW = 0, EBB_TC_LIVE, EBB_TC_DEAD };
+typedef struct ebb_tcache {
+    ebb_tbin_t bins[EBB_NCLASSES];
+    int state;                   /* EBB_TC_* */
+    struct ebb_tcache *reg_next, *reg_prev;   /* registry of live caches */
+} ebb_tcache_t;
+extern __thread ebb_tcache_t _ebb_tc
+    __attribute__((tls_model("initial-exec"))) EBB_HIDDEN;
+void *_ebb_tcache_alloc_slow(unsigned cls) EBB_HIDDEN;
+void _ebb_tcache_free_slow(void *ptr, unsigned cls) EBB_HIDDEN;
+void _ebb_tcache_flush_self(void) EBB_HIDDEN;
+size_t _ebb_tcache_cached(unsigned cls) EBB_HIDDEN;    /* blocks, all threads */
+void _ebb_tcache_global_init(void) EBB_HIDDEN;
+void _ebb_tcache_lock_all(void) EBB_HIDDEN;
+void _ebb_tcache_unlock_all(int reinit) EBB_HIDDEN;
+
+/* ---- huge.c: one mapping per huge block ---- */
+void *_ebb_huge_alloc(size_t size, size_t align) EBB_HIDDEN;
+void _ebb_huge_free(ebb_chunk_t *c) EBB_HIDDEN;
+void *_ebb_huge_realloc(void *ptr, size_t size) EBB_HIDDEN;
+void _ebb_huge_stats(size_t *mapped, size_t *usable) EBB_HIDDEN;
+
+/* ---- alloc.c: slow paths shared with override.c ---- */
+void *_ebb_malloc_slow(size_t size) EBB_HIDDEN;
+void _ebb_free_slow(void *ptr, unsigned cls) EBB_HIDDEN;
+void *_ebb_memalign(size_t align, size_t size) EBB_HIDDEN;
+
+/* ---- purge.c ---- */
+void _ebb_purge_tick(void) EBB_HIDDEN;
+void _ebb_purge_after_fork_child(void) EBB_HIDDEN;
+
+/* ---- init.c ---- */
+extern int _ebb_ready EBB_HIDDEN;
+void _ebb_init_slow(void) EBB_HIDDEN;
+static inline void ebb_ensure_init(void) {
+    if (EBB_UNLIKELY(!__atomic_load_n(&_ebb_ready, __ATOMIC_ACQUIRE)))
+        _ebb_init_slow();
+}
+
+/* ---- fast paths, shared by alloc.c and override.c ----
+ * A hit is a pop or push on the thread's list for the class: no lock, no
+ * atomic read-modify-write (the relaxed stores of count are plain moves,
+ * there only so stats can read the counts from another thread). */
+static inline void *ebb_fast_malloc(size_t size) {
+    if (EBB_LIKELY(size <= EBB_LUT_MAX)) {
+        ebb_tbin_t *b = &_ebb_tc.bins[_ebb_class_lut[(size + 7) >> 3]];
+        void *p = b->head;
+        if (EBB_LIKELY(p != NULL)) {
+            b->head = *(void **)p;
+            __atomic_store_n(&b->count, b->count - 1, __ATOMIC_RELAXED);
+            return p;
+        }
+    }
+    return _ebb_malloc_slow(size);
+}
+
+static inline void ebb_fast_free(void *ptr) {
+    if (EBB_UNLIKELY(ptr == NULL))
+        return;
+    unsigned cls = ebb_chunk_of(ptr)->page_cls[ebb_page_index(ptr)];
+    if (EBB_LIKELY(cls != EBB_CLS_NONE)) {
+        ebb_tbin_t *b = &_ebb_tc.bins[cls];
+        if (EBB_LIKELY(b->count < b->max)) {
+            *(void **)ptr = b->head;
+            b->head = ptr;
+            __atomic_store_n(&b->count, b->count + 1, __ATOMIC_RELAXED);
+            return;
+        }
+    }
+    _ebb_free_slow(ptr, cls);
+}
+
+#endif

@@ -1,0 +1,58 @@
+/* size_class.c: the size classes of small blocks and how many pages a slab
+ * of each class spans.  Built once by _ebb_size_class_init() (called from
+ * init.c); read everywhere, mostly through ebb_class_of() in internal.h.
+ *
+ * Classes: 8, 16, ..., 128 (8 apart: a key-value server's small objects,
+ * e.g. a 3-byte string with its header, fit to the byte), then four per
+ * power of two: 160, 192, 224, 256, 320, ..., 14336, 16384.
+ * Waste bound: below 128 bytes at most 7 bytes; above, a request s in
+ * (2^k, 2^(k+1)] lands in a class at most 2^(k-2) - 1 bytes larger, so the
+ * internal waste is < 25% of the request.  Slabs are sized so the unused
+ * tail of a slab is at most 1/16 of it (test/test_api.c checks both). */
+#include "internal.h"
+
+uint32_t _ebb_class_size[EBB_NCLASSES];
+uint8_t _ebb_class_pages[EBB_NCLASSES];
+uint8_t _ebb_class_lut[EBB_LUT_MAX / 8 + 1];
+
+/* Class index of a request of 1..EBB_SMALL_MAX bytes, by arithmetic. */
+unsigned _ebb_size_class_of(size_t size) {
+    if (size <= 128)
+        return size == 0 ? 0 : (unsigned)((size - 1) >> 3);
+    size_t m = size - 1;
+    unsigned k = 63 - (unsigned)__builtin_clzl(m);   /* 2^k <= m < 2^(k+1) */
+    return 16 + (k - 7) * 4 + (unsigned)((m - ((size_t)1 << k)) >> (k - 2));
+}
+
+/* Fewest pages whose tail waste is <= 1/16, else the least wasteful of
+ * 1..15 pages. */
+static uint8_t slab_pages_for(size_t size) {
+    unsigned best = 1;
+    size_t best_waste = (size_t)-1;
+    for (unsigned n = 1; n < 16; n++) {
+        size_t bytes = n * EBB_PAGE;
+        if (bytes < size)
+            continue;
+        size_t waste = bytes % size;
+        if (waste * 16 <= bytes)
+            return (uint8_t)n;
+        if (waste * 1024 / bytes < best_waste) {
+            best_waste = waste * 1024 / bytes;
+            best = n;
+        }
+    }
+    return (uint8_t)best;
+}
+
+void _ebb_size_class_init(void) {
+    unsigned c = 0;
+    for (size_t s = 8; s <= 128; s += 8)
+        _ebb_class_size[c++] = (uint32_t)s;
+    for (size_t base = 128; base < EBB_SMALL_MAX; base *= 2)
+        for (size_t i = 1; i <= 4; i++)
+            _ebb_class_size[c++] = (uint32_t)(base + i * (base / 4));
+    for (c = 0; c < EBB_NCLASSES; c++)
+        _ebb_class_pages[c] = slab_pages_for(_ebb_class_size[c]);
+    for (size_t i = 0; i <= EBB_LUT_MAX / 8; i++)
+        _ebb_class_lut[i] = (uint8_t)_ebb_size_class_of(i * 8);
+}

@@ -1,0 +1,88 @@
+/* stats.c: ebb_stats_get() and the human report ebb_stats_print().
+ * Numbers are gathered from each layer's own counters (page.c, central.c,
+ * tcache.c, huge.c) one lock at a time, so with other threads running they
+ * are a near-simultaneous snapshot, exact when the program is quiet.
+ *   allocated = sum over classes (blocks out of slabs - blocks in thread
+ *               caches) * class size + large run bytes + huge usable bytes
+ *   active    = slab pages (a slab with no block out is freed at once)
+ *               + large run bytes + huge mapped bytes
+ *   resident  = mapped - retained.
+ * The report is formatted into a stack buffer and never allocates. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+void ebb_stats_get(ebb_stats_t *out) {
+    ebb_ensure_init();
+    ebb_page_stats_t ps;
+    size_t huge_mapped, huge_usable, small = 0, cached = 0;
+    for (unsigned c = 0; c < EBB_NCLASSES; c++) {
+        ebb_central_stats_t cs;
+        _ebb_central_stats(c, &cs);
+        size_t inc = _ebb_tcache_cached(c);
+        small += (cs.used - (inc < cs.used ? inc : cs.used)) * _ebb_class_size[c];
+        cached += inc * _ebb_class_size[c];
+    }
+    _ebb_page_stats(&ps);
+    _ebb_huge_stats(&huge_mapped, &huge_usable);
+    memset(out, 0, sizeof(*out));
+    out->allocated = small + ps.large + huge_usable;
+    out->active = ps.slab_pages + ps.large + huge_mapped;
+    out->mapped = ps.mapped + huge_mapped;
+    out->retained = ps.retained;
+    out->resident = out->mapped - ps.retained;
+    out->metadata = ps.metadata;
+    out->dirty = ps.dirty;
+    out->tcache = cached;
+}
+
+typedef void (*out_fn)(void *arg, const char *text);
+
+static void emitf(out_fn out, void *arg, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void emitf(out_fn out, void *arg, const char *fmt, ...) {
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    out(arg, buf);
+}
+
+void ebb_stats_print(void (*out)(void *arg, const char *text), void *arg) {
+    ebb_stats_t s;
+    ebb_stats_get(&s);
+    ebb_page_stats_t ps;
+    _ebb_page_stats(&ps);
+    char conf[256];
+    _ebb_conf_describe(conf, sizeof(conf));
+    emitf(out, arg, "___ ebbmalloc %s statistics ___\n", EBBMALLOC_VERSION);
+    emitf(out, arg, "settings: %s\n", conf);
+    emitf(out, arg,
+          "allocated: %zu\nactive: %zu\nresident: %zu\nmapped: %zu\n"
+          "retained: %zu\nmetadata: %zu\ndirty: %zu\ntcache: %zu\n"
+          "chunks: %zu\nlarge: %zu\n",
+          s.allocated, s.active, s.resident, s.mapped, s.retained,
+          s.metadata, s.dirty, s.tcache, ps.nchunks, ps.large);
+    emitf(out, arg, "frag ratio (active/allocated): %.3f\n",
+          s.allocated ? (double)s.active / (double)s.allocated : 0.0);
+    emitf(out, arg, "%6s %5s %8s %10s %10s %9s %6s %10s %10s\n", "size",
+          "pages", "slabs", "used", "cap", "cached", "util%", "refills",
+          "flushes");
+    for (unsigned c = 0; c < EBB_NCLASSES; c++) {
+        ebb_central_stats_t cs;
+        _ebb_central_stats(c, &cs);
+        if (cs.nslabs == 0 && cs.nrefills == 0)
+            continue;
+        size_t inc = _ebb_tcache_cached(c);
+        emitf(out, arg, "%6u %5u %8zu %10zu %10zu %9zu %6.1f %10llu %10llu\n",
+              (unsigned)_ebb_class_size[c], (unsigned)_ebb_class_pages[c],
+              cs.nslabs, cs.used, cs.cap, inc,
+              cs.cap ? 100.0 * (double)cs.used / (double)cs.cap : 0.0,
+              (unsigned long long)cs.nrefills,
+              (unsigned long long)cs.nflushes);
+    }
+    emitf(out, arg, "___ end of ebbmalloc statistics ___\n");
+}

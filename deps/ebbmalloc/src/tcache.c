@@ -1,0 +1,182 @@
+/* tcache.c: per-thread caches, the lock-free layer under malloc/free.
+ * The hit paths (pop/push on a class list) are inline in internal.h; this
+ * file holds what happens on a miss: set-up of a thread's cache, refill
+ * from central.c, flush to it on overflow, and the flush at thread exit.
+ * Callers: alloc.c, override.c (through internal.h), purge.c, stats.c.
+ *
+ * Bound: class c holds at most max[c] blocks, and max[] is chosen at start
+ * so that sum(max[c] * size[c]) <= tcache_bytes (EBBMALLOC_CONF), so one
+ * thread never strands more than that.  A refill brings max/2 blocks; an
+ * overflow flushes all but the max/2 most recently freed.
+ * Thread exit: a pthread key destructor flushes everything and marks the
+ * cache DEAD; a dead thread's later calls go straight to central.c.  Live
+ * caches are on a registry so stats can count cached blocks; counts are
+ * read with relaxed atomics (the owner writes them the same way). */
+#include "internal.h"
+
+__thread ebb_tcache_t _ebb_tc __attribute__((tls_model("initial-exec")));
+
+#define BIN_MAX_COUNT 256
+
+static uint32_t bin_max[EBB_NCLASSES];
+static pthread_key_t tc_key;
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static ebb_tcache_t *reg_head;
+
+static void tc_exit(void *arg);
+
+/* Choose max[] under the byte budget: start from budget/8 bytes per class
+ * (capped at 256 blocks), then halve the largest contributor until the
+ * total fits. */
+void _ebb_tcache_global_init(void) {
+    size_t budget = _ebb_conf.tcache_bytes, total = 0;
+    for (unsigned c = 0; c < EBB_NCLASSES; c++) {
+        size_t m = budget / 8 / _ebb_class_size[c];
+        bin_max[c] = (uint32_t)(m > BIN_MAX_COUNT ? BIN_MAX_COUNT : m);
+        total += (size_t)bin_max[c] * _ebb_class_size[c];
+    }
+    while (total > budget) {
+        unsigned big = 0;
+        for (unsigned c = 1; c < EBB_NCLASSES; c++)
+            if ((size_t)bin_max[c] * _ebb_class_size[c] >
+                (size_t)bin_max[big] * _ebb_class_size[big])
+                big = c;
+        uint32_t half = bin_max[big] / 2;
+        total -= (size_t)(bin_max[big] - half) * _ebb_class_size[big];
+        bin_max[big] = half;
+    }
+    pthread_key_create(&tc_key, tc_exit);
+}
+
+static void tc_register(ebb_tcache_t *tc) {
+    pthread_mutex_lock(&reg_lock);
+    tc->reg_prev = NULL;
+    tc->reg_next = reg_head;
+    if (reg_head) reg_head->reg_prev = tc;
+    reg_head = tc;
+    pthread_mutex_unlock(&reg_lock);
+}
+
+static void tc_unregister(ebb_tcache_t *tc) {
+    pthread_mutex_lock(&reg_lock);
+    if (tc->reg_prev) tc->reg_prev->reg_next = tc->reg_next;
+    else reg_head = tc->reg_next;
+    if (tc->reg_next) tc->reg_next->reg_prev = tc->reg_prev;
+    pthread_mutex_unlock(&reg_lock);
+}
+
+/* First use on this thread.  LIVE is set before pthread_setspecific,
+ * which may itself call malloc. */
+static void tc_start(ebb_tcache_t *tc) {
+    ebb_ensure_init();
+    for (unsigned c = 0; c < EBB_NCLASSES; c++)
+        tc->bins[c].max = bin_max[c];
+    tc->state = EBB_TC_LIVE;
+    tc_register(tc);
+    pthread_setspecific(tc_key, tc);
+}
+
+/* Send all but the `keep` most recent blocks of bin b to central. */
+static void bin_flush(unsigned cls, ebb_tbin_t *b, uint32_t keep) {
+    if (b->count <= keep)
+        return;
+    void *rest;
+    if (keep == 0) {
+        rest = b->head;
+        b->head = NULL;
+    } else {
+        void *last = b->head;
+        for (uint32_t i = 1; i < keep; i++)
+            last = *(void **)last;
+        rest = *(void **)last;
+        *(void **)last = NULL;
+    }
+    uint32_t n = b->count - keep;
+    __atomic_store_n(&b->count, keep, __ATOMIC_RELAXED);
+    _ebb_central_give(cls, rest, n);
+}
+
+static void tc_exit(void *arg) {
+    ebb_tcache_t *tc = arg;
+    for (unsigned c = 0; c < EBB_NCLASSES; c++) {
+        tc->bins[c].max = 0;
+        bin_flush(c, &tc->bins[c], 0);
+    }
+    tc_unregister(tc);
+    tc->state = EBB_TC_DEAD;
+}
+
+/* A block of class cls after a fast-path miss; NULL when out of memory. */
+void *_ebb_tcache_alloc_slow(unsigned cls) {
+    ebb_tcache_t *tc = &_ebb_tc;
+    if (tc->state == EBB_TC_NEW)
+        tc_start(tc);
+    ebb_tbin_t *b = &tc->bins[cls];
+    if (b->head == NULL) {
+        if (tc->state == EBB_TC_DEAD || b->max == 0) {
+            void *one = NULL;
+            return _ebb_central_take(cls, 1, &one) ? one : NULL;
+        }
+        uint32_t want = b->max / 2 ? b->max / 2 : 1;
+        uint32_t got = _ebb_central_take(cls, want, &b->head);
+        if (got == 0)
+            return NULL;
+        __atomic_store_n(&b->count, b->count + got, __ATOMIC_RELAXED);
+    }
+    void *p = b->head;
+    b->head = *(void **)p;
+    __atomic_store_n(&b->count, b->count - 1, __ATOMIC_RELAXED);
+    return p;
+}
+
+/* Free of a small block after a fast-path miss (bin full, or no cache). */
+void _ebb_tcache_free_slow(void *ptr, unsigned cls) {
+    ebb_tcache_t *tc = &_ebb_tc;
+    if (tc->state == EBB_TC_NEW)
+        tc_start(tc);
+    ebb_tbin_t *b = &tc->bins[cls];
+    if (tc->state == EBB_TC_DEAD || b->max == 0) {
+        *(void **)ptr = NULL;
+        _ebb_central_give(cls, ptr, 1);
+        return;
+    }
+    *(void **)ptr = b->head;
+    b->head = ptr;
+    __atomic_store_n(&b->count, b->count + 1, __ATOMIC_RELAXED);
+    if (b->count > b->max)
+        bin_flush(cls, b, b->max / 2);
+}
+
+void _ebb_tcache_flush_self(void) {
+    ebb_tcache_t *tc = &_ebb_tc;
+    for (unsigned c = 0; c < EBB_NCLASSES; c++)
+        bin_flush(c, &tc->bins[c], 0);
+}
+
+/* Blocks of class cls sitting in all live caches (a racy snapshot). */
+size_t _ebb_tcache_cached(unsigned cls) {
+    size_t n = 0;
+    pthread_mutex_lock(&reg_lock);
+    for (ebb_tcache_t *tc = reg_head; tc; tc = tc->reg_next)
+        n += __atomic_load_n(&tc->bins[cls].count, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&reg_lock);
+    return n;
+}
+
+void _ebb_tcache_lock_all(void) {
+    pthread_mutex_lock(&reg_lock);
+}
+
+/* In a fork child only the forking thread survives: the registry keeps
+ * just its cache.  Blocks cached by the vanished threads are lost to the
+ * child, bounded by tcache_bytes per thread. */
+void _ebb_tcache_unlock_all(int reinit) {
+    if (!reinit) {
+        pthread_mutex_unlock(&reg_lock);
+        return;
+    }
+    pthread_mutex_init(&reg_lock, NULL);
+    reg_head = NULL;
+    if (_ebb_tc.state == EBB_TC_LIVE)
+        tc_register(&_ebb_tc);
+}

@@ -1,0 +1,385 @@
+/* test_api.c: unit tests of the ebb_* API, single-threaded, linked against
+ * libebbmalloc.a (plus a private copy of src/size_class.c to check the
+ * class tables directly).  Covers: size class mapping and waste bounds,
+ * alignment of every API, realloc growth/shrink/in place, usable size,
+ * zero sizes, overflow, huge blocks, stats consistency, purge, the defrag
+ * hint, thread-exit flush and the stats report. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "../src/internal.h"
+#include "test_help.h"
+
+static size_t rss_bytes(void) {
+    FILE *f = fopen("/proc/self/statm", "r");
+    long pages = 0, res = 0;
+    if (f) {
+        if (fscanf(f, "%ld %ld", &pages, &res) != 2)
+            res = 0;
+        fclose(f);
+    }
+    return (size_t)res * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+static int test_class_table(void) {
+    _ebb_size_class_init();
+    CHECK_EQ(_ebb_class_size[0], 8);
+    CHECK_EQ(_ebb_class_size[15], 128);
+    CHECK_EQ(_ebb_class_size[EBB_NCLASSES - 1], EBB_SMALL_MAX);
+    for (unsigned c = 1; c < EBB_NCLASSES; c++)
+        CHECK(_ebb_class_size[c] > _ebb_class_size[c - 1]);
+    for (unsigned c = 0; c < 16; c++)
+        CHECK_EQ(_ebb_class_size[c], 8 * (c + 1));
+    /* every request maps to the smallest class that holds it */
+    for (size_t s = 0; s <= EBB_SMALL_MAX; s++) {
+        unsigned c = _ebb_size_class_of(s);
+        CHECK(c < EBB_NCLASSES);
+        CHECK(_ebb_class_size[c] >= s);
+        CHECK(c == 0 || _ebb_class_size[c - 1] < s);
+        if (s <= EBB_LUT_MAX)
+            CHECK_EQ(_ebb_class_lut[(s + 7) >> 3], c);
+    }
+    /* slab tail waste <= 1/16 of the slab, or the least possible */
+    for (unsigned c = 0; c < EBB_NCLASSES; c++) {
+        size_t bytes = _ebb_class_pages[c] * EBB_PAGE;
+        CHECK(bytes >= _ebb_class_size[c]);
+        CHECK((bytes % _ebb_class_size[c]) * 16 <= bytes);
+    }
+    return 0;
+}
+
+/* Waste bound seen through the API: <= 7 bytes up to 128, < 25% above,
+ * and page granularity for large blocks. */
+static int test_waste_bound(void) {
+    for (size_t s = 1; s <= 3 * 1024 * 1024; s += (s < 20000 ? 1 : 4093)) {
+        char *p = ebb_malloc(s);
+        CHECK(p != NULL);
+        size_t u = ebb_usable_size(p);
+        CHECK(u >= s);
+        if (s <= 128)
+            CHECK(u - s <= 7);
+        else
+            CHECK((u - s) * 4 < s);
+        p[0] = 1;
+        p[s - 1] = 2;
+        ebb_free(p);
+    }
+    return 0;
+}
+
+static int test_malloc_alignment(void) {
+    void *keep[4000];
+    int n = 0;
+    for (size_t s = 1; s <= 70000 && n < 4000; s += (s < 512 ? 1 : 97)) {
+        char *p = ebb_malloc(s);
+        CHECK(p != NULL);
+        CHECK(((uintptr_t)p & 7) == 0);
+        if (s % 16 == 0 || s > 128)
+            CHECK(((uintptr_t)p & 15) == 0);
+        memset(p, 0xab, s);
+        keep[n++] = p;
+    }
+    for (int i = 0; i < n; i++)
+        ebb_free(keep[i]);
+    return 0;
+}
+
+static int test_aligned_apis(void) {
+    size_t sizes[] = { 1, 24, 100, 4000, 5000, 20000, 300000, 3 << 20 };
+    for (size_t a = 8; a <= ((size_t)8 << 20); a *= 2) {
+        for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+            size_t s = sizes[i];
+            void *p = NULL;
+            CHECK_EQ(ebb_posix_memalign(&p, a, s), 0);
+            CHECK(p != NULL && ((uintptr_t)p & (a - 1)) == 0);
+            CHECK(ebb_usable_size(p) >= s);
+            memset(p, 0x5a, s);
+            char *q = ebb_aligned_alloc(a, s);
+            CHECK(q != NULL && ((uintptr_t)q & (a - 1)) == 0);
+            CHECK(ebb_usable_size(q) >= s);
+            memset(q, 0x33, s);
+            CHECK(((unsigned char *)p)[s - 1] == 0x5a);
+            ebb_free(p);
+            ebb_free(q);
+        }
+    }
+    void *p = (void *)1;
+    CHECK_EQ(ebb_posix_memalign(&p, 24, 10), EINVAL);
+    CHECK_EQ(ebb_posix_memalign(&p, 4, 10), EINVAL);
+    CHECK(p == (void *)1);
+    errno = 0;
+    CHECK(ebb_aligned_alloc(48, 10) == NULL);
+    CHECK_EQ(errno, EINVAL);
+    return 0;
+}
+
+static int test_realloc(void) {
+    /* same class: in place */
+    char *p = ebb_malloc(20);
+    memcpy(p, "0123456789abcdefghi", 20);
+    CHECK(ebb_realloc(p, 24) == p);
+    /* grow through classes, large and huge, content kept */
+    size_t sizes[] = { 100, 1000, 16384, 20000, 100000, 2 << 20, 5 << 20,
+                       9 << 20, 3 << 20, 50000, 300, 17 };
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        p = ebb_realloc(p, sizes[i]);
+        CHECK(p != NULL);
+        CHECK(ebb_usable_size(p) >= sizes[i]);
+        CHECK(memcmp(p, "0123456789abcdef", 16) == 0);
+    }
+    ebb_free(p);
+    /* large: shrink in place, grow in place into a freed neighbour */
+    ebb_purge();
+    char *a = ebb_malloc(64 * 1024), *b = ebb_malloc(64 * 1024);
+    CHECK(a && b);
+    memset(a, 7, 64 * 1024);
+    CHECK(ebb_realloc(a, 40 * 1024) == a);
+    CHECK(ebb_usable_size(a) == 40 * 1024);
+    ebb_free(b);
+    char *a2 = ebb_realloc(a, 120 * 1024);
+    CHECK(a2 == a);
+    CHECK(ebb_usable_size(a2) >= 120 * 1024);
+    CHECK(a2[40 * 1024 - 1] == 7);
+    CHECK_EQ(ebb_check(), 0);
+    ebb_free(a2);
+    /* huge: shrink in place */
+    char *h = ebb_malloc(16 << 20);
+    h[0] = 9;
+    CHECK(ebb_realloc(h, 8 << 20) == h);
+    CHECK(ebb_usable_size(h) >= (8 << 20) && ebb_usable_size(h) < (9 << 20));
+    CHECK(h[0] == 9);
+    ebb_free(h);
+    return 0;
+}
+
+static int test_zero_and_edges(void) {
+    void *a = ebb_malloc(0), *b = ebb_malloc(0);
+    CHECK(a != NULL && b != NULL && a != b);
+    CHECK(ebb_usable_size(a) >= 1);
+    ebb_free(a);
+    ebb_free(b);
+    ebb_free(NULL);
+    CHECK_EQ(ebb_usable_size(NULL), 0);
+    void *c = ebb_calloc(0, 10);
+    CHECK(c != NULL);
+    ebb_free(c);
+    void *r = ebb_realloc(NULL, 0);
+    CHECK(r != NULL);
+    CHECK(ebb_realloc(r, 0) == NULL);
+    r = ebb_realloc(NULL, 50);
+    CHECK(r != NULL && ebb_usable_size(r) >= 50);
+    ebb_free(r);
+    return 0;
+}
+
+static int test_overflow(void) {
+    errno = 0;
+    CHECK(ebb_calloc(SIZE_MAX / 2, 3) == NULL);
+    CHECK_EQ(errno, ENOMEM);
+    errno = 0;
+    CHECK(ebb_calloc((size_t)1 << 33, (size_t)1 << 33) == NULL);
+    CHECK_EQ(errno, ENOMEM);
+    errno = 0;
+    CHECK(ebb_malloc(SIZE_MAX) == NULL);
+    CHECK_EQ(errno, ENOMEM);
+    errno = 0;
+    CHECK(ebb_malloc((size_t)PTRDIFF_MAX + 1) == NULL);
+    CHECK_EQ(errno, ENOMEM);
+    char *p = ebb_malloc(10);
+    errno = 0;
+    CHECK(ebb_realloc(p, SIZE_MAX - 100) == NULL);
+    CHECK_EQ(errno, ENOMEM);
+    ebb_free(p);   /* still valid after a failed realloc */
+    void *q = NULL;
+    CHECK_EQ(ebb_posix_memalign(&q, 64, SIZE_MAX - 10), ENOMEM);
+    return 0;
+}
+
+static int test_huge_and_calloc(void) {
+    ebb_stats_t s0, s1, s2;
+    ebb_stats_get(&s0);
+    size_t n = (size_t)64 << 20;
+    unsigned char *p = ebb_calloc(1, n);
+    CHECK(p != NULL);
+    CHECK(p[0] == 0 && p[n / 2] == 0 && p[n - 1] == 0);
+    p[n - 1] = 1;
+    ebb_stats_get(&s1);
+    CHECK(s1.mapped >= s0.mapped + n);
+    CHECK(s1.allocated >= s0.allocated + n);
+    ebb_free(p);
+    ebb_stats_get(&s2);
+    CHECK_EQ(s2.mapped, s0.mapped);
+    CHECK_EQ(s2.allocated, s0.allocated);
+    /* calloc of reused small/large blocks is zeroed too */
+    for (int round = 0; round < 2; round++) {
+        unsigned char *q = ebb_calloc(100, 300);
+        unsigned char *r = ebb_calloc(7, 9);
+        for (size_t i = 0; i < 30000; i++)
+            CHECK(q[i] == 0);
+        for (size_t i = 0; i < 63; i++)
+            CHECK(r[i] == 0);
+        memset(q, 0xff, 30000);
+        memset(r, 0xff, 63);
+        ebb_free(q);
+        ebb_free(r);
+    }
+    return 0;
+}
+
+static int check_invariants(const ebb_stats_t *s) {
+    CHECK(s->allocated <= s->active);
+    CHECK(s->active <= s->resident);
+    CHECK(s->resident <= s->mapped);
+    CHECK_EQ(s->resident + s->retained, s->mapped);
+    return 0;
+}
+
+static int test_stats_consistency(void) {
+    ebb_stats_t base, mid, end;
+    ebb_purge();
+    ebb_stats_get(&base);
+    CHECK(check_invariants(&base) == 0);
+    enum { N = 3000 };
+    static void *blocks[N];
+    size_t held = 0;
+    for (int i = 0; i < N; i++) {
+        size_t s = (i % 10 == 0) ? 20000 + (size_t)i * 37
+                 : (i == 77) ? (size_t)5 << 20 : 1 + (size_t)(i * 131) % 3000;
+        blocks[i] = ebb_malloc(s);
+        CHECK(blocks[i] != NULL);
+        held += ebb_usable_size(blocks[i]);
+    }
+    ebb_stats_get(&mid);
+    CHECK(check_invariants(&mid) == 0);
+    CHECK_EQ(mid.allocated - base.allocated, held);
+    CHECK_EQ(ebb_check(), 0);
+    for (int i = 0; i < N; i += 2) {
+        held -= ebb_usable_size(blocks[i]);
+        ebb_free(blocks[i]);
+    }
+    ebb_stats_get(&mid);
+    CHECK_EQ(mid.allocated - base.allocated, held);
+    for (int i = 1; i < N; i += 2)
+        ebb_free(blocks[i]);
+    ebb_purge();
+    ebb_stats_get(&end);
+    CHECK(check_invariants(&end) == 0);
+    CHECK_EQ(end.allocated, base.allocated);
+    CHECK_EQ(end.tcache, 0);
+    CHECK_EQ(end.dirty, 0);
+    CHECK_EQ(ebb_check(), 0);
+    return 0;
+}
+
+/* After freeing 64 MiB of small blocks and ebb_purge(), resident memory is
+ * within 4 MiB of what is live, by our stats and by the kernel's RSS. */
+static int test_purge_returns_memory(void) {
+    enum { N = 64 * 1024 };
+    static void *v[N];
+    size_t rss0 = rss_bytes();
+    for (int i = 0; i < N; i++) {
+        v[i] = ebb_malloc(1000);
+        memset(v[i], 1, 1000);
+    }
+    CHECK(rss_bytes() > rss0 + (50 << 20));
+    for (int i = 0; i < N; i++)
+        ebb_free(v[i]);
+    ebb_purge();
+    ebb_stats_t s;
+    ebb_stats_get(&s);
+    CHECK(s.resident - s.metadata < s.allocated + (4 << 20));
+    CHECK(rss_bytes() < rss0 + (4 << 20));
+    return 0;
+}
+
+static int test_defrag_hint(void) {
+    enum { N = 64 * 8 };       /* 8 one-page slabs of 64-byte blocks */
+    static void *v[N];
+    ebb_purge();
+    for (int i = 0; i < N; i++)
+        v[i] = ebb_defrag_alloc(64);
+    /* empty the slab holding v[0] but one block; others stay full */
+    ebb_span_t *first = NULL;
+    (void)first;
+    void *lone = v[0];
+    uintptr_t page = (uintptr_t)lone >> 12;
+    for (int i = 1; i < N; i++)
+        if ((uintptr_t)v[i] >> 12 == page) {
+            ebb_defrag_free(v[i]);
+            v[i] = NULL;
+        }
+    void *full = NULL;
+    for (int i = 1; i < N && !full; i++)
+        if (v[i] && ((uintptr_t)v[i] >> 12) != page)
+            full = v[i];
+    CHECK(full != NULL);
+    CHECK_EQ(ebb_defrag_hint(lone), 1);
+    CHECK_EQ(ebb_defrag_hint(full), 0);
+    CHECK_EQ(ebb_defrag_hint(NULL), 0);
+    void *big = ebb_malloc(100000);
+    CHECK_EQ(ebb_defrag_hint(big), 0);
+    ebb_free(big);
+    for (int i = 0; i < N; i++)
+        ebb_defrag_free(v[i]);
+    return 0;
+}
+
+static void *thread_churn(void *arg) {
+    (void)arg;
+    void *v[500];
+    for (int i = 0; i < 500; i++)
+        v[i] = ebb_malloc(16 + (size_t)i * 8);
+    for (int i = 0; i < 500; i++)
+        ebb_free(v[i]);
+    return NULL;
+}
+
+/* A thread's cache is flushed when it exits: no bytes stay cached. */
+static int test_thread_exit_flush(void) {
+    ebb_purge();
+    pthread_t t;
+    CHECK_EQ(pthread_create(&t, NULL, thread_churn, NULL), 0);
+    CHECK_EQ(pthread_join(t, NULL), 0);
+    ebb_stats_t s;
+    ebb_stats_get(&s);
+    CHECK_EQ(s.tcache, 0);
+    return 0;
+}
+
+static void collect(void *arg, const char *text) {
+    size_t *n = arg;
+    if (strstr(text, "allocated:"))
+        n[0]++;
+    if (strstr(text, "    64 "))
+        n[1]++;
+}
+
+static int test_stats_print(void) {
+    void *p = ebb_malloc(64);
+    size_t seen[2] = { 0, 0 };
+    ebb_stats_print(collect, seen);
+    CHECK_EQ(seen[0], 1);
+    CHECK_EQ(seen[1], 1);
+    ebb_free(p);
+    return 0;
+}
+
+int main(void) {
+    RUN_TEST(test_class_table);
+    RUN_TEST(test_waste_bound);
+    RUN_TEST(test_malloc_alignment);
+    RUN_TEST(test_aligned_apis);
+    RUN_TEST(test_realloc);
+    RUN_TEST(test_zero_and_edges);
+    RUN_TEST(test_overflow);
+    RUN_TEST(test_huge_and_calloc);
+    RUN_TEST(test_stats_consistency);
+    RUN_TEST(test_purge_returns_memory);
+    RUN_TEST(test_defrag_hint);
+    RUN_TEST(test_thread_exit_flush);
+    RUN_TEST(test_stats_print);
+    return TEST_REPORT("ebbmalloc api");
+}

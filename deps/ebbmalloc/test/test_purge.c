@@ -1,0 +1,103 @@
+/* test_purge.c: memory goes back to the OS after the decay time, while the
+ * program is idle.  Run as `test_purge MODE`:
+ *   bg        background purge thread (the default), no allocator calls
+ *             while idle
+ *   maintain  no background thread; the "host" calls ebb_maintain() every
+ *             100 ms as the server's cron does
+ * In both, 128 MiB is allocated on one thread and freed on another; right
+ * after, the pages are still dirty (decay has not run); within
+ * decay + 1.5 s, >= 95% of them must have left RSS.  The mode picks
+ * EBBMALLOC_CONF (set before the first call, so conf.c parsing is tested
+ * too). */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "ebbmalloc.h"
+#include "test_help.h"
+
+#define NSMALL (64 * 1024)
+#define NLARGE 640
+static void *small_blocks[NSMALL], *large_blocks[NLARGE];
+static const char *mode;
+
+static size_t rss_bytes(void) {
+    FILE *f = fopen("/proc/self/statm", "r");
+    long pages = 0, res = 0;
+    if (f) {
+        if (fscanf(f, "%ld %ld", &pages, &res) != 2)
+            res = 0;
+        fclose(f);
+    }
+    return (size_t)res * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+static void *make_all(void *arg) {
+    (void)arg;
+    for (int i = 0; i < NSMALL; i++) {
+        small_blocks[i] = ebb_malloc(1000);
+        memset(small_blocks[i], 3, 1000);
+    }
+    for (int i = 0; i < NLARGE; i++) {
+        large_blocks[i] = ebb_malloc(100000);
+        memset(large_blocks[i], 4, 100000);
+    }
+    return NULL;
+}
+
+static void *free_all(void *arg) {
+    (void)arg;
+    for (int i = 0; i < NSMALL; i++)
+        ebb_free(small_blocks[i]);
+    for (int i = 0; i < NLARGE; i++)
+        ebb_free(large_blocks[i]);
+    return NULL;
+}
+
+static int found_setting;
+static void find_setting(void *arg, const char *text) {
+    if (strstr(text, (const char *)arg))
+        found_setting = 1;
+}
+
+static int test_idle_return(void) {
+    int use_maintain = strcmp(mode, "maintain") == 0;
+    ebb_stats_print(find_setting, "decay_ms:500,");
+    CHECK(found_setting);
+    size_t rss0 = rss_bytes();
+    pthread_t t;
+    CHECK_EQ(pthread_create(&t, NULL, make_all, NULL), 0);
+    pthread_join(t, NULL);
+    size_t rss1 = rss_bytes();
+    CHECK(rss1 > rss0 + (120 << 20));
+    CHECK_EQ(pthread_create(&t, NULL, free_all, NULL), 0);
+    pthread_join(t, NULL);
+    ebb_stats_t s;
+    ebb_stats_get(&s);
+    CHECK(s.dirty > (100 << 20));       /* not purged at once: decay */
+    for (int i = 0; i < 20; i++) {      /* 2 s = decay 0.5 s + 1.5 s */
+        usleep(100 * 1000);
+        if (use_maintain)
+            ebb_maintain();
+    }
+    size_t rss2 = rss_bytes();
+    ebb_stats_get(&s);
+    fprintf(stderr, "  %s: rss %zu -> %zu -> %zu KiB, dirty %zu\n", mode,
+            rss0 >> 10, rss1 >> 10, rss2 >> 10, s.dirty);
+    CHECK(s.dirty == 0);
+    CHECK((rss1 - rss2) * 100 >= (rss1 - rss0) * 95);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    mode = argc > 1 ? argv[1] : "bg";
+    if (strcmp(mode, "maintain") == 0)
+        setenv("EBBMALLOC_CONF", "decay_ms:500,background_thread:false", 1);
+    else
+        setenv("EBBMALLOC_CONF", "decay_ms:500,tcache_bytes:65536", 1);
+    RUN_TEST(test_idle_return);
+    char name[64];
+    snprintf(name, sizeof(name), "ebbmalloc purge (%s)", mode);
+    return TEST_REPORT(name);
+}

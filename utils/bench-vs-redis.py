@@ -1,0 +1,153 @@
+#!/usr/bin/python3
+"""bench-vs-redis: redis-like-server against Debian's redis-server, same run.
+
+Starts both servers on free loopback ports, then for each mode (no
+pipelining, -P 16) runs Debian's redis-benchmark against each server in
+turn, --runs times, and prints the median requests/s per test with the
+ratio ours/theirs, plus each server's CPU seconds per million requests
+(utime+stime from /proc/PID/stat around the run).  Finally it loads the
+same 1M keys (key:%012d, 3-byte values) into each server and prints
+used_memory per key.  Nothing here is a pass/fail test: it prints figures
+for BENCHMARKS.md.
+
+usage: utils/bench-vs-redis.py [--runs 3] [--requests 200000] [--keys 1000000]
+                               [--server src/redis-like-server] [--skip-memory]
+"""
+import argparse
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+TESTS = "ping,set,get,incr,mset"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start(binary, extra=()):
+    port = free_port()
+    d = tempfile.mkdtemp(prefix="bench-")
+    args = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--dir", d]
+    if binary.endswith("redis-server"):
+        args += ["--appendonly", "no"]
+    p = subprocess.Popen(args + list(extra), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(200):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+            break
+        except OSError:
+            time.sleep(0.02)
+    return p, port
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    tick = os.sysconf("SC_CLK_TCK")
+    return (int(fields[11]) + int(fields[12])) / tick
+
+
+def cli(port, *args):
+    return subprocess.run(["redis-cli", "-p", str(port)] + list(args), capture_output=True, text=True).stdout
+
+
+def run_benchmark(port, pid, requests, pipeline):
+    cmd = ["redis-benchmark", "-p", str(port), "-q", "--csv", "-n", str(requests), "-c", "50", "-t", TESTS]
+    if pipeline > 1:
+        cmd += ["-P", str(pipeline)]
+    before = cpu_seconds(pid)
+    out = subprocess.run(cmd, capture_output=True, text=True).stdout
+    cpu = cpu_seconds(pid) - before
+    rps = {}
+    for line in out.splitlines():
+        parts = [x.strip('"') for x in line.split(",")]
+        if len(parts) >= 2 and parts[0] != "test":
+            rps[parts[0]] = float(parts[1])
+    total = requests * len(rps)
+    return rps, cpu / total * 1e6 if total else 0.0
+
+
+def load_keys(port, n):
+    """1M SETs through redis-cli --pipe (raw RESP), then used_memory."""
+    def gen():
+        for i in range(n):
+            k = b"key:%012d" % i
+            yield b"*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$3\r\nxxx\r\n" % (len(k), k)
+    p = subprocess.Popen(["redis-cli", "-p", str(port), "--pipe"], stdin=subprocess.PIPE,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    buf = []
+    for cmd in gen():
+        buf.append(cmd)
+        if len(buf) == 10000:
+            p.stdin.write(b"".join(buf))
+            buf = []
+    p.stdin.write(b"".join(buf))
+    p.stdin.close()
+    p.wait()
+
+
+def info_field(port, field):
+    for line in cli(port, "INFO", "memory").splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split(":")[1])
+    return 0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--requests", type=int, default=200000)
+    ap.add_argument("--keys", type=int, default=1000000)
+    ap.add_argument("--server", default=os.path.join(ROOT, "src", "redis-like-server"))
+    ap.add_argument("--skip-memory", action="store_true")
+    a = ap.parse_args()
+    servers = {"ours": start(a.server), "redis": start("/usr/bin/redis-server")}
+    try:
+        for pipeline in (1, 16):
+            results = {name: [] for name in servers}
+            cpus = {name: [] for name in servers}
+            for _ in range(a.runs):
+                for name, (p, port) in servers.items():
+                    rps, cpu = run_benchmark(port, p.pid, a.requests, pipeline)
+                    results[name].append(rps)
+                    cpus[name].append(cpu)
+            print(f"\n### redis-benchmark -q -n {a.requests} -c 50 -t {TESTS}" + (f" -P {pipeline}" if pipeline > 1 else ""))
+            print(f"medians of {a.runs} runs, requests/s\n")
+            print("| test | redis-like | redis 7.0.15 | ratio |")
+            print("| --- | ---: | ---: | ---: |")
+            for test in results["ours"][0]:
+                ours = statistics.median(r.get(test, 0) for r in results["ours"])
+                theirs = statistics.median(r.get(test, 0) for r in results["redis"])
+                print(f"| {test} | {ours:,.0f} | {theirs:,.0f} | {ours / theirs:.2f} |")
+            co, cr = statistics.median(cpus["ours"]), statistics.median(cpus["redis"])
+            print(f"| server CPU-s per 1M requests | {co:.2f} | {cr:.2f} | {co / cr:.2f} |")
+        if not a.skip_memory:
+            print(f"\n### used_memory per key, {a.keys} keys key:%012d with 3-byte values\n")
+            print("| server | used_memory | bytes/key |")
+            print("| --- | ---: | ---: |")
+            per = {}
+            for name, (p, port) in servers.items():
+                cli(port, "FLUSHALL")
+                base = info_field(port, "used_memory")
+                load_keys(port, a.keys)
+                dbsize = int(cli(port, "DBSIZE").strip() or 0)
+                used = info_field(port, "used_memory")
+                per[name] = (used - base) / max(dbsize, 1)
+                print(f"| {name} | {used:,} | {per[name]:.1f} |")
+            print(f"| ratio ours/redis | | {per['ours'] / per['redis']:.2f} |")
+    finally:
+        for p, _ in servers.values():
+            p.terminate()
+            p.wait()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
