@@ -15,7 +15,7 @@
 PYTHON := /usr/bin/python3
 export PYTHON
 
-.PHONY: all deps run test test-unit test-integration test-ebbmalloc test-allocators clean distclean shootout bench
+.PHONY: all deps run test test-unit test-integration test-ebbmalloc test-allocators test-sanitizers clean distclean shootout bench
 
 all: deps
 	$(MAKE) -C src
@@ -45,6 +45,15 @@ test-allocators: deps
 	  echo "=== integration suite with MALLOC=$$a ==="; \
 	  $(MAKE) -C src BUILD_DIR=../build/$$a MALLOC=$$a server; \
 	  RL_SERVER=$(CURDIR)/build/$$a/redis-like-server $(PYTHON) -m pytest -q -m "not slow" tests/integration $(PYTEST_ARGS); \
+	done
+
+# Unit tests and the integration suite on ASan and UBSan builds.
+SANITIZERS ?= address undefined
+test-sanitizers: deps
+	@set -e; for s in $(SANITIZERS); do \
+	  echo "=== unit + integration tests with SANITIZER=$$s ==="; \
+	  $(MAKE) -C src BUILD_DIR=../build/san-$$s SANITIZER=$$s server unit-tests; \
+	  RL_SERVER=$(CURDIR)/build/san-$$s/redis-like-server $(PYTHON) -m pytest -q -m "not slow" tests/integration $(PYTEST_ARGS); \
 	done
 
 clean:

@@ -108,9 +108,21 @@ static bool arity_ok(const command_t *cmd, int argc) {
     return cmd->arity > 0 ? argc == cmd->arity : argc >= -cmd->arity;
 }
 
+/* A pipeline usually repeats one command: compare with the client's last
+ * command before hashing the name. */
+static command_t *lookup_top(client_t *c) {
+    command_t *last = c->lastcmd;
+    if (last) {
+        if (last->parent) last = last->parent;
+        sds name = c->argv[0]->ptr;
+        if (sds_len(name) == strlen(last->name) && !strcasecmp(name, last->name)) return last;
+    }
+    return dict_fetch_value(c->srv->commands, c->argv[0]->ptr);
+}
+
 /* Resolve argv to a command, replying with the right error if it fails. */
 static command_t *resolve(client_t *c) {
-    command_t *cmd = dict_fetch_value(c->srv->commands, c->argv[0]->ptr);
+    command_t *cmd = lookup_top(c);
     if (!cmd) {
         reply_unknown_command(c);
         return NULL;
@@ -151,8 +163,10 @@ void commands_process(client_t *c) {
         return;
     }
     c->cmd = c->lastcmd = cmd;
-    srv->mstime = util_mstime();
+    /* One clock read serves both the cached time commands see and the
+     * start of the duration measurement. */
     long long start = util_ustime();
+    srv->mstime = start / 1000;
     cmd->proc(c);
     long long dur = util_ustime() - start;
     cmd->calls++;

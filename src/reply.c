@@ -94,8 +94,11 @@ static void count_error(client_t *c, const char *code, size_t len) {
     sds k = sds_newlen(code, len);
     dict_entry *existing;
     dict_entry *de = dict_add_raw(st->errors, k, &existing);
-    if (de) dict_set_s64(de, 1);
-    else dict_set_s64(existing, dict_get_s64(existing) + 1);
+    if (de) {
+        dict_set_s64(de, 1);   /* the dict now owns k */
+        return;
+    }
+    dict_set_s64(existing, dict_get_s64(existing) + 1);
     sds_free(k);
 }
 

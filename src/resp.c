@@ -7,6 +7,7 @@
  * and the caller's make_arg. */
 #include "resp.h"
 
+#include <ctype.h>
 #include <limits.h>
 #include <string.h>
 
@@ -64,6 +65,37 @@ static int fail(resp_parser_t *p, const char *msg) {
     return RESP_ERR;
 }
 
+static void push_arg(resp_parser_t *p, const char *s, size_t len) {
+    reserve(p, p->argc + 1 > p->argv_cap ? (p->argv_cap ? p->argv_cap * 2 : 8) : p->argv_cap);
+    p->argv[p->argc++] = p->make_arg(p->ctx, s, len);
+}
+
+/* Words separated by blanks, no quoting: arguments straight from the buffer. */
+static void split_plain(resp_parser_t *p, const char *s, size_t len) {
+    size_t i = 0;
+    while (i < len) {
+        while (i < len && isspace((unsigned char)s[i])) i++;
+        size_t b = i;
+        while (i < len && !isspace((unsigned char)s[i])) i++;
+        if (i > b) push_arg(p, s + b, i - b);
+    }
+}
+
+/* Quoted words: the shell-like rules of sds_splitargs. */
+static int split_quoted(resp_parser_t *p, const char *s, size_t len) {
+    char line_stack[256];
+    char *line = len < sizeof(line_stack) ? line_stack : zmalloc(len + 1);
+    memcpy(line, s, len);
+    line[len] = '\0';
+    int argc;
+    sds *tokens = sds_splitargs(line, &argc);
+    if (line != line_stack) zfree(line);
+    if (!tokens) return -1;
+    for (int i = 0; i < argc; i++) push_arg(p, tokens[i], sds_len(tokens[i]));
+    sds_free_splitres(tokens, argc);
+    return 0;
+}
+
 static int parse_inline(resp_parser_t *p, const char *buf, size_t len, size_t *pos) {
     const char *start = buf + *pos;
     const char *nl = memchr(start, '\n', len - *pos);
@@ -74,18 +106,12 @@ static int parse_inline(resp_parser_t *p, const char *buf, size_t len, size_t *p
     size_t linelen = (size_t)(nl - start);
     if (linelen > RESP_INLINE_MAX) return fail(p, "Protocol error: too big inline request");
     if (linelen && start[linelen - 1] == '\r') linelen--;
-    char line_stack[256];
-    char *line = linelen < sizeof(line_stack) ? line_stack : zmalloc(linelen + 1);
-    memcpy(line, start, linelen);
-    line[linelen] = '\0';
-    int argc;
-    sds *tokens = sds_splitargs(line, &argc);
-    if (line != line_stack) zfree(line);
-    if (!tokens) return fail(p, "Protocol error: unbalanced quotes in request");
     *pos = (size_t)(nl - buf) + 1;
-    reserve(p, argc);
-    for (int i = 0; i < argc; i++) p->argv[p->argc++] = p->make_arg(p->ctx, tokens[i], sds_len(tokens[i]));
-    sds_free_splitres(tokens, argc);
+    if (!memchr(start, '"', linelen) && !memchr(start, '\'', linelen)) {
+        split_plain(p, start, linelen);   /* the common case: no quoting */
+    } else if (split_quoted(p, start, linelen) != 0) {
+        return fail(p, "Protocol error: unbalanced quotes in request");
+    }
     p->kind = 'i';
     return RESP_DONE;   /* argc may be 0: an empty line, which the caller skips */
 }
