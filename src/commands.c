@@ -11,12 +11,16 @@
 
 #include "evict.h"
 #include "log.h"
+#include "multi.h"
 #include "reply.h"
 #include "util.h"
 
 /* Every family's table; a new family adds one line here. */
 static command_t *const all_tables[] = {string_commands, keyspace_commands, server_commands, conn_commands,
-                                          memory_commands};
+                                          memory_commands,
+                                          hash_commands, set_commands, zset_commands,
+                                          list_commands /* t_list.c */, zset_blocking_commands /* blocking.c */,
+                                          multi_commands};
 
 static dict_type command_dict_type = {dict_sds_hash_nocase, dict_sds_eq_nocase, NULL, dict_sds_free, NULL, false};
 
@@ -35,6 +39,10 @@ static void init_command(command_t *cmd, command_t *parent) {
 
 void commands_init(server_t *srv) {
     srv->commands = dict_create(&command_dict_type);
+    obj_register_type(OBJ_HASH, &hash_type_ops);
+    obj_register_type(OBJ_SET, &set_type_ops);
+    obj_register_type(OBJ_ZSET, &zset_type_ops);
+    obj_register_type(OBJ_LIST, &list_type_ops);   /* t_list.c */
     for (size_t t = 0; t < sizeof(all_tables) / sizeof(all_tables[0]); t++) {
         for (command_t *cmd = all_tables[t]; cmd->name; cmd++) {
             init_command(cmd, NULL);
@@ -151,17 +159,31 @@ void commands_process(client_t *c) {
     server_t *srv = c->srv;
     c->cmd = NULL;
     command_t *cmd = resolve(c);
-    if (!cmd) return;
+    if (!cmd) {
+        multi_flag_error(c);   /* inside MULTI, EXEC will abort */
+        return;
+    }
     if (!(c->flags & CLIENT_AUTHENTICATED) && !(cmd->flags & CMD_NO_AUTH)) {
         reply_error(c, RL_ERR_NOAUTH);
         cmd->rejected_calls++;
+        multi_flag_error(c);
         return;
     }
     if ((cmd->flags & CMD_DENYOOM) && evict_perform(srv) != RL_OK) {
         reply_error(c, RL_ERR_OOM);
         cmd->rejected_calls++;
+        multi_flag_error(c);
         return;
     }
+    if (multi_should_queue(c, cmd)) {
+        multi_queue(c, cmd);
+        return;
+    }
+    commands_call(c, cmd);
+}
+
+void commands_call(client_t *c, command_t *cmd) {
+    server_t *srv = c->srv;
     c->cmd = c->lastcmd = cmd;
     /* One clock read serves both the cached time commands see and the
      * start of the duration measurement. */

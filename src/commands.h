@@ -51,6 +51,9 @@ void commands_free(server_t *srv);
 command_t *commands_lookup(server_t *srv, const char *name, size_t len);
 /* Run the request in c->argc/c->argv; the reply is queued on c. */
 void commands_process(client_t *c);
+/* Execute an already resolved and checked command, with statistics
+ * (EXEC runs its queued commands through this). */
+void commands_call(client_t *c, command_t *cmd);
 void commands_reset_stats(server_t *srv);
 /* Iterate every command and subcommand (for INFO commandstats). */
 void commands_foreach(server_t *srv, void (*fn)(void *arg, command_t *cmd), void *arg);
@@ -67,5 +70,14 @@ extern command_t keyspace_commands[];
 extern command_t server_commands[];
 extern command_t conn_commands[];
 extern command_t memory_commands[];
+extern command_t multi_commands[];   /* multi.c */
+extern command_t hash_commands[];
+extern command_t set_commands[];
+extern command_t zset_commands[];
+extern command_t list_commands[];     /* t_list.c */
+extern command_t zset_blocking_commands[];   /* blocking.c: BZPOPMIN, BZPOPMAX, BZMPOP */
+extern const obj_type_ops_t list_type_ops;
+/* Object ops of the collection types, registered by commands_init(). */
+extern const obj_type_ops_t hash_type_ops, set_type_ops, zset_type_ops;
 
 #endif

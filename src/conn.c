@@ -18,9 +18,11 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "blocking.h"
 #include "commands.h"
 #include "evloop.h"
 #include "log.h"
+#include "multi.h"
 #include "net.h"
 #include "reply.h"
 #include "util.h"
@@ -76,7 +78,9 @@ static void remove_from_chain(client_t **head, client_t *c, size_t next_off) {
 }
 
 void conn_free(client_t *c) {
+    multi_client_free(c);
     server_t *srv = c->srv;
+    blocking_client_freed(c);   /* leave every wait list, drop the saved request */
     if (c->flags & CLIENT_PENDING_WRITE)
         remove_from_chain(&srv->pending_write, c, offsetof(client_t, next_pending));
     if (c->flags & CLIENT_CLOSE_ASAP) remove_from_chain(&srv->close_asap, c, offsetof(client_t, next_close));
@@ -178,6 +182,7 @@ static void process_input(client_t *c) {
     server_t *srv = c->srv;
     while (c->qb_pos < sds_len(c->querybuf)) {
         if (c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP)) break;
+        if (c->flags & CLIENT_BLOCKED) break;   /* the rest waits until it is served */
         resp_limits_t lim = {srv->cfg.proto_max_bulk_len, !(c->flags & CLIENT_AUTHENTICATED)};
         int r = resp_parse(&c->parser, c->querybuf, sds_len(c->querybuf), &c->qb_pos, &lim);
         if (r == RESP_NEED_MORE) break;
@@ -190,6 +195,9 @@ static void process_input(client_t *c) {
         c->argv = (robj **)resp_take_argv(&c->parser, &argc);
         c->argc = argc;
         if (argc > 0) commands_process(c);
+        /* Serve clients blocked on keys this command wrote, before anyone
+         * else runs a command (a push and its pop look atomic). */
+        blocking_handle_ready(srv);
         free_argv(c);
     }
     /* Drop what was consumed; a partial request stays at the front. */
@@ -200,6 +208,8 @@ static void process_input(client_t *c) {
         c->qb_pos = 0;
     }
 }
+
+void conn_process_input(client_t *c) { process_input(c); }
 
 static void read_from_client(client_t *c) {
     server_t *srv = c->srv;
@@ -331,6 +341,7 @@ static int write_to_client(client_t *c) {
 
 void conn_before_sleep(void *arg) {
     server_t *srv = arg;
+    blocking_resume_unblocked(srv);   /* their replies are flushed just below */
     while (srv->pending_write) {
         client_t *c = srv->pending_write;
         srv->pending_write = c->next_pending;
@@ -361,6 +372,7 @@ void conn_cron(server_t *srv) {
     if (timeout_ms <= 0) return;
     for (client_t *c = srv->clients_head, *next; c; c = next) {
         next = c->next;
+        if (c->flags & CLIENT_BLOCKED) continue;   /* as Redis: blocked clients have their own timeout */
         if (srv->mstime - c->last_interaction_ms > timeout_ms) {
             log_msg(LL_VERBOSE, "Closing idle client");
             conn_free(c);
@@ -373,6 +385,7 @@ sds conn_info_string(sds s, client_t *c) {
     char flags[8];
     int fl = 0;
     if (c->flags & CLIENT_CLOSE_AFTER_REPLY) flags[fl++] = 'c';
+    if (c->flags & CLIENT_BLOCKED) flags[fl++] = 'b';
     if (c->flags & CLIENT_UNIX_SOCKET) flags[fl++] = 'U';
     if (fl == 0) flags[fl++] = 'N';
     flags[fl] = '\0';

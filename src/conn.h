@@ -28,6 +28,10 @@
 #define CLIENT_UNIX_SOCKET (1u << 4)
 #define CLIENT_IN_WRITE_WAIT (1u << 5)      /* socket full: waiting for EV_WRITE */
 #define CLIENT_PROTECTED_DENIED (1u << 6)
+/* blocking.c owns these three (see blocking.h) */
+#define CLIENT_BLOCKED (1u << 7)           /* waiting on keys: input paused */
+#define CLIENT_UNBLOCKED (1u << 8)         /* served/timed out; input resumes at before-sleep */
+#define CLIENT_DENY_BLOCKING (1u << 9)     /* e.g. inside EXEC: blocking commands must not block */
 
 typedef struct reply_block {
     struct reply_block *next;
@@ -70,6 +74,9 @@ struct client {
     client_t *next_pending;      /* srv->pending_write list */
     client_t *next_close;        /* srv->close_asap list */
     long long commands_processed;
+    struct blocked_state *bstate;   /* blocking.c: set iff CLIENT_BLOCKED */
+    struct multi_state *mstate;     /* multi.c: queued commands, set iff in MULTI */
+    struct watch_state *wstate;     /* multi.c: WATCHed keys and their dirty flag */
 };
 
 /* Accept handler for listeners (registered by server.c). */
@@ -82,6 +89,9 @@ void conn_close_async(client_t *c);
 void conn_mark_pending_write(client_t *c);
 /* Flush every client with pending output; free clients marked to close. */
 void conn_before_sleep(void *arg);
+/* Run the requests waiting in the query buffer (blocking.c resumes a client
+ * unblocked after it had pipelined more commands). */
+void conn_process_input(client_t *c);
 /* Close idle clients (timeout directive); called from cron. */
 void conn_cron(server_t *srv);
 /* Text of CLIENT LIST / CLIENT INFO for one client. */

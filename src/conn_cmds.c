@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "keyspace.h"
+#include "multi.h"
 #include "reply.h"
 #include "util.h"
 
@@ -131,6 +132,7 @@ static void cmd_hello(client_t *c) {
 }
 
 static void cmd_reset(client_t *c) {
+    multi_client_free(c);
     c->db = &c->srv->dbs[0];
     c->resp = 2;
     sds_free(c->name);

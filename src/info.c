@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 #include <sys/utsname.h>
 
+#include "blocking.h"
 #include "commands.h"
 #include "conn.h"
 #include "evloop.h"
@@ -74,10 +75,10 @@ static sds sec_clients(server_t *srv, sds s) {
         "maxclients:%lld\r\n"
         "client_recent_max_input_buffer:%zu\r\n"
         "client_recent_max_output_buffer:%zu\r\n"
-        "blocked_clients:0\r\n"
+        "blocked_clients:%zu\r\n"
         "tracking_clients:0\r\n"
         "clients_in_timeout_table:0\r\n",
-        srv->client_count, srv->cfg.maxclients, max_in, max_out);
+        srv->client_count, srv->cfg.maxclients, max_in, max_out, blocking_client_count(srv));
 }
 
 static sds human_line(sds s, const char *name, unsigned long long v) {

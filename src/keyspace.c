@@ -8,7 +8,9 @@
 
 #include <stdlib.h>
 
+#include "blocking.h"
 #include "conn.h"
+#include "multi.h"
 #include "reply.h"
 #include "util.h"
 
@@ -53,6 +55,7 @@ static bool delete_sds_key(db_t *db, sds key) {
 bool db_expire_if_needed(db_t *db, robj *key) {
     long long when = db_get_expire(db, key);
     if (when < 0 || when > db->srv->mstime) return false;
+    multi_touch_key(db->srv, db->id, key->ptr);   /* an expiry invalidates WATCH */
     delete_sds_key(db, key->ptr);
     db->srv->stats.expiredkeys++;
     return true;
@@ -117,6 +120,7 @@ bool db_delete(db_t *db, robj *key) {
 
 long long db_empty(db_t *db) {
     long long n = (long long)dict_size(db->keys);
+    multi_touch_db(db->srv, db->id);
     dict_empty(db->expires);
     dict_empty(db->keys);
     db->avg_ttl = 0;
@@ -138,8 +142,9 @@ bool db_remove_expire(db_t *db, robj *key) {
 }
 
 void db_signal_modified(db_t *db, robj *key) {
-    (void)key;
     db->srv->dirty++;
+    blocking_signal_key(db, key);   /* wakes clients blocked on key, if any */
+    multi_touch_key(db->srv, db->id, key->ptr);   /* invalidates WATCH */
 }
 
 sds db_random_key(db_t *db) {

@@ -2,11 +2,15 @@
  * SCAN, RANDOMKEY, EXPIRE family, TTL family, PERSIST, TOUCH, OBJECT,
  * SELECT, SWAPDB, DBSIZE, FLUSHDB, FLUSHALL.  They work on any type through
  * keyspace.c and never look inside values. */
+#include <ctype.h>
+#include <errno.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
 #include "keyspace.h"
+#include "multi.h"
 #include "reply.h"
 #include "util.h"
 
@@ -107,24 +111,20 @@ static void scan_collect(void *priv, const dict_entry *de) {
     s->keys[s->n++] = dict_get_key(s->d, de);
 }
 
-/* Parse a SCAN cursor: an unsigned 64-bit decimal. */
+/* Parse a SCAN cursor the way Redis does, with strtoul: a sign, leading
+ * zeros and even an empty string (cursor 0) are accepted, "-1" wraps to the
+ * largest cursor; leading spaces, trailing junk and overflow are not. */
 bool scan_parse_cursor_or_reply(client_t *c, robj *o, unsigned long *cursor);
 bool scan_parse_cursor_or_reply(client_t *c, robj *o, unsigned long *cursor) {
     const char *s = o->ptr;
-    size_t len = sds_len(o->ptr);
-    unsigned long long v = 0;
-    if (len == 0 || len > 20) goto bad;
-    for (size_t i = 0; i < len; i++) {
-        if (s[i] < '0' || s[i] > '9') goto bad;
-        unsigned d = (unsigned)(s[i] - '0');
-        if (v > (ULLONG_MAX - d) / 10) goto bad;
-        v = v * 10 + d;
+    char *end;
+    errno = 0;
+    *cursor = strtoul(s, &end, 10);
+    if (isspace((unsigned char)s[0]) || *end != '\0' || errno == ERANGE) {
+        reply_error(c, "invalid cursor");
+        return false;
     }
-    *cursor = (unsigned long)v;
     return true;
-bad:
-    reply_error(c, "invalid cursor");
-    return false;
 }
 
 static void cmd_scan(client_t *c) {
@@ -224,8 +224,9 @@ static bool parse_expire_flags_or_reply(client_t *c, int *flags) {
 static void expire_generic(client_t *c, long long base, long long unit_ms) {
     long long when;
     int flags;
-    if (!cmd_get_ll_or_reply(c, c->argv[2], &when, NULL)) return;
+    /* Options are validated before the time argument, as in Redis. */
     if (!parse_expire_flags_or_reply(c, &flags)) return;
+    if (!cmd_get_ll_or_reply(c, c->argv[2], &when, NULL)) return;
     if (unit_ms == 1000) {
         if (when > LLONG_MAX / 1000 || when < LLONG_MIN / 1000) goto invalid;
         when *= 1000;
@@ -363,8 +364,16 @@ static command_t object_subcommands[] = {
 
 /* ---------------------------------------------------------------- databases */
 
+/* The index must be an int and name an existing database.  A bad number
+ * gets invalid_msg; with NULL, Redis's generic int texts (SELECT). */
 static bool db_index_or_reply(client_t *c, robj *arg, const char *invalid_msg, long long *id) {
-    if (!obj_get_ll(arg, id)) {
+    if (!invalid_msg) {
+        if (!cmd_get_ll_or_reply(c, arg, id, NULL)) return false;
+        if (*id < INT_MIN || *id > INT_MAX) {
+            reply_error(c, "value is out of range, value must between %d and %d", INT_MIN, INT_MAX);
+            return false;
+        }
+    } else if (!obj_get_ll(arg, id) || *id < INT_MIN || *id > INT_MAX) {
         reply_error(c, "%s", invalid_msg);
         return false;
     }
@@ -377,7 +386,7 @@ static bool db_index_or_reply(client_t *c, robj *arg, const char *invalid_msg, l
 
 static void cmd_select(client_t *c) {
     long long id;
-    if (!db_index_or_reply(c, c->argv[1], "invalid DB index", &id)) return;
+    if (!db_index_or_reply(c, c->argv[1], NULL, &id)) return;
     c->db = &c->srv->dbs[id];
     reply_ok(c);
 }
@@ -399,6 +408,8 @@ static void cmd_swapdb(client_t *c) {
         y->avg_ttl = tmp.avg_ttl;
         y->expire_cursor = tmp.expire_cursor;
         c->srv->dirty++;
+        multi_touch_db(c->srv, (int)a);
+        multi_touch_db(c->srv, (int)b);
     }
     reply_ok(c);
 }

@@ -17,12 +17,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "blocking.h"
 #include "commands.h"
 #include "conn.h"
 #include "evloop.h"
 #include "expire.h"
 #include "keyspace.h"
 #include "log.h"
+#include "multi.h"
 #include "net.h"
 #include "util.h"
 
@@ -111,7 +113,9 @@ int server_init(server_t *srv) {
     signal(SIGPIPE, SIG_IGN);
     obj_create_shared();
     db_init_all(srv);
+    srv->blocking = blocking_create(srv);
     commands_init(srv);
+    multi_init(srv);
     srv->loop = evloop_create();
     if (!srv->loop) {
         log_msg(LL_WARNING, "Failed creating the event loop");
@@ -202,6 +206,8 @@ void server_run(server_t *srv) {
 
 void server_free(server_t *srv) {
     while (srv->clients_head) conn_free(srv->clients_head);
+    blocking_free(srv->blocking);   /* after the clients: they unblock as they go */
+    srv->blocking = NULL;
     for (int i = 0; i < srv->listen_count; i++) {
         evloop_io_free(srv->listeners[i]);
         close(srv->listen_fds[i]);
@@ -215,6 +221,7 @@ void server_free(server_t *srv) {
     evloop_free(srv->loop);
     db_free_all(srv);
     commands_free(srv);
+    multi_free(srv);
     dict_release(srv->stats.errors);
     for (int i = 0; i < OBJ_SHARED_INTEGERS; i++) zfree(shared_integers[i]);
     config_free(&srv->cfg);

@@ -29,6 +29,7 @@ typedef struct client client_t;
 typedef struct evloop evloop_t;
 typedef struct evloop_io evloop_io_t;
 typedef struct evloop_timer evloop_timer_t;
+typedef struct blocking blocking_t;
 
 typedef struct db {
     dict *keys;             /* sds key (embedded) -> robj value */
@@ -90,6 +91,8 @@ struct server {
     client_t *close_asap;       /* clients to free at before-sleep */
     uint64_t next_client_id;
     dict *commands;             /* lowercase name -> command_t * */
+    dict *watched;              /* multi.c: WATCHed keys -> clients */
+    blocking_t *blocking;       /* clients blocked on keys (blocking.c) */
 
     server_stats_t stats;
     mem_sample_t mem;           /* last cron sample */

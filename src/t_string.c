@@ -22,6 +22,7 @@
 #define SET_KEEPTTL (1 << 7)
 #define SET_PERSIST (1 << 8)
 #define SET_EXPIRE_MASK (SET_EX | SET_PX | SET_EXAT | SET_PXAT)
+#define TTL_GROUP (SET_EXPIRE_MASK | SET_KEEPTTL | SET_PERSIST)
 
 /* The string must not grow past proto-max-bulk-len. */
 static bool check_length_or_reply(client_t *c, long long total) {
@@ -51,9 +52,10 @@ static bool parse_set_options(client_t *c, int first, bool is_getex, int *flags,
         else if (!strcasecmp(a, "exat") && has_next) f = SET_EXAT;
         else if (!strcasecmp(a, "pxat") && has_next) f = SET_PXAT;
         else goto syntax;
-        if ((f & (SET_NX | SET_XX)) && (*flags & (SET_NX | SET_XX))) goto syntax;
-        if ((f & (SET_EXPIRE_MASK | SET_KEEPTTL | SET_PERSIST)) && (*flags & (SET_EXPIRE_MASK | SET_KEEPTTL | SET_PERSIST)))
-            goto syntax;
+        /* Repeating an option is allowed (the last value wins, as in Redis);
+         * only two different options of one group conflict. */
+        if ((f & (SET_NX | SET_XX)) && (*flags & (SET_NX | SET_XX) & ~f)) goto syntax;
+        if ((f & TTL_GROUP) && (*flags & TTL_GROUP & ~f)) goto syntax;
         if (f & SET_EXPIRE_MASK) *expire = c->argv[++j];
         *flags |= f;
     }
@@ -163,13 +165,15 @@ static void cmd_getex(client_t *c) {
     robj *expire;
     long long when = 0;
     if (!parse_set_options(c, 2, true, &flags, &expire)) return;
-    if (expire && !expire_ms_or_reply(c, expire, flags, "getex", &when)) return;
+    /* Redis looks the key up before validating the time: a missing key
+     * answers null even when the expire argument is bad. */
     robj *o = db_lookup_read(c->db, c->argv[1], LOOKUP_NONE);
     if (!o) {
         reply_null(c);
         return;
     }
     if (!db_check_type_or_reply(c, o, OBJ_STRING)) return;
+    if (expire && !expire_ms_or_reply(c, expire, flags, "getex", &when)) return;
     reply_bulk_obj(c, o);
     if (when && when <= c->srv->mstime) {
         db_delete(c->db, c->argv[1]);
@@ -288,7 +292,8 @@ static void cmd_incrbyfloat(client_t *c) {
         reply_error(c, "increment would produce NaN or Infinity");
         return;
     }
-    char buf[256];
+    /* Room for the widest long double in %.17Lf (about 4950 digits). */
+    char buf[5 * 1024];
     int len = util_ld2str(buf, sizeof(buf), v);
     robj *n = obj_create_string(buf, (size_t)len);
     if (o) db_overwrite(c->db, c->argv[1], n);

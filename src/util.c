@@ -59,7 +59,8 @@ bool util_str2d(const char *s, size_t len, double *out) {
 }
 
 bool util_str2ld(const char *s, size_t len, long double *out) {
-    char buf[256];
+    /* As wide as INCRBYFLOAT's widest result, so what it stores reads back. */
+    char buf[5 * 1024];
     if (len == 0 || len >= sizeof(buf)) return false;
     if (isspace((unsigned char)s[0])) return false;
     memcpy(buf, s, len);
@@ -68,7 +69,9 @@ bool util_str2ld(const char *s, size_t len, long double *out) {
     errno = 0;
     long double v = strtold(buf, &end);
     if ((size_t)(end - buf) != len || isspace((unsigned char)buf[len - 1])) return false;
-    if (errno == ERANGE || isnan(v)) return false;
+    /* Underflow to a denormal is accepted; overflow and underflow to 0 not. */
+    if (errno == ERANGE && (isinf(v) || fpclassify(v) == FP_ZERO)) return false;
+    if (isnan(v)) return false;
     *out = v;
     return true;
 }
@@ -84,7 +87,8 @@ int util_d2str(char *buf, size_t size, double v) {
 int util_ld2str(char *buf, size_t size, long double v) {
     if (isinf(v)) return snprintf(buf, size, v > 0 ? "inf" : "-inf");
     int n = snprintf(buf, size, "%.17Lf", v);
-    if (n < 0 || (size_t)n >= size) return n;
+    if (n < 0) return 0;
+    if ((size_t)n >= size) n = (int)size - 1;   /* truncated: never report more than buf holds */
     if (strchr(buf, '.')) {
         while (n > 0 && buf[n - 1] == '0') n--;
         if (n > 0 && buf[n - 1] == '.') n--;
@@ -153,6 +157,10 @@ static bool glob_rec(const char *p, const char *pend, const char *s, const char 
 }
 
 bool util_glob_match(const char *pat, size_t plen, const char *str, size_t slen, bool nocase) {
+    /* Redis's matcher never enters its loop for an empty string, so "" is
+     * matched only by "" ("**" does not match it; KEYS/SCAN special-case a
+     * lone "*" before calling us). */
+    if (slen == 0) return plen == 0;
     return glob_rec(pat, pat + plen, str, str + slen, nocase, 0);
 }
 

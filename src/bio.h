@@ -1,0 +1,33 @@
+/* bio.h: background jobs on one helper thread ("background I/O", as Redis
+ * calls it): the start of a small job system.  Today it runs lazy-free jobs
+ * (lazyfree.c hands it values and whole tables to release); fsync and file
+ * closes can become more job types later without changing the queue.
+ *
+ * The main thread submits, the helper thread runs jobs in submission order.
+ * A job must own everything it touches: once submitted, nothing on the main
+ * thread may reach the memory it frees.  Only zmalloc (thread-safe, with an
+ * atomic used_memory counter) is shared. */
+#ifndef RL_BIO_H
+#define RL_BIO_H
+
+#include <stddef.h>
+
+typedef struct bio bio_t;
+
+enum { BIO_LAZY_FREE = 0, BIO_NUM_TYPES };
+
+/* A job's work: runs on the helper thread with the three submitted args. */
+typedef void bio_job_fn(void *a, void *b, void *c);
+
+/* Start the helper thread; NULL if the thread cannot be created. */
+bio_t *bio_create(void);
+/* Queue fn(a, b, c) as a job of the given type. */
+void bio_submit(bio_t *bio, int type, bio_job_fn *fn, void *a, void *b, void *c);
+/* Jobs of a type queued or running (0 when the thread is idle). */
+unsigned long bio_pending(bio_t *bio, int type);
+/* Block until every job submitted so far has run. */
+void bio_drain(bio_t *bio);
+/* Run the remaining jobs, stop and join the thread, free everything. */
+void bio_destroy(bio_t *bio);
+
+#endif

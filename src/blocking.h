@@ -1,0 +1,56 @@
+/* blocking.h: clients blocked on keys (BLPOP, BLMOVE, BLMPOP, BZPOPMIN, ...).
+ *
+ * A blocking handler that finds nothing to pop calls blocking_block(): the
+ * client keeps a copy of its request and waits on each key, first come first
+ * served per key.  When a write makes a watched key exist (db_signal_modified
+ * -> blocking_signal_key), the key is queued as ready; after the writing
+ * command, blocking_handle_ready() re-runs each waiter's command restricted
+ * to that key (blocking_ready_key), so the served client's reply has exactly
+ * the shape of an immediate one.  Timeouts are one-shot event-loop timers.
+ * Callers: t_list.c / t_zset.c (handlers), conn.c (hooks), server.c, info.c. */
+#ifndef RL_BLOCKING_H
+#define RL_BLOCKING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "server.h"
+
+/* What a timed-out client receives. */
+enum { BLOCK_REPLY_NULL_ARRAY = 0, BLOCK_REPLY_NULL = 1 };
+
+blocking_t *blocking_create(server_t *srv);
+void blocking_free(blocking_t *b);
+
+/* ---------------------------------------------------------- for handlers */
+/* Parse a timeout in (float) seconds into an absolute unix time in ms
+ * (0 = wait forever), replying Redis's error when it is invalid. */
+bool blocking_timeout_or_reply(client_t *c, robj *arg, long long *when_ms);
+/* False when the client must not block (inside MULTI/EXEC, scripts): the
+ * handler then replies as if the timeout had expired at once. */
+bool blocking_allowed(const client_t *c);
+/* Block c on the keys c->argv[first .. first+nkeys) (the request is copied)
+ * until one becomes a value of `type`, or until timeout_ms (absolute,
+ * 0 = never).
+ * During a re-run this only says "still nothing": the client stays blocked
+ * with its original keys and deadline. */
+void blocking_block(client_t *c, int first, int nkeys, int type, long long timeout_ms, int timeout_reply);
+/* During a re-run of a blocked command: the key that became ready (the
+ * handler must only look at it); NULL on a first run. */
+robj *blocking_ready_key(const client_t *c);
+
+/* ------------------------------------------------------------- hooks */
+/* keyspace.c (db_signal_modified): key was written; cheap when nobody waits. */
+void blocking_signal_key(db_t *db, robj *key);
+/* conn.c, after each command: serve the clients waiting on ready keys
+ * (returns at once when no key is ready). */
+void blocking_handle_ready(server_t *srv);
+/* conn.c (conn_free): forget c, whether blocked or waiting to resume. */
+void blocking_client_freed(client_t *c);
+/* conn.c (conn_before_sleep): let clients unblocked since the last call
+ * run the requests they pipelined behind the blocking command. */
+void blocking_resume_unblocked(server_t *srv);
+/* info.c: blocked_clients. */
+size_t blocking_client_count(const server_t *srv);
+
+#endif

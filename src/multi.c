@@ -1,0 +1,301 @@
+/* multi.c: MULTI/EXEC/DISCARD/WATCH/UNWATCH (see multi.h).
+ *
+ * Invariants:
+ *   - c->mstate != NULL  <=>  c is between MULTI and EXEC/DISCARD.
+ *   - srv->watched maps "<dbid>\0<key>" to the array of clients watching
+ *     it; each client keeps the list of its own watched entries, so both
+ *     directions can be undone when it unwatches or disconnects.
+ *   - queued argv objects hold a reference each until EXEC or DISCARD. */
+#include "multi.h"
+
+#include <string.h>
+
+#include "commands.h"
+#include "keyspace.h"
+#include "reply.h"
+
+#define CLIENT_MULTI_ERROR 1   /* a queueing error: EXEC aborts */
+#define CLIENT_MULTI_DIRTY 2   /* a watched key changed: EXEC returns null */
+
+typedef struct queued_cmd {
+    command_t *cmd;
+    int argc;
+    robj **argv;
+} queued_cmd;
+
+struct multi_state {
+    queued_cmd *cmds;
+    int count, cap;
+};
+
+typedef struct watchers {
+    client_t **clients;
+    int count, cap;
+} watchers;
+
+struct watch_state {
+    sds *keys;          /* composite keys in srv->watched */
+    int count, cap;
+    int flags;          /* CLIENT_MULTI_* */
+};
+
+static void watchers_free(void *p) {
+    watchers *w = p;
+    zfree(w->clients);
+    zfree(w);
+}
+
+static dict_type watched_type = {dict_sds_hash, dict_sds_eq, NULL, dict_sds_free, watchers_free, false};
+
+void multi_init(server_t *srv) { srv->watched = dict_create(&watched_type); }
+
+void multi_free(server_t *srv) {
+    dict_release(srv->watched);
+    srv->watched = NULL;
+}
+
+static sds watch_key(int dbid, const char *key, size_t len) {
+    sds k = sds_newlen(&dbid, sizeof(dbid));
+    return sds_catlen(k, key, len);
+}
+
+static struct watch_state *wstate(client_t *c) {
+    if (!c->wstate) c->wstate = zcalloc(sizeof(struct watch_state));
+    return c->wstate;
+}
+
+/* ---------------------------------------------------------------- queue */
+
+bool multi_should_queue(const client_t *c, const command_t *cmd) {
+    if (!c->mstate) return false;
+    const command_t *top = cmd->parent ? cmd->parent : cmd;
+    const char *n = top->name;
+    return strcmp(n, "exec") && strcmp(n, "discard") && strcmp(n, "multi") && strcmp(n, "watch") &&
+           strcmp(n, "quit") && strcmp(n, "reset");
+}
+
+void multi_queue(client_t *c, command_t *cmd) {
+    struct multi_state *m = c->mstate;
+    if (m->count == m->cap) {
+        m->cap = m->cap ? m->cap * 2 : 8;
+        m->cmds = zrealloc(m->cmds, sizeof(queued_cmd) * (size_t)m->cap);
+    }
+    queued_cmd *q = &m->cmds[m->count++];
+    q->cmd = cmd;
+    q->argc = c->argc;
+    q->argv = zmalloc(sizeof(robj *) * (size_t)c->argc);
+    for (int i = 0; i < c->argc; i++) {
+        q->argv[i] = c->argv[i];
+        obj_incref(c->argv[i]);
+    }
+    reply_simple(c, "QUEUED");
+}
+
+void multi_flag_error(client_t *c) {
+    if (c->mstate) wstate(c)->flags |= CLIENT_MULTI_ERROR;
+}
+
+static void discard_transaction(client_t *c) {
+    struct multi_state *m = c->mstate;
+    if (!m) return;
+    for (int i = 0; i < m->count; i++) {
+        for (int j = 0; j < m->cmds[i].argc; j++) obj_decref(m->cmds[i].argv[j]);
+        zfree(m->cmds[i].argv);
+    }
+    zfree(m->cmds);
+    zfree(m);
+    c->mstate = NULL;
+    if (c->wstate) c->wstate->flags &= ~CLIENT_MULTI_ERROR;
+}
+
+/* ---------------------------------------------------------------- watch */
+
+static void unwatch_all(client_t *c) {
+    struct watch_state *w = c->wstate;
+    if (!w) return;
+    for (int i = 0; i < w->count; i++) {
+        dict_entry *de = dict_find(c->srv->watched, w->keys[i]);
+        if (de) {
+            watchers *ws = dict_get_val(de);
+            for (int j = 0; j < ws->count; j++) {
+                if (ws->clients[j] == c) {
+                    ws->clients[j] = ws->clients[--ws->count];
+                    break;
+                }
+            }
+            if (ws->count == 0) dict_delete(c->srv->watched, w->keys[i]);
+        }
+        sds_free(w->keys[i]);
+    }
+    w->count = 0;
+    w->flags &= ~CLIENT_MULTI_DIRTY;
+}
+
+static void watch_one(client_t *c, robj *key) {
+    struct watch_state *w = wstate(c);
+    sds k = watch_key(c->db->id, key->ptr, sds_len(key->ptr));
+    for (int i = 0; i < w->count; i++) {
+        if (sds_cmp(w->keys[i], k) == 0) {   /* already watched */
+            sds_free(k);
+            return;
+        }
+    }
+    dict_entry *de = dict_find(c->srv->watched, k);
+    watchers *ws;
+    if (de) {
+        ws = dict_get_val(de);
+    } else {
+        ws = zcalloc(sizeof(*ws));
+        dict_add(c->srv->watched, sds_dup(k), ws);
+    }
+    if (ws->count == ws->cap) {
+        ws->cap = ws->cap ? ws->cap * 2 : 4;
+        ws->clients = zrealloc(ws->clients, sizeof(client_t *) * (size_t)ws->cap);
+    }
+    ws->clients[ws->count++] = c;
+    if (w->count == w->cap) {
+        w->cap = w->cap ? w->cap * 2 : 4;
+        w->keys = zrealloc(w->keys, sizeof(sds) * (size_t)w->cap);
+    }
+    w->keys[w->count++] = k;
+}
+
+void multi_touch_key(server_t *srv, int dbid, const sds key) {
+    if (!srv->watched || dict_size(srv->watched) == 0) return;
+    sds k = watch_key(dbid, key, sds_len(key));
+    watchers *ws = dict_fetch_value(srv->watched, k);
+    sds_free(k);
+    if (!ws) return;
+    for (int i = 0; i < ws->count; i++) wstate(ws->clients[i])->flags |= CLIENT_MULTI_DIRTY;
+}
+
+void multi_touch_db(server_t *srv, int dbid) {
+    if (!srv->watched || dict_size(srv->watched) == 0) return;
+    dict_iter it;
+    dict_entry *de;
+    dict_iter_init(&it, srv->watched, false);
+    while ((de = dict_next(&it))) {
+        sds k = dict_get_key(srv->watched, de);
+        int id;
+        memcpy(&id, k, sizeof(id));
+        if (dbid != -1 && id != dbid) continue;
+        watchers *ws = dict_get_val(de);
+        for (int i = 0; i < ws->count; i++) wstate(ws->clients[i])->flags |= CLIENT_MULTI_DIRTY;
+    }
+    dict_iter_release(&it);
+}
+
+/* A watched key that has logically expired by EXEC time counts as changed,
+ * even if nobody touched it and it was not yet collected. */
+static bool watched_key_expired(client_t *c) {
+    struct watch_state *w = c->wstate;
+    if (!w) return false;
+    for (int i = 0; i < w->count; i++) {
+        int id;
+        memcpy(&id, w->keys[i], sizeof(id));
+        db_t *db = &c->srv->dbs[id];
+        sds key = w->keys[i] + sizeof(id);
+        robj k = {OBJ_STRING, OBJ_ENCODING_RAW, 0, 1, NULL};
+        sds tmp = sds_newlen(key, sds_len(w->keys[i]) - sizeof(id));
+        k.ptr = tmp;
+        long long when = db_get_expire(db, &k);
+        sds_free(tmp);
+        if (when >= 0 && when <= c->srv->mstime) return true;
+    }
+    return false;
+}
+
+void multi_client_free(client_t *c) {
+    discard_transaction(c);
+    unwatch_all(c);
+    if (c->wstate) {
+        zfree(c->wstate->keys);
+        zfree(c->wstate);
+        c->wstate = NULL;
+    }
+}
+
+/* ---------------------------------------------------------------- commands */
+
+static void cmd_multi(client_t *c) {
+    if (c->mstate) {
+        reply_error(c, "MULTI calls can not be nested");
+        return;
+    }
+    c->mstate = zcalloc(sizeof(struct multi_state));
+    reply_ok(c);
+}
+
+static void cmd_discard(client_t *c) {
+    if (!c->mstate) {
+        reply_error(c, "DISCARD without MULTI");
+        return;
+    }
+    discard_transaction(c);
+    unwatch_all(c);
+    reply_ok(c);
+}
+
+static void cmd_exec(client_t *c) {
+    if (!c->mstate) {
+        reply_error(c, "EXEC without MULTI");
+        return;
+    }
+    int flags = c->wstate ? c->wstate->flags : 0;
+    if (flags & CLIENT_MULTI_ERROR) {
+        discard_transaction(c);
+        unwatch_all(c);
+        reply_error(c, "EXECABORT Transaction discarded because of previous errors.");
+        return;
+    }
+    if ((flags & CLIENT_MULTI_DIRTY) || watched_key_expired(c)) {
+        discard_transaction(c);
+        unwatch_all(c);
+        reply_null_array(c);
+        return;
+    }
+    /* Watches end before running: the transaction's own writes must not
+     * mark this client. */
+    unwatch_all(c);
+    struct multi_state *m = c->mstate;
+    c->mstate = NULL;
+    int saved_argc = c->argc;
+    robj **saved_argv = c->argv;
+    command_t *saved_cmd = c->cmd;
+    reply_array_len(c, m->count);
+    c->flags |= CLIENT_DENY_BLOCKING;
+    for (int i = 0; i < m->count; i++) {
+        c->argc = m->cmds[i].argc;
+        c->argv = m->cmds[i].argv;
+        commands_call(c, m->cmds[i].cmd);
+    }
+    c->flags &= ~CLIENT_DENY_BLOCKING;
+    c->argc = saved_argc;
+    c->argv = saved_argv;
+    c->cmd = saved_cmd;
+    c->mstate = m;
+    discard_transaction(c);
+}
+
+static void cmd_watch(client_t *c) {
+    if (c->mstate) {
+        reply_error(c, "WATCH inside MULTI is not allowed");
+        return;
+    }
+    for (int j = 1; j < c->argc; j++) watch_one(c, c->argv[j]);
+    reply_ok(c);
+}
+
+static void cmd_unwatch(client_t *c) {
+    unwatch_all(c);
+    reply_ok(c);
+}
+
+command_t multi_commands[] = {
+    {"multi", cmd_multi, 1, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, "transactions", "Mark the start of a transaction block", "1.2.0", NULL},
+    {"exec", cmd_exec, 1, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "transactions", "Execute all commands issued after MULTI", "1.2.0", NULL},
+    {"discard", cmd_discard, 1, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, "transactions", "Discard all commands issued after MULTI", "2.0.0", NULL},
+    {"watch", cmd_watch, -2, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST, 1, -1, 1, "transactions", "Watch the given keys to determine execution of the MULTI/EXEC block", "2.2.0", NULL},
+    {"unwatch", cmd_unwatch, 1, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, "transactions", "Forget about all watched keys", "2.2.0", NULL},
+    {0},
+};

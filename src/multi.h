@@ -1,0 +1,33 @@
+/* multi.h: transactions (MULTI/EXEC/DISCARD) and optimistic locking (WATCH).
+ *
+ * A client in MULTI has its commands queued instead of run; EXEC runs them
+ * back to back, so no other client's command lands in between.  WATCHed
+ * keys are registered server-wide; any change to one (a write, an expiry, a
+ * flush, SWAPDB) marks every client watching it, and their EXEC then
+ * returns a null reply without running anything.  The dispatcher
+ * (commands.c) asks multi_should_queue() before running a command. */
+#ifndef RL_MULTI_H
+#define RL_MULTI_H
+
+#include <stdbool.h>
+
+#include "conn.h"
+
+typedef struct command command_t;
+
+void multi_init(server_t *srv);
+void multi_free(server_t *srv);
+/* True if c is in MULTI and cmd must be queued rather than run. */
+bool multi_should_queue(const client_t *c, const command_t *cmd);
+void multi_queue(client_t *c, command_t *cmd);     /* replies +QUEUED */
+/* A command was rejected while queueing: EXEC will abort. */
+void multi_flag_error(client_t *c);
+/* Release a client's transaction and watches (disconnect, RESET). */
+void multi_client_free(client_t *c);
+
+/* Invalidation hooks for the keyspace. */
+void multi_touch_key(server_t *srv, int dbid, const sds key);
+void multi_touch_db(server_t *srv, int dbid);      /* -1: every db */
+
+
+#endif

@@ -1,0 +1,44 @@
+/* pubsub.h: publish/subscribe: channels, glob patterns, and the commands
+ * SUBSCRIBE, UNSUBSCRIBE, PSUBSCRIBE, PUNSUBSCRIBE, PUBLISH and PUBSUB.
+ *
+ * The server keeps channel -> subscribers and pattern -> subscribers; each
+ * client keeps the set of its own channels and patterns.  Messages are
+ * queued on subscribers through reply.c (RESP2 arrays, RESP3 push frames):
+ * nothing here touches a socket.  Callers: commands.c (subscribed-mode rule),
+ * conn.c (pubsub_client_freed, subscription counts), notify.c (publishing
+ * keyspace events), server.c (create/free), info.c (counts). */
+#ifndef RL_PUBSUB_H
+#define RL_PUBSUB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "server.h"
+
+typedef struct pubsub pubsub_t;
+typedef struct command command_t;
+
+/* The client is in subscribed mode (conn.h's flag bits are full of other
+ * owners' flags; this one belongs to pubsub.c). */
+#define CLIENT_PUBSUB (1u << 20)
+
+pubsub_t *pubsub_create(void);
+void pubsub_free(pubsub_t *ps);
+
+/* Deliver msg on channel to every subscriber (channel and matching
+ * patterns); returns how many received it. */
+long long pubsub_publish(server_t *srv, const char *chan, size_t clen, const char *msg, size_t mlen);
+/* Drop every subscription of c without replying (conn_free, RESET). */
+void pubsub_client_freed(client_t *c);
+/* c's subscriptions: channels, patterns. */
+size_t pubsub_client_channels(const client_t *c);
+size_t pubsub_client_patterns(const client_t *c);
+/* Server-wide counts for INFO stats. */
+size_t pubsub_channel_count(const server_t *srv);
+size_t pubsub_pattern_count(const server_t *srv);
+/* May cmd run on a RESP2 client in subscribed mode? */
+bool pubsub_allowed_in_context(const command_t *cmd);
+
+extern command_t pubsub_commands[];
+
+#endif

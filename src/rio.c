@@ -1,0 +1,63 @@
+/* rio.c: buffered, checksummed writes to a file descriptor (see rio.h).
+ * The CRC is updated as bytes enter the buffer, so the value a writer
+ * appends as a trailer covers exactly what came before it. */
+#include "rio.h"
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "crc64.h"
+
+void rio_init(rio_t *r, int fd, bool checksum) {
+    r->fd = fd;
+    r->checksum = checksum;
+    r->crc = 0;
+    r->written = 0;
+    r->err = 0;
+    r->used = 0;
+}
+
+int rio_write_all(int fd, const void *p, size_t len) {
+    const char *s = p;
+    while (len > 0) {
+        ssize_t n = write(fd, s, len);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return -1;
+        }
+        if (n == 0) {
+            errno = ENOSPC;
+            return -1;
+        }
+        s += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+int rio_flush(rio_t *r) {
+    if (r->err) return -1;
+    if (r->used && rio_write_all(r->fd, r->buf, r->used) != 0) {
+        r->err = errno ? errno : EIO;
+        return -1;
+    }
+    r->used = 0;
+    return 0;
+}
+
+void rio_write(rio_t *r, const void *p, size_t len) {
+    if (r->err) return;
+    if (r->checksum) r->crc = crc64_update(r->crc, p, len);
+    r->written += len;
+    const unsigned char *s = p;
+    while (len > 0) {
+        if (r->used == RIO_BUF_SIZE && rio_flush(r) != 0) return;
+        size_t n = RIO_BUF_SIZE - r->used;
+        if (n > len) n = len;
+        memcpy(r->buf + r->used, s, n);
+        r->used += n;
+        s += n;
+        len -= n;
+    }
+}

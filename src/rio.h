@@ -1,0 +1,37 @@
+/* rio.h: a buffered writer to a file descriptor that keeps a running
+ * CRC-64 of everything written and remembers the first error.
+ *
+ * Used by the RDB writer (rdb_save.c) and the AOF rewrite (aof.c), both in
+ * forked children and in the main process (SAVE).  After an error every
+ * further write is a no-op, so callers may write a whole file and check
+ * rio_error() once at the end; rio_flush() reports it as well.  Pure module
+ * (zmalloc not needed: the buffer is inline). */
+#ifndef RL_RIO_H
+#define RL_RIO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define RIO_BUF_SIZE (64 * 1024)
+
+typedef struct rio {
+    int fd;
+    bool checksum;              /* keep crc up to date */
+    uint64_t crc;               /* CRC-64 of the bytes written so far */
+    uint64_t written;           /* bytes accepted (buffered or on disk) */
+    int err;                    /* first errno seen, 0 if none */
+    size_t used;                /* bytes in buf */
+    unsigned char buf[RIO_BUF_SIZE];
+} rio_t;
+
+void rio_init(rio_t *r, int fd, bool checksum);
+void rio_write(rio_t *r, const void *p, size_t len);
+/* Write out the buffer; RL_OK-style 0 or -1 (then r->err is set). */
+int rio_flush(rio_t *r);
+static inline bool rio_error(const rio_t *r) { return r->err != 0; }
+
+/* write() all of len bytes, retrying on EINTR and short writes; 0 or -1. */
+int rio_write_all(int fd, const void *p, size_t len);
+
+#endif

@@ -1,0 +1,631 @@
+/* t_hash.c: the hash type and its commands (HSET ... HSCAN).
+ *
+ * Two encodings.  LISTPACK: one listpack of field, value, field, value ...
+ * in insertion order, used while the hash has at most
+ * hash-max-listpack-entries fields and no field or value longer than
+ * hash-max-listpack-value bytes.  HT: a dict whose keys (fields) are
+ * embedded in the entries and whose values are sds.  A hash only ever goes
+ * from listpack to hashtable (never back), as in Redis.
+ * Callers: the command table (commands.c) and obj_mem_usage/obj_decref via
+ * the ops registered from commands_init() (hash_type_ops). */
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "dict.h"
+#include "keyspace.h"
+#include "listpack.h"
+#include "reply.h"
+#include "t_coll.h"
+#include "util.h"
+#include "zmalloc.h"
+
+/* Fields are embedded in the entries; values are owned sds. */
+static dict_type hash_dict_type = {dict_sds_hash, dict_sds_eq, NULL, NULL, dict_sds_free, true};
+
+/* ------------------------------------------------------------ the type */
+
+static robj *hash_create(void) {
+    robj *o = obj_create(OBJ_HASH, lp_new());
+    o->encoding = OBJ_ENCODING_LISTPACK;
+    return o;
+}
+
+static unsigned long hash_len(const robj *o) {
+    if (o->encoding == OBJ_ENCODING_LISTPACK) return lp_length(o->ptr) / 2;
+    return dict_size((const dict *)o->ptr);
+}
+
+static void hash_convert_to_dict(robj *o) {
+    if (o->encoding != OBJ_ENCODING_LISTPACK) return;
+    unsigned char *lp = o->ptr;
+    dict *d = dict_create(&hash_dict_type);
+    dict_expand(d, lp_length(lp) / 2);
+    char fbuf[LP_INTBUF_SIZE], vbuf[LP_INTBUF_SIZE];
+    for (unsigned char *p = lp_first(lp); p; p = lp_next(lp, lp_next(lp, p))) {
+        size_t flen, vlen;
+        const unsigned char *f = lp_get_str(p, &flen, fbuf);
+        const unsigned char *v = lp_get_str(lp_next(lp, p), &vlen, vbuf);
+        sds key = sds_newlen(f, flen);
+        dict_add(d, key, sds_newlen(v, vlen));   /* the key is copied in */
+        sds_free(key);
+    }
+    lp_free(lp);
+    o->ptr = d;
+    o->encoding = OBJ_ENCODING_HT;
+}
+
+/* Convert before writing argv[first..last] when one of them is too long for
+ * a listpack (the same look-ahead Redis does). */
+static void hash_try_convert_args(client_t *c, robj *o, int first, int last) {
+    if (o->encoding != OBJ_ENCODING_LISTPACK) return;
+    size_t total = 0;
+    for (int j = first; j <= last; j++) {
+        size_t len = sds_len(c->argv[j]->ptr);
+        total += len;
+        if ((long long)len > c->srv->cfg.hash_max_listpack_value) {
+            hash_convert_to_dict(o);
+            return;
+        }
+    }
+    if (!lp_safe_to_add(o->ptr, total)) hash_convert_to_dict(o);
+}
+
+/* Field entry of a listpack hash, or NULL. */
+static unsigned char *lp_hash_find(unsigned char *lp, const char *f, size_t flen) {
+    unsigned char *p = lp_first(lp);
+    return p ? lp_find(lp, p, f, flen, 1) : NULL;
+}
+
+/* Value of field f as a string view (ints formatted into buf, which must
+ * hold LP_INTBUF_SIZE bytes).  NULL when the field is absent. */
+static const char *hash_get(robj *o, const char *f, size_t flen, size_t *vlen, char *buf) {
+    if (o->encoding == OBJ_ENCODING_LISTPACK) {
+        unsigned char *p = lp_hash_find(o->ptr, f, flen);
+        if (!p) return NULL;
+        return (const char *)lp_get_str(lp_next(o->ptr, p), vlen, buf);
+    }
+    sds key = sds_newlen(f, flen);
+    sds v = dict_fetch_value(o->ptr, key);
+    sds_free(key);
+    if (!v) return NULL;
+    *vlen = sds_len(v);
+    return v;
+}
+
+static bool hash_exists(robj *o, sds f) {
+    char buf[LP_INTBUF_SIZE];
+    size_t len;
+    return hash_get(o, f, sds_len(f), &len, buf) != NULL;
+}
+
+/* Set field f to v (both borrowed).  Returns true when the field was new.
+ * Converts to a dict when either is too long or the listpack grows past
+ * the entry limit. */
+static bool hash_set(client_t *c, robj *o, const char *f, size_t flen, const char *v, size_t vlen) {
+    long long maxv = c->srv->cfg.hash_max_listpack_value;
+    if (o->encoding == OBJ_ENCODING_LISTPACK && ((long long)flen > maxv || (long long)vlen > maxv))
+        hash_convert_to_dict(o);   /* e.g. a counter that grew long */
+    if (o->encoding == OBJ_ENCODING_LISTPACK) {
+        unsigned char *lp = o->ptr;
+        unsigned char *p = lp_hash_find(lp, f, flen);
+        if (p) {
+            p = lp_next(lp, p);
+            o->ptr = lp_replace(lp, &p, v, vlen);
+            return false;
+        }
+        lp = lp_append(lp, f, flen);
+        o->ptr = lp_append(lp, v, vlen);
+        if ((long long)hash_len(o) > c->srv->cfg.hash_max_listpack_entries) hash_convert_to_dict(o);
+        return true;
+    }
+    sds key = sds_newlen(f, flen);
+    dict_entry *existing;
+    dict_entry *de = dict_add_raw(o->ptr, key, &existing);
+    sds_free(key);
+    if (de) {
+        de->v.ptr = sds_newlen(v, vlen);
+        return true;
+    }
+    dict_set_val(o->ptr, existing, sds_newlen(v, vlen));
+    return false;
+}
+
+static bool hash_delete(robj *o, sds f) {
+    if (o->encoding == OBJ_ENCODING_LISTPACK) {
+        unsigned char *p = lp_hash_find(o->ptr, f, sds_len(f));
+        if (!p) return false;
+        o->ptr = lp_delete_range_at(o->ptr, &p, 2);
+        return true;
+    }
+    if (dict_delete(o->ptr, f) != DICT_OK) return false;
+    dict_shrink_if_needed(o->ptr);
+    return true;
+}
+
+/* Walks field/value pairs of either encoding.  Safe iteration is not
+ * needed: nothing modifies the hash while one is live. */
+typedef struct hash_iter {
+    robj *o;
+    unsigned char *fp;          /* listpack: current field entry */
+    dict_iter di;
+    dict_entry *de;
+    char fbuf[LP_INTBUF_SIZE], vbuf[LP_INTBUF_SIZE];
+} hash_iter_t;
+
+static void hash_iter_init(hash_iter_t *it, robj *o) {
+    it->o = o;
+    it->fp = NULL;
+    it->de = NULL;
+    if (o->encoding == OBJ_ENCODING_HT) dict_iter_init(&it->di, o->ptr, false);
+}
+
+static bool hash_iter_next(hash_iter_t *it) {
+    if (it->o->encoding == OBJ_ENCODING_LISTPACK) {
+        unsigned char *lp = it->o->ptr;
+        it->fp = it->fp ? lp_next(lp, lp_next(lp, it->fp)) : lp_first(lp);
+        return it->fp != NULL;
+    }
+    it->de = dict_next(&it->di);
+    return it->de != NULL;
+}
+
+static const char *hash_iter_field(hash_iter_t *it, size_t *len) {
+    if (it->o->encoding == OBJ_ENCODING_LISTPACK) return (const char *)lp_get_str(it->fp, len, it->fbuf);
+    sds k = dict_get_key(it->o->ptr, it->de);
+    *len = sds_len(k);
+    return k;
+}
+
+static const char *hash_iter_value(hash_iter_t *it, size_t *len) {
+    if (it->o->encoding == OBJ_ENCODING_LISTPACK)
+        return (const char *)lp_get_str(lp_next(it->o->ptr, it->fp), len, it->vbuf);
+    sds v = dict_get_val(it->de);
+    *len = sds_len(v);
+    return v;
+}
+
+static void hash_iter_release(hash_iter_t *it) {
+    if (it->o->encoding == OBJ_ENCODING_HT) dict_iter_release(&it->di);
+}
+
+static void hash_free_value(robj *o) {
+    if (o->encoding == OBJ_ENCODING_LISTPACK) lp_free(o->ptr);
+    else dict_release(o->ptr);
+}
+
+/* Listpack: its buffer.  Dict: table plus sampled entries (embedded field)
+ * and values, scaled to the whole; samples == 0 walks everything. */
+static size_t hash_mem_usage(robj *o, size_t samples) {
+    if (o->encoding == OBJ_ENCODING_LISTPACK) return lp_mem_usage(o->ptr);
+    dict *d = o->ptr;
+    size_t n = zmalloc_size(d) + dict_buckets(d) * sizeof(dict_entry *);
+    size_t size = dict_size(d);
+    if (size == 0) return n;
+    if (samples == 0 || samples > size) samples = size;
+    size_t seen = 0, bytes = 0;
+    dict_iter it;
+    dict_entry *de;
+    dict_iter_init(&it, d, false);
+    while (seen < samples && (de = dict_next(&it))) {
+        bytes += dict_entry_mem(d, de) + sds_alloc_size(dict_get_val(de));
+        seen++;
+    }
+    dict_iter_release(&it);
+    return n + (size_t)((double)bytes / (double)seen * (double)size);
+}
+
+/* Registered by commands_init(). */
+const obj_type_ops_t hash_type_ops = {hash_free_value, hash_mem_usage};
+
+/* ------------------------------------------------------------ lookups */
+
+/* The hash at key for writing, created when missing; NULL after replying
+ * WRONGTYPE. */
+static robj *hash_lookup_or_create(client_t *c, robj *key) {
+    robj *o = db_lookup_write(c->db, key);
+    if (!o) {
+        o = hash_create();
+        db_add(c->db, key, o);
+        return o;
+    }
+    return db_check_type_or_reply(c, o, OBJ_HASH) ? o : NULL;
+}
+
+/* The hash at key for reading; NULL when missing (with `missing` sent via
+ * the callback) or of another type (WRONGTYPE sent). */
+static robj *hash_lookup_read(client_t *c, robj *key, bool *replied) {
+    robj *o = db_lookup_read(c->db, key, LOOKUP_NONE);
+    *replied = false;
+    if (o && !db_check_type_or_reply(c, o, OBJ_HASH)) {
+        *replied = true;
+        return NULL;
+    }
+    return o;
+}
+
+/* ------------------------------------------------------------ commands */
+
+static void hset_generic(client_t *c, bool reply_count) {
+    if (c->argc % 2 == 1) {
+        reply_error_arity(c);
+        return;
+    }
+    robj *o = hash_lookup_or_create(c, c->argv[1]);
+    if (!o) return;
+    hash_try_convert_args(c, o, 2, c->argc - 1);
+    long long created = 0;
+    for (int j = 2; j < c->argc; j += 2) {
+        sds f = c->argv[j]->ptr, v = c->argv[j + 1]->ptr;
+        created += hash_set(c, o, f, sds_len(f), v, sds_len(v));
+    }
+    db_signal_modified(c->db, c->argv[1]);
+    if (reply_count) reply_ll(c, created);
+    else reply_ok(c);
+}
+
+static void cmd_hset(client_t *c) { hset_generic(c, true); }
+static void cmd_hmset(client_t *c) { hset_generic(c, false); }
+
+static void cmd_hsetnx(client_t *c) {
+    robj *o = hash_lookup_or_create(c, c->argv[1]);
+    if (!o) return;
+    if (hash_exists(o, c->argv[2]->ptr)) {
+        reply_ll(c, 0);
+        return;
+    }
+    hash_try_convert_args(c, o, 2, 3);
+    sds f = c->argv[2]->ptr, v = c->argv[3]->ptr;
+    hash_set(c, o, f, sds_len(f), v, sds_len(v));
+    db_signal_modified(c->db, c->argv[1]);
+    reply_ll(c, 1);
+}
+
+static void reply_field_value(client_t *c, robj *o, sds f) {
+    char buf[LP_INTBUF_SIZE];
+    size_t len;
+    const char *v = o ? hash_get(o, f, sds_len(f), &len, buf) : NULL;
+    if (v) reply_bulk(c, v, len);
+    else reply_null(c);
+}
+
+static void cmd_hget(client_t *c) {
+    bool replied;
+    robj *o = hash_lookup_read(c, c->argv[1], &replied);
+    if (!replied) reply_field_value(c, o, c->argv[2]->ptr);
+}
+
+static void cmd_hmget(client_t *c) {
+    bool replied;
+    robj *o = hash_lookup_read(c, c->argv[1], &replied);
+    if (replied) return;
+    reply_array_len(c, c->argc - 2);
+    for (int j = 2; j < c->argc; j++) reply_field_value(c, o, c->argv[j]->ptr);
+}
+
+static void cmd_hdel(client_t *c) {
+    robj *o = db_lookup_write(c->db, c->argv[1]);
+    if (!o) {
+        reply_ll(c, 0);
+        return;
+    }
+    if (!db_check_type_or_reply(c, o, OBJ_HASH)) return;
+    long long deleted = 0;
+    bool emptied = false;
+    for (int j = 2; j < c->argc && !emptied; j++) {
+        if (!hash_delete(o, c->argv[j]->ptr)) continue;
+        deleted++;
+        emptied = hash_len(o) == 0;
+    }
+    if (emptied) db_delete(c->db, c->argv[1]);   /* frees o */
+    else if (deleted) db_signal_modified(c->db, c->argv[1]);
+    reply_ll(c, deleted);
+}
+
+static void cmd_hlen(client_t *c) {
+    bool replied;
+    robj *o = hash_lookup_read(c, c->argv[1], &replied);
+    if (!replied) reply_ll(c, o ? (long long)hash_len(o) : 0);
+}
+
+static void cmd_hexists(client_t *c) {
+    bool replied;
+    robj *o = hash_lookup_read(c, c->argv[1], &replied);
+    if (!replied) reply_ll(c, o && hash_exists(o, c->argv[2]->ptr));
+}
+
+static void cmd_hstrlen(client_t *c) {
+    bool replied;
+    robj *o = hash_lookup_read(c, c->argv[1], &replied);
+    if (replied) return;
+    char buf[LP_INTBUF_SIZE];
+    size_t len = 0;
+    sds f = c->argv[2]->ptr;
+    if (!o || !hash_get(o, f, sds_len(f), &len, buf)) len = 0;
+    reply_ll(c, (long long)len);
+}
+
+#define WITH_FIELDS 1
+#define WITH_VALUES 2
+
+/* HKEYS, HVALS, HGETALL. */
+static void hgetall_generic(client_t *c, int what) {
+    bool replied;
+    robj *o = hash_lookup_read(c, c->argv[1], &replied);
+    if (replied) return;
+    if (!o) {
+        if (what == (WITH_FIELDS | WITH_VALUES)) reply_map_len(c, 0);
+        else reply_empty_array(c);
+        return;
+    }
+    long n = (long)hash_len(o);
+    if (what == (WITH_FIELDS | WITH_VALUES)) reply_map_len(c, n);
+    else reply_array_len(c, n);
+    hash_iter_t it;
+    hash_iter_init(&it, o);
+    while (hash_iter_next(&it)) {
+        size_t len;
+        const char *s;
+        if (what & WITH_FIELDS) {
+            s = hash_iter_field(&it, &len);
+            reply_bulk(c, s, len);
+        }
+        if (what & WITH_VALUES) {
+            s = hash_iter_value(&it, &len);
+            reply_bulk(c, s, len);
+        }
+    }
+    hash_iter_release(&it);
+}
+
+static void cmd_hkeys(client_t *c) { hgetall_generic(c, WITH_FIELDS); }
+static void cmd_hvals(client_t *c) { hgetall_generic(c, WITH_VALUES); }
+static void cmd_hgetall(client_t *c) { hgetall_generic(c, WITH_FIELDS | WITH_VALUES); }
+
+static void cmd_hincrby(client_t *c) {
+    long long incr, v = 0;
+    if (!cmd_get_ll_or_reply(c, c->argv[3], &incr, NULL)) return;
+    robj *o = hash_lookup_or_create(c, c->argv[1]);
+    if (!o) return;
+    char buf[LP_INTBUF_SIZE];
+    size_t len;
+    sds f = c->argv[2]->ptr;
+    const char *cur = hash_get(o, f, sds_len(f), &len, buf);
+    if (cur && !util_str2ll(cur, len, &v)) {
+        reply_error(c, "hash value is not an integer");
+        return;
+    }
+    if ((incr < 0 && v < 0 && incr < LLONG_MIN - v) || (incr > 0 && v > 0 && incr > LLONG_MAX - v)) {
+        reply_error(c, RL_ERR_OVERFLOW);
+        return;
+    }
+    v += incr;
+    char out[32];
+    int n = util_ll2str(out, sizeof(out), v);
+    hash_try_convert_args(c, o, 2, 2);
+    hash_set(c, o, f, sds_len(f), out, (size_t)n);
+    db_signal_modified(c->db, c->argv[1]);
+    reply_ll(c, v);
+}
+
+static void cmd_hincrbyfloat(client_t *c) {
+    long double incr, v = 0;
+    if (!obj_get_long_double(c->argv[3], &incr)) {
+        reply_error(c, RL_ERR_NOT_FLOAT);
+        return;
+    }
+    if (isnan(incr) || isinf(incr)) {
+        reply_error(c, "value is NaN or Infinity");
+        return;
+    }
+    robj *o = hash_lookup_or_create(c, c->argv[1]);
+    if (!o) return;
+    char buf[LP_INTBUF_SIZE];
+    size_t len;
+    sds f = c->argv[2]->ptr;
+    const char *cur = hash_get(o, f, sds_len(f), &len, buf);
+    if (cur && !util_str2ld(cur, len, &v)) {
+        reply_error(c, "hash value is not a float");
+        return;
+    }
+    v += incr;
+    if (isnan(v) || isinf(v)) {
+        reply_error(c, "increment would produce NaN or Infinity");
+        return;
+    }
+    char out[256];
+    int n = util_ld2str(out, sizeof(out), v);
+    hash_try_convert_args(c, o, 2, 2);
+    hash_set(c, o, f, sds_len(f), out, (size_t)n);
+    db_signal_modified(c->db, c->argv[1]);
+    reply_bulk(c, out, (size_t)n);
+}
+
+/* ------------------------------------------------------------ HRANDFIELD */
+
+static void reply_pair(client_t *c, hash_iter_t *it, bool withvalues) {
+    size_t len;
+    const char *s;
+    if (withvalues && c->resp > 2) reply_array_len(c, 2);
+    s = hash_iter_field(it, &len);
+    reply_bulk(c, s, len);
+    if (withvalues) {
+        s = hash_iter_value(it, &len);
+        reply_bulk(c, s, len);
+    }
+}
+
+/* Position an iterator on a uniformly chosen pair. */
+static void hash_iter_random(hash_iter_t *it, robj *o) {
+    hash_iter_init(it, o);
+    if (o->encoding == OBJ_ENCODING_LISTPACK) {
+        it->fp = lp_seek(o->ptr, (long)(2 * coll_random_below(hash_len(o))));
+    } else {
+        it->de = dict_random_entry(o->ptr);
+    }
+}
+
+/* Every pair once, in storage order, keeping each with probability
+ * still-needed / still-unseen (selection sampling): exactly `count`
+ * distinct pairs, uniformly chosen. */
+static void hrandfield_distinct(client_t *c, robj *o, unsigned long count, bool withvalues) {
+    unsigned long left = hash_len(o);
+    hash_iter_t it;
+    hash_iter_init(&it, o);
+    while (count && hash_iter_next(&it)) {
+        if (coll_random_below(left--) < count) {
+            reply_pair(c, &it, withvalues);
+            count--;
+        }
+    }
+    hash_iter_release(&it);
+}
+
+static void hrandfield_with_count(client_t *c, bool withvalues) {
+    long long l;
+    if (!cmd_get_range_or_reply(c, c->argv[2], -LONG_MAX, LONG_MAX, &l, NULL)) return;
+    if (withvalues && l < -LONG_MAX / 2) {
+        reply_error(c, "value is out of range");
+        return;
+    }
+    bool replied;
+    robj *o = hash_lookup_read(c, c->argv[1], &replied);
+    if (replied) return;
+    if (!o || l == 0) {
+        reply_empty_array(c);
+        return;
+    }
+    unsigned long size = hash_len(o);
+    if (l < 0) {   /* repetitions allowed */
+        unsigned long count = (unsigned long)-l;
+        reply_array_len(c, (long)(withvalues && c->resp == 2 ? count * 2 : count));
+        while (count--) {
+            hash_iter_t it;
+            hash_iter_random(&it, o);
+            reply_pair(c, &it, withvalues);
+        }
+        return;
+    }
+    unsigned long count = (unsigned long)l;
+    if (count > size) count = size;
+    reply_array_len(c, (long)(withvalues && c->resp == 2 ? count * 2 : count));
+    hrandfield_distinct(c, o, count, withvalues);
+}
+
+static void cmd_hrandfield(client_t *c) {
+    if (c->argc >= 3) {
+        bool withvalues = false;
+        if (c->argc == 4 && !strcasecmp(c->argv[3]->ptr, "withvalues")) {
+            withvalues = true;
+        } else if (c->argc >= 4) {
+            reply_error(c, RL_ERR_SYNTAX);
+            return;
+        }
+        hrandfield_with_count(c, withvalues);
+        return;
+    }
+    bool replied;
+    robj *o = hash_lookup_read(c, c->argv[1], &replied);
+    if (replied) return;
+    if (!o) {
+        reply_null(c);
+        return;
+    }
+    hash_iter_t it;
+    hash_iter_random(&it, o);
+    reply_pair(c, &it, false);
+}
+
+/* ------------------------------------------------------------ HSCAN */
+
+typedef struct hscan_ctx {
+    dict *d;
+    sds *items;                 /* field, value, field, value ... (borrowed) */
+    size_t n, cap;
+} hscan_ctx;
+
+static void hscan_collect(void *priv, const dict_entry *de) {
+    hscan_ctx *s = priv;
+    if (s->n + 2 > s->cap) {
+        s->cap = s->cap ? s->cap * 2 : 32;
+        s->items = zrealloc(s->items, sizeof(sds) * s->cap);
+    }
+    s->items[s->n++] = dict_get_key(s->d, de);
+    s->items[s->n++] = dict_get_val(de);
+}
+
+static void cmd_hscan(client_t *c) {
+    coll_scan_args_t a;
+    if (!coll_scan_parse_or_reply(c, &a)) return;
+    bool replied;
+    robj *o = hash_lookup_read(c, c->argv[1], &replied);
+    if (replied) return;
+    reply_array_len(c, 2);
+    if (!o) {
+        reply_bulk_cstr(c, "0");
+        reply_empty_array(c);
+        return;
+    }
+    if (o->encoding == OBJ_ENCODING_LISTPACK) {
+        /* Small: everything in one call, cursor 0. */
+        reply_bulk_cstr(c, "0");
+        void *slot = reply_deferred_len(c);
+        long n = 0;
+        hash_iter_t it;
+        hash_iter_init(&it, o);
+        while (hash_iter_next(&it)) {
+            size_t flen;
+            const char *f = hash_iter_field(&it, &flen);
+            if (!coll_scan_match(&a, f, flen)) continue;
+            size_t vlen;
+            const char *v = hash_iter_value(&it, &vlen);
+            reply_bulk(c, f, flen);   /* flat pairs in every protocol */
+            reply_bulk(c, v, vlen);
+            n += 2;
+        }
+        hash_iter_release(&it);
+        reply_set_deferred_array_len(c, slot, n);
+        return;
+    }
+    hscan_ctx s = {o->ptr, NULL, 0, 0};
+    unsigned long cursor = a.cursor;
+    long long max_iter = a.count * 10;
+    do {
+        cursor = dict_scan(o->ptr, cursor, hscan_collect, &s);
+    } while (cursor && max_iter-- && s.n / 2 < (size_t)a.count);
+    char buf[32];
+    snprintf(buf, sizeof(buf), "%lu", cursor);
+    reply_bulk_cstr(c, buf);
+    void *slot = reply_deferred_len(c);
+    long n = 0;
+    for (size_t i = 0; i < s.n; i += 2) {
+        if (!coll_scan_match(&a, s.items[i], sds_len(s.items[i]))) continue;
+        reply_bulk(c, s.items[i], sds_len(s.items[i]));
+        reply_bulk(c, s.items[i + 1], sds_len(s.items[i + 1]));
+        n += 2;
+    }
+    reply_set_deferred_array_len(c, slot, n);
+    zfree(s.items);
+}
+
+command_t hash_commands[] = {
+    {"hset", cmd_hset, -4, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "hash", "Set the string value of a hash field", "2.0.0", NULL},
+    {"hsetnx", cmd_hsetnx, 4, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "hash", "Set the value of a hash field, only if the field does not exist", "2.0.0", NULL},
+    {"hmset", cmd_hmset, -4, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "hash", "Set multiple hash fields to multiple values", "2.0.0", NULL},
+    {"hget", cmd_hget, 3, CMD_READONLY | CMD_FAST, 1, 1, 1, "hash", "Get the value of a hash field", "2.0.0", NULL},
+    {"hmget", cmd_hmget, -3, CMD_READONLY | CMD_FAST, 1, 1, 1, "hash", "Get the values of all the given hash fields", "2.0.0", NULL},
+    {"hgetall", cmd_hgetall, 2, CMD_READONLY, 1, 1, 1, "hash", "Get all the fields and values in a hash", "2.0.0", NULL},
+    {"hdel", cmd_hdel, -3, CMD_WRITE | CMD_FAST, 1, 1, 1, "hash", "Delete one or more hash fields", "2.0.0", NULL},
+    {"hlen", cmd_hlen, 2, CMD_READONLY | CMD_FAST, 1, 1, 1, "hash", "Get the number of fields in a hash", "2.0.0", NULL},
+    {"hexists", cmd_hexists, 3, CMD_READONLY | CMD_FAST, 1, 1, 1, "hash", "Determine if a hash field exists", "2.0.0", NULL},
+    {"hkeys", cmd_hkeys, 2, CMD_READONLY, 1, 1, 1, "hash", "Get all the fields in a hash", "2.0.0", NULL},
+    {"hvals", cmd_hvals, 2, CMD_READONLY, 1, 1, 1, "hash", "Get all the values in a hash", "2.0.0", NULL},
+    {"hincrby", cmd_hincrby, 4, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "hash", "Increment the integer value of a hash field by the given number", "2.0.0", NULL},
+    {"hincrbyfloat", cmd_hincrbyfloat, 4, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "hash", "Increment the float value of a hash field by the given amount", "2.6.0", NULL},
+    {"hstrlen", cmd_hstrlen, 3, CMD_READONLY | CMD_FAST, 1, 1, 1, "hash", "Get the length of the value of a hash field", "3.2.0", NULL},
+    {"hrandfield", cmd_hrandfield, -2, CMD_READONLY, 1, 1, 1, "hash", "Get one or multiple random fields from a hash", "6.2.0", NULL},
+    {"hscan", cmd_hscan, -3, CMD_READONLY, 1, 1, 1, "hash", "Incrementally iterate hash fields and associated values", "2.8.0", NULL},
+    {0},
+};

@@ -1,0 +1,769 @@
+/* t_set.c: the set type and its commands (SADD ... SSCAN), plus the small
+ * helpers of t_coll.h shared with t_hash.c and t_zset.c.
+ *
+ * Three encodings, as Redis 7.2 has them:
+ *   INTSET   every member a canonical integer, at most set-max-intset-entries;
+ *   LISTPACK at most set-max-listpack-entries members of at most
+ *            set-max-listpack-value bytes, in insertion order;
+ *   HT       a dict with the members embedded in the entries (no values).
+ * A set moves intset -> listpack (a non-integer arrives while it is small)
+ * or -> hashtable (too many members / too long), never back.  Set algebra
+ * (SINTER, SUNION, SDIFF and their STORE forms) builds its result as a new
+ * set starting from an intset, so results get the encoding they need.
+ * Callers: the command table (commands.c) and obj_* through the ops
+ * registered from commands_init() (set_type_ops). */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "dict.h"
+#include "intset.h"
+#include "keyspace.h"
+#include "listpack.h"
+#include "reply.h"
+#include "t_coll.h"
+#include "util.h"
+#include "zmalloc.h"
+
+/* --------------------------------------------------- shared helpers (t_coll.h) */
+
+bool coll_scan_parse_or_reply(client_t *c, coll_scan_args_t *a) {
+    if (!scan_parse_cursor_or_reply(c, c->argv[2], &a->cursor)) return false;
+    a->count = 10;
+    a->pat = NULL;
+    a->patlen = 0;
+    for (int j = 3; j < c->argc; j++) {
+        const char *opt = c->argv[j]->ptr;
+        bool more = j + 1 < c->argc;
+        if (!strcasecmp(opt, "count") && more) {
+            if (!cmd_get_ll_or_reply(c, c->argv[++j], &a->count, NULL)) return false;
+            if (a->count < 1) {
+                reply_error(c, RL_ERR_SYNTAX);
+                return false;
+            }
+        } else if (!strcasecmp(opt, "match") && more) {
+            sds p = c->argv[++j]->ptr;
+            bool all = sds_len(p) == 1 && p[0] == '*';
+            a->pat = all ? NULL : p;
+            a->patlen = all ? 0 : sds_len(p);
+        } else {
+            reply_error(c, RL_ERR_SYNTAX);
+            return false;
+        }
+    }
+    return true;
+}
+
+bool coll_scan_match(const coll_scan_args_t *a, const char *s, size_t len) {
+    return !a->pat || util_glob_match(a->pat, a->patlen, s, len, false);
+}
+
+void coll_reply_lp_entry(client_t *c, const unsigned char *p) {
+    size_t len;
+    long long v;
+    const unsigned char *s = lp_get(p, &len, &v);
+    if (s) reply_bulk(c, (const char *)s, len);
+    else reply_bulk_ll(c, v);
+}
+
+unsigned long coll_random_below(unsigned long n) {
+    /* random() gives 31 bits: combine two draws for large collections. */
+    unsigned long r = ((unsigned long)random() << 31) ^ (unsigned long)random();
+    return n ? r % n : 0;
+}
+
+/* ------------------------------------------------------------ the type */
+
+static dict_type set_dict_type = {dict_sds_hash, dict_sds_eq, NULL, NULL, NULL, true};
+/* Borrowed member pointers, for "seen" bookkeeping during sampling. */
+static dict_type set_seen_type = {dict_sds_hash, dict_sds_eq, NULL, NULL, NULL, false};
+
+typedef struct set_limits {
+    long long intset_entries, lp_entries, lp_value;
+} set_limits_t;
+
+static set_limits_t set_limits(const client_t *c) {
+    const rl_config_t *cfg = &c->srv->cfg;
+    set_limits_t l = {cfg->set_max_intset_entries, cfg->set_max_listpack_entries, cfg->set_max_listpack_value};
+    if (l.intset_entries > (1LL << 30)) l.intset_entries = 1LL << 30;
+    return l;
+}
+
+static robj *set_create_intset(void) {
+    robj *o = obj_create(OBJ_SET, intset_new());
+    o->encoding = OBJ_ENCODING_INTSET;
+    return o;
+}
+
+static robj *set_create_listpack(void) {
+    robj *o = obj_create(OBJ_SET, lp_new());
+    o->encoding = OBJ_ENCODING_LISTPACK;
+    return o;
+}
+
+/* A new empty set in the encoding its first member s needs. */
+static robj *set_create_for(const set_limits_t *l, const char *s, size_t len) {
+    long long v;
+    if (util_str2ll(s, len, &v) && l->intset_entries >= 1) return set_create_intset();
+    if (l->lp_entries >= 1 && (long long)len <= l->lp_value) return set_create_listpack();
+    robj *o = obj_create(OBJ_SET, dict_create(&set_dict_type));
+    o->encoding = OBJ_ENCODING_HT;
+    return o;
+}
+
+static unsigned long set_size(const robj *o) {
+    switch (o->encoding) {
+    case OBJ_ENCODING_INTSET: return intset_len(o->ptr);
+    case OBJ_ENCODING_LISTPACK: return lp_length(o->ptr);
+    default: return dict_size((const dict *)o->ptr);
+    }
+}
+
+/* Walks members of any encoding as string views.  The set must not change
+ * while the iterator is live. */
+typedef struct set_iter {
+    robj *o;
+    uint32_t ipos;              /* intset: next position */
+    unsigned char *p;           /* listpack: current entry */
+    dict_iter di;
+    char buf[LP_INTBUF_SIZE];
+} set_iter_t;
+
+static void set_iter_init(set_iter_t *it, robj *o) {
+    it->o = o;
+    it->ipos = 0;
+    it->p = NULL;
+    if (o->encoding == OBJ_ENCODING_HT) dict_iter_init(&it->di, o->ptr, false);
+}
+
+static const char *set_iter_next(set_iter_t *it, size_t *len) {
+    robj *o = it->o;
+    if (o->encoding == OBJ_ENCODING_INTSET) {
+        int64_t v;
+        if (!intset_get(o->ptr, it->ipos++, &v)) return NULL;
+        *len = (size_t)util_ll2str(it->buf, sizeof(it->buf), v);
+        return it->buf;
+    }
+    if (o->encoding == OBJ_ENCODING_LISTPACK) {
+        it->p = it->p ? lp_next(o->ptr, it->p) : lp_first(o->ptr);
+        return it->p ? (const char *)lp_get_str(it->p, len, it->buf) : NULL;
+    }
+    dict_entry *de = dict_next(&it->di);
+    if (!de) return NULL;
+    sds k = dict_get_key(o->ptr, de);
+    *len = sds_len(k);
+    return k;
+}
+
+static void set_iter_release(set_iter_t *it) {
+    if (it->o->encoding == OBJ_ENCODING_HT) dict_iter_release(&it->di);
+}
+
+static void set_convert(robj *o, int encoding) {
+    if (o->encoding == encoding) return;
+    unsigned long n = set_size(o);
+    void *to;
+    if (encoding == OBJ_ENCODING_LISTPACK) {
+        to = lp_new();
+    } else {
+        to = dict_create(&set_dict_type);
+        dict_expand(to, n);
+    }
+    set_iter_t it;
+    set_iter_init(&it, o);
+    const char *s;
+    size_t len;
+    while ((s = set_iter_next(&it, &len))) {
+        if (encoding == OBJ_ENCODING_LISTPACK) {
+            to = lp_append(to, s, len);
+        } else {
+            sds k = sds_newlen(s, len);
+            dict_add(to, k, NULL);
+            sds_free(k);
+        }
+    }
+    set_iter_release(&it);
+    if (o->encoding == OBJ_ENCODING_INTSET) intset_free(o->ptr);
+    else lp_free(o->ptr);
+    o->ptr = to;
+    o->encoding = (unsigned)encoding;
+}
+
+static bool set_is_member(robj *o, const char *s, size_t len) {
+    if (o->encoding == OBJ_ENCODING_INTSET) {
+        long long v;
+        return util_str2ll(s, len, &v) && intset_find(o->ptr, v);
+    }
+    if (o->encoding == OBJ_ENCODING_LISTPACK) {
+        unsigned char *p = lp_first(o->ptr);
+        return p && lp_find(o->ptr, p, s, len, 0);
+    }
+    sds k = sds_newlen(s, len);
+    bool found = dict_find(o->ptr, k) != NULL;
+    sds_free(k);
+    return found;
+}
+
+/* Add s (borrowed); true when it was new.  Converts as the limits say. */
+static bool set_add(const set_limits_t *l, robj *o, const char *s, size_t len) {
+    long long v;
+    if (o->encoding == OBJ_ENCODING_INTSET) {
+        if (util_str2ll(s, len, &v)) {
+            bool added;
+            o->ptr = intset_add(o->ptr, v, &added);
+            if (added && (long long)intset_len(o->ptr) > l->intset_entries) set_convert(o, OBJ_ENCODING_HT);
+            return added;
+        }
+        bool fits = (long long)intset_len(o->ptr) < l->lp_entries && (long long)len <= l->lp_value &&
+                    (long long)intset_max_strlen(o->ptr) <= l->lp_value;
+        set_convert(o, fits ? OBJ_ENCODING_LISTPACK : OBJ_ENCODING_HT);
+    }
+    if (o->encoding == OBJ_ENCODING_LISTPACK) {
+        if (set_is_member(o, s, len)) return false;
+        if ((long long)lp_length(o->ptr) < l->lp_entries && (long long)len <= l->lp_value &&
+            lp_safe_to_add(o->ptr, len)) {
+            o->ptr = lp_append(o->ptr, s, len);
+            return true;
+        }
+        set_convert(o, OBJ_ENCODING_HT);
+    }
+    sds k = sds_newlen(s, len);
+    bool added = dict_add(o->ptr, k, NULL) == DICT_OK;
+    sds_free(k);
+    return added;
+}
+
+static bool set_remove(robj *o, const char *s, size_t len) {
+    if (o->encoding == OBJ_ENCODING_INTSET) {
+        long long v;
+        bool removed = false;
+        if (util_str2ll(s, len, &v)) o->ptr = intset_remove(o->ptr, v, &removed);
+        return removed;
+    }
+    if (o->encoding == OBJ_ENCODING_LISTPACK) {
+        unsigned char *p = lp_first(o->ptr);
+        if (p) p = lp_find(o->ptr, p, s, len, 0);
+        if (!p) return false;
+        o->ptr = lp_delete(o->ptr, p, NULL);
+        return true;
+    }
+    sds k = sds_newlen(s, len);
+    bool removed = dict_delete(o->ptr, k) == DICT_OK;
+    sds_free(k);
+    if (removed) dict_shrink_if_needed(o->ptr);
+    return removed;
+}
+
+/* A uniformly chosen member as a fresh sds (caller frees); set non-empty. */
+static sds set_random_member(robj *o) {
+    if (o->encoding == OBJ_ENCODING_INTSET) return sds_fromll(intset_random(o->ptr));
+    if (o->encoding == OBJ_ENCODING_LISTPACK) {
+        unsigned char *p = lp_seek(o->ptr, (long)coll_random_below(lp_length(o->ptr)));
+        char buf[LP_INTBUF_SIZE];
+        size_t len;
+        const unsigned char *s = lp_get_str(p, &len, buf);
+        return sds_newlen(s, len);
+    }
+    dict_entry *de = dict_random_entry(o->ptr);
+    return sds_dup(dict_get_key(o->ptr, de));
+}
+
+static void set_free_value(robj *o) {
+    if (o->encoding == OBJ_ENCODING_INTSET) intset_free(o->ptr);
+    else if (o->encoding == OBJ_ENCODING_LISTPACK) lp_free(o->ptr);
+    else dict_release(o->ptr);
+}
+
+static size_t set_mem_usage(robj *o, size_t samples) {
+    if (o->encoding == OBJ_ENCODING_INTSET) return intset_mem_usage(o->ptr);
+    if (o->encoding == OBJ_ENCODING_LISTPACK) return lp_mem_usage(o->ptr);
+    dict *d = o->ptr;
+    size_t n = zmalloc_size(d) + dict_buckets(d) * sizeof(dict_entry *);
+    size_t size = dict_size(d);
+    if (size == 0) return n;
+    if (samples == 0 || samples > size) samples = size;
+    size_t seen = 0, bytes = 0;
+    dict_iter it;
+    dict_entry *de;
+    dict_iter_init(&it, d, false);
+    while (seen < samples && (de = dict_next(&it))) {
+        bytes += dict_entry_mem(d, de);   /* the member is embedded */
+        seen++;
+    }
+    dict_iter_release(&it);
+    return n + (size_t)((double)bytes / (double)seen * (double)size);
+}
+
+/* Registered by commands_init(). */
+const obj_type_ops_t set_type_ops = {set_free_value, set_mem_usage};
+
+/* ------------------------------------------------------------ lookups */
+
+/* The set at key or NULL; *err is set when WRONGTYPE was replied. */
+static robj *set_lookup(client_t *c, robj *key, bool write, bool *err) {
+    robj *o = write ? db_lookup_write(c->db, key) : db_lookup_read(c->db, key, LOOKUP_NONE);
+    *err = o && !db_check_type_or_reply(c, o, OBJ_SET);
+    return *err ? NULL : o;
+}
+
+/* Reply with every member of o as a RESP3 set (array in RESP2). */
+static void reply_set_members(client_t *c, robj *o) {
+    reply_set_len(c, (long)set_size(o));
+    set_iter_t it;
+    set_iter_init(&it, o);
+    const char *s;
+    size_t len;
+    while ((s = set_iter_next(&it, &len))) reply_bulk(c, s, len);
+    set_iter_release(&it);
+}
+
+/* ------------------------------------------------------------ commands */
+
+static void cmd_sadd(client_t *c) {
+    bool err;
+    robj *o = set_lookup(c, c->argv[1], true, &err);
+    if (err) return;
+    set_limits_t l = set_limits(c);
+    if (!o) {
+        o = set_create_for(&l, c->argv[2]->ptr, sds_len(c->argv[2]->ptr));
+        db_add(c->db, c->argv[1], o);
+    }
+    long long added = 0;
+    for (int j = 2; j < c->argc; j++) added += set_add(&l, o, c->argv[j]->ptr, sds_len(c->argv[j]->ptr));
+    if (added) db_signal_modified(c->db, c->argv[1]);
+    reply_ll(c, added);
+}
+
+static void cmd_srem(client_t *c) {
+    bool err;
+    robj *o = set_lookup(c, c->argv[1], true, &err);
+    if (err) return;
+    if (!o) {
+        reply_ll(c, 0);
+        return;
+    }
+    long long removed = 0;
+    bool emptied = false;
+    for (int j = 2; j < c->argc && !emptied; j++) {
+        if (!set_remove(o, c->argv[j]->ptr, sds_len(c->argv[j]->ptr))) continue;
+        removed++;
+        emptied = set_size(o) == 0;
+    }
+    if (emptied) db_delete(c->db, c->argv[1]);
+    else if (removed) db_signal_modified(c->db, c->argv[1]);
+    reply_ll(c, removed);
+}
+
+static void cmd_smembers(client_t *c) {
+    bool err;
+    robj *o = set_lookup(c, c->argv[1], false, &err);
+    if (err) return;
+    if (!o) reply_set_len(c, 0);
+    else reply_set_members(c, o);
+}
+
+static void cmd_sismember(client_t *c) {
+    bool err;
+    robj *o = set_lookup(c, c->argv[1], false, &err);
+    if (err) return;
+    reply_ll(c, o && set_is_member(o, c->argv[2]->ptr, sds_len(c->argv[2]->ptr)));
+}
+
+static void cmd_smismember(client_t *c) {
+    bool err;
+    robj *o = set_lookup(c, c->argv[1], false, &err);
+    if (err) return;
+    reply_array_len(c, c->argc - 2);
+    for (int j = 2; j < c->argc; j++) reply_ll(c, o && set_is_member(o, c->argv[j]->ptr, sds_len(c->argv[j]->ptr)));
+}
+
+static void cmd_scard(client_t *c) {
+    bool err;
+    robj *o = set_lookup(c, c->argv[1], false, &err);
+    if (!err) reply_ll(c, o ? (long long)set_size(o) : 0);
+}
+
+static void cmd_smove(client_t *c) {
+    robj *src = db_lookup_write(c->db, c->argv[1]);
+    robj *dst = db_lookup_write(c->db, c->argv[2]);
+    sds ele = c->argv[3]->ptr;
+    if (!src) {
+        reply_ll(c, 0);
+        return;
+    }
+    if (!db_check_type_or_reply(c, src, OBJ_SET) || (dst && !db_check_type_or_reply(c, dst, OBJ_SET))) return;
+    if (src == dst) {
+        reply_ll(c, set_is_member(src, ele, sds_len(ele)));
+        return;
+    }
+    if (!set_remove(src, ele, sds_len(ele))) {
+        reply_ll(c, 0);
+        return;
+    }
+    if (set_size(src) == 0) db_delete(c->db, c->argv[1]);
+    else db_signal_modified(c->db, c->argv[1]);
+    set_limits_t l = set_limits(c);
+    if (!dst) {
+        dst = set_create_for(&l, ele, sds_len(ele));
+        db_add(c->db, c->argv[2], dst);
+    }
+    if (set_add(&l, dst, ele, sds_len(ele))) db_signal_modified(c->db, c->argv[2]);
+    reply_ll(c, 1);
+}
+
+/* ------------------------------------------------------------ SPOP / SRANDMEMBER */
+
+static void spop_with_count(client_t *c) {
+    long long count;
+    if (!cmd_get_range_or_reply(c, c->argv[2], 0, LLONG_MAX, &count, RL_ERR_POSITIVE)) return;
+    bool err;
+    robj *o = set_lookup(c, c->argv[1], true, &err);
+    if (err) return;
+    if (!o || count == 0) {
+        reply_set_len(c, 0);
+        return;
+    }
+    unsigned long size = set_size(o);
+    if ((unsigned long long)count >= size) {
+        reply_set_members(c, o);
+        db_delete(c->db, c->argv[1]);
+        return;
+    }
+    /* Pop one random member at a time: removal keeps later draws distinct. */
+    reply_set_len(c, (long)count);
+    for (long long i = 0; i < count; i++) {
+        sds m = set_random_member(o);
+        set_remove(o, m, sds_len(m));
+        reply_bulk_sds_take(c, m);
+    }
+    db_signal_modified(c->db, c->argv[1]);
+}
+
+static void cmd_spop(client_t *c) {
+    if (c->argc == 3) {
+        spop_with_count(c);
+        return;
+    }
+    if (c->argc > 3) {
+        reply_error(c, RL_ERR_SYNTAX);
+        return;
+    }
+    bool err;
+    robj *o = set_lookup(c, c->argv[1], true, &err);
+    if (err) return;
+    if (!o) {
+        reply_null(c);
+        return;
+    }
+    sds m = set_random_member(o);
+    set_remove(o, m, sds_len(m));
+    reply_bulk_sds_take(c, m);
+    if (set_size(o) == 0) db_delete(c->db, c->argv[1]);
+    else db_signal_modified(c->db, c->argv[1]);
+}
+
+/* count distinct members of a big hashtable set: random draws, skipping
+ * repeats, while count is small against the size (expected draws stay
+ * below 1.5 * count). */
+static void srandmember_sparse(client_t *c, robj *o, unsigned long count) {
+    dict *seen = dict_create(&set_seen_type);
+    while (dict_size(seen) < count) {
+        dict_entry *de = dict_random_entry(o->ptr);
+        sds k = dict_get_key(o->ptr, de);
+        if (dict_add(seen, k, NULL) == DICT_OK) reply_bulk(c, k, sds_len(k));
+    }
+    dict_release(seen);
+}
+
+static void srandmember_with_count(client_t *c) {
+    long long l;
+    if (!cmd_get_range_or_reply(c, c->argv[2], -LONG_MAX, LONG_MAX, &l, NULL)) return;
+    bool err;
+    robj *o = set_lookup(c, c->argv[1], false, &err);
+    if (err) return;
+    if (!o || l == 0) {
+        reply_empty_array(c);
+        return;
+    }
+    if (l < 0) {
+        reply_array_len(c, (long)-l);
+        for (long long i = 0; i < -l; i++) reply_bulk_sds_take(c, set_random_member(o));
+        return;
+    }
+    unsigned long size = set_size(o), count = (unsigned long)l;
+    if (count > size) count = size;
+    reply_array_len(c, (long)count);
+    if (o->encoding == OBJ_ENCODING_HT && count * 3 <= size) {
+        srandmember_sparse(c, o, count);
+        return;
+    }
+    /* Selection sampling: keep each member with probability
+     * still-needed / still-unseen, which yields exactly count members. */
+    unsigned long left = size;
+    set_iter_t it;
+    set_iter_init(&it, o);
+    const char *s;
+    size_t len;
+    while (count && (s = set_iter_next(&it, &len))) {
+        if (coll_random_below(left--) < count) {
+            reply_bulk(c, s, len);
+            count--;
+        }
+    }
+    set_iter_release(&it);
+}
+
+static void cmd_srandmember(client_t *c) {
+    if (c->argc == 3) {
+        srandmember_with_count(c);
+        return;
+    }
+    if (c->argc > 3) {
+        reply_error(c, RL_ERR_SYNTAX);
+        return;
+    }
+    bool err;
+    robj *o = set_lookup(c, c->argv[1], false, &err);
+    if (err) return;
+    if (!o) reply_null(c);
+    else reply_bulk_sds_take(c, set_random_member(o));
+}
+
+/* ------------------------------------------------------------ set algebra */
+
+/* Look up every key of argv[first..first+n); missing keys give NULL.
+ * Returns NULL after replying WRONGTYPE; caller frees the array. */
+static robj **set_lookup_all(client_t *c, int first, int n, bool write) {
+    robj **sets = zmalloc(sizeof(robj *) * (size_t)n);
+    for (int j = 0; j < n; j++) {
+        bool err;
+        sets[j] = set_lookup(c, c->argv[first + j], write, &err);
+        if (err) {
+            zfree(sets);
+            return NULL;
+        }
+    }
+    return sets;
+}
+
+static int cmp_set_size(const void *a, const void *b) {
+    unsigned long x = set_size(*(robj *const *)a), y = set_size(*(robj *const *)b);
+    return x < y ? -1 : x > y;
+}
+
+/* Store result at dstkey (taking it) or delete dstkey when it is empty;
+ * replies with the cardinality. */
+static void set_store_result(client_t *c, robj *dstkey, robj *result) {
+    long long n = (long long)set_size(result);
+    if (n == 0) {
+        obj_decref(result);
+        db_delete(c->db, dstkey);
+    } else {
+        db_set_key(c->db, dstkey, result, false);
+    }
+    reply_ll(c, n);
+}
+
+typedef enum { SINTER_REPLY, SINTER_STORE, SINTER_CARD } sinter_mode_t;
+
+/* SINTER, SINTERSTORE, SINTERCARD over argv[first..first+n).  Walks the
+ * smallest set and keeps the members every other set has. */
+static void sinter_generic(client_t *c, int first, int n, robj *dstkey, sinter_mode_t mode, long long limit) {
+    robj **sets = set_lookup_all(c, first, n, dstkey != NULL);
+    if (!sets) return;
+    bool any_missing = false;
+    for (int j = 0; j < n; j++) any_missing |= sets[j] == NULL;
+    if (any_missing) {
+        zfree(sets);
+        if (mode == SINTER_STORE) {
+            db_delete(c->db, dstkey);
+            reply_ll(c, 0);
+        } else if (mode == SINTER_CARD) {
+            reply_ll(c, 0);
+        } else {
+            reply_set_len(c, 0);
+        }
+        return;
+    }
+    qsort(sets, (size_t)n, sizeof(robj *), cmp_set_size);
+    set_limits_t l = set_limits(c);
+    robj *result = mode == SINTER_STORE ? set_create_intset() : NULL;
+    void *slot = mode == SINTER_REPLY ? reply_deferred_len(c) : NULL;
+    long long card = 0;
+    set_iter_t it;
+    set_iter_init(&it, sets[0]);
+    const char *s;
+    size_t len;
+    while ((s = set_iter_next(&it, &len))) {
+        int j = 1;
+        while (j < n && (sets[j] == sets[0] || set_is_member(sets[j], s, len))) j++;
+        if (j < n) continue;
+        card++;
+        if (mode == SINTER_REPLY) reply_bulk(c, s, len);
+        else if (mode == SINTER_STORE) set_add(&l, result, s, len);
+        else if (limit && card >= limit) break;
+    }
+    set_iter_release(&it);
+    zfree(sets);
+    if (mode == SINTER_REPLY) reply_set_deferred_set_len(c, slot, (long)card);
+    else if (mode == SINTER_CARD) reply_ll(c, card);
+    else set_store_result(c, dstkey, result);
+}
+
+static void cmd_sinter(client_t *c) { sinter_generic(c, 1, c->argc - 1, NULL, SINTER_REPLY, 0); }
+static void cmd_sinterstore(client_t *c) { sinter_generic(c, 2, c->argc - 2, c->argv[1], SINTER_STORE, 0); }
+
+static void cmd_sintercard(client_t *c) {
+    long long numkeys, limit = 0;
+    if (!cmd_get_range_or_reply(c, c->argv[1], 1, LONG_MAX, &numkeys, "numkeys should be greater than 0")) return;
+    if (numkeys > c->argc - 2) {
+        reply_error(c, "Number of keys can't be greater than number of args");
+        return;
+    }
+    for (int j = 2 + (int)numkeys; j < c->argc; j++) {
+        if (!strcasecmp(c->argv[j]->ptr, "limit") && j + 1 < c->argc) {
+            if (!cmd_get_range_or_reply(c, c->argv[++j], 0, LONG_MAX, &limit, "LIMIT can't be negative")) return;
+        } else {
+            reply_error(c, RL_ERR_SYNTAX);
+            return;
+        }
+    }
+    sinter_generic(c, 2, (int)numkeys, NULL, SINTER_CARD, limit);
+}
+
+/* SUNION, SDIFF and their STORE forms over argv[first..first+n). */
+static void sunion_diff_generic(client_t *c, int first, int n, robj *dstkey, bool diff) {
+    robj **sets = set_lookup_all(c, first, n, dstkey != NULL);
+    if (!sets) return;
+    set_limits_t l = set_limits(c);
+    robj *result = set_create_intset();
+    for (int j = 0; j < (diff ? 1 : n); j++) {
+        if (!sets[j]) continue;
+        set_iter_t it;
+        set_iter_init(&it, sets[j]);
+        const char *s;
+        size_t len;
+        while ((s = set_iter_next(&it, &len))) {
+            bool keep = true;
+            for (int k = 1; diff && keep && k < n; k++) keep = !sets[k] || !set_is_member(sets[k], s, len);
+            if (keep) set_add(&l, result, s, len);
+        }
+        set_iter_release(&it);
+    }
+    zfree(sets);
+    if (dstkey) {
+        set_store_result(c, dstkey, result);
+        return;
+    }
+    reply_set_members(c, result);
+    obj_decref(result);
+}
+
+static void cmd_sunion(client_t *c) { sunion_diff_generic(c, 1, c->argc - 1, NULL, false); }
+static void cmd_sunionstore(client_t *c) { sunion_diff_generic(c, 2, c->argc - 2, c->argv[1], false); }
+static void cmd_sdiff(client_t *c) { sunion_diff_generic(c, 1, c->argc - 1, NULL, true); }
+static void cmd_sdiffstore(client_t *c) { sunion_diff_generic(c, 2, c->argc - 2, c->argv[1], true); }
+
+/* ------------------------------------------------------------ SSCAN */
+
+typedef struct sscan_ctx {
+    dict *d;
+    sds *keys;                  /* borrowed from the dict */
+    size_t n, cap;
+} sscan_ctx;
+
+static void sscan_collect(void *priv, const dict_entry *de) {
+    sscan_ctx *s = priv;
+    if (s->n == s->cap) {
+        s->cap = s->cap ? s->cap * 2 : 16;
+        s->keys = zrealloc(s->keys, sizeof(sds) * s->cap);
+    }
+    s->keys[s->n++] = dict_get_key(s->d, de);
+}
+
+static void cmd_sscan(client_t *c) {
+    coll_scan_args_t a;
+    if (!coll_scan_parse_or_reply(c, &a)) return;
+    bool err;
+    robj *o = set_lookup(c, c->argv[1], false, &err);
+    if (err) return;
+    reply_array_len(c, 2);
+    if (!o) {
+        reply_bulk_cstr(c, "0");
+        reply_empty_array(c);
+        return;
+    }
+    if (o->encoding != OBJ_ENCODING_HT) {
+        /* Compact encodings are returned whole, with cursor 0. */
+        reply_bulk_cstr(c, "0");
+        void *slot = reply_deferred_len(c);
+        long n = 0;
+        set_iter_t it;
+        set_iter_init(&it, o);
+        const char *s;
+        size_t len;
+        while ((s = set_iter_next(&it, &len))) {
+            if (!coll_scan_match(&a, s, len)) continue;
+            reply_bulk(c, s, len);
+            n++;
+        }
+        set_iter_release(&it);
+        reply_set_deferred_array_len(c, slot, n);
+        return;
+    }
+    sscan_ctx s = {o->ptr, NULL, 0, 0};
+    unsigned long cursor = a.cursor;
+    long long max_iter = a.count * 10;
+    do {
+        cursor = dict_scan(o->ptr, cursor, sscan_collect, &s);
+    } while (cursor && max_iter-- && s.n < (size_t)a.count);
+    char buf[32];
+    snprintf(buf, sizeof(buf), "%lu", cursor);
+    reply_bulk_cstr(c, buf);
+    void *slot = reply_deferred_len(c);
+    long n = 0;
+    for (size_t i = 0; i < s.n; i++) {
+        if (!coll_scan_match(&a, s.keys[i], sds_len(s.keys[i]))) continue;
+        reply_bulk(c, s.keys[i], sds_len(s.keys[i]));
+        n++;
+    }
+    reply_set_deferred_array_len(c, slot, n);
+    zfree(s.keys);
+}
+
+command_t set_commands[] = {
+    {"sadd", cmd_sadd, -3, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "set", "Add one or more members to a set", "1.0.0", NULL},
+    {"srem", cmd_srem, -3, CMD_WRITE | CMD_FAST, 1, 1, 1, "set", "Remove one or more members from a set", "1.0.0", NULL},
+    {"smembers", cmd_smembers, 2, CMD_READONLY, 1, 1, 1, "set", "Get all the members in a set", "1.0.0", NULL},
+    {"sismember", cmd_sismember, 3, CMD_READONLY | CMD_FAST, 1, 1, 1, "set", "Determine if a given value is a member of a set", "1.0.0", NULL},
+    {"smismember", cmd_smismember, -3, CMD_READONLY | CMD_FAST, 1, 1, 1, "set", "Returns the membership associated with the given elements for a set", "6.2.0", NULL},
+    {"scard", cmd_scard, 2, CMD_READONLY | CMD_FAST, 1, 1, 1, "set", "Get the number of members in a set", "1.0.0", NULL},
+    {"spop", cmd_spop, -2, CMD_WRITE | CMD_FAST, 1, 1, 1, "set", "Remove and return one or multiple random members from a set", "1.0.0", NULL},
+    {"srandmember", cmd_srandmember, -2, CMD_READONLY, 1, 1, 1, "set", "Get one or multiple random members from a set", "1.0.0", NULL},
+    {"smove", cmd_smove, 4, CMD_WRITE | CMD_FAST, 1, 2, 1, "set", "Move a member from one set to another", "1.0.0", NULL},
+    {"sinter", cmd_sinter, -2, CMD_READONLY, 1, -1, 1, "set", "Intersect multiple sets", "1.0.0", NULL},
+    {"sintercard", cmd_sintercard, -3, CMD_READONLY, 0, 0, 0, "set", "Intersect multiple sets and return the cardinality of the result", "7.0.0", NULL},
+    {"sinterstore", cmd_sinterstore, -3, CMD_WRITE | CMD_DENYOOM, 1, -1, 1, "set", "Intersect multiple sets and store the resulting set in a key", "1.0.0", NULL},
+    {"sunion", cmd_sunion, -2, CMD_READONLY, 1, -1, 1, "set", "Add multiple sets", "1.0.0", NULL},
+    {"sunionstore", cmd_sunionstore, -3, CMD_WRITE | CMD_DENYOOM, 1, -1, 1, "set", "Add multiple sets and store the resulting set in a key", "1.0.0", NULL},
+    {"sdiff", cmd_sdiff, -2, CMD_READONLY, 1, -1, 1, "set", "Subtract multiple sets", "1.0.0", NULL},
+    {"sdiffstore", cmd_sdiffstore, -3, CMD_WRITE | CMD_DENYOOM, 1, -1, 1, "set", "Subtract multiple sets and store the resulting set in a key", "1.0.0", NULL},
+    {"sscan", cmd_sscan, -3, CMD_READONLY, 1, 1, 1, "set", "Incrementally iterate Set elements", "2.6.0", NULL},
+    {0},
+};
+
+/* ------------------------------------------------------------ t_coll.h set access */
+
+void coll_set_foreach(robj *set, coll_member_fn *fn, void *arg) {
+    set_iter_t it;
+    set_iter_init(&it, set);
+    const char *s;
+    size_t len;
+    while ((s = set_iter_next(&it, &len))) fn(arg, s, len);
+    set_iter_release(&it);
+}
+
+bool coll_set_is_member(robj *set, const char *s, size_t len) { return set_is_member(set, s, len); }
+unsigned long coll_set_size(const robj *set) { return set_size(set); }

@@ -1,0 +1,419 @@
+/* zset.c: the sorted-set value (see zset.h): listpack and dict+skiplist
+ * encodings, conversions between them, and rank-order cursors.
+ *
+ * Listpack operations are linear walks over (member, score) pairs, which is
+ * what the entry limit (128 by default) is for.  Skiplist operations keep
+ * the dict and the skiplist in step: the dict entry's key is the node's own
+ * member sds, so a member is stored once. */
+#include "zset.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+#include "zmalloc.h"
+
+/* Keys are borrowed from the skiplist nodes: no dup, no free. */
+static dict_type zset_dict_type = {dict_sds_hash, dict_sds_eq, NULL, NULL, NULL, false};
+
+/* ------------------------------------------------------------ listpack helpers */
+
+static double lp_score(const unsigned char *sp) {
+    size_t len;
+    long long v;
+    const unsigned char *s = lp_get(sp, &len, &v);
+    if (!s) return (double)v;
+    char buf[128];
+    if (len >= sizeof(buf)) len = sizeof(buf) - 1;
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    return strtod(buf, NULL);
+}
+
+/* Member entry of m, or NULL; *sp gets its score entry. */
+static unsigned char *lp_zset_find(unsigned char *lp, const char *m, size_t len, unsigned char **sp) {
+    unsigned char *p = lp_first(lp);
+    if (p) p = lp_find(lp, p, m, len, 1);
+    if (p && sp) *sp = lp_next(lp, p);
+    return p;
+}
+
+/* Insert (m, score) at its place in (score, member) order. */
+static unsigned char *lp_zset_insert(unsigned char *lp, const char *m, size_t len, double score) {
+    char sbuf[64];
+    int slen = util_d2str(sbuf, sizeof(sbuf), score);
+    for (unsigned char *ep = lp_first(lp); ep; ep = lp_next(lp, lp_next(lp, ep))) {
+        double s = lp_score(lp_next(lp, ep));
+        if (s > score || (s == score && lp_entry_cmp(ep, m, len) > 0)) {
+            unsigned char *newp;
+            lp = lp_insert(lp, m, len, ep, LP_BEFORE, &newp);
+            return lp_insert(lp, sbuf, (size_t)slen, newp, LP_AFTER, NULL);
+        }
+    }
+    lp = lp_append(lp, m, len);
+    return lp_append(lp, sbuf, (size_t)slen);
+}
+
+/* ------------------------------------------------------------ create / convert */
+
+robj *zset_create_listpack(void) {
+    robj *o = obj_create(OBJ_ZSET, lp_new());
+    o->encoding = OBJ_ENCODING_LISTPACK;
+    return o;
+}
+
+static zset_t *zset_new(void) {
+    zset_t *zs = zmalloc(sizeof(*zs));
+    zs->dict = dict_create(&zset_dict_type);
+    zs->zsl = zsl_new();
+    return zs;
+}
+
+robj *zset_create_skiplist(void) {
+    robj *o = obj_create(OBJ_ZSET, zset_new());
+    o->encoding = OBJ_ENCODING_SKIPLIST;
+    return o;
+}
+
+unsigned long zset_length(const robj *o) {
+    if (o->encoding == OBJ_ENCODING_LISTPACK) return lp_length(o->ptr) / 2;
+    return ((const zset_t *)o->ptr)->zsl->length;
+}
+
+/* Insert a member known to be absent into the skiplist pair. */
+static void zs_insert(zset_t *zs, double score, const char *m, size_t len) {
+    zsl_node_t *node = zsl_insert(zs->zsl, score, sds_newlen(m, len));
+    dict_entry *de = dict_add_raw(zs->dict, node->ele, NULL);
+    dict_set_double(de, score);
+}
+
+void zset_convert_to_skiplist(robj *o) {
+    if (o->encoding != OBJ_ENCODING_LISTPACK) return;
+    unsigned char *lp = o->ptr;
+    zset_t *zs = zset_new();
+    dict_expand(zs->dict, lp_length(lp) / 2);
+    char buf[LP_INTBUF_SIZE];
+    for (unsigned char *ep = lp_first(lp); ep; ep = lp_next(lp, lp_next(lp, ep))) {
+        size_t len;
+        const unsigned char *m = lp_get_str(ep, &len, buf);
+        zs_insert(zs, lp_score(lp_next(lp, ep)), (const char *)m, len);
+    }
+    lp_free(lp);
+    o->ptr = zs;
+    o->encoding = OBJ_ENCODING_SKIPLIST;
+}
+
+void zset_convert_to_listpack_if_fits(robj *o, const zset_limits_t *l, size_t maxlen, size_t totlen) {
+    if (o->encoding != OBJ_ENCODING_SKIPLIST) return;
+    zset_t *zs = o->ptr;
+    if ((long long)zs->zsl->length > l->max_entries || (long long)maxlen > l->max_value) return;
+    if (!lp_safe_to_add(NULL, totlen)) return;
+    unsigned char *lp = lp_new();
+    char sbuf[64];
+    for (zsl_node_t *n = zs->zsl->header->level[0].forward; n; n = n->level[0].forward) {
+        lp = lp_append(lp, n->ele, sds_len(n->ele));
+        int slen = util_d2str(sbuf, sizeof(sbuf), n->score);
+        lp = lp_append(lp, sbuf, (size_t)slen);
+    }
+    dict_release(zs->dict);
+    zsl_free(zs->zsl);
+    zfree(zs);
+    o->ptr = lp;
+    o->encoding = OBJ_ENCODING_LISTPACK;
+}
+
+/* ------------------------------------------------------------ members */
+
+bool zset_score(robj *o, const char *m, size_t len, double *score) {
+    if (o->encoding == OBJ_ENCODING_LISTPACK) {
+        unsigned char *sp;
+        if (!lp_zset_find(o->ptr, m, len, &sp)) return false;
+        *score = lp_score(sp);
+        return true;
+    }
+    zset_t *zs = o->ptr;
+    sds k = sds_newlen(m, len);
+    dict_entry *de = dict_find(zs->dict, k);
+    sds_free(k);
+    if (!de) return false;
+    *score = dict_get_double(de);
+    return true;
+}
+
+/* Move an existing member to a new score. */
+static void zset_update(robj *o, const char *m, size_t len, double cur, double score) {
+    if (o->encoding == OBJ_ENCODING_LISTPACK) {
+        unsigned char *ep = lp_zset_find(o->ptr, m, len, NULL);
+        o->ptr = lp_delete_range_at(o->ptr, &ep, 2);
+        o->ptr = lp_zset_insert(o->ptr, m, len, score);
+        return;
+    }
+    zset_t *zs = o->ptr;
+    sds k = sds_newlen(m, len);
+    dict_entry *de = dict_find(zs->dict, k);
+    sds_free(k);
+    zsl_update_score(zs->zsl, cur, dict_get_key(zs->dict, de), score);
+    dict_set_double(de, score);
+}
+
+bool zset_add(robj *o, const zset_limits_t *l, double score, const char *m, size_t len, int in, int *out,
+              double *newscore) {
+    *out = 0;
+    if (isnan(score)) {
+        *out = ZADD_OUT_NAN;
+        return false;
+    }
+    double cur;
+    if (zset_score(o, m, len, &cur)) {
+        if (in & ZADD_IN_NX) {
+            *out |= ZADD_OUT_NOP;
+            return true;
+        }
+        if (in & ZADD_IN_INCR) {
+            score += cur;
+            if (isnan(score)) {
+                *out |= ZADD_OUT_NAN;
+                return false;
+            }
+        }
+        if (((in & ZADD_IN_LT) && score >= cur) || ((in & ZADD_IN_GT) && score <= cur)) {
+            *out |= ZADD_OUT_NOP;
+            return true;
+        }
+        if (newscore) *newscore = score;
+        if (score != cur) {
+            zset_update(o, m, len, cur, score);
+            *out |= ZADD_OUT_UPDATED;
+        }
+        return true;
+    }
+    if (in & ZADD_IN_XX) {
+        *out |= ZADD_OUT_NOP;
+        return true;
+    }
+    if (o->encoding == OBJ_ENCODING_LISTPACK) {
+        if ((long long)zset_length(o) + 1 > l->max_entries || (long long)len > l->max_value ||
+            !lp_safe_to_add(o->ptr, len)) {
+            zset_convert_to_skiplist(o);
+        } else {
+            o->ptr = lp_zset_insert(o->ptr, m, len, score);
+        }
+    }
+    if (o->encoding == OBJ_ENCODING_SKIPLIST) zs_insert(o->ptr, score, m, len);
+    if (newscore) *newscore = score;
+    *out |= ZADD_OUT_ADDED;
+    return true;
+}
+
+bool zset_delete(robj *o, const char *m, size_t len) {
+    if (o->encoding == OBJ_ENCODING_LISTPACK) {
+        unsigned char *ep = lp_zset_find(o->ptr, m, len, NULL);
+        if (!ep) return false;
+        o->ptr = lp_delete_range_at(o->ptr, &ep, 2);
+        return true;
+    }
+    zset_t *zs = o->ptr;
+    sds k = sds_newlen(m, len);
+    dict_entry *de = dict_unlink(zs->dict, k);
+    sds_free(k);
+    if (!de) return false;
+    /* The node owns the member: unlink from the dict first, then free. */
+    zsl_delete(zs->zsl, dict_get_double(de), dict_get_key(zs->dict, de), NULL);
+    dict_free_unlinked(zs->dict, de);
+    dict_shrink_if_needed(zs->dict);
+    return true;
+}
+
+long zset_rank(robj *o, const char *m, size_t len, bool rev) {
+    unsigned long n = zset_length(o);
+    if (o->encoding == OBJ_ENCODING_LISTPACK) {
+        unsigned char *lp = o->ptr;
+        long r = 0;
+        for (unsigned char *ep = lp_first(lp); ep; ep = lp_next(lp, lp_next(lp, ep)), r++)
+            if (lp_entry_equal(ep, m, len)) return rev ? (long)n - 1 - r : r;
+        return -1;
+    }
+    zset_t *zs = o->ptr;
+    sds k = sds_newlen(m, len);
+    dict_entry *de = dict_find(zs->dict, k);
+    sds_free(k);
+    if (!de) return -1;
+    unsigned long r = zsl_get_rank(zs->zsl, dict_get_double(de), dict_get_key(zs->dict, de));
+    return rev ? (long)(n - r) : (long)(r - 1);
+}
+
+/* ------------------------------------------------------------ range deletion */
+
+static void zs_dict_remove(void *arg, sds ele) { dict_delete(arg, ele); }
+
+/* Listpack: delete the pairs for which pred() is true. */
+typedef bool lp_pair_pred(unsigned char *ep, unsigned char *sp, unsigned long rank, const void *arg);
+
+static unsigned long lp_delete_where(robj *o, lp_pair_pred *pred, const void *arg) {
+    unsigned long removed = 0, rank = 0;
+    unsigned char *ep = lp_first(o->ptr);
+    while (ep) {
+        unsigned char *sp = lp_next(o->ptr, ep);
+        if (pred(ep, sp, rank++, arg)) {
+            o->ptr = lp_delete_range_at(o->ptr, &ep, 2);
+            removed++;
+        } else {
+            ep = lp_next(o->ptr, sp);
+        }
+    }
+    return removed;
+}
+
+static bool pred_score(unsigned char *ep, unsigned char *sp, unsigned long rank, const void *arg) {
+    (void)ep, (void)rank;
+    double v = lp_score(sp);
+    return zsl_value_gte_min(v, arg) && zsl_value_lte_max(v, arg);
+}
+
+static bool pred_lex(unsigned char *ep, unsigned char *sp, unsigned long rank, const void *arg) {
+    (void)sp, (void)rank;
+    char buf[LP_INTBUF_SIZE];
+    size_t len;
+    const unsigned char *m = lp_get_str(ep, &len, buf);
+    return zsl_lex_gte_min(m, len, arg) && zsl_lex_lte_max(m, len, arg);
+}
+
+static void zs_after_delete(robj *o) {
+    if (o->encoding == OBJ_ENCODING_SKIPLIST) dict_shrink_if_needed(((zset_t *)o->ptr)->dict);
+}
+
+unsigned long zset_delete_range_by_rank(robj *o, unsigned long start, unsigned long end) {
+    if (o->encoding == OBJ_ENCODING_LISTPACK) {
+        unsigned char *ep = lp_seek(o->ptr, (long)(2 * start));
+        if (ep) o->ptr = lp_delete_range_at(o->ptr, &ep, 2 * (end - start + 1));
+        return end - start + 1;
+    }
+    zset_t *zs = o->ptr;
+    unsigned long n = zsl_delete_range_by_rank(zs->zsl, start + 1, end + 1, zs_dict_remove, zs->dict);
+    zs_after_delete(o);
+    return n;
+}
+
+unsigned long zset_delete_range_by_score(robj *o, const zsl_range_t *r) {
+    if (o->encoding == OBJ_ENCODING_LISTPACK) return lp_delete_where(o, pred_score, r);
+    zset_t *zs = o->ptr;
+    unsigned long n = zsl_delete_range_by_score(zs->zsl, r, zs_dict_remove, zs->dict);
+    zs_after_delete(o);
+    return n;
+}
+
+unsigned long zset_delete_range_by_lex(robj *o, const zsl_lex_range_t *r) {
+    if (o->encoding == OBJ_ENCODING_LISTPACK) return lp_delete_where(o, pred_lex, r);
+    zset_t *zs = o->ptr;
+    unsigned long n = zsl_delete_range_by_lex(zs->zsl, r, zs_dict_remove, zs->dict);
+    zs_after_delete(o);
+    return n;
+}
+
+/* ------------------------------------------------------------ cursors */
+
+static void cursor_init(zset_cursor_t *cur, robj *o, bool rev) {
+    cur->o = o;
+    cur->rev = rev;
+    cur->ep = NULL;
+    cur->node = NULL;
+}
+
+void zset_cursor_at_rank(zset_cursor_t *cur, robj *o, unsigned long rank, bool rev) {
+    cursor_init(cur, o, rev);
+    unsigned long n = zset_length(o);
+    if (rank >= n) return;
+    unsigned long fwd = rev ? n - 1 - rank : rank;
+    if (o->encoding == OBJ_ENCODING_LISTPACK) cur->ep = lp_seek(o->ptr, (long)(2 * fwd));
+    else cur->node = zsl_get_by_rank(((zset_t *)o->ptr)->zsl, fwd + 1);
+}
+
+void zset_cursor_next(zset_cursor_t *cur) {
+    if (cur->ep) {
+        unsigned char *lp = cur->o->ptr;
+        if (cur->rev) {
+            unsigned char *p = lp_prev(lp, cur->ep);
+            cur->ep = p ? lp_prev(lp, p) : NULL;
+        } else {
+            cur->ep = lp_next(lp, lp_next(lp, cur->ep));
+        }
+    } else if (cur->node) {
+        cur->node = cur->rev ? cur->node->backward : cur->node->level[0].forward;
+    }
+}
+
+const char *zset_cursor_member(zset_cursor_t *cur, size_t *len) {
+    if (cur->ep) return (const char *)lp_get_str(cur->ep, len, cur->buf);
+    *len = sds_len(cur->node->ele);
+    return cur->node->ele;
+}
+
+double zset_cursor_score(const zset_cursor_t *cur) {
+    if (cur->ep) return lp_score(lp_next(cur->o->ptr, cur->ep));
+    return cur->node->score;
+}
+
+/* Listpack: from the first (or last) pair, walk until in_range says yes
+ * or the walk has passed the range. */
+void zset_cursor_in_range(zset_cursor_t *cur, robj *o, const zsl_range_t *r, bool rev) {
+    cursor_init(cur, o, rev);
+    if (o->encoding == OBJ_ENCODING_SKIPLIST) {
+        zset_t *zs = o->ptr;
+        cur->node = rev ? zsl_last_in_range(zs->zsl, r) : zsl_first_in_range(zs->zsl, r);
+        return;
+    }
+    zset_cursor_at_rank(cur, o, 0, rev);
+    for (; zset_cursor_valid(cur); zset_cursor_next(cur)) {
+        double v = zset_cursor_score(cur);
+        if (!rev && zsl_value_gte_min(v, r)) {
+            if (!zsl_value_lte_max(v, r)) cur->ep = NULL;
+            return;
+        }
+        if (rev && zsl_value_lte_max(v, r)) {
+            if (!zsl_value_gte_min(v, r)) cur->ep = NULL;
+            return;
+        }
+    }
+}
+
+void zset_cursor_in_lex(zset_cursor_t *cur, robj *o, const zsl_lex_range_t *r, bool rev) {
+    cursor_init(cur, o, rev);
+    if (o->encoding == OBJ_ENCODING_SKIPLIST) {
+        zset_t *zs = o->ptr;
+        cur->node = rev ? zsl_last_in_lex_range(zs->zsl, r) : zsl_first_in_lex_range(zs->zsl, r);
+        return;
+    }
+    zset_cursor_at_rank(cur, o, 0, rev);
+    for (; zset_cursor_valid(cur); zset_cursor_next(cur)) {
+        size_t len;
+        const char *m = zset_cursor_member(cur, &len);
+        if (!rev && zsl_lex_gte_min(m, len, r)) {
+            if (!zsl_lex_lte_max(m, len, r)) cur->ep = NULL;
+            return;
+        }
+        if (rev && zsl_lex_lte_max(m, len, r)) {
+            if (!zsl_lex_gte_min(m, len, r)) cur->ep = NULL;
+            return;
+        }
+    }
+}
+
+/* ------------------------------------------------------------ object ops */
+
+void zset_free_value(robj *o) {
+    if (o->encoding == OBJ_ENCODING_LISTPACK) {
+        lp_free(o->ptr);
+        return;
+    }
+    zset_t *zs = o->ptr;
+    dict_release(zs->dict);
+    zsl_free(zs->zsl);
+    zfree(zs);
+}
+
+size_t zset_mem_usage(robj *o, size_t samples) {
+    if (o->encoding == OBJ_ENCODING_LISTPACK) return lp_mem_usage(o->ptr);
+    zset_t *zs = o->ptr;
+    return zmalloc_size(zs) + dict_mem_usage(zs->dict) + zsl_mem_usage(zs->zsl, samples);
+}
