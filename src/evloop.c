@@ -14,12 +14,19 @@
 
 #include "zmalloc.h"
 
+#define EVLOOP_MAX_SIGNALS 8
+
+typedef struct signal_ctx signal_ctx;
+
 struct evloop {
     struct event_base *base;
     struct event *before_sleep;     /* activated on demand, runs last */
     evloop_fn *before_sleep_fn;
     void *before_sleep_arg;
     bool before_sleep_pending;
+    struct event *signals[EVLOOP_MAX_SIGNALS];   /* freed with the loop */
+    struct signal_ctx *signal_ctx[EVLOOP_MAX_SIGNALS];
+    int nsignals;
 };
 
 struct evloop_io {
@@ -39,10 +46,10 @@ struct evloop_timer {
     bool oneshot;
 };
 
-typedef struct signal_ctx {
+struct signal_ctx {
     evloop_signal_fn *fn;
     void *arg;
-} signal_ctx;
+};
 
 static void before_sleep_cb(evutil_socket_t fd, short what, void *arg) {
     (void)fd;
@@ -67,6 +74,10 @@ evloop_t *evloop_create(void) {
 
 void evloop_free(evloop_t *loop) {
     if (!loop) return;
+    for (int i = 0; i < loop->nsignals; i++) {
+        event_free(loop->signals[i]);
+        zfree(loop->signal_ctx[i]);
+    }
     event_free(loop->before_sleep);
     event_base_free(loop->base);
     zfree(loop);
@@ -185,11 +196,17 @@ static void signal_cb(evutil_socket_t sig, short what, void *arg) {
 }
 
 int evloop_signal_add(evloop_t *loop, int signo, evloop_signal_fn *fn, void *arg) {
-    /* The context lives as long as the loop: signals are set up once. */
+    if (loop->nsignals == EVLOOP_MAX_SIGNALS) return -1;
     signal_ctx *ctx = zmalloc(sizeof(*ctx));
     ctx->fn = fn;
     ctx->arg = arg;
     struct event *ev = evsignal_new(loop->base, signo, signal_cb, ctx);
-    if (!ev || event_add(ev, NULL) != 0) return -1;
+    if (!ev || event_add(ev, NULL) != 0) {
+        if (ev) event_free(ev);
+        zfree(ctx);
+        return -1;
+    }
+    loop->signals[loop->nsignals] = ev;
+    loop->signal_ctx[loop->nsignals++] = ctx;
     return 0;
 }
