@@ -34,7 +34,10 @@ void memory_report(server_t *srv, mem_report_t *r) {
         r->clients_normal += sds_alloc_size(c->querybuf) + c->reply_bytes + sizeof(*c);
     r->overhead = r->startup + r->clients_normal;
     for (int i = 0; i < srv->dbnum; i++) {
-        size_t m = dict_mem_usage(srv->dbs[i].keys), e = dict_mem_usage(srv->dbs[i].expires);
+        /* Tables and entries only: the dict structs themselves were already
+         * allocated at start-up and are part of used_memory_startup. */
+        size_t m = dict_mem_usage(srv->dbs[i].keys) - sizeof(dict);
+        size_t e = dict_mem_usage(srv->dbs[i].expires) - sizeof(dict);
         if (i < 64) {
             r->db_overhead_main[i] = m;
             r->db_overhead_expires[i] = e;
