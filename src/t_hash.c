@@ -483,10 +483,16 @@ static void hrandfield_distinct(client_t *c, robj *o, unsigned long count, bool 
     hash_iter_release(&it);
 }
 
-static void hrandfield_with_count(client_t *c, bool withvalues) {
+/* Checks in Redis 7.0's order: count, then the option, then its range. */
+static void hrandfield_with_count(client_t *c) {
     long long l;
     if (!cmd_get_range_or_reply(c, c->argv[2], -LONG_MAX, LONG_MAX, &l, NULL)) return;
-    if (withvalues && l < -LONG_MAX / 2) {
+    if (c->argc > 4 || (c->argc == 4 && strcasecmp(c->argv[3]->ptr, "withvalues"))) {
+        reply_error(c, RL_ERR_SYNTAX);
+        return;
+    }
+    bool withvalues = c->argc == 4;
+    if (withvalues && (l < -LONG_MAX / 2 || l > LONG_MAX / 2)) {
         reply_error(c, "value is out of range");
         return;
     }
@@ -516,14 +522,7 @@ static void hrandfield_with_count(client_t *c, bool withvalues) {
 
 static void cmd_hrandfield(client_t *c) {
     if (c->argc >= 3) {
-        bool withvalues = false;
-        if (c->argc == 4 && !strcasecmp(c->argv[3]->ptr, "withvalues")) {
-            withvalues = true;
-        } else if (c->argc >= 4) {
-            reply_error(c, RL_ERR_SYNTAX);
-            return;
-        }
-        hrandfield_with_count(c, withvalues);
+        hrandfield_with_count(c);
         return;
     }
     bool replied;

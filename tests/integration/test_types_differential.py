@@ -401,8 +401,8 @@ def run_sequence(mine, ref, rng, n):
     return mismatches
 
 
-@pytest.mark.parametrize("proto", [2, 3])
-def test_types_match_redis(server, redis_ref, proto):
+@pytest.mark.parametrize("proto,seed", [(2, 20242), (3, 20243), (2, 7), (3, 8)])
+def test_types_match_redis(server, redis_ref, proto, seed):
     mine, ref = Raw(server.port), Raw(redis_ref.port)
     try:
         for cli in (mine, ref):
@@ -413,8 +413,7 @@ def test_types_match_redis(server, redis_ref, proto):
             if proto == 3:
                 cli.call("hello", "3")
         assert mine.call("config", "set", "set-max-listpack-entries", "8")[1] == b"OK"
-        rng = random.Random(20240 + proto)
-        run_sequence(mine, ref, rng, 2500)
+        run_sequence(mine, ref, random.Random(seed), 3000)
     finally:
         for cli in (mine, ref):
             cli.call("hello", "2")
