@@ -143,7 +143,33 @@ void reply_ll(client_t *c, long long v) {
 }
 
 void reply_bulk(client_t *c, const char *p, size_t len) {
-    reply_header(c, '$', (long long)len);
+    char hdr[32];
+    size_t h;
+    if (len < 10) {   /* the most common lengths: no number formatting */
+        hdr[0] = '$';
+        hdr[1] = (char)('0' + len);
+        hdr[2] = '\r';
+        hdr[3] = '\n';
+        h = 4;
+    } else {
+        hdr[0] = '$';
+        h = 1 + (size_t)util_ll2str(hdr + 1, sizeof(hdr) - 3, (long long)len);
+        hdr[h++] = '\r';
+        hdr[h++] = '\n';
+    }
+    /* Element replies (LRANGE, HGETALL...) are many small bulks: copy the
+     * whole frame into the static buffer at once when it fits. */
+    if (!(c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP)) && !c->reply_head &&
+        CLIENT_BUF_SIZE - c->bufpos >= h + len + 2) {
+        char *dst = c->buf + c->bufpos;
+        memcpy(dst, hdr, h);
+        memcpy(dst + h, p, len);
+        memcpy(dst + h + len, "\r\n", 2);
+        c->bufpos += h + len + 2;
+        conn_mark_pending_write(c);
+        return;
+    }
+    reply_raw(c, hdr, h);
     reply_raw(c, p, len);
     reply_raw(c, "\r\n", 2);
 }

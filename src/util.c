@@ -76,7 +76,23 @@ bool util_str2ld(const char *s, size_t len, long double *out) {
     return true;
 }
 
-int util_ll2str(char *buf, size_t size, long long v) { return snprintf(buf, size, "%lld", v); }
+/* Decimal text of v without printf: this runs for every integer and bulk
+ * length of every reply. */
+int util_ll2str(char *buf, size_t size, long long v) {
+    char tmp[24];
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    char *p = tmp + sizeof(tmp);
+    do {
+        *--p = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0) *--p = '-';
+    size_t n = (size_t)(tmp + sizeof(tmp) - p);
+    if (n >= size) return snprintf(buf, size, "%lld", v);
+    memcpy(buf, p, n);
+    buf[n] = '\0';
+    return (int)n;
+}
 
 int util_d2str(char *buf, size_t size, double v) {
     if (isinf(v)) return snprintf(buf, size, v > 0 ? "inf" : "-inf");

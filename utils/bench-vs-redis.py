@@ -24,6 +24,7 @@ import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 TESTS = "ping,set,get,incr,mset"
+TYPE_TESTS = "lpush,rpush,lpop,rpop,sadd,hset,spop,zadd,zpopmin,lrange_100,lrange_300,lrange_500,lrange_600"
 
 
 def free_port():
@@ -59,8 +60,8 @@ def cli(port, *args):
     return subprocess.run(["redis-cli", "-p", str(port)] + list(args), capture_output=True, text=True).stdout
 
 
-def run_benchmark(port, pid, requests, pipeline):
-    cmd = ["redis-benchmark", "-p", str(port), "-q", "--csv", "-n", str(requests), "-c", "50", "-t", TESTS]
+def run_benchmark(port, pid, requests, pipeline, tests=TESTS):
+    cmd = ["redis-benchmark", "-p", str(port), "-q", "--csv", "-n", str(requests), "-c", "50", "-t", tests]
     if pipeline > 1:
         cmd += ["-P", str(pipeline)]
     before = cpu_seconds(pid)
@@ -73,6 +74,41 @@ def run_benchmark(port, pid, requests, pipeline):
             rps[parts[0]] = float(parts[1])
     total = requests * len(rps)
     return rps, cpu / total * 1e6 if total else 0.0
+
+
+def resp(*args):
+    out = [b"*%d\r\n" % len(args)]
+    for a in args:
+        a = a if isinstance(a, bytes) else str(a).encode()
+        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
+    return b"".join(out)
+
+
+def pipe_commands(port, commands):
+    p = subprocess.Popen(["redis-cli", "-p", str(port), "--pipe"], stdin=subprocess.PIPE,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    buf = []
+    for c in commands:
+        buf.append(c)
+        if len(buf) == 10000:
+            p.stdin.write(b"".join(buf))
+            buf = []
+    p.stdin.write(b"".join(buf))
+    p.stdin.close()
+    p.wait()
+
+
+# The collection data sets of issue 3's memory comparison.
+DATASETS = {
+    "100k hashes x 10 small fields": lambda: (resp("HSET", "h:%d" % i, *[x for f in range(10) for x in ("f%d" % f, "v%d" % f)])
+                                               for i in range(100000)),
+    "100k lists x 20 small elements": lambda: (resp("RPUSH", "l:%d" % i, *["e%d" % e for e in range(20)])
+                                                for i in range(100000)),
+    "100k sets x 10 integers": lambda: (resp("SADD", "s:%d" % i, *[str(i * 10 + e) for e in range(10)])
+                                         for i in range(100000)),
+    "one zset x 1M members": lambda: (resp("ZADD", "z", *[x for m in range(j, j + 100) for x in (str(m * 0.5), "m%d" % m)])
+                                      for j in range(0, 1000000, 100)),
+}
 
 
 def load_keys(port, n):
@@ -108,18 +144,21 @@ def main():
     ap.add_argument("--keys", type=int, default=1000000)
     ap.add_argument("--server", default=os.path.join(ROOT, "src", "redis-like-server"))
     ap.add_argument("--skip-memory", action="store_true")
+    ap.add_argument("--types", action="store_true", help="also the data-type suite and collection memory")
     a = ap.parse_args()
     servers = {"ours": start(a.server), "redis": start("/usr/bin/redis-server")}
     try:
-        for pipeline in (1, 16):
+        suites = [TESTS] + ([TYPE_TESTS] if a.types else [])
+        for tests, pipeline in [(t, p) for t in suites for p in (1, 16)]:
             results = {name: [] for name in servers}
             cpus = {name: [] for name in servers}
             for _ in range(a.runs):
                 for name, (p, port) in servers.items():
-                    rps, cpu = run_benchmark(port, p.pid, a.requests, pipeline)
+                    cli(port, "FLUSHALL")
+                    rps, cpu = run_benchmark(port, p.pid, a.requests, pipeline, tests)
                     results[name].append(rps)
                     cpus[name].append(cpu)
-            print(f"\n### redis-benchmark -q -n {a.requests} -c 50 -t {TESTS}" + (f" -P {pipeline}" if pipeline > 1 else ""))
+            print(f"\n### redis-benchmark -q -n {a.requests} -c 50 -t {tests}" + (f" -P {pipeline}" if pipeline > 1 else ""))
             print(f"medians of {a.runs} runs, requests/s\n")
             print("| test | redis-like | redis 7.0.15 | ratio |")
             print("| --- | ---: | ---: | ---: |")
@@ -143,6 +182,18 @@ def main():
                 per[name] = (used - base) / max(dbsize, 1)
                 print(f"| {name} | {used:,} | {per[name]:.1f} |")
             print(f"| ratio ours/redis | | {per['ours'] / per['redis']:.2f} |")
+        if a.types:
+            print("\n### used_memory of collection data sets (after FLUSHALL, minus the empty server)\n")
+            print("| data set | redis-like | redis 7.0.15 | ratio |")
+            print("| --- | ---: | ---: | ---: |")
+            for label, gen in DATASETS.items():
+                used = {}
+                for name, (p, port) in servers.items():
+                    cli(port, "FLUSHALL")
+                    base = info_field(port, "used_memory")
+                    pipe_commands(port, gen())
+                    used[name] = info_field(port, "used_memory") - base
+                print(f"| {label} | {used['ours']:,} | {used['redis']:,} | {used['ours'] / used['redis']:.2f} |")
     finally:
         for p, _ in servers.values():
             p.terminate()
