@@ -4,6 +4,7 @@
 #   make run            build and start the server with redis-like.conf
 #   make test           build and run every test (unit, integration, ebbmalloc)
 #   make test-allocators  the integration suite on every allocator build
+#   make shootout       allocator memory comparison: tables and plots (see below)
 #   make MALLOC=libc|jemalloc|tcmalloc|tcmalloc_minimal|ebbmalloc
 #   make USE_JEMALLOC=yes|no USE_TCMALLOC=yes USE_TCMALLOC_MINIMAL=yes USE_EBBMALLOC=yes
 #   make SANITIZER=address|undefined
@@ -55,6 +56,23 @@ test-sanitizers: deps
 	  $(MAKE) -C src BUILD_DIR=../build/san-$$s SANITIZER=$$s server unit-tests; \
 	  RL_SERVER=$(CURDIR)/build/san-$$s/redis-like-server $(PYTHON) -m pytest -q -m "not slow" tests/integration $(PYTEST_ARGS); \
 	done
+
+# The allocator shootout (utils/allocator-shootout): each allocator in
+# ALLOCATORS built in build/shootout-<alloc>, the same memory scenarios (fill
+# small and 1 KB values, churn, lazy free) on a fresh server each, Debian's
+# redis-server as a reference; tables, CSV and gnuplot plots in
+# shootout-results/<timestamp>/.  N scales every size (default 1M small keys),
+# QUIET is the idle time in seconds after churn (default 60), QUICK=yes is the
+# tiny run of the test suite; SHOOTOUT_ARGS passes any other option.
+#   make shootout ALLOCATORS="libc ebbmalloc" N=200000 QUIET=30
+N ?=
+QUIET ?=
+QUICK ?=
+shootout:
+	@utils/install-deps.sh gnuplot-nox
+	$(PYTHON) utils/allocator-shootout --allocators "$(ALLOCATORS)" \
+	  $(if $(N),--n $(N)) $(if $(QUIET),--quiet $(QUIET)) \
+	  $(if $(filter yes,$(QUICK)),--quick) $(SHOOTOUT_ARGS)
 
 clean:
 	$(MAKE) -C src clean

@@ -10,9 +10,14 @@
 #include <string.h>
 
 #include "evict.h"
+#include "latency.h"
 #include "log.h"
+#include "monitor.h"
 #include "multi.h"
+#include "persist.h"
+#include "pubsub.h"
 #include "reply.h"
+#include "slowlog.h"
 #include "util.h"
 
 /* Every family's table; a new family adds one line here. */
@@ -20,7 +25,9 @@ static command_t *const all_tables[] = {string_commands, keyspace_commands, serv
                                           memory_commands,
                                           hash_commands, set_commands, zset_commands,
                                           list_commands /* t_list.c */, zset_blocking_commands /* blocking.c */,
-                                          multi_commands};
+                                          multi_commands,
+                                          pubsub_commands, slowlog_commands, latency_commands, monitor_commands,
+                                          persist_commands /* persist.c */};
 
 static dict_type command_dict_type = {dict_sds_hash_nocase, dict_sds_eq_nocase, NULL, dict_sds_free, NULL, false};
 
@@ -175,6 +182,21 @@ void commands_process(client_t *c) {
         multi_flag_error(c);
         return;
     }
+    /* pubsub.c: a RESP2 client in subscribed mode may only manage its
+     * subscriptions (RESP3 multiplexes pushes with ordinary replies). */
+    if ((c->flags & CLIENT_PUBSUB) && c->resp == 2 && !pubsub_allowed_in_context(cmd)) {
+        reply_error(c, "Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are "
+                       "allowed in this context", cmd->fullname);
+        cmd->rejected_calls++;
+        multi_flag_error(c);
+        return;
+    }
+    /* persist.c: MISCONF while the last save or AOF write failed. */
+    if ((cmd->flags & CMD_WRITE) && !persist_write_allowed_or_reply(c)) {
+        cmd->rejected_calls++;
+        multi_flag_error(c);
+        return;
+    }
     if (multi_should_queue(c, cmd)) {
         multi_queue(c, cmd);
         return;
@@ -189,12 +211,22 @@ void commands_call(client_t *c, command_t *cmd) {
      * start of the duration measurement. */
     long long start = util_ustime();
     srv->mstime = start / 1000;
+    long long dirty_before = srv->dirty;
     cmd->proc(c);
+    /* persist.c: log a write that changed the dataset to the AOF. */
+    if (cmd->flags & CMD_WRITE) persist_after_command(c, dirty_before);
     long long dur = util_ustime() - start;
     cmd->calls++;
     cmd->usec += dur;
     srv->stats.numcommands++;
     c->commands_processed++;
+    /* Introspection (slowlog.c, latency.c, monitor.c); a command that
+     * blocked is not finished yet, so it is not timed. */
+    if (!(c->flags & CLIENT_BLOCKED)) {
+        slowlog_record(c, dur);
+        latency_record_command(srv, cmd, dur);
+    }
+    monitor_feed(c);
     c->cmd = NULL;
 }
 

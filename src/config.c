@@ -17,12 +17,15 @@
 #include <string.h>
 
 #include "log.h"
+#include "notify.h"
 #include "sds.h"
 #include "server.h"
 #include "util.h"
 #include "zmalloc.h"
 
-enum { T_BOOL, T_INT, T_MEM, T_STR, T_ENUM, T_BIND, T_OCTAL };
+/* T_NOTIFY: notify-keyspace-events letters (notify.c parses them);
+ * T_OBUF: client-output-buffer-limit "<class> <hard> <soft> <secs>"... */
+enum { T_BOOL, T_INT, T_MEM, T_STR, T_ENUM, T_BIND, T_OCTAL, T_NOTIFY, T_OBUF };
 #define F_IMMUTABLE 1
 
 typedef struct enum_name {
@@ -37,6 +40,9 @@ static const enum_name policy_enum[] = {
     {"volatile-lru", MAXMEMORY_VOLATILE_LRU}, {"allkeys-lfu", MAXMEMORY_ALLKEYS_LFU},
     {"volatile-lfu", MAXMEMORY_VOLATILE_LFU}, {"allkeys-random", MAXMEMORY_ALLKEYS_RANDOM},
     {"volatile-random", MAXMEMORY_VOLATILE_RANDOM}, {"volatile-ttl", MAXMEMORY_VOLATILE_TTL}, {NULL, 0}};
+
+static const enum_name appendfsync_enum[] = {{"no", APPENDFSYNC_NO}, {"always", APPENDFSYNC_ALWAYS},
+                                             {"everysec", APPENDFSYNC_EVERYSEC}, {NULL, 0}};
 
 typedef struct directive {
     const char *name;
@@ -73,6 +79,13 @@ static const directive directives[] = {
     {"save", T_STR, O(save), "3600 1 300 100 60 10000", 0, 0, NULL, 0},
     {"appendonly", T_BOOL, O(appendonly), "no", 0, 0, NULL, 0},
     {"appendfilename", T_STR, O(appendfilename), "appendonly.aof", 0, 0, NULL, F_IMMUTABLE},
+    {"rdbcompression", T_BOOL, O(rdbcompression), "yes", 0, 0, NULL, 0},
+    {"rdbchecksum", T_BOOL, O(rdbchecksum), "yes", 0, 0, NULL, 0},
+    {"stop-writes-on-bgsave-error", T_BOOL, O(stop_writes_on_bgsave_error), "yes", 0, 0, NULL, 0},
+    {"appendfsync", T_ENUM, O(appendfsync), "everysec", 0, 0, appendfsync_enum, 0},
+    {"auto-aof-rewrite-percentage", T_INT, O(auto_aof_rewrite_percentage), "100", 0, INT_MAX, NULL, 0},
+    {"auto-aof-rewrite-min-size", T_MEM, O(auto_aof_rewrite_min_size), "64mb", 0, LLONG_MAX, NULL, 0},
+    {"aof-load-truncated", T_BOOL, O(aof_load_truncated), "yes", 0, 0, NULL, 0},
     {"maxmemory", T_MEM, O(maxmemory), "0", 0, LLONG_MAX, NULL, 0},
     {"maxmemory-policy", T_ENUM, O(maxmemory_policy), "noeviction", 0, 0, policy_enum, 0},
     {"maxmemory-samples", T_INT, O(maxmemory_samples), "5", 1, 64, NULL, 0},
@@ -84,6 +97,14 @@ static const directive directives[] = {
     {"lazyfree-lazy-eviction", T_BOOL, O(lazyfree_lazy_eviction), "no", 0, 0, NULL, 0},
     {"lazyfree-lazy-user-flush", T_BOOL, O(lazyfree_lazy_user_flush), "no", 0, 0, NULL, 0},
     {"activedefrag", T_BOOL, O(activedefrag), "no", 0, 0, NULL, 0},
+    {"lfu-log-factor", T_INT, O(lfu_log_factor), "10", 0, INT_MAX, NULL, 0},
+    {"lfu-decay-time", T_INT, O(lfu_decay_time), "1", 0, INT_MAX, NULL, 0},
+    {"active-defrag-ignore-bytes", T_MEM, O(active_defrag_ignore_bytes), "100mb", 1, LLONG_MAX, NULL, 0},
+    {"active-defrag-threshold-lower", T_INT, O(active_defrag_threshold_lower), "10", 0, 1000, NULL, 0},
+    {"active-defrag-threshold-upper", T_INT, O(active_defrag_threshold_upper), "100", 0, 1000, NULL, 0},
+    {"active-defrag-cycle-min", T_INT, O(active_defrag_cycle_min), "1", 1, 99, NULL, 0},
+    {"active-defrag-cycle-max", T_INT, O(active_defrag_cycle_max), "25", 1, 99, NULL, 0},
+    {"active-defrag-max-scan-fields", T_INT, O(active_defrag_max_scan_fields), "1000", 1, LONG_MAX, NULL, 0},
     {"list-max-listpack-size", T_INT, O(list_max_listpack_size), "-2", -5, INT_MAX, NULL, 0},
     {"list-compress-depth", T_INT, O(list_compress_depth), "0", 0, INT_MAX, NULL, 0},
     {"hash-max-listpack-entries", T_INT, O(hash_max_listpack_entries), "128", 0, LLONG_MAX, NULL, 0},
@@ -96,7 +117,9 @@ static const directive directives[] = {
     {"slowlog-log-slower-than", T_INT, O(slowlog_log_slower_than), "10000", -1, LLONG_MAX, NULL, 0},
     {"slowlog-max-len", T_INT, O(slowlog_max_len), "128", 0, LONG_MAX, NULL, 0},
     {"latency-monitor-threshold", T_INT, O(latency_monitor_threshold), "0", 0, LLONG_MAX, NULL, 0},
-    {"notify-keyspace-events", T_STR, O(notify_keyspace_events), "", 0, 0, NULL, 0},
+    {"notify-keyspace-events", T_NOTIFY, O(notify_keyspace_flags), "", 0, 0, NULL, 0},
+    {"client-output-buffer-limit", T_OBUF, O(obuf_limits), "normal 0 0 0 slave 256mb 64mb 60 pubsub 32mb 8mb 60", 0, 0,
+     NULL, 0},
 };
 #undef O
 #define N_DIRECTIVES (sizeof(directives) / sizeof(directives[0]))
@@ -124,10 +147,44 @@ static void free_bind(rl_config_t *cfg) {
     cfg->bind_count = 0;
 }
 
+static const char *const obuf_class_names[OBUF_CLASSES] = {"normal", "slave", "pubsub"};
+
+/* "<class> <hard> <soft> <secs>" groups; classes not named keep their
+ * limits.  Everything is checked before anything changes. */
+static int apply_obuf(rl_config_t *cfg, int argc, char **argv, const char **err) {
+    if (argc % 4 != 0) {
+        *err = "Wrong number of arguments in buffer limit configuration.";
+        return -1;
+    }
+    obuf_limit_t lim[OBUF_CLASSES];
+    memcpy(lim, cfg->obuf_limits, sizeof(lim));
+    for (int i = 0; i < argc; i += 4) {
+        int cls;
+        if (!strcasecmp(argv[i], "normal")) cls = OBUF_NORMAL;
+        else if (!strcasecmp(argv[i], "slave") || !strcasecmp(argv[i], "replica")) cls = OBUF_REPLICA;
+        else if (!strcasecmp(argv[i], "pubsub")) cls = OBUF_PUBSUB;
+        else {
+            *err = "Invalid client class specified in buffer limit configuration.";
+            return -1;
+        }
+        unsigned long long hard, soft;
+        long long secs;
+        if (!util_memtoull(argv[i + 1], &hard) || !util_memtoull(argv[i + 2], &soft) ||
+            !util_str2ll(argv[i + 3], strlen(argv[i + 3]), &secs) || hard > LLONG_MAX || soft > LLONG_MAX ||
+            secs < 0) {
+            *err = "Error in hard, soft or soft_seconds setting in buffer limit configuration.";
+            return -1;
+        }
+        lim[cls] = (obuf_limit_t){(long long)hard, (long long)soft, secs};
+    }
+    memcpy(cfg->obuf_limits, lim, sizeof(lim));
+    return 0;
+}
+
 /* Parse argv[0..argc) as the value of d into cfg.  err gets a static
  * reason. */
 static int apply_value(rl_config_t *cfg, const directive *d, int argc, char **argv, const char **err) {
-    if (d->type != T_BIND && d->type != T_STR && argc != 1) {
+    if (d->type != T_BIND && d->type != T_STR && d->type != T_OBUF && argc != 1) {
         *err = "wrong number of arguments";
         return -1;
     }
@@ -194,6 +251,17 @@ static int apply_value(rl_config_t *cfg, const directive *d, int argc, char **ar
         sds_free(joined);
         return 0;
     }
+    case T_NOTIFY: {
+        int flags = notify_flags_from_string(argv[0]);
+        if (flags < 0) {
+            *err = NOTIFY_ERR_FLAGS;
+            return -1;
+        }
+        *(int *)field(cfg, d) = flags;
+        return 0;
+    }
+    case T_OBUF:
+        return apply_obuf(cfg, argc, argv, err);
     case T_BIND:
         if (argc > CFG_MAX_BIND) {
             *err = "Too many bind addresses specified.";
@@ -249,6 +317,19 @@ static void fatal_line(const char *file, int lineno, const char *line, const cha
     fprintf(stderr, "%s (%s:%d)\n", reason, file, lineno);
 }
 
+/* activedefrag needs an allocator that can say where a block should move
+ * (memory-pressure hook; see defrag.c): refuse it elsewhere, naming the
+ * allocators that have it. */
+static int check_supported(const rl_config_t *cfg, const directive *d, const char **err) {
+    if (d->offset != offsetof(rl_config_t, activedefrag) || !cfg->activedefrag || zmalloc_has_defrag()) return 0;
+    static char msg[200];
+    snprintf(msg, sizeof(msg),
+             "Active defragmentation is not supported with this build's allocator (%s): it needs jemalloc or "
+             "ebbmalloc (build with MALLOC=jemalloc or MALLOC=ebbmalloc)", zmalloc_lib());
+    *err = msg;
+    return -1;
+}
+
 /* One "name value..." line; 0 ok, -1 with *err set. */
 static int apply_line(rl_config_t *cfg, const char *line, const char **err) {
     int argc;
@@ -268,6 +349,7 @@ static int apply_line(rl_config_t *cfg, const char *line, const char **err) {
             r = -1;
         } else {
             r = apply_value(cfg, d, argc - 1, argv + 1, err);
+            if (r == 0) r = check_supported(cfg, d, err);
         }
     }
     sds_free_splitres(argv, argc);
@@ -336,6 +418,11 @@ int config_load(rl_config_t *cfg, const char *path, int argc, char **argv) {
     return r;
 }
 
+const char *config_canonical_name(const char *name) {
+    const directive *d = find_directive(name);
+    return d ? d->name : NULL;
+}
+
 const char *config_policy_name(int policy) {
     for (const enum_name *e = policy_enum; e->name; e++)
         if (e->value == policy) return e->name;
@@ -358,6 +445,16 @@ char *config_get_value(const rl_config_t *cfg, const char *name) {
         for (const enum_name *e = d->enums; e->name; e++)
             if (e->value == *(const int *)cfield(cfg, d)) return sds_new(e->name);
         return sds_empty();
+    case T_NOTIFY: return notify_flags_to_string(*(const int *)cfield(cfg, d));
+    case T_OBUF: {
+        sds s = sds_empty();
+        for (int i = 0; i < OBUF_CLASSES; i++) {
+            const obuf_limit_t *l = &cfg->obuf_limits[i];
+            s = sds_catprintf(s, "%s%s %lld %lld %lld", i ? " " : "", obuf_class_names[i], l->hard, l->soft,
+                              l->soft_secs);
+        }
+        return s;
+    }
     case T_BIND: {
         sds s = sds_empty();
         for (int i = 0; i < cfg->bind_count; i++) {
@@ -396,7 +493,7 @@ int config_set(server_t *srv, const char *name, const char *value, const char **
     void *slot = field(&tmp, d);
     char *old_str = d->type == T_STR ? *(char **)slot : NULL;
     if (d->type == T_STR) *(char **)slot = NULL;
-    if (apply_text(&tmp, d, value, err) != 0) {
+    if (apply_text(&tmp, d, value, err) != 0 || check_supported(&tmp, d, err) != 0) {
         if (d->type == T_STR) zfree(*(char **)slot);
         return -1;
     }

@@ -16,6 +16,17 @@
 enum { MAXMEMORY_NOEVICTION = 0, MAXMEMORY_ALLKEYS_LRU, MAXMEMORY_VOLATILE_LRU, MAXMEMORY_ALLKEYS_LFU,
        MAXMEMORY_VOLATILE_LFU, MAXMEMORY_ALLKEYS_RANDOM, MAXMEMORY_VOLATILE_RANDOM, MAXMEMORY_VOLATILE_TTL };
 
+/* client-output-buffer-limit: per client class, a hard limit and a soft
+ * limit that may be exceeded for at most soft_secs seconds; 0 = no limit. */
+enum { OBUF_NORMAL = 0, OBUF_REPLICA, OBUF_PUBSUB, OBUF_CLASSES };
+typedef struct obuf_limit {
+    long long hard;        /* bytes */
+    long long soft;        /* bytes */
+    long long soft_secs;   /* seconds */
+} obuf_limit_t;
+
+enum { APPENDFSYNC_NO = 0, APPENDFSYNC_ALWAYS, APPENDFSYNC_EVERYSEC };
+
 typedef struct rl_config {
     /* network */
     char *bind[CFG_MAX_BIND];
@@ -43,6 +54,14 @@ typedef struct rl_config {
     char *save;                       /* accepted for compatibility (persistence issue) */
     bool appendonly;
     char *appendfilename;
+    /* persistence (persist.c, rdb_*.c, aof.c) */
+    bool rdbcompression;
+    bool rdbchecksum;
+    bool stop_writes_on_bgsave_error;
+    int appendfsync;                  /* APPENDFSYNC_* */
+    long long auto_aof_rewrite_percentage;
+    long long auto_aof_rewrite_min_size;  /* bytes */
+    bool aof_load_truncated;
     /* memory */
     long long maxmemory;
     int maxmemory_policy;
@@ -55,6 +74,14 @@ typedef struct rl_config {
     bool lazyfree_lazy_eviction;
     bool lazyfree_lazy_user_flush;
     bool activedefrag;
+    long long lfu_log_factor;
+    long long lfu_decay_time;             /* minutes per counter decrement; 0 = never */
+    long long active_defrag_ignore_bytes; /* bytes of fragmentation tolerated */
+    long long active_defrag_threshold_lower;  /* % fragmentation to start */
+    long long active_defrag_threshold_upper;  /* % at which max effort is used */
+    long long active_defrag_cycle_min;    /* % CPU at the lower threshold */
+    long long active_defrag_cycle_max;    /* % CPU at the upper threshold */
+    long long active_defrag_max_scan_fields;  /* bigger collections: later work */
     /* encodings (data types issue) */
     long long list_max_listpack_size;
     long long list_compress_depth;
@@ -66,7 +93,8 @@ typedef struct rl_config {
     long long slowlog_log_slower_than;
     long long slowlog_max_len;
     long long latency_monitor_threshold;
-    char *notify_keyspace_events;
+    int notify_keyspace_flags;        /* NOTIFY_* bits (notify.h) */
+    obuf_limit_t obuf_limits[OBUF_CLASSES];   /* client-output-buffer-limit */
 } rl_config_t;
 
 typedef struct server server_t;
@@ -87,5 +115,7 @@ char *config_get_value(const rl_config_t *cfg, const char *name);
 void config_foreach_match(const rl_config_t *cfg, const char *pattern,
                           void (*fn)(void *arg, const char *name, const char *value), void *arg);
 const char *config_policy_name(int policy);
+/* The table's name for a directive or one of its aliases; NULL if unknown. */
+const char *config_canonical_name(const char *name);
 
 #endif

@@ -22,8 +22,10 @@
 #include "commands.h"
 #include "evloop.h"
 #include "log.h"
+#include "monitor.h"
 #include "multi.h"
 #include "net.h"
+#include "pubsub.h"
 #include "reply.h"
 #include "util.h"
 #include "zmalloc.h"
@@ -81,6 +83,8 @@ void conn_free(client_t *c) {
     multi_client_free(c);
     server_t *srv = c->srv;
     blocking_client_freed(c);   /* leave every wait list, drop the saved request */
+    pubsub_client_freed(c);     /* pubsub.c: drop every subscription */
+    monitor_client_freed(c);    /* monitor.c: leave the MONITOR feed */
     if (c->flags & CLIENT_PENDING_WRITE)
         remove_from_chain(&srv->pending_write, c, offsetof(client_t, next_pending));
     if (c->flags & CLIENT_CLOSE_ASAP) remove_from_chain(&srv->close_asap, c, offsetof(client_t, next_close));
@@ -261,6 +265,28 @@ void conn_mark_pending_write(client_t *c) {
     evloop_request_before_sleep(c->srv->loop);
 }
 
+/* pubsub.c/monitor.c hook: output-buffer limits by client class (Redis's
+ * rule: monitors count as normal clients, subscribers as pubsub).  Only the
+ * block list is measured; the static buffer is bounded anyway. */
+void conn_check_output_limit(client_t *c) {
+    if (c->flags & (CLIENT_CLOSE_ASAP | CLIENT_CLOSE_AFTER_REPLY)) return;
+    const obuf_limit_t *lim = &c->srv->cfg.obuf_limits[(c->flags & CLIENT_PUBSUB) ? OBUF_PUBSUB : OBUF_NORMAL];
+    long long used = (long long)c->reply_bytes;
+    bool over_hard = lim->hard && used >= lim->hard;
+    bool over_soft = false;
+    if (lim->soft && used >= lim->soft) {
+        long long now = c->srv->mstime;
+        if (c->obuf_soft_since_ms == 0) c->obuf_soft_since_ms = now;
+        else if (now - c->obuf_soft_since_ms > lim->soft_secs * 1000) over_soft = true;
+    } else {
+        c->obuf_soft_since_ms = 0;
+    }
+    if (!over_hard && !over_soft) return;
+    log_msg(LL_WARNING, "Client id=%llu addr=%s scheduled to be closed ASAP for overcoming of output buffer limits.",
+            (unsigned long long)c->id, c->addr);
+    conn_close_async(c);
+}
+
 /* Account n written bytes: drop the static buffer and whole blocks. */
 static void consume_output(client_t *c, size_t n) {
     if (c->bufpos > 0) {
@@ -367,11 +393,26 @@ static void client_io(int fd, bool readable, bool writable, void *arg) {
 
 /* ------------------------------------------------------------ cron, info */
 
+/* An idle client keeps no large query buffer: the buffer a burst or a big
+ * bulk left behind is released after 2 s of quiet (it grows again on
+ * demand), so thousands of idle connections cost little memory. */
+#define QUERYBUF_IDLE_MS 2000
+#define QUERYBUF_KEEP (4 * 1024)
+
+static void shrink_querybuf(client_t *c, long long now) {
+    if (sds_len(c->querybuf) != 0 || sds_alloc(c->querybuf) <= QUERYBUF_KEEP) return;
+    if (now - c->last_interaction_ms < QUERYBUF_IDLE_MS) return;
+    sds_free(c->querybuf);
+    c->querybuf = sds_empty();
+    c->querybuf_peak = 0;
+}
+
 void conn_cron(server_t *srv) {
     long long timeout_ms = srv->cfg.timeout * 1000;
-    if (timeout_ms <= 0) return;
     for (client_t *c = srv->clients_head, *next; c; c = next) {
         next = c->next;
+        shrink_querybuf(c, srv->mstime);
+        if (timeout_ms <= 0) continue;
         if (c->flags & CLIENT_BLOCKED) continue;   /* as Redis: blocked clients have their own timeout */
         if (srv->mstime - c->last_interaction_ms > timeout_ms) {
             log_msg(LL_VERBOSE, "Closing idle client");
@@ -382,8 +423,10 @@ void conn_cron(server_t *srv) {
 
 sds conn_info_string(sds s, client_t *c) {
     long long now = c->srv->mstime;
-    char flags[8];
+    char flags[16];   /* room for every flag letter */
     int fl = 0;
+    if (c->flags & CLIENT_MONITOR) flags[fl++] = 'O';   /* monitor.c */
+    if (c->flags & CLIENT_PUBSUB) flags[fl++] = 'P';    /* pubsub.c */
     if (c->flags & CLIENT_CLOSE_AFTER_REPLY) flags[fl++] = 'c';
     if (c->flags & CLIENT_BLOCKED) flags[fl++] = 'b';
     if (c->flags & CLIENT_UNIX_SOCKET) flags[fl++] = 'U';
@@ -397,11 +440,12 @@ sds conn_info_string(sds s, client_t *c) {
     for (reply_block *b = c->reply_head; b; b = b->next) oll++;
     size_t totmem = zmalloc_size(c) + sds_alloc_size(c->querybuf) + c->reply_bytes;
     return sds_catprintf(s,
-        "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=0 psub=0 ssub=0 "
+        "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%zu psub=%zu ssub=0 "
         "multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%d rbp=%zu obl=%zu oll=%zu omem=%zu "
         "tot-mem=%zu events=%s cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s",
         (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
         (now - c->ctime_ms) / 1000, (now - c->last_interaction_ms) / 1000, flags, c->db->id,
+        pubsub_client_channels(c), pubsub_client_patterns(c),
         qbuf, sds_avail(c->querybuf), CLIENT_BUF_SIZE, c->querybuf_peak, obl, oll, c->reply_bytes, totmem,
         events, c->lastcmd ? c->lastcmd->fullname : "NULL", c->resp,
         c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "");

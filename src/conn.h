@@ -75,6 +75,9 @@ struct client {
     client_t *next_close;        /* srv->close_asap list */
     long long commands_processed;
     struct blocked_state *bstate;   /* blocking.c: set iff CLIENT_BLOCKED */
+    /* pub/sub and introspection (pubsub.c, monitor.c) */
+    struct pubsub_client *ps;    /* subscriptions; NULL until the first SUBSCRIBE */
+    long long obuf_soft_since_ms;   /* when output first exceeded the soft limit; 0 = not over */
     struct multi_state *mstate;     /* multi.c: queued commands, set iff in MULTI */
     struct watch_state *wstate;     /* multi.c: WATCHed keys and their dirty flag */
 };
@@ -97,6 +100,10 @@ void conn_cron(server_t *srv);
 /* Text of CLIENT LIST / CLIENT INFO for one client. */
 sds conn_info_string(sds s, client_t *c);
 bool conn_has_pending_output(const client_t *c);
+/* Enforce client-output-buffer-limit after output was queued: a client
+ * over its class's hard limit, or over the soft limit for too long, is
+ * closed asynchronously (its output is dropped). */
+void conn_check_output_limit(client_t *c);
 size_t conn_output_bytes(const client_t *c);
 
 #endif

@@ -7,6 +7,8 @@
 
 #include "commands.h"
 #include "keyspace.h"
+#include "monitor.h"
+#include "pubsub.h"
 #include "multi.h"
 #include "reply.h"
 #include "util.h"
@@ -14,6 +16,14 @@
 static void cmd_ping(client_t *c) {
     if (c->argc > 2) {
         reply_error_arity(c);
+        return;
+    }
+    if ((c->flags & CLIENT_PUBSUB) && c->resp == 2) {
+        /* Subscribed mode (pubsub.c): the answer is a frame like a message's. */
+        reply_array_len(c, 2);
+        reply_bulk(c, "pong", 4);
+        if (c->argc == 2) reply_bulk_obj(c, c->argv[1]);
+        else reply_bulk(c, "", 0);
         return;
     }
     if (c->argc == 2) reply_bulk_obj(c, c->argv[1]);
@@ -133,6 +143,8 @@ static void cmd_hello(client_t *c) {
 
 static void cmd_reset(client_t *c) {
     multi_client_free(c);
+    pubsub_client_freed(c);   /* leave subscribed mode without replies */
+    monitor_stop(c);
     c->db = &c->srv->dbs[0];
     c->resp = 2;
     sds_free(c->name);
@@ -197,6 +209,7 @@ static void cmd_client_info(client_t *c) {
 static void cmd_client_list(client_t *c) {
     sds s = sds_empty();
     bool filter_ids = false;
+    int want_type = -1;   /* -1 any, 0 normal, 1 pubsub, 2 replica/master (none) */
     if (c->argc >= 4 && !strcasecmp(c->argv[2]->ptr, "type")) {
         const char *t = c->argv[3]->ptr;
         if (strcasecmp(t, "normal") && strcasecmp(t, "master") && strcasecmp(t, "replica") && strcasecmp(t, "slave") &&
@@ -205,11 +218,10 @@ static void cmd_client_list(client_t *c) {
             sds_free(s);
             return;
         }
-        if (strcasecmp(t, "normal")) {   /* no replicas or subscribers yet */
-            reply_verbatim(c, s, 0, "txt");
-            sds_free(s);
-            return;
-        }
+        /* No replicas exist; subscribers are "pubsub", everyone else "normal". */
+        if (!strcasecmp(t, "pubsub")) want_type = 1;
+        else if (!strcasecmp(t, "normal")) want_type = 0;
+        else want_type = 2;
     } else if (c->argc >= 4 && !strcasecmp(c->argv[2]->ptr, "id")) {
         filter_ids = true;
     } else if (c->argc != 2) {
@@ -218,6 +230,7 @@ static void cmd_client_list(client_t *c) {
         return;
     }
     for (client_t *o = c->srv->clients_head; o; o = o->next) {
+        if (want_type >= 0 && want_type != ((o->flags & CLIENT_PUBSUB) ? 1 : 0)) continue;
         if (filter_ids) {
             bool hit = false;
             for (int j = 3; j < c->argc; j++) {
@@ -262,6 +275,7 @@ static void cmd_client_kill(client_t *c) {
     long long id = 0;
     const char *addr = NULL, *laddr = NULL, *user = NULL;
     bool skipme = true;
+    int kill_type = -1;   /* as CLIENT LIST's filter: 0 normal, 1 pubsub, 2 replica (none) */
     for (int j = 2; j < c->argc; j += 2) {
         const char *k = c->argv[j]->ptr, *v = c->argv[j + 1]->ptr;
         if (!strcasecmp(k, "id")) {
@@ -278,6 +292,7 @@ static void cmd_client_kill(client_t *c) {
                 reply_error(c, "Unknown client type '%s'", v);
                 return;
             }
+            kill_type = !strcasecmp(v, "pubsub") ? 1 : !strcasecmp(v, "normal") ? 0 : 2;
         } else if (!strcasecmp(k, "skipme")) {
             if (!strcasecmp(v, "yes")) skipme = true;
             else if (!strcasecmp(v, "no")) skipme = false;
@@ -297,6 +312,7 @@ static void cmd_client_kill(client_t *c) {
         if (laddr && strcmp(o->laddr, laddr)) continue;
         if (user && strcmp(user, "default")) continue;
         if (o == c && skipme) continue;
+        if (kill_type >= 0 && kill_type != ((o->flags & CLIENT_PUBSUB) ? 1 : 0)) continue;
         kill_client(c, o);
         killed++;
     }

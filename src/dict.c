@@ -122,7 +122,8 @@ static dict_entry *entry_new(dict *d, void *key) {
 
 static void entry_free(dict *d, dict_entry *de) {
     if (!d->type->embed_key && d->type->key_free) d->type->key_free(((entry_ptr *)de)->key);
-    if (d->type->val_free) d->type->val_free(de->v.ptr);
+    /* A NULL value was taken out by the caller (keyspace lazy free). */
+    if (d->type->val_free && de->v.ptr) d->type->val_free(de->v.ptr);
     zfree(de);
 }
 
@@ -492,24 +493,55 @@ static unsigned long next_cursor(unsigned long v, uint64_t mask) {
     return rev64(v);
 }
 
-unsigned long dict_scan(dict *d, unsigned long v, dict_scan_fn *fn, void *priv) {
+/* Defrag variant of scan_bucket: the callback may hand back a new address
+ * for the entry (it has copied it and freed the old one); the link that
+ * pointed at the old entry is updated. */
+static void defrag_bucket(dict *d, int t, size_t idx, dict_defrag_fn *fn, void *priv) {
+    dict_entry **link = &d->table[t][idx];
+    for (dict_entry *de = *link; de;) {
+        dict_entry *next = de->next;
+        dict_entry *moved = fn(priv, d, de);
+        if (moved) *link = moved;
+        link = &(*link)->next;
+        de = next;
+    }
+}
+
+/* One scan step over the buckets cursor v designates; exactly one of fn and
+ * dfn is set. */
+static unsigned long scan_step(dict *d, unsigned long v, dict_scan_fn *fn, dict_defrag_fn *dfn, void *priv) {
     if (dict_size(d) == 0) return 0;
     d->pause_rehash++;
     if (!dict_is_rehashing(d)) {
         uint64_t m0 = DICT_MASK(d->size_exp[0]);
-        scan_bucket(d, 0, v & m0, fn, priv);
+        if (fn) scan_bucket(d, 0, v & m0, fn, priv);
+        else defrag_bucket(d, 0, v & m0, dfn, priv);
         v = next_cursor(v, m0);
     } else {
         int small = 0, large = 1;
         if (DICT_SIZE(d->size_exp[0]) > DICT_SIZE(d->size_exp[1])) { small = 1; large = 0; }
         uint64_t m0 = DICT_MASK(d->size_exp[small]), m1 = DICT_MASK(d->size_exp[large]);
-        scan_bucket(d, small, v & m0, fn, priv);
+        if (fn) scan_bucket(d, small, v & m0, fn, priv);
+        else defrag_bucket(d, small, v & m0, dfn, priv);
         /* Visit every bucket of the larger table that expands v's bucket. */
         do {
-            scan_bucket(d, large, v & m1, fn, priv);
+            if (fn) scan_bucket(d, large, v & m1, fn, priv);
+            else defrag_bucket(d, large, v & m1, dfn, priv);
             v = next_cursor(v, m1);
         } while (v & (m0 ^ m1));
     }
     d->pause_rehash--;
     return v;
+}
+
+unsigned long dict_scan(dict *d, unsigned long v, dict_scan_fn *fn, void *priv) {
+    return scan_step(d, v, fn, NULL, priv);
+}
+
+unsigned long dict_scan_defrag(dict *d, unsigned long v, dict_defrag_fn *fn, void *priv) {
+    return scan_step(d, v, NULL, fn, priv);
+}
+
+void dict_set_borrowed_key(dict *d, dict_entry *de, void *key) {
+    if (!d->type->embed_key) ((entry_ptr *)de)->key = key;
 }

@@ -11,7 +11,9 @@
  * embed_key set stores an sds key inside the entry itself (one allocation per
  * key instead of two): dict_add copies the key and the caller keeps its own.
  * Entries of an embedded-key dict never move while they are in the table, so
- * dict_get_key() pointers stay valid until the entry is deleted. */
+ * dict_get_key() pointers stay valid until the entry is deleted, with one
+ * exception: active defrag (dict_scan_defrag) may move entries, and then
+ * updates whatever borrows their keys itself. */
 #ifndef RL_DICT_H
 #define RL_DICT_H
 
@@ -102,6 +104,16 @@ dict_entry *dict_random_entry(dict *d);
 /* Fill des with up to count entries from a random region; returns how many. */
 size_t dict_sample(dict *d, dict_entry **des, size_t count);
 unsigned long dict_scan(dict *d, unsigned long cursor, dict_scan_fn *fn, void *privdata);
+
+/* Active defrag (defrag.c): a scan step whose callback may move an entry.
+ * It returns the entry's new address (the old one freed) or NULL if the
+ * entry stayed; the bucket chain is relinked.  Values may be replaced in
+ * place (de->v) by the callback.  Same cursor contract as dict_scan. */
+typedef dict_entry *dict_defrag_fn(void *privdata, dict *d, dict_entry *de);
+unsigned long dict_scan_defrag(dict *d, unsigned long cursor, dict_defrag_fn *fn, void *privdata);
+/* Point a plain (not embedded-key) entry at another copy of its key: for
+ * a table borrowing keys from another one whose entries moved. */
+void dict_set_borrowed_key(dict *d, dict_entry *de, void *key);
 
 /* Hashing: SipHash-1-2 keyed by a per-process random seed. */
 void dict_set_hash_seed(const uint8_t seed[16]);

@@ -1,10 +1,266 @@
-/* evict.c: maxmemory check (see evict.h).  used_memory here excludes
- * nothing yet; client output buffers will be subtracted when replicas and
- * AOF buffers exist, as Redis does. */
+/* evict.c: maxmemory policies (see evict.h).
+ *
+ * Approximated LRU/LFU, the way Redis does it in spirit: instead of keeping
+ * every key in an exact LRU list (two pointers per key), each eviction
+ * samples maxmemory-samples keys per database and scores them:
+ *   LRU  score = idle time in ms (from the 1 s LRU clock)
+ *   LFU  score = 255 - decayed log counter
+ *   TTL  score = ULLONG_MAX - expire time (soonest to expire is best)
+ * The best candidates seen so far are kept in a pool of EVICT_POOL_SIZE
+ * entries, sorted by ascending score, that survives between evictions: a
+ * good candidate found once stays a candidate, so with 5 samples the result
+ * is close to exact LRU (see tests/integration/test_evict.py).  Pool keys
+ * are private sds copies, never pointers into the keyspace, so a key deleted
+ * meanwhile is just skipped.  Random policies pick uniformly per database.
+ *
+ * Freed memory is measured as the drop of used_memory around each delete.
+ * With lazyfree-lazy-eviction the value is freed on the bio thread, so the
+ * drop shows up later: every 16 evictions the loop rechecks used_memory, and
+ * while lazy frees are pending an unmet target is not an OOM. */
 #include "evict.h"
 
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "keyspace.h"
+#include "lazyfree.h"
+#include "notify.h"
+#include "util.h"
+
+typedef struct pool_entry {
+    unsigned long long score;   /* higher = better to evict */
+    sds key;                    /* our copy; NULL = empty slot */
+    int dbid;
+} pool_entry_t;
+
+/* Invariant: the used slots are pool[0..count), score ascending. */
+struct evict {
+    pool_entry_t pool[EVICT_POOL_SIZE];
+    int count;
+    int next_db;                /* round robin start for random policies */
+};
+
+#define EVICT_MAX_US 50000      /* one call never spends more than this */
+
+evict_t *evict_create(void) { return zcalloc(sizeof(evict_t)); }
+
+static void pool_clear(evict_t *ev) {
+    for (int i = 0; i < ev->count; i++) sds_free(ev->pool[i].key);
+    ev->count = 0;
+}
+
+void evict_free(evict_t *ev) {
+    if (!ev) return;
+    pool_clear(ev);
+    zfree(ev);
+}
+
+bool evict_policy_is_lfu(int policy) {
+    return policy == MAXMEMORY_ALLKEYS_LFU || policy == MAXMEMORY_VOLATILE_LFU;
+}
+
+static bool policy_is_volatile(int policy) {
+    return policy == MAXMEMORY_VOLATILE_LRU || policy == MAXMEMORY_VOLATILE_LFU ||
+           policy == MAXMEMORY_VOLATILE_RANDOM || policy == MAXMEMORY_VOLATILE_TTL;
+}
+
+/* ---------------------------------------------------------------- LFU */
+
+static unsigned lfu_minutes(const server_t *srv) { return (unsigned)(srv->mstime / 60000) & 0xffff; }
+
+/* Minutes since the stamp's time, across the 16-bit wrap. */
+static unsigned lfu_elapsed(const server_t *srv, unsigned stamp_min) {
+    unsigned now = lfu_minutes(srv);
+    return now >= stamp_min ? now - stamp_min : 0x10000 - stamp_min + now;
+}
+
+unsigned evict_lfu_counter(server_t *srv, const robj *val) {
+    unsigned counter = val->lru & 0xff;
+    long long period = srv->cfg.lfu_decay_time;
+    if (period <= 0) return counter;
+    unsigned long decay = lfu_elapsed(srv, val->lru >> 8) / (unsigned long)period;
+    return decay >= counter ? 0 : counter - (unsigned)decay;
+}
+
+/* Logarithmic increment: the chance to count one more access falls as
+ * 1 / ((counter - LFU_INIT_VAL) * lfu-log-factor + 1), so 255 stands for
+ * about a million hits with the default factor of 10. */
+static unsigned lfu_log_incr(const server_t *srv, unsigned counter) {
+    if (counter >= 255) return 255;
+    double base = counter > LFU_INIT_VAL ? (double)(counter - LFU_INIT_VAL) : 0.0;
+    double p = 1.0 / (base * (double)srv->cfg.lfu_log_factor + 1.0);
+    double r = (double)random() / ((double)RAND_MAX + 1.0);
+    return r < p ? counter + 1 : counter;
+}
+
+static bool stampable(const robj *val) { return val->refcount != OBJ_SHARED_REFCOUNT; }
+
+void evict_touch(server_t *srv, robj *val) {
+    if (!stampable(val)) return;
+    if (evict_policy_is_lfu(srv->cfg.maxmemory_policy)) {
+        unsigned counter = lfu_log_incr(srv, evict_lfu_counter(srv, val));
+        val->lru = (lfu_minutes(srv) << 8) | counter;
+    } else {
+        val->lru = obj_lru_clock();
+    }
+}
+
+void evict_stamp_new(server_t *srv, robj *val) {
+    if (!stampable(val) || !evict_policy_is_lfu(srv->cfg.maxmemory_policy)) return;
+    val->lru = (lfu_minutes(srv) << 8) | LFU_INIT_VAL;
+}
+
+void evict_stamp_replace(server_t *srv, robj *val, const robj *old) {
+    if (!stampable(val)) return;
+    if (evict_policy_is_lfu(srv->cfg.maxmemory_policy) && stampable(old)) val->lru = old->lru;
+    else evict_stamp_new(srv, val);
+}
+
+/* ---------------------------------------------------------------- pool */
+
+static unsigned long long score_of(server_t *srv, const robj *val, long long expire_ms) {
+    switch (srv->cfg.maxmemory_policy) {
+    case MAXMEMORY_VOLATILE_TTL: return ULLONG_MAX - (unsigned long long)expire_ms;
+    case MAXMEMORY_ALLKEYS_LFU:
+    case MAXMEMORY_VOLATILE_LFU: return 255 - evict_lfu_counter(srv, val);
+    default: return obj_idle_ms(val);
+    }
+}
+
+/* Insert a candidate keeping the order; a candidate worse than every entry
+ * of a full pool is dropped, else a full pool drops its worst entry. */
+static void pool_insert(evict_t *ev, int dbid, sds key, unsigned long long score) {
+    for (int i = 0; i < ev->count; i++)
+        if (ev->pool[i].dbid == dbid && sds_cmp(ev->pool[i].key, key) == 0) return;
+    int k = 0;
+    while (k < ev->count && ev->pool[k].score < score) k++;
+    if (ev->count == EVICT_POOL_SIZE) {
+        if (k == 0) return;
+        sds_free(ev->pool[0].key);
+        memmove(&ev->pool[0], &ev->pool[1], sizeof(pool_entry_t) * (size_t)(k - 1));
+        k--;
+    } else {
+        memmove(&ev->pool[k + 1], &ev->pool[k], sizeof(pool_entry_t) * (size_t)(ev->count - k));
+        ev->count++;
+    }
+    ev->pool[k].score = score;
+    ev->pool[k].key = sds_dup(key);
+    ev->pool[k].dbid = dbid;
+}
+
+static void pool_populate(server_t *srv, evict_t *ev, db_t *db, bool volatile_only) {
+    dict_entry *samples[64];
+    dict *from = volatile_only ? db->expires : db->keys;
+    size_t want = (size_t)srv->cfg.maxmemory_samples;
+    if (want > 64) want = 64;
+    size_t n = dict_sample(from, samples, want);
+    for (size_t i = 0; i < n; i++) {
+        sds key = dict_get_key(from, samples[i]);
+        robj *val;
+        long long expire_ms = -1;
+        if (volatile_only) {
+            expire_ms = dict_get_s64(samples[i]);
+            dict_entry *kde = dict_find(db->keys, key);
+            if (!kde) continue;
+            val = dict_get_val(kde);
+        } else {
+            val = dict_get_val(samples[i]);
+        }
+        pool_insert(ev, db->id, key, score_of(srv, val, expire_ms));
+    }
+}
+
+/* Take the best pool entry whose key still qualifies; the caller frees the
+ * returned key.  NULL when the pool holds nothing usable. */
+static sds pool_take_best(server_t *srv, evict_t *ev, bool volatile_only, int *dbid) {
+    while (ev->count > 0) {
+        pool_entry_t e = ev->pool[--ev->count];
+        db_t *db = &srv->dbs[e.dbid];
+        dict *in = volatile_only ? db->expires : db->keys;
+        if (dict_size(in) && dict_find(in, e.key)) {
+            *dbid = e.dbid;
+            return e.key;
+        }
+        sds_free(e.key);
+    }
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- choice */
+
+static sds pick_random(server_t *srv, evict_t *ev, bool volatile_only, int *dbid) {
+    for (int i = 0; i < srv->dbnum; i++) {
+        int id = (ev->next_db + i) % srv->dbnum;
+        dict *from = volatile_only ? srv->dbs[id].expires : srv->dbs[id].keys;
+        if (dict_size(from) == 0) continue;
+        ev->next_db = (id + 1) % srv->dbnum;
+        *dbid = id;
+        return sds_dup(dict_get_key(from, dict_random_entry(from)));
+    }
+    return NULL;
+}
+
+static sds pick_sampled(server_t *srv, evict_t *ev, bool volatile_only, int *dbid) {
+    for (;;) {
+        size_t candidates = 0;
+        for (int i = 0; i < srv->dbnum; i++) {
+            db_t *db = &srv->dbs[i];
+            dict *from = volatile_only ? db->expires : db->keys;
+            if (dict_size(from) == 0) continue;
+            candidates += dict_size(from);
+            pool_populate(srv, ev, db, volatile_only);
+        }
+        if (candidates == 0) {
+            pool_clear(ev);
+            return NULL;
+        }
+        sds key = pool_take_best(srv, ev, volatile_only, dbid);
+        if (key) return key;
+    }
+}
+
+/* The next key to evict under the current policy (caller frees), or NULL
+ * if no key qualifies. */
+static sds pick_victim(server_t *srv, evict_t *ev, int *dbid) {
+    int policy = srv->cfg.maxmemory_policy;
+    bool vol = policy_is_volatile(policy);
+    if (policy == MAXMEMORY_ALLKEYS_RANDOM || policy == MAXMEMORY_VOLATILE_RANDOM)
+        return pick_random(srv, ev, vol, dbid);
+    return pick_sampled(srv, ev, vol, dbid);
+}
+
+/* ---------------------------------------------------------------- main */
+
+static bool over_limit(const server_t *srv) { return zmalloc_used_memory() > (size_t)srv->cfg.maxmemory; }
+
 int evict_perform(server_t *srv) {
-    if (srv->cfg.maxmemory <= 0) return RL_OK;
-    if (zmalloc_used_memory() <= (size_t)srv->cfg.maxmemory) return RL_OK;
+    if (srv->cfg.maxmemory <= 0 || !over_limit(srv)) return RL_OK;
+    if (srv->cfg.maxmemory_policy == MAXMEMORY_NOEVICTION) return RL_ERR;
+    evict_t *ev = srv->evict;
+    size_t to_free = zmalloc_used_memory() - (size_t)srv->cfg.maxmemory, freed = 0;
+    bool lazy = srv->cfg.lazyfree_lazy_eviction;
+    long long start = util_ustime();
+    unsigned long evicted = 0;
+    while (freed < to_free) {
+        int dbid = 0;
+        sds key = pick_victim(srv, ev, &dbid);
+        if (!key) break;
+        size_t before = zmalloc_used_memory();
+        robj k = {.type = OBJ_STRING, .encoding = OBJ_ENCODING_RAW, .refcount = 1, .ptr = key};
+        db_delete_lazy(&srv->dbs[dbid], &k, lazy);
+        size_t after = zmalloc_used_memory();
+        notify_keyspace_event(srv, NOTIFY_EVICTED, "evicted", &k, dbid);   /* notify.c */
+        sds_free(key);
+        if (before > after) freed += before - after;
+        srv->stats.evictedkeys++;
+        evicted++;
+        /* Lazily freed values come back later: look at the real figure. */
+        if (lazy && evicted % 16 == 0 && !over_limit(srv)) break;
+        if (evicted % 16 == 0 && util_ustime() - start > EVICT_MAX_US) return RL_OK;
+    }
+    if (freed >= to_free || !over_limit(srv)) return RL_OK;
+    /* Nothing left to evict: only pending lazy frees can still help. */
+    if (lazyfree_pending_objects(srv->lazyfree) > 0) return RL_OK;
     return RL_ERR;
 }

@@ -11,10 +11,14 @@
 
 #include "blocking.h"
 #include "commands.h"
+#include "defrag.h"
+#include "lazyfree.h"
+#include "pubsub.h"
 #include "conn.h"
 #include "evloop.h"
 #include "keyspace.h"
 #include "memory.h"
+#include "persist.h"
 #include "util.h"
 
 typedef sds section_fn(server_t *srv, sds s);
@@ -89,7 +93,9 @@ static sds human_line(sds s, const char *name, unsigned long long v) {
 
 static sds sec_memory(server_t *srv, sds s) {
     mem_report_t r;
+    defrag_stats_t ds;
     memory_report(srv, &r);
+    defrag_get_stats(srv, &ds);
     s = sds_cat(s, "# Memory\r\n");
     s = human_line(s, "used_memory", r.used);
     s = human_line(s, "used_memory_rss", r.rss);
@@ -125,45 +131,18 @@ static sds sec_memory(server_t *srv, sds s) {
         "mem_cluster_links:0\r\n"
         "mem_aof_buffer:0\r\n"
         "mem_allocator:%s\r\n"
-        "active_defrag_running:0\r\n"
-        "lazyfree_pending_objects:0\r\n"
-        "lazyfreed_objects:0\r\n",
+        "active_defrag_running:%d\r\n"
+        "lazyfree_pending_objects:%llu\r\n"
+        "lazyfreed_objects:%llu\r\n",
         config_policy_name(srv->cfg.maxmemory_policy), r.allocator_frag_ratio, r.allocator_frag_bytes,
         r.allocator_rss_ratio, r.allocator_rss_bytes, r.rss_overhead_ratio, r.rss_overhead_bytes, r.frag_ratio,
-        r.frag_bytes, r.clients_normal, zmalloc_lib());
+        r.frag_bytes, r.clients_normal, zmalloc_lib(), ds.running_cpu_pct, lazyfree_pending_objects(srv->lazyfree),
+        lazyfree_freed_objects(srv->lazyfree));
 }
 
 static sds sec_persistence(server_t *srv, sds s) {
-    return sds_catprintf(s,
-        "# Persistence\r\n"
-        "loading:0\r\n"
-        "async_loading:0\r\n"
-        "current_cow_peak:0\r\n"
-        "current_cow_size:0\r\n"
-        "current_cow_size_age:0\r\n"
-        "current_fork_perc:0.00\r\n"
-        "current_save_keys_processed:0\r\n"
-        "current_save_keys_total:0\r\n"
-        "rdb_changes_since_last_save:%lld\r\n"
-        "rdb_bgsave_in_progress:0\r\n"
-        "rdb_last_save_time:%lld\r\n"
-        "rdb_last_bgsave_status:ok\r\n"
-        "rdb_last_bgsave_time_sec:-1\r\n"
-        "rdb_current_bgsave_time_sec:-1\r\n"
-        "rdb_saves:0\r\n"
-        "rdb_last_cow_size:0\r\n"
-        "aof_enabled:0\r\n"
-        "aof_rewrite_in_progress:0\r\n"
-        "aof_rewrite_scheduled:0\r\n"
-        "aof_last_rewrite_time_sec:-1\r\n"
-        "aof_current_rewrite_time_sec:-1\r\n"
-        "aof_last_bgrewrite_status:ok\r\n"
-        "aof_rewrites:0\r\n"
-        "aof_last_write_status:ok\r\n"
-        "aof_last_cow_size:0\r\n"
-        "module_fork_in_progress:0\r\n"
-        "module_fork_last_cow_size:0\r\n",
-        srv->dirty, srv->lastsave);
+    s = sds_cat(s, "# Persistence\r\n");
+    return persist_info(srv, s);   /* persist.c owns these figures */
 }
 
 static long long ring_avg(const long long *ring) {
@@ -174,6 +153,8 @@ static long long ring_avg(const long long *ring) {
 
 static sds sec_stats(server_t *srv, sds s) {
     server_stats_t *st = &srv->stats;
+    defrag_stats_t ds;
+    defrag_get_stats(srv, &ds);
     return sds_catprintf(s,
         "# Stats\r\n"
         "total_connections_received:%lld\r\n"
@@ -197,18 +178,18 @@ static sds sec_stats(server_t *srv, sds s) {
         "current_eviction_exceeded_time:0\r\n"
         "keyspace_hits:%lld\r\n"
         "keyspace_misses:%lld\r\n"
-        "pubsub_channels:0\r\n"
-        "pubsub_patterns:0\r\n"
-        "latest_fork_usec:0\r\n"
-        "total_forks:0\r\n"
+        "pubsub_channels:%zu\r\n"
+        "pubsub_patterns:%zu\r\n"
+        "latest_fork_usec:%lld\r\n"
+        "total_forks:%lld\r\n"
         "migrate_cached_sockets:0\r\n"
         "slave_expires_tracked_keys:0\r\n"
-        "active_defrag_hits:0\r\n"
-        "active_defrag_misses:0\r\n"
-        "active_defrag_key_hits:0\r\n"
-        "active_defrag_key_misses:0\r\n"
-        "total_active_defrag_time:0\r\n"
-        "current_active_defrag_time:0\r\n"
+        "active_defrag_hits:%lld\r\n"
+        "active_defrag_misses:%lld\r\n"
+        "active_defrag_key_hits:%lld\r\n"
+        "active_defrag_key_misses:%lld\r\n"
+        "total_active_defrag_time:%lld\r\n"
+        "current_active_defrag_time:%lld\r\n"
         "tracking_total_keys:0\r\n"
         "tracking_total_items:0\r\n"
         "tracking_total_prefixes:0\r\n"
@@ -222,7 +203,9 @@ static sds sec_stats(server_t *srv, sds s) {
         st->numconnections, st->numcommands, ring_avg(st->ops_samples), st->net_input_bytes,
         st->net_output_bytes, ring_avg(st->net_in_samples) / 1024.0, ring_avg(st->net_out_samples) / 1024.0,
         st->rejected_conn, st->expiredkeys, st->expire_cycle_cpu_ms, st->evictedkeys, st->keyspace_hits,
-        st->keyspace_misses, st->unexpected_error_replies, st->total_error_replies, st->io_reads, st->io_writes);
+        st->keyspace_misses, pubsub_channel_count(srv), pubsub_pattern_count(srv),
+        srv->persist->latest_fork_usec, srv->persist->total_forks,   /* persist.c */
+        ds.hits, ds.misses, ds.key_hits, ds.key_misses, ds.total_time_ms, ds.current_time_ms, st->unexpected_error_replies, st->total_error_replies, st->io_reads, st->io_writes);
 }
 
 static sds sec_replication(server_t *srv, sds s) {

@@ -10,7 +10,10 @@
 
 #include "blocking.h"
 #include "conn.h"
+#include "evict.h"
+#include "lazyfree.h"
 #include "multi.h"
+#include "notify.h"
 #include "reply.h"
 #include "util.h"
 
@@ -46,18 +49,36 @@ long long db_get_expire(db_t *db, robj *key) {
 }
 
 /* Unlink both entries of a key: the expire first, since it borrows the key
- * string owned by the keys entry. */
-static bool delete_sds_key(db_t *db, sds key) {
+ * string owned by the keys entry.  The value is freed now, or on the bio
+ * thread when lazy and big (lazyfree.h; memory-pressure hook). */
+static bool delete_sds_key(db_t *db, sds key, bool lazy) {
     if (dict_size(db->expires)) dict_delete(db->expires, key);
-    return dict_delete(db->keys, key) == DICT_OK;
+    dict_entry *de = dict_unlink(db->keys, key);
+    if (!de) return false;
+    robj *val = dict_get_val(de);
+    de->v.ptr = NULL;   /* the entry goes now, the value as lazyfree decides */
+    dict_free_unlinked(db->keys, de);
+    lazyfree_free_value(db->srv->lazyfree, val, lazy);
+    return true;
+}
+
+/* Put val in an existing entry and release the old value (lazily under
+ * lazyfree-lazy-server-del); LFU stamps carry over (memory-pressure hook). */
+static void replace_value(db_t *db, dict_entry *de, robj *val) {
+    robj *old = dict_get_val(de);
+    if (old == val) return;
+    evict_stamp_replace(db->srv, val, old);
+    de->v.ptr = val;
+    lazyfree_free_value(db->srv->lazyfree, old, db->srv->cfg.lazyfree_lazy_server_del);
 }
 
 bool db_expire_if_needed(db_t *db, robj *key) {
     long long when = db_get_expire(db, key);
     if (when < 0 || when > db->srv->mstime) return false;
     multi_touch_key(db->srv, db->id, key->ptr);   /* an expiry invalidates WATCH */
-    delete_sds_key(db, key->ptr);
+    delete_sds_key(db, key->ptr, db->srv->cfg.lazyfree_lazy_expire);
     db->srv->stats.expiredkeys++;
+    notify_keyspace_event(db->srv, NOTIFY_EXPIRED, "expired", key, db->id);   /* notify.c */
     return true;
 }
 
@@ -65,7 +86,7 @@ static robj *lookup(db_t *db, robj *key, int flags) {
     dict_entry *de = dict_find(db->keys, key->ptr);
     if (!de) return NULL;
     robj *val = dict_get_val(de);
-    if (!(flags & LOOKUP_NOTOUCH)) val->lru = obj_lru_clock();
+    if (!(flags & LOOKUP_NOTOUCH)) evict_touch(db->srv, val);   /* LRU clock or LFU counter */
     return val;
 }
 
@@ -76,6 +97,7 @@ robj *db_lookup_read(db_t *db, robj *key, int flags) {
         if (val) db->srv->stats.keyspace_hits++;
         else db->srv->stats.keyspace_misses++;
     }
+    if (!val) notify_keyspace_event(db->srv, NOTIFY_KEY_MISS, "keymiss", key, db->id);   /* notify.c */
     return val;
 }
 
@@ -91,12 +113,14 @@ bool db_exists(db_t *db, robj *key) {
 
 void db_add(db_t *db, robj *key, robj *val) {
     dict_add(db->keys, key->ptr, val);
+    evict_stamp_new(db->srv, val);
     db_signal_modified(db, key);
+    notify_keyspace_event(db->srv, NOTIFY_NEW, "new", key, db->id);   /* notify.c */
 }
 
 void db_overwrite(db_t *db, robj *key, robj *val) {
     dict_entry *de = dict_find(db->keys, key->ptr);
-    dict_set_val(db->keys, de, val);
+    replace_value(db, de, val);
     db_signal_modified(db, key);
 }
 
@@ -105,15 +129,19 @@ void db_set_key(db_t *db, robj *key, robj *val, bool keep_ttl) {
     dict_entry *de = dict_add_raw(db->keys, key->ptr, &existing);
     if (de) {
         de->v.ptr = val;
+        evict_stamp_new(db->srv, val);
+        notify_keyspace_event(db->srv, NOTIFY_NEW, "new", key, db->id);   /* notify.c */
     } else {
-        dict_set_val(db->keys, existing, val);
+        replace_value(db, existing, val);
         if (!keep_ttl && dict_size(db->expires)) dict_delete(db->expires, key->ptr);
     }
     db_signal_modified(db, key);
 }
 
-bool db_delete(db_t *db, robj *key) {
-    bool deleted = delete_sds_key(db, key->ptr);
+bool db_delete(db_t *db, robj *key) { return db_delete_lazy(db, key, db->srv->cfg.lazyfree_lazy_server_del); }
+
+bool db_delete_lazy(db_t *db, robj *key, bool lazy) {
+    bool deleted = delete_sds_key(db, key->ptr, lazy);
     if (deleted) db_signal_modified(db, key);
     return deleted;
 }
@@ -123,6 +151,19 @@ long long db_empty(db_t *db) {
     multi_touch_db(db->srv, db->id);
     dict_empty(db->expires);
     dict_empty(db->keys);
+    db->avg_ttl = 0;
+    db->expire_cursor = 0;
+    return n;
+}
+
+/* FLUSH* ASYNC: fresh tables now, the old ones freed on the bio thread
+ * (memory-pressure hook). */
+long long db_empty_async(db_t *db) {
+    long long n = (long long)dict_size(db->keys);
+    multi_touch_db(db->srv, db->id);
+    lazyfree_free_tables(db->srv->lazyfree, db->keys, db->expires);
+    db->keys = dict_create(&keys_type);
+    db->expires = dict_create(&expires_type);
     db->avg_ttl = 0;
     db->expire_cursor = 0;
     return n;
@@ -157,7 +198,7 @@ sds db_random_key(db_t *db) {
         if (ee && dict_get_s64(ee) <= db->srv->mstime) {
             if (tries < 99) {
                 sds copy = sds_dup(key);
-                delete_sds_key(db, copy);
+                delete_sds_key(db, copy, db->srv->cfg.lazyfree_lazy_expire);
                 db->srv->stats.expiredkeys++;
                 sds_free(copy);
                 continue;

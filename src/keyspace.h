@@ -24,9 +24,13 @@ void db_add(db_t *db, robj *key, robj *val);
 void db_overwrite(db_t *db, robj *key, robj *val);
 /* Add or replace; removes the TTL unless keep_ttl: takes val. */
 void db_set_key(db_t *db, robj *key, robj *val, bool keep_ttl);
-bool db_delete(db_t *db, robj *key);
+bool db_delete(db_t *db, robj *key);   /* lazy as lazyfree-lazy-server-del says */
+/* Delete with the value freed on the bio thread if lazy and big (UNLINK,
+ * DEL under lazyfree-lazy-user-del, eviction). */
+bool db_delete_lazy(db_t *db, robj *key, bool lazy);
 bool db_exists(db_t *db, robj *key);
 long long db_empty(db_t *db);                /* returns keys removed */
+long long db_empty_async(db_t *db);          /* same, freeing on the bio thread */
 size_t db_size(const db_t *db);
 
 void db_set_expire(db_t *db, robj *key, long long when_ms);

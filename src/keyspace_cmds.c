@@ -9,19 +9,29 @@
 #include <string.h>
 
 #include "commands.h"
+#include "evict.h"
 #include "keyspace.h"
 #include "multi.h"
+#include "notify.h"
 #include "reply.h"
 #include "util.h"
 
-static void del_generic(client_t *c) {
+/* DEL frees values now unless lazyfree-lazy-user-del; UNLINK always hands
+ * big values to the bio thread (lazyfree.h). */
+static void del_generic(client_t *c, bool lazy) {
     long long n = 0;
     for (int j = 1; j < c->argc; j++) {
         db_expire_if_needed(c->db, c->argv[j]);
-        if (db_delete(c->db, c->argv[j])) n++;
+        if (db_delete_lazy(c->db, c->argv[j], lazy)) {
+            notify_keyspace_event(c->srv, NOTIFY_GENERIC, "del", c->argv[j], c->db->id);
+            n++;
+        }
     }
     reply_ll(c, n);
 }
+
+static void cmd_del(client_t *c) { del_generic(c, c->srv->cfg.lazyfree_lazy_user_del); }
+static void cmd_unlink(client_t *c) { del_generic(c, true); }
 
 static void cmd_exists(client_t *c) {
     long long n = 0;
@@ -63,6 +73,8 @@ static void rename_generic(client_t *c, bool nx) {
     db_delete(c->db, c->argv[1]);
     db_add(c->db, c->argv[2], o);
     if (expire != -1) db_set_expire(c->db, c->argv[2], expire);
+    notify_keyspace_event(c->srv, NOTIFY_GENERIC, "rename_from", c->argv[1], c->db->id);
+    notify_keyspace_event(c->srv, NOTIFY_GENERIC, "rename_to", c->argv[2], c->db->id);
     if (nx) reply_ll(c, 1);
     else reply_ok(c);
 }
@@ -247,8 +259,10 @@ static void expire_generic(client_t *c, long long base, long long unit_ms) {
     }
     if (when <= c->srv->mstime) {
         db_delete(c->db, c->argv[1]);   /* a time in the past deletes at once */
+        notify_keyspace_event(c->srv, NOTIFY_GENERIC, "del", c->argv[1], c->db->id);
     } else {
         db_set_expire(c->db, c->argv[1], when);
+        notify_keyspace_event(c->srv, NOTIFY_GENERIC, "expire", c->argv[1], c->db->id);
         db_signal_modified(c->db, c->argv[1]);
     }
     reply_ll(c, 1);
@@ -292,6 +306,7 @@ static void cmd_persist(client_t *c) {
         return;
     }
     bool removed = db_remove_expire(c->db, c->argv[1]);
+    if (removed) notify_keyspace_event(c->srv, NOTIFY_GENERIC, "persist", c->argv[1], c->db->id);
     if (removed) db_signal_modified(c->db, c->argv[1]);
     reply_ll(c, removed);
 }
@@ -337,7 +352,7 @@ static void cmd_object_freq(client_t *c) {
                        "when switching between policies at runtime LRU and LFU data will take some time to adjust.");
         return;
     }
-    reply_ll(c, o->lru & 255);
+    reply_ll(c, evict_lfu_counter(c->srv, o));   /* with the decay due by now */
 }
 
 static void cmd_object_help(client_t *c) {
@@ -414,29 +429,38 @@ static void cmd_swapdb(client_t *c) {
     reply_ok(c);
 }
 
-/* FLUSHDB/FLUSHALL take an optional ASYNC or SYNC. */
-static bool flush_mode_or_reply(client_t *c) {
+/* FLUSHDB/FLUSHALL take an optional ASYNC or SYNC; without one,
+ * lazyfree-lazy-user-flush decides.  *async tells which. */
+static bool flush_mode_or_reply(client_t *c, bool *async) {
+    *async = c->srv->cfg.lazyfree_lazy_user_flush;
     if (c->argc == 1) return true;
-    if (c->argc == 2 && (!strcasecmp(c->argv[1]->ptr, "async") || !strcasecmp(c->argv[1]->ptr, "sync"))) return true;
+    if (c->argc == 2 && (!strcasecmp(c->argv[1]->ptr, "async") || !strcasecmp(c->argv[1]->ptr, "sync"))) {
+        *async = !strcasecmp(c->argv[1]->ptr, "async");
+        return true;
+    }
     reply_error(c, RL_ERR_SYNTAX);
     return false;
 }
 
+static long long flush_one(db_t *db, bool async) { return async ? db_empty_async(db) : db_empty(db); }
+
 static void cmd_flushdb(client_t *c) {
-    if (!flush_mode_or_reply(c)) return;
-    c->srv->dirty += db_empty(c->db);
+    bool async;
+    if (!flush_mode_or_reply(c, &async)) return;
+    c->srv->dirty += flush_one(c->db, async);
     reply_ok(c);
 }
 
 static void cmd_flushall(client_t *c) {
-    if (!flush_mode_or_reply(c)) return;
-    for (int i = 0; i < c->srv->dbnum; i++) c->srv->dirty += db_empty(&c->srv->dbs[i]);
+    bool async;
+    if (!flush_mode_or_reply(c, &async)) return;
+    for (int i = 0; i < c->srv->dbnum; i++) c->srv->dirty += flush_one(&c->srv->dbs[i], async);
     reply_ok(c);
 }
 
 command_t keyspace_commands[] = {
-    {"del", del_generic, -2, CMD_WRITE, 1, -1, 1, "generic", "Delete a key", "1.0.0", NULL},
-    {"unlink", del_generic, -2, CMD_WRITE | CMD_FAST, 1, -1, 1, "generic", "Delete a key asynchronously in another thread", "4.0.0", NULL},
+    {"del", cmd_del, -2, CMD_WRITE, 1, -1, 1, "generic", "Delete a key", "1.0.0", NULL},
+    {"unlink", cmd_unlink, -2, CMD_WRITE | CMD_FAST, 1, -1, 1, "generic", "Delete a key asynchronously in another thread", "4.0.0", NULL},
     {"exists", cmd_exists, -2, CMD_READONLY | CMD_FAST, 1, -1, 1, "generic", "Determine if a key exists", "1.0.0", NULL},
     {"touch", cmd_touch, -2, CMD_READONLY | CMD_FAST, 1, -1, 1, "generic", "Alters the last access time of a key(s)", "3.2.1", NULL},
     {"type", cmd_type, 2, CMD_READONLY | CMD_FAST, 1, 1, 1, "generic", "Determine the type stored at key", "1.0.0", NULL},

@@ -13,10 +13,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "server.h"
+#include "commands.h"
 
 typedef struct pubsub pubsub_t;
-typedef struct command command_t;
+
 
 /* The client is in subscribed mode (conn.h's flag bits are full of other
  * owners' flags; this one belongs to pubsub.c). */

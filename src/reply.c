@@ -41,6 +41,9 @@ static void append_blocks(client_t *c, const char *p, size_t len) {
     if (t) t->next = b;
     else c->reply_head = b;
     c->reply_tail = b;
+    /* A new block is the only way output grows past the static buffer:
+     * the place to enforce client-output-buffer-limit (conn.c). */
+    conn_check_output_limit(c);
 }
 
 void reply_raw(client_t *c, const char *p, size_t len) {
@@ -208,6 +211,8 @@ void reply_null_array(client_t *c) {
 }
 
 void reply_array_len(client_t *c, long n) { reply_header(c, '*', n); }
+/* pubsub.c: out-of-band data (messages, subscribe confirmations). */
+void reply_push_len(client_t *c, long n) { reply_header(c, c->resp >= 3 ? '>' : '*', n); }
 void reply_empty_array(client_t *c) { reply_raw(c, "*0\r\n", 4); }
 
 void reply_map_len(client_t *c, long n) {

@@ -40,6 +40,7 @@ void reply_bulk_ll(client_t *c, long long v);
 void reply_null(client_t *c);                          /* $-1 / _ */
 void reply_null_array(client_t *c);                    /* *-1 / _ */
 void reply_array_len(client_t *c, long n);
+void reply_push_len(client_t *c, long n);              /* RESP2 '*', RESP3 '>' */
 void reply_map_len(client_t *c, long n);               /* RESP2: n*2 array */
 void reply_set_len(client_t *c, long n);               /* RESP2: array */
 void reply_double(client_t *c, double d);              /* RESP2 bulk, RESP3 ',' */

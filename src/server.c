@@ -19,13 +19,21 @@
 
 #include "blocking.h"
 #include "commands.h"
+#include "defrag.h"
+#include "evict.h"
+#include "lazyfree.h"
 #include "conn.h"
 #include "evloop.h"
 #include "expire.h"
 #include "keyspace.h"
+#include "latency.h"
+#include "monitor.h"
+#include "pubsub.h"
+#include "slowlog.h"
 #include "log.h"
 #include "multi.h"
 #include "net.h"
+#include "persist.h"
 #include "util.h"
 
 static dict_type error_stats_type = {dict_sds_hash, dict_sds_eq, NULL, dict_sds_free, NULL, false};
@@ -75,10 +83,19 @@ static void server_cron(void *arg) {
     server_sample_memory(srv);
     sample_rates(srv);
     expire_active_cycle(srv);
+    persist_cron(srv);                   /* child reaping, save points, AOF fsync/rewrite */
     conn_cron(srv);
     resize_tables(srv);
+    defrag_cron(srv);                    /* active defrag slice (memory issue) */
     zmalloc_maintain();
     if (srv->shutdown_asap) evloop_stop(srv->loop);
+}
+
+/* persist.c writes the AOF buffer before replies leave (appendfsync
+ * always: they are on disk before any client sees an acknowledgement). */
+static void server_before_sleep(void *arg) {
+    persist_before_sleep(arg);
+    conn_before_sleep(arg);
 }
 
 static void on_signal(int signo, void *arg) {
@@ -113,7 +130,14 @@ int server_init(server_t *srv) {
     signal(SIGPIPE, SIG_IGN);
     obj_create_shared();
     db_init_all(srv);
+    srv->evict = evict_create();         /* maxmemory pool, bio thread, defrag */
+    srv->lazyfree = lazyfree_create();
+    srv->defrag = defrag_create();
     srv->blocking = blocking_create(srv);
+    srv->pubsub = pubsub_create();       /* pub/sub and introspection state */
+    srv->slowlog = slowlog_create();
+    srv->latency = latency_create();
+    srv->monitors = monitor_create();
     commands_init(srv);
     multi_init(srv);
     srv->loop = evloop_create();
@@ -121,8 +145,10 @@ int server_init(server_t *srv) {
         log_msg(LL_WARNING, "Failed creating the event loop");
         return RL_ERR;
     }
-    evloop_set_before_sleep(srv->loop, conn_before_sleep, srv);
+    evloop_set_before_sleep(srv->loop, server_before_sleep, srv);
     zmalloc_set_background_thread(srv->cfg.jemalloc_bg_thread);
+    persist_init(srv);                   /* then load the AOF or RDB before listening */
+    if (!persist_load_at_startup(srv)) return RL_ERR;
     if (server_listen(srv) != RL_OK) return RL_ERR;
     srv->cron_timer = evloop_timer_add(srv->loop, 1000000 / (long)srv->cfg.hz, server_cron, srv);
     evloop_signal_add(srv->loop, SIGTERM, on_signal, srv);
@@ -201,6 +227,7 @@ void server_run(server_t *srv) {
     while (!srv->shutdown_asap) {
         if (evloop_run(srv->loop) != 0) break;
     }
+    persist_shutdown(srv, false, false);   /* no-op if SHUTDOWN already did it */
     log_msg(LL_WARNING, "redis-like is now ready to exit, bye bye...");
 }
 
@@ -208,6 +235,14 @@ void server_free(server_t *srv) {
     while (srv->clients_head) conn_free(srv->clients_head);
     blocking_free(srv->blocking);   /* after the clients: they unblock as they go */
     srv->blocking = NULL;
+    pubsub_free(srv->pubsub);           /* after the clients: they unsubscribe as they go */
+    slowlog_free(srv->slowlog);
+    latency_free(srv->latency);
+    monitor_free(srv->monitors);
+    srv->pubsub = NULL;
+    srv->slowlog = NULL;
+    srv->latency = NULL;
+    srv->monitors = NULL;
     for (int i = 0; i < srv->listen_count; i++) {
         evloop_io_free(srv->listeners[i]);
         close(srv->listen_fds[i]);
@@ -219,6 +254,13 @@ void server_free(server_t *srv) {
     if (srv->cfg.pidfile && srv->cfg.pidfile[0]) unlink(srv->cfg.pidfile);
     evloop_timer_free(srv->cron_timer);
     evloop_free(srv->loop);
+    lazyfree_destroy(srv->lazyfree);     /* finishes queued frees, joins the bio thread */
+    srv->lazyfree = NULL;
+    evict_free(srv->evict);
+    defrag_free(srv->defrag);
+    srv->evict = NULL;
+    srv->defrag = NULL;
+    persist_free(srv);
     db_free_all(srv);
     commands_free(srv);
     multi_free(srv);

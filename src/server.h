@@ -30,6 +30,13 @@ typedef struct evloop evloop_t;
 typedef struct evloop_io evloop_io_t;
 typedef struct evloop_timer evloop_timer_t;
 typedef struct blocking blocking_t;
+typedef struct pubsub pubsub_t;
+typedef struct slowlog slowlog_t;
+typedef struct latency latency_t;
+typedef struct monitors monitors_t;
+typedef struct evict evict_t;          /* evict.c */
+typedef struct lazyfree lazyfree_t;    /* lazyfree.c */
+typedef struct defrag defrag_t;        /* defrag.c */
 
 typedef struct db {
     dict *keys;             /* sds key (embedded) -> robj value */
@@ -93,6 +100,13 @@ struct server {
     dict *commands;             /* lowercase name -> command_t * */
     dict *watched;              /* multi.c: WATCHed keys -> clients */
     blocking_t *blocking;       /* clients blocked on keys (blocking.c) */
+    pubsub_t *pubsub;           /* channels and patterns (pubsub.c) */
+    slowlog_t *slowlog;         /* SLOWLOG entries (slowlog.c) */
+    latency_t *latency;         /* LATENCY events (latency.c) */
+    monitors_t *monitors;       /* MONITOR clients (monitor.c) */
+    evict_t *evict;             /* eviction pool (evict.c) */
+    lazyfree_t *lazyfree;       /* bio thread freeing big values (lazyfree.c) */
+    defrag_t *defrag;           /* active defrag cursor and stats (defrag.c) */
 
     server_stats_t stats;
     mem_sample_t mem;           /* last cron sample */
@@ -107,6 +121,7 @@ struct server {
     pid_t pid;
     long long dirty;            /* changes since last save (for INFO) */
     long long lastsave;         /* unix seconds */
+    struct persist *persist;    /* persist.c: RDB/AOF state, the forked child */
 };
 
 int server_init(server_t *srv);

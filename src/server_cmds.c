@@ -7,10 +7,12 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "config_rewrite.h"
 #include "evloop.h"
 #include "info.h"
 #include "keyspace.h"
 #include "log.h"
+#include "persist.h"
 #include "reply.h"
 #include "util.h"
 
@@ -97,13 +99,15 @@ static void cmd_config_help(client_t *c) {
     static const char *help[] = {
         "GET <pattern>", "    Return parameters matching the glob-like <pattern> and their values.",
         "SET <directive> <value>", "    Set the configuration <directive> to <value>.",
-        "RESETSTAT", "    Reset statistics reported by the INFO command.", NULL};
+        "RESETSTAT", "    Reset statistics reported by the INFO command.",
+        "REWRITE", "    Rewrite the configuration file.", NULL};
     reply_help(c, "CONFIG", help);
 }
 
 static command_t config_subcommands[] = {
     {"get", cmd_config_get, -3, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Get the values of configuration parameters", "2.0.0", NULL},
     {"set", cmd_config_set, -4, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Set configuration parameters to the given values", "2.0.0", NULL},
+    {"rewrite", cmd_config_rewrite, 2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Rewrite the configuration file with the in memory configuration", "2.8.0", NULL},   /* config_rewrite.c */
     {"resetstat", cmd_config_resetstat, 2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Reset the stats returned by INFO", "2.0.0", NULL},
     {"help", cmd_config_help, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Show helpful text about the different subcommands", "5.0.0", NULL},
     {0},
@@ -275,6 +279,7 @@ static void cmd_time(client_t *c) {
 static void cmd_lastsave(client_t *c) { reply_ll(c, c->srv->lastsave); }
 
 static void cmd_shutdown(client_t *c) {
+    bool nosave = false, save = false, force = false;   /* persist.c semantics */
     for (int j = 1; j < c->argc; j++) {
         const char *a = c->argv[j]->ptr;
         if (strcasecmp(a, "nosave") && strcasecmp(a, "save") && strcasecmp(a, "now") && strcasecmp(a, "force") &&
@@ -286,8 +291,17 @@ static void cmd_shutdown(client_t *c) {
             reply_error(c, "No shutdown in progress.");
             return;
         }
+        if (!strcasecmp(a, "nosave")) nosave = true;
+        if (!strcasecmp(a, "save")) save = true;
+        if (!strcasecmp(a, "force")) force = true;
     }
     log_msg(LL_WARNING, "User requested shutdown...");
+    /* persist.c: the final save (save points or SAVE, not NOSAVE); a failed
+     * save keeps the server up unless FORCE. */
+    if (!persist_shutdown(c->srv, nosave && !save, save) && !force) {
+        reply_error(c, "Errors trying to SHUTDOWN. Check logs.");
+        return;
+    }
     server_request_shutdown(c->srv);
     /* No reply: the connection closes with the server, as in Redis. */
     c->flags |= CLIENT_CLOSE_AFTER_REPLY;

@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "keyspace.h"
+#include "notify.h"
 #include "reply.h"
 #include "util.h"
 
@@ -108,6 +109,8 @@ static void set_generic(client_t *c, int flags, robj *key, robj *val, long long 
     obj_incref(val);
     db_set_key(c->db, key, val, flags & SET_KEEPTTL);
     if (when > 0) db_set_expire(c->db, key, when);
+    notify_keyspace_event(c->srv, NOTIFY_STRING, "set", key, c->db->id);
+    if (when > 0) notify_keyspace_event(c->srv, NOTIFY_GENERIC, "expire", key, c->db->id);
     if (!(flags & SET_GET)) reply_ok(c);
 }
 
@@ -129,6 +132,7 @@ static void cmd_setnx(client_t *c) {
     c->argv[2] = obj_try_encoding(c->argv[2]);
     obj_incref(c->argv[2]);
     db_add(c->db, c->argv[1], c->argv[2]);
+    notify_keyspace_event(c->srv, NOTIFY_STRING, "set", c->argv[1], c->db->id);
     reply_ll(c, 1);
 }
 
@@ -158,6 +162,7 @@ static void cmd_getdel(client_t *c) {
     if (!db_check_type_or_reply(c, o, OBJ_STRING)) return;
     reply_bulk_obj(c, o);
     db_delete(c->db, c->argv[1]);
+    notify_keyspace_event(c->srv, NOTIFY_GENERIC, "del", c->argv[1], c->db->id);
 }
 
 static void cmd_getex(client_t *c) {
@@ -177,11 +182,16 @@ static void cmd_getex(client_t *c) {
     reply_bulk_obj(c, o);
     if (when && when <= c->srv->mstime) {
         db_delete(c->db, c->argv[1]);
+        notify_keyspace_event(c->srv, NOTIFY_GENERIC, "del", c->argv[1], c->db->id);
     } else if (when) {
         db_set_expire(c->db, c->argv[1], when);
         db_signal_modified(c->db, c->argv[1]);
+        notify_keyspace_event(c->srv, NOTIFY_GENERIC, "expire", c->argv[1], c->db->id);
     } else if (flags & SET_PERSIST) {
-        if (db_remove_expire(c->db, c->argv[1])) db_signal_modified(c->db, c->argv[1]);
+        if (db_remove_expire(c->db, c->argv[1])) {
+            db_signal_modified(c->db, c->argv[1]);
+            notify_keyspace_event(c->srv, NOTIFY_GENERIC, "persist", c->argv[1], c->db->id);
+        }
     }
 }
 
@@ -211,6 +221,7 @@ static void mset_generic(client_t *c, bool nx) {
         c->argv[j + 1] = obj_try_encoding(c->argv[j + 1]);
         obj_incref(c->argv[j + 1]);
         db_set_key(c->db, c->argv[j], c->argv[j + 1], false);
+        notify_keyspace_event(c->srv, NOTIFY_STRING, "set", c->argv[j], c->db->id);
     }
     if (nx) reply_ll(c, 1);
     else reply_ok(c);
@@ -231,6 +242,7 @@ static void cmd_append(client_t *c) {
         c->argv[2] = obj_try_encoding(c->argv[2]);
         obj_incref(c->argv[2]);
         db_add(c->db, c->argv[1], c->argv[2]);
+        notify_keyspace_event(c->srv, NOTIFY_STRING, "append", c->argv[1], c->db->id);
         reply_ll(c, (long long)obj_string_len(c->argv[2]));
         return;
     }
@@ -242,6 +254,7 @@ static void cmd_append(client_t *c) {
     w->ptr = sds_catlen(w->ptr, c->argv[2]->ptr, add);
     if (replaced) db_overwrite(c->db, c->argv[1], w);
     else db_signal_modified(c->db, c->argv[1]);
+    notify_keyspace_event(c->srv, NOTIFY_STRING, "append", c->argv[1], c->db->id);
     reply_ll(c, (long long)sds_len(w->ptr));
 }
 
@@ -258,6 +271,7 @@ static void incr_generic(client_t *c, long long incr) {
     robj *n = obj_create_from_ll(v);
     if (o) db_overwrite(c->db, c->argv[1], n);
     else db_add(c->db, c->argv[1], n);
+    notify_keyspace_event(c->srv, NOTIFY_STRING, "incrby", c->argv[1], c->db->id);
     reply_ll(c, v);
 }
 
@@ -298,6 +312,7 @@ static void cmd_incrbyfloat(client_t *c) {
     robj *n = obj_create_string(buf, (size_t)len);
     if (o) db_overwrite(c->db, c->argv[1], n);
     else db_add(c->db, c->argv[1], n);
+    notify_keyspace_event(c->srv, NOTIFY_STRING, "incrbyfloat", c->argv[1], c->db->id);
     reply_bulk(c, buf, (size_t)len);
 }
 
@@ -359,6 +374,7 @@ static void cmd_setrange(client_t *c) {
     }
     w->ptr = sds_growzero(w->ptr, (size_t)offset + vlen);
     memcpy((char *)w->ptr + offset, val, vlen);
+    notify_keyspace_event(c->srv, NOTIFY_STRING, "setrange", c->argv[1], c->db->id);
     reply_ll(c, (long long)sds_len(w->ptr));
 }
 

@@ -173,7 +173,62 @@ void zmalloc_malloc_stats(void (*out)(void *arg, const char *text), void *arg) {
     malloc_stats_print(je_write_cb, pair, NULL);
 }
 
-bool zmalloc_has_defrag(void) { return true; }
+/* Active defrag with a stock jemalloc.  experimental.utilization.query
+ * fills, for a pointer, the address of the slab the bin allocates from
+ * next (slabcur), the free and total regions and the byte size of the
+ * pointer's own slab, and the free and total regions of its whole bin.
+ * Nothing here depends on jemalloc's size classes or quantum.  A block is
+ * worth moving when
+ *   - it lives in a slab (nregs > 1; large blocks have a run of their own),
+ *   - that slab has free regions (a full slab cannot be emptied by us),
+ *   - it is not the slab new blocks come from (we would move into it),
+ *   - its slab is used less than 9/8 of the bin's average use:
+ *       (nregs - nfree) / nregs  <  9/8 * (bin_nregs - bin_nfree) / bin_nregs.
+ * The copy lands in slabcur (bypassing the thread cache), which fills up
+ * and is never a source, so sparse slabs drain until jemalloc can give
+ * their pages back.  The 1/8 margin keeps draining slabs that are only
+ * about average once the worst are gone; without it the heap settles
+ * with every slab at the average and ~20% of its pages still free. */
+typedef struct je_util {
+    void *slabcur;
+    size_t nfree, nregs, size, bin_nfree, bin_nregs;
+} je_util_t;
+
+static size_t je_util_mib[4];
+static size_t je_util_miblen;
+static int je_util_state;       /* 0 not looked up yet, 1 available, -1 missing */
+
+bool zmalloc_has_defrag(void) {
+    if (je_util_state == 0) {
+        je_util_miblen = sizeof(je_util_mib) / sizeof(je_util_mib[0]);
+        je_util_state = mallctlnametomib("experimental.utilization.query", je_util_mib, &je_util_miblen) == 0 ? 1 : -1;
+    }
+    return je_util_state == 1;
+}
+
+static bool je_worth_moving(const void *ptr) {
+    je_util_t u;
+    size_t sz = sizeof(u);
+    if (!zmalloc_has_defrag()) return false;
+    if (mallctlbymib(je_util_mib, je_util_miblen, &u, &sz, (void *)&ptr, sizeof(ptr)) != 0) return false;
+    if (u.nregs <= 1 || u.nfree == 0 || u.bin_nregs == 0) return false;
+    const char *p = ptr, *cur = u.slabcur;
+    if (cur && p >= cur && p < cur + u.size) return false;
+    size_t used = u.nregs - u.nfree, bin_used = u.bin_nregs - u.bin_nfree;
+    return (unsigned __int128)used * u.bin_nregs * 8 < (unsigned __int128)bin_used * u.nregs * 9;
+}
+
+void *zmalloc_defrag_move(void *ptr) {
+    if (!je_worth_moving(ptr)) return NULL;
+    size_t size = RAW_SIZE(ptr);
+    void *n = mallocx(size, MALLOCX_TCACHE_NONE);
+    if (!n) return NULL;
+    memcpy(n, ptr, size);
+    count_sub(size);
+    count_add(RAW_SIZE(n));
+    dallocx(ptr, MALLOCX_TCACHE_NONE);
+    return n;
+}
 
 void zmalloc_set_background_thread(bool enable) {
     bool v = enable;
@@ -222,6 +277,7 @@ void zmalloc_malloc_stats(void (*out)(void *arg, const char *text), void *arg) {
 }
 
 bool zmalloc_has_defrag(void) { return false; }
+void *zmalloc_defrag_move(void *ptr) { (void)ptr; return NULL; }
 void zmalloc_set_background_thread(bool enable) { (void)enable; }
 void zmalloc_maintain(void) {}
 
@@ -244,6 +300,21 @@ int zmalloc_purge(void) {
 
 void zmalloc_malloc_stats(void (*out)(void *arg, const char *text), void *arg) { ebb_stats_print(out, arg); }
 bool zmalloc_has_defrag(void) { return true; }
+
+/* ebbmalloc decides itself (ebb_defrag_hint: the block's slab is used less
+ * than its class on average) and has cache-bypassing alloc/free. */
+void *zmalloc_defrag_move(void *ptr) {
+    if (!ebb_defrag_hint(ptr)) return NULL;
+    size_t size = RAW_SIZE(ptr);
+    void *n = ebb_defrag_alloc(size);
+    if (!n) return NULL;
+    memcpy(n, ptr, size);
+    count_sub(size);
+    count_add(RAW_SIZE(n));
+    ebb_defrag_free(ptr);
+    return n;
+}
+
 void zmalloc_set_background_thread(bool enable) { (void)enable; }
 void zmalloc_maintain(void) { ebb_maintain(); }
 
@@ -274,6 +345,7 @@ void zmalloc_malloc_stats(void (*out)(void *arg, const char *text), void *arg) {
 }
 
 bool zmalloc_has_defrag(void) { return false; }
+void *zmalloc_defrag_move(void *ptr) { (void)ptr; return NULL; }
 void zmalloc_set_background_thread(bool enable) { (void)enable; }
 void zmalloc_maintain(void) {}
 #endif

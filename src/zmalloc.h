@@ -62,8 +62,18 @@ void zmalloc_maintain(void);
  * through a callback so the caller decides where it goes. */
 void zmalloc_malloc_stats(void (*out)(void *arg, const char *text), void *arg);
 
-/* Whether the build's allocator supports active defrag hints. */
+/* Active defrag (defrag.c).  zmalloc_has_defrag(): whether the build's
+ * allocator can say where a block should live (jemalloc through its
+ * experimental.utilization.query mallctl, ebbmalloc through its defrag
+ * hint); false with libc and tcmalloc.
+ * zmalloc_defrag_move(ptr): if the allocator says ptr sits in a slab used
+ * less than its size class on average, copy the block (its whole usable
+ * size) to a fuller slab, free the old one and return the new pointer: ptr
+ * is then dead and every reference to it must be updated.  NULL when moving
+ * would not help (or is unsupported): ptr stays valid.  Both the copy and the
+ * free bypass thread caches, so the old slab really empties. */
 bool zmalloc_has_defrag(void);
+void *zmalloc_defrag_move(void *ptr);
 
 /* Start-up tuning (jemalloc background purge thread). */
 void zmalloc_set_background_thread(bool enable);

@@ -234,3 +234,14 @@ def test_list_and_zset_waiters_on_one_key(server, r):
     assert zc.read_response() == ["k", "m", "3"]
     zc.disconnect()
     lc.disconnect()
+
+
+def test_blocking_commands_inside_exec_do_not_block(r):
+    p = r.pipeline(transaction=True)
+    p.blpop(["k"], 0)
+    p.execute_command("BLMOVE", "k", "d", "LEFT", "LEFT", 0)
+    p.execute_command("BZPOPMIN", "k", 0)
+    p.rpush("k", "a")
+    p.blpop(["k"], 0)
+    assert p.execute() == [None, None, None, 1, ("k", "a")]
+    assert r.info("clients")["blocked_clients"] == 0

@@ -103,7 +103,6 @@ def test_info_clients_and_keyspace(r, server):
     other.close()
 
 
-@pytest.mark.xfail(reason="reply.c count_error frees the errorstats key the dict keeps (errorstat_ name garbled)")
 def test_commandstats_and_errorstats(r):
     r.config_resetstat()
     r.set("k", "v")
@@ -115,7 +114,7 @@ def test_commandstats_and_errorstats(r):
     assert cs["cmdstat_get"]["calls"] == 2
     assert cs["cmdstat_incr"]["failed_calls"] == 1
     es = r.info("errorstats")
-    assert es["errorstat_ERR"]["count"] == 1
+    assert es == {"errorstat_ERR": "count=1"}   # redis-py leaves a lone "k=v" unparsed
     assert r.info("stats")["total_error_replies"] == 1
 
 

@@ -1,0 +1,868 @@
+/* aof.c: the append-only file (see aof.h).
+ *
+ * Feeding: each write command that changed the dataset is appended to
+ * `buf` in RESP, preceded by SELECT when the database differs from the last
+ * one logged.  Commands whose effect depends on the clock or on chance are
+ * logged by their effect: relative expiries become PEXPIREAT / SET ... PXAT
+ * with the absolute time the key got, SPOP becomes the key's new contents.
+ * aof_flush (before the loop sleeps, i.e. before replies are written)
+ * write()s buf; with appendfsync always it fdatasyncs right there, with
+ * everysec the cron asks the fsync thread once a second (the loop never
+ * waits for the disk), with no the kernel decides.
+ *
+ * Rewrite: the child writes the dataset as commands to a temp file; the
+ * parent keeps every command fed meanwhile in `rewrite_buf`, appends it to
+ * the temp file when the child succeeds, fsyncs, renames it over the AOF
+ * and continues appending to it.  A file starting with "REDIS" has an RDB
+ * preamble (Redis's aof-use-rdb-preamble) which is loaded first. */
+#include "aof.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "conn.h"
+#include "intset.h"
+#include "keyspace.h"
+#include "listpack.h"
+#include "log.h"
+#include "persist.h"
+#include "quicklist.h"
+#include "rdb.h"
+#include "util.h"
+#include "zset.h"
+
+#define AOF_BATCH 64            /* elements per RPUSH/SADD/ZADD/HSET in a rewrite */
+
+struct aof {
+    bool on;                    /* file open, commands logged */
+    bool enabling;              /* appendonly set at run time: waiting for the first rewrite */
+    int fd;
+    sds buf;                    /* fed, not yet written */
+    sds rewrite_buf;            /* fed while a rewrite child runs, or NULL */
+    int last_db;                /* db of the last SELECT logged, -1 = unknown */
+    long long current_size;     /* bytes in the file */
+    long long base_size;        /* size after the last rewrite/load (auto rewrite) */
+    bool write_failed;
+    int write_errno;
+    bool rewrite_scheduled;
+    bool last_rewrite_ok;
+    long long rewrites;
+    long long rewrite_start_ms, last_rewrite_time_sec;
+    size_t last_cow_size;
+    long long last_fsync_ms;
+    long long fsynced_size;     /* current_size at the last fsync request */
+    /* the fsync thread (everysec) */
+    pthread_t thread;
+    bool thread_started;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    bool fsync_requested, fsync_running, stop;
+    int fsync_fd;
+};
+
+/* ------------------------------------------------------------ fsync thread */
+
+static void *fsync_main(void *arg) {
+    aof_t *aof = arg;
+    pthread_mutex_lock(&aof->lock);
+    for (;;) {
+        while (!aof->fsync_requested && !aof->stop) pthread_cond_wait(&aof->cond, &aof->lock);
+        if (aof->stop) break;
+        aof->fsync_requested = false;
+        aof->fsync_running = true;
+        int fd = aof->fsync_fd;
+        pthread_mutex_unlock(&aof->lock);
+        fdatasync(fd);
+        pthread_mutex_lock(&aof->lock);
+        aof->fsync_running = false;
+        pthread_cond_broadcast(&aof->cond);
+    }
+    pthread_mutex_unlock(&aof->lock);
+    return NULL;
+}
+
+/* Wait until no background fsync is queued or running (before the fd the
+ * thread uses is closed or replaced). */
+static void fsync_wait_idle(aof_t *aof) {
+    pthread_mutex_lock(&aof->lock);
+    while (aof->fsync_requested || aof->fsync_running) pthread_cond_wait(&aof->cond, &aof->lock);
+    pthread_mutex_unlock(&aof->lock);
+}
+
+/* Ask for a background fsync unless one is still running (a slow disk
+ * then simply gets fewer fsyncs; the loop never waits). */
+static void fsync_request(aof_t *aof) {
+    pthread_mutex_lock(&aof->lock);
+    if (!aof->fsync_running && !aof->fsync_requested) {
+        aof->fsync_fd = aof->fd;
+        aof->fsync_requested = true;
+        pthread_cond_signal(&aof->cond);
+    }
+    pthread_mutex_unlock(&aof->lock);
+}
+
+aof_t *aof_create(void) {
+    aof_t *aof = zcalloc(sizeof(*aof));
+    aof->fd = -1;
+    aof->buf = sds_empty();
+    aof->last_db = -1;
+    aof->last_rewrite_ok = true;
+    aof->last_rewrite_time_sec = -1;
+    pthread_mutex_init(&aof->lock, NULL);
+    pthread_cond_init(&aof->cond, NULL);
+    aof->thread_started = pthread_create(&aof->thread, NULL, fsync_main, aof) == 0;
+    return aof;
+}
+
+void aof_free(aof_t *aof) {
+    if (!aof) return;
+    if (aof->thread_started) {
+        pthread_mutex_lock(&aof->lock);
+        aof->stop = true;
+        pthread_cond_broadcast(&aof->cond);
+        pthread_mutex_unlock(&aof->lock);
+        pthread_join(aof->thread, NULL);
+    }
+    if (aof->fd >= 0) close(aof->fd);
+    sds_free(aof->buf);
+    sds_free(aof->rewrite_buf);
+    pthread_mutex_destroy(&aof->lock);
+    pthread_cond_destroy(&aof->cond);
+    zfree(aof);
+}
+
+bool aof_is_on(const aof_t *aof) { return aof->on || aof->enabling; }
+bool aof_write_failed(const aof_t *aof) { return aof->on && aof->write_failed; }
+bool aof_rewrite_scheduled(const aof_t *aof) { return aof->rewrite_scheduled; }
+void aof_schedule_rewrite(aof_t *aof) { aof->rewrite_scheduled = true; }
+
+static int open_append(const char *path) {
+    return open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+}
+
+bool aof_open(server_t *srv, aof_t *aof) {
+    sds path = persist_path(srv, srv->cfg.appendfilename);
+    int fd = open_append(path);
+    if (fd < 0) {
+        log_msg(LL_WARNING, "Can't open the append-only file %s: %s", path, strerror(errno));
+        sds_free(path);
+        return false;
+    }
+    struct stat st;
+    aof->current_size = fstat(fd, &st) == 0 ? st.st_size : 0;
+    aof->base_size = aof->current_size;
+    aof->fsynced_size = aof->current_size;
+    aof->fd = fd;
+    aof->on = true;
+    aof->last_db = -1;
+    sds_free(path);
+    return true;
+}
+
+void aof_close(aof_t *aof) {
+    if (aof->fd < 0) return;
+    fsync_wait_idle(aof);
+    fdatasync(aof->fd);
+    close(aof->fd);
+    aof->fd = -1;
+    aof->on = false;
+}
+
+/* ------------------------------------------------------------- encoding */
+
+sds aof_cat_command(sds buf, int argc, const char **argv, const size_t *lens) {
+    buf = sds_catprintf(buf, "*%d\r\n", argc);
+    for (int i = 0; i < argc; i++) {
+        buf = sds_catprintf(buf, "$%zu\r\n", lens[i]);
+        buf = sds_catlen(buf, argv[i], lens[i]);
+        buf = sds_catlen(buf, "\r\n", 2);
+    }
+    return buf;
+}
+
+/* Collects the arguments of one command (up to a batch of elements). */
+typedef struct cmdbuf {
+    const char *argv[2 + 2 * AOF_BATCH + 2];
+    size_t lens[2 + 2 * AOF_BATCH + 2];
+    char nums[AOF_BATCH][32];    /* formatted scores / integers */
+    int argc, nnums, fixed;      /* fixed: the command name and key */
+} cmdbuf_t;
+
+static void cb_start(cmdbuf_t *cb, const char *name, sds key) {
+    cb->argv[0] = name;
+    cb->lens[0] = strlen(name);
+    cb->argv[1] = key;
+    cb->lens[1] = sds_len(key);
+    cb->argc = cb->fixed = 2;
+    cb->nnums = 0;
+}
+
+static void cb_arg(cmdbuf_t *cb, const char *s, size_t len) {
+    cb->argv[cb->argc] = s;
+    cb->lens[cb->argc++] = len;
+}
+
+static sds cb_flush(sds buf, cmdbuf_t *cb) {
+    if (cb->argc > cb->fixed) buf = aof_cat_command(buf, cb->argc, cb->argv, cb->lens);
+    cb->argc = cb->fixed;
+    cb->nnums = 0;
+    return buf;
+}
+
+static const char *cb_num(cmdbuf_t *cb, const char *s, size_t len, size_t *outlen) {
+    char *slot = cb->nums[cb->nnums++];
+    memcpy(slot, s, len);
+    *outlen = len;
+    return slot;
+}
+
+/* Elements of a listpack, in batches (strings point into the listpack, so
+ * each batch is emitted before moving on). */
+static sds emit_lp(sds buf, cmdbuf_t *cb, unsigned char *lp, int per) {
+    int n = 0;
+    for (unsigned char *p = lp_first(lp); p; p = lp_next(lp, p)) {
+        char tmp[LP_INTBUF_SIZE];
+        size_t len;
+        const unsigned char *s = lp_get_str(p, &len, tmp);
+        if (s == (const unsigned char *)tmp) s = (const unsigned char *)cb_num(cb, tmp, len, &len);
+        cb_arg(cb, (const char *)s, len);
+        if (++n % (AOF_BATCH * per) == 0 && n % per == 0) buf = cb_flush(buf, cb);
+    }
+    return cb_flush(buf, cb);
+}
+
+static sds emit_dict(sds buf, cmdbuf_t *cb, dict *d, bool values) {
+    dict_iter it;
+    dict_entry *de;
+    int n = 0;
+    dict_iter_init(&it, d, false);
+    while ((de = dict_next(&it))) {
+        sds k = dict_get_key(d, de);
+        cb_arg(cb, k, sds_len(k));
+        if (values) {
+            sds v = dict_get_val(de);
+            cb_arg(cb, v, sds_len(v));
+        }
+        if (++n % AOF_BATCH == 0) buf = cb_flush(buf, cb);
+    }
+    dict_iter_release(&it);
+    return cb_flush(buf, cb);
+}
+
+static sds emit_intset(sds buf, cmdbuf_t *cb, const intset *is) {
+    for (uint32_t i = 0; i < intset_len(is); i++) {
+        int64_t v;
+        char tmp[32];
+        intset_get(is, i, &v);
+        int n = util_ll2str(tmp, sizeof(tmp), v);
+        size_t len;
+        const char *s = cb_num(cb, tmp, (size_t)n, &len);
+        cb_arg(cb, s, len);
+        if ((i + 1) % AOF_BATCH == 0) buf = cb_flush(buf, cb);
+    }
+    return cb_flush(buf, cb);
+}
+
+static sds emit_zset(sds buf, cmdbuf_t *cb, robj *o) {
+    zset_cursor_t cur;
+    int n = 0;
+    /* Members of a listpack zset point into the cursor's buffer for integer
+     * members, so each pair is copied into the number slots when needed. */
+    sds *keep = zmalloc(sizeof(sds) * AOF_BATCH);
+    int nkeep = 0;
+    for (zset_cursor_at_rank(&cur, o, 0, false); zset_cursor_valid(&cur); zset_cursor_next(&cur)) {
+        size_t mlen, slen;
+        const char *m = zset_cursor_member(&cur, &mlen);
+        char tmp[64];
+        int sl = util_d2str(tmp, sizeof(tmp), zset_cursor_score(&cur));
+        const char *sc = cb_num(cb, tmp, (size_t)sl, &slen);
+        keep[nkeep] = sds_newlen(m, mlen);
+        cb_arg(cb, sc, slen);
+        cb_arg(cb, keep[nkeep], mlen);
+        nkeep++;
+        if (++n % AOF_BATCH == 0) {
+            buf = cb_flush(buf, cb);
+            for (int i = 0; i < nkeep; i++) sds_free(keep[i]);
+            nkeep = 0;
+        }
+    }
+    buf = cb_flush(buf, cb);
+    for (int i = 0; i < nkeep; i++) sds_free(keep[i]);
+    zfree(keep);
+    return buf;
+}
+
+sds aof_emit_key(sds buf, sds key, robj *val, long long expire_ms) {
+    cmdbuf_t *cb = zmalloc(sizeof(*cb));
+    switch (val->type) {
+    case OBJ_STRING: {
+        char tmp[LP_INTBUF_SIZE];
+        size_t len;
+        const char *s = obj_string_view(val, tmp, sizeof(tmp), &len);
+        cb_start(cb, "SET", key);
+        cb_arg(cb, s, len);
+        buf = cb_flush(buf, cb);
+        break;
+    }
+    case OBJ_LIST:
+        cb_start(cb, "RPUSH", key);
+        if (val->encoding == OBJ_ENCODING_LISTPACK) {
+            buf = emit_lp(buf, cb, val->ptr, 1);
+        } else {
+            for (ql_node_t *n = ((quicklist *)val->ptr)->head; n; n = n->next) buf = emit_lp(buf, cb, n->lp, 1);
+        }
+        break;
+    case OBJ_SET:
+        cb_start(cb, "SADD", key);
+        if (val->encoding == OBJ_ENCODING_INTSET) buf = emit_intset(buf, cb, val->ptr);
+        else if (val->encoding == OBJ_ENCODING_LISTPACK) buf = emit_lp(buf, cb, val->ptr, 1);
+        else buf = emit_dict(buf, cb, val->ptr, false);
+        break;
+    case OBJ_ZSET:
+        cb_start(cb, "ZADD", key);
+        buf = emit_zset(buf, cb, val);
+        break;
+    case OBJ_HASH:
+        cb_start(cb, "HSET", key);
+        if (val->encoding == OBJ_ENCODING_LISTPACK) buf = emit_lp(buf, cb, val->ptr, 2);
+        else buf = emit_dict(buf, cb, val->ptr, true);
+        break;
+    }
+    if (expire_ms >= 0) {
+        char tmp[32];
+        int n = util_ll2str(tmp, sizeof(tmp), expire_ms);
+        cb_start(cb, "PEXPIREAT", key);
+        cb_arg(cb, tmp, (size_t)n);
+        buf = cb_flush(buf, cb);
+    }
+    zfree(cb);
+    return buf;
+}
+
+/* --------------------------------------------------------------- feeding */
+
+static bool is_cmd(robj *a, const char *name) { return obj_is_sds_encoded(a) && !strcasecmp(a->ptr, name); }
+
+static sds cat_argv(sds buf, robj **argv, int argc, int skip_from, int skip_n, const char *extra, long long extra_v) {
+    const char *av[argc + 2];
+    size_t lens[argc + 2];
+    char tmp[32];
+    char (*ints)[LP_INTBUF_SIZE] = zmalloc((size_t)argc * LP_INTBUF_SIZE);
+    int n = 0;
+    for (int i = 0; i < argc; i++) {
+        if (i >= skip_from && i < skip_from + skip_n) continue;
+        /* Handlers may have re-encoded an argument as an integer. */
+        av[n] = obj_string_view(argv[i], ints[i], LP_INTBUF_SIZE, &lens[n]);
+        n++;
+    }
+    if (extra) {
+        av[n] = extra;
+        lens[n++] = strlen(extra);
+        int l = util_ll2str(tmp, sizeof(tmp), extra_v);
+        av[n] = tmp;
+        lens[n++] = (size_t)l;
+    }
+    buf = aof_cat_command(buf, n, av, lens);
+    zfree(ints);
+    return buf;
+}
+
+static sds cat_simple(sds buf, const char *cmd, robj *key, const char *arg) {
+    char kbuf[LP_INTBUF_SIZE];
+    size_t klen;
+    const char *k = obj_string_view(key, kbuf, sizeof(kbuf), &klen);
+    const char *av[3] = {cmd, k, arg};
+    size_t lens[3] = {strlen(cmd), klen, arg ? strlen(arg) : 0};
+    return aof_cat_command(buf, arg ? 3 : 2, av, lens);
+}
+
+/* The key's state after the command, as DEL + rebuild commands. */
+static sds cat_key_state(sds buf, db_t *db, robj *key) {
+    buf = cat_simple(buf, "DEL", key, NULL);
+    dict_entry *de = dict_find(db->keys, key->ptr);
+    if (de) buf = aof_emit_key(buf, key->ptr, dict_get_val(de), db_get_expire(db, key));
+    return buf;
+}
+
+/* SET with EX/PX/EXAT/PXAT: drop the relative option, add PXAT. */
+static sds cat_set(sds buf, db_t *db, robj **argv, int argc) {
+    int skip = -1;
+    for (int i = 3; i < argc - 1; i++) {
+        if (!obj_is_sds_encoded(argv[i])) continue;
+        const char *o = argv[i]->ptr;
+        if (!strcasecmp(o, "ex") || !strcasecmp(o, "px") || !strcasecmp(o, "exat") || !strcasecmp(o, "pxat")) {
+            skip = i;
+            break;
+        }
+    }
+    if (skip < 0) return cat_argv(buf, argv, argc, 0, 0, NULL, 0);
+    long long when = db_get_expire(db, argv[1]);
+    if (when < 0) return cat_argv(buf, argv, argc, skip, 2, NULL, 0);
+    return cat_argv(buf, argv, argc, skip, 2, "PXAT", when);
+}
+
+static sds translate(sds buf, db_t *db, robj **argv, int argc) {
+    robj *cmd = argv[0];
+    if (argc >= 3 && (is_cmd(cmd, "expire") || is_cmd(cmd, "pexpire") || is_cmd(cmd, "expireat") ||
+                      is_cmd(cmd, "pexpireat") || is_cmd(cmd, "getex"))) {
+        long long when = db_get_expire(db, argv[1]);
+        if (!dict_find(db->keys, argv[1]->ptr)) return cat_simple(buf, "DEL", argv[1], NULL);
+        if (when < 0) return cat_simple(buf, "PERSIST", argv[1], NULL);
+        char tmp[32];
+        util_ll2str(tmp, sizeof(tmp), when);
+        return cat_simple(buf, "PEXPIREAT", argv[1], tmp);
+    }
+    if (argc == 4 && (is_cmd(cmd, "setex") || is_cmd(cmd, "psetex"))) {
+        robj *av[3] = {NULL, argv[1], argv[3]};
+        robj set = {.type = OBJ_STRING, .ptr = NULL};
+        sds name = sds_new("SET");
+        set.ptr = name;
+        av[0] = &set;
+        long long when = db_get_expire(db, argv[1]);
+        buf = cat_argv(buf, av, 3, 0, 0, when >= 0 ? "PXAT" : NULL, when);
+        sds_free(name);
+        return buf;
+    }
+    if (argc >= 4 && is_cmd(cmd, "set")) return cat_set(buf, db, argv, argc);
+    if (argc >= 2 && is_cmd(cmd, "spop")) return cat_key_state(buf, db, argv[1]);
+    return cat_argv(buf, argv, argc, 0, 0, NULL, 0);
+}
+
+void aof_feed(server_t *srv, aof_t *aof, int dbid, robj **argv, int argc) {
+    sds cmd = sds_empty();
+    if (dbid != aof->last_db) {
+        char n[16];
+        const char *av[2] = {"SELECT", n};
+        size_t lens[2] = {6, (size_t)util_ll2str(n, sizeof(n), dbid)};
+        cmd = aof_cat_command(cmd, 2, av, lens);
+        aof->last_db = dbid;
+    }
+    cmd = translate(cmd, &srv->dbs[dbid], argv, argc);
+    if (aof->on) aof->buf = sds_catsds(aof->buf, cmd);
+    if (aof->rewrite_buf) aof->rewrite_buf = sds_catsds(aof->rewrite_buf, cmd);
+    sds_free(cmd);
+}
+
+/* --------------------------------------------------------------- writing */
+
+void aof_flush(server_t *srv, aof_t *aof) {
+    if (!aof->on || sds_len(aof->buf) == 0) return;
+    if (rio_write_all(aof->fd, aof->buf, sds_len(aof->buf)) != 0) {
+        int e = errno;
+        /* Cut a partial write back so the file ends on a whole command. */
+        if (ftruncate(aof->fd, aof->current_size) != 0) { /* the loader's truncation check copes */ }
+        if (!aof->write_failed)
+            log_msg(LL_WARNING, "Error writing to the AOF file: %s", strerror(e));
+        aof->write_failed = true;
+        aof->write_errno = e;
+        if (srv->cfg.appendfsync == APPENDFSYNC_ALWAYS) {
+            log_msg(LL_WARNING, "Can't recover from AOF write error when the AOF fsync policy is 'always'. Exiting...");
+            exit(1);
+        }
+        return;
+    }
+    aof->current_size += (long long)sds_len(aof->buf);
+    sds_clear(aof->buf);
+    if (aof->write_failed) {
+        log_msg(LL_NOTICE, "AOF write error looks solved, Redis can write again.");
+        aof->write_failed = false;
+    }
+    if (srv->cfg.appendfsync == APPENDFSYNC_ALWAYS) {
+        if (fdatasync(aof->fd) != 0) {
+            log_msg(LL_WARNING, "Can't persist AOF for fsync error when the AOF fsync policy is 'always': %s. Exiting...",
+                    strerror(errno));
+            exit(1);
+        }
+        aof->fsynced_size = aof->current_size;
+        aof->last_fsync_ms = srv->mstime;
+    }
+}
+
+void aof_cron(server_t *srv, aof_t *aof) {
+    long long now = util_mstime();
+    if (srv->cfg.appendonly && !aof->on && !aof->enabling && !persist_child_active(srv)) {
+        const char *err;
+        aof->enabling = true;
+        if (aof_rewrite_start(srv, aof, &err) != 0) aof->enabling = false;
+    } else if (!srv->cfg.appendonly && aof->on) {
+        aof_flush(srv, aof);
+        aof_close(aof);
+        log_msg(LL_NOTICE, "Background append only file rewriting stopped: AOF turned off");
+    }
+    aof_flush(srv, aof);
+    if (aof->on && srv->cfg.appendfsync == APPENDFSYNC_EVERYSEC && now - aof->last_fsync_ms >= 1000 &&
+        aof->fsynced_size != aof->current_size) {
+        fsync_request(aof);
+        aof->fsynced_size = aof->current_size;
+        aof->last_fsync_ms = now;
+    }
+    if (persist_child_active(srv)) return;
+    long long pct = srv->cfg.auto_aof_rewrite_percentage;
+    bool grown = aof->on && pct > 0 && aof->current_size > srv->cfg.auto_aof_rewrite_min_size &&
+                 (aof->current_size - aof->base_size) * 100 / (aof->base_size ? aof->base_size : 1) >= pct;
+    if (aof->rewrite_scheduled || grown) {
+        const char *err;
+        if (grown) log_msg(LL_NOTICE, "Starting automatic rewriting of AOF on %lld%% growth",
+                           (aof->current_size - aof->base_size) * 100 / (aof->base_size ? aof->base_size : 1));
+        aof->rewrite_scheduled = false;
+        aof_rewrite_start(srv, aof, &err);
+    }
+}
+
+void aof_shutdown(server_t *srv, aof_t *aof) {
+    if (!aof->on) return;
+    aof_flush(srv, aof);
+    aof_close(aof);
+}
+
+/* --------------------------------------------------------------- rewrite */
+
+int aof_rewrite_start(server_t *srv, aof_t *aof, const char **err) {
+    aof_flush(srv, aof);
+    if (persist_fork(srv, PERSIST_CHILD_AOF, err) != 0) {
+        log_msg(LL_WARNING, "Can't rewrite append only file in background: fork: %s", *err);
+        aof->last_rewrite_ok = false;
+        return -1;
+    }
+    /* The rewritten file ends in some db; force a SELECT before the next
+     * command in both the old file and the catch-up buffer. */
+    aof->last_db = -1;
+    sds_free(aof->rewrite_buf);
+    aof->rewrite_buf = sds_empty();
+    aof->rewrite_start_ms = util_mstime();
+    log_msg(LL_NOTICE, "Background append only file rewriting started");
+    return 0;
+}
+
+int aof_rewrite_child(server_t *srv, const char *tmpfile) {
+    int fd = open(tmpfile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        log_msg(LL_WARNING, "Opening the temp file for AOF rewrite failed: %s", strerror(errno));
+        return 1;
+    }
+    rio_t *r = zmalloc(sizeof(*r));
+    rio_init(r, fd, false);
+    sds cmd = sds_empty();
+    for (int i = 0; i < srv->dbnum && !rio_error(r); i++) {
+        db_t *db = &srv->dbs[i];
+        if (!dict_size(db->keys)) continue;
+        char n[16];
+        const char *av[2] = {"SELECT", n};
+        size_t lens[2] = {6, (size_t)util_ll2str(n, sizeof(n), i)};
+        cmd = aof_cat_command(cmd, 2, av, lens);
+        dict_iter it;
+        dict_entry *de;
+        dict_iter_init(&it, db->keys, false);
+        while ((de = dict_next(&it))) {
+            sds key = dict_get_key(db->keys, de);
+            dict_entry *ee = dict_size(db->expires) ? dict_find(db->expires, key) : NULL;
+            cmd = aof_emit_key(cmd, key, dict_get_val(de), ee ? dict_get_s64(ee) : -1);
+            if (sds_len(cmd) > 64 * 1024) {
+                rio_write(r, cmd, sds_len(cmd));
+                sds_clear(cmd);
+            }
+        }
+        dict_iter_release(&it);
+    }
+    rio_write(r, cmd, sds_len(cmd));
+    sds_free(cmd);
+    int rc = rio_flush(r);
+    int e = r->err;
+    zfree(r);
+    if (rc == 0 && fsync(fd) != 0) {
+        rc = -1;
+        e = errno;
+    }
+    close(fd);
+    if (rc != 0) {
+        log_msg(LL_WARNING, "Write error writing append only file on disk: %s", strerror(e));
+        unlink(tmpfile);
+        return 1;
+    }
+    log_msg(LL_NOTICE, "Successfully created the temporary AOF base file %s", tmpfile);
+    return 0;
+}
+
+static sds rewrite_tmp_name(server_t *srv, pid_t pid) {
+    char name[64];
+    snprintf(name, sizeof(name), "temp-rewriteaof-bg-%d.aof", (int)pid);
+    return persist_path(srv, name);
+}
+
+/* Append the catch-up buffer to the child's file and switch to it. */
+static bool rewrite_install(server_t *srv, aof_t *aof, const char *tmp) {
+    int fd = open_append(tmp);
+    if (fd < 0) return false;
+    if (rio_write_all(fd, aof->rewrite_buf, sds_len(aof->rewrite_buf)) != 0 || fsync(fd) != 0) {
+        close(fd);
+        return false;
+    }
+    sds path = persist_path(srv, srv->cfg.appendfilename);
+    if (rename(tmp, path) != 0) {
+        log_msg(LL_WARNING, "Error trying to rename the temporary AOF file %s into %s: %s", tmp, path,
+                strerror(errno));
+        sds_free(path);
+        close(fd);
+        return false;
+    }
+    int dfd = open(srv->cfg.dir && srv->cfg.dir[0] ? srv->cfg.dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        if (fsync(dfd) != 0) { /* the rename itself happened; durability of it is best effort */ }
+        close(dfd);
+    }
+    sds_free(path);
+    struct stat st;
+    long long size = fstat(fd, &st) == 0 ? st.st_size : 0;
+    if (aof->on || aof->enabling) {
+        if (aof->fd >= 0) {
+            fsync_wait_idle(aof);
+            close(aof->fd);
+        }
+        aof->fd = fd;
+        aof->on = true;
+        aof->current_size = aof->base_size = aof->fsynced_size = size;
+        aof->last_db = -1;
+    } else {
+        close(fd);
+    }
+    return true;
+}
+
+void aof_rewrite_done(server_t *srv, aof_t *aof, pid_t pid, bool ok, size_t cow_bytes) {
+    sds tmp = rewrite_tmp_name(srv, pid);
+    aof->last_rewrite_time_sec = (util_mstime() - aof->rewrite_start_ms) / 1000;
+    aof->last_cow_size = cow_bytes;
+    aof_flush(srv, aof);   /* the old file gets everything up to now, too */
+    if (ok && rewrite_install(srv, aof, tmp)) {
+        log_msg(LL_NOTICE, "Background AOF rewrite finished successfully");
+        aof->last_rewrite_ok = true;
+        aof->rewrites++;
+    } else {
+        log_msg(LL_WARNING, "Background AOF rewrite failed");
+        unlink(tmp);
+        aof->last_rewrite_ok = false;
+    }
+    aof->enabling = false;
+    sds_free(aof->rewrite_buf);
+    aof->rewrite_buf = NULL;
+    sds_free(tmp);
+}
+
+/* --------------------------------------------------------------- loading */
+
+void aof_cmd_free(aof_cmd_t *cmd) {
+    zfree(cmd->off);
+    zfree(cmd->len);
+    memset(cmd, 0, sizeof(*cmd));
+}
+
+/* "<prefix><digits>\r\n" at *pos; TRUNCATED when the line is not complete. */
+static int parse_line_num(const unsigned char *buf, size_t len, size_t *pos, char prefix, long long *v) {
+    size_t p = *pos;
+    if (p >= len) return AOF_PARSE_TRUNCATED;
+    if (buf[p] != prefix) return AOF_PARSE_CORRUPT;
+    const unsigned char *nl = memchr(buf + p, '\n', len - p);
+    if (!nl) {
+        /* Digits only so far: a cut-off line, else garbage. */
+        for (size_t i = p + 1; i < len; i++)
+            if ((buf[i] < '0' || buf[i] > '9') && buf[i] != '\r') return AOF_PARSE_CORRUPT;
+        return AOF_PARSE_TRUNCATED;
+    }
+    size_t end = (size_t)(nl - buf);
+    if (end < p + 2 || buf[end - 1] != '\r') return AOF_PARSE_CORRUPT;
+    if (!util_str2ll((const char *)buf + p + 1, end - 1 - (p + 1), v) || *v < 0) return AOF_PARSE_CORRUPT;
+    *pos = end + 1;
+    return AOF_PARSE_OK;
+}
+
+int aof_parse_command(const unsigned char *buf, size_t len, size_t *pos, aof_cmd_t *cmd) {
+    size_t p = *pos;
+    long long argc;
+    int rc = parse_line_num(buf, len, &p, '*', &argc);
+    if (rc == AOF_PARSE_CORRUPT || (rc == AOF_PARSE_OK && argc < 1)) {
+        return AOF_PARSE_CORRUPT;
+    }
+    if (rc != AOF_PARSE_OK) return rc;
+    if (argc > cmd->cap) {
+        cmd->cap = (int)argc;
+        cmd->off = zrealloc(cmd->off, sizeof(size_t) * (size_t)argc);
+        cmd->len = zrealloc(cmd->len, sizeof(size_t) * (size_t)argc);
+    }
+    cmd->argc = (int)argc;
+    for (long long i = 0; i < argc; i++) {
+        long long blen;
+        size_t at = p;
+        rc = parse_line_num(buf, len, &p, '$', &blen);
+        if (rc != AOF_PARSE_OK) {
+            if (rc == AOF_PARSE_CORRUPT) *pos = at;
+            return rc;
+        }
+        if ((unsigned long long)blen + 2 > len - p) return AOF_PARSE_TRUNCATED;
+        if (buf[p + (size_t)blen] != '\r' || buf[p + (size_t)blen + 1] != '\n') {
+            *pos = p + (size_t)blen;
+            return AOF_PARSE_CORRUPT;
+        }
+        cmd->off[i] = p;
+        cmd->len[i] = (size_t)blen;
+        p += (size_t)blen + 2;
+    }
+    *pos = p;
+    return AOF_PARSE_OK;
+}
+
+static client_t *fake_client(server_t *srv) {
+    client_t *c = zcalloc(sizeof(*c));
+    c->srv = srv;
+    c->db = &srv->dbs[0];
+    c->fd = -1;
+    c->resp = 2;
+    /* PENDING_WRITE keeps it off the write list: its replies are dropped. */
+    c->flags = CLIENT_AUTHENTICATED | CLIENT_PENDING_WRITE | CLIENT_DENY_BLOCKING;
+    return c;
+}
+
+static void fake_client_drop_replies(client_t *c) {
+    while (c->reply_head) {
+        reply_block *b = c->reply_head;
+        c->reply_head = b->next;
+        zfree(b);
+    }
+    c->reply_tail = NULL;
+    c->reply_bytes = 0;
+    c->bufpos = 0;
+}
+
+/* Run one parsed command; false for an unknown command (fatal). */
+static bool replay(server_t *srv, client_t *c, const unsigned char *buf, aof_cmd_t *cmd, const char *path) {
+    robj *argv_stack[16];
+    robj **argv = cmd->argc <= 16 ? argv_stack : zmalloc(sizeof(robj *) * (size_t)cmd->argc);
+    for (int i = 0; i < cmd->argc; i++) argv[i] = obj_create_string((const char *)buf + cmd->off[i], cmd->len[i]);
+    command_t *cc = commands_lookup(srv, argv[0]->ptr, sds_len(argv[0]->ptr));
+    bool ok = cc && cc->proc;
+    if (!ok) {
+        log_msg(LL_WARNING, "Unknown command '%.64s' reading the append only file %s", (char *)argv[0]->ptr, path);
+    } else {
+        c->argc = cmd->argc;
+        c->argv = argv;
+        c->cmd = cc;
+        srv->mstime = util_mstime();
+        cc->proc(c);
+        c->cmd = NULL;
+        c->argv = NULL;
+        c->argc = 0;
+        fake_client_drop_replies(c);
+    }
+    for (int i = 0; i < cmd->argc; i++) obj_decref(argv[i]);
+    if (argv != argv_stack) zfree(argv);
+    return ok;
+}
+
+static int load_commands(server_t *srv, const unsigned char *buf, size_t len, size_t pos, const char *path) {
+    client_t *c = fake_client(srv);
+    aof_cmd_t cmd = {0};
+    int result = 1;
+    while (pos < len) {
+        size_t at = pos;
+        int rc = aof_parse_command(buf, len, &pos, &cmd);
+        if (rc == AOF_PARSE_OK) {
+            if (!replay(srv, c, buf, &cmd, path)) {
+                result = -1;
+                break;
+            }
+            continue;
+        }
+        if (rc == AOF_PARSE_TRUNCATED) {
+            if (!srv->cfg.aof_load_truncated) {
+                log_msg(LL_WARNING, "Unexpected end of file reading the append only file %s. You can: "
+                                    "1) Make a backup of your AOF file, then use ./redis-like-check-aof --fix <filename>. "
+                                    "2) Alternatively you can set the 'aof-load-truncated' configuration option to yes "
+                                    "and restart the server.", path);
+                result = -1;
+                break;
+            }
+            log_msg(LL_WARNING, "!!! Warning: short read while loading the AOF file %s!!!", path);
+            log_msg(LL_WARNING, "!!! Truncating the AOF at offset %zu !!!", at);
+            if (truncate(path, (off_t)at) != 0) {
+                log_msg(LL_WARNING, "Error truncating the AOF file: %s", strerror(errno));
+                result = -1;
+                break;
+            }
+            log_msg(LL_WARNING, "AOF loaded anyway because aof-load-truncated is enabled");
+            break;
+        }
+        log_msg(LL_WARNING, "Bad file format reading the append only file %s at offset %zu: make a backup of your "
+                            "AOF file, then use ./redis-like-check-aof --fix <filename>", path, pos);
+        result = -1;
+        break;
+    }
+    aof_cmd_free(&cmd);
+    fake_client_drop_replies(c);
+    zfree(c);
+    return result;
+}
+
+int aof_load(server_t *srv, aof_t *aof) {
+    (void)aof;
+    sds path = persist_path(srv, srv->cfg.appendfilename);
+    size_t len;
+    unsigned char *buf = rdb_read_file(path, &len);
+    if (!buf) {
+        int e = errno;
+        sds_free(path);
+        if (e == ENOENT) return 0;
+        log_msg(LL_WARNING, "Fatal error: can't open the append log file for reading: %s", strerror(e));
+        return -1;
+    }
+    size_t pos = 0;
+    int rc = 1;
+    if (len >= 5 && !memcmp(buf, "REDIS", 5)) {
+        rdb_load_result_t res;
+        if (rdb_load_buffer(srv, buf, len, false, util_mstime(), &res) != 0) {
+            log_msg(LL_WARNING, "Error reading the RDB preamble of the AOF file %s: %s", path, res.err);
+            rc = -1;
+        }
+        pos = res.consumed;
+    }
+    if (rc > 0) rc = load_commands(srv, buf, len, pos, path);
+    zfree(buf);
+    sds_free(path);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ INFO */
+
+sds aof_info(server_t *srv, aof_t *aof, sds s) {
+    persist_t *p = srv->persist;
+    bool rewriting = p->child_pid > 0 && p->child_type == PERSIST_CHILD_AOF;
+    s = sds_catprintf(s,
+        "aof_enabled:%d\r\n"
+        "aof_rewrite_in_progress:%d\r\n"
+        "aof_rewrite_scheduled:%d\r\n"
+        "aof_last_rewrite_time_sec:%lld\r\n"
+        "aof_current_rewrite_time_sec:%lld\r\n"
+        "aof_last_bgrewrite_status:%s\r\n"
+        "aof_rewrites:%lld\r\n"
+        "aof_last_write_status:%s\r\n"
+        "aof_last_cow_size:%zu\r\n",
+        aof->on ? 1 : 0, rewriting ? 1 : 0, aof->rewrite_scheduled ? 1 : 0, aof->last_rewrite_time_sec,
+        rewriting ? (util_mstime() - aof->rewrite_start_ms) / 1000 : -1, aof->last_rewrite_ok ? "ok" : "err",
+        aof->rewrites, aof->write_failed ? "err" : "ok", aof->last_cow_size);
+    if (aof->on) {
+        s = sds_catprintf(s,
+            "aof_current_size:%lld\r\n"
+            "aof_base_size:%lld\r\n"
+            "aof_pending_rewrite:0\r\n"
+            "aof_buffer_length:%zu\r\n"
+            "aof_pending_bio_fsync:%d\r\n"
+            "aof_delayed_fsync:0\r\n",
+            aof->current_size, aof->base_size, sds_len(aof->buf), aof->fsync_running ? 1 : 0);
+    }
+    return s;
+}

@@ -1,0 +1,71 @@
+/* aof.h: the append-only file: every write command, in RESP, with expiries
+ * made absolute; fsync per appendfsync; loading at start-up; BGREWRITEAOF.
+ *
+ * One file (appendfilename in dir), not Redis 7's multi-part directory.
+ * persist.c drives it: aof_feed after each write command, aof_flush before
+ * the event loop sleeps (so with "always" the data is on disk before any
+ * reply leaves), aof_cron once per cron tick, aof_rewrite_* around the
+ * forked child.  The everysec fsync runs on a helper thread owned here. */
+#ifndef RL_AOF_H
+#define RL_AOF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "server.h"
+
+typedef struct aof aof_t;
+
+aof_t *aof_create(void);
+void aof_free(aof_t *aof);
+/* Open the file for appending (creating it); false on error (logged). */
+bool aof_open(server_t *srv, aof_t *aof);
+void aof_close(aof_t *aof);
+bool aof_is_on(const aof_t *aof);
+
+/* Log argv (run on db dbid) after it changed the dataset. */
+void aof_feed(server_t *srv, aof_t *aof, int dbid, robj **argv, int argc);
+/* Write the buffer out (and fsync when appendfsync always). */
+void aof_flush(server_t *srv, aof_t *aof);
+/* Once per cron tick: everysec fsync, appendonly switched by CONFIG SET,
+ * automatic rewrite. */
+void aof_cron(server_t *srv, aof_t *aof);
+
+/* Replay the file into the databases.  Returns 1 loaded, 0 no file, -1
+ * fatal (logged with the offset and a pointer to redis-like-check-aof). */
+int aof_load(server_t *srv, aof_t *aof);
+
+/* BGREWRITEAOF: fork a child that writes the dataset compactly. */
+int aof_rewrite_start(server_t *srv, aof_t *aof, const char **err);
+/* Body of the child (returns its exit code). */
+int aof_rewrite_child(server_t *srv, const char *tmpfile);
+/* Parent side, when the child has exited. */
+void aof_rewrite_done(server_t *srv, aof_t *aof, pid_t pid, bool ok, size_t cow_bytes);
+
+/* Flush and fsync before exit. */
+void aof_shutdown(server_t *srv, aof_t *aof);
+sds aof_info(server_t *srv, aof_t *aof, sds s);
+bool aof_rewrite_scheduled(const aof_t *aof);
+void aof_schedule_rewrite(aof_t *aof);
+/* Whether the last write/fsync failed (writes are then refused with MISCONF
+ * like Redis's "-MISCONF Errors writing to the AOF file"). */
+bool aof_write_failed(const aof_t *aof);
+
+/* Append the commands that rebuild one key (used by the rewrite and to log
+ * non-deterministic commands by their effect). */
+sds aof_emit_key(sds buf, sds key, robj *val, long long expire_ms);
+/* One parsed command of an AOF image (offsets into the buffer). */
+typedef struct aof_cmd {
+    int argc, cap;
+    size_t *off, *len;
+} aof_cmd_t;
+enum { AOF_PARSE_OK = 0, AOF_PARSE_TRUNCATED = 1, AOF_PARSE_CORRUPT = 2 };
+/* Parse the command at *pos; on OK *pos moves past it.  On CORRUPT *pos is
+ * the offset of the bad byte.  Pure: used by the loader and the check tool. */
+int aof_parse_command(const unsigned char *buf, size_t len, size_t *pos, aof_cmd_t *cmd);
+void aof_cmd_free(aof_cmd_t *cmd);
+
+/* RESP array of argc C strings with lengths. */
+sds aof_cat_command(sds buf, int argc, const char **argv, const size_t *lens);
+
+#endif

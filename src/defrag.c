@@ -1,0 +1,269 @@
+/* defrag.c: active defragmentation (see defrag.h).
+ *
+ * A cycle starts when activedefrag is on, the allocator can advise moves
+ * (zmalloc_has_defrag) and the cron's allocator sample shows
+ *   frag% = (active / allocated - 1) * 100 > active-defrag-threshold-lower
+ *   and active - allocated > active-defrag-ignore-bytes.
+ * It then scans every database with a dict cursor, keys table first and
+ * expires table second, and for each key offers to the allocator:
+ *   - the value's robj (only if refcount is 1: a shared or otherwise
+ *     referenced object cannot have its address changed),
+ *   - the encoded data: listpacks, intsets, quicklist nodes and their
+ *     listpacks, the dict of a hashtable set/hash and that dict's entries,
+ *   - the keyspace entry itself (key embedded), after which the expires
+ *     entry that borrows the key string is pointed at the new copy.
+ * Every move is zmalloc_defrag_move(): the allocator decides, we only fix
+ * the pointers.  Raw sds strings are not moved yet (the sds block start is
+ * private to sds.c), nor sorted sets in skiplist encoding.
+ *
+ * Budget: each cron tick may spend cpu% of the tick period, cpu% going from
+ * active-defrag-cycle-min at the lower threshold to -cycle-max at the upper
+ * one.  A collection with more than active-defrag-max-scan-fields entries
+ * is remembered by name and its dict scanned in later slices, so one key
+ * never blows the budget.  The cycle ends when every table has been walked;
+ * the next tick decides afresh whether another is needed. */
+#include "defrag.h"
+
+#include <string.h>
+
+#include "quicklist.h"
+#include "util.h"
+
+enum { PHASE_KEYS = 0, PHASE_EXPIRES = 1 };
+
+struct defrag {
+    bool running;
+    int cpu_pct;                 /* effort of the current cycle */
+    int dbid, phase;             /* table being walked */
+    unsigned long cursor;        /* dict_scan cursor in that table */
+    sds big_key;                 /* collection done in slices, or NULL */
+    int big_db;
+    unsigned long big_cursor;
+    long long cycle_start_ms;
+    long long total_ms;          /* finished cycles */
+    long long hits, misses, key_hits, key_misses;
+};
+
+typedef struct scan_ctx {
+    server_t *srv;
+    defrag_t *df;
+    db_t *db;
+} scan_ctx_t;
+
+defrag_t *defrag_create(void) { return zcalloc(sizeof(defrag_t)); }
+
+void defrag_free(defrag_t *df) {
+    if (!df) return;
+    sds_free(df->big_key);
+    zfree(df);
+}
+
+void defrag_reset_stats(defrag_t *df) {
+    df->hits = df->misses = df->key_hits = df->key_misses = 0;
+    df->total_ms = 0;
+}
+
+void defrag_get_stats(server_t *srv, defrag_stats_t *out) {
+    defrag_t *df = srv->defrag;
+    out->hits = df->hits;
+    out->misses = df->misses;
+    out->key_hits = df->key_hits;
+    out->key_misses = df->key_misses;
+    out->current_time_ms = df->running ? srv->mstime - df->cycle_start_ms : 0;
+    out->total_time_ms = df->total_ms + out->current_time_ms;
+    out->running_cpu_pct = df->running ? df->cpu_pct : 0;
+}
+
+/* ---------------------------------------------------------------- moves */
+
+/* Offer one block; the new address, or NULL if it stays. */
+static void *offer(defrag_t *df, void *p) {
+    void *n = zmalloc_defrag_move(p);
+    if (n) df->hits++;
+    else df->misses++;
+    return n;
+}
+
+static dict_entry *move_entry_cb(void *priv, dict *d, dict_entry *de) {
+    (void)d;
+    return offer(priv, de);
+}
+
+static void defrag_quicklist(defrag_t *df, robj *o) {
+    quicklist *ql = offer(df, o->ptr);
+    if (ql) o->ptr = ql;
+    else ql = o->ptr;
+    for (ql_node_t *node = ql->head; node; node = node->next) {
+        unsigned char *lp = offer(df, node->lp);
+        if (lp) node->lp = lp;
+        ql_node_t *moved = offer(df, node);
+        if (!moved) continue;
+        /* The neighbours (or the list ends) pointed at the old node. */
+        if (moved->prev) moved->prev->next = moved;
+        else ql->head = moved;
+        if (moved->next) moved->next->prev = moved;
+        else ql->tail = moved;
+        node = moved;
+    }
+}
+
+/* A hashtable hash or set: its dict header now, its entries now if few,
+ * else in later slices (big_key). */
+static void defrag_ht(scan_ctx_t *cx, robj *o, sds key) {
+    defrag_t *df = cx->df;
+    dict *d = offer(df, o->ptr);
+    if (d) o->ptr = d;
+    else d = o->ptr;
+    if ((long long)dict_size(d) > cx->srv->cfg.active_defrag_max_scan_fields && !df->big_key) {
+        df->big_key = sds_dup(key);
+        df->big_db = cx->db->id;
+        df->big_cursor = 0;
+        return;
+    }
+    unsigned long cursor = 0;
+    do cursor = dict_scan_defrag(d, cursor, move_entry_cb, df);
+    while (cursor);
+}
+
+static void defrag_encoded(scan_ctx_t *cx, robj *o, sds key) {
+    defrag_t *df = cx->df;
+    void *p;
+    switch (o->encoding) {
+    case OBJ_ENCODING_LISTPACK:
+    case OBJ_ENCODING_INTSET:
+        if ((p = offer(df, o->ptr))) o->ptr = p;
+        break;
+    case OBJ_ENCODING_QUICKLIST:
+        defrag_quicklist(df, o);
+        break;
+    case OBJ_ENCODING_HT:
+        if (o->type == OBJ_HASH || o->type == OBJ_SET) defrag_ht(cx, o, key);
+        break;
+    default:   /* int, embstr (moved with the robj), raw sds, skiplist */
+        break;
+    }
+}
+
+/* The value of a key: the robj, then what it points to.  Returns the
+ * object's (maybe new) address. */
+static robj *defrag_value(scan_ctx_t *cx, robj *o, sds key) {
+    if (o->refcount != 1) return o;
+    size_t emb_off = (size_t)((char *)o->ptr - (char *)o);
+    robj *n = offer(cx->df, o);
+    if (n) {
+        if (n->encoding == OBJ_ENCODING_EMBSTR) n->ptr = (char *)n + emb_off;   /* string lives inside */
+        o = n;
+    }
+    defrag_encoded(cx, o, key);
+    return o;
+}
+
+static dict_entry *key_entry_cb(void *priv, dict *d, dict_entry *de) {
+    scan_ctx_t *cx = priv;
+    defrag_t *df = cx->df;
+    long long hits_before = df->hits;
+    sds key = dict_get_key(d, de);
+    de->v.ptr = defrag_value(cx, dict_get_val(de), key);
+    /* The expires entry borrows the key string embedded in this entry:
+     * find it while the old copy is still readable. */
+    dict_entry *ede = dict_size(cx->db->expires) ? dict_find(cx->db->expires, key) : NULL;
+    dict_entry *moved = offer(df, de);
+    if (moved && ede) dict_set_borrowed_key(cx->db->expires, ede, dict_get_key(d, moved));
+    if (df->hits > hits_before) df->key_hits++;
+    else df->key_misses++;
+    return moved;
+}
+
+/* ---------------------------------------------------------------- cycle */
+
+/* One slice of the pending big collection; false when there is none. */
+static bool big_key_step(server_t *srv, defrag_t *df) {
+    if (!df->big_key) return false;
+    db_t *db = &srv->dbs[df->big_db];
+    dict_entry *de = dict_size(db->keys) ? dict_find(db->keys, df->big_key) : NULL;
+    robj *o = de ? dict_get_val(de) : NULL;
+    if (o && o->encoding == OBJ_ENCODING_HT && (o->type == OBJ_HASH || o->type == OBJ_SET)) {
+        for (int i = 0; i < 16; i++) {
+            df->big_cursor = dict_scan_defrag(o->ptr, df->big_cursor, move_entry_cb, df);
+            if (df->big_cursor == 0) break;
+        }
+        if (df->big_cursor != 0) return true;
+    }
+    sds_free(df->big_key);   /* finished, deleted or changed type */
+    df->big_key = NULL;
+    return true;
+}
+
+/* One scan step of the current table; false when the whole keyspace has
+ * been walked (end of cycle). */
+static bool keyspace_step(server_t *srv, defrag_t *df) {
+    while (df->dbid < srv->dbnum) {
+        db_t *db = &srv->dbs[df->dbid];
+        scan_ctx_t cx = {srv, df, db};
+        if (df->phase == PHASE_KEYS) df->cursor = dict_scan_defrag(db->keys, df->cursor, key_entry_cb, &cx);
+        else df->cursor = dict_scan_defrag(db->expires, df->cursor, move_entry_cb, df);
+        if (df->cursor != 0) return true;
+        if (df->phase == PHASE_KEYS) {
+            df->phase = PHASE_EXPIRES;
+        } else {
+            df->phase = PHASE_KEYS;
+            df->dbid++;
+        }
+    }
+    return false;
+}
+
+/* cpu% for a fragmentation of pct percent: linear between the thresholds. */
+static int effort_for(const rl_config_t *cfg, double pct) {
+    long long lo = cfg->active_defrag_threshold_lower, hi = cfg->active_defrag_threshold_upper;
+    long long cmin = cfg->active_defrag_cycle_min, cmax = cfg->active_defrag_cycle_max;
+    if (cmax < cmin) cmax = cmin;
+    if (pct <= (double)lo) return (int)cmin;
+    if (hi <= lo || pct >= (double)hi) return (int)cmax;
+    return (int)(cmin + (long long)((pct - (double)lo) * (double)(cmax - cmin) / (double)(hi - lo)));
+}
+
+static void cycle_stop(server_t *srv, defrag_t *df) {
+    if (!df->running) return;
+    df->total_ms += srv->mstime - df->cycle_start_ms;
+    df->running = false;
+    df->cpu_pct = 0;
+}
+
+void defrag_cron(server_t *srv) {
+    defrag_t *df = srv->defrag;
+    if (!srv->cfg.activedefrag || !zmalloc_has_defrag()) {
+        cycle_stop(srv, df);
+        return;
+    }
+    size_t allocated = srv->mem.alloc.allocated, active = srv->mem.alloc.active;
+    if (allocated == 0 || active < allocated) {
+        if (!df->running) return;
+        active = allocated;
+    }
+    double pct = ((double)active / (double)allocated - 1.0) * 100.0;
+    if (!df->running) {
+        if (pct <= (double)srv->cfg.active_defrag_threshold_lower ||
+            (long long)(active - allocated) <= srv->cfg.active_defrag_ignore_bytes)
+            return;
+        df->running = true;
+        df->dbid = 0;
+        df->phase = PHASE_KEYS;
+        df->cursor = 0;
+        df->cycle_start_ms = srv->mstime;
+        df->cpu_pct = 0;
+    }
+    /* Effort only grows within a cycle, as the first reading was the
+     * reason to start. */
+    int cpu = effort_for(&srv->cfg, pct);
+    if (cpu > df->cpu_pct) df->cpu_pct = cpu;
+    long long budget_us = 1000000 / srv->cfg.hz * df->cpu_pct / 100;
+    long long start = util_ustime();
+    for (unsigned long steps = 1;; steps++) {
+        if (!big_key_step(srv, df) && !keyspace_step(srv, df)) {
+            cycle_stop(srv, df);
+            return;
+        }
+        if (steps % 8 == 0 && util_ustime() - start >= budget_us) return;
+    }
+}

@@ -1,0 +1,104 @@
+/* lazyfree.c: hand big values and whole tables to the bio thread (see
+ * lazyfree.h).
+ *
+ * pending and freed are updated by both threads with atomics: pending goes
+ * up on the main thread when a job is queued and down on the helper thread
+ * after the memory is freed, so INFO never shows a job as done before
+ * used_memory has dropped.  Values reach the thread with refcount 1 and no
+ * other pointer to them (the key was unlinked first), so the thread owns
+ * them outright; the object type callbacks it runs only call zfree. */
+#include "lazyfree.h"
+
+#include "bio.h"
+#include "quicklist.h"
+#include "zmalloc.h"
+#include "zset.h"
+
+struct lazyfree {
+    bio_t *bio;                      /* NULL: no thread, free synchronously */
+    unsigned long long pending;      /* objects queued, not yet freed (atomic) */
+    unsigned long long freed;        /* objects freed by the thread (atomic) */
+};
+
+lazyfree_t *lazyfree_create(void) {
+    lazyfree_t *lf = zcalloc(sizeof(*lf));
+    lf->bio = bio_create();
+    return lf;
+}
+
+void lazyfree_destroy(lazyfree_t *lf) {
+    if (!lf) return;
+    bio_destroy(lf->bio);   /* runs what is queued, then joins */
+    zfree(lf);
+}
+
+void lazyfree_drain(lazyfree_t *lf) {
+    if (lf && lf->bio) bio_drain(lf->bio);
+}
+
+size_t lazyfree_effort(const robj *o) {
+    switch (o->type) {
+    case OBJ_LIST:
+        if (o->encoding == OBJ_ENCODING_QUICKLIST) return ((const quicklist *)o->ptr)->len;
+        return 1;
+    case OBJ_SET:
+    case OBJ_HASH:
+        if (o->encoding == OBJ_ENCODING_HT) return dict_size(o->ptr);
+        return 1;
+    case OBJ_ZSET:
+        if (o->encoding == OBJ_ENCODING_SKIPLIST) return dict_size(((const zset_t *)o->ptr)->dict);
+        return 1;
+    default:
+        return 1;
+    }
+}
+
+static void job_done(lazyfree_t *lf, unsigned long long objects) {
+    __atomic_fetch_sub(&lf->pending, objects, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&lf->freed, objects, __ATOMIC_RELAXED);
+}
+
+/* Helper thread: a = lf, b = the value. */
+static void free_value_job(void *a, void *b, void *c) {
+    (void)c;
+    obj_decref(b);
+    job_done(a, 1);
+}
+
+/* Helper thread: a = lf, b = keys, c = expires.  expires first: it borrows
+ * the key strings living in the keys entries. */
+static void free_tables_job(void *a, void *b, void *c) {
+    unsigned long long n = dict_size(b);
+    dict_release(c);
+    dict_release(b);
+    job_done(a, n);
+}
+
+void lazyfree_free_value(lazyfree_t *lf, robj *val, bool lazy) {
+    if (lazy && lf && lf->bio && val->refcount == 1 && lazyfree_effort(val) > LAZYFREE_THRESHOLD) {
+        __atomic_fetch_add(&lf->pending, 1, __ATOMIC_RELAXED);
+        bio_submit(lf->bio, BIO_LAZY_FREE, free_value_job, lf, val, NULL);
+        return;
+    }
+    obj_decref(val);
+}
+
+void lazyfree_free_tables(lazyfree_t *lf, dict *keys, dict *expires) {
+    if (!lf || !lf->bio) {
+        dict_release(expires);
+        dict_release(keys);
+        return;
+    }
+    __atomic_fetch_add(&lf->pending, dict_size(keys), __ATOMIC_RELAXED);
+    bio_submit(lf->bio, BIO_LAZY_FREE, free_tables_job, lf, keys, expires);
+}
+
+unsigned long long lazyfree_pending_objects(const lazyfree_t *lf) {
+    return __atomic_load_n(&lf->pending, __ATOMIC_RELAXED);
+}
+
+unsigned long long lazyfree_freed_objects(const lazyfree_t *lf) {
+    return __atomic_load_n(&lf->freed, __ATOMIC_RELAXED);
+}
+
+void lazyfree_reset_stats(lazyfree_t *lf) { __atomic_store_n(&lf->freed, 0, __ATOMIC_RELAXED); }

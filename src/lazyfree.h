@@ -1,0 +1,47 @@
+/* lazyfree.h: freeing big values off the main thread.
+ *
+ * Deleting a key whose value has millions of allocations (a big hash, set,
+ * list, sorted set) would stall every client for as long as free() takes.
+ * Instead the key is unlinked at once and the value handed to the bio
+ * thread (bio.h).  Callers: keyspace.c (UNLINK, lazyfree-lazy-* deletes,
+ * FLUSH* ASYNC), evict.c, server.c (create/destroy), info.c (counters).
+ *
+ * Only values with more than LAZYFREE_THRESHOLD allocations and no other
+ * reference go to the thread: for small ones a job costs more than the
+ * free.  The counters are objects (values, or keys of a flushed table). */
+#ifndef RL_LAZYFREE_H
+#define RL_LAZYFREE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "dict.h"
+#include "object.h"
+
+#define LAZYFREE_THRESHOLD 64
+
+typedef struct lazyfree lazyfree_t;
+
+/* Start the helper thread.  If it cannot start, everything is freed
+ * synchronously (the server still works). */
+lazyfree_t *lazyfree_create(void);
+/* Finish every queued job, join the thread, free the state. */
+void lazyfree_destroy(lazyfree_t *lf);
+
+/* Allocations freeing o would take: 1 for flat encodings, the number of
+ * nodes/entries for linked ones. */
+size_t lazyfree_effort(const robj *o);
+/* Drop the caller's reference to val (takes it).  With lazy set and a big,
+ * unshared value, the free happens on the thread; otherwise now. */
+void lazyfree_free_value(lazyfree_t *lf, robj *val, bool lazy);
+/* Release a database's two tables (takes both) on the thread.  expires
+ * borrows its keys from keys; both go in one job. */
+void lazyfree_free_tables(lazyfree_t *lf, dict *keys, dict *expires);
+/* Wait until every job submitted so far has finished (tests, shutdown). */
+void lazyfree_drain(lazyfree_t *lf);
+
+unsigned long long lazyfree_pending_objects(const lazyfree_t *lf);
+unsigned long long lazyfree_freed_objects(const lazyfree_t *lf);
+void lazyfree_reset_stats(lazyfree_t *lf);
+
+#endif

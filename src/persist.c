@@ -1,0 +1,547 @@
+/* persist.c: durability as the server sees it (see persist.h).
+ *
+ * The child: BGSAVE and BGREWRITEAOF fork one child at a time.  The child
+ * writes its file (temp name, fsync, rename, fsync of the directory), then
+ * reports how many bytes it had to copy-on-write (Private_Dirty from
+ * /proc/self/smaps) through a pipe and _exits; the cron reaps it with
+ * waitpid(WNOHANG) and records the outcome.  Save points ("save 900 1
+ * ...") are checked in the cron; after a failed BGSAVE the next automatic
+ * attempt waits PERSIST_RETRY_DELAY seconds, and while the last one failed
+ * write commands get Redis's MISCONF error (stop-writes-on-bgsave-error).
+ * Start-up loads the AOF when appendonly is yes, else the RDB file; a file
+ * that cannot be loaded stops start-up (never a partial silent load). */
+#include "persist.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "aof.h"
+#include "keyspace.h"
+#include "log.h"
+#include "rdb.h"
+#include "reply.h"
+#include "util.h"
+
+#define PERSIST_RETRY_DELAY 5   /* seconds between automatic BGSAVE retries after an error */
+
+static persist_t *P(const server_t *srv) { return srv->persist; }
+
+sds persist_path(const server_t *srv, const char *name) {
+    const char *dir = srv->cfg.dir && srv->cfg.dir[0] ? srv->cfg.dir : ".";
+    if (name[0] == '/') return sds_new(name);
+    return sds_catprintf(sds_empty(), "%s/%s", dir, name);
+}
+
+void persist_init(server_t *srv) {
+    persist_t *p = zcalloc(sizeof(*p));
+    p->child_pid = -1;
+    p->child_pipe = -1;
+    p->last_bgsave_ok = true;
+    p->last_bgsave_time_sec = -1;
+    p->aof = aof_create();
+    srv->persist = p;
+}
+
+void persist_free(server_t *srv) {
+    persist_t *p = P(srv);
+    if (!p) return;
+    aof_free(p->aof);
+    if (p->child_pipe >= 0) close(p->child_pipe);
+    zfree(p);
+    srv->persist = NULL;
+}
+
+bool persist_child_active(const server_t *srv) { return P(srv)->child_pid > 0; }
+
+/* ------------------------------------------------------------- writing */
+
+static int fsync_dir(const char *path) {
+    sds dir = sds_new(path);
+    char *slash = strrchr(dir, '/');
+    if (slash) sds_setlen(dir, (size_t)(slash - dir) ? (size_t)(slash - dir) : 1);
+    else dir = sds_cpylen(dir, ".", 1);
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    sds_free(dir);
+    if (fd < 0) return -1;
+    int r = fsync(fd);
+    close(fd);
+    return r;
+}
+
+/* Write the snapshot to tmp, fsync, rename over the real file, fsync the
+ * directory.  Returns 0, or -1 with the reason logged. */
+static int rdb_save_to(server_t *srv, const char *tmp, const char *final) {
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        log_msg(LL_WARNING, "Failed opening the temp RDB file %s (in server root dir %s) for saving: %s", tmp,
+                srv->cfg.dir, strerror(errno));
+        return -1;
+    }
+    rio_t *r = zmalloc(sizeof(*r));
+    rio_init(r, fd, srv->cfg.rdbchecksum);
+    rdb_save_opts_t opts = {srv->cfg.rdbcompression, srv->cfg.rdbchecksum, false};
+    int rc = rdb_write_dataset(srv, r, &opts);
+    int err = r->err;
+    zfree(r);
+    if (rc == 0 && fsync(fd) != 0) {
+        rc = -1;
+        err = errno;
+    }
+    if (close(fd) != 0 && rc == 0) {
+        rc = -1;
+        err = errno;
+    }
+    if (rc != 0) {
+        log_msg(LL_WARNING, "Write error saving DB on disk: %s", strerror(err));
+        unlink(tmp);
+        return -1;
+    }
+    if (rename(tmp, final) != 0) {
+        log_msg(LL_WARNING, "Error moving temp DB file %s on the final destination %s: %s", tmp, final,
+                strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    if (fsync_dir(final) != 0) {
+        log_msg(LL_WARNING, "Failed to fsync the directory of %s: %s", final, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static sds temp_rdb_name(const server_t *srv, pid_t pid) {
+    char name[64];
+    snprintf(name, sizeof(name), "temp-%d.rdb", (int)pid);
+    return persist_path(srv, name);
+}
+
+int persist_save(server_t *srv) {
+    persist_t *p = P(srv);
+    sds tmp = temp_rdb_name(srv, getpid()), final = persist_path(srv, srv->cfg.dbfilename);
+    long long start = util_mstime();
+    int rc = rdb_save_to(srv, tmp, final);
+    sds_free(tmp);
+    sds_free(final);
+    p->last_bgsave_try = start / 1000;
+    if (rc != 0) {
+        p->last_bgsave_ok = false;
+        return -1;
+    }
+    log_msg(LL_NOTICE, "DB saved on disk");
+    srv->dirty = 0;
+    srv->lastsave = util_mstime() / 1000;
+    p->last_bgsave_ok = true;
+    p->rdb_saves++;
+    return 0;
+}
+
+/* ------------------------------------------------------------- the child */
+
+/* Bytes the child copied on write: the sum of Private_Dirty in smaps. */
+static size_t child_private_dirty(void) {
+    FILE *f = fopen("/proc/self/smaps", "r");
+    if (!f) return 0;
+    char line[256];
+    size_t total = 0;
+    while (fgets(line, sizeof(line), f)) {
+        unsigned long kb;
+        if (sscanf(line, "Private_Dirty: %lu kB", &kb) == 1) total += kb * 1024;
+    }
+    fclose(f);
+    return total;
+}
+
+static int child_main(server_t *srv, int type, int pipe_fd) {
+    int rc;
+    if (type == PERSIST_CHILD_RDB) {
+        sds tmp = temp_rdb_name(srv, getpid()), final = persist_path(srv, srv->cfg.dbfilename);
+        rc = rdb_save_to(srv, tmp, final) == 0 ? 0 : 1;
+        sds_free(tmp);
+        sds_free(final);
+    } else {
+        char name[64];
+        snprintf(name, sizeof(name), "temp-rewriteaof-bg-%d.aof", (int)getpid());
+        sds tmp = persist_path(srv, name);
+        rc = aof_rewrite_child(srv, tmp);
+        sds_free(tmp);
+    }
+    uint64_t cow = child_private_dirty();
+    if (rc == 0) {
+        log_msg(LL_NOTICE, "%s: %zu MB of memory used by copy-on-write",
+                type == PERSIST_CHILD_RDB ? "RDB" : "AOF rewrite", (size_t)(cow / (1024 * 1024)));
+    }
+    if (rio_write_all(pipe_fd, &cow, sizeof(cow)) != 0) { /* the parent just reports 0 */ }
+    return rc;
+}
+
+int persist_fork(server_t *srv, int type, const char **err) {
+    persist_t *p = P(srv);
+    if (p->child_pid > 0) {
+        *err = "child process already active";
+        return -1;
+    }
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0) {
+        *err = "can't create pipe";
+        return -1;
+    }
+    long long start = util_ustime();
+    pid_t pid = fork();
+    if (pid == 0) {
+        /* Child: no event loop, no signal handlers of the parent's. */
+        signal(SIGTERM, SIG_DFL);
+        signal(SIGINT, SIG_DFL);
+        signal(SIGUSR1, SIG_DFL);
+        close(fds[0]);
+        int rc = child_main(srv, type, fds[1]);
+        _exit(rc);
+    }
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        *err = strerror(errno);
+        return -1;
+    }
+    close(fds[1]);
+    p->latest_fork_usec = util_ustime() - start;
+    p->total_forks++;
+    p->child_pid = pid;
+    p->child_type = type;
+    p->child_pipe = fds[0];
+    p->child_start_ms = start / 1000;
+    p->dirty_at_fork = srv->dirty;
+    return 0;
+}
+
+static int start_bgsave(server_t *srv, const char **err) {
+    persist_t *p = P(srv);
+    p->last_bgsave_try = util_mstime() / 1000;
+    if (persist_fork(srv, PERSIST_CHILD_RDB, err) != 0) {
+        p->last_bgsave_ok = false;
+        log_msg(LL_WARNING, "Can't save in background: fork: %s", *err);
+        return -1;
+    }
+    log_msg(LL_NOTICE, "Background saving started by pid %d", (int)p->child_pid);
+    return 0;
+}
+
+static void rdb_child_done(server_t *srv, pid_t pid, bool ok, int signo) {
+    persist_t *p = P(srv);
+    long long now = util_mstime();
+    p->last_bgsave_time_sec = (now - p->child_start_ms) / 1000;
+    if (ok) {
+        log_msg(LL_NOTICE, "Background saving terminated with success");
+        srv->dirty -= p->dirty_at_fork;
+        if (srv->dirty < 0) srv->dirty = 0;
+        srv->lastsave = now / 1000;
+        p->last_bgsave_ok = true;
+        p->rdb_saves++;
+        return;
+    }
+    if (signo) log_msg(LL_WARNING, "Background saving terminated by signal %d", signo);
+    else log_msg(LL_WARNING, "Background saving error");
+    sds tmp = temp_rdb_name(srv, pid);
+    unlink(tmp);
+    sds_free(tmp);
+    /* A child killed on purpose (SIGUSR1) is not a disk error. */
+    if (signo != SIGUSR1) p->last_bgsave_ok = false;
+}
+
+/* Reap the child if it has exited. */
+static void check_child(server_t *srv) {
+    persist_t *p = P(srv);
+    if (p->child_pid <= 0) return;
+    int status;
+    pid_t pid = waitpid(p->child_pid, &status, WNOHANG);
+    if (pid == 0 || (pid < 0 && errno == EINTR)) return;
+    bool ok = pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    int signo = pid > 0 && WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    uint64_t cow = 0;
+    if (read(p->child_pipe, &cow, sizeof(cow)) != (ssize_t)sizeof(cow)) cow = 0;
+    close(p->child_pipe);
+    p->child_pipe = -1;
+    int type = p->child_type;
+    pid_t child = p->child_pid;
+    p->child_pid = -1;
+    p->child_type = PERSIST_CHILD_NONE;
+    if (type == PERSIST_CHILD_RDB) {
+        p->rdb_last_cow_size = cow;
+        rdb_child_done(srv, child, ok, signo);
+    } else {
+        aof_rewrite_done(srv, p->aof, child, ok, cow);
+    }
+}
+
+/* Stop a running child and wait for it (shutdown, FLUSHALL-like cases). */
+static void kill_child(server_t *srv) {
+    persist_t *p = P(srv);
+    if (p->child_pid <= 0) return;
+    kill(p->child_pid, SIGUSR1);
+    int status;
+    while (waitpid(p->child_pid, &status, 0) < 0 && errno == EINTR) {}
+    if (p->child_type == PERSIST_CHILD_RDB) {
+        sds tmp = temp_rdb_name(srv, p->child_pid);
+        unlink(tmp);
+        sds_free(tmp);
+    } else {
+        aof_rewrite_done(srv, p->aof, p->child_pid, false, 0);
+    }
+    close(p->child_pipe);
+    p->child_pipe = -1;
+    p->child_pid = -1;
+    p->child_type = PERSIST_CHILD_NONE;
+}
+
+/* ------------------------------------------------------------ save points */
+
+/* Walk "s1 c1 s2 c2 ..." and return true when one is due. */
+static bool save_point_due(server_t *srv, long long now, long long *secs_out, long long *changes_out) {
+    const char *s = srv->cfg.save;
+    if (!s) return false;
+    while (*s) {
+        char *end;
+        long long secs = strtoll(s, &end, 10);
+        if (end == s) return false;
+        s = end;
+        long long changes = strtoll(s, &end, 10);
+        if (end == s) return false;
+        s = end;
+        while (*s == ' ') s++;
+        if (srv->dirty >= changes && now - srv->lastsave > secs) {
+            *secs_out = secs;
+            *changes_out = changes;
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool has_save_points(const server_t *srv) {
+    const char *s = srv->cfg.save;
+    while (s && *s == ' ') s++;
+    return s && *s;
+}
+
+void persist_cron(server_t *srv) {
+    persist_t *p = P(srv);
+    check_child(srv);
+    long long now = util_mstime() / 1000;
+    if (p->child_pid <= 0 && p->bgsave_scheduled) {
+        const char *err;
+        p->bgsave_scheduled = false;
+        start_bgsave(srv, &err);
+    }
+    long long secs, changes;
+    if (p->child_pid <= 0 && save_point_due(srv, now, &secs, &changes) &&
+        (p->last_bgsave_ok || now - p->last_bgsave_try > PERSIST_RETRY_DELAY)) {
+        const char *err;
+        log_msg(LL_NOTICE, "%lld changes in %lld seconds. Saving...", changes, secs);
+        start_bgsave(srv, &err);
+    }
+    aof_cron(srv, p->aof);
+}
+
+void persist_before_sleep(server_t *srv) { aof_flush(srv, P(srv)->aof); }
+
+/* ------------------------------------------------------- start-up, shutdown */
+
+static bool load_rdb(server_t *srv) {
+    sds path = persist_path(srv, srv->cfg.dbfilename);
+    size_t len;
+    long long start = util_ustime();
+    unsigned char *buf = rdb_read_file(path, &len);
+    if (!buf) {
+        bool missing = errno == ENOENT;
+        if (!missing) log_msg(LL_WARNING, "Fatal error loading the DB: %s (%s). Exiting.", strerror(errno), path);
+        sds_free(path);
+        return missing;
+    }
+    rdb_load_result_t res;
+    int rc = rdb_load_buffer(srv, buf, len, true, util_mstime(), &res);
+    zfree(buf);
+    if (rc != 0) {
+        log_msg(LL_WARNING, "Short read or OOM loading DB. Unrecoverable error, aborting now.");
+        log_msg(LL_WARNING, "Internal error in RDB reading offset 0, function at rdb.c:0 -> %s (file %s)", res.err,
+                path);
+        sds_free(path);
+        return false;
+    }
+    log_msg(LL_NOTICE, "DB loaded from disk: %.3f seconds (%lld keys, %lld expired keys skipped)",
+            (double)(util_ustime() - start) / 1e6, res.keys, res.expired);
+    sds_free(path);
+    return true;
+}
+
+bool persist_load_at_startup(server_t *srv) {
+    persist_t *p = P(srv);
+    p->loading = true;
+    bool ok;
+    if (srv->cfg.appendonly) {
+        long long start = util_ustime();
+        int rc = aof_load(srv, p->aof);
+        ok = rc >= 0;
+        if (rc > 0) {
+            long long keys = 0;
+            for (int i = 0; i < srv->dbnum; i++) keys += (long long)db_size(&srv->dbs[i]);
+            log_msg(LL_NOTICE, "DB loaded from append only file: %.3f seconds (%lld keys)",
+                    (double)(util_ustime() - start) / 1e6, keys);
+        }
+        if (ok && !aof_open(srv, p->aof)) ok = false;
+    } else {
+        ok = load_rdb(srv);
+    }
+    p->loading = false;
+    srv->dirty = 0;
+    return ok;
+}
+
+bool persist_shutdown(server_t *srv, bool nosave, bool force_save) {
+    persist_t *p = P(srv);
+    if (!p || p->shutdown_done) return true;
+    kill_child(srv);
+    aof_shutdown(srv, p->aof);
+    p->shutdown_done = true;
+    if (nosave || (!force_save && !has_save_points(srv))) return true;
+    log_msg(LL_NOTICE, "Saving the final RDB snapshot before exiting.");
+    if (persist_save(srv) != 0) {
+        log_msg(LL_WARNING, "Error trying to save the DB, can't exit.");
+        p->shutdown_done = false;
+        if (srv->cfg.appendonly) aof_open(srv, p->aof);   /* keep logging while we stay up */
+        return false;
+    }
+    return true;
+}
+
+/* ----------------------------------------------------- command-side hooks */
+
+#define MISCONF_RDB                                                                                              \
+    "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. "          \
+    "Commands that may modify the data set are disabled, because this instance is configured to report errors " \
+    "during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs " \
+    "for details about the RDB error."
+
+bool persist_write_allowed_or_reply(client_t *c) {
+    server_t *srv = c->srv;
+    persist_t *p = P(srv);
+    if (!p || p->loading) return true;
+    if (srv->cfg.stop_writes_on_bgsave_error && has_save_points(srv) && !p->last_bgsave_ok) {
+        reply_error(c, MISCONF_RDB);
+        return false;
+    }
+    if (aof_write_failed(p->aof)) {
+        reply_error(c, "MISCONF Errors writing to the AOF file: %s", "see the server log");
+        return false;
+    }
+    return true;
+}
+
+void persist_after_command(client_t *c, long long dirty_before) {
+    server_t *srv = c->srv;
+    persist_t *p = P(srv);
+    if (!p || p->loading || srv->dirty == dirty_before || !aof_is_on(p->aof)) return;
+    aof_feed(srv, p->aof, c->db->id, c->argv, c->argc);
+}
+
+/* --------------------------------------------------------------- commands */
+
+static void cmd_save(client_t *c) {
+    if (persist_child_active(c->srv) && P(c->srv)->child_type == PERSIST_CHILD_RDB) {
+        reply_error(c, "Background save already in progress");
+        return;
+    }
+    if (persist_save(c->srv) == 0) reply_ok(c);
+    else reply_error(c, "ERR");
+}
+
+static void cmd_bgsave(client_t *c) {
+    persist_t *p = P(c->srv);
+    bool schedule = false;
+    if (c->argc == 2 && !strcasecmp(c->argv[1]->ptr, "schedule")) {
+        schedule = true;
+    } else if (c->argc > 1) {
+        reply_error(c, RL_ERR_SYNTAX);
+        return;
+    }
+    if (p->child_pid > 0 && p->child_type == PERSIST_CHILD_RDB) {
+        reply_error(c, "Background save already in progress");
+        return;
+    }
+    if (p->child_pid > 0) {
+        if (!schedule) {
+            reply_error(c, "Another child process is active (AOF?): can't BGSAVE right now. "
+                           "Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible.");
+            return;
+        }
+        p->bgsave_scheduled = true;
+        reply_simple(c, "Background saving scheduled");
+        return;
+    }
+    const char *err;
+    if (start_bgsave(c->srv, &err) != 0) {
+        reply_error(c, "Background save failed: %s", err);
+        return;
+    }
+    reply_simple(c, "Background saving started");
+}
+
+static void cmd_bgrewriteaof(client_t *c) {
+    persist_t *p = P(c->srv);
+    if (p->child_pid > 0 && p->child_type == PERSIST_CHILD_AOF) {
+        reply_error(c, "Background append only file rewriting already in progress");
+        return;
+    }
+    if (p->child_pid > 0) {
+        aof_schedule_rewrite(p->aof);
+        reply_simple(c, "Background append only file rewriting scheduled");
+        return;
+    }
+    const char *err;
+    if (aof_rewrite_start(c->srv, p->aof, &err) != 0) {
+        reply_error(c, "Can't execute an AOF background rewriting. Please check the server logs for more information.");
+        return;
+    }
+    reply_simple(c, "Background append only file rewriting started");
+}
+
+command_t persist_commands[] = {
+    {"save", cmd_save, 1, CMD_ADMIN | CMD_NOSCRIPT | CMD_NO_MULTI, 0, 0, 0, "server", "Synchronously save the dataset to disk", "1.0.0", NULL},
+    {"bgsave", cmd_bgsave, -1, CMD_ADMIN | CMD_NOSCRIPT, 0, 0, 0, "server", "Asynchronously save the dataset to disk", "1.0.0", NULL},
+    {"bgrewriteaof", cmd_bgrewriteaof, 1, CMD_ADMIN | CMD_NOSCRIPT, 0, 0, 0, "server", "Asynchronously rewrite the append-only file", "1.0.0", NULL},
+    {NULL},
+};
+
+/* ------------------------------------------------------------------- INFO */
+
+sds persist_info(server_t *srv, sds s) {
+    persist_t *p = P(srv);
+    long long now = util_mstime();
+    bool rdb_child = p->child_pid > 0 && p->child_type == PERSIST_CHILD_RDB;
+    s = sds_catprintf(s,
+        "loading:%d\r\n"
+        "async_loading:0\r\n"
+        "current_cow_peak:0\r\n"
+        "current_cow_size:0\r\n"
+        "current_cow_size_age:0\r\n"
+        "current_fork_perc:0.00\r\n"
+        "current_save_keys_processed:0\r\n"
+        "current_save_keys_total:0\r\n"
+        "rdb_changes_since_last_save:%lld\r\n"
+        "rdb_bgsave_in_progress:%d\r\n"
+        "rdb_last_save_time:%lld\r\n"
+        "rdb_last_bgsave_status:%s\r\n"
+        "rdb_last_bgsave_time_sec:%lld\r\n"
+        "rdb_current_bgsave_time_sec:%lld\r\n"
+        "rdb_saves:%lld\r\n"
+        "rdb_last_cow_size:%zu\r\n",
+        p->loading ? 1 : 0, srv->dirty, rdb_child ? 1 : 0, srv->lastsave, p->last_bgsave_ok ? "ok" : "err",
+        p->last_bgsave_time_sec, rdb_child ? (now - p->child_start_ms) / 1000 : -1, p->rdb_saves,
+        p->rdb_last_cow_size);
+    s = aof_info(srv, p->aof, s);
+    return sds_cat(s, "module_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n");
+}

@@ -1,0 +1,86 @@
+/* rdb.h: snapshots in Redis's RDB format (version 10, as Redis 7.0 writes).
+ *
+ * rdb_save.c writes a whole dataset through a rio_t (header, aux fields,
+ * per database SELECTDB + RESIZEDB + keys with EXPIRETIME_MS, EOF, CRC-64
+ * trailer) using the simple type encodings every Redis 7 loads.
+ * rdb_load.c reads what Redis 7.0 writes, including listpack, intset,
+ * quicklist-2 and ziplist blobs and LZF strings, into our own objects.
+ * persist.c calls both (SAVE, BGSAVE, start-up, SHUTDOWN); the check tool
+ * (check_rdb.c) calls the loader.  Neither touches clients or the loop. */
+#ifndef RL_RDB_H
+#define RL_RDB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rio.h"
+#include "server.h"
+
+#define RDB_VERSION 10
+#define RDB_VERSION_MIN 1
+
+/* Object types (the byte before each key). */
+enum {
+    RDB_TYPE_STRING = 0, RDB_TYPE_LIST = 1, RDB_TYPE_SET = 2, RDB_TYPE_ZSET = 3, RDB_TYPE_HASH = 4,
+    RDB_TYPE_ZSET_2 = 5, RDB_TYPE_MODULE = 6, RDB_TYPE_MODULE_2 = 7, RDB_TYPE_HASH_ZIPMAP = 9,
+    RDB_TYPE_LIST_ZIPLIST = 10, RDB_TYPE_SET_INTSET = 11, RDB_TYPE_ZSET_ZIPLIST = 12,
+    RDB_TYPE_HASH_ZIPLIST = 13, RDB_TYPE_LIST_QUICKLIST = 14, RDB_TYPE_STREAM_LISTPACKS = 15,
+    RDB_TYPE_HASH_LISTPACK = 16, RDB_TYPE_ZSET_LISTPACK = 17, RDB_TYPE_LIST_QUICKLIST_2 = 18,
+    RDB_TYPE_STREAM_LISTPACKS_2 = 19, RDB_TYPE_SET_LISTPACK = 20,
+};
+
+/* Opcodes (in place of a type byte). */
+enum {
+    RDB_OPCODE_FUNCTION2 = 245, RDB_OPCODE_FUNCTION = 246, RDB_OPCODE_MODULE_AUX = 247,
+    RDB_OPCODE_IDLE = 248, RDB_OPCODE_FREQ = 249, RDB_OPCODE_AUX = 250, RDB_OPCODE_RESIZEDB = 251,
+    RDB_OPCODE_EXPIRETIME_MS = 252, RDB_OPCODE_EXPIRETIME = 253, RDB_OPCODE_SELECTDB = 254,
+    RDB_OPCODE_EOF = 255,
+};
+
+/* Length encodings: the top two bits of the first byte. */
+#define RDB_6BITLEN 0
+#define RDB_14BITLEN 1
+#define RDB_32BITLEN 0x80
+#define RDB_64BITLEN 0x81
+#define RDB_ENCVAL 3
+#define RDB_ENC_INT8 0
+#define RDB_ENC_INT16 1
+#define RDB_ENC_INT32 2
+#define RDB_ENC_LZF 3
+
+/* Quicklist-2 node containers. */
+#define RDB_QL_PLAIN 1
+#define RDB_QL_PACKED 2
+
+typedef struct rdb_save_opts {
+    bool compress;              /* rdbcompression */
+    bool checksum;              /* rdbchecksum (no: the trailer is zero) */
+    bool aof_base;              /* aux aof-base 1 (an AOF preamble) */
+} rdb_save_opts_t;
+
+/* Write every database of srv to r, trailer included; 0 or -1 (r->err). */
+int rdb_write_dataset(server_t *srv, rio_t *r, const rdb_save_opts_t *opts);
+
+/* What a load found; err is set when the load fails. */
+typedef struct rdb_load_result {
+    long long keys;             /* keys added */
+    long long expired;          /* keys skipped because already expired */
+    int version;
+    bool checksum_verified;
+    size_t consumed;            /* bytes up to and including the trailer */
+    char err[256];              /* "why" with the byte offset */
+} rdb_load_result_t;
+
+/* Load an RDB image held in memory into srv's databases (which should be
+ * empty).  verify_checksum: compare the trailer first (a zero trailer
+ * means "not computed").  now_ms: keys expiring before it are skipped
+ * (0 keeps everything).  Returns 0 or -1 (res->err says why; keys already
+ * added stay, the caller decides to exit). */
+int rdb_load_buffer(server_t *srv, const unsigned char *buf, size_t len, bool verify_checksum, long long now_ms,
+                    rdb_load_result_t *res);
+/* Read a whole file into a zmalloc'd buffer (caller zfrees); NULL with
+ * errno set on failure. */
+unsigned char *rdb_read_file(const char *path, size_t *len);
+
+#endif

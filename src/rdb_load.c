@@ -1,0 +1,870 @@
+/* rdb_load.c: the RDB reader (see rdb.h).
+ *
+ * The whole file is in memory (rdb_read_file), so the CRC-64 trailer is
+ * checked before a single key is created: a corrupt file is refused whole,
+ * never half-loaded.  Every read is bounds-checked and every error names
+ * the byte offset.  Values are decoded into a flat array of strings (and
+ * scores), then built into our objects with the encoding the config asks
+ * for (listpack / intset / quicklist / dict / skiplist), so the in-memory
+ * layouts of Redis and ours never need to match.  Redis's listpack and
+ * ziplist blobs are decoded here by a reader of their documented layouts,
+ * independent of our own listpack.c.  Called by persist.c at start-up and
+ * by the check tool; the databases should be empty beforehand. */
+#include "rdb.h"
+
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "crc64.h"
+#include "intset.h"
+#include "keyspace.h"
+#include "listpack.h"
+#include "lzf.h"
+#include "quicklist.h"
+#include "util.h"
+#include "zset.h"
+
+/* Same semantics as the dict types of t_set.c / t_hash.c: members or fields
+ * embedded in the entries; hash values are owned sds. */
+static dict_type load_set_dict_type = {dict_sds_hash, dict_sds_eq, NULL, NULL, NULL, true};
+static dict_type load_hash_dict_type = {dict_sds_hash, dict_sds_eq, NULL, NULL, dict_sds_free, true};
+
+typedef struct reader {
+    const unsigned char *buf;
+    size_t len, pos;
+    char *err;                  /* res->err */
+    bool failed;
+} reader_t;
+
+/* A decoded collection: n strings, and for sorted sets n scores. */
+typedef struct elems {
+    sds *v;
+    double *score;
+    size_t n, cap;
+} elems_t;
+
+static bool fail(reader_t *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static bool fail(reader_t *r, const char *fmt, ...) {
+    if (r->failed) return false;
+    char msg[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    snprintf(r->err, 256, "%s at offset %zu", msg, r->pos);
+    r->failed = true;
+    return false;
+}
+
+static bool need(reader_t *r, size_t n) {
+    if (r->len - r->pos < n) return fail(r, "Unexpected EOF reading RDB file");
+    return true;
+}
+
+static bool get_u8(reader_t *r, unsigned *v) {
+    if (!need(r, 1)) return false;
+    *v = r->buf[r->pos++];
+    return true;
+}
+
+static bool get_bytes(reader_t *r, void *out, size_t n) {
+    if (!need(r, n)) return false;
+    memcpy(out, r->buf + r->pos, n);
+    r->pos += n;
+    return true;
+}
+
+/* A length, or (when *encoded gets set) a special string encoding. */
+static bool get_len_enc(reader_t *r, uint64_t *len, bool *encoded) {
+    unsigned b, b2;
+    *encoded = false;
+    if (!get_u8(r, &b)) return false;
+    switch (b >> 6) {
+    case RDB_6BITLEN: *len = b & 0x3f; return true;
+    case RDB_14BITLEN:
+        if (!get_u8(r, &b2)) return false;
+        *len = (uint64_t)(b & 0x3f) << 8 | b2;
+        return true;
+    case RDB_ENCVAL:
+        *encoded = true;
+        *len = b & 0x3f;
+        return true;
+    }
+    if (b == RDB_32BITLEN) {
+        uint32_t be;
+        if (!get_bytes(r, &be, 4)) return false;
+        *len = be32toh(be);
+        return true;
+    }
+    if (b == RDB_64BITLEN) {
+        uint64_t be;
+        if (!get_bytes(r, &be, 8)) return false;
+        *len = be64toh(be);
+        return true;
+    }
+    return fail(r, "Unknown length encoding %u", b);
+}
+
+static bool get_len(reader_t *r, uint64_t *len) {
+    bool enc;
+    if (!get_len_enc(r, len, &enc)) return false;
+    return enc ? fail(r, "Unexpected string encoding where a length belongs") : true;
+}
+
+/* Any string form (raw, int8/16/32, LZF) as a new sds. */
+static sds get_string(reader_t *r) {
+    uint64_t len;
+    bool enc;
+    if (!get_len_enc(r, &len, &enc)) return NULL;
+    if (!enc) {
+        if (!need(r, len)) return NULL;
+        sds s = sds_newlen(r->buf + r->pos, len);
+        r->pos += len;
+        return s;
+    }
+    unsigned char b[4];
+    switch (len) {
+    case RDB_ENC_INT8:
+        if (!get_bytes(r, b, 1)) return NULL;
+        return sds_fromll((int8_t)b[0]);
+    case RDB_ENC_INT16:
+        if (!get_bytes(r, b, 2)) return NULL;
+        return sds_fromll((int16_t)(b[0] | b[1] << 8));
+    case RDB_ENC_INT32:
+        if (!get_bytes(r, b, 4)) return NULL;
+        return sds_fromll((int32_t)((uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+                                    (uint32_t)b[3] << 24));
+    case RDB_ENC_LZF: {
+        uint64_t clen, ulen;
+        if (!get_len(r, &clen) || !get_len(r, &ulen) || !need(r, clen)) return NULL;
+        if (ulen == 0 || ulen > (1ULL << 32) || ulen > clen * 300) {
+            fail(r, "Invalid LZF lengths");
+            return NULL;
+        }
+        sds s = sds_newlen(NULL, ulen);
+        if (lzf_decompress(r->buf + r->pos, clen, s, ulen) != ulen) {
+            sds_free(s);
+            fail(r, "Invalid LZF compressed string");
+            return NULL;
+        }
+        r->pos += clen;
+        return s;
+    }
+    }
+    fail(r, "Unknown string encoding %u", (unsigned)len);
+    return NULL;
+}
+
+static bool skip_string(reader_t *r) {
+    sds s = get_string(r);
+    sds_free(s);
+    return s != NULL;
+}
+
+/* Binary double of ZSET_2 (little-endian IEEE 754). */
+static bool get_binary_double(reader_t *r, double *d) {
+    uint64_t le;
+    if (!get_bytes(r, &le, 8)) return false;
+    le = le64toh(le);
+    memcpy(d, &le, 8);
+    return true;
+}
+
+/* Text double of the old ZSET type: a length byte (253 nan, 254 +inf,
+ * 255 -inf) then that many characters. */
+static bool get_text_double(reader_t *r, double *d) {
+    unsigned n;
+    char buf[256];
+    if (!get_u8(r, &n)) return false;
+    if (n == 253) *d = NAN;
+    else if (n == 254) *d = INFINITY;
+    else if (n == 255) *d = -INFINITY;
+    else {
+        if (!get_bytes(r, buf, n)) return false;
+        buf[n] = '\0';
+        char *end;
+        *d = strtod(buf, &end);
+        if (end == buf) return fail(r, "Invalid double value");
+    }
+    return true;
+}
+
+/* ---------------------------------------------------------- element arrays */
+
+static void elems_push(elems_t *e, sds s, double score) {
+    if (e->n == e->cap) {
+        e->cap = e->cap ? e->cap * 2 : 16;
+        e->v = zrealloc(e->v, e->cap * sizeof(sds));
+        e->score = zrealloc(e->score, e->cap * sizeof(double));
+    }
+    e->v[e->n] = s;
+    e->score[e->n++] = score;
+}
+
+static void elems_free(elems_t *e) {
+    for (size_t i = 0; i < e->n; i++) sds_free(e->v[i]);
+    zfree(e->v);
+    zfree(e->score);
+    memset(e, 0, sizeof(*e));
+}
+
+/* A count must be plausible for the bytes left (each element takes at
+ * least one byte), so a corrupt length cannot make us allocate wildly. */
+static bool plausible(reader_t *r, uint64_t n, unsigned per) {
+    if (n > (r->len - r->pos) / per + 1) return fail(r, "Length %llu larger than the file", (unsigned long long)n);
+    return true;
+}
+
+static bool get_strings(reader_t *r, uint64_t n, elems_t *e) {
+    if (!plausible(r, n, 1)) return false;
+    for (uint64_t i = 0; i < n; i++) {
+        sds s = get_string(r);
+        if (!s) return false;
+        elems_push(e, s, 0);
+    }
+    return true;
+}
+
+/* ------------------------------------------- Redis's listpack and ziplist */
+
+static sds int_sds(long long v) { return sds_fromll(v); }
+
+static bool blob_fail(reader_t *r, const char *what) { return fail(r, "Corrupt %s blob", what); }
+
+/* Decode a listpack in Redis's layout: u32 total bytes, u16 count, entries
+ * (encoding, data, back-length), 0xFF.  Integers come out as decimal. */
+static bool decode_listpack(reader_t *r, const unsigned char *lp, size_t size, elems_t *e) {
+    if (size < 7) return blob_fail(r, "listpack");
+    uint32_t total = (uint32_t)lp[0] | (uint32_t)lp[1] << 8 | (uint32_t)lp[2] << 16 | (uint32_t)lp[3] << 24;
+    unsigned count = lp[4] | lp[5] << 8;
+    if (total != size || lp[size - 1] != 0xFF) return blob_fail(r, "listpack");
+    size_t p = 6, got = 0;
+    while (p < size - 1) {
+        unsigned b = lp[p];
+        size_t hdr, dlen = 0;
+        long long v = 0;
+        bool is_str = false;
+        const unsigned char *q = lp + p;
+        size_t room = size - 1 - p;
+        if ((b & 0x80) == 0) { hdr = 1; v = b & 0x7f; }
+        else if ((b & 0xC0) == 0x80) { hdr = 1; dlen = b & 0x3f; is_str = true; }
+        else if ((b & 0xE0) == 0xC0) {
+            if (room < 2) return blob_fail(r, "listpack");
+            hdr = 2;
+            uint64_t u = (uint64_t)(b & 0x1f) << 8 | q[1];
+            v = u >= (1u << 12) ? (long long)u - (1 << 13) : (long long)u;
+        } else if ((b & 0xF0) == 0xE0) {
+            if (room < 2) return blob_fail(r, "listpack");
+            hdr = 2; dlen = (size_t)(b & 0x0f) << 8 | q[1]; is_str = true;
+        } else if (b == 0xF0) {
+            if (room < 5) return blob_fail(r, "listpack");
+            hdr = 5; dlen = (size_t)q[1] | (size_t)q[2] << 8 | (size_t)q[3] << 16 | (size_t)q[4] << 24; is_str = true;
+        } else if (b >= 0xF1 && b <= 0xF4) {
+            static const unsigned widths[] = {2, 3, 4, 8};
+            unsigned w = widths[b - 0xF1];
+            if (room < 1 + w) return blob_fail(r, "listpack");
+            uint64_t u = 0;
+            for (unsigned i = 0; i < w; i++) u |= (uint64_t)q[1 + i] << (8 * i);
+            if (w < 8 && (u >> (8 * w - 1))) u |= ~0ULL << (8 * w);   /* sign-extend */
+            v = (long long)u;
+            hdr = 1 + w;
+        } else {
+            return blob_fail(r, "listpack");
+        }
+        size_t body = hdr + dlen;
+        if (body > room) return blob_fail(r, "listpack");
+        size_t bl = body <= 127 ? 1 : body < 16383 ? 2 : body < 2097151 ? 3 : body < 268435455 ? 4 : 5;
+        if (body + bl > room) return blob_fail(r, "listpack");
+        elems_push(e, is_str ? sds_newlen(q + hdr, dlen) : int_sds(v), 0);
+        p += body + bl;
+        got++;
+    }
+    if (count != 65535 && count != got) return blob_fail(r, "listpack");
+    return true;
+}
+
+/* Decode a ziplist (older RDBs): u32 bytes, u32 tail offset, u16 count,
+ * entries (prevlen, encoding, data), 0xFF. */
+static bool decode_ziplist(reader_t *r, const unsigned char *zl, size_t size, elems_t *e) {
+    if (size < 11) return blob_fail(r, "ziplist");
+    uint32_t total = (uint32_t)zl[0] | (uint32_t)zl[1] << 8 | (uint32_t)zl[2] << 16 | (uint32_t)zl[3] << 24;
+    if (total != size || zl[size - 1] != 0xFF) return blob_fail(r, "ziplist");
+    size_t p = 10;
+    while (p < size - 1) {
+        size_t room = size - 1 - p;
+        size_t pl = zl[p] == 0xFE ? 5 : 1;
+        if (room < pl + 1) return blob_fail(r, "ziplist");
+        p += pl;
+        room -= pl;
+        const unsigned char *q = zl + p;
+        unsigned b = q[0];
+        size_t hdr = 1, dlen = 0;
+        long long v = 0;
+        bool is_str = true;
+        if ((b >> 6) == 0) dlen = b & 0x3f;
+        else if ((b >> 6) == 1) {
+            if (room < 2) return blob_fail(r, "ziplist");
+            hdr = 2; dlen = (size_t)(b & 0x3f) << 8 | q[1];
+        } else if ((b >> 6) == 2) {
+            if (room < 5) return blob_fail(r, "ziplist");
+            hdr = 5; dlen = (size_t)q[1] << 24 | (size_t)q[2] << 16 | (size_t)q[3] << 8 | q[4];
+        } else {
+            is_str = false;
+            unsigned w;
+            switch (b) {
+            case 0xC0: w = 2; break;
+            case 0xD0: w = 4; break;
+            case 0xE0: w = 8; break;
+            case 0xF0: w = 3; break;
+            case 0xFE: w = 1; break;
+            default:
+                if (b >= 0xF1 && b <= 0xFD) { w = 0; v = (long long)(b & 0x0f) - 1; }
+                else return blob_fail(r, "ziplist");
+            }
+            if (room < 1 + w) return blob_fail(r, "ziplist");
+            if (w) {
+                uint64_t u = 0;
+                for (unsigned i = 0; i < w; i++) u |= (uint64_t)q[1 + i] << (8 * i);
+                if (w < 8 && (u >> (8 * w - 1))) u |= ~0ULL << (8 * w);
+                v = (long long)u;
+            }
+            hdr = 1 + w;
+        }
+        if (hdr + dlen > room) return blob_fail(r, "ziplist");
+        elems_push(e, is_str ? sds_newlen(q + hdr, dlen) : int_sds(v), 0);
+        p += hdr + dlen;
+    }
+    return true;
+}
+
+/* zipmap (hashes from RDB 2-3): zmlen byte, then (len key, len free value)
+ * pairs, 0xFF. */
+static bool decode_zipmap(reader_t *r, const unsigned char *zm, size_t size, elems_t *e) {
+    size_t p = 1;
+    bool key = true;
+    while (p < size && zm[p] != 0xFF) {
+        size_t len;
+        if (zm[p] < 254) len = zm[p++];
+        else if (zm[p] == 254 && p + 5 <= size) { len = (size_t)zm[p + 1] | (size_t)zm[p + 2] << 8 | (size_t)zm[p + 3] << 16 | (size_t)zm[p + 4] << 24; p += 5; }
+        else return blob_fail(r, "zipmap");
+        size_t fr = 0;
+        if (!key) {
+            if (p >= size) return blob_fail(r, "zipmap");
+            fr = zm[p++];
+        }
+        if (p + len + fr > size) return blob_fail(r, "zipmap");
+        elems_push(e, sds_newlen(zm + p, len), 0);
+        p += len + fr;
+        key = !key;
+    }
+    if (p >= size || !key) return blob_fail(r, "zipmap");
+    return true;
+}
+
+/* Scores of a listpack/ziplist sorted set are the odd entries as text. */
+static bool split_scores(reader_t *r, elems_t *in, elems_t *out) {
+    if (in->n % 2) return fail(r, "Odd number of entries in a sorted set blob");
+    for (size_t i = 0; i < in->n; i += 2) {
+        double d;
+        if (!util_str2d(in->v[i + 1], sds_len(in->v[i + 1]), &d))
+            return fail(r, "Invalid score in a sorted set blob");
+        elems_push(out, in->v[i], d);
+        in->v[i] = NULL;
+    }
+    return true;
+}
+
+/* ---------------------------------------------------------- building objects */
+
+static bool all_short(const elems_t *e, long long max) {
+    for (size_t i = 0; i < e->n; i++)
+        if ((long long)sds_len(e->v[i]) > max) return false;
+    return true;
+}
+
+static robj *build_list(server_t *srv, elems_t *e) {
+    quicklist *ql = ql_new((int)srv->cfg.list_max_listpack_size, (int)srv->cfg.list_compress_depth);
+    for (size_t i = 0; i < e->n; i++) ql_push(ql, e->v[i], sds_len(e->v[i]), QL_TAIL);
+    robj *o;
+    if (ql->len == 1) {          /* one node: the compact encoding t_list.c starts with */
+        o = obj_create(OBJ_LIST, lp_dup(ql->head->lp));
+        o->encoding = OBJ_ENCODING_LISTPACK;
+        ql_free(ql);
+    } else {
+        o = obj_create(OBJ_LIST, ql);
+        o->encoding = OBJ_ENCODING_QUICKLIST;
+    }
+    return o;
+}
+
+static robj *build_set(reader_t *r, server_t *srv, elems_t *e) {
+    const rl_config_t *cfg = &srv->cfg;
+    bool ints = (long long)e->n <= cfg->set_max_intset_entries;
+    long long v;
+    for (size_t i = 0; ints && i < e->n; i++) ints = util_str2ll(e->v[i], sds_len(e->v[i]), &v);
+    robj *o;
+    bool dup = false;
+    if (ints) {
+        intset *is = intset_new();
+        for (size_t i = 0; i < e->n; i++) {
+            bool added;
+            util_str2ll(e->v[i], sds_len(e->v[i]), &v);
+            is = intset_add(is, v, &added);
+            dup |= !added;
+        }
+        o = obj_create(OBJ_SET, is);
+        o->encoding = OBJ_ENCODING_INTSET;
+    } else if ((long long)e->n <= cfg->set_max_listpack_entries && all_short(e, cfg->set_max_listpack_value)) {
+        unsigned char *lp = lp_new();
+        for (size_t i = 0; i < e->n; i++) {
+            unsigned char *f = lp_first(lp);
+            if (f && lp_find(lp, f, e->v[i], sds_len(e->v[i]), 0)) dup = true;
+            else lp = lp_append(lp, e->v[i], sds_len(e->v[i]));
+        }
+        o = obj_create(OBJ_SET, lp);
+        o->encoding = OBJ_ENCODING_LISTPACK;
+    } else {
+        dict *d = dict_create(&load_set_dict_type);
+        dict_expand(d, e->n);
+        for (size_t i = 0; i < e->n; i++) dup |= dict_add(d, e->v[i], NULL) != DICT_OK;
+        o = obj_create(OBJ_SET, d);
+        o->encoding = OBJ_ENCODING_HT;
+    }
+    if (dup) {
+        obj_decref(o);
+        fail(r, "Duplicate set members detected");
+        return NULL;
+    }
+    return o;
+}
+
+static robj *build_hash(reader_t *r, server_t *srv, elems_t *e) {
+    if (e->n % 2) {
+        fail(r, "Odd number of entries in a hash");
+        return NULL;
+    }
+    const rl_config_t *cfg = &srv->cfg;
+    robj *o;
+    bool dup = false;
+    if ((long long)e->n / 2 <= cfg->hash_max_listpack_entries && all_short(e, cfg->hash_max_listpack_value)) {
+        unsigned char *lp = lp_new();
+        for (size_t i = 0; i < e->n; i += 2) {
+            unsigned char *f = lp_first(lp);
+            if (f && lp_find(lp, f, e->v[i], sds_len(e->v[i]), 1)) {
+                dup = true;
+                continue;
+            }
+            lp = lp_append(lp, e->v[i], sds_len(e->v[i]));
+            lp = lp_append(lp, e->v[i + 1], sds_len(e->v[i + 1]));
+        }
+        o = obj_create(OBJ_HASH, lp);
+        o->encoding = OBJ_ENCODING_LISTPACK;
+    } else {
+        dict *d = dict_create(&load_hash_dict_type);
+        dict_expand(d, e->n / 2);
+        for (size_t i = 0; i < e->n; i += 2) {
+            if (dict_add(d, e->v[i], e->v[i + 1]) != DICT_OK) {
+                dup = true;
+                continue;
+            }
+            e->v[i + 1] = NULL;   /* the dict owns the value now */
+        }
+        o = obj_create(OBJ_HASH, d);
+        o->encoding = OBJ_ENCODING_HT;
+    }
+    if (dup) {
+        obj_decref(o);
+        fail(r, "Duplicate hash fields detected");
+        return NULL;
+    }
+    return o;
+}
+
+static robj *build_zset(reader_t *r, server_t *srv, elems_t *e) {
+    zset_limits_t l = {srv->cfg.zset_max_listpack_entries, srv->cfg.zset_max_listpack_value};
+    robj *o = (long long)e->n <= l.max_entries ? zset_create_listpack() : zset_create_skiplist();
+    for (size_t i = 0; i < e->n; i++) {
+        int out;
+        double ns;
+        double cur;
+        if (zset_score(o, e->v[i], sds_len(e->v[i]), &cur)) {
+            obj_decref(o);
+            fail(r, "Duplicate zset members detected");
+            return NULL;
+        }
+        if (!zset_add(o, &l, e->score[i], e->v[i], sds_len(e->v[i]), 0, &out, &ns)) {
+            obj_decref(o);
+            fail(r, "Invalid (NaN) score in a sorted set");
+            return NULL;
+        }
+    }
+    return o;
+}
+
+/* ------------------------------------------------------- reading objects */
+
+/* One string blob decoded by fn into e. */
+static bool get_blob(reader_t *r, elems_t *e,
+                     bool (*fn)(reader_t *, const unsigned char *, size_t, elems_t *)) {
+    sds blob = get_string(r);
+    if (!blob) return false;
+    bool ok = fn(r, (const unsigned char *)blob, sds_len(blob), e);
+    sds_free(blob);
+    return ok;
+}
+
+static bool get_intset_blob(reader_t *r, elems_t *e) {
+    sds blob = get_string(r);
+    if (!blob) return false;
+    bool ok = intset_validate(blob, sds_len(blob), true);
+    if (ok) {
+        const intset *is = (const intset *)blob;
+        for (uint32_t i = 0; i < intset_len(is); i++) {
+            int64_t v;
+            intset_get(is, i, &v);
+            elems_push(e, int_sds(v), 0);
+        }
+    }
+    sds_free(blob);
+    return ok ? true : blob_fail(r, "intset");
+}
+
+static bool get_quicklist(reader_t *r, int type, elems_t *e) {
+    uint64_t nodes;
+    if (!get_len(r, &nodes) || !plausible(r, nodes, 1)) return false;
+    for (uint64_t i = 0; i < nodes; i++) {
+        uint64_t container = RDB_QL_PACKED;
+        if (type == RDB_TYPE_LIST_QUICKLIST_2 && !get_len(r, &container)) return false;
+        if (container == RDB_QL_PLAIN) {
+            sds s = get_string(r);
+            if (!s) return false;
+            elems_push(e, s, 0);
+        } else if (container == RDB_QL_PACKED) {
+            if (!get_blob(r, e, type == RDB_TYPE_LIST_QUICKLIST_2 ? decode_listpack : decode_ziplist)) return false;
+        } else {
+            return fail(r, "Unknown quicklist node container %llu", (unsigned long long)container);
+        }
+    }
+    return true;
+}
+
+static bool get_zset_plain(reader_t *r, int type, elems_t *e) {
+    uint64_t n;
+    if (!get_len(r, &n) || !plausible(r, n, 2)) return false;
+    for (uint64_t i = 0; i < n; i++) {
+        sds m = get_string(r);
+        double d;
+        if (!m) return false;
+        if (!(type == RDB_TYPE_ZSET_2 ? get_binary_double(r, &d) : get_text_double(r, &d))) {
+            sds_free(m);
+            return false;
+        }
+        elems_push(e, m, d);
+    }
+    return true;
+}
+
+static bool get_zset_blob(reader_t *r, int type, elems_t *e) {
+    elems_t flat = {0};
+    bool ok = get_blob(r, &flat, type == RDB_TYPE_ZSET_LISTPACK ? decode_listpack : decode_ziplist) &&
+              split_scores(r, &flat, e);
+    elems_free(&flat);
+    return ok;
+}
+
+/* Read one value of the given RDB type and build it; NULL on error. */
+static robj *get_object(reader_t *r, server_t *srv, int type) {
+    elems_t e = {0};
+    uint64_t n;
+    robj *o = NULL;
+    bool ok;
+    switch (type) {
+    case RDB_TYPE_STRING: {
+        sds s = get_string(r);
+        return s ? obj_try_encoding(obj_create_from_sds(s)) : NULL;
+    }
+    case RDB_TYPE_LIST:
+        ok = get_len(r, &n) && get_strings(r, n, &e);
+        if (ok) o = build_list(srv, &e);
+        break;
+    case RDB_TYPE_LIST_ZIPLIST:
+        if (get_blob(r, &e, decode_ziplist)) o = build_list(srv, &e);
+        break;
+    case RDB_TYPE_LIST_QUICKLIST:
+    case RDB_TYPE_LIST_QUICKLIST_2:
+        if (get_quicklist(r, type, &e)) o = build_list(srv, &e);
+        break;
+    case RDB_TYPE_SET:
+        ok = get_len(r, &n) && get_strings(r, n, &e);
+        if (ok) o = build_set(r, srv, &e);
+        break;
+    case RDB_TYPE_SET_INTSET:
+        if (get_intset_blob(r, &e)) o = build_set(r, srv, &e);
+        break;
+    case RDB_TYPE_SET_LISTPACK:
+        if (get_blob(r, &e, decode_listpack)) o = build_set(r, srv, &e);
+        break;
+    case RDB_TYPE_ZSET:
+    case RDB_TYPE_ZSET_2:
+        if (get_zset_plain(r, type, &e)) o = build_zset(r, srv, &e);
+        break;
+    case RDB_TYPE_ZSET_ZIPLIST:
+    case RDB_TYPE_ZSET_LISTPACK:
+        if (get_zset_blob(r, type, &e)) o = build_zset(r, srv, &e);
+        break;
+    case RDB_TYPE_HASH:
+        ok = get_len(r, &n) && plausible(r, n, 2) && get_strings(r, n * 2, &e);
+        if (ok) o = build_hash(r, srv, &e);
+        break;
+    case RDB_TYPE_HASH_ZIPMAP:
+        if (get_blob(r, &e, decode_zipmap)) o = build_hash(r, srv, &e);
+        break;
+    case RDB_TYPE_HASH_ZIPLIST:
+        if (get_blob(r, &e, decode_ziplist)) o = build_hash(r, srv, &e);
+        break;
+    case RDB_TYPE_HASH_LISTPACK:
+        if (get_blob(r, &e, decode_listpack)) o = build_hash(r, srv, &e);
+        break;
+    case RDB_TYPE_STREAM_LISTPACKS:
+    case RDB_TYPE_STREAM_LISTPACKS_2:
+        fail(r, "Stream keys (type %d) are not supported by redis-like", type);
+        break;
+    case RDB_TYPE_MODULE:
+    case RDB_TYPE_MODULE_2:
+        fail(r, "Module data type keys (type %d) are not supported by redis-like", type);
+        break;
+    default:
+        fail(r, "Unknown RDB object type %d", type);
+    }
+    elems_free(&e);
+    if (!o && !r->failed) fail(r, "Bad %d object", type);
+    return o;
+}
+
+/* ------------------------------------------------------------- the file */
+
+/* MODULE_AUX: module id, when, then opcodes of the module's own encoding
+ * up to EOF (0).  Skipped: we have no modules. */
+static bool skip_module_aux(reader_t *r) {
+    uint64_t id, when, op;
+    if (!get_len(r, &id) || !get_len(r, &when)) return false;
+    for (;;) {
+        if (!get_len(r, &op)) return false;
+        switch (op) {
+        case 0: return true;                           /* EOF */
+        case 1: case 2: {                              /* SINT, UINT */
+            uint64_t v;
+            if (!get_len(r, &v)) return false;
+            break;
+        }
+        case 3: {                                      /* FLOAT */
+            unsigned char f[4];
+            if (!get_bytes(r, f, 4)) return false;
+            break;
+        }
+        case 4: {                                      /* DOUBLE */
+            double d;
+            if (!get_binary_double(r, &d)) return false;
+            break;
+        }
+        case 5:                                        /* STRING */
+            if (!skip_string(r)) return false;
+            break;
+        default: return fail(r, "Unknown module opcode %llu", (unsigned long long)op);
+        }
+    }
+}
+
+static bool check_crc(reader_t *r, int version, bool verify, rdb_load_result_t *res) {
+    if (version < 5 || !verify) return true;
+    uint64_t stored;
+    if (!get_bytes(r, &stored, 8)) return false;
+    stored = le64toh(stored);
+    if (stored == 0) return true;   /* written with rdbchecksum no */
+    uint64_t crc = crc64_update(0, r->buf, r->pos - 8);
+    if (crc != stored) {
+        r->pos -= 8;
+        return fail(r, "Wrong RDB checksum expected: (%llx) got: (%llx)", (unsigned long long)stored,
+                    (unsigned long long)crc);
+    }
+    res->checksum_verified = true;
+    return true;
+}
+
+/* A plain RDB file ends with its trailer, so its CRC can be checked before
+ * anything is loaded.  (An AOF preamble is followed by commands: there the
+ * caller passes verify_checksum = false and check_crc runs after EOF.) */
+static bool precheck_crc(reader_t *r, int version, rdb_load_result_t *res) {
+    if (version < 5 || r->len < 9 + 9) return true;
+    uint64_t stored;
+    memcpy(&stored, r->buf + r->len - 8, 8);
+    stored = le64toh(stored);
+    if (stored == 0) return true;
+    uint64_t crc = crc64_update(0, r->buf, r->len - 8);
+    if (crc != stored) {
+        size_t save = r->pos;
+        r->pos = r->len - 8;
+        fail(r, "Wrong RDB checksum expected: (%llx) got: (%llx)", (unsigned long long)stored,
+             (unsigned long long)crc);
+        r->pos = save;
+        return false;
+    }
+    res->checksum_verified = true;
+    return true;
+}
+
+static bool add_key(reader_t *r, server_t *srv, int dbid, sds key, robj *val, long long expire, long long now_ms,
+                    rdb_load_result_t *res) {
+    db_t *db = &srv->dbs[dbid];
+    if (dict_find(db->keys, key)) {
+        obj_decref(val);
+        return fail(r, "Duplicate key '%.64s' found", key);
+    }
+    if (expire >= 0 && now_ms > 0 && expire < now_ms) {
+        obj_decref(val);
+        res->expired++;
+        return true;
+    }
+    robj *k = obj_create(OBJ_STRING, key);   /* borrows key: freed by the caller */
+    db_add(db, k, val);
+    if (expire >= 0) db_set_expire(db, k, expire);
+    k->ptr = NULL;
+    obj_decref(k);
+    res->keys++;
+    return true;
+}
+
+static bool load_body(reader_t *r, server_t *srv, int version, long long now_ms, rdb_load_result_t *res) {
+    int dbid = 0;
+    long long expire = -1;
+    for (;;) {
+        unsigned type;
+        if (!get_u8(r, &type)) return false;
+        switch (type) {
+        case RDB_OPCODE_EOF: return true;
+        case RDB_OPCODE_EXPIRETIME_MS: {
+            uint64_t le;
+            if (!get_bytes(r, &le, 8)) return false;
+            expire = (long long)le64toh(le);
+            continue;
+        }
+        case RDB_OPCODE_EXPIRETIME: {
+            uint32_t le;
+            if (!get_bytes(r, &le, 4)) return false;
+            expire = (long long)le32toh(le) * 1000;
+            continue;
+        }
+        case RDB_OPCODE_SELECTDB: {
+            uint64_t id;
+            if (!get_len(r, &id)) return false;
+            if (id >= (uint64_t)srv->dbnum)
+                return fail(r, "FATAL: Data file was created with a Redis server configured to handle more than %d databases",
+                            srv->dbnum);
+            dbid = (int)id;
+            continue;
+        }
+        case RDB_OPCODE_RESIZEDB: {
+            uint64_t a, b;
+            if (!get_len(r, &a) || !get_len(r, &b)) return false;
+            continue;
+        }
+        case RDB_OPCODE_AUX: {
+            if (!skip_string(r) || !skip_string(r)) return false;
+            continue;
+        }
+        case RDB_OPCODE_IDLE: {
+            uint64_t idle;
+            if (!get_len(r, &idle)) return false;
+            continue;
+        }
+        case RDB_OPCODE_FREQ: {
+            unsigned f;
+            if (!get_u8(r, &f)) return false;
+            continue;
+        }
+        case RDB_OPCODE_MODULE_AUX:
+            if (!skip_module_aux(r)) return false;
+            continue;
+        case RDB_OPCODE_FUNCTION2:
+            /* A library's code as one string: we have no function engine,
+             * so it is skipped (the data keys still load). */
+            if (!skip_string(r)) return false;
+            continue;
+        case RDB_OPCODE_FUNCTION:
+            return fail(r, "Pre-release function format (opcode 246) is not supported");
+        }
+        sds key = get_string(r);
+        if (!key) return false;
+        robj *val = get_object(r, srv, (int)type);
+        bool ok = val && add_key(r, srv, dbid, key, val, expire, now_ms, res);
+        sds_free(key);
+        if (!ok) return false;
+        expire = -1;
+    }
+    (void)version;
+}
+
+int rdb_load_buffer(server_t *srv, const unsigned char *buf, size_t len, bool verify_checksum, long long now_ms,
+                    rdb_load_result_t *res) {
+    memset(res, 0, sizeof(*res));
+    reader_t r = {buf, len, 0, res->err, false};
+    char magic[10];
+    if (!get_bytes(&r, magic, 9)) return -1;
+    if (memcmp(magic, "REDIS", 5)) {
+        r.pos = 0;
+        fail(&r, "Wrong signature trying to load DB from file");
+        return -1;
+    }
+    magic[9] = '\0';
+    int version = atoi(magic + 5);
+    res->version = version;
+    if (version < RDB_VERSION_MIN || version > RDB_VERSION + 1) {
+        fail(&r, "Can't handle RDB format version %d", version);
+        return -1;
+    }
+    if (verify_checksum && !precheck_crc(&r, version, res)) return -1;
+    if (!load_body(&r, srv, version, now_ms, res)) return -1;
+    /* After EOF: the trailer (absent before version 5). */
+    if (version >= 5) {
+        if (!verify_checksum && !check_crc(&r, version, true, res)) return -1;
+        if (verify_checksum && !need(&r, 8)) return -1;
+        if (verify_checksum) r.pos += 8;
+    }
+    res->consumed = r.pos;
+    return 0;
+}
+
+unsigned char *rdb_read_file(const char *path, size_t *len) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return NULL;
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        close(fd);
+        return NULL;
+    }
+    size_t size = (size_t)st.st_size, got = 0;
+    unsigned char *buf = zmalloc(size ? size : 1);
+    while (got < size) {
+        ssize_t n = read(fd, buf + got, size - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            int e = n < 0 ? errno : EIO;
+            zfree(buf);
+            close(fd);
+            errno = e;
+            return NULL;
+        }
+        got += (size_t)n;
+    }
+    close(fd);
+    *len = size;
+    return buf;
+}

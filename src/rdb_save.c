@@ -1,0 +1,264 @@
+/* rdb_save.c: the RDB writer (see rdb.h).
+ *
+ * Only encodings that Redis 7.0 (RDB version 10) loads are written, and the
+ * simplest of them, so the file does not depend on our in-memory layouts:
+ * strings (type 0; integers in 8/16/32-bit form, LZF above 20 bytes when
+ * compressing), lists as plain element lists (1), sets (2, or intset 11 -
+ * our intset blob has Redis's layout), sorted sets with binary scores (5),
+ * hashes as field/value lists (4).  Called from persist.c in the main
+ * process (SAVE, SHUTDOWN) or in a forked child (BGSAVE); it only reads the
+ * dataset and never allocates on the dataset's behalf. */
+#include "rdb.h"
+
+#include <endian.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "intset.h"
+#include "listpack.h"
+#include "lzf.h"
+#include "quicklist.h"
+#include "util.h"
+#include "zset.h"
+
+#define RDB_LZF_MIN 20          /* shorter strings are never compressed */
+
+static void put_u8(rio_t *r, unsigned v) {
+    unsigned char b = (unsigned char)v;
+    rio_write(r, &b, 1);
+}
+
+static void put_len(rio_t *r, uint64_t len) {
+    unsigned char b[9];
+    if (len < (1 << 6)) {
+        b[0] = (unsigned char)len;
+        rio_write(r, b, 1);
+    } else if (len < (1 << 14)) {
+        b[0] = (unsigned char)((RDB_14BITLEN << 6) | (len >> 8));
+        b[1] = (unsigned char)(len & 0xff);
+        rio_write(r, b, 2);
+    } else if (len <= UINT32_MAX) {
+        uint32_t be = htobe32((uint32_t)len);
+        b[0] = RDB_32BITLEN;
+        memcpy(b + 1, &be, 4);
+        rio_write(r, b, 5);
+    } else {
+        uint64_t be = htobe64(len);
+        b[0] = RDB_64BITLEN;
+        memcpy(b + 1, &be, 8);
+        rio_write(r, b, 9);
+    }
+}
+
+/* Integer form of a string, when it is one that reads back identically
+ * and fits 32 bits; returns the bytes written to b (0 = not possible). */
+static size_t encode_int(const char *s, size_t len, unsigned char *b) {
+    long long v;
+    if (len == 0 || len > 11 || !util_str2ll(s, len, &v)) return 0;
+    if (v >= INT8_MIN && v <= INT8_MAX) {
+        b[0] = (RDB_ENCVAL << 6) | RDB_ENC_INT8;
+        b[1] = (unsigned char)(int8_t)v;
+        return 2;
+    }
+    if (v >= INT16_MIN && v <= INT16_MAX) {
+        uint16_t le = htole16((uint16_t)(int16_t)v);
+        b[0] = (RDB_ENCVAL << 6) | RDB_ENC_INT16;
+        memcpy(b + 1, &le, 2);
+        return 3;
+    }
+    if (v >= INT32_MIN && v <= INT32_MAX) {
+        uint32_t le = htole32((uint32_t)(int32_t)v);
+        b[0] = (RDB_ENCVAL << 6) | RDB_ENC_INT32;
+        memcpy(b + 1, &le, 4);
+        return 5;
+    }
+    return 0;
+}
+
+/* LZF form: [11 000011][compressed len][original len][bytes].  Only used
+ * when it saves at least 4 bytes. */
+static bool put_lzf(rio_t *r, const char *s, size_t len) {
+    size_t cap = len - 4;
+    unsigned char *out = zmalloc(cap);
+    size_t clen = lzf_compress(s, len, out, cap);
+    if (clen > 0) {
+        put_u8(r, (RDB_ENCVAL << 6) | RDB_ENC_LZF);
+        put_len(r, clen);
+        put_len(r, len);
+        rio_write(r, out, clen);
+    }
+    zfree(out);
+    return clen > 0;
+}
+
+static void put_string(rio_t *r, const char *s, size_t len, bool compress) {
+    unsigned char b[5];
+    size_t n = encode_int(s, len, b);
+    if (n) {
+        rio_write(r, b, n);
+        return;
+    }
+    if (compress && len > RDB_LZF_MIN && put_lzf(r, s, len)) return;
+    put_len(r, len);
+    rio_write(r, s, len);
+}
+
+static void put_ll_string(rio_t *r, long long v) {
+    char buf[LP_INTBUF_SIZE];
+    int n = util_ll2str(buf, sizeof(buf), v);
+    put_string(r, buf, (size_t)n, false);
+}
+
+static void put_obj_string(rio_t *r, const robj *o, bool compress) {
+    char buf[LP_INTBUF_SIZE];
+    size_t len;
+    const char *s = obj_string_view(o, buf, sizeof(buf), &len);
+    put_string(r, s, len, compress);
+}
+
+static void put_lp_entries(rio_t *r, unsigned char *lp, bool compress) {
+    char buf[LP_INTBUF_SIZE];
+    for (unsigned char *p = lp_first(lp); p; p = lp_next(lp, p)) {
+        size_t len;
+        const unsigned char *s = lp_get_str(p, &len, buf);
+        put_string(r, (const char *)s, len, compress);
+    }
+}
+
+static void put_dict_keys(rio_t *r, dict *d, bool with_values, bool compress) {
+    dict_iter it;
+    dict_entry *de;
+    dict_iter_init(&it, d, false);
+    while ((de = dict_next(&it))) {
+        sds k = dict_get_key(d, de);
+        put_string(r, k, sds_len(k), compress);
+        if (with_values) {
+            sds v = dict_get_val(de);
+            put_string(r, v, sds_len(v), compress);
+        }
+    }
+    dict_iter_release(&it);
+}
+
+static void put_list(rio_t *r, robj *o, bool compress) {
+    if (o->encoding == OBJ_ENCODING_LISTPACK) {
+        put_len(r, lp_length(o->ptr));
+        put_lp_entries(r, o->ptr, compress);
+        return;
+    }
+    quicklist *ql = o->ptr;
+    put_len(r, ql_count(ql));
+    for (ql_node_t *n = ql->head; n; n = n->next) put_lp_entries(r, n->lp, compress);
+}
+
+static void put_set(rio_t *r, robj *o, bool compress) {
+    if (o->encoding == OBJ_ENCODING_INTSET) {
+        put_string(r, o->ptr, intset_blob_len(o->ptr), false);
+    } else if (o->encoding == OBJ_ENCODING_LISTPACK) {
+        put_len(r, lp_length(o->ptr));
+        put_lp_entries(r, o->ptr, compress);
+    } else {
+        put_len(r, dict_size((dict *)o->ptr));
+        put_dict_keys(r, o->ptr, false, compress);
+    }
+}
+
+static void put_zset(rio_t *r, robj *o, bool compress) {
+    put_len(r, zset_length(o));
+    zset_cursor_t cur;
+    for (zset_cursor_at_rank(&cur, o, 0, false); zset_cursor_valid(&cur); zset_cursor_next(&cur)) {
+        size_t len;
+        const char *m = zset_cursor_member(&cur, &len);
+        double score = zset_cursor_score(&cur);
+        put_string(r, m, len, compress);
+        uint64_t bits;
+        memcpy(&bits, &score, 8);
+        bits = htole64(bits);
+        rio_write(r, &bits, 8);
+    }
+}
+
+static void put_hash(rio_t *r, robj *o, bool compress) {
+    if (o->encoding == OBJ_ENCODING_LISTPACK) {
+        put_len(r, lp_length(o->ptr) / 2);
+        put_lp_entries(r, o->ptr, compress);
+    } else {
+        put_len(r, dict_size((dict *)o->ptr));
+        put_dict_keys(r, o->ptr, true, compress);
+    }
+}
+
+static int rdb_type_of(const robj *o) {
+    switch (o->type) {
+    case OBJ_STRING: return RDB_TYPE_STRING;
+    case OBJ_LIST: return RDB_TYPE_LIST;
+    case OBJ_SET: return o->encoding == OBJ_ENCODING_INTSET ? RDB_TYPE_SET_INTSET : RDB_TYPE_SET;
+    case OBJ_ZSET: return RDB_TYPE_ZSET_2;
+    case OBJ_HASH: return RDB_TYPE_HASH;
+    }
+    return -1;
+}
+
+static void put_key(rio_t *r, sds key, robj *val, long long expire, bool compress) {
+    if (expire >= 0) {
+        uint64_t le = htole64((uint64_t)expire);
+        put_u8(r, RDB_OPCODE_EXPIRETIME_MS);
+        rio_write(r, &le, 8);
+    }
+    put_u8(r, (unsigned)rdb_type_of(val));
+    put_string(r, key, sds_len(key), compress);
+    switch (val->type) {
+    case OBJ_STRING: put_obj_string(r, val, compress); break;
+    case OBJ_LIST: put_list(r, val, compress); break;
+    case OBJ_SET: put_set(r, val, compress); break;
+    case OBJ_ZSET: put_zset(r, val, compress); break;
+    case OBJ_HASH: put_hash(r, val, compress); break;
+    }
+}
+
+static void put_aux(rio_t *r, const char *name, const char *value) {
+    put_u8(r, RDB_OPCODE_AUX);
+    put_string(r, name, strlen(name), false);
+    put_string(r, value, strlen(value), false);
+}
+
+static void put_aux_ll(rio_t *r, const char *name, long long v) {
+    put_u8(r, RDB_OPCODE_AUX);
+    put_string(r, name, strlen(name), false);
+    put_ll_string(r, v);
+}
+
+static void put_db(rio_t *r, db_t *db, bool compress) {
+    put_u8(r, RDB_OPCODE_SELECTDB);
+    put_len(r, (uint64_t)db->id);
+    put_u8(r, RDB_OPCODE_RESIZEDB);
+    put_len(r, dict_size(db->keys));
+    put_len(r, dict_size(db->expires));
+    dict_iter it;
+    dict_entry *de;
+    dict_iter_init(&it, db->keys, false);
+    while ((de = dict_next(&it)) && !rio_error(r)) {
+        sds key = dict_get_key(db->keys, de);
+        dict_entry *ee = dict_size(db->expires) ? dict_find(db->expires, key) : NULL;
+        put_key(r, key, dict_get_val(de), ee ? dict_get_s64(ee) : -1, compress);
+    }
+    dict_iter_release(&it);
+}
+
+int rdb_write_dataset(server_t *srv, rio_t *r, const rdb_save_opts_t *opts) {
+    char magic[16];
+    snprintf(magic, sizeof(magic), "REDIS%04d", RDB_VERSION);
+    rio_write(r, magic, 9);
+    put_aux(r, "redis-ver", RL_REDIS_COMPAT_VERSION);
+    put_aux_ll(r, "redis-bits", (long long)sizeof(void *) * 8);
+    put_aux_ll(r, "ctime", (long long)time(NULL));
+    put_aux_ll(r, "used-mem", (long long)zmalloc_used_memory());
+    put_aux_ll(r, "aof-base", opts->aof_base ? 1 : 0);
+    for (int i = 0; i < srv->dbnum && !rio_error(r); i++)
+        if (dict_size(srv->dbs[i].keys)) put_db(r, &srv->dbs[i], opts->compress);
+    put_u8(r, RDB_OPCODE_EOF);
+    uint64_t crc = opts->checksum ? htole64(r->crc) : 0;
+    rio_write(r, &crc, 8);
+    return rio_flush(r);
+}
