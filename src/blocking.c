@@ -22,6 +22,7 @@
 #include "conn.h"
 #include "evloop.h"
 #include "keyspace.h"
+#include "persist.h"
 #include "reply.h"
 #include "util.h"
 #include "zset.h"
@@ -288,7 +289,10 @@ static void rerun(client_t *c, robj *key) {
     c->db = bs->db;
     c->cmd = bs->cmd;
     c->srv->mstime = util_mstime();
+    /* The served command changes the dataset now: the AOF must see it. */
+    long long dirty_before = c->srv->dirty;
     bs->cmd->proc(c);
+    persist_after_command(c, dirty_before);
     c->argv = NULL;
     c->argc = 0;
     c->cmd = NULL;

@@ -148,10 +148,11 @@ static void defrag_encoded(scan_ctx_t *cx, robj *o, sds key) {
  * object's (maybe new) address. */
 static robj *defrag_value(scan_ctx_t *cx, robj *o, sds key) {
     if (o->refcount != 1) return o;
-    size_t emb_off = (size_t)((char *)o->ptr - (char *)o);
+    bool emb = o->encoding == OBJ_ENCODING_EMBSTR;
+    size_t emb_off = emb ? (size_t)((char *)o->ptr - (char *)o) : 0;
     robj *n = offer(cx->df, o);
     if (n) {
-        if (n->encoding == OBJ_ENCODING_EMBSTR) n->ptr = (char *)n + emb_off;   /* string lives inside */
+        if (emb) n->ptr = (char *)n + emb_off;   /* the string lives inside the robj */
         o = n;
     }
     defrag_encoded(cx, o, key);

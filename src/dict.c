@@ -534,6 +534,31 @@ static unsigned long scan_step(dict *d, unsigned long v, dict_scan_fn *fn, dict_
     return v;
 }
 
+typedef struct scan_batch {
+    dict_entry **des;
+    size_t n, cap;
+} scan_batch;
+
+static void batch_collect(void *priv, const dict_entry *de) {
+    scan_batch *b = priv;
+    if (b->n == b->cap) {
+        b->cap = b->cap ? b->cap * 2 : 16;
+        b->des = zrealloc(b->des, sizeof(dict_entry *) * b->cap);
+    }
+    b->des[b->n++] = (dict_entry *)de;
+}
+
+unsigned long dict_scan_some(dict *d, unsigned long cursor, size_t count, dict_entry ***out, size_t *n) {
+    scan_batch b = {NULL, 0, 0};
+    size_t max_buckets = count * 10;
+    do {
+        cursor = dict_scan(d, cursor, batch_collect, &b);
+    } while (cursor && max_buckets-- && b.n < count);
+    *out = b.des;
+    *n = b.n;
+    return cursor;
+}
+
 unsigned long dict_scan(dict *d, unsigned long v, dict_scan_fn *fn, void *priv) {
     return scan_step(d, v, fn, NULL, priv);
 }

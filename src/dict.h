@@ -104,6 +104,12 @@ dict_entry *dict_random_entry(dict *d);
 /* Fill des with up to count entries from a random region; returns how many. */
 size_t dict_sample(dict *d, dict_entry **des, size_t count);
 unsigned long dict_scan(dict *d, unsigned long cursor, dict_scan_fn *fn, void *privdata);
+/* One SCAN command's worth of dict_scan: visit buckets from cursor until at
+ * least count entries were gathered, or 10*count buckets were seen (so a
+ * sparse table cannot make one call walk everything).  *out receives a
+ * zmalloc'd array of *n entries (caller frees it), valid until the dict is
+ * next modified.  Returns the next cursor (0 when the scan is complete). */
+unsigned long dict_scan_some(dict *d, unsigned long cursor, size_t count, dict_entry ***out, size_t *n);
 
 /* Active defrag (defrag.c): a scan step whose callback may move an entry.
  * It returns the entry's new address (the old one freed) or NULL if the

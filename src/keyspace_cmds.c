@@ -108,21 +108,6 @@ static void cmd_keys(client_t *c) {
     reply_set_deferred_array_len(c, slot, n);
 }
 
-typedef struct scan_ctx {
-    sds *keys;
-    size_t n, cap;
-    dict *d;
-} scan_ctx;
-
-static void scan_collect(void *priv, const dict_entry *de) {
-    scan_ctx *s = priv;
-    if (s->n == s->cap) {
-        s->cap = s->cap ? s->cap * 2 : 16;
-        s->keys = zrealloc(s->keys, sizeof(sds) * s->cap);
-    }
-    s->keys[s->n++] = dict_get_key(s->d, de);
-}
-
 /* Parse a SCAN cursor the way Redis does, with strtoul: a sign, leading
  * zeros and even an empty string (cursor 0) are accepted, "-1" wraps to the
  * largest cursor; leading spaces, trailing junk and overflow are not. */
@@ -163,33 +148,27 @@ static void cmd_scan(client_t *c) {
             return;
         }
     }
-    scan_ctx s = {NULL, 0, 0, c->db->keys};
-    /* Visit buckets until count keys are gathered; bounded so a sparse
-     * table cannot make one call walk everything. */
-    long long max_iter = count * 10;
-    do {
-        cursor = dict_scan(c->db->keys, cursor, scan_collect, &s);
-    } while (cursor && max_iter-- && s.n < (size_t)count);
+    dict_entry **des;
+    size_t found;
+    cursor = dict_scan_some(c->db->keys, cursor, (size_t)count, &des, &found);
     bool match_all = pat && sds_len(pat) == 1 && pat[0] == '*';
     reply_array_len(c, 2);
-    char buf[32];
-    snprintf(buf, sizeof(buf), "%lu", cursor);
-    reply_bulk_cstr(c, buf);
+    reply_scan_cursor(c, cursor);
     void *slot = reply_deferred_len(c);
     long n = 0;
-    for (size_t i = 0; i < s.n; i++) {
-        sds key = s.keys[i];
+    for (size_t i = 0; i < found; i++) {
+        sds key = dict_get_key(c->db->keys, des[i]);
         if (pat && !match_all && !util_glob_match(pat, sds_len(pat), key, sds_len(key), false)) continue;
         if (!key_is_live(c->db, key)) continue;
         if (type) {
-            robj *o = dict_fetch_value(c->db->keys, key);
+            robj *o = dict_get_val(des[i]);
             if (strcasecmp(type, obj_type_name(o->type)) != 0) continue;
         }
         reply_bulk(c, key, sds_len(key));
         n++;
     }
     reply_set_deferred_array_len(c, slot, n);
-    zfree(s.keys);
+    zfree(des);
 }
 
 static void cmd_randomkey(client_t *c) {

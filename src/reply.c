@@ -211,6 +211,12 @@ void reply_null_array(client_t *c) {
 }
 
 void reply_array_len(client_t *c, long n) { reply_header(c, '*', n); }
+
+void reply_scan_cursor(client_t *c, unsigned long cursor) {
+    char buf[32];
+    int n = snprintf(buf, sizeof(buf), "%lu", cursor);
+    reply_bulk(c, buf, (size_t)n);
+}
 /* pubsub.c: out-of-band data (messages, subscribe confirmations). */
 void reply_push_len(client_t *c, long n) { reply_header(c, c->resp >= 3 ? '>' : '*', n); }
 void reply_empty_array(client_t *c) { reply_raw(c, "*0\r\n", 4); }

@@ -49,6 +49,8 @@ void reply_verbatim(client_t *c, const char *p, size_t len, const char *ext);
 void reply_help(client_t *c, const char *cmdname, const char **lines);
 void reply_subcommand_syntax_error(client_t *c);
 void reply_empty_array(client_t *c);
+/* A SCAN-family cursor: a bulk string holding the unsigned number. */
+void reply_scan_cursor(client_t *c, unsigned long cursor);
 
 /* A length that is only known after the elements: reserve a slot, fill it
  * later.  The slot must be filled before the handler returns. */

@@ -539,22 +539,6 @@ static void cmd_hrandfield(client_t *c) {
 
 /* ------------------------------------------------------------ HSCAN */
 
-typedef struct hscan_ctx {
-    dict *d;
-    sds *items;                 /* field, value, field, value ... (borrowed) */
-    size_t n, cap;
-} hscan_ctx;
-
-static void hscan_collect(void *priv, const dict_entry *de) {
-    hscan_ctx *s = priv;
-    if (s->n + 2 > s->cap) {
-        s->cap = s->cap ? s->cap * 2 : 32;
-        s->items = zrealloc(s->items, sizeof(sds) * s->cap);
-    }
-    s->items[s->n++] = dict_get_key(s->d, de);
-    s->items[s->n++] = dict_get_val(de);
-}
-
 static void cmd_hscan(client_t *c) {
     coll_scan_args_t a;
     if (!coll_scan_parse_or_reply(c, &a)) return;
@@ -588,25 +572,21 @@ static void cmd_hscan(client_t *c) {
         reply_set_deferred_array_len(c, slot, n);
         return;
     }
-    hscan_ctx s = {o->ptr, NULL, 0, 0};
-    unsigned long cursor = a.cursor;
-    long long max_iter = a.count * 10;
-    do {
-        cursor = dict_scan(o->ptr, cursor, hscan_collect, &s);
-    } while (cursor && max_iter-- && s.n / 2 < (size_t)a.count);
-    char buf[32];
-    snprintf(buf, sizeof(buf), "%lu", cursor);
-    reply_bulk_cstr(c, buf);
+    dict_entry **des;
+    size_t found;
+    unsigned long cursor = dict_scan_some(o->ptr, a.cursor, (size_t)a.count, &des, &found);
+    reply_scan_cursor(c, cursor);
     void *slot = reply_deferred_len(c);
     long n = 0;
-    for (size_t i = 0; i < s.n; i += 2) {
-        if (!coll_scan_match(&a, s.items[i], sds_len(s.items[i]))) continue;
-        reply_bulk(c, s.items[i], sds_len(s.items[i]));
-        reply_bulk(c, s.items[i + 1], sds_len(s.items[i + 1]));
+    for (size_t i = 0; i < found; i++) {
+        sds f = dict_get_key(o->ptr, des[i]), v = dict_get_val(des[i]);
+        if (!coll_scan_match(&a, f, sds_len(f))) continue;
+        reply_bulk(c, f, sds_len(f));
+        reply_bulk(c, v, sds_len(v));
         n += 2;
     }
     reply_set_deferred_array_len(c, slot, n);
-    zfree(s.items);
+    zfree(des);
 }
 
 command_t hash_commands[] = {

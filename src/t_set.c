@@ -668,20 +668,6 @@ static void cmd_sdiffstore(client_t *c) { sunion_diff_generic(c, 2, c->argc - 2,
 
 /* ------------------------------------------------------------ SSCAN */
 
-typedef struct sscan_ctx {
-    dict *d;
-    sds *keys;                  /* borrowed from the dict */
-    size_t n, cap;
-} sscan_ctx;
-
-static void sscan_collect(void *priv, const dict_entry *de) {
-    sscan_ctx *s = priv;
-    if (s->n == s->cap) {
-        s->cap = s->cap ? s->cap * 2 : 16;
-        s->keys = zrealloc(s->keys, sizeof(sds) * s->cap);
-    }
-    s->keys[s->n++] = dict_get_key(s->d, de);
-}
 
 static void cmd_sscan(client_t *c) {
     coll_scan_args_t a;
@@ -713,24 +699,20 @@ static void cmd_sscan(client_t *c) {
         reply_set_deferred_array_len(c, slot, n);
         return;
     }
-    sscan_ctx s = {o->ptr, NULL, 0, 0};
-    unsigned long cursor = a.cursor;
-    long long max_iter = a.count * 10;
-    do {
-        cursor = dict_scan(o->ptr, cursor, sscan_collect, &s);
-    } while (cursor && max_iter-- && s.n < (size_t)a.count);
-    char buf[32];
-    snprintf(buf, sizeof(buf), "%lu", cursor);
-    reply_bulk_cstr(c, buf);
+    dict_entry **des;
+    size_t found;
+    unsigned long cursor = dict_scan_some(o->ptr, a.cursor, (size_t)a.count, &des, &found);
+    reply_scan_cursor(c, cursor);
     void *slot = reply_deferred_len(c);
     long n = 0;
-    for (size_t i = 0; i < s.n; i++) {
-        if (!coll_scan_match(&a, s.keys[i], sds_len(s.keys[i]))) continue;
-        reply_bulk(c, s.keys[i], sds_len(s.keys[i]));
+    for (size_t i = 0; i < found; i++) {
+        sds m = dict_get_key(o->ptr, des[i]);
+        if (!coll_scan_match(&a, m, sds_len(m))) continue;
+        reply_bulk(c, m, sds_len(m));
         n++;
     }
     reply_set_deferred_array_len(c, slot, n);
-    zfree(s.keys);
+    zfree(des);
 }
 
 command_t set_commands[] = {

@@ -916,24 +916,6 @@ static void cmd_zdiffstore(client_t *c) { zop_generic(c, 2, c->argv[1], ZOP_DIFF
 
 /* ------------------------------------------------------------ ZSCAN */
 
-typedef struct zscan_ctx {
-    dict *d;
-    sds *keys;                  /* borrowed */
-    double *scores;
-    size_t n, cap;
-} zscan_ctx;
-
-static void zscan_collect(void *priv, const dict_entry *de) {
-    zscan_ctx *s = priv;
-    if (s->n == s->cap) {
-        s->cap = s->cap ? s->cap * 2 : 16;
-        s->keys = zrealloc(s->keys, sizeof(sds) * s->cap);
-        s->scores = zrealloc(s->scores, sizeof(double) * s->cap);
-    }
-    s->keys[s->n] = dict_get_key(s->d, de);
-    s->scores[s->n++] = dict_get_double(de);
-}
-
 /* Scores in ZSCAN are bulk strings in every protocol, as in Redis. */
 static void reply_score_bulk(client_t *c, double score) {
     char buf[64];
@@ -970,26 +952,21 @@ static void cmd_zscan(client_t *c) {
         return;
     }
     zset_t *zs = o->ptr;
-    zscan_ctx s = {zs->dict, NULL, NULL, 0, 0};
-    unsigned long cursor = a.cursor;
-    long long max_iter = a.count * 10;
-    do {
-        cursor = dict_scan(zs->dict, cursor, zscan_collect, &s);
-    } while (cursor && max_iter-- && s.n < (size_t)a.count);
-    char buf[32];
-    snprintf(buf, sizeof(buf), "%lu", cursor);
-    reply_bulk_cstr(c, buf);
+    dict_entry **des;
+    size_t found;
+    unsigned long cursor = dict_scan_some(zs->dict, a.cursor, (size_t)a.count, &des, &found);
+    reply_scan_cursor(c, cursor);
     void *slot = reply_deferred_len(c);
     long n = 0;
-    for (size_t i = 0; i < s.n; i++) {
-        if (!coll_scan_match(&a, s.keys[i], sds_len(s.keys[i]))) continue;
-        reply_bulk(c, s.keys[i], sds_len(s.keys[i]));
-        reply_score_bulk(c, s.scores[i]);
+    for (size_t i = 0; i < found; i++) {
+        sds m = dict_get_key(zs->dict, des[i]);
+        if (!coll_scan_match(&a, m, sds_len(m))) continue;
+        reply_bulk(c, m, sds_len(m));
+        reply_score_bulk(c, dict_get_double(des[i]));
         n += 2;
     }
     reply_set_deferred_array_len(c, slot, n);
-    zfree(s.keys);
-    zfree(s.scores);
+    zfree(des);
 }
 
 command_t zset_commands[] = {

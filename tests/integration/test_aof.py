@@ -174,3 +174,25 @@ def test_auto_rewrite(start_server):
     assert wait_info(r, "persistence", "aof_rewrites", 1, timeout=5) or r.info("persistence")["aof_rewrites"] >= 1
     assert "Starting automatic rewriting of AOF" in s.read_log()
     assert os.path.getsize(aof_path(s)) < 2000 * 40
+
+
+def test_served_blocking_pop_is_logged(start_server):
+    """A BLPOP served later by another client's push changes the dataset at
+    serve time: the AOF must hold it, or a reload resurrects the element."""
+    s = start_server(args=AOF)
+    waiter = s.client()
+    result = {}
+    t = threading.Thread(target=lambda: result.update(v=waiter.blpop("q", timeout=5)))
+    t.start()
+    pusher = s.client()
+    for _ in range(100):
+        if pusher.info("clients")["blocked_clients"] == 1:
+            break
+        time.sleep(0.02)
+    pusher.rpush("q", "only")
+    t.join()
+    assert result["v"] == ("q", "only")
+    assert pusher.exists("q") == 0
+    s.stop()
+    s2 = start_server(args=AOF + ("--dir", s.dir))
+    assert s2.client().exists("q") == 0, "the served pop must survive a restart"
