@@ -197,5 +197,6 @@ def test_memory_usage_by_encoding(r):
     r.sadd("ht", *["m%d" % i for i in range(1000)])
     assert r.object("encoding", "ints") == "intset" and r.object("encoding", "lp") == "listpack"
     ints, lp, ht = r.memory_usage("ints"), r.memory_usage("lp"), r.memory_usage("ht", samples=0)
-    assert 16 < ints < lp < 500
+    # Allocator size classes can round both to the same size (glibc does).
+    assert 16 < ints <= lp < 500
     assert ht > 1000 * 16
