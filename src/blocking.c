@@ -22,6 +22,7 @@
 #include "conn.h"
 #include "evloop.h"
 #include "keyspace.h"
+#include "notify.h"
 #include "persist.h"
 #include "reply.h"
 #include "util.h"
@@ -360,8 +361,14 @@ static void bzpop_reply(client_t *c, robj *key, robj *o, bool max, long long cou
         reply_bulk_sds_take(c, member);
         reply_double(c, score);
     }
-    if (zset_length(o) == 0) db_delete(c->db, key);
-    else db_signal_modified(c->db, key);
+    /* The pop's event, then "del" if it emptied the key: Redis's order. */
+    notify_keyspace_event(c->srv, NOTIFY_ZSET, max ? "zpopmax" : "zpopmin", key, c->db->id);
+    if (zset_length(o) == 0) {
+        db_delete(c->db, key);
+        notify_keyspace_event(c->srv, NOTIFY_GENERIC, "del", key, c->db->id);
+    } else {
+        db_signal_modified(c->db, key);
+    }
 }
 
 /* Serve from the first non-empty zset among c->argv[first..first+nkeys)

@@ -7,7 +7,8 @@
  * embedded in the entries and whose values are sds.  A hash only ever goes
  * from listpack to hashtable (never back), as in Redis.
  * Callers: the command table (commands.c) and obj_mem_usage/obj_decref via
- * the ops registered from commands_init() (hash_type_ops). */
+ * the ops registered from commands_init() (hash_type_ops).  Writes publish
+ * Redis 7.0's keyspace events (notify.h): hset, hdel, hincrby, ... */
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include "dict.h"
 #include "keyspace.h"
 #include "listpack.h"
+#include "notify.h"
 #include "reply.h"
 #include "t_coll.h"
 #include "util.h"
@@ -262,6 +264,7 @@ static void hset_generic(client_t *c, bool reply_count) {
         created += hash_set(c, o, f, sds_len(f), v, sds_len(v));
     }
     db_signal_modified(c->db, c->argv[1]);
+    notify_keyspace_event(c->srv, NOTIFY_HASH, "hset", c->argv[1], c->db->id);   /* even if no field is new */
     if (reply_count) reply_ll(c, created);
     else reply_ok(c);
 }
@@ -280,6 +283,7 @@ static void cmd_hsetnx(client_t *c) {
     sds f = c->argv[2]->ptr, v = c->argv[3]->ptr;
     hash_set(c, o, f, sds_len(f), v, sds_len(v));
     db_signal_modified(c->db, c->argv[1]);
+    notify_keyspace_event(c->srv, NOTIFY_HASH, "hset", c->argv[1], c->db->id);   /* Redis's name for it */
     reply_ll(c, 1);
 }
 
@@ -319,8 +323,13 @@ static void cmd_hdel(client_t *c) {
         deleted++;
         emptied = hash_len(o) == 0;
     }
-    if (emptied) db_delete(c->db, c->argv[1]);   /* frees o */
-    else if (deleted) db_signal_modified(c->db, c->argv[1]);
+    if (deleted) notify_keyspace_event(c->srv, NOTIFY_HASH, "hdel", c->argv[1], c->db->id);
+    if (emptied) {
+        db_delete(c->db, c->argv[1]);   /* frees o */
+        notify_keyspace_event(c->srv, NOTIFY_GENERIC, "del", c->argv[1], c->db->id);
+    } else if (deleted) {
+        db_signal_modified(c->db, c->argv[1]);
+    }
     reply_ll(c, deleted);
 }
 
@@ -407,6 +416,7 @@ static void cmd_hincrby(client_t *c) {
     hash_try_convert_args(c, o, 2, 2);
     hash_set(c, o, f, sds_len(f), out, (size_t)n);
     db_signal_modified(c->db, c->argv[1]);
+    notify_keyspace_event(c->srv, NOTIFY_HASH, "hincrby", c->argv[1], c->db->id);
     reply_ll(c, v);
 }
 
@@ -440,6 +450,7 @@ static void cmd_hincrbyfloat(client_t *c) {
     hash_try_convert_args(c, o, 2, 2);
     hash_set(c, o, f, sds_len(f), out, (size_t)n);
     db_signal_modified(c->db, c->argv[1]);
+    notify_keyspace_event(c->srv, NOTIFY_HASH, "hincrbyfloat", c->argv[1], c->db->id);
     reply_bulk(c, out, (size_t)n);
 }
 

@@ -9,7 +9,8 @@
  * Empty lists never exist: the command that empties one deletes the key.
  * Blocking commands that find nothing ask blocking.c to block; when a key
  * is pushed to, blocking.c re-runs them with blocking_ready_key() set, and
- * the same code serves them. */
+ * the same code serves them.  Every change publishes the keyspace event
+ * Redis 7.0 names for it (notify.h), then "del" if it emptied the key. */
 #include <limits.h>
 #include <string.h>
 
@@ -17,6 +18,7 @@
 #include "commands.h"
 #include "keyspace.h"
 #include "listpack.h"
+#include "notify.h"
 #include "quicklist.h"
 #include "reply.h"
 #include "util.h"
@@ -212,11 +214,18 @@ static void list_insert(robj *o, list_entry_t *e, robj *v, int where) {
     else ql_insert_after(o->ptr, &e->qe, s, len);
 }
 
-/* After removing values from the list at key: delete it when empty, else
- * maybe go back to a listpack; either way the key was modified. */
-static void list_after_remove(client_t *c, robj *key, robj *o) {
+/* The events a push or pop at one end publishes, as Redis names them. */
+static const char *push_event(int where) { return where == LIST_HEAD ? "lpush" : "rpush"; }
+static const char *pop_event(int where) { return where == LIST_HEAD ? "lpop" : "rpop"; }
+
+/* After removing values from the list at key: publish `event`, then
+ * delete the key when empty (publishing "del" after it, the order Redis
+ * keeps) or maybe go back to a listpack; either way the key was modified. */
+static void list_after_remove(client_t *c, robj *key, robj *o, const char *event) {
+    notify_keyspace_event(c->srv, NOTIFY_LIST, event, key, c->db->id);
     if (list_len(o) == 0) {
         db_delete(c->db, key);
+        notify_keyspace_event(c->srv, NOTIFY_GENERIC, "del", key, c->db->id);
         return;
     }
     list_shrink_check(c->srv, o);
@@ -275,6 +284,7 @@ static void push_generic(client_t *c, int where, bool only_existing) {
     list_grow_check(c->srv, o, c->argv + 2, c->argc - 2);
     for (int j = 2; j < c->argc; j++) list_push(o, c->argv[j], where);
     if (!created) db_signal_modified(c->db, c->argv[1]);
+    notify_keyspace_event(c->srv, NOTIFY_LIST, push_event(where), c->argv[1], c->db->id);
     reply_ll(c, (long long)list_len(o));
 }
 
@@ -321,7 +331,7 @@ static void pop_generic(client_t *c, int where) {
         reply_bulk_obj(c, v);
         obj_decref(v);
     }
-    list_after_remove(c, c->argv[1], o);
+    list_after_remove(c, c->argv[1], o, pop_event(where));
 }
 
 static void cmd_lpop(client_t *c) { pop_generic(c, LIST_HEAD); }
@@ -339,7 +349,7 @@ static bool mpop_serve(client_t *c, robj **keys, int nkeys, int where, long long
         reply_array_len(c, 2);
         reply_bulk_obj(c, keys[j]);
         pop_range_reply(c, o, where, count);
-        list_after_remove(c, keys[j], o);
+        list_after_remove(c, keys[j], o, pop_event(where));
         return true;
     }
     return false;
@@ -537,6 +547,7 @@ static void cmd_lset(client_t *c) {
     }
     list_shrink_check(c->srv, o);   /* a big value may have been replaced by a small one */
     db_signal_modified(c->db, c->argv[1]);
+    notify_keyspace_event(c->srv, NOTIFY_LIST, "lset", c->argv[1], c->db->id);
     reply_ok(c);
 }
 
@@ -574,6 +585,7 @@ static void cmd_linsert(client_t *c) {
         return;
     }
     db_signal_modified(c->db, c->argv[1]);
+    notify_keyspace_event(c->srv, NOTIFY_LIST, "linsert", c->argv[1], c->db->id);
     reply_ll(c, (long long)list_len(o));
 }
 
@@ -602,7 +614,7 @@ static void cmd_lrem(client_t *c) {
         if (todo && (unsigned long long)removed == todo) break;
     }
     list_iter_release(&it);
-    if (removed) list_after_remove(c, c->argv[1], o);
+    if (removed) list_after_remove(c, c->argv[1], o, "lrem");
     reply_ll(c, removed);
 }
 
@@ -636,14 +648,16 @@ static void cmd_ltrim(client_t *c) {
         if (ltrim) ql_del_range(o->ptr, 0, (unsigned long)ltrim);
         if (rtrim) ql_del_range(o->ptr, (long)-rtrim, (unsigned long)rtrim);
     }
-    list_after_remove(c, c->argv[1], o);
+    list_after_remove(c, c->argv[1], o, "ltrim");   /* published even if nothing went */
     reply_ok(c);
 }
 
 /* ------------------------------------------------------------ moving */
 
 /* Pop from the list src (at argv[1], existing) and push to argv[2]; reply
- * the value.  The destination's type is checked before anything moves. */
+ * the value.  The destination's type is checked before anything moves.
+ * Events, in Redis's order: the push on the destination, then the pop on
+ * the source (and its "del" when emptied). */
 static void move_generic(client_t *c, robj *src, int from, int to) {
     bool ok;
     robj *dst = lookup_list_write(c, c->argv[2], &ok);
@@ -657,9 +671,10 @@ static void move_generic(client_t *c, robj *src, int from, int to) {
     }
     list_grow_check(c->srv, dst, &v, 1);
     list_push(dst, v, to);
+    notify_keyspace_event(c->srv, NOTIFY_LIST, push_event(to), c->argv[2], c->db->id);
     reply_bulk_obj(c, v);
     obj_decref(v);
-    list_after_remove(c, c->argv[1], src);   /* src == dst: it is not empty */
+    list_after_remove(c, c->argv[1], src, pop_event(from));   /* src == dst: it is not empty */
 }
 
 static void lmove_generic(client_t *c, int from, int to) {
@@ -717,7 +732,7 @@ static void bpop_generic(client_t *c, int where) {
         reply_bulk_obj(c, keys[j]);
         reply_bulk_obj(c, v);
         obj_decref(v);
-        list_after_remove(c, keys[j], o);
+        list_after_remove(c, keys[j], o, pop_event(where));
         return;
     }
     block_or_timeout(c, 1, c->argc - 2, timeout, false);

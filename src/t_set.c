@@ -11,7 +11,8 @@
  * (SINTER, SUNION, SDIFF and their STORE forms) builds its result as a new
  * set starting from an intset, so results get the encoding they need.
  * Callers: the command table (commands.c) and obj_* through the ops
- * registered from commands_init() (set_type_ops). */
+ * registered from commands_init() (set_type_ops).  Writes publish Redis
+ * 7.0's keyspace events (notify.h), "del" last when a key goes. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@
 #include "intset.h"
 #include "keyspace.h"
 #include "listpack.h"
+#include "notify.h"
 #include "reply.h"
 #include "t_coll.h"
 #include "util.h"
@@ -321,6 +323,13 @@ static void reply_set_members(client_t *c, robj *o) {
 
 /* ------------------------------------------------------------ commands */
 
+/* Remove the set at key, which a command just emptied, and publish "del"
+ * (after the command's own event, as Redis does). */
+static void set_delete_emptied(client_t *c, robj *key) {
+    db_delete(c->db, key);
+    notify_keyspace_event(c->srv, NOTIFY_GENERIC, "del", key, c->db->id);
+}
+
 static void cmd_sadd(client_t *c) {
     bool err;
     robj *o = set_lookup(c, c->argv[1], true, &err);
@@ -332,7 +341,10 @@ static void cmd_sadd(client_t *c) {
     }
     long long added = 0;
     for (int j = 2; j < c->argc; j++) added += set_add(&l, o, c->argv[j]->ptr, sds_len(c->argv[j]->ptr));
-    if (added) db_signal_modified(c->db, c->argv[1]);
+    if (added) {
+        db_signal_modified(c->db, c->argv[1]);
+        notify_keyspace_event(c->srv, NOTIFY_SET, "sadd", c->argv[1], c->db->id);
+    }
     reply_ll(c, added);
 }
 
@@ -351,7 +363,8 @@ static void cmd_srem(client_t *c) {
         removed++;
         emptied = set_size(o) == 0;
     }
-    if (emptied) db_delete(c->db, c->argv[1]);
+    if (removed) notify_keyspace_event(c->srv, NOTIFY_SET, "srem", c->argv[1], c->db->id);
+    if (emptied) set_delete_emptied(c, c->argv[1]);
     else if (removed) db_signal_modified(c->db, c->argv[1]);
     reply_ll(c, removed);
 }
@@ -402,14 +415,20 @@ static void cmd_smove(client_t *c) {
         reply_ll(c, 0);
         return;
     }
-    if (set_size(src) == 0) db_delete(c->db, c->argv[1]);
+    /* Events: srem (and del) on the source, then sadd on the destination
+     * unless it had the member already. */
+    notify_keyspace_event(c->srv, NOTIFY_SET, "srem", c->argv[1], c->db->id);
+    if (set_size(src) == 0) set_delete_emptied(c, c->argv[1]);
     else db_signal_modified(c->db, c->argv[1]);
     set_limits_t l = set_limits(c);
     if (!dst) {
         dst = set_create_for(&l, ele, sds_len(ele));
         db_add(c->db, c->argv[2], dst);
     }
-    if (set_add(&l, dst, ele, sds_len(ele))) db_signal_modified(c->db, c->argv[2]);
+    if (set_add(&l, dst, ele, sds_len(ele))) {
+        db_signal_modified(c->db, c->argv[2]);
+        notify_keyspace_event(c->srv, NOTIFY_SET, "sadd", c->argv[2], c->db->id);
+    }
     reply_ll(c, 1);
 }
 
@@ -426,9 +445,10 @@ static void spop_with_count(client_t *c) {
         return;
     }
     unsigned long size = set_size(o);
+    notify_keyspace_event(c->srv, NOTIFY_SET, "spop", c->argv[1], c->db->id);
     if ((unsigned long long)count >= size) {
         reply_set_members(c, o);
-        db_delete(c->db, c->argv[1]);
+        set_delete_emptied(c, c->argv[1]);
         return;
     }
     /* Pop one random member at a time: removal keeps later draws distinct. */
@@ -460,7 +480,8 @@ static void cmd_spop(client_t *c) {
     sds m = set_random_member(o);
     set_remove(o, m, sds_len(m));
     reply_bulk_sds_take(c, m);
-    if (set_size(o) == 0) db_delete(c->db, c->argv[1]);
+    notify_keyspace_event(c->srv, NOTIFY_SET, "spop", c->argv[1], c->db->id);
+    if (set_size(o) == 0) set_delete_emptied(c, c->argv[1]);
     else db_signal_modified(c->db, c->argv[1]);
 }
 
@@ -553,15 +574,23 @@ static int cmp_set_size(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-/* Store result at dstkey (taking it) or delete dstkey when it is empty;
- * replies with the cardinality. */
-static void set_store_result(client_t *c, robj *dstkey, robj *result) {
+/* An empty result of a STORE command: dstkey goes, and "del" is published
+ * only if there was something to delete. */
+static void set_store_nothing(client_t *c, robj *dstkey) {
+    if (db_delete(c->db, dstkey)) notify_keyspace_event(c->srv, NOTIFY_GENERIC, "del", dstkey, c->db->id);
+}
+
+/* Store result at dstkey (taking it) and publish `event` ("sinterstore"
+ * ...), or delete dstkey when the result is empty; replies with the
+ * cardinality. */
+static void set_store_result(client_t *c, robj *dstkey, robj *result, const char *event) {
     long long n = (long long)set_size(result);
     if (n == 0) {
         obj_decref(result);
-        db_delete(c->db, dstkey);
+        set_store_nothing(c, dstkey);
     } else {
         db_set_key(c->db, dstkey, result, false);
+        notify_keyspace_event(c->srv, NOTIFY_SET, event, dstkey, c->db->id);
     }
     reply_ll(c, n);
 }
@@ -578,7 +607,7 @@ static void sinter_generic(client_t *c, int first, int n, robj *dstkey, sinter_m
     if (any_missing) {
         zfree(sets);
         if (mode == SINTER_STORE) {
-            db_delete(c->db, dstkey);
+            set_store_nothing(c, dstkey);
             reply_ll(c, 0);
         } else if (mode == SINTER_CARD) {
             reply_ll(c, 0);
@@ -609,7 +638,7 @@ static void sinter_generic(client_t *c, int first, int n, robj *dstkey, sinter_m
     zfree(sets);
     if (mode == SINTER_REPLY) reply_set_deferred_set_len(c, slot, (long)card);
     else if (mode == SINTER_CARD) reply_ll(c, card);
-    else set_store_result(c, dstkey, result);
+    else set_store_result(c, dstkey, result, "sinterstore");
 }
 
 static void cmd_sinter(client_t *c) { sinter_generic(c, 1, c->argc - 1, NULL, SINTER_REPLY, 0); }
@@ -654,7 +683,7 @@ static void sunion_diff_generic(client_t *c, int first, int n, robj *dstkey, boo
     }
     zfree(sets);
     if (dstkey) {
-        set_store_result(c, dstkey, result);
+        set_store_result(c, dstkey, result, diff ? "sdiffstore" : "sunionstore");
         return;
     }
     reply_set_members(c, result);

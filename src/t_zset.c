@@ -5,7 +5,8 @@
  * Redis.  Scores are replied with reply_double (%.17g; RESP3 doubles);
  * WITHSCORES pairs are flat in RESP2 and [member, score] arrays in RESP3.
  * The blocking BZPOP* commands live with the blocking machinery, not here.
- * Callers: the command table (commands.c). */
+ * Writes publish Redis 7.0's keyspace events (notify.h), "del" last when
+ * a key goes.  Callers: the command table (commands.c). */
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 
 #include "commands.h"
 #include "keyspace.h"
+#include "notify.h"
 #include "reply.h"
 #include "t_coll.h"
 #include "util.h"
@@ -44,10 +46,30 @@ static bool get_score_or_reply(client_t *c, robj *arg, double *out, const char *
     return true;
 }
 
-/* Delete key when o became empty, else signal the change. */
-static void zset_after_write(client_t *c, robj *key, robj *o, bool changed) {
-    if (zset_length(o) == 0) db_delete(c->db, key);
-    else if (changed) db_signal_modified(c->db, key);
+/* After removals from the zset o at key: publish `event` (NULL: nothing
+ * changed), then delete the key when empty and publish "del" after it, as
+ * Redis orders them; else signal the change. */
+static void zset_after_write(client_t *c, robj *key, robj *o, const char *event) {
+    if (event) notify_keyspace_event(c->srv, NOTIFY_ZSET, event, key, c->db->id);
+    if (zset_length(o) == 0) {
+        db_delete(c->db, key);
+        notify_keyspace_event(c->srv, NOTIFY_GENERIC, "del", key, c->db->id);
+    } else if (event) {
+        db_signal_modified(c->db, key);
+    }
+}
+
+/* A STORE command's destination: store dst there (taking it) and publish
+ * `event`, or, for an empty result, delete dstkey and publish "del" if
+ * something was there. */
+static void zset_store(client_t *c, robj *dstkey, robj *dst, const char *event) {
+    if (zset_length(dst)) {
+        db_set_key(c->db, dstkey, dst, false);
+        notify_keyspace_event(c->srv, NOTIFY_ZSET, event, dstkey, c->db->id);
+        return;
+    }
+    obj_decref(dst);
+    if (db_delete(c->db, dstkey)) notify_keyspace_event(c->srv, NOTIFY_GENERIC, "del", dstkey, c->db->id);
 }
 
 /* ------------------------------------------------------------ ZADD / ZINCRBY */
@@ -114,7 +136,10 @@ static void zadd_generic(client_t *c, int in) {
         processed += !(out & ZADD_OUT_NOP);
         score = newscore;
     }
-    if (added + updated) db_signal_modified(c->db, c->argv[1]);
+    if (added + updated) {
+        db_signal_modified(c->db, c->argv[1]);
+        notify_keyspace_event(c->srv, NOTIFY_ZSET, incr ? "zincr" : "zadd", c->argv[1], c->db->id);
+    }
 reply:
     if (incr) {
         if (processed) reply_double(c, score);
@@ -149,6 +174,9 @@ static void cmd_zincrby(client_t *c) {
         return;
     }
     db_signal_modified(c->db, c->argv[1]);
+    /* An increment that leaves the score as it was publishes nothing. */
+    if (out & (ZADD_OUT_ADDED | ZADD_OUT_UPDATED))
+        notify_keyspace_event(c->srv, NOTIFY_ZSET, "zincr", c->argv[1], c->db->id);
     reply_double(c, newscore);
 }
 
@@ -165,7 +193,7 @@ static void cmd_zrem(client_t *c) {
     long long removed = 0;
     for (int j = 2; j < c->argc && zset_length(o) > 0; j++)
         removed += zset_delete(o, c->argv[j]->ptr, sds_len(c->argv[j]->ptr));
-    zset_after_write(c, c->argv[1], o, removed > 0);
+    zset_after_write(c, c->argv[1], o, removed > 0 ? "zrem" : NULL);
     reply_ll(c, removed);
 }
 
@@ -328,12 +356,7 @@ static void zout_finish(zrange_out_t *out) {
             reply_set_deferred_array_len(c, out->slot, out->withscores && c->resp == 2 ? out->count * 2 : out->count);
         return;
     }
-    if (out->count) {
-        db_set_key(c->db, out->dstkey, out->dst, false);
-    } else {
-        obj_decref(out->dst);
-        db_delete(c->db, out->dstkey);
-    }
+    zset_store(c, out->dstkey, out->dst, "zrangestore");   /* only ZRANGESTORE has a dstkey here */
     reply_ll(c, out->count);
 }
 
@@ -528,7 +551,9 @@ static void zremrange_generic(client_t *c, int type) {
     } else {
         removed = zset_delete_range_by_lex(o, &lex);
     }
-    zset_after_write(c, c->argv[1], o, removed > 0);
+    static const char *const events[] = {[ZR_RANK] = "zremrangebyrank", [ZR_SCORE] = "zremrangebyscore",
+                                         [ZR_LEX] = "zremrangebylex"};
+    zset_after_write(c, c->argv[1], o, removed > 0 ? events[type] : NULL);
     reply_ll(c, (long long)removed);
 done:
     if (type == ZR_LEX) zsl_free_lex_range(&lex);
@@ -581,7 +606,7 @@ static void zpop_generic(client_t *c, robj **keys, int nkeys, bool max, bool emi
         reply_bulk_sds_take(c, copy);
         reply_double(c, s);
     }
-    zset_after_write(c, key, o, true);
+    zset_after_write(c, key, o, max ? "zpopmax" : "zpopmin");
 }
 
 static void zpopminmax(client_t *c, bool max) {
@@ -892,11 +917,10 @@ static void zop_generic(client_t *c, int numkeys_idx, robj *dstkey, int op) {
         if (len) {
             zset_limits_t l = zset_limits(c);
             zset_convert_to_listpack_if_fits(acc.dst, &l, acc.maxlen, acc.totlen);
-            db_set_key(c->db, dstkey, acc.dst, false);
-        } else {
-            obj_decref(acc.dst);
-            db_delete(c->db, dstkey);
         }
+        static const char *const events[] = {[ZOP_UNION] = "zunionstore", [ZOP_INTER] = "zinterstore",
+                                             [ZOP_DIFF] = "zdiffstore"};
+        zset_store(c, dstkey, acc.dst, events[op]);
         reply_ll(c, len);
         goto done;
     }
