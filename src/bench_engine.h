@@ -1,8 +1,8 @@
 /* bench_engine.h: runs one test: threads, connections, the event loops.
  *
  * bench_engine_run() splits -c connections over --threads workers, each with
- * its own epoll loop and histogram (no locks on the hot path), waits for all
- * of them and merges their results.  Workers publish live counters that the
+ * its own event loop (io_uring, or epoll as the fallback) and histogram (no
+ * locks on the hot path), waits for all of them and merges their results.  Workers publish live counters that the
  * progress line and the memory sampler read with relaxed atomics.  Called by
  * main once per test. */
 #ifndef RL_BENCH_ENGINE_H
@@ -24,7 +24,8 @@ typedef struct bench_result {
     uint64_t kind_count[BENCH_MAX_CMDS];   /* replies per template (mixed tests) */
     char first_error[160];      /* text of the first error reply */
     double seconds;             /* first send .. last reply */
-    int clients, threads;       /* as actually used */
+    int clients, threads;       /* as actually used (clients <= -n) */
+    const char *engine;         /* "io_uring" or "epoll" */
     double cpu_user, cpu_sys;   /* this process's CPU seconds during the test */
     hist_t *hist;               /* latency in ns; caller frees */
 } bench_result_t;

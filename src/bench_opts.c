@@ -54,6 +54,9 @@ static void opts_usage(void)
 "                    32:60,1024:30,16384:10\n"
 " --json <file>      Write every figure and the latency distribution\n"
 " --memory-sample <file>  Poll INFO memory once a second into a CSV file\n"
+" --engine <e>       auto|uring|epoll: how sockets are driven (default auto:\n"
+"                    io_uring when the kernel allows it and\n"
+"                    RL_BENCH_NO_IO_URING is unset, else epoll)\n"
 " --help, --version\n");
 }
 
@@ -227,7 +230,12 @@ static int opts_with_value(bench_opts_t *o, const char *opt, const char *v)
     else if (!strcmp(opt, "--data-size-list")) { if (opts_size_list(o, v) < 0) return -1; }
     else if (!strcmp(opt, "--json")) o->json_path = v;
     else if (!strcmp(opt, "--memory-sample")) o->memsample_path = v;
-    else if (!strcmp(opt, "--key-pattern")) {
+    else if (!strcmp(opt, "--engine")) {
+        if (!strcmp(v, "auto")) o->engine = BENCH_ENGINE_AUTO;
+        else if (!strcmp(v, "uring") || !strcmp(v, "io_uring")) o->engine = BENCH_ENGINE_URING;
+        else if (!strcmp(v, "epoll")) o->engine = BENCH_ENGINE_EPOLL;
+        else return -1;
+    } else if (!strcmp(opt, "--key-pattern")) {
         if (!strcmp(v, "uniform")) o->keypat = BENCH_KEYS_UNIFORM;
         else if (!strcmp(v, "sequential")) o->keypat = BENCH_KEYS_SEQUENTIAL;
         else if (!strcmp(v, "gaussian")) o->keypat = BENCH_KEYS_GAUSSIAN;

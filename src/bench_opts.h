@@ -2,7 +2,8 @@
  *
  * bench_opts_parse() fills a bench_opts_t from argv with redis-benchmark's
  * option names and defaults plus our extensions (--duration, --rate, --ratio,
- * --key-pattern, --data-size, --data-size-list, --json, --memory-sample).
+ * --key-pattern, --data-size, --data-size-list, --json, --memory-sample,
+ * --engine).
  * Called once by main; everything else only reads the struct. */
 #ifndef RL_BENCH_OPTS_H
 #define RL_BENCH_OPTS_H
@@ -15,6 +16,12 @@ typedef enum {
     BENCH_KEYS_GAUSSIAN,
     BENCH_KEYS_ZIPF
 } bench_keypat_t;
+
+typedef enum {
+    BENCH_ENGINE_AUTO,       /* io_uring when the kernel allows it, else epoll */
+    BENCH_ENGINE_URING,
+    BENCH_ENGINE_EPOLL
+} bench_engine_kind_t;
 
 #define BENCH_MAX_SIZES 32
 #define BENCH_MAX_THREADS 64
@@ -57,6 +64,7 @@ typedef struct bench_opts {
     int dlist_len;
     const char *json_path;   /* --json FILE */
     const char *memsample_path;  /* --memory-sample FILE */
+    bench_engine_kind_t engine;  /* --engine auto|uring|epoll */
     char **custom_argv;      /* trailing command, borrowed from argv */
     int custom_argc;
 } bench_opts_t;

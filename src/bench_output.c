@@ -103,7 +103,10 @@ static void out_full(const bench_opts_t *o, const bench_hostconf_t *hc, const be
     int d = o->precision;
     printf("====== %s ======\n", r->test->name);
     printf("  %llu requests completed in %.2f seconds\n", (unsigned long long)r->requests, r->seconds);
-    printf("  %d parallel clients\n", r->clients);
+    if (r->clients < o->clients)   /* -n below -c: one request per connection at most */
+        printf("  %d parallel clients (lowered from -c %d to match -n)\n", r->clients, o->clients);
+    else
+        printf("  %d parallel clients\n", r->clients);
     if (bench_opts_variable_size(o))
         printf("  %u-%u bytes payload\n", o->dsize_min ? o->dsize_min : o->dlist[0].size,
                bench_opts_max_value(o));
@@ -227,6 +230,7 @@ int bench_json_add(const bench_opts_t *o, const bench_result_t *r)
     jprintf(", \"seconds\": %.6f, \"rps\": %.2f, \"clients\": %d, \"threads\": %d",
             r->seconds, rps(r), r->clients, r->threads);
     jprintf(", \"client_cpu_user_s\": %.4f, \"client_cpu_sys_s\": %.4f", r->cpu_user, r->cpu_sys);
+    jprintf(", \"engine\": \"%s\"", r->engine ? r->engine : "");
     if (r->test->ncmds > 1)
         jprintf(", \"by_command\": {\"SET\": %llu, \"GET\": %llu}",
                 (unsigned long long)r->kind_count[0], (unsigned long long)r->kind_count[1]);

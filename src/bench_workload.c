@@ -216,6 +216,34 @@ static double wl_unit(bench_gen_t *g)
 
 #define WL_ZIPF_S 0.99
 
+static uint64_t wl_gcd(uint64_t a, uint64_t b)
+{
+    while (b) {
+        uint64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* Zipf draws ranks, and rank 0 is the hottest.  Used as key numbers, the
+ * hot keys would all sit at the bottom of the range (key:000000000000,
+ * ...001, ...), which flatters a server whose hash or order depends on the
+ * key.  rank -> (rank * mul + add) mod r is a bijection when gcd(mul, r) = 1,
+ * and a multiplier near r times the golden ratio sends consecutive ranks
+ * far apart.  It depends on r only, so every thread and every run agree on
+ * which keys are hot. */
+static void wl_zipf_scramble(bench_gen_t *g, uint64_t r)
+{
+    uint64_t mul = (uint64_t)((double)r * 0.6180339887498949);
+    if (mul == 0)
+        mul = 1;
+    while (wl_gcd(mul, r) != 1)
+        mul++;
+    g->zipf_mul = mul % r ? mul % r : 1;
+    g->zipf_add = (uint64_t)((double)r * 0.3819660112501051) % r;
+}
+
 void bench_gen_init(bench_gen_t *g, const bench_opts_t *o, const bench_test_t *t,
                     const char *payload, int thread_idx, int nthreads)
 {
@@ -226,8 +254,10 @@ void bench_gen_init(bench_gen_t *g, const bench_opts_t *o, const bench_test_t *t
     g->seq = (uint64_t)thread_idx;
     g->seq_step = (uint64_t)nthreads;
     g->payload = payload;
-    if (o->keyspace)
+    if (o->keyspace) {
         g->zipf_a = pow((double)o->keyspace, 1.0 - WL_ZIPF_S) - 1.0;
+        wl_zipf_scramble(g, o->keyspace);
+    }
     for (int i = 0; i < t->ncmds; i++)
         g->cmd_weight_total += t->cmds[i].weight;
     for (int i = 0; i < o->dlist_len; i++)
@@ -254,9 +284,10 @@ uint64_t bench_gen_key(bench_gen_t *g)
     }
     case BENCH_KEYS_ZIPF: {
         /* Inverse of the continuous approximation of a zipf(s) CDF: rank 0
-         * is the hottest key. */
+         * is the hottest; wl_zipf_scramble() spreads ranks over the range. */
         double x = pow(g->zipf_a * wl_unit(g) + 1.0, 1.0 / (1.0 - WL_ZIPF_S)) - 1.0;
-        return x >= (double)r ? r - 1 : (uint64_t)x;
+        uint64_t rank = x >= (double)r ? r - 1 : (uint64_t)x;
+        return (uint64_t)(((unsigned __int128)rank * g->zipf_mul + g->zipf_add) % r);
     }
     default:
         return bench_gen_rand(g) % r;

@@ -57,6 +57,7 @@ typedef struct bench_gen {
     uint64_t rng;            /* splitmix64 state */
     uint64_t seq, seq_step;  /* sequential key pattern */
     double zipf_a;           /* keyspace^(1-s) - 1, for --key-pattern zipf */
+    uint64_t zipf_mul, zipf_add;  /* rank -> key: (rank * mul + add) % keyspace */
     uint32_t cmd_weight_total, size_weight_total;
     const char *payload;     /* shared value bytes, >= max value size */
 } bench_gen_t;

@@ -526,12 +526,15 @@ static bool get_intset_blob(reader_t *r, elems_t *e) {
     if (!blob) return false;
     bool ok = intset_validate(blob, sds_len(blob), true);
     if (ok) {
-        const intset *is = (const intset *)blob;
+        /* An sds's bytes sit after its header at any alignment: give the
+         * intset functions an aligned copy. */
+        intset *is = zmemdup(blob, sds_len(blob));
         for (uint32_t i = 0; i < intset_len(is); i++) {
             int64_t v;
             intset_get(is, i, &v);
             elems_push(e, int_sds(v), 0);
         }
+        zfree(is);
     }
     sds_free(blob);
     return ok ? true : blob_fail(r, "intset");

@@ -9,7 +9,7 @@
 set -euo pipefail
 
 base=(build-essential pkg-config libevent-dev libjemalloc-dev
-      libgoogle-perftools-dev libmimalloc-dev redis-server redis-tools
+      libgoogle-perftools-dev libmimalloc-dev liburing-dev redis-server redis-tools
       python3-pytest python3-redis
       nutcracker)   # twemproxy, for utils/cluster-up and test_twemproxy.py
 

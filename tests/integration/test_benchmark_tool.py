@@ -33,7 +33,7 @@ def free_port():
 @pytest.fixture(scope="module")
 def server():
     if not os.access(BENCH, os.X_OK):
-        pytest.skip("benchmark tool not built: " + BENCH)
+        pytest.fail("benchmark tool not built (make -C src tools): " + BENCH)
     port = free_port()
     proc = subprocess.Popen(
         [SERVER, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
@@ -56,7 +56,7 @@ def server():
 
 def run(port, *args, timeout=30):
     if not os.access(BENCH, os.X_OK):
-        pytest.skip("benchmark tool not built: " + BENCH)
+        pytest.fail("benchmark tool not built (make -C src tools): " + BENCH)
     return subprocess.run([BENCH, "-p", str(port)] + [str(a) for a in args],
                           capture_output=True, text=True, timeout=timeout)
 
@@ -117,6 +117,15 @@ def test_n_smaller_than_c(server, tmp_path):
     assert doc["tests"][0]["requests"] == 5
     assert doc["tests"][0]["clients"] == 5
     assert calls(c, "incr") == 5
+
+
+def test_n_smaller_than_c_says_so(server):
+    port, _ = server
+    r = run(port, "-t", "get", "-n", 4, "-c", 20)
+    assert r.returncode == 0, r.stderr
+    assert "  4 parallel clients (lowered from -c 20 to match -n)" in r.stdout
+    assert "  4 requests completed in " in r.stdout
+    assert "lowered" not in run(port, "-t", "get", "-n", 40, "-c", 20).stdout
 
 
 def test_csv_parses(server):
@@ -215,6 +224,24 @@ def test_data_size_list_and_key_pattern(server):
     assert all(10 <= c.strlen(k) <= 20 for k in c.keys("*"))
 
 
+def test_zipf_hot_keys_spread_over_range(server):
+    # INCR on zipf keys: each key's value is how often it was drawn.
+    port, c = server
+    c.flushall()
+    r = run(port, "-n", 20000, "-r", 100000, "--key-pattern", "zipf", "-P", 8, "-q",
+            "INCR", "z:__rand_int__")
+    assert r.returncode == 0, r.stderr
+    counts = {int(k[2:]): int(c.get(k)) for k in c.keys("z:*")}
+    assert sum(counts.values()) == 20000
+    hottest = sorted(counts, key=counts.get, reverse=True)[:20]
+    assert counts[hottest[0]] > 20 * 20000 / 100000          # still skewed
+    assert hottest[0] != 0                                    # rank 0 is not key 0
+    assert sum(k >= 50000 for k in hottest) >= 4              # not all in the low half
+    assert max(hottest) - min(hottest) > 50000                # spread over the range
+    upper = sum(k >= 50000 for k in counts) / len(counts)
+    assert 0.3 < upper < 0.7, upper                           # unscrambled: ~0.06
+
+
 def test_memory_sample(server, tmp_path):
     port, _ = server
     path = tmp_path / "mem.csv"
@@ -254,10 +281,7 @@ def test_unreachable_server():
 
 def test_auth_failure(server):
     port, c = server
-    try:
-        c.config_set("requirepass", "s3cret")
-    except redis.ResponseError:
-        pytest.skip("server has no CONFIG SET requirepass")
+    c.config_set("requirepass", "s3cret")
     try:
         bad = run(port, "-a", "wrong", "-t", "set", "-n", 10, "-q")
         good = run(port, "-a", "s3cret", "-t", "set", "-n", 10, "-q")
@@ -266,3 +290,109 @@ def test_auth_failure(server):
         admin.config_set("requirepass", "")
     assert bad.returncode == 1 and "AUTH failed" in bad.stderr
     assert good.returncode == 0, good.stderr
+
+
+# ---- I/O engines: io_uring and the epoll fallback --------------------------
+
+def uring_available(port):
+    r = run(port, "--engine", "uring", "-t", "ping_mbulk", "-n", 1, "-q")
+    if r.returncode != 0 and "io_uring is not available" in r.stderr:
+        return False
+    assert r.returncode == 0, r.stderr
+    return True
+
+
+def io_uring_disabled_by_kernel():
+    """True only when the kernel itself forbids io_uring (sysctl 2)."""
+    try:
+        with open("/proc/sys/kernel/io_uring_disabled") as f:
+            return f.read().strip() == "2"
+    except OSError:
+        return False
+
+
+def engine_or_skip(port, engine):
+    if engine == "uring" and not uring_available(port):
+        if io_uring_disabled_by_kernel():
+            pytest.skip("io_uring is disabled by this kernel (kernel.io_uring_disabled=2)")
+        pytest.fail("the tool has no working io_uring engine on a kernel that allows io_uring")
+    return {"uring": "io_uring", "epoll": "epoll"}[engine]
+
+
+@pytest.mark.parametrize("engine", ["uring", "epoll"])
+@pytest.mark.parametrize("pipeline,clients,threads", [(1, 10, 1), (16, 50, 2), (3, 1, 1)])
+def test_engine_counts(server, tmp_path, engine, pipeline, clients, threads):
+    port, c = server
+    name = engine_or_skip(port, engine)
+    c.flushall()
+    c.config_resetstat()
+    doc, r = run_json(port, tmp_path, "--engine", engine, "-t", "set,get", "-n", 3001,
+                      "-P", pipeline, "-c", clients, "--threads", threads, "-r", 1000)
+    assert [t["engine"] for t in doc["tests"]] == [name, name]
+    assert [t["requests"] for t in doc["tests"]] == [3001, 3001]
+    assert [t["errors"] for t in doc["tests"]] == [0, 0]
+    assert calls(c, "set") == 3001 and calls(c, "get") == 3001
+    assert 0 < c.dbsize() <= 1000
+    assert r.stderr == ""
+
+
+@pytest.mark.parametrize("engine", ["uring", "epoll"])
+def test_engine_big_replies_and_errors(server, tmp_path, engine):
+    # LRANGE_600 replies (~6 KB each, 8 per batch) span several receive
+    # buffers and split header lines; error replies are counted too.
+    port, c = server
+    name = engine_or_skip(port, engine)
+    c.delete("mylist")
+    c.config_resetstat()
+    doc, _ = run_json(port, tmp_path, "--engine", engine, "-t", "lrange_600", "-n", 400,
+                      "-P", 8, "-c", 5, "-d", 7)
+    assert [t["requests"] for t in doc["tests"]] == [400, 400]
+    assert doc["tests"][1]["engine"] == name
+    assert calls(c, "lrange") == 400
+    c.set("bench:notnum", "abc")
+    doc, _ = run_json(port, tmp_path, "--engine", engine, "-n", 64, "-c", 3, "-P", 4,
+                      "INCR", "bench:notnum")
+    assert doc["tests"][0]["errors"] == 64
+    assert "not an integer" in doc["tests"][0]["first_error"]
+
+
+@pytest.mark.parametrize("engine", ["uring", "epoll"])
+def test_engine_reconnects_and_paces(server, tmp_path, engine):
+    port, c = server
+    engine_or_skip(port, engine)
+    before = c.info("stats")["total_connections_received"]
+    r = run(port, "--engine", engine, "-t", "set", "-n", 300, "-c", 4, "-k", 0, "-q")
+    assert r.returncode == 0, r.stderr
+    assert c.info("stats")["total_connections_received"] - before >= 300
+    doc, _ = run_json(port, tmp_path, "--engine", engine, "-t", "set", "--rate", 1500,
+                      "--duration", 1, "-c", 3)
+    assert 1200 <= doc["tests"][0]["requests"] <= 1800
+
+
+def test_engine_auto_falls_back_to_epoll(server, tmp_path):
+    port, c = server
+    env = dict(os.environ, RL_BENCH_NO_IO_URING="1")
+    path = tmp_path / "fb.json"
+    c.config_resetstat()
+    r = subprocess.run([BENCH, "-p", str(port), "-t", "incr", "-n", "777", "-c", "7",
+                        "--json", str(path)], capture_output=True, text=True, timeout=30, env=env)
+    assert r.returncode == 0, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and re.fullmatch(r"io_uring not available \(.+\): using epoll", lines[0])
+    doc = json.loads(path.read_text())
+    assert doc["tests"][0]["engine"] == "epoll" and doc["tests"][0]["requests"] == 777
+    assert calls(c, "incr") == 777
+    quiet = subprocess.run([BENCH, "-p", str(port), "-t", "incr", "-n", "10", "-q"],
+                           capture_output=True, text=True, timeout=30, env=env)
+    assert quiet.returncode == 0 and quiet.stderr == ""       # -q: no notice
+    forced = subprocess.run([BENCH, "-p", str(port), "--engine", "uring", "-t", "incr",
+                             "-n", "10", "-q"], capture_output=True, text=True, timeout=30, env=env)
+    assert forced.returncode == 1
+    assert "--engine uring: io_uring is not available" in forced.stderr
+
+
+def test_engine_option_rejects_unknown(server):
+    port, _ = server
+    r = run(port, "--engine", "kqueue", "-t", "set", "-n", 10)
+    assert r.returncode == 1
+    assert "Invalid value for --engine: 'kqueue'" in r.stderr
