@@ -45,7 +45,9 @@ void server_update_clock(server_t *srv) {
 
 void server_sample_memory(server_t *srv) {
     srv->mem.rss = zmalloc_get_rss();
-    zmalloc_get_allocator_stats(&srv->mem.alloc);
+    /* An allocator whose stats cost a heap walk (glibc) reports 0 in INFO,
+     * as Redis does, rather than stalling the cron ten times a second. */
+    if (zmalloc_allocator_stats_cheap()) zmalloc_get_allocator_stats(&srv->mem.alloc);
     srv->mem.zmalloc_used = zmalloc_used_memory();
     if (srv->mem.zmalloc_used > srv->peak_memory) srv->peak_memory = srv->mem.zmalloc_used;
 }

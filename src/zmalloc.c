@@ -230,6 +230,8 @@ void *zmalloc_defrag_move(void *ptr) {
     return n;
 }
 
+bool zmalloc_allocator_stats_cheap(void) { return true; }
+
 void zmalloc_set_background_thread(bool enable) {
     bool v = enable;
     mallctl("background_thread", NULL, NULL, &v, sizeof(v));
@@ -278,7 +280,9 @@ void zmalloc_malloc_stats(void (*out)(void *arg, const char *text), void *arg) {
 
 bool zmalloc_has_defrag(void) { return false; }
 void *zmalloc_defrag_move(void *ptr) { (void)ptr; return NULL; }
+bool zmalloc_allocator_stats_cheap(void) { return true; }
 void zmalloc_set_background_thread(bool enable) { (void)enable; }
+
 void zmalloc_maintain(void) {}
 
 #elif defined(USE_EBBMALLOC)
@@ -315,6 +319,7 @@ void *zmalloc_defrag_move(void *ptr) {
     return n;
 }
 
+bool zmalloc_allocator_stats_cheap(void) { return true; }
 void zmalloc_set_background_thread(bool enable) { (void)enable; }
 void zmalloc_maintain(void) { ebb_maintain(); }
 
@@ -346,6 +351,8 @@ void zmalloc_malloc_stats(void (*out)(void *arg, const char *text), void *arg) {
 
 bool zmalloc_has_defrag(void) { return false; }
 void *zmalloc_defrag_move(void *ptr) { (void)ptr; return NULL; }
+/* Not from the cron: mallinfo2 walks every free chunk of every arena. */
+bool zmalloc_allocator_stats_cheap(void) { return false; }
 void zmalloc_set_background_thread(bool enable) { (void)enable; }
 void zmalloc_maintain(void) {}
 #endif

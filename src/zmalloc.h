@@ -49,6 +49,10 @@ typedef struct zmalloc_stats {
     size_t fragmentation_hint; /* reserved: 0 */
 } zmalloc_stats_t;
 void zmalloc_get_allocator_stats(zmalloc_stats_t *st);
+/* False when reading the stats walks the heap (glibc's mallinfo2 visits
+ * every free chunk: tens of ms on a fragmented heap), so the cron must not
+ * sample them periodically. */
+bool zmalloc_allocator_stats_cheap(void);
 
 /* Return free memory to the OS now (MEMORY PURGE).  RL_OK (0) or -1 when the
  * allocator has no such operation. */

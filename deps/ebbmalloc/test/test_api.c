@@ -4,6 +4,7 @@
  * alignment of every API, realloc growth/shrink/in place, usable size,
  * zero sizes, overflow, huge blocks, stats consistency, purge, the defrag
  * hint, thread-exit flush and the stats report. */
+#include <stdbool.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -42,12 +43,20 @@ static int test_class_table(void) {
         if (s <= EBB_LUT_MAX)
             CHECK_EQ(_ebb_class_lut[(s + 7) >> 3], c);
     }
-    /* slab tail waste <= 1/16 of the slab, or the least possible */
+    /* slab tail waste <= 1/16 of the slab always, and <= 1/64 whenever
+     * some slab of 1..15 pages allows it */
     for (unsigned c = 0; c < EBB_NCLASSES; c++) {
-        size_t bytes = _ebb_class_pages[c] * EBB_PAGE;
-        CHECK(bytes >= _ebb_class_size[c]);
-        CHECK((bytes % _ebb_class_size[c]) * 16 <= bytes);
+        size_t size = _ebb_class_size[c], bytes = _ebb_class_pages[c] * EBB_PAGE;
+        CHECK(bytes >= size);
+        CHECK((bytes % size) * 16 <= bytes);
+        bool possible = false;
+        for (size_t n = 1; n < 16; n++)
+            if (n * EBB_PAGE >= size && ((n * EBB_PAGE) % size) * 64 <= n * EBB_PAGE) possible = true;
+        if (possible) CHECK((bytes % size) * 64 <= bytes);
     }
+    /* the 1 KB value class packs exactly: 16 blocks of 1280 in 5 pages */
+    CHECK_EQ(_ebb_class_size[_ebb_size_class_of(1100)], 1280);
+    CHECK_EQ((_ebb_class_pages[_ebb_size_class_of(1100)] * EBB_PAGE) % 1280, 0);
     return 0;
 }
 
