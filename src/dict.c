@@ -132,6 +132,23 @@ size_t dict_entry_mem(const dict *d, const dict_entry *de) {
     return zmalloc_size(de);
 }
 
+size_t dict_mem_usage_sampled(dict *d, size_t samples, size_t (*val_bytes)(const dict_entry *de)) {
+    size_t n = zmalloc_size(d) + dict_buckets(d) * sizeof(dict_entry *);
+    size_t size = dict_size(d);
+    if (size == 0) return n;
+    if (samples == 0 || samples > size) samples = size;
+    size_t seen = 0, bytes = 0;
+    dict_iter it;
+    dict_entry *de;
+    dict_iter_init(&it, d, false);
+    while (seen < samples && (de = dict_next(&it))) {
+        bytes += dict_entry_mem(d, de) + (val_bytes ? val_bytes(de) : 0);
+        seen++;
+    }
+    dict_iter_release(&it);
+    return n + (size_t)((double)bytes / (double)seen * (double)size);
+}
+
 void dict_set_val(dict *d, dict_entry *de, void *val) {
     void *old = de->v.ptr;
     de->v.ptr = val;

@@ -89,6 +89,10 @@ static inline size_t dict_size(const dict *d) { return d->used[0] + d->used[1]; 
 size_t dict_buckets(const dict *d);
 size_t dict_mem_usage(const dict *d);   /* bucket arrays + entries, no keys/values */
 size_t dict_entry_mem(const dict *d, const dict_entry *de);
+/* MEMORY USAGE of a dict-encoded collection: the dict, its buckets, and the
+ * entries (plus what val_bytes says each value holds, if given) measured on
+ * the first `samples` entries and scaled to all; samples 0 = every entry. */
+size_t dict_mem_usage_sampled(dict *d, size_t samples, size_t (*val_bytes)(const dict_entry *de));
 bool dict_is_rehashing(const dict *d);
 
 int dict_expand(dict *d, size_t size);

@@ -198,25 +198,13 @@ static void hash_free_value(robj *o) {
     else dict_release(o->ptr);
 }
 
+static size_t hash_value_bytes(const dict_entry *de) { return sds_alloc_size(dict_get_val(de)); }
+
 /* Listpack: its buffer.  Dict: table plus sampled entries (embedded field)
  * and values, scaled to the whole; samples == 0 walks everything. */
 static size_t hash_mem_usage(robj *o, size_t samples) {
     if (o->encoding == OBJ_ENCODING_LISTPACK) return lp_mem_usage(o->ptr);
-    dict *d = o->ptr;
-    size_t n = zmalloc_size(d) + dict_buckets(d) * sizeof(dict_entry *);
-    size_t size = dict_size(d);
-    if (size == 0) return n;
-    if (samples == 0 || samples > size) samples = size;
-    size_t seen = 0, bytes = 0;
-    dict_iter it;
-    dict_entry *de;
-    dict_iter_init(&it, d, false);
-    while (seen < samples && (de = dict_next(&it))) {
-        bytes += dict_entry_mem(d, de) + sds_alloc_size(dict_get_val(de));
-        seen++;
-    }
-    dict_iter_release(&it);
-    return n + (size_t)((double)bytes / (double)seen * (double)size);
+    return dict_mem_usage_sampled(o->ptr, samples, hash_value_bytes);
 }
 
 /* Registered by commands_init(). */

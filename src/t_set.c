@@ -281,21 +281,7 @@ static void set_free_value(robj *o) {
 static size_t set_mem_usage(robj *o, size_t samples) {
     if (o->encoding == OBJ_ENCODING_INTSET) return intset_mem_usage(o->ptr);
     if (o->encoding == OBJ_ENCODING_LISTPACK) return lp_mem_usage(o->ptr);
-    dict *d = o->ptr;
-    size_t n = zmalloc_size(d) + dict_buckets(d) * sizeof(dict_entry *);
-    size_t size = dict_size(d);
-    if (size == 0) return n;
-    if (samples == 0 || samples > size) samples = size;
-    size_t seen = 0, bytes = 0;
-    dict_iter it;
-    dict_entry *de;
-    dict_iter_init(&it, d, false);
-    while (seen < samples && (de = dict_next(&it))) {
-        bytes += dict_entry_mem(d, de);   /* the member is embedded */
-        seen++;
-    }
-    dict_iter_release(&it);
-    return n + (size_t)((double)bytes / (double)seen * (double)size);
+    return dict_mem_usage_sampled(o->ptr, samples, NULL);   /* members are embedded */
 }
 
 /* Registered by commands_init(). */
