@@ -9,7 +9,6 @@
 #include "evloop.h"
 
 #include <event2/event.h>
-#include <event2/thread.h>
 #include <stdlib.h>
 
 #include "zmalloc.h"
@@ -60,8 +59,9 @@ static void before_sleep_cb(evutil_socket_t fd, short what, void *arg) {
 }
 
 evloop_t *evloop_create(void) {
+    /* Only the main thread touches the loop (background threads never call
+     * evloop), so libevent runs without locks: no evthread_use_pthreads(). */
     event_set_mem_functions(zmalloc, zrealloc, zfree);
-    evthread_use_pthreads();
     evloop_t *loop = zcalloc(sizeof(*loop));
     loop->base = event_base_new();
     if (!loop->base) {
