@@ -9,7 +9,9 @@
 #include "commands.h"
 #include "config_rewrite.h"
 #include "evloop.h"
+#include "defrag.h"
 #include "info.h"
+#include "lazyfree.h"
 #include "keyspace.h"
 #include "log.h"
 #include "persist.h"
@@ -92,6 +94,8 @@ static void cmd_config_resetstat(client_t *c) {
     srv->stats.errors = errors;
     srv->peak_memory = zmalloc_used_memory();
     commands_reset_stats(srv);
+    lazyfree_reset_stats(srv->lazyfree);
+    defrag_reset_stats(srv->defrag);
     reply_ok(c);
 }
 

@@ -171,3 +171,12 @@ def test_lazyfree_lazy_user_flush(srv):
     c.execute_command("FLUSHALL", "SYNC")
     assert c.dbsize() == 0
     assert int(wait_lazyfree_idle(c)["lazyfreed_objects"]) == 500
+
+
+def test_config_resetstat_clears_lazyfreed_objects(srv):
+    c = srv.client()
+    fill_hash(c, "big", 2000)
+    c.unlink("big")
+    assert int(wait_lazyfree_idle(c)["lazyfreed_objects"]) >= 1
+    c.config_resetstat()
+    assert int(mem(c)["lazyfreed_objects"]) == 0
