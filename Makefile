@@ -16,7 +16,7 @@
 PYTHON := /usr/bin/python3
 export PYTHON
 
-.PHONY: all deps run test test-unit test-integration test-ebbmalloc test-allocators test-sanitizers clean distclean shootout bench
+.PHONY: all deps run test test-unit test-integration test-ebbmalloc test-allocators test-sanitizers fuzz clean distclean shootout bench
 
 all: deps
 	$(MAKE) -C src
@@ -73,6 +73,16 @@ shootout:
 	$(PYTHON) utils/allocator-shootout --allocators "$(ALLOCATORS)" \
 	  $(if $(N),--n $(N)) $(if $(QUIET),--quiet $(QUIET)) \
 	  $(if $(filter yes,$(QUICK)),--quick) $(SHOOTOUT_ARGS)
+
+# Coverage-guided fuzzing of the RESP parser (clang's libFuzzer with ASan
+# and UBSan), for FUZZ_SECONDS from the seed corpus in tests/fuzz/corpus.
+FUZZ_SECONDS ?= 60
+FUZZ_SRC := tests/fuzz/fuzz_resp.c src/resp.c src/sds.c src/zmalloc.c src/util.c
+fuzz: deps
+	@mkdir -p build/fuzz build/fuzz/corpus
+	clang -g -O1 -std=gnu11 -D_GNU_SOURCE -DUSE_LIBC_MALLOC -fsanitize=fuzzer,address,undefined \
+	  -Isrc $(FUZZ_SRC) -o build/fuzz/fuzz_resp
+	build/fuzz/fuzz_resp -max_total_time=$(FUZZ_SECONDS) -max_len=4096 build/fuzz/corpus tests/fuzz/corpus
 
 clean:
 	$(MAKE) -C src clean

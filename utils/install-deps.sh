@@ -11,7 +11,9 @@ set -euo pipefail
 base=(build-essential pkg-config libevent-dev libjemalloc-dev
       libgoogle-perftools-dev libmimalloc-dev liburing-dev redis-server redis-tools
       python3-pytest python3-redis
-      nutcracker)   # twemproxy, for utils/cluster-up and test_twemproxy.py
+      nutcracker        # twemproxy, for utils/cluster-up and test_twemproxy.py
+      clang libclang-rt-14-dev valgrind   # make fuzz, test_valgrind.py
+      gnuplot-nox)                        # plots of the allocator shootout (also in make test)
 
 missing=()
 for pkg in "${base[@]}" "$@"; do
