@@ -118,6 +118,20 @@ void db_add(db_t *db, robj *key, robj *val) {
     notify_keyspace_event(db->srv, NOTIFY_NEW, "new", key, db->id);   /* notify.c */
 }
 
+bool db_add_loaded(db_t *db, sds key, robj *val, long long expire_ms) {
+    dict_entry *existing;
+    dict_entry *de = dict_add_raw(db->keys, key, &existing);
+    if (!de) return false;
+    de->v.ptr = val;
+    evict_stamp_new(db->srv, val);
+    if (expire_ms >= 0) {
+        /* The expires entry borrows the key string embedded in de. */
+        dict_entry *ee = dict_add_raw(db->expires, dict_get_key(db->keys, de), NULL);
+        if (ee) dict_set_s64(ee, expire_ms);
+    }
+    return true;
+}
+
 void db_overwrite(db_t *db, robj *key, robj *val) {
     dict_entry *de = dict_find(db->keys, key->ptr);
     replace_value(db, de, val);

@@ -20,6 +20,9 @@ robj *db_lookup_read(db_t *db, robj *key, int flags);   /* counts hit/miss */
 robj *db_lookup_write(db_t *db, robj *key);
 /* Add a key that does not exist: takes a reference to val. */
 void db_add(db_t *db, robj *key, robj *val);
+/* Loading (RDB/AOF start-up): add key with one table lookup, no signals
+ * or notifications.  False if the key exists (val is then not taken). */
+bool db_add_loaded(db_t *db, sds key, robj *val, long long expire_ms);
 /* Replace the value of an existing key (the TTL stays): takes val. */
 void db_overwrite(db_t *db, robj *key, robj *val);
 /* Add or replace; removes the TTL unless keep_ttl: takes val. */

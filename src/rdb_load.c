@@ -488,9 +488,65 @@ static robj *build_hash(reader_t *r, server_t *srv, elems_t *e) {
     return o;
 }
 
+/* Order of two loaded members: by score, then by bytes (the zset order). */
+static const elems_t *sort_elems;
+
+static int member_cmp(const void *a, const void *b) {
+    sds x = sort_elems->v[*(const size_t *)a], y = sort_elems->v[*(const size_t *)b];
+    return sds_cmp(x, y);
+}
+
+static int zset_order_cmp(const void *a, const void *b) {
+    size_t i = *(const size_t *)a, j = *(const size_t *)b;
+    double x = sort_elems->score[i], y = sort_elems->score[j];
+    if (x != y) return x < y ? -1 : 1;
+    return sds_cmp(sort_elems->v[i], sort_elems->v[j]);
+}
+
+/* A small sorted set becomes a listpack in one pass: sort once, reject
+ * duplicates and NaN, append in order (inserting one by one would rescan
+ * the listpack for every member). */
+static robj *build_zset_listpack(reader_t *r, elems_t *e) {
+    size_t *idx = zmalloc(sizeof(size_t) * (e->n ? e->n : 1));
+    for (size_t i = 0; i < e->n; i++) idx[i] = i;
+    sort_elems = e;
+    qsort(idx, e->n, sizeof(size_t), member_cmp);
+    for (size_t i = 1; i < e->n; i++) {
+        if (sds_cmp(e->v[idx[i - 1]], e->v[idx[i]]) == 0) {
+            zfree(idx);
+            fail(r, "Duplicate zset members detected");
+            return NULL;
+        }
+    }
+    for (size_t i = 0; i < e->n; i++) {
+        if (isnan(e->score[i])) {
+            zfree(idx);
+            fail(r, "Invalid (NaN) score in a sorted set");
+            return NULL;
+        }
+    }
+    qsort(idx, e->n, sizeof(size_t), zset_order_cmp);
+    sds *members = zmalloc(sizeof(sds) * (e->n ? e->n : 1));
+    double *scores = zmalloc(sizeof(double) * (e->n ? e->n : 1));
+    for (size_t i = 0; i < e->n; i++) {
+        members[i] = e->v[idx[i]];
+        scores[i] = e->score[idx[i]];
+    }
+    robj *o = zset_listpack_from_sorted(members, scores, e->n);
+    zfree(members);
+    zfree(scores);
+    zfree(idx);
+    return o;
+}
+
 static robj *build_zset(reader_t *r, server_t *srv, elems_t *e) {
     zset_limits_t l = {srv->cfg.zset_max_listpack_entries, srv->cfg.zset_max_listpack_value};
-    robj *o = (long long)e->n <= l.max_entries ? zset_create_listpack() : zset_create_skiplist();
+    if ((long long)e->n <= l.max_entries) {
+        bool fits = true;
+        for (size_t i = 0; i < e->n && fits; i++) fits = (long long)sds_len(e->v[i]) <= l.max_value;
+        if (fits) return build_zset_listpack(r, e);
+    }
+    robj *o = zset_create_skiplist();
     for (size_t i = 0; i < e->n; i++) {
         int out;
         double ns;
@@ -727,20 +783,15 @@ static bool precheck_crc(reader_t *r, int version, rdb_load_result_t *res) {
 static bool add_key(reader_t *r, server_t *srv, int dbid, sds key, robj *val, long long expire, long long now_ms,
                     rdb_load_result_t *res) {
     db_t *db = &srv->dbs[dbid];
-    if (dict_find(db->keys, key)) {
-        obj_decref(val);
-        return fail(r, "Duplicate key '%.64s' found", key);
-    }
     if (expire >= 0 && now_ms > 0 && expire < now_ms) {
         obj_decref(val);
         res->expired++;
         return true;
     }
-    robj *k = obj_create(OBJ_STRING, key);   /* borrows key: freed by the caller */
-    db_add(db, k, val);
-    if (expire >= 0) db_set_expire(db, k, expire);
-    k->ptr = NULL;
-    obj_decref(k);
+    if (!db_add_loaded(db, key, val, expire)) {   /* the key is copied into the table */
+        obj_decref(val);
+        return fail(r, "Duplicate key '%.64s' found", key);
+    }
     res->keys++;
     return true;
 }
@@ -777,6 +828,11 @@ static bool load_body(reader_t *r, server_t *srv, int version, long long now_ms,
         case RDB_OPCODE_RESIZEDB: {
             uint64_t a, b;
             if (!get_len(r, &a) || !get_len(r, &b)) return false;
+            /* Size the tables once instead of growing and rehashing them
+             * through the whole load (bounded: the hint is untrusted). */
+            if (a && a < (1ULL << 32) && dict_size(srv->dbs[dbid].keys) == 0) dict_expand(srv->dbs[dbid].keys, (size_t)a);
+            if (b && b < (1ULL << 32) && dict_size(srv->dbs[dbid].expires) == 0)
+                dict_expand(srv->dbs[dbid].expires, (size_t)b);
             continue;
         }
         case RDB_OPCODE_AUX: {

@@ -96,6 +96,10 @@ int util_ll2str(char *buf, size_t size, long long v) {
 
 int util_d2str(char *buf, size_t size, double v) {
     if (isinf(v)) return snprintf(buf, size, v > 0 ? "inf" : "-inf");
+    /* Integral values below 2^53 print the same with %.17g and as integers;
+     * the integer path avoids printf's slow float formatting (scores). */
+    if (v > -9007199254740992.0 && v < 9007199254740992.0 && v == (double)(long long)v && !(v == 0 && signbit(v)))
+        return util_ll2str(buf, size, (long long)v);
     /* Redis 7.0 replies with %.17g, so 0.1 reads "0.10000000000000001". */
     return snprintf(buf, size, "%.17g", v);
 }

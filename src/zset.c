@@ -63,6 +63,19 @@ robj *zset_create_listpack(void) {
     return o;
 }
 
+robj *zset_listpack_from_sorted(sds *members, const double *scores, size_t n) {
+    unsigned char *lp = lp_new();
+    char sbuf[64];
+    for (size_t i = 0; i < n; i++) {
+        int slen = util_d2str(sbuf, sizeof(sbuf), scores[i]);
+        lp = lp_append(lp, members[i], sds_len(members[i]));
+        lp = lp_append(lp, sbuf, (size_t)slen);
+    }
+    robj *o = obj_create(OBJ_ZSET, lp);
+    o->encoding = OBJ_ENCODING_LISTPACK;
+    return o;
+}
+
 static zset_t *zset_new(void) {
     zset_t *zs = zmalloc(sizeof(*zs));
     zs->dict = dict_create(&zset_dict_type);

@@ -41,6 +41,9 @@ typedef struct zset_limits {
 #define ZADD_OUT_UPDATED (1 << 3)
 
 robj *zset_create_listpack(void);
+/* A listpack zset from n unique members already in (score, member) order,
+ * appended as they come (the RDB loader sorts and checks them first). */
+robj *zset_listpack_from_sorted(sds *members, const double *scores, size_t n);
 robj *zset_create_skiplist(void);
 unsigned long zset_length(const robj *o);
 void zset_convert_to_skiplist(robj *o);
