@@ -177,10 +177,21 @@ void aof_close(aof_t *aof) {
 
 /* ------------------------------------------------------------- encoding */
 
+/* "<prefix><n>\r\n" without printf: this runs for every argument of every
+ * logged write (printf was 15% of the server's CPU with -P 16). */
+static sds cat_header(sds buf, char prefix, long long n) {
+    char hdr[32];
+    hdr[0] = prefix;
+    size_t h = 1 + (size_t)util_ll2str(hdr + 1, sizeof(hdr) - 3, n);
+    hdr[h++] = '\r';
+    hdr[h++] = '\n';
+    return sds_catlen(buf, hdr, h);
+}
+
 sds aof_cat_command(sds buf, int argc, const char **argv, const size_t *lens) {
-    buf = sds_catprintf(buf, "*%d\r\n", argc);
+    buf = cat_header(buf, '*', argc);
     for (int i = 0; i < argc; i++) {
-        buf = sds_catprintf(buf, "$%zu\r\n", lens[i]);
+        buf = cat_header(buf, '$', (long long)lens[i]);
         buf = sds_catlen(buf, argv[i], lens[i]);
         buf = sds_catlen(buf, "\r\n", 2);
     }
