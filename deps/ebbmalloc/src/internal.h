@@ -33,10 +33,10 @@
 #define EBB_CHUNK ((size_t)1 << EBB_CHUNK_SHIFT)
 #define EBB_CHUNK_PAGES (EBB_CHUNK / EBB_PAGE)
 
-/* Size classes (size_class.c): 16 classes 8..128 bytes spaced by 8, then 4
+/* Size classes (size_class.c): 16 classes 8..128 bytes spaced by 8, then 8
  * per power of two up to EBB_SMALL_MAX.  Above that, large runs of whole
  * pages up to EBB_LARGE_MAX, then huge mappings. */
-#define EBB_NCLASSES 44
+#define EBB_NCLASSES 72
 #define EBB_SMALL_MAX ((size_t)16384)
 #define EBB_LUT_MAX ((size_t)1024)
 #define EBB_LARGE_MAX ((size_t)2 << 20)
