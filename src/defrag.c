@@ -40,6 +40,8 @@ struct defrag {
     int big_db;
     unsigned long big_cursor;
     long long cycle_start_ms;
+    long long cycle_start_hits;  /* hits when the cycle began */
+    long long idle_until_ms;     /* no new cycle before this (see cycle_stop) */
     long long total_ms;          /* finished cycles */
     long long hits, misses, key_hits, key_misses;
 };
@@ -139,7 +141,13 @@ static void defrag_encoded(scan_ctx_t *cx, robj *o, sds key) {
     case OBJ_ENCODING_HT:
         if (o->type == OBJ_HASH || o->type == OBJ_SET) defrag_ht(cx, o, key);
         break;
-    default:   /* int, embstr (moved with the robj), raw sds, skiplist */
+    case OBJ_ENCODING_RAW:
+        if (o->type == OBJ_STRING) {
+            size_t h = sds_hdr_len(o->ptr);
+            if ((p = offer(df, (char *)o->ptr - h))) o->ptr = (char *)p + h;
+        }
+        break;
+    default:   /* int, embstr (moved with the robj), skiplist */
         break;
     }
 }
@@ -224,8 +232,16 @@ static int effort_for(const rl_config_t *cfg, double pct) {
     return (int)(cmin + (long long)((pct - (double)lo) * (double)(cmax - cmin) / (double)(hi - lo)));
 }
 
-static void cycle_stop(server_t *srv, defrag_t *df) {
+/* A full pass that moved (almost) nothing means the remaining
+ * fragmentation is not movable (or not worth it): rather than starting the
+ * next pass at once and burning the CPU budget forever, wait 30 s. */
+#define DEFRAG_FRUITLESS_HITS 16
+#define DEFRAG_IDLE_MS 30000
+
+static void cycle_stop(server_t *srv, defrag_t *df, bool completed) {
     if (!df->running) return;
+    if (completed && df->hits - df->cycle_start_hits < DEFRAG_FRUITLESS_HITS)
+        df->idle_until_ms = srv->mstime + DEFRAG_IDLE_MS;
     df->total_ms += srv->mstime - df->cycle_start_ms;
     df->running = false;
     df->cpu_pct = 0;
@@ -234,7 +250,7 @@ static void cycle_stop(server_t *srv, defrag_t *df) {
 void defrag_cron(server_t *srv) {
     defrag_t *df = srv->defrag;
     if (!srv->cfg.activedefrag || !zmalloc_has_defrag()) {
-        cycle_stop(srv, df);
+        cycle_stop(srv, df, false);
         return;
     }
     size_t allocated = srv->mem.alloc.allocated, active = srv->mem.alloc.active;
@@ -247,7 +263,9 @@ void defrag_cron(server_t *srv) {
         if (pct <= (double)srv->cfg.active_defrag_threshold_lower ||
             (long long)(active - allocated) <= srv->cfg.active_defrag_ignore_bytes)
             return;
+        if (srv->mstime < df->idle_until_ms) return;
         df->running = true;
+        df->cycle_start_hits = df->hits;
         df->dbid = 0;
         df->phase = PHASE_KEYS;
         df->cursor = 0;
@@ -262,7 +280,7 @@ void defrag_cron(server_t *srv) {
     long long start = util_ustime();
     for (unsigned long steps = 1;; steps++) {
         if (!big_key_step(srv, df) && !keyspace_step(srv, df)) {
-            cycle_stop(srv, df);
+            cycle_stop(srv, df, true);
             return;
         }
         if (steps % 8 == 0 && util_ustime() - start >= budget_us) return;

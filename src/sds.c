@@ -374,6 +374,8 @@ void sds_free_splitres(sds *tokens, int count) {
     zfree(tokens);
 }
 
+size_t sds_hdr_len(const sds s) { return hdr_size(sds_type(s)); }
+
 size_t sds_embed_size(size_t len) { return hdr_size(type_for(len)) + len + 1; }
 
 sds sds_embed(void *buf, const void *init, size_t len) {

@@ -64,6 +64,10 @@ void sds_free_splitres(sds *tokens, int count);
  * buf must have sds_embed_size(len) bytes; returns the sds inside it, which
  * must never be grown or freed with sds_free. */
 size_t sds_embed_size(size_t len);
+/* Bytes between the start of s's allocation and s: code that moves the
+ * allocation (active defrag) finds the block at s - sds_hdr_len(s) and the
+ * moved string at new_block + sds_hdr_len(s). */
+size_t sds_hdr_len(const sds s);
 sds sds_embed(void *buf, const void *init, size_t len);
 
 #endif

@@ -51,6 +51,11 @@ def frag(c):
     return float(m["allocator_frag_ratio"]), float(m["mem_fragmentation_ratio"])
 
 
+def val(i):
+    """Odd keys embstr (short), even keys raw sds (over 44 bytes): both are moved."""
+    return f"val:{i}:" + "x" * (24 if i % 2 else 100)
+
+
 def fill_and_fragment(c, n=200_000):
     """Many small strings, some with a TTL, plus collections of each
     encoding the defragmenter walks; then delete a random 80% of it all.
@@ -58,7 +63,7 @@ def fill_and_fragment(c, n=200_000):
     rnd = random.Random(42)
     p = c.pipeline(transaction=False)
     for i in range(n):
-        p.set(f"key:{i}", f"val:{i}:" + "x" * 24)
+        p.set(f"key:{i}", val(i))
         if i % 10 == 0:
             p.pexpire(f"key:{i}", 3_600_000)
         if len(p) >= 5000:
@@ -89,7 +94,7 @@ def check_everything(c, strings, hashes):
     for k in range(0, len(keys), 2000):
         part = keys[k:k + 2000]
         got = c.mget([f"key:{i}" for i in part])
-        assert got == [f"val:{i}:" + "x" * 24 for i in part]
+        assert got == [val(i) for i in part]
     for j, keep in hashes.items():
         assert c.hgetall(f"hash:{j}") == {f"f{i}": f"hv{i}" for i in keep}
         assert c.smembers(f"set:{j}") == {f"member-{i}" for i in keep}
