@@ -223,6 +223,12 @@ sds db_random_key(db_t *db) {
     return NULL;
 }
 
+robj *db_lookup_typed_or_reply(client_t *c, robj *key, int type, bool write, bool *wrongtype) {
+    robj *o = write ? db_lookup_write(c->db, key) : db_lookup_read(c->db, key, LOOKUP_NONE);
+    *wrongtype = o && !db_check_type_or_reply(c, o, type);
+    return *wrongtype ? NULL : o;
+}
+
 bool db_check_type_or_reply(client_t *c, robj *o, int type) {
     if (o && (int)o->type != type) {
         reply_error(c, RL_ERR_WRONGTYPE);

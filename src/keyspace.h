@@ -49,5 +49,9 @@ sds db_random_key(db_t *db);
 
 /* WRONGTYPE reply when o exists with another type (the _or_reply convention). */
 bool db_check_type_or_reply(client_t *c, robj *o, int type);
+/* The value at key if it has `type` (looked up for writing when `write`);
+ * NULL when the key is missing, or of another type: then WRONGTYPE was sent
+ * and *wrongtype is true. */
+robj *db_lookup_typed_or_reply(client_t *c, robj *key, int type, bool write, bool *wrongtype);
 
 #endif

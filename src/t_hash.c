@@ -227,13 +227,7 @@ static robj *hash_lookup_or_create(client_t *c, robj *key) {
 /* The hash at key for reading; NULL when missing (with `missing` sent via
  * the callback) or of another type (WRONGTYPE sent). */
 static robj *hash_lookup_read(client_t *c, robj *key, bool *replied) {
-    robj *o = db_lookup_read(c->db, key, LOOKUP_NONE);
-    *replied = false;
-    if (o && !db_check_type_or_reply(c, o, OBJ_HASH)) {
-        *replied = true;
-        return NULL;
-    }
-    return o;
+    return db_lookup_typed_or_reply(c, key, OBJ_HASH, false, replied);
 }
 
 /* ------------------------------------------------------------ commands */

@@ -291,9 +291,7 @@ const obj_type_ops_t set_type_ops = {set_free_value, set_mem_usage};
 
 /* The set at key or NULL; *err is set when WRONGTYPE was replied. */
 static robj *set_lookup(client_t *c, robj *key, bool write, bool *err) {
-    robj *o = write ? db_lookup_write(c->db, key) : db_lookup_read(c->db, key, LOOKUP_NONE);
-    *err = o && !db_check_type_or_reply(c, o, OBJ_SET);
-    return *err ? NULL : o;
+    return db_lookup_typed_or_reply(c, key, OBJ_SET, write, err);
 }
 
 /* Reply with every member of o as a RESP3 set (array in RESP2). */

@@ -33,9 +33,7 @@ static zset_limits_t zset_limits(const client_t *c) {
 
 /* The zset at key or NULL; *err when WRONGTYPE was replied. */
 static robj *zset_lookup(client_t *c, robj *key, bool write, bool *err) {
-    robj *o = write ? db_lookup_write(c->db, key) : db_lookup_read(c->db, key, LOOKUP_NONE);
-    *err = o && !db_check_type_or_reply(c, o, OBJ_ZSET);
-    return *err ? NULL : o;
+    return db_lookup_typed_or_reply(c, key, OBJ_ZSET, write, err);
 }
 
 static bool get_score_or_reply(client_t *c, robj *arg, double *out, const char *msg) {
