@@ -28,6 +28,8 @@ typedef struct defrag_stats {
 
 defrag_t *defrag_create(void);
 void defrag_free(defrag_t *df);
+/* Drop the slice timer (before the event loop is freed at shutdown). */
+void defrag_release_timer(defrag_t *df);
 /* One slice of work, within the CPU share the fragmentation calls for. */
 void defrag_cron(server_t *srv);
 void defrag_get_stats(server_t *srv, defrag_stats_t *out);

@@ -255,6 +255,7 @@ void server_free(server_t *srv) {
     }
     if (srv->cfg.pidfile && srv->cfg.pidfile[0]) unlink(srv->cfg.pidfile);
     evloop_timer_free(srv->cron_timer);
+    defrag_release_timer(srv->defrag);   /* its slice timer lives in the loop */
     evloop_free(srv->loop);
     lazyfree_destroy(srv->lazyfree);     /* finishes queued frees, joins the bio thread */
     srv->lazyfree = NULL;
