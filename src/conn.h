@@ -27,7 +27,6 @@
 #define CLIENT_AUTHENTICATED (1u << 3)
 #define CLIENT_UNIX_SOCKET (1u << 4)
 #define CLIENT_IN_WRITE_WAIT (1u << 5)      /* socket full: waiting for EV_WRITE */
-#define CLIENT_PROTECTED_DENIED (1u << 6)
 /* blocking.c owns these three (see blocking.h) */
 #define CLIENT_BLOCKED (1u << 7)           /* waiting on keys: input paused */
 #define CLIENT_UNBLOCKED (1u << 8)         /* served/timed out; input resumes at before-sleep */

@@ -60,15 +60,6 @@ robj *obj_create_from_ll(long long v) {
     return o;
 }
 
-robj *obj_dup_string(const robj *o) {
-    if (o->encoding == OBJ_ENCODING_INT) {
-        robj *d = obj_create(OBJ_STRING, o->ptr);
-        d->encoding = OBJ_ENCODING_INT;
-        return d;
-    }
-    return obj_create_string(o->ptr, sds_len(o->ptr));
-}
-
 void obj_create_shared(void) {
     for (long i = 0; i < OBJ_SHARED_INTEGERS; i++) {
         robj *o = obj_create(OBJ_STRING, (void *)(intptr_t)i);

@@ -52,7 +52,6 @@ robj *obj_create_raw_string(const char *p, size_t len);
 robj *obj_create_embstr(const char *p, size_t len);
 robj *obj_create_from_ll(long long v);          /* may return a shared object */
 robj *obj_create_from_sds(sds s);               /* takes s */
-robj *obj_dup_string(const robj *o);            /* unshared copy */
 void obj_incref(robj *o);
 void obj_decref(robj *o);
 void obj_decref_void(void *o);

@@ -46,7 +46,6 @@ typedef struct zmalloc_stats {
     size_t resident;    /* bytes the allocator holds resident */
     size_t mapped;      /* bytes mapped from the OS */
     size_t retained;    /* bytes unmapped/returned but kept as address space */
-    size_t fragmentation_hint; /* reserved: 0 */
 } zmalloc_stats_t;
 void zmalloc_get_allocator_stats(zmalloc_stats_t *st);
 /* False when reading the stats walks the heap (glibc's mallinfo2 visits
