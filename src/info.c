@@ -94,6 +94,12 @@ static sds human_line(sds s, const char *name, unsigned long long v) {
 static sds sec_memory(server_t *srv, sds s) {
     mem_report_t r;
     defrag_stats_t ds;
+    /* The lazy-free counters are read before used_memory: the background
+     * thread frees first and counts after, so a reader that sees no pending
+     * job also sees the memory it gave back (read the other way round, one
+     * INFO could show pending 0 next to the not-yet-freed used_memory). */
+    unsigned long long lazy_pending = lazyfree_pending_objects(srv->lazyfree);
+    unsigned long long lazy_freed = lazyfree_freed_objects(srv->lazyfree);
     memory_report(srv, &r);
     defrag_get_stats(srv, &ds);
     s = sds_cat(s, "# Memory\r\n");
@@ -136,8 +142,8 @@ static sds sec_memory(server_t *srv, sds s) {
         "lazyfreed_objects:%llu\r\n",
         config_policy_name(srv->cfg.maxmemory_policy), r.allocator_frag_ratio, r.allocator_frag_bytes,
         r.allocator_rss_ratio, r.allocator_rss_bytes, r.rss_overhead_ratio, r.rss_overhead_bytes, r.frag_ratio,
-        r.frag_bytes, r.clients_normal, zmalloc_lib(), ds.running_cpu_pct, lazyfree_pending_objects(srv->lazyfree),
-        lazyfree_freed_objects(srv->lazyfree));
+        r.frag_bytes, r.clients_normal, zmalloc_lib(), ds.running_cpu_pct, lazy_pending,
+        lazy_freed);
 }
 
 static sds sec_persistence(server_t *srv, sds s) {
