@@ -79,12 +79,16 @@ static size_t header_need(unsigned char b)
     return b == LP_STR32 ? 5 : 1;
 }
 
+/* Bytes of the back-length.  Redis switches to the next size one value
+ * early (16383, not 16384, takes three bytes) and its reader insists on
+ * exactly its own sizes, so ours are the same: a listpack we write to an
+ * RDB file must load there byte for byte. */
 static unsigned backlen_size(size_t body)
 {
     if (body < (1u << 7)) return 1;
-    if (body < (1u << 14)) return 2;
-    if (body < (1u << 21)) return 3;
-    if (body < (1u << 28)) return 4;
+    if (body < (1u << 14) - 1) return 2;
+    if (body < (1u << 21) - 1) return 3;
+    if (body < (1u << 28) - 1) return 4;
     return 5;
 }
 
@@ -574,6 +578,21 @@ size_t lp_encoded_size(const void *s, size_t len)
     lp_enc_t e;
     enc_str(&e, s, len);
     return enc_size(&e);
+}
+
+bool lp_entries_unique(unsigned char *lp, unsigned skip)
+{
+    for (unsigned char *p = lp_first(lp); p;) {
+        unsigned char *next = p;
+        for (unsigned i = 0; i <= skip && next; i++) next = lp_next(lp, next);
+        if (!next) return true;
+        char buf[LP_INTBUF_SIZE];
+        size_t len;
+        const unsigned char *s = lp_get_str(p, &len, buf);
+        if (lp_find(lp, next, s, len, skip)) return false;
+        p = next;
+    }
+    return true;
 }
 
 /* --------------------------------- validate ------------------------------ */

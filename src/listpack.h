@@ -122,6 +122,11 @@ int lp_entry_cmp(const unsigned char *p, const void *s, size_t len);
 unsigned char *lp_find(unsigned char *lp, unsigned char *p, const void *s,
                        size_t len, unsigned skip);
 
+/* Whether no value repeats among the entries visited from the first one,
+ * jumping over `skip` entries each time (skip = 1: the fields of a
+ * field/value listpack).  Quadratic: for listpacks within the entry limits. */
+bool lp_entries_unique(unsigned char *lp, unsigned skip);
+
 unsigned long lp_length(const unsigned char *lp);
 size_t lp_bytes(const unsigned char *lp);
 size_t lp_mem_usage(const unsigned char *lp);   /* zmalloc_size of the buffer */

@@ -3,13 +3,18 @@
  * The whole file is in memory (rdb_read_file), so the CRC-64 trailer is
  * checked before a single key is created: a corrupt file is refused whole,
  * never half-loaded.  Every read is bounds-checked and every error names
- * the byte offset.  Values are decoded into a flat array of strings (and
- * scores), then built into our objects with the encoding the config asks
- * for (listpack / intset / quicklist / dict / skiplist), so the in-memory
- * layouts of Redis and ours never need to match.  Redis's listpack and
- * ziplist blobs are decoded here by a reader of their documented layouts,
- * independent of our own listpack.c.  Called by persist.c at start-up and
- * by the check tool; the databases should be empty beforehand. */
+ * the byte offset.  Strings are read in place (no copy until the object
+ * that keeps them).  Small hashes, sorted sets, list nodes and intsets come
+ * as blobs in Redis's layouts, which are also ours (listpack.h, intset.h):
+ * a blob with a valid layout, canonical integers and sizes within our
+ * config is adopted as it is (one copy per key); when no checksum vouched
+ * for the file, sorted-set order and repeated members are checked too, as
+ * Redis does only with sanitize-dump-payload.  Everything else (plain
+ * types, ziplists, zipmaps, blobs over the limits or failing a check) is
+ * decoded by readers of the documented layouts into a flat array of
+ * strings (and scores) and built into the encoding the config asks for.
+ * Called by persist.c at start-up and by the check tool; the databases
+ * should be empty beforehand. */
 #include "rdb.h"
 
 #include <endian.h>
@@ -42,6 +47,10 @@ typedef struct reader {
     size_t len, pos;
     char *err;                  /* res->err */
     bool failed;
+    bool trusted;               /* the CRC-64 matched before loading began */
+    sds key;                    /* the current key (reused) */
+    char *lzf;                  /* LZF output buffer (reused) */
+    size_t lzf_cap;
 } reader_t;
 
 /* A decoded collection: n strings, and for sorted sets n scores. */
@@ -119,48 +128,108 @@ static bool get_len(reader_t *r, uint64_t *len) {
     return enc ? fail(r, "Unexpected string encoding where a length belongs") : true;
 }
 
-/* Any string form (raw, int8/16/32, LZF) as a new sds. */
-static sds get_string(reader_t *r) {
+/* One string of the file, copied nowhere: a raw string points into the
+ * file buffer, an LZF one into r->lzf (valid until the next LZF string);
+ * the integer forms set is_int and ival instead. */
+typedef struct strview {
+    const char *p;
+    size_t len;
+    bool is_int;
+    long long ival;
+} strview_t;
+
+static bool get_lzf(reader_t *r, strview_t *sv) {
+    uint64_t clen, ulen;
+    if (!get_len(r, &clen) || !get_len(r, &ulen) || !need(r, clen)) return false;
+    if (ulen == 0 || ulen > (1ULL << 32) || ulen > clen * 300) return fail(r, "Invalid LZF lengths");
+    if (r->lzf_cap < ulen) {
+        r->lzf = zrealloc(r->lzf, ulen);
+        r->lzf_cap = ulen;
+    }
+    if (lzf_decompress(r->buf + r->pos, clen, r->lzf, ulen) != ulen) return fail(r, "Invalid LZF compressed string");
+    r->pos += clen;
+    sv->p = r->lzf;
+    sv->len = ulen;
+    return true;
+}
+
+static bool get_view(reader_t *r, strview_t *sv) {
     uint64_t len;
     bool enc;
-    if (!get_len_enc(r, &len, &enc)) return NULL;
+    if (!get_len_enc(r, &len, &enc)) return false;
+    sv->is_int = false;
     if (!enc) {
-        if (!need(r, len)) return NULL;
-        sds s = sds_newlen(r->buf + r->pos, len);
+        if (!need(r, len)) return false;
+        sv->p = (const char *)r->buf + r->pos;
+        sv->len = len;
         r->pos += len;
-        return s;
+        return true;
     }
     unsigned char b[4];
     switch (len) {
     case RDB_ENC_INT8:
-        if (!get_bytes(r, b, 1)) return NULL;
-        return sds_fromll((int8_t)b[0]);
+        if (!get_bytes(r, b, 1)) return false;
+        sv->ival = (int8_t)b[0];
+        break;
     case RDB_ENC_INT16:
-        if (!get_bytes(r, b, 2)) return NULL;
-        return sds_fromll((int16_t)(b[0] | b[1] << 8));
+        if (!get_bytes(r, b, 2)) return false;
+        sv->ival = (int16_t)(b[0] | b[1] << 8);
+        break;
     case RDB_ENC_INT32:
-        if (!get_bytes(r, b, 4)) return NULL;
-        return sds_fromll((int32_t)((uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
-                                    (uint32_t)b[3] << 24));
-    case RDB_ENC_LZF: {
-        uint64_t clen, ulen;
-        if (!get_len(r, &clen) || !get_len(r, &ulen) || !need(r, clen)) return NULL;
-        if (ulen == 0 || ulen > (1ULL << 32) || ulen > clen * 300) {
-            fail(r, "Invalid LZF lengths");
-            return NULL;
-        }
-        sds s = sds_newlen(NULL, ulen);
-        if (lzf_decompress(r->buf + r->pos, clen, s, ulen) != ulen) {
-            sds_free(s);
-            fail(r, "Invalid LZF compressed string");
-            return NULL;
-        }
-        r->pos += clen;
-        return s;
+        if (!get_bytes(r, b, 4)) return false;
+        sv->ival = (int32_t)((uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24);
+        break;
+    case RDB_ENC_LZF:
+        return get_lzf(r, sv);
+    default:
+        return fail(r, "Unknown string encoding %u", (unsigned)len);
     }
+    sv->is_int = true;
+    return true;
+}
+
+/* Any string form (raw, int8/16/32, LZF) as a new sds. */
+static sds get_string(reader_t *r) {
+    strview_t sv;
+    if (!get_view(r, &sv)) return NULL;
+    return sv.is_int ? sds_fromll(sv.ival) : sds_newlen(sv.p, sv.len);
+}
+
+/* A key into the reader's reusable buffer (the keyspace copies it). */
+static bool get_key(reader_t *r) {
+    strview_t sv;
+    if (!get_view(r, &sv)) return false;
+    if (sv.is_int) {
+        char buf[LP_INTBUF_SIZE];
+        int n = util_ll2str(buf, sizeof(buf), sv.ival);
+        r->key = sds_cpylen(r->key, buf, (size_t)n);
+    } else {
+        r->key = sds_cpylen(r->key, sv.p, sv.len);
     }
-    fail(r, "Unknown string encoding %u", (unsigned)len);
-    return NULL;
+    return true;
+}
+
+/* A string value straight into its final encoding (int, embstr or raw), as
+ * obj_try_encoding would leave it, without an intermediate sds. */
+static robj *get_string_object(reader_t *r) {
+    strview_t sv;
+    if (!get_view(r, &sv)) return NULL;
+    long long v = sv.ival;
+    if (sv.is_int || (sv.len <= 20 && util_str2ll(sv.p, sv.len, &v))) return obj_create_from_ll(v);
+    return obj_create_string(sv.p, sv.len);
+}
+
+/* A blob (listpack, intset) as a zmalloc'd copy of exactly its size, the
+ * form our encodings own. */
+static unsigned char *get_blob_copy(reader_t *r, size_t *len) {
+    strview_t sv;
+    if (!get_view(r, &sv)) return NULL;
+    if (sv.is_int) {
+        fail(r, "Integer where a blob was expected");
+        return NULL;
+    }
+    *len = sv.len;
+    return zmemdup(sv.p, sv.len ? sv.len : 1);
 }
 
 static bool skip_string(reader_t *r) {
@@ -283,6 +352,9 @@ static bool decode_listpack(reader_t *r, const unsigned char *lp, size_t size, e
         if (body > room) return blob_fail(r, "listpack");
         size_t bl = body <= 127 ? 1 : body < 16383 ? 2 : body < 2097151 ? 3 : body < 268435455 ? 4 : 5;
         if (body + bl > room) return blob_fail(r, "listpack");
+        size_t back = 0;   /* the back-length, read leftwards from its last byte */
+        for (size_t i = 0; i < bl; i++) back |= (size_t)(q[body + bl - 1 - i] & 0x7f) << (7 * i);
+        if (back != body) return blob_fail(r, "listpack");
         elems_push(e, is_str ? sds_newlen(q + hdr, dlen) : int_sds(v), 0);
         p += body + bl;
         got++;
@@ -390,19 +462,26 @@ static bool all_short(const elems_t *e, long long max) {
     return true;
 }
 
-static robj *build_list(server_t *srv, elems_t *e) {
-    quicklist *ql = ql_new((int)srv->cfg.list_max_listpack_size, (int)srv->cfg.list_compress_depth);
-    for (size_t i = 0; i < e->n; i++) ql_push(ql, e->v[i], sds_len(e->v[i]), QL_TAIL);
+/* A loaded list: one node becomes the listpack encoding t_list.c starts
+ * with, more stay a quicklist. */
+static robj *list_object(quicklist *ql) {
     robj *o;
-    if (ql->len == 1) {          /* one node: the compact encoding t_list.c starts with */
-        o = obj_create(OBJ_LIST, lp_dup(ql->head->lp));
+    if (ql->len == 1) {
+        o = obj_create(OBJ_LIST, ql->head->lp);
         o->encoding = OBJ_ENCODING_LISTPACK;
+        ql->head->lp = NULL;
         ql_free(ql);
     } else {
         o = obj_create(OBJ_LIST, ql);
         o->encoding = OBJ_ENCODING_QUICKLIST;
     }
     return o;
+}
+
+static robj *build_list(server_t *srv, elems_t *e) {
+    quicklist *ql = ql_new((int)srv->cfg.list_max_listpack_size, (int)srv->cfg.list_compress_depth);
+    for (size_t i = 0; i < e->n; i++) ql_push(ql, e->v[i], sds_len(e->v[i]), QL_TAIL);
+    return list_object(ql);
 }
 
 static robj *build_set(reader_t *r, server_t *srv, elems_t *e) {
@@ -565,54 +644,153 @@ static robj *build_zset(reader_t *r, server_t *srv, elems_t *e) {
     return o;
 }
 
+/* -------------------------------------- listpack and intset blobs as they are */
+
+/* What lp_validate's walk checks in each entry of a blob to adopt: the
+ * length limit of the config for every stride-th entry from the first (all
+ * of a hash's, a sorted set's members), and that no canonical integer is
+ * stored as a string.  Our listpack.c keeps every canonical integer as an
+ * integer entry, so a value has one encoding and lookups compare bytes or
+ * integers; Redis's writer does the same.  A blob that breaks this is
+ * rebuilt, not adopted. */
+typedef struct lp_check {
+    size_t max_len;
+    unsigned stride;
+    size_t n;
+} lp_check_t;
+
+static bool check_entry(const unsigned char *p, void *arg) {
+    lp_check_t *c = arg;
+    bool limited = c->n++ % c->stride == 0;
+    size_t len;
+    long long v;
+    const unsigned char *s = lp_get(p, &len, &v);
+    if (!s) return !limited || c->max_len >= 20 || lp_value_strlen(p) <= c->max_len;
+    if (limited && len > c->max_len) return false;
+    return len > 20 || !lp_string_to_int64(s, len, &v);
+}
+
+/* Whether a listpack blob has the layout and encodings listpack.c expects,
+ * 1..n_max entries, and entries within max_len as check_entry says. */
+static bool lp_adoptable(unsigned char *lp, size_t len, size_t n_max, size_t max_len, unsigned stride) {
+    lp_check_t c = {max_len, stride, 0};
+    return lp_validate(lp, len, true, check_entry, &c) && c.n > 0 && c.n <= n_max;
+}
+
+/* Redis writes small hashes, sorted sets and list nodes as listpack blobs
+ * (and so do we): within our limits they are taken as they are, one copy
+ * and a validating walk per key, instead of a string per entry.  NULL (not
+ * an error) when the blob must go through decode_listpack and a rebuild. */
+static robj *adopt_hash(reader_t *r, server_t *srv, unsigned char *lp, size_t len) {
+    const rl_config_t *cfg = &srv->cfg;
+    if (!lp_adoptable(lp, len, (size_t)cfg->hash_max_listpack_entries * 2, (size_t)cfg->hash_max_listpack_value, 1) ||
+        lp_length(lp) % 2 || (!r->trusted && !lp_entries_unique(lp, 1)))
+        return NULL;
+    robj *o = obj_create(OBJ_HASH, lp);
+    o->encoding = OBJ_ENCODING_LISTPACK;
+    return o;
+}
+
+static robj *adopt_zset(reader_t *r, server_t *srv, unsigned char *lp, size_t len) {
+    zset_limits_t l = {srv->cfg.zset_max_listpack_entries, srv->cfg.zset_max_listpack_value};
+    if (!lp_adoptable(lp, len, (size_t)l.max_entries * 2, (size_t)l.max_value, 2) ||
+        !zset_listpack_adoptable(lp, !r->trusted))
+        return NULL;
+    robj *o = obj_create(OBJ_ZSET, lp);
+    o->encoding = OBJ_ENCODING_LISTPACK;
+    return o;
+}
+
+static robj *adopt_intset(reader_t *r, server_t *srv, unsigned char *blob, size_t len) {
+    (void)r;
+    if (!intset_validate(blob, len, true)) return NULL;
+    intset *is = (intset *)blob;
+    if (intset_len(is) == 0 || (long long)intset_len(is) > srv->cfg.set_max_intset_entries) return NULL;
+    robj *o = obj_create(OBJ_SET, is);
+    o->encoding = OBJ_ENCODING_INTSET;
+    return o;
+}
+
+typedef robj *adopt_fn(reader_t *r, server_t *srv, unsigned char *blob, size_t len);
+
+/* A blob-encoded value: *out is the blob adopted when it can be, else NULL
+ * with the blob decoded into e for a build_* to make our encoding of it.
+ * False on a read or decode error. */
+static bool get_blob_object(reader_t *r, server_t *srv, adopt_fn *adopt,
+                            bool (*decode)(reader_t *, const unsigned char *, size_t, elems_t *), elems_t *e,
+                            robj **out) {
+    size_t len;
+    unsigned char *blob = get_blob_copy(r, &len);
+    if (!blob) return false;
+    if ((*out = adopt(r, srv, blob, len))) return true;
+    bool ok = decode(r, blob, len, e);
+    zfree(blob);
+    return ok;
+}
+
 /* ------------------------------------------------------- reading objects */
 
 /* One string blob decoded by fn into e. */
 static bool get_blob(reader_t *r, elems_t *e,
                      bool (*fn)(reader_t *, const unsigned char *, size_t, elems_t *)) {
-    sds blob = get_string(r);
-    if (!blob) return false;
-    bool ok = fn(r, (const unsigned char *)blob, sds_len(blob), e);
-    sds_free(blob);
+    strview_t sv;
+    if (!get_view(r, &sv)) return false;
+    if (sv.is_int) return fail(r, "Integer where a blob was expected");
+    return fn(r, (const unsigned char *)sv.p, sv.len, e);
+}
+
+/* An intset blob's members as decimal strings (when it cannot be adopted). */
+static bool decode_intset(reader_t *r, const unsigned char *blob, size_t len, elems_t *e) {
+    if (!intset_validate(blob, len, true)) return blob_fail(r, "intset");
+    const intset *is = (const intset *)blob;   /* zmalloc'd: aligned */
+    for (uint32_t i = 0; i < intset_len(is); i++) {
+        int64_t v;
+        intset_get(is, i, &v);
+        elems_push(e, int_sds(v), 0);
+    }
+    return true;
+}
+
+/* One node of a quicklist into ql: a listpack (QUICKLIST_2) taken as it is
+ * when it passes the checks, else its entries pushed one by one. */
+static bool get_quicklist_node(reader_t *r, int type, quicklist *ql) {
+    uint64_t container = RDB_QL_PACKED;
+    if (type == RDB_TYPE_LIST_QUICKLIST_2 && !get_len(r, &container)) return false;
+    if (container != RDB_QL_PLAIN && container != RDB_QL_PACKED)
+        return fail(r, "Unknown quicklist node container %llu", (unsigned long long)container);
+    elems_t e = {0};
+    bool ok;
+    if (container == RDB_QL_PLAIN) {
+        sds s = get_string(r);
+        if ((ok = s != NULL)) elems_push(&e, s, 0);
+    } else if (type == RDB_TYPE_LIST_QUICKLIST) {
+        ok = get_blob(r, &e, decode_ziplist);
+    } else {
+        size_t len;
+        unsigned char *lp = get_blob_copy(r, &len);
+        if (lp && lp_adoptable(lp, len, SIZE_MAX, SIZE_MAX, 1)) {
+            ql_append_listpack(ql, lp);
+            return true;
+        }
+        ok = lp && decode_listpack(r, lp, len, &e);
+        zfree(lp);
+    }
+    for (size_t i = 0; ok && i < e.n; i++) ql_push(ql, e.v[i], sds_len(e.v[i]), QL_TAIL);
+    elems_free(&e);
     return ok;
 }
 
-static bool get_intset_blob(reader_t *r, elems_t *e) {
-    sds blob = get_string(r);
-    if (!blob) return false;
-    bool ok = intset_validate(blob, sds_len(blob), true);
-    if (ok) {
-        /* An sds's bytes sit after its header at any alignment: give the
-         * intset functions an aligned copy. */
-        intset *is = zmemdup(blob, sds_len(blob));
-        for (uint32_t i = 0; i < intset_len(is); i++) {
-            int64_t v;
-            intset_get(is, i, &v);
-            elems_push(e, int_sds(v), 0);
-        }
-        zfree(is);
-    }
-    sds_free(blob);
-    return ok ? true : blob_fail(r, "intset");
-}
-
-static bool get_quicklist(reader_t *r, int type, elems_t *e) {
+static robj *get_quicklist(reader_t *r, server_t *srv, int type) {
     uint64_t nodes;
-    if (!get_len(r, &nodes) || !plausible(r, nodes, 1)) return false;
+    if (!get_len(r, &nodes) || !plausible(r, nodes, 1)) return NULL;
+    quicklist *ql = ql_new((int)srv->cfg.list_max_listpack_size, (int)srv->cfg.list_compress_depth);
     for (uint64_t i = 0; i < nodes; i++) {
-        uint64_t container = RDB_QL_PACKED;
-        if (type == RDB_TYPE_LIST_QUICKLIST_2 && !get_len(r, &container)) return false;
-        if (container == RDB_QL_PLAIN) {
-            sds s = get_string(r);
-            if (!s) return false;
-            elems_push(e, s, 0);
-        } else if (container == RDB_QL_PACKED) {
-            if (!get_blob(r, e, type == RDB_TYPE_LIST_QUICKLIST_2 ? decode_listpack : decode_ziplist)) return false;
-        } else {
-            return fail(r, "Unknown quicklist node container %llu", (unsigned long long)container);
+        if (!get_quicklist_node(r, type, ql)) {
+            ql_free(ql);
+            return NULL;
         }
     }
-    return true;
+    return list_object(ql);
 }
 
 static bool get_zset_plain(reader_t *r, int type, elems_t *e) {
@@ -631,10 +809,9 @@ static bool get_zset_plain(reader_t *r, int type, elems_t *e) {
     return true;
 }
 
-static bool get_zset_blob(reader_t *r, int type, elems_t *e) {
+static bool get_zset_blob(reader_t *r, elems_t *e) {
     elems_t flat = {0};
-    bool ok = get_blob(r, &flat, type == RDB_TYPE_ZSET_LISTPACK ? decode_listpack : decode_ziplist) &&
-              split_scores(r, &flat, e);
+    bool ok = get_blob(r, &flat, decode_ziplist) && split_scores(r, &flat, e);
     elems_free(&flat);
     return ok;
 }
@@ -646,10 +823,8 @@ static robj *get_object(reader_t *r, server_t *srv, int type) {
     robj *o = NULL;
     bool ok;
     switch (type) {
-    case RDB_TYPE_STRING: {
-        sds s = get_string(r);
-        return s ? obj_try_encoding(obj_create_from_sds(s)) : NULL;
-    }
+    case RDB_TYPE_STRING:
+        return get_string_object(r);
     case RDB_TYPE_LIST:
         ok = get_len(r, &n) && get_strings(r, n, &e);
         if (ok) o = build_list(srv, &e);
@@ -659,14 +834,14 @@ static robj *get_object(reader_t *r, server_t *srv, int type) {
         break;
     case RDB_TYPE_LIST_QUICKLIST:
     case RDB_TYPE_LIST_QUICKLIST_2:
-        if (get_quicklist(r, type, &e)) o = build_list(srv, &e);
+        o = get_quicklist(r, srv, type);
         break;
     case RDB_TYPE_SET:
         ok = get_len(r, &n) && get_strings(r, n, &e);
         if (ok) o = build_set(r, srv, &e);
         break;
     case RDB_TYPE_SET_INTSET:
-        if (get_intset_blob(r, &e)) o = build_set(r, srv, &e);
+        if (get_blob_object(r, srv, adopt_intset, decode_intset, &e, &o) && !o) o = build_set(r, srv, &e);
         break;
     case RDB_TYPE_SET_LISTPACK:
         if (get_blob(r, &e, decode_listpack)) o = build_set(r, srv, &e);
@@ -676,9 +851,15 @@ static robj *get_object(reader_t *r, server_t *srv, int type) {
         if (get_zset_plain(r, type, &e)) o = build_zset(r, srv, &e);
         break;
     case RDB_TYPE_ZSET_ZIPLIST:
-    case RDB_TYPE_ZSET_LISTPACK:
-        if (get_zset_blob(r, type, &e)) o = build_zset(r, srv, &e);
+        if (get_zset_blob(r, &e)) o = build_zset(r, srv, &e);
         break;
+    case RDB_TYPE_ZSET_LISTPACK: {
+        elems_t flat = {0};
+        if (get_blob_object(r, srv, adopt_zset, decode_listpack, &flat, &o) && !o && split_scores(r, &flat, &e))
+            o = build_zset(r, srv, &e);
+        elems_free(&flat);
+        break;
+    }
     case RDB_TYPE_HASH:
         ok = get_len(r, &n) && plausible(r, n, 2) && get_strings(r, n * 2, &e);
         if (ok) o = build_hash(r, srv, &e);
@@ -690,7 +871,7 @@ static robj *get_object(reader_t *r, server_t *srv, int type) {
         if (get_blob(r, &e, decode_ziplist)) o = build_hash(r, srv, &e);
         break;
     case RDB_TYPE_HASH_LISTPACK:
-        if (get_blob(r, &e, decode_listpack)) o = build_hash(r, srv, &e);
+        if (get_blob_object(r, srv, adopt_hash, decode_listpack, &e, &o) && !o) o = build_hash(r, srv, &e);
         break;
     case RDB_TYPE_STREAM_LISTPACKS:
     case RDB_TYPE_STREAM_LISTPACKS_2:
@@ -860,12 +1041,9 @@ static bool load_body(reader_t *r, server_t *srv, int version, long long now_ms,
         case RDB_OPCODE_FUNCTION:
             return fail(r, "Pre-release function format (opcode 246) is not supported");
         }
-        sds key = get_string(r);
-        if (!key) return false;
+        if (!get_key(r)) return false;
         robj *val = get_object(r, srv, (int)type);
-        bool ok = val && add_key(r, srv, dbid, key, val, expire, now_ms, res);
-        sds_free(key);
-        if (!ok) return false;
+        if (!val || !add_key(r, srv, dbid, r->key, val, expire, now_ms, res)) return false;
         expire = -1;
     }
     (void)version;
@@ -874,7 +1052,7 @@ static bool load_body(reader_t *r, server_t *srv, int version, long long now_ms,
 int rdb_load_buffer(server_t *srv, const unsigned char *buf, size_t len, bool verify_checksum, long long now_ms,
                     rdb_load_result_t *res) {
     memset(res, 0, sizeof(*res));
-    reader_t r = {buf, len, 0, res->err, false};
+    reader_t r = {.buf = buf, .len = len, .err = res->err};
     char magic[10];
     if (!get_bytes(&r, magic, 9)) return -1;
     if (memcmp(magic, "REDIS", 5)) {
@@ -890,7 +1068,12 @@ int rdb_load_buffer(server_t *srv, const unsigned char *buf, size_t len, bool ve
         return -1;
     }
     if (verify_checksum && !precheck_crc(&r, version, res)) return -1;
-    if (!load_body(&r, srv, version, now_ms, res)) return -1;
+    r.trusted = res->checksum_verified;
+    r.key = sds_empty();
+    bool loaded = load_body(&r, srv, version, now_ms, res);
+    sds_free(r.key);
+    zfree(r.lzf);
+    if (!loaded) return -1;
     /* After EOF: the trailer (absent before version 5). */
     if (version >= 5) {
         if (!verify_checksum && !check_crc(&r, version, true, res)) return -1;

@@ -1,13 +1,16 @@
 /* rdb_save.c: the RDB writer (see rdb.h).
  *
- * Only encodings that Redis 7.0 (RDB version 10) loads are written, and the
- * simplest of them, so the file does not depend on our in-memory layouts:
- * strings (type 0; integers in 8/16/32-bit form, LZF above 20 bytes when
- * compressing), lists as plain element lists (1), sets (2, or intset 11 -
- * our intset blob has Redis's layout), sorted sets with binary scores (5),
- * hashes as field/value lists (4).  Called from persist.c in the main
- * process (SAVE, SHUTDOWN) or in a forked child (BGSAVE); it only reads the
- * dataset and never allocates on the dataset's behalf. */
+ * Only types that Redis 7.0 (RDB version 10) loads are written: strings
+ * (type 0; integers in 8/16/32-bit form, LZF above 20 bytes when
+ * compressing); the compact encodings as the blobs Redis itself writes,
+ * since our listpack and intset layouts are Redis's (hash listpack 16, zset
+ * listpack 17, lists as QUICKLIST_2 of listpack nodes 18, intset 11), so
+ * loading adopts them without rebuilding; listpack sets as plain sets (2:
+ * their own type 20 is newer than version 10); the dict and skiplist
+ * encodings as plain field/value lists (4), member lists (2) and members
+ * with binary scores (5).  Called from persist.c in the main process (SAVE,
+ * SHUTDOWN) or in a forked child (BGSAVE); it only reads the dataset and
+ * never allocates on the dataset's behalf. */
 #include "rdb.h"
 
 #include <endian.h>
@@ -104,6 +107,14 @@ static void put_string(rio_t *r, const char *s, size_t len, bool compress) {
     rio_write(r, s, len);
 }
 
+/* A listpack or intset as one string (LZF-compressed when that pays), the
+ * way Redis writes its compact encodings: loading takes it as it is. */
+static void put_blob(rio_t *r, const void *blob, size_t len, bool compress) {
+    if (compress && len > RDB_LZF_MIN && put_lzf(r, blob, len)) return;
+    put_len(r, len);
+    rio_write(r, blob, len);
+}
+
 static void put_ll_string(rio_t *r, long long v) {
     char buf[LP_INTBUF_SIZE];
     int n = util_ll2str(buf, sizeof(buf), v);
@@ -141,20 +152,29 @@ static void put_dict_keys(rio_t *r, dict *d, bool with_values, bool compress) {
     dict_iter_release(&it);
 }
 
+/* Lists as QUICKLIST_2: every node a packed listpack (a listpack-encoded
+ * list is a quicklist of one node in the file, as Redis 7.0 has no other
+ * list type). */
 static void put_list(rio_t *r, robj *o, bool compress) {
     if (o->encoding == OBJ_ENCODING_LISTPACK) {
-        put_len(r, lp_length(o->ptr));
-        put_lp_entries(r, o->ptr, compress);
+        put_len(r, 1);
+        put_len(r, RDB_QL_PACKED);
+        put_blob(r, o->ptr, lp_bytes(o->ptr), compress);
         return;
     }
     quicklist *ql = o->ptr;
-    put_len(r, ql_count(ql));
-    for (ql_node_t *n = ql->head; n; n = n->next) put_lp_entries(r, n->lp, compress);
+    put_len(r, ql->len);
+    for (ql_node_t *n = ql->head; n; n = n->next) {
+        put_len(r, RDB_QL_PACKED);
+        put_blob(r, n->lp, lp_bytes(n->lp), compress);
+    }
 }
 
+/* Listpack sets are written as plain sets: their RDB type (20) is newer
+ * than version 10, which Redis 7.0 would refuse. */
 static void put_set(rio_t *r, robj *o, bool compress) {
     if (o->encoding == OBJ_ENCODING_INTSET) {
-        put_string(r, o->ptr, intset_blob_len(o->ptr), false);
+        put_blob(r, o->ptr, intset_blob_len(o->ptr), compress);
     } else if (o->encoding == OBJ_ENCODING_LISTPACK) {
         put_len(r, lp_length(o->ptr));
         put_lp_entries(r, o->ptr, compress);
@@ -165,6 +185,10 @@ static void put_set(rio_t *r, robj *o, bool compress) {
 }
 
 static void put_zset(rio_t *r, robj *o, bool compress) {
+    if (o->encoding == OBJ_ENCODING_LISTPACK) {
+        put_blob(r, o->ptr, lp_bytes(o->ptr), compress);
+        return;
+    }
     put_len(r, zset_length(o));
     zset_cursor_t cur;
     for (zset_cursor_at_rank(&cur, o, 0, false); zset_cursor_valid(&cur); zset_cursor_next(&cur)) {
@@ -181,8 +205,7 @@ static void put_zset(rio_t *r, robj *o, bool compress) {
 
 static void put_hash(rio_t *r, robj *o, bool compress) {
     if (o->encoding == OBJ_ENCODING_LISTPACK) {
-        put_len(r, lp_length(o->ptr) / 2);
-        put_lp_entries(r, o->ptr, compress);
+        put_blob(r, o->ptr, lp_bytes(o->ptr), compress);
     } else {
         put_len(r, dict_size((dict *)o->ptr));
         put_dict_keys(r, o->ptr, true, compress);
@@ -192,10 +215,10 @@ static void put_hash(rio_t *r, robj *o, bool compress) {
 static int rdb_type_of(const robj *o) {
     switch (o->type) {
     case OBJ_STRING: return RDB_TYPE_STRING;
-    case OBJ_LIST: return RDB_TYPE_LIST;
+    case OBJ_LIST: return RDB_TYPE_LIST_QUICKLIST_2;
     case OBJ_SET: return o->encoding == OBJ_ENCODING_INTSET ? RDB_TYPE_SET_INTSET : RDB_TYPE_SET;
-    case OBJ_ZSET: return RDB_TYPE_ZSET_2;
-    case OBJ_HASH: return RDB_TYPE_HASH;
+    case OBJ_ZSET: return o->encoding == OBJ_ENCODING_LISTPACK ? RDB_TYPE_ZSET_LISTPACK : RDB_TYPE_ZSET_2;
+    case OBJ_HASH: return o->encoding == OBJ_ENCODING_LISTPACK ? RDB_TYPE_HASH_LISTPACK : RDB_TYPE_HASH;
     }
     return -1;
 }

@@ -23,8 +23,6 @@ typedef struct coll_scan_args {
 bool coll_scan_parse_or_reply(client_t *c, coll_scan_args_t *a);
 bool coll_scan_match(const coll_scan_args_t *a, const char *s, size_t len);
 
-/* Reply with a listpack entry as a bulk string (integers are formatted). */
-void coll_reply_lp_entry(client_t *c, const unsigned char *p);
 
 /* Uniform random integer in [0, n). */
 unsigned long coll_random_below(unsigned long n);

@@ -62,14 +62,6 @@ bool coll_scan_match(const coll_scan_args_t *a, const char *s, size_t len) {
     return !a->pat || util_glob_match(a->pat, a->patlen, s, len, false);
 }
 
-void coll_reply_lp_entry(client_t *c, const unsigned char *p) {
-    size_t len;
-    long long v;
-    const unsigned char *s = lp_get(p, &len, &v);
-    if (s) reply_bulk(c, (const char *)s, len);
-    else reply_bulk_ll(c, v);
-}
-
 unsigned long coll_random_below(unsigned long n) {
     /* random() gives 31 bits: combine two draws for large collections. */
     unsigned long r = ((unsigned long)random() << 31) ^ (unsigned long)random();

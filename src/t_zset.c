@@ -967,7 +967,9 @@ static void cmd_zscan(client_t *c) {
             const char *m = zset_cursor_member(&cur, &len);
             if (!coll_scan_match(&a, m, len)) continue;
             reply_bulk(c, m, len);
-            coll_reply_lp_entry(c, lp_next(o->ptr, cur.ep));
+            /* From the double, not the stored text: the listpack keeps the
+             * shortest form (0.1), Redis 7.0 replies %.17g in both encodings. */
+            reply_score_bulk(c, zset_cursor_score(&cur));
             n += 2;
         }
         reply_set_deferred_array_len(c, slot, n);

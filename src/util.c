@@ -104,6 +104,15 @@ int util_d2str(char *buf, size_t size, double v) {
     return snprintf(buf, size, "%.17g", v);
 }
 
+int util_d2str_short(char *buf, size_t size, double v) {
+    if (!isfinite(v) || (fabs(v) < 9007199254740992.0 && v == (double)(long long)v)) return util_d2str(buf, size, v);
+    for (int prec = 15; prec <= 16; prec++) {
+        int n = snprintf(buf, size, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v) return n;
+    }
+    return util_d2str(buf, size, v);
+}
+
 int util_ld2str(char *buf, size_t size, long double v) {
     if (isinf(v)) return snprintf(buf, size, v > 0 ? "inf" : "-inf");
     int n = snprintf(buf, size, "%.17Lf", v);

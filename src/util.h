@@ -16,9 +16,12 @@ bool util_str2d(const char *s, size_t len, double *out);
 /* long double for INCRBYFLOAT. */
 bool util_str2ld(const char *s, size_t len, long double *out);
 int util_ll2str(char *buf, size_t size, long long v);
-/* Shortest text that reads back as the same double (%.17g family), "inf",
- * "-inf"; integers without ".0". */
+/* A double as Redis 7.0 replies with it: %.17g (0.1 is
+ * "0.10000000000000001"), "inf", "-inf"; integers without ".0". */
 int util_d2str(char *buf, size_t size, double v);
+/* The shortest of %.15g, %.16g, %.17g that reads back as exactly v (0.1 is
+ * "0.1"), else as util_d2str: for storage, where only the value matters. */
+int util_d2str_short(char *buf, size_t size, double v);
 /* INCRBYFLOAT's human form: %.17Lf with trailing zeros trimmed. */
 int util_ld2str(char *buf, size_t size, long double v);
 

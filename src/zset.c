@@ -42,7 +42,7 @@ static unsigned char *lp_zset_find(unsigned char *lp, const char *m, size_t len,
 /* Insert (m, score) at its place in (score, member) order. */
 static unsigned char *lp_zset_insert(unsigned char *lp, const char *m, size_t len, double score) {
     char sbuf[64];
-    int slen = util_d2str(sbuf, sizeof(sbuf), score);
+    int slen = util_d2str_short(sbuf, sizeof(sbuf), score);
     for (unsigned char *ep = lp_first(lp); ep; ep = lp_next(lp, lp_next(lp, ep))) {
         double s = lp_score(lp_next(lp, ep));
         if (s > score || (s == score && lp_entry_cmp(ep, m, len) > 0)) {
@@ -67,13 +67,46 @@ robj *zset_listpack_from_sorted(sds *members, const double *scores, size_t n) {
     unsigned char *lp = lp_new();
     char sbuf[64];
     for (size_t i = 0; i < n; i++) {
-        int slen = util_d2str(sbuf, sizeof(sbuf), scores[i]);
+        int slen = util_d2str_short(sbuf, sizeof(sbuf), scores[i]);
         lp = lp_append(lp, members[i], sds_len(members[i]));
         lp = lp_append(lp, sbuf, (size_t)slen);
     }
     robj *o = obj_create(OBJ_ZSET, lp);
     o->encoding = OBJ_ENCODING_LISTPACK;
     return o;
+}
+
+/* A score entry as a number: an integer, or a string strtod reads whole
+ * that is not NaN. */
+static bool lp_score_valid(const unsigned char *sp, double *d) {
+    size_t len;
+    long long v;
+    const unsigned char *s = lp_get(sp, &len, &v);
+    if (!s) {
+        *d = (double)v;
+        return true;
+    }
+    return util_str2d((const char *)s, len, d) && !isnan(*d);
+}
+
+bool zset_listpack_adoptable(unsigned char *lp, bool deep) {
+    if (lp_length(lp) % 2) return false;
+    if (!deep) return true;
+    unsigned char *prev = NULL;
+    double prev_score = 0;
+    for (unsigned char *ep = lp_first(lp); ep; ep = lp_next(lp, lp_next(lp, ep))) {
+        double score;
+        if (!lp_score_valid(lp_next(lp, ep), &score)) return false;
+        if (prev) {
+            char buf[LP_INTBUF_SIZE];
+            size_t len;
+            const unsigned char *m = lp_get_str(ep, &len, buf);
+            if (score < prev_score || (score == prev_score && lp_entry_cmp(prev, m, len) >= 0)) return false;
+        }
+        prev = ep;
+        prev_score = score;
+    }
+    return lp_entries_unique(lp, 1);
 }
 
 static zset_t *zset_new(void) {
@@ -126,7 +159,7 @@ void zset_convert_to_listpack_if_fits(robj *o, const zset_limits_t *l, size_t ma
     char sbuf[64];
     for (zsl_node_t *n = zs->zsl->header->level[0].forward; n; n = n->level[0].forward) {
         lp = lp_append(lp, n->ele, sds_len(n->ele));
-        int slen = util_d2str(sbuf, sizeof(sbuf), n->score);
+        int slen = util_d2str_short(sbuf, sizeof(sbuf), n->score);
         lp = lp_append(lp, sbuf, (size_t)slen);
     }
     dict_release(zs->dict);

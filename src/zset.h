@@ -44,6 +44,11 @@ robj *zset_create_listpack(void);
 /* A listpack zset from n unique members already in (score, member) order,
  * appended as they come (the RDB loader sorts and checks them first). */
 robj *zset_listpack_from_sorted(sds *members, const double *scores, size_t n);
+/* Whether a listpack read from a file can be a zset's listpack as it is:
+ * (member, score) pairs and, when deep, every score a number (not NaN), in
+ * (score, member) order, no member twice.  The caller has validated the
+ * listpack's layout and checked the entry limits. */
+bool zset_listpack_adoptable(unsigned char *lp, bool deep);
 robj *zset_create_skiplist(void);
 unsigned long zset_length(const robj *o);
 void zset_convert_to_skiplist(robj *o);

@@ -143,7 +143,8 @@ static int test_int_edges(void)
     return 0;
 }
 
-/* String headers of 1/2/5 bytes and back-lengths of 1/2/3 bytes. */
+/* String headers of 1/2/5 bytes and back-lengths of 1/2/3 bytes, with
+ * Redis's size boundaries (an RDB file carries listpacks as they are). */
 static int test_string_edges(void)
 {
     struct { size_t len; size_t entry; } cases[] = {
@@ -151,8 +152,9 @@ static int test_string_edges(void)
         {125, 125 + 2 + 1},          /* body 127: 1-byte back-length */
         {126, 126 + 2 + 2},          /* body 128: 2-byte back-length */
         {4095, 4095 + 2 + 2}, {4096, 4096 + 5 + 2},
-        {16378, 16378 + 5 + 2},      /* body 16383 */
-        {16379, 16379 + 5 + 3},      /* body 16384: 3-byte back-length */
+        {16377, 16377 + 5 + 2},      /* body 16382: the last 2-byte back-length */
+        {16378, 16378 + 5 + 3},      /* body 16383: 3 bytes, as Redis writes it */
+        {16379, 16379 + 5 + 3},      /* body 16384 */
         {70000, 70000 + 5 + 3},
     };
     char *big = malloc(70001);
