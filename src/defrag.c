@@ -13,8 +13,8 @@
  *   - the keyspace entry itself (key embedded), after which the expires
  *     entry that borrows the key string is pointed at the new copy.
  * Every move is zmalloc_defrag_move(): the allocator decides, we only fix
- * the pointers.  Raw sds strings are not moved yet (the sds block start is
- * private to sds.c), nor sorted sets in skiplist encoding.
+ * the pointers.  Raw sds strings are moved whole (sds_hdr_len gives the block
+ * start); sorted sets in skiplist encoding are not moved yet.
  *
  * Budget: each cron tick may spend cpu% of the tick period, cpu% going from
  * active-defrag-cycle-min at the lower threshold to -cycle-max at the upper

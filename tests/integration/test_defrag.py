@@ -3,8 +3,11 @@ jemalloc build (Debian's stock jemalloc, through experimental.utilization.
 query) and on the ebbmalloc build, a keyspace fragmented by deleting a
 random 80% of its keys is compacted: active_defrag_hits grows,
 allocator_frag_ratio falls from well above 1.4 to about 1.1, every remaining
-key, field, list element and TTL reads back unchanged.  On the libc build
-CONFIG SET activedefrag yes is refused, naming the allocators that can.
+key, field, list element and TTL reads back unchanged.  activedefrag is yes
+by default on the ebbmalloc build (so there the compaction happens with no
+CONFIG SET activedefrag at all, once the waste passes
+active-defrag-ignore-bytes) and no on the others.  On the libc build CONFIG
+SET activedefrag yes is refused, naming the allocators that can.
 
 Each allocator's build is made here (build/<allocator>, as `make
 test-allocators` does), so the tests never depend on how the default
@@ -115,16 +118,22 @@ def check_everything(c, strings, hashes):
     assert c.exists(*[f"key:{i}" for i in with_ttl[:200]]) == 0
 
 
-def defrag_scenario(srv, target):
+def defrag_scenario(srv, target, enable=True):
+    """enable=False: rely on the build's default (activedefrag yes) and the
+    default threshold-lower and cycle-max; only ignore-bytes is lowered, from
+    100mb (which kept the fill and the deletes below from starting a cycle)
+    to what this small data set wastes."""
     c = srv.client()
     strings, hashes = fill_and_fragment(c)
     time.sleep(0.3)
     before, mem_before = frag(c)
     assert before > 1.4, before
+    assert c.info("stats")["active_defrag_hits"] == 0
     c.config_set("active-defrag-ignore-bytes", "1mb")
-    c.config_set("active-defrag-threshold-lower", "5")
-    c.config_set("active-defrag-cycle-max", "50")
-    c.config_set("activedefrag", "yes")
+    if enable:
+        c.config_set("active-defrag-threshold-lower", "5")
+        c.config_set("active-defrag-cycle-max", "50")
+        c.config_set("activedefrag", "yes")
     deadline = time.time() + 20
     after = before
     while time.time() < deadline:
@@ -151,17 +160,42 @@ def defrag_scenario(srv, target):
 @pytest.mark.slow
 def test_defrag_jemalloc(alloc_server):
     srv = alloc_server("jemalloc")
-    assert srv.client().info("memory")["mem_allocator"].startswith("jemalloc-")
+    c = srv.client()
+    assert c.info("memory")["mem_allocator"].startswith("jemalloc-")
+    assert c.config_get("activedefrag") == {"activedefrag": "no"}   # as Redis
     defrag_scenario(srv, 1.1)
 
 
 @pytest.mark.slow
-def test_defrag_ebbmalloc(alloc_server):
+def test_defrag_ebbmalloc_by_default(alloc_server):
+    """No CONFIG SET activedefrag: on by default on ebbmalloc."""
     srv = alloc_server("ebbmalloc")
-    assert srv.client().info("memory")["mem_allocator"].startswith("ebbmalloc-")
+    c = srv.client()
+    assert c.info("memory")["mem_allocator"].startswith("ebbmalloc-")
+    assert c.config_get("activedefrag") == {"activedefrag": "yes"}
+    assert c.config_get("active-defrag-ignore-bytes") == {"active-defrag-ignore-bytes": str(100 << 20)}
+    assert c.config_get("active-defrag-threshold-lower") == {"active-defrag-threshold-lower": "10"}
     # ebb_defrag_hint moves blocks only out of slabs used less than their
     # class's average, so the heap settles a little above jemalloc's figure.
-    defrag_scenario(srv, 1.2)
+    defrag_scenario(srv, 1.2, enable=False)
+
+
+def test_activedefrag_default_not_rewritten():
+    """CONFIG REWRITE leaves the build's default (yes on ebbmalloc) out of
+    the file, and writes the directive once it differs from it."""
+    srv = ServerProcess(build("ebbmalloc"), (), config_text="hz 10\n")
+    try:
+        path = os.path.join(srv.dir, "test.conf")
+        c = srv.client()
+        assert c.config_get("activedefrag") == {"activedefrag": "yes"}
+        c.execute_command("CONFIG", "REWRITE")
+        assert "activedefrag" not in open(path).read()
+        c.config_set("activedefrag", "no")
+        c.execute_command("CONFIG", "REWRITE")
+        assert "\nactivedefrag no\n" in open(path).read()
+        c.close()
+    finally:
+        srv.stop()
 
 
 def test_activedefrag_refused_on_libc(alloc_server):

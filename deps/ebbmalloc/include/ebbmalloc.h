@@ -56,7 +56,7 @@ EBB_API void ebb_maintain(void);
  *   resident   bytes of mapped pages not returned to the OS
  *   mapped     bytes of all mappings (chunks and huge mappings)
  *   retained   mapped bytes returned to the OS (madvised or never touched)
- *   metadata   bytes of chunk headers (page maps and span descriptors)
+ *   metadata   bytes of chunk header pages in use (page maps, descriptors)
  *   dirty      free pages still resident, waiting for the decay purge
  *   tcache     bytes sitting in thread caches */
 typedef struct {

@@ -9,8 +9,8 @@
  *          (page class map, span start map, span descriptors) and serves
  *          slabs and large runs; a huge chunk is one mapping per huge block.
  *   span   a run of pages inside an arena chunk: free (dirty or clean),
- *          a slab, or a large run.  Its descriptor lives in the chunk
- *          header at the index of its first page.
+ *          a slab, or a large run.  Its descriptor comes from a pool in
+ *          the chunk header; span_of[] maps pages to it.
  *   slab   a span cut into blocks of one size class.
  *   tcache a thread's private free lists, one per class. */
 #ifndef EBB_INTERNAL_H
@@ -49,8 +49,10 @@ enum { EBB_SPAN_DIRTY = 1, EBB_SPAN_CLEAN, EBB_SPAN_SLAB, EBB_SPAN_LARGE,
 /* Span descriptor.  Invariants: a free span (DIRTY/CLEAN) is in exactly one
  * free bin of its state, and a DIRTY one also in the dirty LRU, oldest first;
  * two free neighbours of the same state never coexist (they are merged).
- * span_of[] is right for every page of a used span and for the first and
- * last page of a free one.  For a slab: used + |free list| + (cap - bump)
+ * span_of[] (the descriptor's index in spans[]) is right for every page of
+ * a used span and for the first and last page of a free one.  Every
+ * descriptor below its chunk's desc_top is either a span's or on the
+ * chunk's desc_free list (state 0).  For a slab: used + |free list| + (cap - bump)
  * == cap; used counts blocks handed out to threads (program or tcache). */
 typedef struct ebb_span {
     struct ebb_span *next, *prev;   /* free bin list / central bucket list */
@@ -76,7 +78,11 @@ typedef struct ebb_span {
 enum { EBB_CHUNK_ARENA = 0x41524e41, EBB_CHUNK_HUGE = 0x48554745 };
 
 /* Chunk header.  page_cls comes first so that free() finds a block's class
- * with one load; for a huge chunk it is all EBB_CLS_NONE. */
+ * with one load; for a huge chunk it is all EBB_CLS_NONE.  The header is
+ * sized for the worst case (a span per page) but only touched as far as it
+ * is used: spans[] is a pool handed out from index 0 (freed descriptors are
+ * reused first), so a chunk of 3-page slabs touches a third of it.  Pages
+ * past desc_top's are never written and cost no memory. */
 typedef struct ebb_chunk {
     uint8_t page_cls[EBB_CHUNK_PAGES];   /* class of a slab page, or NONE */
     uint32_t kind;                       /* EBB_CHUNK_ARENA / _HUGE */
@@ -86,11 +92,18 @@ typedef struct ebb_chunk {
     size_t usable;                       /* bytes usable at the block */
     /* arena chunks only */
     struct ebb_chunk *next;              /* all arena chunks */
-    uint16_t span_of[EBB_CHUNK_PAGES];   /* page -> first page of its span */
-    ebb_span_t spans[EBB_CHUNK_PAGES];   /* descriptor by first page */
+    ebb_span_t *desc_free;               /* free descriptors, by next */
+    uint32_t desc_top;                   /* spans[desc_top..] never used */
+    uint16_t span_of[EBB_CHUNK_PAGES];   /* page -> index in spans[] */
+    ebb_span_t spans[EBB_CHUNK_PAGES];   /* descriptor pool */
 } ebb_chunk_t;
 
 #define EBB_HDR_PAGES ((sizeof(ebb_chunk_t) + EBB_PAGE - 1) / EBB_PAGE)
+/* Header bytes written once descriptors [0, top) have been handed out. */
+static inline size_t ebb_hdr_touched(size_t top) {
+    return (offsetof(ebb_chunk_t, spans) + top * sizeof(ebb_span_t) +
+            EBB_PAGE - 1) & ~(EBB_PAGE - 1);
+}
 
 /* The header that governs ptr.  ptr - 1 makes a chunk-aligned huge block
  * (alignment >= 4 MiB) find its header one chunk below; every other block
@@ -150,7 +163,8 @@ void _ebb_os_write_err(const char *text) EBB_HIDDEN;
 
 /* ---- page.c: the page allocator over arena chunks (one global lock) ---- */
 typedef struct {
-    size_t mapped, retained, dirty, metadata, large, slab_pages;
+    size_t mapped, retained, dirty, large, slab_pages;   /* bytes */
+    size_t metadata;   /* header bytes touched (ebb_hdr_touched per chunk) */
     size_t nchunks;
 } ebb_page_stats_t;
 ebb_span_t *_ebb_page_alloc(size_t npages, size_t align_pages, int state)

@@ -12,6 +12,9 @@
  * the smallest clean one, then maps a new chunk.  DIRTY spans also sit on an
  * LRU list ordered by the time they became dirty, so the decay purge walks
  * it from the head and stops at the first span that is young enough.
+ * Span descriptors come from each chunk's pool (desc_new/desc_put), lowest
+ * indexes first, so the header pages a chunk touches grow with its number
+ * of spans, not its number of pages; st.metadata counts the touched ones.
  * Invariants are listed with ebb_span_t in internal.h. */
 #include <string.h>
 
@@ -32,6 +35,34 @@ static unsigned bin_index(size_t npages) {
 }
 static int set_of(const ebb_span_t *s) {
     return s->state == EBB_SPAN_DIRTY ? SET_DIRTY : SET_CLEAN;
+}
+
+/* ---- descriptor pool ---- */
+
+static uint16_t desc_index(ebb_chunk_t *c, const ebb_span_t *s) {
+    return (uint16_t)(s - c->spans);
+}
+
+/* A descriptor of c, zeroed: a freed one if any, else the next never used
+ * (which may touch a new header page).  Cannot run out: a chunk has fewer
+ * spans than pages. */
+static ebb_span_t *desc_new(ebb_chunk_t *c) {
+    ebb_span_t *s = c->desc_free;
+    if (s != NULL) {
+        c->desc_free = s->next;
+    } else {
+        st.metadata += ebb_hdr_touched(c->desc_top + 1) -
+                       ebb_hdr_touched(c->desc_top);
+        s = &c->spans[c->desc_top++];
+    }
+    memset(s, 0, sizeof(*s));
+    return s;
+}
+
+static void desc_put(ebb_chunk_t *c, ebb_span_t *s) {
+    s->state = 0;
+    s->next = c->desc_free;
+    c->desc_free = s;
 }
 
 /* ---- free lists ---- */
@@ -57,8 +88,8 @@ static void free_insert(ebb_span_t *s, ebb_span_t *lru_pos) {
     ebb_chunk_t *c = ebb_chunk_of(s);
     int set = set_of(s);
     unsigned b = bin_index(s->npages);
-    c->span_of[s->page] = s->page;
-    c->span_of[s->page + s->npages - 1] = s->page;
+    c->span_of[s->page] = desc_index(c, s);
+    c->span_of[s->page + s->npages - 1] = desc_index(c, s);
     s->prev = NULL;
     s->next = bins[set][b];
     if (s->next) s->next->prev = s;
@@ -117,7 +148,7 @@ static ebb_span_t *carve(ebb_span_t *s, size_t npages) {
         s->state == EBB_SPAN_DIRTY ? s->u.dirty.lru_prev : NULL;
     free_remove(s);
     if (s->npages > npages) {
-        ebb_span_t *r = &c->spans[s->page + npages];
+        ebb_span_t *r = desc_new(c);
         r->page = (uint16_t)(s->page + npages);
         r->npages = (uint32_t)(s->npages - npages);
         r->state = s->state;
@@ -143,8 +174,8 @@ static ebb_chunk_t *chunk_new(void) {
     chunks = c;
     st.nchunks++;
     st.mapped += EBB_CHUNK;
-    st.metadata += EBB_HDR_PAGES * EBB_PAGE;
-    ebb_span_t *s = &c->spans[EBB_HDR_PAGES];
+    st.metadata += ebb_hdr_touched(0);
+    ebb_span_t *s = desc_new(c);
     s->page = EBB_HDR_PAGES;
     s->npages = EBB_CHUNK_PAGES - EBB_HDR_PAGES;
     s->state = EBB_SPAN_CLEAN;
@@ -152,29 +183,26 @@ static ebb_chunk_t *chunk_new(void) {
     return c;
 }
 
-/* Return pages [page, page + npages) of c to the free lists in the given
- * state, merging with free neighbours of the same state. */
-static void release(ebb_chunk_t *c, size_t page, size_t npages, int state,
-                    uint64_t now) {
-    ebb_span_t *s = &c->spans[page];
-    s->page = (uint16_t)page;
-    s->npages = (uint32_t)npages;
-    if (page > EBB_HDR_PAGES) {
-        ebb_span_t *l = &c->spans[c->span_of[page - 1]];
+/* Return the pages of span s (page and npages set, on no list) to the
+ * free lists in the given state, merging with free neighbours of the same
+ * state; merged-away descriptors go back to the pool. */
+static void release(ebb_chunk_t *c, ebb_span_t *s, int state, uint64_t now) {
+    if (s->page > EBB_HDR_PAGES) {
+        ebb_span_t *l = &c->spans[c->span_of[s->page - 1]];
         if (l->state == state) {
             free_remove(l);
             l->npages += s->npages;
-            s->state = 0;
+            desc_put(c, s);
             s = l;
         }
     }
     size_t rp = (size_t)s->page + s->npages;
     if (rp < EBB_CHUNK_PAGES) {
-        ebb_span_t *r = &c->spans[rp];
+        ebb_span_t *r = &c->spans[c->span_of[rp]];
         if (r->state == state) {
             free_remove(r);
             s->npages += r->npages;
-            r->state = 0;
+            desc_put(c, r);
         }
     }
     s->state = (uint8_t)state;
@@ -185,7 +213,7 @@ static void release(ebb_chunk_t *c, size_t page, size_t npages, int state,
 static void mark_used(ebb_span_t *s, int state) {
     ebb_chunk_t *c = ebb_chunk_of(s);
     for (size_t i = 0; i < s->npages; i++)
-        c->span_of[s->page + i] = s->page;
+        c->span_of[s->page + i] = desc_index(c, s);
     s->state = (uint8_t)state;
     s->cls = 0;
     if (state == EBB_SPAN_LARGE)
@@ -214,23 +242,31 @@ ebb_span_t *_ebb_page_alloc(size_t npages, size_t align_pages, int state) {
     uint64_t since = s->u.dirty.since_ms;
     s = carve(s, want);
     if (want > npages) {
-        /* Aligned: keep the aligned middle, give back lead and tail.  The
-         * middle's span_of must be right before release() looks at it. */
+        /* Aligned: keep the aligned middle, give back lead and tail (the
+         * lead keeps s's descriptor).  The middle's span_of must be right
+         * before release() looks at it. */
         ebb_chunk_t *c = ebb_chunk_of(s);
         uintptr_t addr = (uintptr_t)ebb_span_base(s);
         uintptr_t align = align_pages * EBB_PAGE;
         size_t lead = (((addr + align - 1) & ~(align - 1)) - addr) / EBB_PAGE;
         size_t first = s->page, tail = want - lead - npages;
-        s = &c->spans[first + lead];
-        s->page = (uint16_t)(first + lead);
-        s->npages = (uint32_t)npages;
-        s->state = EBB_SPAN_BUSY;
+        ebb_span_t *m = lead ? desc_new(c) : s;
+        m->page = (uint16_t)(first + lead);
+        m->npages = (uint32_t)npages;
+        m->state = EBB_SPAN_BUSY;
         for (size_t i = 0; i < npages; i++)
-            c->span_of[s->page + i] = s->page;
-        if (tail)
-            release(c, first + lead + npages, tail, orig, since);
-        if (lead)
-            release(c, first, lead, orig, since);
+            c->span_of[m->page + i] = desc_index(c, m);
+        if (tail) {
+            ebb_span_t *t = desc_new(c);
+            t->page = (uint16_t)(first + lead + npages);
+            t->npages = (uint32_t)tail;
+            release(c, t, orig, since);
+        }
+        if (lead) {
+            s->npages = (uint32_t)lead;
+            release(c, s, orig, since);
+        }
+        s = m;
     }
     mark_used(s, state);
     pthread_mutex_unlock(&page_lock);
@@ -245,7 +281,7 @@ void _ebb_page_free(ebb_span_t *s) {
         st.large -= s->npages * EBB_PAGE;
     else
         st.slab_pages -= s->npages * EBB_PAGE;
-    release(ebb_chunk_of(s), s->page, s->npages, EBB_SPAN_DIRTY, now);
+    release(ebb_chunk_of(s), s, EBB_SPAN_DIRTY, now);
     pthread_mutex_unlock(&page_lock);
     _ebb_purge_tick();
 }
@@ -260,17 +296,19 @@ bool _ebb_page_resize(ebb_span_t *s, size_t npages) {
         size_t cut = s->npages - npages;
         st.large -= cut * EBB_PAGE;
         s->npages = (uint32_t)npages;
-        release(c, (size_t)s->page + npages, cut, EBB_SPAN_DIRTY,
-                _ebb_os_now_ms());
+        ebb_span_t *t = desc_new(c);
+        t->page = (uint16_t)(s->page + npages);
+        t->npages = (uint32_t)cut;
+        release(c, t, EBB_SPAN_DIRTY, _ebb_os_now_ms());
     } else if (npages > s->npages) {
         size_t rp = (size_t)s->page + s->npages, need = npages - s->npages;
-        ebb_span_t *r = rp < EBB_CHUNK_PAGES ? &c->spans[rp] : NULL;
+        ebb_span_t *r = rp < EBB_CHUNK_PAGES ? &c->spans[c->span_of[rp]] : NULL;
         if (r && (r->state == EBB_SPAN_DIRTY || r->state == EBB_SPAN_CLEAN) &&
             r->npages >= need) {
             carve(r, need);
             for (size_t i = 0; i < need; i++)
-                c->span_of[rp + i] = s->page;
-            r->state = 0;
+                c->span_of[rp + i] = desc_index(c, s);
+            desc_put(c, r);
             s->npages = (uint32_t)npages;
             st.large += need * EBB_PAGE;
         } else {
@@ -310,7 +348,7 @@ size_t _ebb_page_purge(uint64_t cutoff_ms) {
         while (batch) {
             ebb_span_t *s = batch;
             batch = s->next;
-            release(ebb_chunk_of(s), s->page, s->npages, EBB_SPAN_CLEAN, 0);
+            release(ebb_chunk_of(s), s, EBB_SPAN_CLEAN, 0);
         }
         pthread_mutex_unlock(&page_lock);
     }
@@ -350,18 +388,26 @@ static size_t list_len(void *p, size_t limit) {
 int _ebb_page_check(size_t *used, size_t *cap) {
     int line = 0;
     size_t dirty = 0, retained = 0, large = 0, slab = 0, nfree = 0, nbinned = 0;
+    size_t metadata = 0;
     pthread_mutex_lock(&page_lock);
     for (ebb_chunk_t *c = chunks; c; c = c->next) {
         PCHECK(c->kind == EBB_CHUNK_ARENA);
+        PCHECK(c->desc_top <= EBB_CHUNK_PAGES);
+        size_t nspans = 0, npooled = list_len(c->desc_free, c->desc_top);
+        for (ebb_span_t *d = c->desc_free; d && npooled <= c->desc_top; d = d->next)
+            PCHECK(d->state == 0 && d >= c->spans && d < c->spans + c->desc_top);
+        metadata += ebb_hdr_touched(c->desc_top);
         int prev_state = 0;
         for (size_t p = EBB_HDR_PAGES; p < EBB_CHUNK_PAGES;) {
-            ebb_span_t *s = &c->spans[p];
+            PCHECK(c->span_of[p] < c->desc_top);
+            ebb_span_t *s = &c->spans[c->span_of[p]];
+            nspans++;
             PCHECK(s->page == p && s->npages > 0);
             PCHECK(p + s->npages <= EBB_CHUNK_PAGES);
             size_t last = p + s->npages - 1;
             if (s->state == EBB_SPAN_DIRTY || s->state == EBB_SPAN_CLEAN) {
                 PCHECK(s->state != prev_state);   /* merged neighbours */
-                PCHECK(c->span_of[p] == p && c->span_of[last] == p);
+                PCHECK(c->span_of[last] == c->span_of[p]);
                 *(s->state == EBB_SPAN_DIRTY ? &dirty : &retained) +=
                     s->npages * EBB_PAGE;
                 nfree++;
@@ -369,7 +415,7 @@ int _ebb_page_check(size_t *used, size_t *cap) {
                 PCHECK(s->state == EBB_SPAN_SLAB || s->state == EBB_SPAN_LARGE ||
                        s->state == EBB_SPAN_BUSY);
                 for (size_t i = p; i <= last; i++)
-                    PCHECK(c->span_of[i] == p);
+                    PCHECK(c->span_of[i] == c->span_of[p]);
             }
             if (s->state == EBB_SPAN_LARGE)
                 large += s->npages * EBB_PAGE;
@@ -398,6 +444,7 @@ int _ebb_page_check(size_t *used, size_t *cap) {
             prev_state = s->state;
             p += s->npages;
         }
+        PCHECK(nspans + npooled == c->desc_top);
     }
     for (int set = 0; set < 2; set++)
         for (unsigned b = 0; b < NBINS; b++) {
@@ -415,6 +462,7 @@ int _ebb_page_check(size_t *used, size_t *cap) {
     PCHECK(nlru <= nfree);
     PCHECK(dirty == st.dirty && retained == st.retained);
     PCHECK(large == st.large && slab == st.slab_pages);
+    PCHECK(metadata == st.metadata);
 out:
     pthread_mutex_unlock(&page_lock);
     return line;

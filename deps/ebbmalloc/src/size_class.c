@@ -10,8 +10,9 @@
  * internal waste is < 12.5% of the request.  (With four per power of two a
  * 1 KB value's string, 1,030 bytes, took a 1,280-byte block: 24% lost on
  * every such value; now 1,152.)  Slabs are sized so the unused
- * tail of a slab is at most 1/128 of it where 1..15 pages allow, else the
- * least possible (test/test_api.c checks both). */
+ * tail is at most 1/128 of it where 1..15 pages allow, else the least
+ * possible (test/test_api.c checks both); classes up to 128 bytes may take
+ * up to 4 pages to keep tail plus descriptor under 1/256. */
 #include "internal.h"
 
 uint32_t _ebb_class_size[EBB_NCLASSES];
@@ -27,11 +28,25 @@ unsigned _ebb_size_class_of(size_t size) {
     return 16 + (k - 7) * 8 + (unsigned)((m - ((size_t)1 << k)) >> (k - 3));
 }
 
-/* Fewest pages whose tail waste is <= 1/128 of the slab, else the least
- * wasteful of 1..15 pages.  (With 1/16 the 1280-byte class took 1-page slabs
- * of 3 blocks and a 256-byte tail: 6% of every 1 KB value lost; 5 pages hold
- * 16 blocks exactly.) */
+/* A slab costs its unused tail plus one span descriptor in its chunk's
+ * header (page.c hands descriptors out from a pool, so fewer, longer slabs
+ * touch fewer header pages).  For the classes up to 128 bytes, which hold a
+ * key-value server's small objects by the million and have hundreds of
+ * blocks per slab at any length, take the fewest pages up to 4 whose tail
+ * plus descriptor is <= 1/256 of the slab: the 24- and 48-byte classes of
+ * a small key-value pair get 3-page slabs with no tail (1-page slabs lost
+ * 16 bytes of every 4 KiB, and their descriptors another 1.2%).  Larger
+ * classes keep short slabs, so few blocks pin a slab under churn.
+ * Otherwise: the fewest pages whose tail is <= 1/128, else the least
+ * wasteful.  (With 1/16 the 1280-byte class took 1-page slabs of 3 blocks
+ * and a 256-byte tail: 6% of every 1 KB value lost; 5 pages hold 16 blocks
+ * exactly.) */
 static uint8_t slab_pages_for(size_t size) {
+    for (unsigned n = 1; size <= 128 && n <= 4; n++) {
+        size_t bytes = n * EBB_PAGE;
+        if ((bytes % size + sizeof(ebb_span_t)) * 256 <= bytes)
+            return (uint8_t)n;
+    }
     unsigned best = 1;
     size_t best_waste = (size_t)-1;
     for (unsigned n = 1; n < 16; n++) {

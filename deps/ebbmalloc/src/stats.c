@@ -6,6 +6,8 @@
  *               caches) * class size + large run bytes + huge usable bytes
  *   active    = slab pages (a slab with no block out is freed at once)
  *               + large run bytes + huge mapped bytes
+ *   retained  = free pages returned to the OS or never touched, plus
+ *               header pages not yet touched (metadata counts the others)
  *   resident  = mapped - retained.
  * The report is formatted into a stack buffer and never allocates. */
 #include <stdarg.h>
@@ -31,8 +33,9 @@ void ebb_stats_get(ebb_stats_t *out) {
     out->allocated = small + ps.large + huge_usable;
     out->active = ps.slab_pages + ps.large + huge_mapped;
     out->mapped = ps.mapped + huge_mapped;
-    out->retained = ps.retained;
-    out->resident = out->mapped - ps.retained;
+    out->retained = ps.retained +
+                    (ps.nchunks * EBB_HDR_PAGES * EBB_PAGE - ps.metadata);
+    out->resident = out->mapped - out->retained;
     out->metadata = ps.metadata;
     out->dirty = ps.dirty;
     out->tcache = cached;

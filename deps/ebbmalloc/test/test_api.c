@@ -309,24 +309,23 @@ static int test_purge_returns_memory(void) {
 }
 
 static int test_defrag_hint(void) {
-    enum { N = 64 * 8 };       /* 8 one-page slabs of 64-byte blocks */
+    enum { N = 12288 / 64 * 8 };   /* 8 slabs of 64-byte blocks (3 pages) */
     static void *v[N];
+    CHECK_EQ(_ebb_class_pages[ebb_class_of(64)], 3);
     ebb_purge();
     for (int i = 0; i < N; i++)
         v[i] = ebb_defrag_alloc(64);
     /* empty the slab holding v[0] but one block; others stay full */
-    ebb_span_t *first = NULL;
-    (void)first;
     void *lone = v[0];
-    uintptr_t page = (uintptr_t)lone >> 12;
+    ebb_span_t *slab = ebb_span_of(lone);
     for (int i = 1; i < N; i++)
-        if ((uintptr_t)v[i] >> 12 == page) {
+        if (ebb_span_of(v[i]) == slab) {
             ebb_defrag_free(v[i]);
             v[i] = NULL;
         }
     void *full = NULL;
     for (int i = 1; i < N && !full; i++)
-        if (v[i] && ((uintptr_t)v[i] >> 12) != page)
+        if (v[i] && ebb_span_of(v[i]) != slab)
             full = v[i];
     CHECK(full != NULL);
     CHECK_EQ(ebb_defrag_hint(lone), 1);
