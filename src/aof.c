@@ -447,7 +447,10 @@ static sds translate(sds buf, db_t *db, robj **argv, int argc) {
 }
 
 void aof_feed(server_t *srv, aof_t *aof, int dbid, robj **argv, int argc) {
-    sds cmd = sds_empty();
+    /* Straight into the AOF buffer (the common case: no rewrite running),
+     * else built once and copied to each buffer that wants it. */
+    bool direct = aof->on && !aof->rewrite_buf;
+    sds cmd = direct ? aof->buf : sds_empty();
     if (dbid != aof->last_db) {
         char n[16];
         const char *av[2] = {"SELECT", n};
@@ -456,6 +459,10 @@ void aof_feed(server_t *srv, aof_t *aof, int dbid, robj **argv, int argc) {
         aof->last_db = dbid;
     }
     cmd = translate(cmd, &srv->dbs[dbid], argv, argc);
+    if (direct) {
+        aof->buf = cmd;
+        return;
+    }
     if (aof->on) aof->buf = sds_catsds(aof->buf, cmd);
     if (aof->rewrite_buf) aof->rewrite_buf = sds_catsds(aof->rewrite_buf, cmd);
     sds_free(cmd);

@@ -54,17 +54,6 @@ typedef struct directive {
     int flags;
 } directive;
 
-/* activedefrag defaults to yes where our own allocator does the moving
- * (ebbmalloc: size classes cannot reuse a half-empty slab for another class,
- * so after deletes and refills only moving objects gives memory back), and
- * to no elsewhere, as in Redis.  The thresholds stay Redis's (100mb of
- * waste and 10%), so a small server never starts a cycle. */
-#ifdef USE_EBBMALLOC
-#define ACTIVEDEFRAG_DEFAULT "yes"
-#else
-#define ACTIVEDEFRAG_DEFAULT "no"
-#endif
-
 #define O(f) offsetof(rl_config_t, f)
 static const directive directives[] = {
     {"bind", T_BIND, O(bind), "127.0.0.1 -::1", 0, 0, NULL, F_IMMUTABLE},
@@ -107,7 +96,7 @@ static const directive directives[] = {
     {"lazyfree-lazy-server-del", T_BOOL, O(lazyfree_lazy_server_del), "no", 0, 0, NULL, 0},
     {"lazyfree-lazy-eviction", T_BOOL, O(lazyfree_lazy_eviction), "no", 0, 0, NULL, 0},
     {"lazyfree-lazy-user-flush", T_BOOL, O(lazyfree_lazy_user_flush), "no", 0, 0, NULL, 0},
-    {"activedefrag", T_BOOL, O(activedefrag), ACTIVEDEFRAG_DEFAULT, 0, 0, NULL, 0},
+    {"activedefrag", T_BOOL, O(activedefrag), ZMALLOC_DEFRAG_DEFAULT, 0, 0, NULL, 0},
     {"lfu-log-factor", T_INT, O(lfu_log_factor), "10", 0, INT_MAX, NULL, 0},
     {"lfu-decay-time", T_INT, O(lfu_decay_time), "1", 0, INT_MAX, NULL, 0},
     {"active-defrag-ignore-bytes", T_MEM, O(active_defrag_ignore_bytes), "100mb", 1, LLONG_MAX, NULL, 0},

@@ -78,6 +78,17 @@ void zmalloc_malloc_stats(void (*out)(void *arg, const char *text), void *arg);
 bool zmalloc_has_defrag(void);
 void *zmalloc_defrag_move(void *ptr);
 
+/* The activedefrag default: yes where the allocator is ours (ebbmalloc:
+ * its size classes cannot reuse a half-empty slab for another class, so
+ * after deletes and refills only moving objects gives memory back), no
+ * elsewhere, as in Redis.  The thresholds stay Redis's (100mb of waste and
+ * 10%), so a small server never starts a cycle. */
+#ifdef USE_EBBMALLOC
+#define ZMALLOC_DEFRAG_DEFAULT "yes"
+#else
+#define ZMALLOC_DEFRAG_DEFAULT "no"
+#endif
+
 /* Start-up tuning (jemalloc background purge thread). */
 void zmalloc_set_background_thread(bool enable);
 
