@@ -44,6 +44,9 @@ static const enum_name policy_enum[] = {
 static const enum_name appendfsync_enum[] = {{"no", APPENDFSYNC_NO}, {"always", APPENDFSYNC_ALWAYS},
                                              {"everysec", APPENDFSYNC_EVERYSEC}, {NULL, 0}};
 
+static const enum_name sanitize_enum[] = {{"no", SANITIZE_NO}, {"yes", SANITIZE_YES},
+                                          {"clients", SANITIZE_CLIENTS}, {NULL, 0}};
+
 typedef struct directive {
     const char *name;
     int type;
@@ -83,6 +86,7 @@ static const directive directives[] = {
     {"rdbchecksum", T_BOOL, O(rdbchecksum), "yes", 0, 0, NULL, 0},
     {"stop-writes-on-bgsave-error", T_BOOL, O(stop_writes_on_bgsave_error), "yes", 0, 0, NULL, 0},
     {"appendfsync", T_ENUM, O(appendfsync), "everysec", 0, 0, appendfsync_enum, 0},
+    {"sanitize-dump-payload", T_ENUM, O(sanitize_dump_payload), "no", 0, 0, sanitize_enum, 0},
     {"auto-aof-rewrite-percentage", T_INT, O(auto_aof_rewrite_percentage), "100", 0, INT_MAX, NULL, 0},
     {"auto-aof-rewrite-min-size", T_MEM, O(auto_aof_rewrite_min_size), "64mb", 0, LLONG_MAX, NULL, 0},
     {"aof-load-truncated", T_BOOL, O(aof_load_truncated), "yes", 0, 0, NULL, 0},

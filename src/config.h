@@ -26,6 +26,8 @@ typedef struct obuf_limit {
 } obuf_limit_t;
 
 enum { APPENDFSYNC_NO = 0, APPENDFSYNC_ALWAYS, APPENDFSYNC_EVERYSEC };
+/* sanitize-dump-payload: "clients" spares RDB files in Redis, as "no" does. */
+enum { SANITIZE_NO = 0, SANITIZE_YES, SANITIZE_CLIENTS };
 
 typedef struct rl_config {
     /* network */
@@ -62,6 +64,7 @@ typedef struct rl_config {
     long long auto_aof_rewrite_percentage;
     long long auto_aof_rewrite_min_size;  /* bytes */
     bool aof_load_truncated;
+    int sanitize_dump_payload;        /* SANITIZE_*: yes checks every RDB blob fully */
     /* memory */
     long long maxmemory;
     int maxmemory_policy;

@@ -8,8 +8,8 @@
  * as blobs in Redis's layouts, which are also ours (listpack.h, intset.h):
  * a blob with a valid layout, canonical integers and sizes within our
  * config is adopted as it is (one copy per key); when no checksum vouched
- * for the file, sorted-set order and repeated members are checked too, as
- * Redis does only with sanitize-dump-payload.  Everything else (plain
+ * for the file, or with sanitize-dump-payload yes, sorted-set order and
+ * repeated members are checked too (Redis checks them only in that mode).  Everything else (plain
  * types, ziplists, zipmaps, blobs over the limits or failing a check) is
  * decoded by readers of the documented layouts into a flat array of
  * strings (and scores) and built into the encoding the config asks for.
@@ -1068,7 +1068,9 @@ int rdb_load_buffer(server_t *srv, const unsigned char *buf, size_t len, bool ve
         return -1;
     }
     if (verify_checksum && !precheck_crc(&r, version, res)) return -1;
-    r.trusted = res->checksum_verified;
+    /* A matching CRC-64 vouches for the blobs' contents, unless the user
+     * asked for every payload to be checked (sanitize-dump-payload yes). */
+    r.trusted = res->checksum_verified && srv->cfg.sanitize_dump_payload != SANITIZE_YES;
     r.key = sds_empty();
     bool loaded = load_body(&r, srv, version, now_ms, res);
     sds_free(r.key);

@@ -203,3 +203,23 @@ def test_bad_blobs_refused(start_server, tmp_path, case):
     with pytest.raises(RuntimeError) as e:
         _start_on(start_server, tmp_path, data)
     assert expect in str(e.value)
+
+
+def test_sanitize_dump_payload_checks_checksummed_files(start_server, tmp_path):
+    """With a matching CRC the loader trusts blob contents, as Redis does by
+    default; sanitize-dump-payload yes checks them anyway."""
+    unordered = listpack([lp_entry("b"), lp_entry(2), lp_entry("a"), lp_entry(1)])
+    dup = listpack([lp_entry("a"), lp_entry(1), lp_entry("a"), lp_entry(2)])
+    s = _start_on(start_server, tmp_path, rdb_file([(17, b"z", rdb_string(unordered))]),
+                  args=("--sanitize-dump-payload", "yes"))
+    r = s.client()
+    assert r.config_get("sanitize-dump-payload") == {"sanitize-dump-payload": "yes"}
+    assert r.zrange("z", 0, -1) == ["a", "b"]
+    s.stop()
+    with pytest.raises(RuntimeError) as e:
+        _start_on(start_server, tmp_path, rdb_file([(17, b"k", rdb_string(dup))]),
+                  args=("--sanitize-dump-payload", "yes"))
+    assert "Duplicate zset members" in str(e.value)
+    trusting = _start_on(start_server, tmp_path, rdb_file([(17, b"k", rdb_string(dup))]))
+    assert trusting.client().config_get("sanitize-dump-payload") == {"sanitize-dump-payload": "no"}
+    assert trusting.client().exists("k") == 1
