@@ -2,8 +2,14 @@
 (push '>' vs array '*', nulls, the order of replies), which redis-py hides.
 
 RawConn(port).send("SUBSCRIBE", "a") writes one request; read() returns
-the next complete value: bytes for strings, int, None for nulls, a list for
-arrays, ("push", [...]) for RESP3 pushes, ("err", text) for errors.
+the next complete value: str for simple strings, bytes for bulk strings,
+int, float, None for nulls, a list for arrays (maps flattened), ("push",
+[...]) for RESP3 pushes, ("err", text) for errors.
+
+ExactConn is the same connection for differential tests: call() and
+read_exact() return (the reply's exact bytes, value), with every text kept
+as bytes: simple strings as bytes, errors ("err", bytes), doubles
+("dbl", bytes) so the server's own formatting is what gets compared.
 """
 import socket
 
@@ -40,37 +46,59 @@ class RawConn:
         line, self.buf = self.buf.split(b"\r\n", 1)
         return line
 
-    def read(self):
+    def _parse(self, exact):
+        """(raw bytes, value) of the next reply; exact keeps texts as bytes."""
         line = self._line()
         t, rest = line[:1], line[1:]
-        if t in (b"+",):
-            return rest.decode()
+        raw = line + b"\r\n"
+        if t == b"+":
+            return raw, rest if exact else rest.decode()
         if t == b"-":
-            return ("err", rest.decode())
+            return raw, ("err", rest if exact else rest.decode())
         if t == b":":
-            return int(rest)
+            return raw, int(rest)
         if t == b"_":
-            return None
-        if t in (b"#",):
-            return rest == b"t"
+            return raw, None
+        if t == b"#":
+            return raw, rest == b"t"
         if t == b",":
-            return float(rest)
+            return raw, ("dbl", rest) if exact else float(rest)
         if t in (b"$", b"="):
             n = int(rest)
             if n < 0:
-                return None
+                return raw, None
             while len(self.buf) < n + 2:
                 self._fill()
-            data, self.buf = self.buf[:n], self.buf[n + 2:]
-            return data
+            data, self.buf = self.buf[:n + 2], self.buf[n + 2:]
+            return raw + data, data[:-2]
         if t in (b"*", b"~", b">", b"%"):
             n = int(rest)
             if n < 0:
-                return None
-            count = n * 2 if t == b"%" else n
-            items = [self.read() for _ in range(count)]
-            return ("push", items) if t == b">" else items
+                return raw, None
+            items = []
+            for _ in range(n * 2 if t == b"%" else n):
+                r, v = self._parse(exact)
+                raw += r
+                items.append(v)
+            return raw, ("push", items) if t == b">" else items
         raise ValueError("bad RESP type byte: %r" % line)
+
+    def read(self):
+        return self._parse(False)[1]
+
+    def read_exact(self):
+        return self._parse(True)
 
     def close(self):
         self.sock.close()
+
+
+class ExactConn(RawConn):
+    """call() returns (exact reply bytes, value): see the module's doc."""
+
+    def __init__(self, port, timeout=10.0):
+        super().__init__(port, timeout=timeout)
+
+    def call(self, *args):
+        self.send(*args)
+        return self.read_exact()

@@ -6,75 +6,12 @@ compared with a tolerance, and unordered replies (KEYS, SCAN) as sets.
 
 Run alone: /usr/bin/python3 -m pytest -q -m differential tests/integration"""
 import random
-import socket
 
 import pytest
 
+from rawresp import ExactConn
+
 pytestmark = pytest.mark.differential
-
-
-class RawClient:
-    """A minimal RESP2 client that keeps each reply's exact bytes."""
-
-    def __init__(self, port):
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
-        self.buf = b""
-
-    def close(self):
-        self.sock.close()
-
-    def _line(self):
-        while b"\r\n" not in self.buf:
-            chunk = self.sock.recv(65536)
-            if not chunk:
-                raise ConnectionError("server closed the connection")
-            self.buf += chunk
-        line, self.buf = self.buf.split(b"\r\n", 1)
-        return line
-
-    def _exact(self, n):
-        while len(self.buf) < n:
-            chunk = self.sock.recv(65536)
-            if not chunk:
-                raise ConnectionError("server closed the connection")
-            self.buf += chunk
-        data, self.buf = self.buf[:n], self.buf[n:]
-        return data
-
-    def _read(self):
-        """Returns (raw bytes, decoded value)."""
-        line = self._line()
-        kind, rest = line[:1], line[1:]
-        raw = line + b"\r\n"
-        if kind in (b"+", b"-"):
-            return raw, (kind, rest)
-        if kind == b":":
-            return raw, int(rest)
-        if kind == b"$":
-            n = int(rest)
-            if n < 0:
-                return raw, None
-            data = self._exact(n + 2)
-            return raw + data, data[:-2]
-        if kind == b"*":
-            n = int(rest)
-            if n < 0:
-                return raw, None
-            items = []
-            for _ in range(n):
-                r, v = self._read()
-                raw += r
-                items.append(v)
-            return raw, items
-        raise AssertionError("unexpected reply type %r" % line)
-
-    def call(self, *args):
-        out = b"*%d\r\n" % len(args)
-        for a in args:
-            a = a if isinstance(a, bytes) else str(a).encode()
-            out += b"$%d\r\n%s\r\n" % (len(a), a)
-        self.sock.sendall(out)
-        return self._read()
 
 
 KEYS = ["k0", "k1", "k2", "k3", "num", "fl", "a", "ab", "abc", "b", "bc", "c?x", "a*b",
@@ -252,7 +189,7 @@ def full_state(c):
     _, keys = c.call("KEYS", "*")
     for key in keys:
         _, t = c.call("TYPE", key)
-        _, v = c.call("GET", key) if t == (b"+", b"string") else (None, t)
+        _, v = c.call("GET", key) if t == b"string" else (None, t)
         _, ttl = c.call("TTL", key)
         out[key] = (v, ttl if ttl < 0 else "ttl")
     return out
@@ -275,7 +212,7 @@ def scan_all(c, match=None, count=None):
 
 @pytest.fixture
 def pair(server, redis_ref):
-    ours, ref = RawClient(server.port), RawClient(redis_ref.port)
+    ours, ref = ExactConn(server.port), ExactConn(redis_ref.port)
     for c in (ours, ref):
         assert c.call("FLUSHALL")[0] == b"+OK\r\n"
     yield ours, ref

@@ -11,83 +11,12 @@ do we).  The sequence runs once in RESP2 and once in RESP3.
 
 Run alone: /usr/bin/python3 -m pytest -q tests/integration/test_types_differential.py"""
 import random
-import socket
 
 import pytest
 
+from rawresp import ExactConn
+
 pytestmark = pytest.mark.differential
-
-
-class Raw:
-    """A minimal RESP2/RESP3 client keeping each reply's exact bytes."""
-
-    def __init__(self, port):
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
-        self.buf = b""
-
-    def close(self):
-        self.sock.close()
-
-    def _fill(self):
-        chunk = self.sock.recv(65536)
-        if not chunk:
-            raise ConnectionError("server closed the connection")
-        self.buf += chunk
-
-    def _line(self):
-        while b"\r\n" not in self.buf:
-            self._fill()
-        line, self.buf = self.buf.split(b"\r\n", 1)
-        return line
-
-    def _exact(self, n):
-        while len(self.buf) < n:
-            self._fill()
-        data, self.buf = self.buf[:n], self.buf[n:]
-        return data
-
-    def read(self):
-        """(raw bytes, value); errors are ('err', text), doubles ('dbl', text)."""
-        line = self._line()
-        kind, rest = line[:1], line[1:]
-        raw = line + b"\r\n"
-        if kind == b"+":
-            return raw, rest
-        if kind == b"-":
-            return raw, ("err", rest)
-        if kind == b":":
-            return raw, int(rest)
-        if kind == b",":
-            return raw, ("dbl", rest)
-        if kind == b"_":
-            return raw, None
-        if kind == b"#":
-            return raw, rest == b"t"
-        if kind == b"$":
-            n = int(rest)
-            if n < 0:
-                return raw, None
-            data = self._exact(n + 2)
-            return raw + data, data[:-2]
-        if kind in (b"*", b"~", b"%"):
-            n = int(rest)
-            if n < 0:
-                return raw, None
-            items = []
-            for _ in range(n * (2 if kind == b"%" else 1)):
-                r, v = self.read()
-                raw += r
-                items.append(v)
-            return raw, items
-        raise AssertionError("unexpected reply %r" % line)
-
-    def call(self, *args):
-        out = b"*%d\r\n" % len(args)
-        for a in args:
-            a = a if isinstance(a, bytes) else str(a).encode()
-            out += b"$%d\r\n%s\r\n" % (len(a), a)
-        self.sock.sendall(out)
-        return self.read()
 
 
 THRESHOLDS = [("hash-max-listpack-entries", "8"), ("hash-max-listpack-value", "12"),
@@ -403,7 +332,7 @@ def run_sequence(mine, ref, rng, n):
 
 @pytest.mark.parametrize("proto,seed", [(2, 20242), (3, 20243), (2, 7), (3, 8)])
 def test_types_match_redis(server, redis_ref, proto, seed):
-    mine, ref = Raw(server.port), Raw(redis_ref.port)
+    mine, ref = ExactConn(server.port), ExactConn(redis_ref.port)
     try:
         for cli in (mine, ref):
             cli.call("flushall")
