@@ -1,6 +1,7 @@
 /* lzf.c: LZF compressor and decompressor (see lzf.h for the format).
  *
- * Compression: a 8192-slot table maps a hash of the next 3 input bytes to
+ * Compression: a table of up to 8192 slots (about two per input byte, so
+ * short strings clear little of it) maps a hash of the next 3 input bytes to
  * the last position they were seen; a hit within 8191 bytes that really
  * matches becomes a back-reference (3..264 bytes), anything else is copied
  * into the current literal run (at most 32 bytes, whose control byte is
@@ -17,23 +18,30 @@
 #define LZF_MAX_REF (264u)           /* 2 + 7 + 255 */
 #define LZF_MAX_LIT 32u
 
-static inline uint32_t lzf_hash(const unsigned char *p) {
+static inline uint32_t lzf_hash(const unsigned char *p, unsigned bits) {
     uint32_t v = (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
-    return (v * 2654435761u) >> (32 - LZF_HASH_BITS);
+    return (v * 2654435761u) >> (32 - bits);
 }
 
 size_t lzf_compress(const void *in, size_t in_len, void *out, size_t out_len) {
     const unsigned char *ip = in;
     unsigned char *op = out;
     uint32_t table[1u << LZF_HASH_BITS];   /* position + 1; 0 = empty */
-    memset(table, 0, sizeof(table));
+    /* About two slots per input byte: most strings are short, and clearing
+     * the whole 32 KB table for each was a sixth of an RDB save. */
+    unsigned bits = 6;
+    while (bits < LZF_HASH_BITS && ((size_t)1 << bits) < 2 * in_len) bits++;
+    memset(table, 0, sizeof(uint32_t) << bits);
     size_t i = 0, o = 0, lit = 0;
     if (in_len == 0 || out_len < 2) return 0;
     o++;                                   /* control byte of the first literal run */
-    while (i + 2 < in_len) {
-        uint32_t h = lzf_hash(ip + i);
-        size_t ref = table[h];
-        table[h] = (uint32_t)(i + 1);
+    while (i < in_len) {
+        size_t ref = 0;                    /* the last two bytes can only be literals */
+        if (i + 2 < in_len) {
+            uint32_t h = lzf_hash(ip + i, bits);
+            ref = table[h];
+            table[h] = (uint32_t)(i + 1);
+        }
         if (ref && i - (ref - 1) <= LZF_MAX_OFF && !memcmp(ip + ref - 1, ip + i, 3)) {
             size_t r = ref - 1, off = i - r - 1, len = 3;
             size_t max = in_len - i < LZF_MAX_REF ? in_len - i : LZF_MAX_REF;
@@ -51,21 +59,12 @@ size_t lzf_compress(const void *in, size_t in_len, void *out, size_t out_len) {
             op[o++] = (unsigned char)(off & 0xff);
             /* Remember a couple of the positions skipped over. */
             for (size_t k = i + 1; k < i + len && k + 2 < in_len && k < i + 3; k++)
-                table[lzf_hash(ip + k)] = (uint32_t)(k + 1);
+                table[lzf_hash(ip + k, bits)] = (uint32_t)(k + 1);
             i += len;
             lit = 0;
             o++;                           /* control byte of the next literal run */
             continue;
         }
-        if (o >= out_len) return 0;
-        op[o++] = ip[i++];
-        if (++lit == LZF_MAX_LIT) {
-            op[o - lit - 1] = LZF_MAX_LIT - 1;
-            lit = 0;
-            o++;
-        }
-    }
-    while (i < in_len) {
         if (o >= out_len) return 0;
         op[o++] = ip[i++];
         if (++lit == LZF_MAX_LIT) {
