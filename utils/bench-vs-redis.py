@@ -112,22 +112,8 @@ DATASETS = {
 
 
 def load_keys(port, n):
-    """1M SETs through redis-cli --pipe (raw RESP), then used_memory."""
-    def gen():
-        for i in range(n):
-            k = b"key:%012d" % i
-            yield b"*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$3\r\nxxx\r\n" % (len(k), k)
-    p = subprocess.Popen(["redis-cli", "-p", str(port), "--pipe"], stdin=subprocess.PIPE,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    buf = []
-    for cmd in gen():
-        buf.append(cmd)
-        if len(buf) == 10000:
-            p.stdin.write(b"".join(buf))
-            buf = []
-    p.stdin.write(b"".join(buf))
-    p.stdin.close()
-    p.wait()
+    """1M SETs through redis-cli --pipe (raw RESP)."""
+    pipe_commands(port, (resp("SET", b"key:%012d" % i, "xxx") for i in range(n)))
 
 
 def info_field(port, field):
