@@ -16,18 +16,22 @@
 PYTHON := /usr/bin/python3
 export PYTHON
 
-.PHONY: all deps run test test-unit test-integration test-ebbmalloc test-allocators test-sanitizers fuzz clean distclean shootout bench
+.PHONY: all deps test-deps run test test-integration test-ebbmalloc test-allocators test-sanitizers fuzz clean distclean shootout
 
 all: deps
 	$(MAKE) -C src
 
+# Build packages only for `make`; test packages for the test and tool targets.
 deps:
-	@utils/install-deps.sh
+	@utils/install-deps.sh build
+
+test-deps:
+	@utils/install-deps.sh test
 
 run: all
 	src/redis-like-server redis-like.conf
 
-test: all
+test: test-deps all
 	$(MAKE) -C src unit-tests
 	$(MAKE) test-ebbmalloc
 	$(MAKE) test-integration
@@ -41,7 +45,7 @@ test-ebbmalloc:
 # The integration suite against each allocator build, each in its own build
 # directory (build/<allocator>) so the main build is left as it is.
 ALLOCATORS ?= libc jemalloc tcmalloc tcmalloc_minimal ebbmalloc
-test-allocators: deps
+test-allocators: test-deps
 	@set -e; for a in $(ALLOCATORS); do \
 	  echo "=== integration suite with MALLOC=$$a ==="; \
 	  $(MAKE) -C src BUILD_DIR=../build/$$a MALLOC=$$a server; \
@@ -50,7 +54,7 @@ test-allocators: deps
 
 # Unit tests and the integration suite on ASan and UBSan builds.
 SANITIZERS ?= address undefined
-test-sanitizers: deps
+test-sanitizers: test-deps
 	@set -e; for s in $(SANITIZERS); do \
 	  echo "=== unit + integration tests with SANITIZER=$$s ==="; \
 	  $(MAKE) -C src BUILD_DIR=../build/san-$$s SANITIZER=$$s server unit-tests; \
@@ -77,11 +81,11 @@ shootout:
 # Coverage-guided fuzzing of the RESP parser (clang's libFuzzer with ASan
 # and UBSan), for FUZZ_SECONDS from the seed corpus in tests/fuzz/corpus.
 FUZZ_SECONDS ?= 60
-FUZZ_SRC := tests/fuzz/fuzz_resp.c src/resp.c src/sds.c src/zmalloc.c src/util.c
-fuzz: deps
+FUZZ_SRC := tests/fuzz/fuzz_resp.c lib/resp.c lib/sds.c lib/zmalloc.c lib/util.c
+fuzz: test-deps
 	@mkdir -p build/fuzz build/fuzz/corpus
 	clang -g -O1 -std=gnu11 -D_GNU_SOURCE -DUSE_LIBC_MALLOC -fsanitize=fuzzer,address,undefined \
-	  -Isrc $(FUZZ_SRC) -o build/fuzz/fuzz_resp
+	  -Ilib $(FUZZ_SRC) -o build/fuzz/fuzz_resp
 	build/fuzz/fuzz_resp -max_total_time=$(FUZZ_SECONDS) -max_len=4096 build/fuzz/corpus tests/fuzz/corpus
 
 clean:

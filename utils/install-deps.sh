@@ -1,19 +1,32 @@
 #!/usr/bin/env bash
 # install-deps.sh: make sure the Debian packages redis-like needs are present.
 #
-# Called by `make run` and `make test` before anything else.  It asks dpkg
-# which packages are missing and runs `apt-get install -y` only for those, so
-# on a machine that already has everything it costs one dpkg query and never
-# touches the network.  Pass extra package names as arguments to require them
-# too (e.g. the shootout asks for gnuplot).
+# Usage: install-deps.sh [build|test] [extra-package ...]
+#   build  what `make` needs: compiler, libevent, the allocators' libraries
+#          (so any MALLOC= choice builds); `make` and `make run` use this
+#   test   build + what the tests and tools need (Debian's redis-server for
+#          differential tests, pytest, redis-py, twemproxy, clang, valgrind,
+#          gnuplot...); `make test`, `make fuzz`, `make shootout` use this
+#   (no profile means test, the superset)
+# It asks dpkg which packages are missing and runs `apt-get install -y` only
+# for those, so on a machine that already has everything it costs one dpkg
+# query, needs no root and never touches the network.
 set -euo pipefail
 
-base=(build-essential pkg-config libevent-dev libjemalloc-dev
-      libgoogle-perftools-dev libmimalloc-dev liburing-dev redis-server redis-tools
+build=(build-essential pkg-config libevent-dev libjemalloc-dev
+       libgoogle-perftools-dev liburing-dev)
+test=(libmimalloc-dev redis-server redis-tools
       python3-pytest python3-redis
       nutcracker        # twemproxy, for utils/cluster-up and test_twemproxy.py
       clang libclang-rt-14-dev valgrind   # make fuzz, test_valgrind.py
       gnuplot-nox)                        # plots of the allocator shootout (also in make test)
+
+profile=test
+case "${1:-}" in
+    build|test) profile=$1; shift ;;
+esac
+base=("${build[@]}")
+[ "$profile" = test ] && base+=("${test[@]}")
 
 missing=()
 for pkg in "${base[@]}" "$@"; do
