@@ -238,6 +238,12 @@ long long util_monotonic_us(void) {
     return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
+unsigned long util_random_below(unsigned long n) {
+    /* random() gives 31 bits: combine two draws for large collections. */
+    unsigned long r = ((unsigned long)random() << 31) ^ (unsigned long)random();
+    return n ? r % n : 0;
+}
+
 void util_random_bytes(uint8_t *p, size_t len) {
     int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
     size_t got = 0;

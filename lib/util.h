@@ -39,6 +39,8 @@ long long util_mstime(void);   /* wall clock, milliseconds */
 long long util_monotonic_us(void);
 
 void util_random_bytes(uint8_t *p, size_t len);
+/* Uniform-enough random integer in [0, n) from random(); 0 when n is 0. */
+unsigned long util_random_below(unsigned long n);
 void util_random_hex(char *p, size_t len);
 
 #endif
