@@ -9,6 +9,7 @@
 
 #include <ctype.h>
 #include <limits.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "sds.h"
@@ -150,10 +151,8 @@ static int parse_multibulk(resp_parser_t *p, const char *buf, size_t len, size_t
             if (*pos >= len) return RESP_NEED_MORE;
             if (buf[*pos] != '$') {
                 /* Redis's text names the byte it found instead of '$'. */
-                static char msg[64];
-                memcpy(msg, "Protocol error: expected '$', got ' '", 38);
-                msg[35] = buf[*pos];
-                return fail(p, msg);
+                snprintf(p->errbuf, sizeof(p->errbuf), "Protocol error: expected '$', got '%c'", buf[*pos]);
+                return fail(p, p->errbuf);
             }
             long long bl;
             int r = read_header(buf, len, pos, &bl, &err, "Protocol error: too big bulk count string");
