@@ -19,6 +19,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,7 @@
 #include "util.h"
 #include "zset.h"
 
+#define AOF_MIN_ARG_BYTES 6    /* "$0\r\n\r\n": the shortest argument in a file */
 #define AOF_BATCH 64            /* elements per RPUSH/SADD/ZADD/HSET in a rewrite */
 
 struct aof {
@@ -708,6 +710,11 @@ int aof_parse_command(const unsigned char *buf, size_t len, size_t *pos, aof_cmd
         return AOF_PARSE_CORRUPT;
     }
     if (rc != AOF_PARSE_OK) return rc;
+    /* argc sizes two arrays: it must be an int and every argument needs at
+     * least "$0\r\n\r\n" in the rest of the file, else the file ends (or
+     * was cut) before the command does. */
+    if (argc > INT_MAX) return AOF_PARSE_CORRUPT;
+    if (!util_count_fits((uint64_t)argc, AOF_MIN_ARG_BYTES, len - p, INT_MAX)) return AOF_PARSE_TRUNCATED;
     if (argc > cmd->cap) {
         cmd->cap = (int)argc;
         cmd->off = zrealloc(cmd->off, sizeof(size_t) * (size_t)argc);
