@@ -199,11 +199,19 @@ static void process_input(client_t *c) {
         int argc;
         c->argv = (robj **)resp_take_argv(&c->parser, &argc);
         c->argc = argc;
+        c->partial_since_ms = 0;   /* a request completed */
         if (argc > 0) commands_process(c);
         /* Serve clients blocked on keys this command wrote, before anyone
          * else runs a command (a push and its pop look atomic). */
         blocking_handle_ready(srv);
         free_argv(c);
+    }
+    /* Bytes of an unfinished request wait here: note since when (a client
+     * trickling one byte a second is not idle, but never finishes). */
+    if (c->qb_pos < sds_len(c->querybuf) || resp_in_request(&c->parser)) {
+        if (!c->partial_since_ms) c->partial_since_ms = srv->mstime;
+    } else {
+        c->partial_since_ms = 0;
     }
     /* A client told to close after its reply whose reply is already gone
      * (or was never queued) has nothing left to wait for. */
@@ -449,6 +457,13 @@ void conn_cron(server_t *srv) {
         if (c->flags & CLIENT_BLOCKED) continue;   /* as Redis: blocked clients have their own timeout */
         if (srv->mstime - c->last_interaction_ms > timeout_ms) {
             log_msg(LL_VERBOSE, "Closing idle client");
+            conn_free(c);
+        } else if (c->partial_since_ms && srv->mstime - c->partial_since_ms > timeout_ms) {
+            /* Beyond Redis: `timeout` also bounds how long one request may
+             * take to arrive, so a slow-drip client cannot hold a
+             * connection (and its buffer) forever. */
+            log_msg(LL_VERBOSE, "Closing client whose request took longer than timeout id=%llu addr=%s",
+                    (unsigned long long)c->id, c->addr);
             conn_free(c);
         }
     }
