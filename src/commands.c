@@ -198,6 +198,14 @@ void commands_process(client_t *c) {
         multi_flag_error(c);
         return;
     }
+    /* SAVE, SHUTDOWN and the like cannot wait in a transaction (Redis's
+     * NO_MULTI flag): refused now, and EXEC will abort. */
+    if (c->mstate && (cmd->flags & CMD_NO_MULTI)) {
+        reply_error(c, "Command not allowed inside a transaction");
+        cmd->rejected_calls++;
+        multi_flag_error(c);
+        return;
+    }
     if (multi_should_queue(c, cmd)) {
         multi_queue(c, cmd);
         return;

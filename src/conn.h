@@ -72,6 +72,7 @@ struct client {
 
     long long ctime_ms;          /* connection time */
     long long last_interaction_ms;
+    long long partial_since_ms;  /* a request has been incomplete since then; 0 = none pending */
     client_t *next, *prev;       /* srv->clients_head list */
     client_t *next_pending;      /* srv->pending_write list */
     client_t *next_close;        /* srv->close_asap list */

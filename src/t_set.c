@@ -433,7 +433,12 @@ static void srandmember_sparse(client_t *c, robj *o, unsigned long count) {
 
 static void srandmember_with_count(client_t *c) {
     long long l;
-    if (!cmd_get_range_or_reply(c, c->argv[2], -LONG_MAX, LONG_MAX, &l, NULL)) return;
+    /* LLONG_MIN has no positive twin; Redis names the range in its error. */
+    if (!cmd_get_range_or_reply(c, c->argv[2], -LONG_MAX, LONG_MAX, &l,
+                                obj_get_ll(c->argv[2], &l) ? "value is out of range, value must between "
+                                                             "-9223372036854775807 and 9223372036854775807"
+                                                           : NULL))
+        return;
     bool wrongtype;
     robj *o = db_lookup_typed_or_reply(c, c->argv[1], OBJ_SET, false, &wrongtype);
     if (wrongtype) return;
