@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "command_meta.h"
 #include "evict.h"
 #include "latency.h"
 #include "log.h"
@@ -27,9 +28,23 @@ static command_t *const all_tables[] = {string_commands, keyspace_commands, serv
                                           list_commands /* t_list.c */, zset_blocking_commands /* blocking.c */,
                                           multi_commands,
                                           pubsub_commands, slowlog_commands, latency_commands, monitor_commands,
-                                          persist_commands /* persist.c */};
+                                          persist_commands /* persist.c */,
+                                          command_commands /* command_cmds.c */};
 
 static dict_type command_dict_type = {dict_sds_hash_nocase, dict_sds_eq_nocase, NULL, dict_sds_free, NULL, false};
+
+/* Redis 7.0's description wins over the family table's entry: arity,
+ * flags (those COMMAND INFO shows) and key positions come from the row. */
+static void attach_meta(command_t *cmd) {
+    const cmd_meta_t *m = cmd_meta_lookup(cmd->fullname);
+    cmd->meta = m;
+    if (!m) return;
+    cmd->arity = m->arity;
+    cmd->flags = (cmd->flags & ~CMD_META_VISIBLE_FLAGS) | m->flags;
+    cmd->first_key = m->first_key;
+    cmd->last_key = m->last_key;
+    cmd->key_step = m->key_step;
+}
 
 static void init_command(command_t *cmd, command_t *parent) {
     cmd->parent = parent;
@@ -40,6 +55,7 @@ static void init_command(command_t *cmd, command_t *parent) {
     } else {
         cmd->fullname = zstrdup(cmd->name);
     }
+    attach_meta(cmd);
     if (cmd->subcommands)
         for (command_t *sub = cmd->subcommands; sub->name; sub++) init_command(sub, cmd);
 }
