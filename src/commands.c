@@ -19,6 +19,7 @@
 #include "pubsub.h"
 #include "reply.h"
 #include "slowlog.h"
+#include "tracking.h"
 #include "util.h"
 
 /* Every family's table; a new family adds one line here. */
@@ -218,6 +219,7 @@ void commands_process(client_t *c) {
         return;
     }
     commands_call(c, cmd);
+    tracking_command_done(c, cmd);   /* CLIENT CACHING lasts one command */
 }
 
 void commands_call(client_t *c, command_t *cmd) {
@@ -228,7 +230,13 @@ void commands_call(client_t *c, command_t *cmd) {
     long long start = util_ustime();
     srv->mstime = start / 1000;
     long long dirty_before = srv->dirty;
+    client_t *outer = srv->current_client;   /* EXEC runs commands inside a command */
+    srv->current_client = c;
     cmd->proc(c);
+    tracking_after_command(c, cmd);   /* tracking.c: remember the keys it read */
+    srv->current_client = outer;
+    /* The caller's own invalidations follow its reply (Redis's order). */
+    if (!outer) tracking_flush_pending(srv);
     /* persist.c: log a write that changed the dataset to the AOF. */
     if (cmd->flags & CMD_WRITE) persist_after_command(c, dirty_before);
     long long dur = util_ustime() - start;

@@ -79,6 +79,7 @@ struct client {
     long long obuf_soft_since_ms;   /* when output first exceeded the soft limit; 0 = not over */
     struct multi_state *mstate;     /* multi.c: queued commands, set iff in MULTI */
     struct watch_state *wstate;     /* multi.c: WATCHed keys and their dirty flag */
+    struct tracking_client *tracking;   /* tracking.c: NULL until CLIENT TRACKING */
 };
 
 /* Accept handler for listeners (registered by server.c). */

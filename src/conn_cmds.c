@@ -11,6 +11,7 @@
 #include "pubsub.h"
 #include "multi.h"
 #include "reply.h"
+#include "tracking.h"
 #include "util.h"
 
 static void cmd_ping(client_t *c) {
@@ -145,6 +146,7 @@ static void cmd_reset(client_t *c) {
     multi_client_free(c);
     pubsub_client_freed(c);   /* leave subscribed mode without replies */
     monitor_stop(c);
+    tracking_client_freed(c);   /* tracking off */
     c->db = &c->srv->dbs[0];
     c->resp = 2;
     sds_free(c->name);
@@ -345,6 +347,10 @@ static command_t client_subcommands[] = {
     {"info", cmd_client_info, 2, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "Returns information about the current client connection.", "6.2.0", NULL},
     {"list", cmd_client_list, -2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "Get the list of client connections", "2.4.0", NULL},
     {"kill", cmd_client_kill, -3, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "Kill the connection of a client", "2.4.0", NULL},
+    {"tracking", cmd_client_tracking, -3, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", NULL, NULL, NULL},   /* tracking.c */
+    {"caching", cmd_client_caching, 3, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", NULL, NULL, NULL},
+    {"getredir", cmd_client_getredir, 2, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", NULL, NULL, NULL},
+    {"trackinginfo", cmd_client_trackinginfo, 2, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", NULL, NULL, NULL},
     {"help", cmd_client_help, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "Show helpful text about the different subcommands", "5.0.0", NULL},
     {0},
 };

@@ -13,6 +13,7 @@
 #include "evict.h"
 #include "lazyfree.h"
 #include "multi.h"
+#include "tracking.h"
 #include "notify.h"
 #include "reply.h"
 #include "util.h"
@@ -76,6 +77,7 @@ bool db_expire_if_needed(db_t *db, robj *key) {
     long long when = db_get_expire(db, key);
     if (when < 0 || when > db->srv->mstime) return false;
     multi_touch_key(db->srv, db->id, key->ptr);   /* an expiry invalidates WATCH */
+    tracking_invalidate_key(db->srv, key->ptr);   /* and cached copies */
     delete_sds_key(db, key->ptr, db->srv->cfg.lazyfree_lazy_expire);
     db->srv->stats.expiredkeys++;
     notify_keyspace_event(db->srv, NOTIFY_EXPIRED, "expired", key, db->id);   /* notify.c */
@@ -200,6 +202,7 @@ void db_signal_modified(db_t *db, robj *key) {
     db->srv->dirty++;
     blocking_signal_key(db, key);   /* wakes clients blocked on key, if any */
     multi_touch_key(db->srv, db->id, key->ptr);   /* invalidates WATCH */
+    tracking_invalidate_key(db->srv, key->ptr);   /* tracking.c: client-side caches */
 }
 
 sds db_random_key(db_t *db) {

@@ -211,7 +211,7 @@ def test_help_and_arity_errors(pair):
     b.close()
 
 
-@pytest.mark.parametrize("what", ["GET", "client list", "ZADD", "config set", "@string", "SET"])
+@pytest.mark.parametrize("what", ["GET", "client list", "client tracking", "ZADD", "config set", "@string", "SET"])
 def test_redis_cli_help(pair, what):
     """redis-cli builds its `help` text and hints from COMMAND DOCS."""
     outs = []
