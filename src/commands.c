@@ -15,6 +15,7 @@
 #include "log.h"
 #include "monitor.h"
 #include "multi.h"
+#include "pause.h"
 #include "persist.h"
 #include "pubsub.h"
 #include "reply.h"
@@ -179,7 +180,25 @@ static command_t *resolve(client_t *c) {
     return cmd;
 }
 
+static void process(client_t *c);
+
+/* CLIENT REPLY SKIP silences exactly the command after it. */
+static void advance_reply_skip(client_t *c) {
+    c->flags &= ~CLIENT_REPLY_SKIP;
+    if (c->flags & CLIENT_REPLY_SKIP_NEXT) {
+        c->flags |= CLIENT_REPLY_SKIP;
+        c->flags &= ~CLIENT_REPLY_SKIP_NEXT;
+    }
+}
+
 void commands_process(client_t *c) {
+    process(c);
+    if (c->flags & CLIENT_PAUSED) return;   /* pause.c runs it later */
+    advance_reply_skip(c);
+    tracking_command_done(c, c->lastcmd);   /* CLIENT CACHING lasts one command */
+}
+
+static void process(client_t *c) {
     server_t *srv = c->srv;
     c->cmd = NULL;
     command_t *cmd = resolve(c);
@@ -187,6 +206,7 @@ void commands_process(client_t *c) {
         multi_flag_error(c);   /* inside MULTI, EXEC will abort */
         return;
     }
+    c->lastcmd = cmd;   /* CLIENT LIST's cmd= names queued commands too */
     if (!(c->flags & CLIENT_AUTHENTICATED) && !(cmd->flags & CMD_NO_AUTH)) {
         reply_error(c, RL_ERR_NOAUTH);
         cmd->rejected_calls++;
@@ -214,12 +234,13 @@ void commands_process(client_t *c) {
         multi_flag_error(c);
         return;
     }
+    /* pause.c: under CLIENT PAUSE the request waits (even to be queued). */
+    if (pause_postpone(c, cmd)) return;
     if (multi_should_queue(c, cmd)) {
         multi_queue(c, cmd);
         return;
     }
     commands_call(c, cmd);
-    tracking_command_done(c, cmd);   /* CLIENT CACHING lasts one command */
 }
 
 void commands_call(client_t *c, command_t *cmd) {

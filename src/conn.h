@@ -31,6 +31,13 @@
 #define CLIENT_BLOCKED (1u << 7)           /* waiting on keys: input paused */
 #define CLIENT_UNBLOCKED (1u << 8)         /* served/timed out; input resumes at before-sleep */
 #define CLIENT_DENY_BLOCKING (1u << 9)     /* e.g. inside EXEC: blocking commands must not block */
+/* CLIENT REPLY, CLIENT NO-EVICT, CLIENT PAUSE (conn_cmds.c, pause.c) */
+#define CLIENT_REPLY_OFF (1u << 10)        /* replies dropped until CLIENT REPLY ON */
+#define CLIENT_REPLY_SKIP (1u << 11)       /* this command's reply is dropped */
+#define CLIENT_REPLY_SKIP_NEXT (1u << 12)  /* CLIENT REPLY SKIP: drop the next one */
+#define CLIENT_PUSHING (1u << 13)          /* a push/message is being written: not silenced */
+#define CLIENT_NO_EVICT (1u << 14)         /* CLIENT NO-EVICT on */
+#define CLIENT_PAUSED (1u << 15)           /* its request waits for CLIENT PAUSE to end */
 
 typedef struct reply_block {
     struct reply_block *next;

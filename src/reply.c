@@ -46,8 +46,14 @@ static void append_blocks(client_t *c, const char *p, size_t len) {
     conn_check_output_limit(c);
 }
 
+/* CLIENT REPLY OFF/SKIP silence replies, but not pushes and messages. */
+static bool silenced(const client_t *c) {
+    return (c->flags & (CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP)) && !(c->flags & CLIENT_PUSHING);
+}
+
 void reply_raw(client_t *c, const char *p, size_t len) {
     if (c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP)) return;
+    if (silenced(c)) return;
     if (!c->reply_head && CLIENT_BUF_SIZE - c->bufpos >= len) {
         memcpy(c->buf + c->bufpos, p, len);
         c->bufpos += len;
@@ -162,7 +168,7 @@ void reply_bulk(client_t *c, const char *p, size_t len) {
     }
     /* Element replies (LRANGE, HGETALL...) are many small bulks: copy the
      * whole frame into the static buffer at once when it fits. */
-    if (!(c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP)) && !c->reply_head &&
+    if (!(c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP)) && !silenced(c) && !c->reply_head &&
         CLIENT_BUF_SIZE - c->bufpos >= h + len + 2) {
         char *dst = c->buf + c->bufpos;
         memcpy(dst, hdr, h);
@@ -273,6 +279,7 @@ void reply_help(client_t *c, const char *cmdname, const char **lines) {
  * follows goes into a new block after it. */
 void *reply_deferred_len(client_t *c) {
     if (c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP)) return NULL;
+    if (silenced(c)) return NULL;
     reply_block *b = zmalloc(sizeof(*b) + 24);
     b->size = 0;   /* full: nothing else is appended here */
     b->used = 0;

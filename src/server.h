@@ -109,6 +109,7 @@ struct server {
     lazyfree_t *lazyfree;       /* bio thread freeing big values (lazyfree.c) */
     defrag_t *defrag;           /* active defrag cursor and stats (defrag.c) */
     tracking_t *tracking;       /* client-side caching tables (tracking.c) */
+    struct pause *pause;        /* CLIENT PAUSE state and waiting requests (pause.c) */
     client_t *current_client;   /* the client whose command runs, or NULL */
     client_t *pending_tracking_client;  /* tracking.c: owed invalidations after its reply */
 

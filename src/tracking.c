@@ -128,10 +128,22 @@ static client_t *client_by_id(server_t *srv, uint64_t id) {
 
 /* ------------------------------------------------------------ messages */
 
+/* A message is written with CLIENT_PUSHING set on the connection it goes
+ * to, so CLIENT REPLY OFF/SKIP do not silence it (as in Redis). */
+static void push_begin(client_t *c, unsigned *was) {
+    *was = c->flags & CLIENT_PUSHING;
+    c->flags |= CLIENT_PUSHING;
+}
+
+static void message_done(client_t *c, unsigned was) {
+    if (!was) c->flags &= ~CLIENT_PUSHING;
+}
+
 /* Header of an invalidation for c (or the client it redirects to); false
  * when nothing can be sent (RESP2 without a subscribed redirect target).
- * *to receives the connection the value must follow on. */
-static bool message_header(client_t *c, client_t **to) {
+ * On success *to is the connection the value must follow on, left in
+ * pushing state (*was for message_done). */
+static bool message_header_pushing(client_t *c, client_t **to, unsigned *was) {
     struct tracking_client *tc = c->tracking;
     client_t *dst = c;
     bool redirected = false;
@@ -141,18 +153,22 @@ static bool message_header(client_t *c, client_t **to) {
             /* Tell the tracking client (RESP3) that its target is gone. */
             tc->flags |= TRK_BROKEN_REDIR;
             if (c->resp > 2) {
+                push_begin(c, was);
                 reply_push_len(c, 2);
                 reply_bulk(c, "tracking-redir-broken", 21);
                 reply_ll(c, (long long)tc->redirect);
+                message_done(c, *was);
             }
             return false;
         }
         redirected = true;
     }
     if (dst->resp > 2) {
+        push_begin(dst, was);
         reply_push_len(dst, 2);
         reply_bulk(dst, "invalidate", 10);
     } else if (redirected && (dst->flags & CLIENT_PUBSUB)) {
+        push_begin(dst, was);
         reply_array_len(dst, 3);
         reply_bulk(dst, "message", 7);
         reply_bulk(dst, "__redis__:invalidate", 20);
@@ -165,17 +181,21 @@ static bool message_header(client_t *c, client_t **to) {
 
 static void send_key(client_t *c, const char *key, size_t len) {
     client_t *dst;
-    if (!message_header(c, &dst)) return;
+    unsigned was = 0;
+    if (!message_header_pushing(c, &dst, &was)) return;
     reply_array_len(dst, 1);
     reply_bulk(dst, key, len);
+    message_done(dst, was);
 }
 
 /* A flush: the null of the tracking client's protocol, as Redis sends it. */
 static void send_flush(client_t *c) {
     client_t *dst;
-    if (!message_header(c, &dst)) return;
+    unsigned was = 0;
+    if (!message_header_pushing(c, &dst, &was)) return;
     if (c->resp > 2) reply_raw(dst, "_\r\n", 3);
     else reply_raw(dst, "$-1\r\n", 5);
+    message_done(dst, was);
 }
 
 static void pending_add(pending_t *p, const char *key, size_t len, bool flush) {
@@ -339,10 +359,12 @@ static void broadcast_prefix(server_t *srv, bcast_t *b) {
         size_t count = 0;
         for (i = 0; i < n; i++) count += !(noloop && by[i] == c->id);
         client_t *dst;
-        if (!count || !message_header(c, &dst)) continue;
+        unsigned was = 0;
+        if (!count || !message_header_pushing(c, &dst, &was)) continue;
         reply_array_len(dst, (long)count);
         for (i = 0; i < n; i++)
             if (!(noloop && by[i] == c->id)) reply_bulk(dst, keys[i], sds_len(keys[i]));
+        message_done(dst, was);
     }
     dict_iter_release(&it);
     zfree(keys);

@@ -9,96 +9,13 @@ the servers, so each connection's id is replaced by its name before the
 comparison, and "{id:X}" in a request stands for connection X's id.
 
 Run alone: /usr/bin/python3 -m pytest -q tests/integration/test_tracking.py"""
-import re
-import socket
 import time
 
 import pytest
 
+from scripted import compare
+
 pytestmark = pytest.mark.differential
-
-SETTLE = 0.03   # seconds to wait for pushes after the sender's reply came
-
-
-class Conn:
-    def __init__(self, port):
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=5)
-        self.sock.setblocking(False)
-
-    def send(self, args):
-        out = b"*%d\r\n" % len(args)
-        for a in args:
-            a = a if isinstance(a, bytes) else str(a).encode()
-            out += b"$%d\r\n%s\r\n" % (len(a), a)
-        self.sock.sendall(out)
-
-    def wait_readable(self, timeout=3.0):
-        """Block until something arrives (the reply to our request)."""
-        self.sock.settimeout(timeout)
-        try:
-            chunk = self.sock.recv(65536, socket.MSG_PEEK)
-        except socket.timeout:
-            chunk = b""
-        self.sock.setblocking(False)
-        return chunk
-
-    def drain(self):
-        data = b""
-        while True:
-            try:
-                chunk = self.sock.recv(65536)
-            except BlockingIOError:
-                return data
-            if not chunk:
-                return data + b"<closed>"
-            data += chunk
-
-
-def run_script(port, conns, steps):
-    """conns: {name: proto}; steps: [(name, [args...]) or ("sleep", secs)].
-    Returns the transcript: per step, {name: bytes received}."""
-    cs = {n: Conn(port) for n in conns}
-    ids = {}
-    for n, proto in conns.items():
-        cs[n].send(["CLIENT", "ID"])
-        time.sleep(SETTLE)
-        ids[n] = int(re.match(rb":(\d+)", cs[n].drain()).group(1))
-        if proto == 3:
-            cs[n].send(["HELLO", "3"])
-            time.sleep(SETTLE)
-            cs[n].drain()
-    transcript = []
-    for name, args in steps:
-        if name == "sleep":
-            time.sleep(args)
-        else:
-            args = [re.sub(r"\{id:(\w+)\}", lambda m: str(ids[m.group(1)]), a) for a in args]
-            cs[name].send(args)
-            cs[name].wait_readable()
-        time.sleep(SETTLE)
-        got = {}
-        for n in conns:
-            data = cs[n].drain()
-            for other, i in ids.items():
-                # integer replies (GETREDIR, TRACKINGINFO, redir-broken pushes)
-                data = re.sub(rb"(?<=\n:)%d(?=\r\n)" % i, b"<" + other.encode() + b">", data)
-                data = re.sub(rb"^:%d(?=\r\n)" % i, b":<" + other.encode() + b">", data)
-            got[n] = data
-        transcript.append(((name, args if name == "sleep" else tuple(args)), got))
-    for c in cs.values():
-        c.sock.close()
-    return transcript
-
-
-def compare(start_server, conns, steps, args=()):
-    ours = start_server(args=args)
-    ref = start_server(args=args, binary="/usr/bin/redis-server")
-    mine = run_script(ours.port, conns, steps)
-    theirs = run_script(ref.port, conns, steps)
-    for (step, a), (_, b) in zip(mine, theirs):
-        assert a == b, step
-    return mine
-
 
 def test_resp3_default_mode(start_server):
     compare(start_server, {"a": 3, "b": 2}, [
@@ -197,9 +114,9 @@ def test_errors(start_server):
 
 def test_expiry(start_server):
     compare(start_server, {"a": 3, "b": 2}, [
-        ("b", ["SET", "e", "1", "PX", "100"]), ("b", ["SET", "f", "1", "PX", "100"]),
-        ("a", ["CLIENT", "TRACKING", "on"]), ("a", ["GET", "e"]),
-        ("sleep", 0.4),                            # active expiry invalidates
+        ("a", ["CLIENT", "TRACKING", "on"]),
+        ("b", ["SET", "e", "1", "PX", "400"]), ("b", ["SET", "f", "1", "PX", "400"]), ("a", ["GET", "e"]),
+        ("sleep", 0.9),                            # active expiry invalidates
         ("b", ["GET", "e"]),
         ("b", ["CONFIG", "GET", "tracking-table-max-keys"]),
     ])
