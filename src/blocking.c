@@ -252,6 +252,15 @@ static void on_timeout(void *arg) {
     unblock(c, true);
 }
 
+bool blocking_unblock_client(client_t *c, bool error) {
+    if (!c->bstate) return false;
+    if (error) reply_error(c, "UNBLOCKED client unblocked via CLIENT UNBLOCK");
+    else if (c->bstate->timeout_reply == BLOCK_REPLY_NULL) reply_null(c);
+    else reply_null_array(c);
+    unblock(c, true);
+    return true;
+}
+
 void blocking_client_freed(client_t *c) {
     if (c->bstate) unblock(c, false);
     if (c->flags & CLIENT_UNBLOCKED) {

@@ -121,6 +121,7 @@ static const directive directives[] = {
     {"slowlog-log-slower-than", T_INT, O(slowlog_log_slower_than), "10000", -1, LLONG_MAX, NULL, 0},
     {"slowlog-max-len", T_INT, O(slowlog_max_len), "128", 0, LONG_MAX, NULL, 0},
     {"latency-monitor-threshold", T_INT, O(latency_monitor_threshold), "0", 0, LLONG_MAX, NULL, 0},
+    {"tracking-table-max-keys", T_INT, O(tracking_table_max_keys), "1000000", 0, LONG_MAX, NULL, 0},
     {"notify-keyspace-events", T_NOTIFY, O(notify_keyspace_flags), "", 0, 0, NULL, 0},
     {"client-output-buffer-limit", T_OBUF, O(obuf_limits), "normal 0 0 0 slave 256mb 64mb 60 pubsub 32mb 8mb 60", 0, 0,
      NULL, 0},

@@ -25,8 +25,10 @@
 #include "monitor.h"
 #include "multi.h"
 #include "net.h"
+#include "pause.h"
 #include "pubsub.h"
 #include "reply.h"
+#include "tracking.h"
 #include "util.h"
 #include "zmalloc.h"
 
@@ -85,6 +87,8 @@ void conn_free(client_t *c) {
     server_t *srv = c->srv;
     blocking_client_freed(c);   /* leave every wait list, drop the saved request */
     pubsub_client_freed(c);     /* pubsub.c: drop every subscription */
+    tracking_client_freed(c);   /* tracking.c: tracking off, BCAST prefixes left */
+    pause_client_freed(c);      /* pause.c: a postponed request is dropped */
     monitor_client_freed(c);    /* monitor.c: leave the MONITOR feed */
     if (c->flags & CLIENT_PENDING_WRITE)
         remove_from_chain(&srv->pending_write, c, offsetof(client_t, next_pending));
@@ -187,7 +191,7 @@ static void process_input(client_t *c) {
     server_t *srv = c->srv;
     while (c->qb_pos < sds_len(c->querybuf)) {
         if (c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP)) break;
-        if (c->flags & CLIENT_BLOCKED) break;   /* the rest waits until it is served */
+        if (c->flags & (CLIENT_BLOCKED | CLIENT_PAUSED)) break;   /* the rest waits until it is served */
         resp_limits_t lim = {srv->cfg.proto_max_bulk_len, !(c->flags & CLIENT_AUTHENTICATED)};
         int r = resp_parse(&c->parser, c->querybuf, sds_len(c->querybuf), &c->qb_pos, &lim);
         if (r == RESP_NEED_MORE) break;
@@ -409,6 +413,8 @@ static int write_to_client(client_t *c) {
 void conn_before_sleep(void *arg) {
     server_t *srv = arg;
     blocking_resume_unblocked(srv);   /* their replies are flushed just below */
+    pause_check_deadline(srv);        /* postponed requests run when a pause ends */
+    tracking_before_sleep(srv);       /* BCAST invalidations */
     while (srv->pending_write) {
         client_t *c = srv->pending_write;
         srv->pending_write = c->next_pending;
@@ -476,8 +482,11 @@ sds conn_info_string(sds s, client_t *c) {
     if (c->flags & CLIENT_MONITOR) flags[fl++] = 'O';   /* monitor.c */
     if (c->flags & CLIENT_PUBSUB) flags[fl++] = 'P';    /* pubsub.c */
     if (c->flags & CLIENT_CLOSE_AFTER_REPLY) flags[fl++] = 'c';
-    if (c->flags & CLIENT_BLOCKED) flags[fl++] = 'b';
+    if (c->flags & (CLIENT_BLOCKED | CLIENT_PAUSED)) flags[fl++] = 'b';
     if (c->flags & CLIENT_UNIX_SOCKET) flags[fl++] = 'U';
+    fl = tracking_client_flag_letters(c, flags, fl);   /* t, R, B */
+    if (c->mstate) flags[fl++] = 'x';
+    if (c->flags & CLIENT_NO_EVICT) flags[fl++] = 'e';
     if (fl == 0) flags[fl++] = 'N';
     flags[fl] = '\0';
     char events[3] = {0};
@@ -489,12 +498,12 @@ sds conn_info_string(sds s, client_t *c) {
     size_t totmem = zmalloc_size(c) + sds_alloc_size(c->querybuf) + c->reply_bytes;
     return sds_catprintf(s,
         "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%zu psub=%zu ssub=0 "
-        "multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%d rbp=%zu obl=%zu oll=%zu omem=%zu "
-        "tot-mem=%zu events=%s cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s",
+        "multi=%d qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%d rbp=%zu obl=%zu oll=%zu omem=%zu "
+        "tot-mem=%zu events=%s cmd=%s user=default redir=%lld resp=%d lib-name=%s lib-ver=%s",
         (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
         (now - c->ctime_ms) / 1000, (now - c->last_interaction_ms) / 1000, flags, c->db->id,
-        pubsub_client_channels(c), pubsub_client_patterns(c),
+        pubsub_client_channels(c), pubsub_client_patterns(c), multi_queued_count(c),
         qbuf, sds_avail(c->querybuf), CLIENT_BUF_SIZE, c->querybuf_peak, obl, oll, c->reply_bytes, totmem,
-        events, c->lastcmd ? c->lastcmd->fullname : "NULL", c->resp,
+        events, c->lastcmd ? c->lastcmd->fullname : "NULL", tracking_client_redirect(c), c->resp,
         c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "");
 }

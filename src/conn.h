@@ -31,6 +31,12 @@
 #define CLIENT_BLOCKED (1u << 7)            /* blocking.c: waiting on keys, input paused */
 #define CLIENT_UNBLOCKED (1u << 8)          /* blocking.c: served/timed out, input resumes at before-sleep */
 #define CLIENT_DENY_BLOCKING (1u << 9)      /* blocking.c: e.g. inside EXEC, must not block */
+#define CLIENT_REPLY_OFF (1u << 10)         /* conn_cmds.c: CLIENT REPLY OFF, replies dropped */
+#define CLIENT_REPLY_SKIP (1u << 11)        /* conn_cmds.c: this command's reply is dropped */
+#define CLIENT_REPLY_SKIP_NEXT (1u << 12)   /* conn_cmds.c: CLIENT REPLY SKIP, drop the next one */
+#define CLIENT_PUSHING (1u << 13)           /* pubsub.c, tracking.c: a push is written, not silenced */
+#define CLIENT_NO_EVICT (1u << 14)          /* conn_cmds.c: CLIENT NO-EVICT on */
+#define CLIENT_PAUSED (1u << 15)            /* pause.c: its request waits for CLIENT PAUSE to end */
 #define CLIENT_PUBSUB (1u << 20)            /* pubsub.c: in subscribed mode */
 #define CLIENT_MONITOR (1u << 21)           /* monitor.c: receives every command */
 
@@ -83,6 +89,7 @@ struct client {
     long long obuf_soft_since_ms;   /* when output first exceeded the soft limit; 0 = not over */
     struct multi_state *mstate;     /* multi.c: queued commands, set iff in MULTI */
     struct watch_state *wstate;     /* multi.c: WATCHed keys and their dirty flag */
+    struct tracking_client *tracking;   /* tracking.c: NULL until CLIENT TRACKING */
 };
 
 /* Accept handler for listeners (registered by server.c). */

@@ -15,6 +15,7 @@
 #include "notify.h"
 #include "reply.h"
 #include "scan.h"
+#include "tracking.h"
 #include "util.h"
 
 /* DEL frees values now unless lazyfree-lazy-user-del; UNLINK always hands
@@ -386,6 +387,7 @@ static void cmd_flushdb(client_t *c) {
     bool async;
     if (!flush_mode_or_reply(c, &async)) return;
     c->srv->dirty += flush_one(c->db, async);
+    tracking_on_flush(c->srv);   /* tracking.c: every cache is stale */
     reply_ok(c);
 }
 
@@ -393,6 +395,7 @@ static void cmd_flushall(client_t *c) {
     bool async;
     if (!flush_mode_or_reply(c, &async)) return;
     for (int i = 0; i < c->srv->dbnum; i++) c->srv->dirty += flush_one(&c->srv->dbs[i], async);
+    tracking_on_flush(c->srv);   /* tracking.c: every cache is stale */
     reply_ok(c);
 }
 

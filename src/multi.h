@@ -10,6 +10,7 @@
 #define RL_MULTI_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "conn.h"
 
@@ -22,6 +23,10 @@ bool multi_should_queue(const client_t *c, const command_t *cmd);
 void multi_queue(client_t *c, command_t *cmd);     /* replies +QUEUED */
 /* A command was rejected while queueing: EXEC will abort. */
 void multi_flag_error(client_t *c);
+/* Commands queued in c's MULTI, or -1 outside one (CLIENT LIST multi=). */
+int multi_queued_count(const client_t *c);
+/* The union of the queued commands' CMD_* flags (CLIENT PAUSE WRITE). */
+uint32_t multi_queued_flags(const client_t *c);
 /* Release a client's transaction and watches (disconnect, RESET). */
 void multi_client_free(client_t *c);
 

@@ -57,9 +57,15 @@ static inline void reply_count(client_t *c) {
 #endif
 }
 
+/* CLIENT REPLY OFF/SKIP silence replies, but not pushes and messages. */
+static bool silenced(const client_t *c) {
+    return (c->flags & (CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP)) && !(c->flags & CLIENT_PUSHING);
+}
+
 void reply_raw(client_t *c, const char *p, size_t len) {
     reply_count(c);
     if (c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP)) return;
+    if (silenced(c)) return;
     if (!c->reply_head && CLIENT_BUF_SIZE - c->bufpos >= len) {
         memcpy(c->buf + c->bufpos, p, len);
         c->bufpos += len;
@@ -174,7 +180,7 @@ void reply_bulk(client_t *c, const char *p, size_t len) {
     }
     /* Element replies (LRANGE, HGETALL...) are many small bulks: copy the
      * whole frame into the static buffer at once when it fits. */
-    if (!(c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP)) && !c->reply_head &&
+    if (!(c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP)) && !silenced(c) && !c->reply_head &&
         CLIENT_BUF_SIZE - c->bufpos >= h + len + 2) {
         char *dst = c->buf + c->bufpos;
         memcpy(dst, hdr, h);
@@ -273,13 +279,13 @@ void reply_verbatim(client_t *c, const char *p, size_t len, const char *ext) {
 void reply_help(client_t *c, const char *cmdname, const char **lines) {
     long n = 0;
     while (lines[n]) n++;
-    reply_array_len(c, n + 2);
+    reply_array_len(c, n + 3);   /* the head, the lines, HELP and its text */
     char head[128];
     snprintf(head, sizeof(head), "%s <subcommand> [<arg> [value] [opt] ...]. Subcommands are:", cmdname);
     reply_simple(c, head);
     for (long i = 0; i < n; i++) reply_simple(c, lines[i]);
     reply_simple(c, "HELP");
-    reply_simple(c, "    Print this help.");
+    reply_simple(c, "    Prints this help.");
 }
 
 /* A deferred length is an empty block of its own in the block list; what
@@ -287,6 +293,7 @@ void reply_help(client_t *c, const char *cmdname, const char **lines) {
 void *reply_deferred_len(client_t *c) {
     reply_count(c);
     if (c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP)) return NULL;
+    if (silenced(c)) return NULL;
     reply_block *b = zmalloc(sizeof(*b) + 24);
     b->size = 0;   /* full: nothing else is appended here */
     b->used = 0;
