@@ -48,7 +48,7 @@ ALLOCATORS ?= libc jemalloc tcmalloc tcmalloc_minimal ebbmalloc
 test-allocators: test-deps
 	@set -e; for a in $(ALLOCATORS); do \
 	  echo "=== integration suite with MALLOC=$$a ==="; \
-	  $(MAKE) -C src BUILD_DIR=../build/$$a MALLOC=$$a server; \
+	  $(MAKE) -C src BUILD_DIR=../build/$$a MALLOC=$$a server tools; \
 	  RL_SERVER=$(CURDIR)/build/$$a/redis-like-server $(PYTHON) -m pytest -q -m "not slow" tests/integration $(PYTEST_ARGS); \
 	done
 
@@ -57,7 +57,7 @@ SANITIZERS ?= address undefined
 test-sanitizers: test-deps
 	@set -e; for s in $(SANITIZERS); do \
 	  echo "=== unit + integration tests with SANITIZER=$$s ==="; \
-	  $(MAKE) -C src BUILD_DIR=../build/san-$$s SANITIZER=$$s server unit-tests; \
+	  $(MAKE) -C src BUILD_DIR=../build/san-$$s SANITIZER=$$s server tools unit-tests; \
 	  RL_SERVER=$(CURDIR)/build/san-$$s/redis-like-server $(PYTHON) -m pytest -q -m "not slow" tests/integration $(PYTEST_ARGS); \
 	done
 
