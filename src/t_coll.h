@@ -34,6 +34,11 @@ void coll_set_foreach(robj *set, coll_member_fn *fn, void *arg);
 bool coll_set_is_member(robj *set, const char *s, size_t len);
 unsigned long coll_set_size(const robj *set);
 
+/* A hash field's value (t_hash.c), for SORT's "key->field" patterns
+ * (sort.c): NULL if absent; integers are formatted into buf
+ * (LP_INTBUF_SIZE bytes).  SORT also reads sets through coll_set_foreach. */
+const char *coll_hash_get(robj *h, const char *f, size_t flen, size_t *vlen, char *buf);
+
 /* The SCAN cursor parser of keyspace_cmds.c (declared there, not in a header). */
 bool scan_parse_cursor_or_reply(client_t *c, robj *o, unsigned long *cursor);
 

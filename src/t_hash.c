@@ -97,6 +97,10 @@ static const char *hash_get(robj *o, const char *f, size_t flen, size_t *vlen, c
     return v;
 }
 
+const char *coll_hash_get(robj *h, const char *f, size_t flen, size_t *vlen, char *buf) {
+    return hash_get(h, f, flen, vlen, buf);
+}
+
 static bool hash_exists(robj *o, sds f) {
     char buf[LP_INTBUF_SIZE];
     size_t len;
