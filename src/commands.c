@@ -29,7 +29,8 @@ static command_t *const all_tables[] = {string_commands, keyspace_commands, serv
                                           pubsub_commands, slowlog_commands, latency_commands, monitor_commands,
                                           persist_commands /* persist.c */,
                                           dump_commands /* dump.c */, keycopy_commands /* keycopy.c */,
-                                          sort_commands /* sort.c */};
+                                          sort_commands /* sort.c */,
+                                          lcs_commands /* lcs.c */, lolwut_commands /* lolwut.c */};
 
 static dict_type command_dict_type = {dict_sds_hash_nocase, dict_sds_eq_nocase, NULL, dict_sds_free, NULL, false};
 
