@@ -16,7 +16,7 @@
 PYTHON := /usr/bin/python3
 export PYTHON
 
-.PHONY: all deps test-deps run test test-integration test-ebbmalloc test-allocators test-sanitizers fuzz fuzz-restore clean distclean shootout
+.PHONY: all deps test-deps run test test-integration test-ebbmalloc test-allocators test-sanitizers fuzz fuzz-restore format format-check clean distclean shootout
 
 all: deps
 	$(MAKE) -C src
@@ -96,6 +96,14 @@ fuzz-restore: test-deps
 	clang -g -O1 -std=gnu11 -D_GNU_SOURCE -DUSE_LIBC_MALLOC -DRL_MALLOC_NAME='"libc"' -DRL_BUILD_ID='"fuzz"' \
 	  -fsanitize=fuzzer,address,undefined -Isrc -Ilib $(FUZZ_RESTORE_SRC) -o build/fuzz/fuzz_restore -levent_core -lm -pthread
 	build/fuzz/fuzz_restore -max_total_time=$(FUZZ_SECONDS) -max_len=65536 build/fuzz/corpus_restore tests/fuzz/corpus_restore
+
+# Formatting is clang-format's job (.clang-format); CI runs format-check.
+FORMAT_FILES = $(wildcard src/*.[ch] lib/*.[ch] tools/*/*.[ch] tests/unit/*.[ch] tests/fuzz/*.c)
+format:
+	clang-format -i $(FORMAT_FILES)
+
+format-check:
+	@clang-format --dry-run --Werror $(FORMAT_FILES) && echo "format-check: clean"
 
 clean:
 	$(MAKE) -C src clean

@@ -124,6 +124,9 @@ bool blocking_timeout_or_reply(client_t *c, robj *arg, long long *when_ms) {
     }
     long double ms = secs * 1000.0L;
     long long t = (ms < 9.2e18L && ms > -9.2e18L) ? (long long)ms : LLONG_MIN;
+    /* A positive timeout under 1 ms is 1 ms, as in Redis: truncated to 0 it
+     * would mean "block forever" (and 0.001 s can come out as 0.99.. ms). */
+    if (t == 0 && ms > 0) t = 1;
     if (t < 0) {
         reply_error(c, "timeout is negative");
         return false;
@@ -247,6 +250,15 @@ static void on_timeout(void *arg) {
     if (c->bstate->timeout_reply == BLOCK_REPLY_NULL) reply_null(c);
     else reply_null_array(c);
     unblock(c, true);
+}
+
+bool blocking_unblock_client(client_t *c, bool error) {
+    if (!c->bstate) return false;
+    if (error) reply_error(c, "UNBLOCKED client unblocked via CLIENT UNBLOCK");
+    else if (c->bstate->timeout_reply == BLOCK_REPLY_NULL) reply_null(c);
+    else reply_null_array(c);
+    unblock(c, true);
+    return true;
 }
 
 void blocking_client_freed(client_t *c) {

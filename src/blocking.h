@@ -53,6 +53,9 @@ void blocking_client_freed(client_t *c);
 /* conn.c (conn_before_sleep): let clients unblocked since the last call
  * run the requests they pipelined behind the blocking command. */
 void blocking_resume_unblocked(server_t *srv);
+/* CLIENT UNBLOCK: answer a blocked c as its timeout would, or with the
+ * UNBLOCKED error, and let it go on; false if c is not blocked. */
+bool blocking_unblock_client(client_t *c, bool error);
 /* info.c: blocked_clients. */
 size_t blocking_client_count(const server_t *srv);
 

@@ -94,6 +94,14 @@ void multi_queue(client_t *c, command_t *cmd) {
     reply_simple(c, "QUEUED");
 }
 
+int multi_queued_count(const client_t *c) { return c->mstate ? c->mstate->count : -1; }
+
+uint32_t multi_queued_flags(const client_t *c) {
+    uint32_t flags = 0;
+    for (int i = 0; c->mstate && i < c->mstate->count; i++) flags |= c->mstate->cmds[i].cmd->flags;
+    return flags;
+}
+
 void multi_flag_error(client_t *c) {
     if (c->mstate) wstate(c)->flags |= CLIENT_MULTI_ERROR;
 }

@@ -10,6 +10,7 @@
 #define RL_MULTI_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "conn.h"
 
@@ -27,6 +28,10 @@ bool multi_queued_may_grow(const client_t *c);
 /* EXEC refused before running (e.g. OOM): drop the transaction and reply
  * "-EXECABORT Transaction discarded because of: <err>". */
 void multi_exec_abort(client_t *c, const char *err);
+/* Commands queued in c's MULTI, or -1 outside one (CLIENT LIST multi=). */
+int multi_queued_count(const client_t *c);
+/* The union of the queued commands' CMD_* flags (CLIENT PAUSE WRITE). */
+uint32_t multi_queued_flags(const client_t *c);
 /* Release a client's transaction and watches (disconnect, RESET). */
 void multi_client_free(client_t *c);
 

@@ -19,10 +19,6 @@
 typedef struct pubsub pubsub_t;
 
 
-/* The client is in subscribed mode (conn.h's flag bits are full of other
- * owners' flags; this one belongs to pubsub.c). */
-#define CLIENT_PUBSUB (1u << 20)
-
 /* The three subscription namespaces. */
 enum { PS_CHANNEL = 0, PS_PATTERN = 1, PS_SHARD = 2 };
 

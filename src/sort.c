@@ -11,7 +11,8 @@
  * Ordering, ties, LIMIT clamping and errors follow Redis 7.0's sort.c:
  * numeric ties fall back to comparing the elements' bytes; ALPHA uses
  * strcoll, or plain bytes under STORE.  Reads collections through
- * listpack/quicklist/zset cursors and t_coll.h; writes only the STORE key. */
+ * listpack/quicklist/zset cursors, t_set.h and t_hash.h; writes only the
+ * STORE key. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -23,7 +24,8 @@
 #include "notify.h"
 #include "quicklist.h"
 #include "reply.h"
-#include "t_coll.h"
+#include "t_hash.h"
+#include "t_set.h"
 #include "zset.h"
 
 typedef struct sort_item {
@@ -86,7 +88,7 @@ static sds pattern_value(db_t *db, sds pat, sds ele) {
     char buf[LP_INTBUF_SIZE];
     size_t len;
     if (o && field && o->type == OBJ_HASH) {
-        const char *v = coll_hash_get(o, field, patlen - (size_t)(field - pat), &len, buf);
+        const char *v = hash_type_get(o, field, patlen - (size_t)(field - pat), &len, buf);
         if (v) out = sds_newlen(v, len);
     } else if (o && !field && o->type == OBJ_STRING) {
         const char *v = obj_string_view(o, buf, sizeof(buf), &len);
@@ -168,7 +170,7 @@ static void load_zset(robj *o, sort_vec_t *vec) {
 static void load_all(robj *o, sort_vec_t *vec) {
     if (!o) return;
     if (o->type == OBJ_LIST) load_list(o, vec);
-    else if (o->type == OBJ_SET) coll_set_foreach(o, vec_push_fn, vec);
+    else if (o->type == OBJ_SET) set_type_foreach(o, vec_push_fn, vec);
     else load_zset(o, vec);
 }
 
