@@ -440,6 +440,8 @@ static sds translate(sds buf, db_t *db, robj **argv, int argc) {
     }
     if (argc >= 4 && is_cmd(cmd, "set")) return cat_set(buf, db, argv, argc);
     if (argc >= 2 && is_cmd(cmd, "spop")) return cat_key_state(buf, db, argv[1]);
+    /* RESTORE: a relative TTL must not restart when the log is replayed. */
+    if (argc >= 4 && is_cmd(cmd, "restore")) return cat_key_state(buf, db, argv[1]);
     return cat_argv(buf, argv, argc, 0, 0, NULL, 0);
 }
 

@@ -291,6 +291,21 @@ void blocking_signal_key(db_t *db, robj *key) {
     push_ptr((void ***)&b->ready, &b->nready, &b->ready_cap, wl);
 }
 
+void blocking_signal_db(db_t *db) {
+    blocking_t *b = db->srv->blocking;
+    if (!b || b->blocked_clients == 0 || dict_size(b->waiting[db->id]) == 0) return;
+    dict_iter it;
+    dict_entry *de;
+    dict_iter_init(&it, b->waiting[db->id], false);
+    while ((de = dict_next(&it))) {
+        waitlist_t *wl = dict_get_val(de);
+        if (wl->queued || !dict_find(db->keys, dict_get_key(b->waiting[db->id], de))) continue;
+        wl->queued = true;
+        push_ptr((void ***)&b->ready, &b->nready, &b->ready_cap, wl);
+    }
+    dict_iter_release(&it);
+}
+
 /* Run c's saved request again, looking only at key.  The handler either
  * serves c (which then leaves every waitlist) or calls blocking_block. */
 static void rerun(client_t *c, robj *key) {

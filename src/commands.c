@@ -32,6 +32,9 @@ static command_t *const all_tables[] = {string_commands, keyspace_commands, serv
                                           multi_commands,
                                           pubsub_commands, slowlog_commands, latency_commands, monitor_commands,
                                           persist_commands /* persist.c */,
+                                          dump_commands /* dump.c */, keycopy_commands /* keycopy.c */,
+                                          sort_commands /* sort.c */,
+                                          lcs_commands /* lcs.c */, lolwut_commands /* lolwut.c */,
                                           command_commands /* command_cmds.c */};
 
 static dict_type command_dict_type = {dict_sds_hash_nocase, dict_sds_eq_nocase, NULL, dict_sds_free, NULL, false};
@@ -181,6 +184,18 @@ static command_t *resolve(client_t *c) {
     return cmd;
 }
 
+static bool is_named(const command_t *cmd, const char *name) { return !strcmp(cmd->name, name); }
+
+/* Refused when memory is over maxmemory (Redis 7.0): commands that may
+ * grow memory, EXEC of a transaction holding one, and any command queued
+ * inside MULTI but EXEC, DISCARD, QUIT and RESET. */
+static bool oom_rejects(const client_t *c, const command_t *cmd) {
+    if (cmd->flags & CMD_DENYOOM) return true;
+    if (!c->mstate || cmd->parent) return c->mstate != NULL;
+    if (is_named(cmd, "exec")) return multi_queued_may_grow(c);
+    return !is_named(cmd, "discard") && !is_named(cmd, "quit") && !is_named(cmd, "reset");
+}
+
 static void process(client_t *c);
 
 /* CLIENT REPLY SKIP silences exactly the command after it. */
@@ -214,10 +229,14 @@ static void process(client_t *c) {
         multi_flag_error(c);
         return;
     }
-    if ((cmd->flags & CMD_DENYOOM) && evict_perform(srv) != RL_OK) {
-        reply_error(c, RL_ERR_OOM);
+    if (oom_rejects(c, cmd) && evict_perform(srv) != RL_OK) {
         cmd->rejected_calls++;
-        multi_flag_error(c);
+        if (is_named(cmd, "exec")) {
+            multi_exec_abort(c, RL_ERR_OOM);
+        } else {
+            reply_error(c, RL_ERR_OOM);
+            multi_flag_error(c);
+        }
         return;
     }
     /* pubsub.c: a RESP2 client in subscribed mode may only manage its
@@ -313,8 +332,13 @@ bool cmd_get_ll_or_reply(client_t *c, robj *o, long long *out, const char *msg) 
 
 bool cmd_get_range_or_reply(client_t *c, robj *o, long long min, long long max, long long *out, const char *msg) {
     long long v;
-    if (!obj_get_ll(o, &v) || v < min || v > max) {
+    if (!obj_get_ll(o, &v)) {
         reply_error(c, "%s", msg ? msg : RL_ERR_NOT_INT);
+        return false;
+    }
+    if (v < min || v > max) {
+        if (msg) reply_error(c, "%s", msg);
+        else reply_error(c, "value is out of range, value must between %lld and %lld", min, max);
         return false;
     }
     *out = v;

@@ -91,6 +91,11 @@ extern command_t hash_commands[];
 extern command_t set_commands[];
 extern command_t zset_commands[];
 extern command_t list_commands[];     /* t_list.c */
+extern command_t dump_commands[];      /* dump.c: DUMP, RESTORE */
+extern command_t keycopy_commands[];   /* keycopy.c: COPY, MOVE */
+extern command_t sort_commands[];      /* sort.c: SORT, SORT_RO */
+extern command_t lcs_commands[];       /* lcs.c */
+extern command_t lolwut_commands[];    /* lolwut.c */
 extern command_t zset_blocking_commands[];   /* blocking.c: BZPOPMIN, BZPOPMAX, BZMPOP */
 extern const obj_type_ops_t list_type_ops;
 /* Object ops of the collection types, registered by commands_init(). */

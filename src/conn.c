@@ -497,12 +497,13 @@ sds conn_info_string(sds s, client_t *c) {
     for (reply_block *b = c->reply_head; b; b = b->next) oll++;
     size_t totmem = zmalloc_size(c) + sds_alloc_size(c->querybuf) + c->reply_bytes;
     return sds_catprintf(s,
-        "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%zu psub=%zu ssub=0 "
+        "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%zu psub=%zu ssub=%zu "
         "multi=%d qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%d rbp=%zu obl=%zu oll=%zu omem=%zu "
         "tot-mem=%zu events=%s cmd=%s user=default redir=%lld resp=%d lib-name=%s lib-ver=%s",
         (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
         (now - c->ctime_ms) / 1000, (now - c->last_interaction_ms) / 1000, flags, c->db->id,
-        pubsub_client_channels(c), pubsub_client_patterns(c), multi_queued_count(c),
+        pubsub_client_channels(c), pubsub_client_patterns(c), pubsub_client_shard_channels(c),
+        multi_queued_count(c),
         qbuf, sds_avail(c->querybuf), CLIENT_BUF_SIZE, c->querybuf_peak, obl, oll, c->reply_bytes, totmem,
         events, c->lastcmd ? c->lastcmd->fullname : "NULL", tracking_client_redirect(c), c->resp,
         c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "");

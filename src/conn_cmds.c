@@ -295,7 +295,13 @@ static void cmd_client_kill(client_t *c) {
             }
         } else if (!strcasecmp(k, "addr")) addr = v;
         else if (!strcasecmp(k, "laddr")) laddr = v;
-        else if (!strcasecmp(k, "user")) user = v;
+        else if (!strcasecmp(k, "user")) {
+            if (strcmp(v, "default")) {   /* the only user until ACLs exist */
+                reply_error(c, "No such user '%s'", v);
+                return;
+            }
+            user = v;
+        }
         else if (!strcasecmp(k, "type")) {
             if (strcasecmp(v, "normal") && strcasecmp(v, "master") && strcasecmp(v, "replica") &&
                 strcasecmp(v, "slave") && strcasecmp(v, "pubsub")) {

@@ -187,6 +187,7 @@ static sds sec_stats(server_t *srv, sds s) {
         "keyspace_misses:%lld\r\n"
         "pubsub_channels:%zu\r\n"
         "pubsub_patterns:%zu\r\n"
+        "pubsubshard_channels:%zu\r\n"
         "latest_fork_usec:%lld\r\n"
         "total_forks:%lld\r\n"
         "migrate_cached_sockets:0\r\n"
@@ -210,7 +211,7 @@ static sds sec_stats(server_t *srv, sds s) {
         st->numconnections, st->numcommands, ring_avg(st->ops_samples), st->net_input_bytes,
         st->net_output_bytes, ring_avg(st->net_in_samples) / 1024.0, ring_avg(st->net_out_samples) / 1024.0,
         st->rejected_conn, st->expiredkeys, st->expire_cycle_cpu_ms, st->evictedkeys, st->keyspace_hits,
-        st->keyspace_misses, pubsub_channel_count(srv), pubsub_pattern_count(srv),
+        st->keyspace_misses, pubsub_channel_count(srv), pubsub_pattern_count(srv), pubsub_shard_channel_count(srv),
         srv->persist->latest_fork_usec, srv->persist->total_forks,   /* persist.c */
         ds.hits, ds.misses, ds.key_hits, ds.key_misses, ds.total_time_ms, ds.current_time_ms,
         tracking_total_keys(srv), tracking_total_items(srv), tracking_total_prefixes(srv), st->unexpected_error_replies, st->total_error_replies, st->io_reads, st->io_writes);

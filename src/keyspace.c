@@ -80,9 +80,9 @@ bool db_expire_if_needed(db_t *db, robj *key) {
     /* pause.c: during CLIENT PAUSE the dataset holds still; the key only
      * looks missing until the pause ends. */
     if (pause_active(db->srv)) return true;
-    multi_touch_key(db->srv, db->id, key->ptr);   /* an expiry invalidates WATCH */
     tracking_invalidate_key(db->srv, key->ptr);   /* and cached copies */
     delete_sds_key(db, key->ptr, db->srv->cfg.lazyfree_lazy_expire);
+    multi_touch_key(db->srv, db->id, key->ptr);   /* an expiry invalidates WATCH (after: multi.c looks) */
     db->srv->stats.expiredkeys++;
     notify_keyspace_event(db->srv, NOTIFY_EXPIRED, "expired", key, db->id);   /* notify.c */
     return true;
@@ -168,7 +168,7 @@ bool db_delete_lazy(db_t *db, robj *key, bool lazy) {
 
 long long db_empty(db_t *db) {
     long long n = (long long)dict_size(db->keys);
-    multi_touch_db(db->srv, db->id);
+    multi_touch_db(db->srv, db->id, -1);
     dict_empty(db->expires);
     dict_empty(db->keys);
     db->avg_ttl = 0;
@@ -180,7 +180,7 @@ long long db_empty(db_t *db) {
  * (memory-pressure hook). */
 long long db_empty_async(db_t *db) {
     long long n = (long long)dict_size(db->keys);
-    multi_touch_db(db->srv, db->id);
+    multi_touch_db(db->srv, db->id, -1);
     lazyfree_free_tables(db->srv->lazyfree, db->keys, db->expires);
     db->keys = dict_create(&keys_type);
     db->expires = dict_create(&expires_type);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blocking.h"
 #include "commands.h"
 #include "evict.h"
 #include "keyspace.h"
@@ -352,6 +353,9 @@ static void cmd_swapdb(client_t *c) {
     if (a != b) {
         db_t *x = &c->srv->dbs[a], *y = &c->srv->dbs[b];
         /* Clients stay on their db index: they see the other data set. */
+        /* WATCH: keys that exist on either side change (before the swap). */
+        multi_touch_db(c->srv, (int)a, (int)b);
+        multi_touch_db(c->srv, (int)b, (int)a);
         db_t tmp = *x;
         x->keys = y->keys;
         x->expires = y->expires;
@@ -362,8 +366,9 @@ static void cmd_swapdb(client_t *c) {
         y->avg_ttl = tmp.avg_ttl;
         y->expire_cursor = tmp.expire_cursor;
         c->srv->dirty++;
-        multi_touch_db(c->srv, (int)a);
-        multi_touch_db(c->srv, (int)b);
+        /* Clients blocked on a key that now exists are served. */
+        blocking_signal_db(x);
+        blocking_signal_db(y);
     }
     reply_ok(c);
 }

@@ -1097,6 +1097,45 @@ int rdb_load_buffer(server_t *srv, const unsigned char *buf, size_t len, bool ve
     return 0;
 }
 
+/* True if a loaded collection holds nothing (Redis refuses such a value in
+ * a DUMP payload: a key never holds an empty collection). */
+static bool value_is_empty(const robj *o) {
+    switch (o->type) {
+    case OBJ_LIST:
+        return o->encoding == OBJ_ENCODING_LISTPACK ? lp_length(o->ptr) == 0 : ((quicklist *)o->ptr)->count == 0;
+    case OBJ_SET:
+        if (o->encoding == OBJ_ENCODING_INTSET) return intset_len(o->ptr) == 0;
+        if (o->encoding == OBJ_ENCODING_LISTPACK) return lp_length(o->ptr) == 0;
+        return dict_size((dict *)o->ptr) == 0;
+    case OBJ_ZSET: return zset_length(o) == 0;
+    case OBJ_HASH:
+        return o->encoding == OBJ_ENCODING_LISTPACK ? lp_length(o->ptr) == 0 : dict_size((dict *)o->ptr) == 0;
+    }
+    return false;
+}
+
+robj *rdb_load_value(server_t *srv, const unsigned char *buf, size_t len, bool trusted, char *err) {
+    reader_t r = {.buf = buf, .len = len, .err = err, .trusted = trusted};
+    err[0] = '\0';
+    unsigned type;
+    robj *o = NULL;
+    if (get_u8(&r, &type)) {
+        if (type >= RDB_OPCODE_FUNCTION2) fail(&r, "Opcode %u where a value type was expected", type);
+        else {
+            r.key = sds_empty();
+            o = get_object(&r, srv, (int)type);
+            sds_free(r.key);
+        }
+    }
+    zfree(r.lzf);
+    if (o && value_is_empty(o)) {
+        obj_decref(o);
+        o = NULL;
+        fail(&r, "Empty collection");
+    }
+    return o;
+}
+
 unsigned char *rdb_read_file(const char *path, size_t *len) {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return NULL;

@@ -223,6 +223,16 @@ static int rdb_type_of(const robj *o) {
     return -1;
 }
 
+static void put_value(rio_t *r, robj *val, bool compress) {
+    switch (val->type) {
+    case OBJ_STRING: put_obj_string(r, val, compress); break;
+    case OBJ_LIST: put_list(r, val, compress); break;
+    case OBJ_SET: put_set(r, val, compress); break;
+    case OBJ_ZSET: put_zset(r, val, compress); break;
+    case OBJ_HASH: put_hash(r, val, compress); break;
+    }
+}
+
 static void put_key(rio_t *r, sds key, robj *val, long long expire, bool compress) {
     if (expire >= 0) {
         uint64_t le = htole64((uint64_t)expire);
@@ -231,13 +241,12 @@ static void put_key(rio_t *r, sds key, robj *val, long long expire, bool compres
     }
     put_u8(r, (unsigned)rdb_type_of(val));
     put_string(r, key, sds_len(key), compress);
-    switch (val->type) {
-    case OBJ_STRING: put_obj_string(r, val, compress); break;
-    case OBJ_LIST: put_list(r, val, compress); break;
-    case OBJ_SET: put_set(r, val, compress); break;
-    case OBJ_ZSET: put_zset(r, val, compress); break;
-    case OBJ_HASH: put_hash(r, val, compress); break;
-    }
+    put_value(r, val, compress);
+}
+
+void rdb_write_value(rio_t *r, robj *val, bool compress) {
+    put_u8(r, (unsigned)rdb_type_of(val));
+    put_value(r, val, compress);
 }
 
 static void put_aux(rio_t *r, const char *name, const char *value) {

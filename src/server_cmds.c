@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "evict.h"
 #include "config_rewrite.h"
 #include "evloop.h"
 #include "defrag.h"
@@ -64,6 +65,16 @@ static void config_apply(server_t *srv, const char *name) {
     if (!strcasecmp(name, "hz")) evloop_timer_set_interval(srv->cron_timer, 1000000 / (long)srv->cfg.hz);
     else if (!strcasecmp(name, "loglevel")) log_set_level(srv->cfg.loglevel);
     else if (!strcasecmp(name, "jemalloc-bg-thread")) zmalloc_set_background_thread(srv->cfg.jemalloc_bg_thread);
+    else if (!strcasecmp(name, "maxmemory") && srv->cfg.maxmemory) {
+        /* Evict now, as Redis does, so the "evicted" events come with the
+         * CONFIG SET that caused them. */
+        size_t used = zmalloc_used_memory();
+        if ((unsigned long long)srv->cfg.maxmemory < used)
+            log_msg(LL_WARNING, "WARNING: the new maxmemory value set via CONFIG SET (%lld) is smaller than the "
+                    "current memory usage (%zu). This will result in key eviction and/or the inability to "
+                    "accept new write commands depending on the maxmemory-policy.", srv->cfg.maxmemory, used);
+        evict_perform(srv);
+    }
 }
 
 static void cmd_config_set(client_t *c) {

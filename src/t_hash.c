@@ -20,6 +20,7 @@
 #include "listpack.h"
 #include "notify.h"
 #include "reply.h"
+#include "t_hash.h"
 #include "scan.h"
 #include "util.h"
 #include "zmalloc.h"
@@ -95,6 +96,10 @@ static const char *hash_get(robj *o, const char *f, size_t flen, size_t *vlen, c
     if (!v) return NULL;
     *vlen = sds_len(v);
     return v;
+}
+
+const char *hash_type_get(robj *h, const char *f, size_t flen, size_t *vlen, char *buf) {
+    return hash_get(h, f, flen, vlen, buf);
 }
 
 static bool hash_exists(robj *o, sds f) {
@@ -470,6 +475,31 @@ static void hrandfield_distinct(client_t *c, robj *o, unsigned long count, bool 
     hash_iter_release(&it);
 }
 
+/* count pairs drawn uniformly with repetitions from a hashtable hash:
+ * many draws index every entry once, a few use dict_fair_random_entry
+ * (dict_random_entry favours entries in short chains). */
+static void hrandfield_repeats_ht(client_t *c, robj *o, unsigned long count, bool withvalues) {
+    dict *d = o->ptr;
+    size_t n = dict_size(d);
+    dict_entry **all = NULL;
+    if (count >= n / 4) {
+        all = zmalloc(n * sizeof(dict_entry *));
+        size_t i = 0;
+        dict_iter di;
+        dict_entry *de;
+        dict_iter_init(&di, d, false);
+        while ((de = dict_next(&di))) all[i++] = de;
+        dict_iter_release(&di);
+    }
+    while (count--) {
+        hash_iter_t it;
+        hash_iter_init(&it, o);
+        it.de = all ? all[util_random_below(n)] : dict_fair_random_entry(d);
+        reply_pair(c, &it, withvalues);
+    }
+    zfree(all);
+}
+
 /* Checks in Redis 7.0's order: count, then the option, then its range. */
 static void hrandfield_with_count(client_t *c) {
     long long l;
@@ -494,6 +524,10 @@ static void hrandfield_with_count(client_t *c) {
     if (l < 0) {   /* repetitions allowed */
         unsigned long count = (unsigned long)-l;
         reply_array_len(c, (long)(withvalues && c->resp == 2 ? count * 2 : count));
+        if (o->encoding == OBJ_ENCODING_HT) {
+            hrandfield_repeats_ht(c, o, count, withvalues);
+            return;
+        }
         while (count--) {
             hash_iter_t it;
             hash_iter_random(&it, o);

@@ -431,6 +431,32 @@ static void srandmember_sparse(client_t *c, robj *o, unsigned long count) {
     dict_release(seen);
 }
 
+/* count members drawn uniformly with repetitions from a hashtable set:
+ * many draws index every member once and pick from the index; a few use
+ * dict_fair_random_entry (dict_random_entry favours short chains). */
+static void srandmember_repeats_ht(client_t *c, dict *d, unsigned long count) {
+    size_t n = dict_size(d);
+    if (count < n / 4) {
+        while (count--) {
+            sds k = dict_get_key(d, dict_fair_random_entry(d));
+            reply_bulk(c, k, sds_len(k));
+        }
+        return;
+    }
+    sds *all = zmalloc(n * sizeof(sds));
+    size_t i = 0;
+    dict_iter it;
+    dict_entry *de;
+    dict_iter_init(&it, d, false);
+    while ((de = dict_next(&it))) all[i++] = dict_get_key(d, de);
+    dict_iter_release(&it);
+    while (count--) {
+        sds k = all[util_random_below(n)];
+        reply_bulk(c, k, sds_len(k));
+    }
+    zfree(all);
+}
+
 static void srandmember_with_count(client_t *c) {
     long long l;
     /* LLONG_MIN has no positive twin; Redis names the range in its error. */
@@ -448,7 +474,9 @@ static void srandmember_with_count(client_t *c) {
     }
     if (l < 0) {
         reply_array_len(c, (long)-l);
-        for (long long i = 0; i < -l; i++) reply_bulk_sds_take(c, set_random_member(o));
+        if (o->encoding == OBJ_ENCODING_HT) srandmember_repeats_ht(c, o->ptr, (unsigned long)-l);
+        else
+            for (long long i = 0; i < -l; i++) reply_bulk_sds_take(c, set_random_member(o));
         return;
     }
     unsigned long size = set_size(o), count = (unsigned long)l;
