@@ -75,6 +75,9 @@ extern command_t hash_commands[];
 extern command_t set_commands[];
 extern command_t zset_commands[];
 extern command_t list_commands[];     /* t_list.c */
+extern command_t bitmap_commands[];  /* t_bitmap.c */
+extern command_t hll_commands[];     /* hyperloglog.c */
+extern command_t geo_commands[];     /* geo.c */
 extern command_t zset_blocking_commands[];   /* blocking.c: BZPOPMIN, BZPOPMAX, BZMPOP */
 extern const obj_type_ops_t list_type_ops;
 /* Object ops of the collection types, registered by commands_init(). */
