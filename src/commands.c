@@ -28,7 +28,8 @@ static command_t *const all_tables[] = {string_commands, keyspace_commands, serv
                                           multi_commands,
                                           pubsub_commands, slowlog_commands, latency_commands, monitor_commands,
                                           persist_commands /* persist.c */,
-                                          bitmap_commands /* t_bitmap.c */, hll_commands /* hyperloglog.c */};
+                                          bitmap_commands /* t_bitmap.c */, hll_commands /* hyperloglog.c */,
+                                          geo_commands /* geo.c */};
 
 static dict_type command_dict_type = {dict_sds_hash_nocase, dict_sds_eq_nocase, NULL, dict_sds_free, NULL, false};
 
