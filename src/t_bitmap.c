@@ -357,8 +357,11 @@ static void bf_set_raw(unsigned char *p, uint64_t off, int bits, uint64_t v) {
     }
 }
 
+/* The low `bits` of v as a two's complement number. */
 static long long bf_sign_extend(uint64_t v, int bits) {
-    if (bits < 64 && (v & (1ULL << (bits - 1)))) v |= ~0ULL << bits;
+    if (bits == 64) return (long long)v;
+    v &= (1ULL << bits) - 1;
+    if (v & (1ULL << (bits - 1))) v |= ~0ULL << bits;
     return (long long)v;
 }
 
