@@ -35,7 +35,9 @@ static command_t *const all_tables[] = {string_commands, keyspace_commands, serv
                                           dump_commands /* dump.c */, keycopy_commands /* keycopy.c */,
                                           sort_commands /* sort.c */,
                                           lcs_commands /* lcs.c */, lolwut_commands /* lolwut.c */,
-                                          command_commands /* command_cmds.c */};
+                                          command_commands /* command_cmds.c */,
+                                          bitmap_commands /* t_bitmap.c */, hll_commands /* hyperloglog.c */,
+                                          geo_commands /* geo.c */};
 
 static dict_type command_dict_type = {dict_sds_hash_nocase, dict_sds_eq_nocase, NULL, dict_sds_free, NULL, false};
 

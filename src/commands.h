@@ -96,6 +96,9 @@ extern command_t keycopy_commands[];   /* keycopy.c: COPY, MOVE */
 extern command_t sort_commands[];      /* sort.c: SORT, SORT_RO */
 extern command_t lcs_commands[];       /* lcs.c */
 extern command_t lolwut_commands[];    /* lolwut.c */
+extern command_t bitmap_commands[];  /* t_bitmap.c */
+extern command_t hll_commands[];     /* hyperloglog.c */
+extern command_t geo_commands[];     /* geo.c */
 extern command_t zset_blocking_commands[];   /* blocking.c: BZPOPMIN, BZPOPMAX, BZMPOP */
 extern const obj_type_ops_t list_type_ops;
 /* Object ops of the collection types, registered by commands_init(). */

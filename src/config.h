@@ -92,6 +92,7 @@ typedef struct rl_config {
     long long set_max_intset_entries;
     long long set_max_listpack_entries, set_max_listpack_value;
     long long zset_max_listpack_entries, zset_max_listpack_value;
+    long long hll_sparse_max_bytes;   /* a sparse HLL grows up to this, then goes dense */
     /* introspection */
     long long slowlog_log_slower_than;
     long long slowlog_max_len;

@@ -97,7 +97,8 @@ void reply_ok(client_t *c) { reply_raw(c, "+OK\r\n", 5); }
  * not "any capital word", because plain messages may start in capitals. */
 static const char *const error_codes[] = {
     "ERR", "WRONGTYPE", "NOAUTH", "WRONGPASS", "NOPROTO", "OOM", "EXECABORT", "BUSY", "NOSCRIPT", "LOADING",
-    "READONLY", "MISCONF", "BUSYKEY", "NOPERM", "UNBLOCKED", "DENIED", "NOTBUSY", "NOREPLICAS", "MASTERDOWN", NULL};
+    "READONLY", "MISCONF", "BUSYKEY", "NOPERM", "UNBLOCKED", "DENIED", "NOTBUSY", "NOREPLICAS", "MASTERDOWN",
+    "INVALIDOBJ", "TESTFAILED", NULL};
 
 static size_t code_len(const char *msg) {
     size_t i = 0;
