@@ -17,6 +17,7 @@
 #include "persist.h"
 #include "pubsub.h"
 #include "reply.h"
+#include "script.h"
 #include "slowlog.h"
 #include "util.h"
 
@@ -27,7 +28,8 @@ static command_t *const all_tables[] = {string_commands, keyspace_commands, serv
                                           list_commands /* t_list.c */, zset_blocking_commands /* blocking.c */,
                                           multi_commands,
                                           pubsub_commands, slowlog_commands, latency_commands, monitor_commands,
-                                          persist_commands /* persist.c */};
+                                          persist_commands /* persist.c */,
+                                          script_commands /* script.c */, function_commands /* function.c */};
 
 static dict_type command_dict_type = {dict_sds_hash_nocase, dict_sds_eq_nocase, NULL, dict_sds_free, NULL, false};
 
@@ -172,6 +174,13 @@ void commands_process(client_t *c) {
     }
     if (!(c->flags & CLIENT_AUTHENTICATED) && !(cmd->flags & CMD_NO_AUTH)) {
         reply_error(c, RL_ERR_NOAUTH);
+        cmd->rejected_calls++;
+        multi_flag_error(c);
+        return;
+    }
+    /* script.c: while a script runs too long, only what can end it runs
+     * (before the OOM check: no eviction under a running script). */
+    if (!script_busy_allows_or_reply(c, cmd)) {
         cmd->rejected_calls++;
         multi_flag_error(c);
         return;

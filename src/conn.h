@@ -104,5 +104,7 @@ bool conn_has_pending_output(const client_t *c);
  * closed asynchronously (its output is dropped). */
 void conn_check_output_limit(client_t *c);
 size_t conn_output_bytes(const client_t *c);
+/* Serve other clients while a long script runs (script.c's hook). */
+void conn_serve_while_busy(server_t *srv, client_t *skip);
 
 #endif
