@@ -817,6 +817,12 @@ static bool replay(server_t *srv, client_t *c, const unsigned char *buf, aof_cmd
     robj **argv = cmd->argc <= 16 ? argv_stack : zmalloc(sizeof(robj *) * (size_t)cmd->argc);
     for (int i = 0; i < cmd->argc; i++) argv[i] = obj_create_string((const char *)buf + cmd->off[i], cmd->len[i]);
     command_t *cc = commands_lookup(srv, argv[0]->ptr, sds_len(argv[0]->ptr));
+    if (cc && cc->subcommands) {   /* FUNCTION LOAD, ...: run the subcommand */
+        command_t *sub = NULL;
+        for (command_t *s = cc->subcommands; cmd->argc >= 2 && s->name; s++)
+            if (!strcasecmp(s->name, argv[1]->ptr)) sub = s;
+        cc = sub;
+    }
     bool ok = cc && cc->proc;
     if (!ok) {
         log_msg(LL_WARNING, "Unknown command '%.64s' reading the append only file %s", (char *)argv[0]->ptr, path);

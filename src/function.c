@@ -141,25 +141,35 @@ static int l_register_function(lua_State *L) {
         lua_getfield(L, 1, "description");     /* 5 */
         name_idx = 2;
         cb_idx = 3;
+        if (lua_isnil(L, 2)) return reg_fail(L, "ERR redis.register_function must get a function name argument");
+        if (lua_isnil(L, 3)) return reg_fail(L, "ERR redis.register_function must get a callback argument");
+        if (lua_type(L, 2) != LUA_TSTRING)
+            return reg_fail(L, "ERR function_name argument given to redis.register_function must be a string");
+        if (!lua_isfunction(L, 3))
+            return reg_fail(L, "ERR callback argument given to redis.register_function must be a function");
+        if (!lua_isnil(L, 4) && !lua_istable(L, 4))
+            return reg_fail(L, "ERR flags argument to redis.register_function must be a table representing function flags");
         if (parse_flags(L, 4, &flags) != 0) return reg_fail(L, "ERR unknown flag given");
         if (!lua_isnil(L, 5)) {
-            if (lua_type(L, 5) != LUA_TSTRING) return reg_fail(L, "ERR description must be a string");
+            if (!lua_isstring(L, 5)) return reg_fail(L, "ERR description argument given to redis.register_function must a string");
             desc = lua_tolstring(L, 5, &desclen);
         }
+    } else if (argc == 1) {
+        return reg_fail(L, "ERR calling redis.register_function with a single argument is only applicable to Lua table "
+                           "(representing named arguments).");
     } else if (argc == 2) {
         name_idx = 1;
         cb_idx = 2;
+        if (!lua_isstring(L, 1)) return reg_fail(L, "ERR first argument to redis.register_function must be a string");
+        if (!lua_isfunction(L, 2)) return reg_fail(L, "ERR second argument to redis.register_function must be a function");
     } else {
         return reg_fail(L, "ERR wrong number of arguments to redis.register_function");
     }
-    if (lua_type(L, name_idx) != LUA_TSTRING)
-        return reg_fail(L, "ERR function_name argument given to redis.register_function must be a string");
-    if (!lua_isfunction(L, cb_idx))
-        return reg_fail(L, "ERR callback argument given to redis.register_function must be a function");
     size_t nlen;
     const char *name = lua_tolstring(L, name_idx, &nlen);
     if (!valid_name(name, nlen))
-        return reg_fail(L, "ERR Function names can only contain letters, numbers, or underscores(_) and must be at least one character long");
+        /* (Redis 7.0 says "Library names" here too) */
+        return reg_fail(L, "ERR Library names can only contain letters, numbers, or underscores(_) and must be at least one character long");
     for (int i = 0; i < lib->nfns; i++)
         if (sds_len(lib->fns[i]->name) == nlen && !memcmp(lib->fns[i]->name, name, nlen))
             return reg_fail(L, "ERR Function already exists in the library");
@@ -355,7 +365,7 @@ sds functions_load_code(server_t *srv, const char *code, size_t len) {
 static void fcall_generic(client_t *c, bool ro) {
     functions_t *F = F(c->srv);
     long long numkeys;
-    if (!cmd_get_ll_or_reply(c, c->argv[2], &numkeys, NULL)) return;
+    if (!cmd_get_ll_or_reply(c, c->argv[2], &numkeys, "Bad number of keys provided")) return;
     if (numkeys > c->argc - 3) {
         reply_error(c, "Number of keys can't be greater than number of args");
         return;
@@ -667,13 +677,13 @@ static void cmd_function_restore(client_t *c) {
     size_t len;
     const unsigned char *p = (const unsigned char *)obj_string_view(c->argv[2], buf, sizeof(buf), &len);
     if (len < 10 || (unsigned)(p[len - 10] | (p[len - 9] << 8)) > RDB_VERSION) {
-        reply_error(c, "payload version or checksum are wrong");
+        reply_error(c, "DUMP payload version or checksum are wrong");
         return;
     }
     uint64_t stored = 0;
     for (int i = 7; i >= 0; i--) stored = (stored << 8) | p[len - 8 + (size_t)i];
     if (crc64_update(0, p, len - 8) != stored) {
-        reply_error(c, "payload version or checksum are wrong");
+        reply_error(c, "DUMP payload version or checksum are wrong");
         return;
     }
     size_t pos = 0, end = len - 10;
@@ -688,7 +698,7 @@ static void cmd_function_restore(client_t *c) {
         sds code = get_rdb_string(p, end, &pos);
         if (!code) {
             free_codes(codes, n);
-            reply_error(c, "payload version or checksum are wrong");
+            reply_error(c, "DUMP payload version or checksum are wrong");
             return;
         }
         codes = zrealloc(codes, sizeof(sds) * (size_t)(n + 1));
