@@ -18,8 +18,8 @@
  *
  * Memory: the state allocates through zmalloc (the Lua heap counts in
  * used_memory); an allocation that fails or would take the heap past
- * maxmemory (when set) returns NULL, which Lua turns into a
- * "not enough memory" error instead of an abort.
+ * maxmemory (when set; else half the machine's memory) returns NULL,
+ * which Lua turns into a "not enough memory" error instead of an abort.
  *
  * Must not: reply to the caller except in slua_call's final reply, or
  * raise a Lua error while a C resource (argv, a reply buffer) is owned by
@@ -52,6 +52,7 @@ typedef struct slua_ctx {
     script_run_t *run;       /* the running script, NULL between runs */
     bool functions;
     size_t heap;             /* bytes the Lua heap holds */
+    size_t host_half;        /* half the machine's memory (the limit without maxmemory) */
     int globals_ref;         /* registry ref of the real globals table */
     uint64_t rand48;         /* math.random state */
     int runs_since_gc;
@@ -68,6 +69,14 @@ static slua_ctx *ctx_of(lua_State *L) {
 
 /* ------------------------------------------------------------- memory */
 
+/* The Lua heap may grow to maxmemory when one is set, else to half the
+ * machine's memory: past that an allocation fails and the script gets
+ * "not enough memory" (string.rep of gigabytes must not take the host). */
+static size_t heap_limit(const slua_ctx *x) {
+    long long maxmem = x->srv->cfg.maxmemory;
+    return maxmem > 0 ? (size_t)maxmem : x->host_half;
+}
+
 static void *slua_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     slua_ctx *x = ud;
     if (nsize == 0) {
@@ -78,10 +87,7 @@ static void *slua_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
         return NULL;
     }
     if (!ptr) osize = 0;   /* Lua 5.1 passes 0 here, but be safe */
-    if (nsize > osize) {
-        long long limit = x->srv->cfg.maxmemory;
-        if (limit > 0 && x->heap + (nsize - osize) > (size_t)limit) return NULL;
-    }
+    if (nsize > osize && x->heap + (nsize - osize) > heap_limit(x)) return NULL;
     void *p = ztryrealloc(ptr, nsize);
     if (!p) return NULL;
     x->heap = x->heap - osize + nsize;
@@ -748,6 +754,8 @@ lua_State *slua_new(server_t *srv, lua_CFunction register_fn) {
     x->srv = srv;
     x->functions = register_fn != NULL;
     x->replybuf = sds_empty();
+    size_t total = zmalloc_total_system_memory();
+    x->host_half = total ? total / 2 : SIZE_MAX;
     x->rand48 = 0x1234ABCD330EULL;   /* lrand48's initial state, as Redis 7.0 starts */
     lua_State *L = lua_newstate(slua_alloc, x);
     if (!L) {
