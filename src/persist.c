@@ -452,7 +452,7 @@ void persist_after_command(client_t *c, long long dirty_before) {
  * the AOF logs them as one unit when the script ends. */
 void persist_effects_begin(server_t *srv) {
     persist_t *p = P(srv);
-    if (p && p->aof) aof_stage_begin(p->aof);
+    if (p && p->aof && !p->loading && aof_is_on(p->aof)) aof_stage_begin(p->aof);
 }
 
 void persist_effects_mute(server_t *srv, bool mute) {

@@ -56,6 +56,7 @@ typedef struct slua_ctx {
     int globals_ref;         /* registry ref of the real globals table */
     uint64_t rand48;         /* math.random state */
     int runs_since_gc;
+    command_t *last_cmd;     /* redis.call's last top-level command (lookup cache) */
     robj **argv;             /* redis.call's last argv (freed on the next call) */
     int argc;
     sds replybuf;            /* the fake client's reply, flattened */
@@ -391,8 +392,14 @@ static void free_argv(slua_ctx *x) {
     x->argc = 0;
 }
 
-static command_t *resolve_command(server_t *srv, robj **argv, int argc) {
-    command_t *cmd = commands_lookup(srv, argv[0]->ptr, sds_len(argv[0]->ptr));
+static command_t *resolve_command(slua_ctx *x, robj **argv, int argc) {
+    /* Scripts repeat the same few commands: try the last one first. */
+    command_t *cmd = x->last_cmd;
+    const char *name = argv[0]->ptr;
+    if (!cmd || strlen(cmd->name) != sds_len(argv[0]->ptr) || strcasecmp(cmd->name, name)) {
+        cmd = commands_lookup(x->srv, name, sds_len(argv[0]->ptr));
+        x->last_cmd = cmd;
+    }
     if (!cmd) return NULL;
     if (cmd->subcommands && argc >= 2) {
         for (command_t *sub = cmd->subcommands; sub->name; sub++)
@@ -446,7 +453,7 @@ static int redis_call_generic(lua_State *L, bool raise) {
         }
         x->argc = i;
     }
-    command_t *cmd = resolve_command(run->srv, x->argv, argc);
+    command_t *cmd = resolve_command(x, x->argv, argc);
     if (!cmd) return call_fail(L, "ERR Unknown Redis command called from script", raise);
     const char *refusal = call_refusal(run, cmd, argc);
     if (refusal) return call_fail(L, refusal, raise);
