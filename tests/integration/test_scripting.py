@@ -222,3 +222,44 @@ def test_oom_in_a_script(start_server):
     with pytest.raises(redis.exceptions.ResponseError, match="OOM"):
         r.eval("#!lua\nreturn 1", 0)
     assert r.eval("#!lua flags=no-writes\nreturn 1", 0) == 1
+
+
+@pytest.mark.differential
+def test_aof_script_effects_round_trip_with_redis(start_server):
+    from conftest import REDIS_SERVER
+    script = ("redis.call('SET', KEYS[1], ARGV[1]) redis.call('INCRBY', KEYS[2], 5) "
+              "redis.call('EXPIRE', KEYS[1], 1000) redis.call('RPUSH', 'l', ARGV[1]) return 1")
+    # ours -> Redis 7.0.15 (which upgrades a single-file AOF at start-up)
+    ours = start_server(args=("--appendonly", "yes"))
+    r = ours.client()
+    for i in range(5):
+        r.eval(script, 2, "k%d" % i, "n", "v%d" % i)
+    r.eval("redis.call('SELECT', 2) redis.call('SET', 'in2', 'x') redis.call('DEL', 'nothing')", 0)
+    ours.stop()
+    ref = start_server(binary=REDIS_SERVER, args=("--appendonly", "yes", "--dir", ours.dir))
+    rr = ref.client()
+    assert rr.get("n") == "25" and rr.lrange("l", 0, -1) == ["v%d" % i for i in range(5)]
+    assert rr.get("k3") == "v3" and 900 < rr.ttl("k3") <= 1000
+    rr.execute_command("SELECT", 2)
+    assert rr.get("in2") == "x"
+    ref.stop()
+    # Redis 7.0.15 -> ours: its base + incremental files, concatenated, replay here
+    ref2 = start_server(binary=REDIS_SERVER, args=("--appendonly", "yes", "--aof-use-rdb-preamble", "no"))
+    r2 = ref2.client()
+    for i in range(5):
+        r2.eval(script, 2, "k%d" % i, "n", "v%d" % i)
+    ref2.stop()
+    d = os.path.join(ref2.dir, "appendonlydir")
+    files = sorted(os.listdir(d))
+    base = [f for f in files if ".base.aof" in f]
+    incr = [f for f in files if ".incr.aof" in f]
+    data = b"".join(open(os.path.join(d, f), "rb").read() for f in base + incr)
+    assert b"MULTI" in data and b"EVAL" not in data.upper().replace(b"EVALSHA", b"")
+    target = os.path.join(ref2.dir, "ours")
+    os.makedirs(target)
+    with open(os.path.join(target, "appendonly.aof"), "wb") as f:
+        f.write(data)
+    ours2 = start_server(args=("--appendonly", "yes", "--dir", target))
+    o2 = ours2.client()
+    assert o2.get("n") == "25" and o2.lrange("l", 0, -1) == ["v%d" % i for i in range(5)]
+    assert 900 < o2.ttl("k4") <= 1000
