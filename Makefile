@@ -16,7 +16,7 @@
 PYTHON := /usr/bin/python3
 export PYTHON
 
-.PHONY: all deps test-deps run test test-integration test-ebbmalloc test-allocators test-sanitizers fuzz clean distclean shootout
+.PHONY: all deps test-deps run test test-integration test-ebbmalloc test-allocators test-sanitizers fuzz format format-check clean distclean shootout
 
 all: deps
 	$(MAKE) -C src
@@ -87,6 +87,14 @@ fuzz: test-deps
 	clang -g -O1 -std=gnu11 -D_GNU_SOURCE -DUSE_LIBC_MALLOC -fsanitize=fuzzer,address,undefined \
 	  -Ilib $(FUZZ_SRC) -o build/fuzz/fuzz_resp
 	build/fuzz/fuzz_resp -max_total_time=$(FUZZ_SECONDS) -max_len=4096 build/fuzz/corpus tests/fuzz/corpus
+
+# Formatting is clang-format's job (.clang-format); CI runs format-check.
+FORMAT_FILES = $(wildcard src/*.[ch] lib/*.[ch] tools/*/*.[ch] tests/unit/*.[ch] tests/fuzz/*.c)
+format:
+	clang-format -i $(FORMAT_FILES)
+
+format-check:
+	@clang-format --dry-run --Werror $(FORMAT_FILES) && echo "format-check: clean"
 
 clean:
 	$(MAKE) -C src clean

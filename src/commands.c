@@ -17,6 +17,7 @@
 #include "persist.h"
 #include "pubsub.h"
 #include "reply.h"
+#include "rl_assert.h"
 #include "script.h"
 #include "slowlog.h"
 #include "util.h"
@@ -206,11 +207,33 @@ void commands_process(client_t *c) {
         multi_flag_error(c);
         return;
     }
+    /* SAVE, SHUTDOWN and the like cannot wait in a transaction (Redis's
+     * NO_MULTI flag): refused now, and EXEC will abort. */
+    if (c->mstate && (cmd->flags & CMD_NO_MULTI)) {
+        reply_error(c, "Command not allowed inside a transaction");
+        cmd->rejected_calls++;
+        multi_flag_error(c);
+        return;
+    }
     if (multi_should_queue(c, cmd)) {
         multi_queue(c, cmd);
         return;
     }
     commands_call(c, cmd);
+}
+
+/* Debug builds (RL_DEBUG >= 2): every command answers, blocks, or is
+ * closing its client; a handler that returns silently leaves its client
+ * waiting forever, so it is named in the log before the abort. */
+static void check_replied(client_t *c, command_t *cmd, unsigned long long replies_before) {
+#if RL_DEBUG >= 2
+    if (c->reply_calls != replies_before) return;
+    if (c->flags & (CLIENT_BLOCKED | CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP)) return;
+    log_msg(LL_WARNING, "command '%s' neither replied nor blocked", cmd->fullname ? cmd->fullname : cmd->name);
+    rl_assert_fail("command replied or blocked", __FILE__, __LINE__);
+#else
+    (void)c, (void)cmd, (void)replies_before;
+#endif
 }
 
 void commands_call(client_t *c, command_t *cmd) {
@@ -221,7 +244,9 @@ void commands_call(client_t *c, command_t *cmd) {
     long long start = util_ustime();
     srv->mstime = start / 1000;
     long long dirty_before = srv->dirty;
+    unsigned long long replies_before = c->reply_calls;
     cmd->proc(c);
+    check_replied(c, cmd, replies_before);
     /* persist.c: log a write that changed the dataset to the AOF. */
     if (cmd->flags & CMD_WRITE) persist_after_command(c, dirty_before);
     long long dur = util_ustime() - start;

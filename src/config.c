@@ -158,6 +158,20 @@ static const char *const obuf_class_names[OBUF_CLASSES] = {"normal", "slave", "p
 /* "<class> <hard> <soft> <secs>" groups; classes not named keep their
  * limits.  Everything is checked before anything changes. */
 static int apply_obuf(rl_config_t *cfg, int argc, char **argv, const char **err) {
+    /* One quoted word holding the groups (--client-output-buffer-limit
+     * "normal 2mb 0 0" on a command line) is split, as Redis does. */
+    if (argc == 1 && strchr(argv[0], ' ')) {
+        int n;
+        sds *words = sds_splitargs(argv[0], &n);
+        if (!words) {
+            *err = "Wrong number of arguments in buffer limit configuration.";
+            return -1;
+        }
+        int r = n == 1 ? -1 : apply_obuf(cfg, n, words, err);
+        if (n == 1) *err = "Wrong number of arguments in buffer limit configuration.";
+        sds_free_splitres(words, n);
+        return r;
+    }
     if (argc % 4 != 0) {
         *err = "Wrong number of arguments in buffer limit configuration.";
         return -1;

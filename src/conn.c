@@ -34,6 +34,7 @@
 
 #define MAX_ACCEPTS_PER_EVENT 1000
 #define MAX_IOV 32
+#define QUERYBUF_GREEDY_MAX (1024 * 1024)   /* below this the query buffer doubles, above it grows by this much */
 
 /* ------------------------------------------------------------ creation */
 
@@ -200,12 +201,23 @@ static void process_input(client_t *c) {
         int argc;
         c->argv = (robj **)resp_take_argv(&c->parser, &argc);
         c->argc = argc;
+        c->partial_since_ms = 0;   /* a request completed */
         if (argc > 0) commands_process(c);
         /* Serve clients blocked on keys this command wrote, before anyone
          * else runs a command (a push and its pop look atomic). */
         blocking_handle_ready(srv);
         free_argv(c);
     }
+    /* Bytes of an unfinished request wait here: note since when (a client
+     * trickling one byte a second is not idle, but never finishes). */
+    if (c->qb_pos < sds_len(c->querybuf) || resp_in_request(&c->parser)) {
+        if (!c->partial_since_ms) c->partial_since_ms = srv->mstime;
+    } else {
+        c->partial_since_ms = 0;
+    }
+    /* A client told to close after its reply whose reply is already gone
+     * (or was never queued) has nothing left to wait for. */
+    if ((c->flags & CLIENT_CLOSE_AFTER_REPLY) && !conn_has_pending_output(c)) conn_close_async(c);
     /* Drop what was consumed; a partial request stays at the front. */
     if (c->qb_pos > 0) {
         size_t len = sds_len(c->querybuf);
@@ -217,16 +229,43 @@ static void process_input(client_t *c) {
 
 void conn_process_input(client_t *c) { process_input(c); }
 
+/* Bytes to ask read() for.  Inside a large bulk the rest of it is read in
+ * one go, but never more than the bulk bytes already received (so the
+ * buffer at most doubles per read): a header announcing 500 MB followed by
+ * 40 KB costs about 80 KB, while a real large value still arrives in
+ * O(log n) reallocations.  *exact is set in that case, since the doubling
+ * is already done here. */
+static size_t read_size(const client_t *c, bool *exact) {
+    *exact = false;
+    if (c->parser.kind != '*' || c->parser.bulk_len < (long long)CLIENT_READ_CHUNK) return CLIENT_READ_CHUNK;
+    size_t have = sds_len(c->querybuf) - c->qb_pos;
+    size_t want = (size_t)c->parser.bulk_len + 2;
+    if (want <= have || want - have <= CLIENT_READ_CHUNK) return CLIENT_READ_CHUNK;
+    size_t ahead = have > CLIENT_READ_CHUNK ? have : CLIENT_READ_CHUNK;
+    *exact = true;
+    return want - have < ahead ? want - have : ahead;
+}
+
+/* Make room for readlen more bytes without the allocation passing
+ * client-query-buffer-limit (which is checked against the allocation, so
+ * greedy growth must stop short of it); returns the bytes to read. */
+static size_t reserve_query_room(client_t *c) {
+    size_t limit = (size_t)c->srv->cfg.client_query_buffer_limit;
+    size_t len = sds_len(c->querybuf);
+    bool exact;
+    size_t readlen = read_size(c, &exact);
+    if (len < limit && readlen > limit - len) readlen = limit - len;
+    if (sds_avail(c->querybuf) >= readlen) return readlen;
+    size_t need = len + readlen;
+    size_t cap = exact ? need : need < QUERYBUF_GREEDY_MAX ? need * 2 : need + QUERYBUF_GREEDY_MAX;
+    if (cap > limit) cap = need > limit ? need : limit;
+    c->querybuf = sds_make_room_exact(c->querybuf, cap - len);
+    return readlen;
+}
+
 static void read_from_client(client_t *c) {
     server_t *srv = c->srv;
-    size_t readlen = CLIENT_READ_CHUNK;
-    /* Inside a large bulk, read what remains of it in one go. */
-    if (c->parser.kind == '*' && c->parser.bulk_len >= (long long)CLIENT_READ_CHUNK) {
-        size_t have = sds_len(c->querybuf) - c->qb_pos;
-        size_t want = (size_t)c->parser.bulk_len + 2;
-        if (want > have && want - have > readlen) readlen = want - have;
-    }
-    c->querybuf = sds_make_room(c->querybuf, readlen);
+    size_t readlen = reserve_query_room(c);
     size_t cur = sds_len(c->querybuf);
     ssize_t n = read(c->fd, c->querybuf + cur, readlen);
     srv->stats.io_reads++;
@@ -245,9 +284,10 @@ static void read_from_client(client_t *c) {
     srv->stats.net_input_bytes += n;
     c->last_interaction_ms = srv->mstime;
     if (sds_len(c->querybuf) > c->querybuf_peak) c->querybuf_peak = sds_len(c->querybuf);
-    if (sds_len(c->querybuf) > (size_t)srv->cfg.client_query_buffer_limit) {
-        log_msg(LL_WARNING, "Closing client that reached max query buffer length: id=%llu addr=%s (qbuf=%zu)",
-                (unsigned long long)c->id, c->addr, sds_len(c->querybuf));
+    /* The allocation, not the length, is what the limit bounds. */
+    if (sds_alloc(c->querybuf) > (size_t)srv->cfg.client_query_buffer_limit) {
+        log_msg(LL_WARNING, "Closing client that reached max query buffer length: id=%llu addr=%s (qbuf=%zu, alloc=%zu)",
+                (unsigned long long)c->id, c->addr, sds_len(c->querybuf), sds_alloc(c->querybuf));
         conn_free(c);
         return;
     }
@@ -465,6 +505,13 @@ void conn_cron(server_t *srv) {
         if (c->flags & CLIENT_BLOCKED) continue;   /* as Redis: blocked clients have their own timeout */
         if (srv->mstime - c->last_interaction_ms > timeout_ms) {
             log_msg(LL_VERBOSE, "Closing idle client");
+            conn_free(c);
+        } else if (c->partial_since_ms && srv->mstime - c->partial_since_ms > timeout_ms) {
+            /* Beyond Redis: `timeout` also bounds how long one request may
+             * take to arrive, so a slow-drip client cannot hold a
+             * connection (and its buffer) forever. */
+            log_msg(LL_VERBOSE, "Closing client whose request took longer than timeout id=%llu addr=%s",
+                    (unsigned long long)c->id, c->addr);
             conn_free(c);
         }
     }

@@ -20,17 +20,21 @@
 #define CLIENT_READ_CHUNK (16 * 1024)    /* bytes per read() */
 #define REPLY_BLOCK_MIN (16 * 1024)
 
-/* client flags */
-#define CLIENT_CLOSE_AFTER_REPLY (1u << 0)  /* close once output is flushed */
-#define CLIENT_CLOSE_ASAP (1u << 1)         /* close at the next before-sleep */
-#define CLIENT_PENDING_WRITE (1u << 2)      /* on srv->pending_write */
-#define CLIENT_AUTHENTICATED (1u << 3)
-#define CLIENT_UNIX_SOCKET (1u << 4)
-#define CLIENT_IN_WRITE_WAIT (1u << 5)      /* socket full: waiting for EV_WRITE */
-/* blocking.c owns these three (see blocking.h) */
-#define CLIENT_BLOCKED (1u << 7)           /* waiting on keys: input paused */
-#define CLIENT_UNBLOCKED (1u << 8)         /* served/timed out; input resumes at before-sleep */
-#define CLIENT_DENY_BLOCKING (1u << 9)     /* e.g. inside EXEC: blocking commands must not block */
+/* Client flags (client_t.flags): every bit in this one list, each with the
+ * module that sets and clears it.  A new owner adds its bit here. */
+#define CLIENT_CLOSE_AFTER_REPLY (1u << 0)  /* conn.c: close once output is flushed */
+#define CLIENT_CLOSE_ASAP (1u << 1)         /* conn.c: close at the next before-sleep */
+#define CLIENT_PENDING_WRITE (1u << 2)      /* conn.c: on srv->pending_write */
+#define CLIENT_AUTHENTICATED (1u << 3)      /* conn_cmds.c: AUTH/HELLO passed */
+#define CLIENT_UNIX_SOCKET (1u << 4)        /* conn.c */
+#define CLIENT_IN_WRITE_WAIT (1u << 5)      /* conn.c: socket full, waiting for EV_WRITE */
+#define CLIENT_BLOCKED (1u << 7)            /* blocking.c: waiting on keys, input paused */
+#define CLIENT_UNBLOCKED (1u << 8)          /* blocking.c: served/timed out, input resumes at before-sleep */
+#define CLIENT_DENY_BLOCKING (1u << 9)      /* blocking.c: e.g. inside EXEC, must not block */
+#define CLIENT_PUBSUB (1u << 20)            /* pubsub.c: in subscribed mode */
+#define CLIENT_MONITOR (1u << 21)           /* monitor.c: receives every command */
+#define CLIENT_FAKE (1u << 24)              /* script.c: runs redis.call, replies stay in its buffers */
+#define CLIENT_PROTECTED (1u << 25)         /* script.c: its script runs long, not freed until it returns */
 
 typedef struct reply_block {
     struct reply_block *next;
@@ -66,9 +70,11 @@ struct client {
     size_t sentlen;              /* bytes of the head already written */
     reply_block *reply_head, *reply_tail;   /* ...then into blocks */
     size_t reply_bytes;          /* bytes held in blocks */
+    unsigned long long reply_calls;   /* reply_raw calls; counted at RL_DEBUG >= 2 only */
 
     long long ctime_ms;          /* connection time */
     long long last_interaction_ms;
+    long long partial_since_ms;  /* a request has been incomplete since then; 0 = none pending */
     client_t *next, *prev;       /* srv->clients_head list */
     client_t *next_pending;      /* srv->pending_write list */
     client_t *next_close;        /* srv->close_asap list */

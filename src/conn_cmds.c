@@ -251,17 +251,23 @@ static void cmd_client_list(client_t *c) {
     sds_free(s);
 }
 
-static void kill_client(client_t *self, client_t *victim) {
-    if (victim == self) self->flags |= CLIENT_CLOSE_AFTER_REPLY;
-    else conn_close_async(victim);
+/* Another client is closed at the next before-sleep.  Killing oneself
+ * must wait until the reply is queued (the reply layer drops output for a
+ * client marked to close), so the caller marks itself after replying. */
+static bool kill_client(client_t *self, client_t *victim) {
+    if (victim == self) return true;
+    conn_close_async(victim);
+    return false;
 }
+
+static void close_after_reply(client_t *c) { c->flags |= CLIENT_CLOSE_AFTER_REPLY; }
 
 static void cmd_client_kill(client_t *c) {
     if (c->argc == 3) {   /* old form: CLIENT KILL ip:port */
         for (client_t *o = c->srv->clients_head; o; o = o->next) {
             if (!strcmp(o->addr, c->argv[2]->ptr)) {
                 reply_ok(c);
-                kill_client(c, o);
+                if (kill_client(c, o)) close_after_reply(c);
                 return;
             }
         }
@@ -306,6 +312,7 @@ static void cmd_client_kill(client_t *c) {
         }
     }
     long long killed = 0;
+    bool self = false;
     for (client_t *o = c->srv->clients_head; o; o = o->next) {
         if (id && o->id != (uint64_t)id) continue;
         if (addr && strcmp(o->addr, addr)) continue;
@@ -313,10 +320,11 @@ static void cmd_client_kill(client_t *c) {
         if (user && strcmp(user, "default")) continue;
         if (o == c && skipme) continue;
         if (kill_type >= 0 && kill_type != ((o->flags & CLIENT_PUBSUB) ? 1 : 0)) continue;
-        kill_client(c, o);
+        self |= kill_client(c, o);
         killed++;
     }
     reply_ll(c, killed);
+    if (self) close_after_reply(c);
 }
 
 static void cmd_client_help(client_t *c) {

@@ -18,10 +18,6 @@
 typedef struct pubsub pubsub_t;
 
 
-/* The client is in subscribed mode (conn.h's flag bits are full of other
- * owners' flags; this one belongs to pubsub.c). */
-#define CLIENT_PUBSUB (1u << 20)
-
 pubsub_t *pubsub_create(void);
 void pubsub_free(pubsub_t *ps);
 

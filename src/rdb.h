@@ -18,6 +18,10 @@
 #include "server.h"
 
 #define RDB_VERSION 10
+
+/* Binary doubles and integers are written as they lie in memory. */
+_Static_assert(sizeof(double) == 8, "RDB binary doubles are 8 bytes");
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "RDB encodings are little-endian");
 #define RDB_VERSION_MIN 1
 
 /* Object types (the byte before each key). */

@@ -287,10 +287,20 @@ static void elems_free(elems_t *e) {
 }
 
 /* A count must be plausible for the bytes left (each element takes at
- * least one byte), so a corrupt length cannot make us allocate wildly. */
+ * least `per` bytes), so a corrupt length cannot make us allocate wildly. */
 static bool plausible(reader_t *r, uint64_t n, unsigned per) {
-    if (n > (r->len - r->pos) / per + 1) return fail(r, "Length %llu larger than the file", (unsigned long long)n);
+    if (!util_count_fits(n, per, r->len - r->pos, UINT64_MAX))
+        return fail(r, "Length %llu larger than the file", (unsigned long long)n);
     return true;
+}
+
+/* The most keys the rest of the file can hold: a key takes at least three
+ * bytes (type, key length, value), so RESIZEDB's hint is clamped to that
+ * before it sizes a table. */
+#define RDB_MIN_KEY_BYTES 3
+static size_t resize_hint(const reader_t *r, uint64_t hint) {
+    size_t most = (r->len - r->pos) / RDB_MIN_KEY_BYTES;
+    return util_count_fits(hint, RDB_MIN_KEY_BYTES, r->len - r->pos, UINT64_MAX) ? (size_t)hint : most;
 }
 
 static bool get_strings(reader_t *r, uint64_t n, elems_t *e) {
@@ -1011,10 +1021,11 @@ static bool load_body(reader_t *r, server_t *srv, int version, long long now_ms,
             uint64_t a, b;
             if (!get_len(r, &a) || !get_len(r, &b)) return false;
             /* Size the tables once instead of growing and rehashing them
-             * through the whole load (bounded: the hint is untrusted). */
-            if (a && a < (1ULL << 32) && dict_size(srv->dbs[dbid].keys) == 0) dict_expand(srv->dbs[dbid].keys, (size_t)a);
-            if (b && b < (1ULL << 32) && dict_size(srv->dbs[dbid].expires) == 0)
-                dict_expand(srv->dbs[dbid].expires, (size_t)b);
+             * through the whole load; the hint is untrusted, so it never
+             * exceeds the keys the rest of the file can hold. */
+            size_t ka = resize_hint(r, a), kb = resize_hint(r, b);
+            if (ka && dict_size(srv->dbs[dbid].keys) == 0) dict_expand(srv->dbs[dbid].keys, ka);
+            if (kb && dict_size(srv->dbs[dbid].expires) == 0) dict_expand(srv->dbs[dbid].expires, kb);
             continue;
         }
         case RDB_OPCODE_AUX: {

@@ -4,6 +4,7 @@
  * queued in blocks; after that, into a list of blocks of >= 16 KB.  Order is
  * preserved because once a block exists, everything goes to the last one. */
 #include "reply.h"
+#include "rl_assert.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -46,7 +47,18 @@ static void append_blocks(client_t *c, const char *p, size_t len) {
     conn_check_output_limit(c);
 }
 
+/* Count replies for the replied-or-blocked check in commands.c (debug
+ * builds only: the release build pays nothing). */
+static inline void reply_count(client_t *c) {
+#if RL_DEBUG >= 2
+    c->reply_calls++;
+#else
+    (void)c;
+#endif
+}
+
 void reply_raw(client_t *c, const char *p, size_t len) {
+    reply_count(c);
     if (c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP)) return;
     if (!c->reply_head && CLIENT_BUF_SIZE - c->bufpos >= len) {
         memcpy(c->buf + c->bufpos, p, len);
@@ -186,6 +198,7 @@ void reply_bulk(client_t *c, const char *p, size_t len) {
         memcpy(dst + h, p, len);
         memcpy(dst + h + len, "\r\n", 2);
         c->bufpos += h + len + 2;
+        reply_count(c);
         conn_mark_pending_write(c);
         return;
     }
@@ -299,6 +312,7 @@ void reply_help(client_t *c, const char *cmdname, const char **lines) {
 /* A deferred length is an empty block of its own in the block list; what
  * follows goes into a new block after it. */
 void *reply_deferred_len(client_t *c) {
+    reply_count(c);
     if (c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP)) return NULL;
     reply_block *b = zmalloc(sizeof(*b) + 24);
     b->size = 0;   /* full: nothing else is appended here */

@@ -15,11 +15,6 @@
 #include "commands.h"
 #include "script_lua.h"
 
-/* The fake client's flag: replies stay in its buffers, never on a socket. */
-#define CLIENT_FAKE (1u << 24)
-/* The client running a script: not freed until the script returns. */
-#define CLIENT_PROTECTED (1u << 25)
-
 typedef struct functions functions_t;   /* function.c */
 
 typedef struct scripting {

@@ -10,6 +10,7 @@ import redis
 
 from conftest import REDIS_SERVER
 from rawresp import ExactConn
+from test_scripting import wait_loaded
 
 LIB = """#!lua name=mylib
 local function set_it(keys, args)
@@ -174,6 +175,7 @@ def test_rdb_with_functions_both_ways(start_server):
     assert r.save()
     ref = start_server(binary=REDIS_SERVER, args=("--dir", ours.dir))
     rr = ref.client()
+    wait_loaded(rr)
     assert rr.fcall("myset", 1, "k", "v") == "OK" and rr.fcall("hello", 0).startswith("hello")
     assert rr.get("data") == "1"
     rr.function_delete("mylib")
@@ -182,6 +184,7 @@ def test_rdb_with_functions_both_ways(start_server):
     ours.stop()
     again = start_server(args=("--dir", ours.dir))
     r2 = again.client()
+    wait_loaded(r2)
     assert [l[1] for l in r2.function_list()] == ["lib2"]
     assert r2.fcall("hello", 0).startswith("hello")
     assert r2.get("data") == "1"
@@ -199,5 +202,6 @@ def test_aof_logs_function_load(start_server):
     s.stop()
     s2 = start_server(args=("--appendonly", "yes", "--dir", s.dir))
     r2 = s2.client()
+    wait_loaded(r2)
     assert r2.get("k") == "v"
     assert [l[1] for l in r2.function_list()] == ["mylib"]

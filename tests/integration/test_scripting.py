@@ -225,6 +225,17 @@ def test_oom_in_a_script(start_server):
 
 
 @pytest.mark.differential
+def wait_loaded(c):
+    deadline = time.time() + 10
+    while True:
+        try:
+            return c.ping()
+        except redis.exceptions.BusyLoadingError:
+            if time.time() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 def test_aof_script_effects_round_trip_with_redis(start_server):
     from conftest import REDIS_SERVER
     script = ("redis.call('SET', KEYS[1], ARGV[1]) redis.call('INCRBY', KEYS[2], 5) "
@@ -238,6 +249,7 @@ def test_aof_script_effects_round_trip_with_redis(start_server):
     ours.stop()
     ref = start_server(binary=REDIS_SERVER, args=("--appendonly", "yes", "--dir", ours.dir))
     rr = ref.client()
+    wait_loaded(rr)
     assert rr.get("n") == "25" and rr.lrange("l", 0, -1) == ["v%d" % i for i in range(5)]
     assert rr.get("k3") == "v3" and 900 < rr.ttl("k3") <= 1000
     rr.execute_command("SELECT", 2)
@@ -261,5 +273,6 @@ def test_aof_script_effects_round_trip_with_redis(start_server):
         f.write(data)
     ours2 = start_server(args=("--appendonly", "yes", "--dir", target))
     o2 = ours2.client()
+    wait_loaded(o2)
     assert o2.get("n") == "25" and o2.lrange("l", 0, -1) == ["v%d" % i for i in range(5)]
     assert 900 < o2.ttl("k4") <= 1000
