@@ -26,6 +26,7 @@
  * and continues appending to it.  A file starting with "REDIS" has an RDB
  * preamble (Redis's aof-use-rdb-preamble) which is loaded first. */
 #include "aof.h"
+#include "function.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -643,6 +644,14 @@ int aof_rewrite_start(server_t *srv, aof_t *aof, const char **err) {
     return 0;
 }
 
+/* Function libraries go first in a rewritten file, as FUNCTION LOAD. */
+static void emit_function(void *arg, const char *code, size_t len) {
+    sds *cmd = arg;
+    const char *av[3] = {"FUNCTION", "LOAD", code};
+    size_t lens[3] = {8, 4, len};
+    *cmd = aof_cat_command(*cmd, 3, av, lens);
+}
+
 int aof_rewrite_child(server_t *srv, const char *tmpfile) {
     int fd = open(tmpfile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
@@ -652,6 +661,7 @@ int aof_rewrite_child(server_t *srv, const char *tmpfile) {
     rio_t *r = zmalloc(sizeof(*r));
     rio_init(r, fd, false);
     sds cmd = sds_empty();
+    functions_foreach_library(srv, emit_function, &cmd);
     for (int i = 0; i < srv->dbnum && !rio_error(r); i++) {
         db_t *db = &srv->dbs[i];
         if (!dict_size(db->keys)) continue;

@@ -205,3 +205,25 @@ def test_aof_logs_function_load(start_server):
     wait_loaded(r2)
     assert r2.get("k") == "v"
     assert [l[1] for l in r2.function_list()] == ["mylib"]
+
+
+def test_functions_survive_aof_rewrite(start_server):
+    import time
+    s = start_server(args=("--appendonly", "yes"))
+    r = s.client()
+    r.function_load(LIB)
+    r.set("k", "v")
+    r.bgrewriteaof()
+    deadline = time.time() + 10
+    while r.info("persistence")["aof_rewrite_in_progress"] or r.info("persistence")["aof_rewrite_scheduled"]:
+        assert time.time() < deadline
+        time.sleep(0.05)
+    time.sleep(0.2)
+    data = open(os.path.join(s.dir, "appendonly.aof"), "rb").read()
+    # the rewritten file opens with the library (the logged one opened with SELECT)
+    assert data.startswith(b"*3\r\n$8\r\nFUNCTION\r\n$4\r\nLOAD\r\n") and data.count(b"register_function") == 3
+    s.stop()
+    s2 = start_server(args=("--appendonly", "yes", "--dir", s.dir))
+    r2 = s2.client()
+    wait_loaded(r2)
+    assert r2.fcall("myget", 1, "k") == "v"
