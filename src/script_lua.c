@@ -826,10 +826,7 @@ static void reply_run_error(lua_State *L, script_run_t *run) {
     client_t *c = run->caller;
     if (!lua_istable(L, -1)) {
         const char *msg = lua_isstring(L, -1) ? lua_tostring(L, -1) : "execution failure";
-        sds s = sds_catprintf(sds_empty(), "Error running script (call to %s%s): %.100s",
-                              run->is_function ? "" : "f_", run->name, msg);
-        reply_error(c, "%s", s);
-        sds_free(s);
+        reply_error(c, "Error running script %s, %.100s", run->name, msg);
         return;
     }
     lua_getfield(L, -1, "err");
