@@ -413,7 +413,8 @@ static command_t *resolve_command(slua_ctx *x, robj **argv, int argc) {
 static const char *call_refusal(script_run_t *run, command_t *cmd, int argc) {
     bool arity_ok = cmd->arity > 0 ? argc == cmd->arity : argc >= -cmd->arity;
     if (!arity_ok) return "ERR Wrong number of args calling Redis command from script";
-    if (cmd->flags & CMD_NOSCRIPT) return "ERR This Redis command is not allowed from script";
+    if ((cmd->flags & CMD_NOSCRIPT) || (cmd->parent && (cmd->parent->flags & CMD_NOSCRIPT)))
+        return "ERR This Redis command is not allowed from script";
     if ((cmd->flags & CMD_WRITE) && run->read_only)
         return "ERR Write commands are not allowed from read-only scripts.";
     if ((cmd->flags & CMD_DENYOOM) && run->oom && !(run->flags & SCRIPT_FLAG_ALLOW_OOM))
