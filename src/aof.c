@@ -26,6 +26,7 @@
  * and continues appending to it.  A file starting with "REDIS" has an RDB
  * preamble (Redis's aof-use-rdb-preamble) which is loaded first. */
 #include "aof.h"
+#include "function.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -60,6 +61,12 @@ struct aof {
     sds buf;                    /* fed, not yet written */
     sds rewrite_buf;            /* fed while a rewrite child runs, or NULL */
     int last_db;                /* db of the last SELECT logged, -1 = unknown */
+    /* Staging (scripts): commands fed between aof_stage_begin and
+     * aof_stage_end collect here and are logged as one unit at the end. */
+    sds stage;                  /* NULL when not staging */
+    size_t stage_first;         /* offset of the first command (after its SELECT) */
+    int stage_count;            /* commands staged */
+    bool stage_muted;           /* redis.set_repl without AOF: drop, don't stage */
     long long current_size;     /* bytes in the file */
     long long base_size;        /* size after the last rewrite/load (auto rewrite) */
     bool write_failed;
@@ -125,6 +132,7 @@ void aof_free(aof_t *aof) {
     if (aof->fd >= 0) close(aof->fd);
     sds_free(aof->buf);
     sds_free(aof->rewrite_buf);
+    sds_free(aof->stage);
     zfree(aof);
 }
 
@@ -445,7 +453,54 @@ static sds translate(sds buf, db_t *db, robj **argv, int argc) {
     return cat_argv(buf, argv, argc, 0, 0, NULL, 0);
 }
 
+/* The staged commands go out as one unit, wrapped in MULTI/EXEC when there
+ * is more than one (Redis 7.0's rule for a script's effects).  The SELECT
+ * that the first command needed stays before the MULTI. */
+void aof_stage_begin(aof_t *aof) {
+    if (aof->stage) return;
+    aof->stage = sds_empty();
+    aof->stage_count = 0;
+    aof->stage_first = 0;
+    aof->stage_muted = false;
+}
+
+void aof_stage_mute(aof_t *aof, bool mute) { aof->stage_muted = mute; }
+
+static void append_out(aof_t *aof, const char *p, size_t len) {
+    if (aof->on) aof->buf = sds_catlen(aof->buf, p, len);
+    if (aof->rewrite_buf) aof->rewrite_buf = sds_catlen(aof->rewrite_buf, p, len);
+}
+
+void aof_stage_end(aof_t *aof) {
+    sds st = aof->stage;
+    if (!st) return;
+    aof->stage = NULL;
+    if (aof->stage_count > 1) {
+        static const char multi[] = "*1\r\n$5\r\nMULTI\r\n", exec[] = "*1\r\n$4\r\nEXEC\r\n";
+        append_out(aof, st, aof->stage_first);
+        append_out(aof, multi, sizeof(multi) - 1);
+        append_out(aof, st + aof->stage_first, sds_len(st) - aof->stage_first);
+        append_out(aof, exec, sizeof(exec) - 1);
+    } else if (aof->stage_count == 1) {
+        append_out(aof, st, sds_len(st));
+    }
+    sds_free(st);
+}
+
 void aof_feed(server_t *srv, aof_t *aof, int dbid, robj **argv, int argc) {
+    if (aof->stage) {
+        if (aof->stage_muted) return;
+        if (dbid != aof->last_db) {
+            char n[16];
+            const char *av[2] = {"SELECT", n};
+            size_t lens[2] = {6, (size_t)util_ll2str(n, sizeof(n), dbid)};
+            aof->stage = aof_cat_command(aof->stage, 2, av, lens);
+            aof->last_db = dbid;
+        }
+        if (aof->stage_count++ == 0) aof->stage_first = sds_len(aof->stage);
+        aof->stage = translate(aof->stage, &srv->dbs[dbid], argv, argc);
+        return;
+    }
     /* Straight into the AOF buffer (the common case: no rewrite running),
      * else built once and copied to each buffer that wants it. */
     bool direct = aof->on && !aof->rewrite_buf;
@@ -591,6 +646,14 @@ int aof_rewrite_start(server_t *srv, aof_t *aof, const char **err) {
     return 0;
 }
 
+/* Function libraries go first in a rewritten file, as FUNCTION LOAD. */
+static void emit_function(void *arg, const char *code, size_t len) {
+    sds *cmd = arg;
+    const char *av[3] = {"FUNCTION", "LOAD", code};
+    size_t lens[3] = {8, 4, len};
+    *cmd = aof_cat_command(*cmd, 3, av, lens);
+}
+
 int aof_rewrite_child(server_t *srv, const char *tmpfile) {
     int fd = open(tmpfile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
@@ -600,6 +663,7 @@ int aof_rewrite_child(server_t *srv, const char *tmpfile) {
     rio_t *r = zmalloc(sizeof(*r));
     rio_init(r, fd, false);
     sds cmd = sds_empty();
+    functions_foreach_library(srv, emit_function, &cmd);
     for (int i = 0; i < srv->dbnum && !rio_error(r); i++) {
         db_t *db = &srv->dbs[i];
         if (!dict_size(db->keys)) continue;
@@ -800,6 +864,12 @@ static bool replay(server_t *srv, client_t *c, const unsigned char *buf, aof_cmd
     robj **argv = cmd->argc <= 16 ? argv_stack : zmalloc(sizeof(robj *) * (size_t)cmd->argc);
     for (int i = 0; i < cmd->argc; i++) argv[i] = obj_create_string((const char *)buf + cmd->off[i], cmd->len[i]);
     command_t *cc = commands_lookup(srv, argv[0]->ptr, sds_len(argv[0]->ptr));
+    if (cc && cc->subcommands) {   /* FUNCTION LOAD, ...: run the subcommand */
+        command_t *sub = NULL;
+        for (command_t *s = cc->subcommands; cmd->argc >= 2 && s->name; s++)
+            if (!strcasecmp(s->name, argv[1]->ptr)) sub = s;
+        cc = sub;
+    }
     bool ok = cc && cc->proc;
     if (!ok) {
         log_msg(LL_WARNING, "Unknown command '%.64s' reading the append only file %s", (char *)argv[0]->ptr, path);

@@ -25,6 +25,11 @@ bool aof_is_on(const aof_t *aof);
 
 /* Log argv (run on db dbid) after it changed the dataset. */
 void aof_feed(server_t *srv, aof_t *aof, int dbid, robj **argv, int argc);
+/* Scripts' effects: feeds between begin and end are logged together at
+ * the end (MULTI/EXEC around more than one); mute drops feeds meanwhile. */
+void aof_stage_begin(aof_t *aof);
+void aof_stage_mute(aof_t *aof, bool mute);
+void aof_stage_end(aof_t *aof);
 /* Write the buffer out (and fsync when appendfsync always). */
 void aof_flush(server_t *srv, aof_t *aof);
 /* Once per cron tick: everysec fsync, appendonly switched by CONFIG SET,

@@ -25,6 +25,7 @@
 #include "notify.h"
 #include "persist.h"
 #include "reply.h"
+#include "script.h"
 #include "util.h"
 #include "zset.h"
 
@@ -352,6 +353,9 @@ static void serve_waitlist(waitlist_t *wl) {
 
 void blocking_handle_ready(server_t *srv) {
     blocking_t *b = srv->blocking;
+    /* Not in the middle of a script (other clients are served while a long
+     * one runs): its pushes are served once it has finished. */
+    if (script_is_running(srv)) return;
     /* Serving may write more keys (BLMOVE's destination): they join the
      * queue and are served in the same pass, so chains resolve atomically. */
     while (b->nready) {

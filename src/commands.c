@@ -20,6 +20,7 @@
 #include "pubsub.h"
 #include "reply.h"
 #include "rl_assert.h"
+#include "script.h"
 #include "slowlog.h"
 #include "tracking.h"
 #include "util.h"
@@ -37,7 +38,8 @@ static command_t *const all_tables[] = {string_commands, keyspace_commands, serv
                                           lcs_commands /* lcs.c */, lolwut_commands /* lolwut.c */,
                                           command_commands /* command_cmds.c */,
                                           bitmap_commands /* t_bitmap.c */, hll_commands /* hyperloglog.c */,
-                                          geo_commands /* geo.c */};
+                                          geo_commands /* geo.c */,
+                                          script_commands /* script.c */, function_commands /* function.c */};
 
 static dict_type command_dict_type = {dict_sds_hash_nocase, dict_sds_eq_nocase, NULL, dict_sds_free, NULL, false};
 
@@ -227,6 +229,13 @@ static void process(client_t *c) {
     c->lastcmd = cmd;   /* CLIENT LIST's cmd= names queued commands too */
     if (!(c->flags & CLIENT_AUTHENTICATED) && !(cmd->flags & CMD_NO_AUTH)) {
         reply_error(c, RL_ERR_NOAUTH);
+        cmd->rejected_calls++;
+        multi_flag_error(c);
+        return;
+    }
+    /* script.c: while a script runs too long, only what can end it runs
+     * (before the OOM check: no eviction under a running script). */
+    if (!script_busy_allows_or_reply(c, cmd)) {
         cmd->rejected_calls++;
         multi_flag_error(c);
         return;

@@ -87,6 +87,8 @@ extern command_t command_commands[];  /* command_cmds.c: COMMAND */
 extern command_t conn_commands[];
 extern command_t memory_commands[];
 extern command_t multi_commands[];   /* multi.c */
+extern command_t script_commands[];  /* script.c: EVAL*, SCRIPT */
+extern command_t function_commands[];   /* function.c: FUNCTION, FCALL* */
 extern command_t hash_commands[];
 extern command_t set_commands[];
 extern command_t zset_commands[];

@@ -91,6 +91,7 @@ static const directive directives[] = {
     {"auto-aof-rewrite-min-size", T_MEM, O(auto_aof_rewrite_min_size), "64mb", 0, LLONG_MAX, NULL, 0},
     {"aof-load-truncated", T_BOOL, O(aof_load_truncated), "yes", 0, 0, NULL, 0},
     {"maxmemory", T_MEM, O(maxmemory), "0", 0, LLONG_MAX, NULL, 0},
+    {"busy-reply-threshold", T_INT, O(busy_reply_threshold), "5000", 0, LLONG_MAX, NULL, 0},
     {"maxmemory-policy", T_ENUM, O(maxmemory_policy), "noeviction", 0, 0, policy_enum, 0},
     {"maxmemory-samples", T_INT, O(maxmemory_samples), "5", 1, 64, NULL, 0},
     {"jemalloc-bg-thread", T_BOOL, O(jemalloc_bg_thread), "yes", 0, 0, NULL, 0},
@@ -135,6 +136,7 @@ static const struct { const char *alias, *name; } aliases[] = {
     {"hash-max-ziplist-entries", "hash-max-listpack-entries"}, {"hash-max-ziplist-value", "hash-max-listpack-value"},
     {"zset-max-ziplist-entries", "zset-max-listpack-entries"}, {"zset-max-ziplist-value", "zset-max-listpack-value"},
     {"list-max-ziplist-size", "list-max-listpack-size"},
+    {"lua-time-limit", "busy-reply-threshold"},
 };
 
 static const directive *find_directive(const char *name) {

@@ -68,6 +68,7 @@ typedef struct rl_config {
     /* memory */
     long long maxmemory;
     int maxmemory_policy;
+    long long busy_reply_threshold;   /* ms a script runs before others get -BUSY */
     long long maxmemory_samples;
     bool jemalloc_bg_thread;
     long long active_expire_effort;

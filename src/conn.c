@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -29,6 +30,7 @@
 #include "pubsub.h"
 #include "reply.h"
 #include "tracking.h"
+#include "script.h"
 #include "util.h"
 #include "zmalloc.h"
 
@@ -302,7 +304,8 @@ bool conn_has_pending_output(const client_t *c) { return c->bufpos > 0 || c->rep
 size_t conn_output_bytes(const client_t *c) { return c->bufpos + c->reply_bytes; }
 
 void conn_mark_pending_write(client_t *c) {
-    if (c->flags & CLIENT_PENDING_WRITE) return;
+    /* script.c's fake client keeps its replies: redis.call reads them back */
+    if (c->flags & (CLIENT_PENDING_WRITE | CLIENT_FAKE)) return;
     c->flags |= CLIENT_PENDING_WRITE;
     c->next_pending = c->srv->pending_write;
     c->srv->pending_write = c;
@@ -313,7 +316,7 @@ void conn_mark_pending_write(client_t *c) {
  * rule: monitors count as normal clients, subscribers as pubsub).  Only the
  * block list is measured; the static buffer is bounded anyway. */
 void conn_check_output_limit(client_t *c) {
-    if (c->flags & (CLIENT_CLOSE_ASAP | CLIENT_CLOSE_AFTER_REPLY)) return;
+    if (c->flags & (CLIENT_CLOSE_ASAP | CLIENT_CLOSE_AFTER_REPLY | CLIENT_FAKE)) return;
     const obuf_limit_t *lim = &c->srv->cfg.obuf_limits[(c->flags & CLIENT_PUBSUB) ? OBUF_PUBSUB : OBUF_NORMAL];
     long long used = (long long)c->reply_bytes;
     bool over_hard = lim->hard && used >= lim->hard;
@@ -423,12 +426,57 @@ void conn_before_sleep(void *arg) {
         if (c->flags & CLIENT_IN_WRITE_WAIT) continue;   /* the write event will do it */
         write_to_client(c);
     }
+    client_t *kept = NULL;   /* a client running a script is freed after it returns */
     while (srv->close_asap) {
         client_t *c = srv->close_asap;
         srv->close_asap = c->next_close;
+        if (c->flags & CLIENT_PROTECTED) {
+            c->next_close = kept;
+            kept = c;
+            continue;
+        }
         c->flags &= ~CLIENT_CLOSE_ASAP;
         conn_free(c);
     }
+    srv->close_asap = kept;
+}
+
+/* While a script runs past busy-reply-threshold, the event loop is not
+ * running (the script is inside one of its callbacks, and libevent does
+ * not re-enter): script.c's hook calls this to accept, read and answer
+ * other clients with a zero-timeout poll.  `skip` (the script's caller)
+ * is not read.  Clients are found again by id after the poll, since
+ * serving one may free another. */
+void conn_serve_while_busy(server_t *srv, client_t *skip) {
+    size_t cap = (size_t)srv->listen_count + srv->client_count;
+    if (cap == 0) return;
+    struct pollfd *pf = zmalloc(sizeof(*pf) * cap);
+    uint64_t *ids = zmalloc(sizeof(*ids) * cap);
+    size_t n = 0;
+    for (int i = 0; i < srv->listen_count && n < cap; i++, n++) {
+        pf[n] = (struct pollfd){.fd = srv->listen_fds[i], .events = POLLIN};
+        ids[n] = 0;
+    }
+    for (client_t *c = srv->clients_head; c && n < cap; c = c->next) {
+        if (c == skip || c->fd < 0 || (c->flags & (CLIENT_CLOSE_ASAP | CLIENT_CLOSE_AFTER_REPLY))) continue;
+        pf[n] = (struct pollfd){.fd = c->fd, .events = (short)(POLLIN | ((c->flags & CLIENT_IN_WRITE_WAIT) ? POLLOUT : 0))};
+        ids[n++] = c->id;
+    }
+    if (poll(pf, (nfds_t)n, 0) > 0) {
+        for (size_t i = 0; i < n; i++) {
+            if (!pf[i].revents) continue;
+            if (ids[i] == 0) {
+                conn_accept_handler(pf[i].fd, true, false, srv);
+                continue;
+            }
+            client_t *c = srv->clients_head;
+            while (c && c->id != ids[i]) c = c->next;
+            if (c) client_io(c->fd, (pf[i].revents & (POLLIN | POLLHUP | POLLERR)) != 0, (pf[i].revents & POLLOUT) != 0, c);
+        }
+    }
+    zfree(pf);
+    zfree(ids);
+    conn_before_sleep(srv);
 }
 
 static void client_io(int fd, bool readable, bool writable, void *arg) {

@@ -39,6 +39,8 @@
 #define CLIENT_PAUSED (1u << 15)            /* pause.c: its request waits for CLIENT PAUSE to end */
 #define CLIENT_PUBSUB (1u << 20)            /* pubsub.c: in subscribed mode */
 #define CLIENT_MONITOR (1u << 21)           /* monitor.c: receives every command */
+#define CLIENT_FAKE (1u << 24)              /* script.c: runs redis.call, replies stay in its buffers */
+#define CLIENT_PROTECTED (1u << 25)         /* script.c: its script runs long, not freed until it returns */
 
 typedef struct reply_block {
     struct reply_block *next;
@@ -115,5 +117,7 @@ bool conn_has_pending_output(const client_t *c);
  * closed asynchronously (its output is dropped). */
 void conn_check_output_limit(client_t *c);
 size_t conn_output_bytes(const client_t *c);
+/* Serve other clients while a long script runs (script.c's hook). */
+void conn_serve_while_busy(server_t *srv, client_t *skip);
 
 #endif

@@ -20,6 +20,7 @@
 #include "memory.h"
 #include "persist.h"
 #include "tracking.h"
+#include "script.h"
 #include "util.h"
 
 typedef sds section_fn(server_t *srv, sds s);
@@ -119,6 +120,7 @@ static sds sec_memory(server_t *srv, sds s) {
         r.peak_perc, r.overhead, r.startup, r.dataset, r.dataset_perc, r.alloc.allocated, r.alloc.active,
         r.alloc.resident);
     s = human_line(s, "total_system_memory", zmalloc_total_system_memory());
+    s = scripting_info_memory(srv, s);   /* script.c: Lua heaps, cached scripts, functions */
     s = human_line(s, "maxmemory", (unsigned long long)srv->cfg.maxmemory);
     return sds_catprintf(s,
         "maxmemory_policy:%s\r\n"

@@ -448,6 +448,23 @@ void persist_after_command(client_t *c, long long dirty_before) {
     aof_feed(srv, p->aof, c->db->id, c->argv, c->argc);
 }
 
+/* A script's effects (script.c): every write it runs is fed as usual, and
+ * the AOF logs them as one unit when the script ends. */
+void persist_effects_begin(server_t *srv) {
+    persist_t *p = P(srv);
+    if (p && p->aof && !p->loading && aof_is_on(p->aof)) aof_stage_begin(p->aof);
+}
+
+void persist_effects_mute(server_t *srv, bool mute) {
+    persist_t *p = P(srv);
+    if (p && p->aof) aof_stage_mute(p->aof, mute);
+}
+
+void persist_effects_end(server_t *srv) {
+    persist_t *p = P(srv);
+    if (p && p->aof) aof_stage_end(p->aof);
+}
+
 /* --------------------------------------------------------------- commands */
 
 static void cmd_save(client_t *c) {

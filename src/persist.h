@@ -58,6 +58,11 @@ bool persist_write_allowed_or_reply(client_t *c);
 /* After a command ran: feed the AOF when it was a write that changed
  * something (dirty_before is srv->dirty before the call). */
 void persist_after_command(client_t *c, long long dirty_before);
+/* A script's effects are logged as one unit (MULTI/EXEC around more than
+ * one command) between begin and end; mute drops them (redis.set_repl). */
+void persist_effects_begin(server_t *srv);
+void persist_effects_mute(server_t *srv, bool mute);
+void persist_effects_end(server_t *srv);
 
 /* SAVE in the foreground; 0 or -1 (logged, status set to err). */
 int persist_save(server_t *srv);

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "crc64.h"
+#include "function.h"
 #include "intset.h"
 #include "keyspace.h"
 #include "listpack.h"
@@ -1044,11 +1045,19 @@ static bool load_body(reader_t *r, server_t *srv, int version, long long now_ms,
         case RDB_OPCODE_MODULE_AUX:
             if (!skip_module_aux(r)) return false;
             continue;
-        case RDB_OPCODE_FUNCTION2:
-            /* A library's code as one string: we have no function engine,
-             * so it is skipped (the data keys still load). */
-            if (!skip_string(r)) return false;
+        case RDB_OPCODE_FUNCTION2: {
+            /* A library's code as one string: function.c loads it again. */
+            sds code = get_string(r);
+            if (!code) return false;
+            sds err = functions_load_code(srv, code, sds_len(code));
+            sds_free(code);
+            if (err) {
+                fail(r, "Failed loading library: %s", err);
+                sds_free(err);
+                return false;
+            }
             continue;
+        }
         case RDB_OPCODE_FUNCTION:
             return fail(r, "Pre-release function format (opcode 246) is not supported");
         }

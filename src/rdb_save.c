@@ -12,6 +12,7 @@
  * SHUTDOWN) or in a forked child (BGSAVE); it only reads the dataset and
  * never allocates on the dataset's behalf. */
 #include "rdb.h"
+#include "function.h"
 
 #include <endian.h>
 #include <stdio.h>
@@ -278,6 +279,17 @@ static void put_db(rio_t *r, db_t *db, bool compress) {
     dict_iter_release(&it);
 }
 
+struct function_sink {
+    rio_t *r;
+    bool compress;
+};
+
+static void put_function(void *arg, const char *code, size_t len) {
+    struct function_sink *sink = arg;
+    put_u8(sink->r, RDB_OPCODE_FUNCTION2);
+    put_string(sink->r, code, len, sink->compress);
+}
+
 int rdb_write_dataset(server_t *srv, rio_t *r, const rdb_save_opts_t *opts) {
     char magic[16];
     snprintf(magic, sizeof(magic), "REDIS%04d", RDB_VERSION);
@@ -287,6 +299,9 @@ int rdb_write_dataset(server_t *srv, rio_t *r, const rdb_save_opts_t *opts) {
     put_aux_ll(r, "ctime", (long long)time(NULL));
     put_aux_ll(r, "used-mem", (long long)zmalloc_used_memory());
     put_aux_ll(r, "aof-base", opts->aof_base ? 1 : 0);
+    /* Function libraries (function.c) before the keys, as Redis 7.0 writes them. */
+    struct function_sink sink = {r, opts->compress};
+    functions_foreach_library(srv, put_function, &sink);
     for (int i = 0; i < srv->dbnum && !rio_error(r); i++)
         if (dict_size(srv->dbs[i].keys)) put_db(r, &srv->dbs[i], opts->compress);
     put_u8(r, RDB_OPCODE_EOF);

@@ -98,7 +98,7 @@ void reply_ok(client_t *c) { reply_raw(c, "+OK\r\n", 5); }
 static const char *const error_codes[] = {
     "ERR", "WRONGTYPE", "NOAUTH", "WRONGPASS", "NOPROTO", "OOM", "EXECABORT", "BUSY", "NOSCRIPT", "LOADING",
     "READONLY", "MISCONF", "BUSYKEY", "NOPERM", "UNBLOCKED", "DENIED", "NOTBUSY", "NOREPLICAS", "MASTERDOWN",
-    "INVALIDOBJ", "TESTFAILED", NULL};
+    "INVALIDOBJ", "TESTFAILED", "UNKILLABLE", NULL};
 
 static size_t code_len(const char *msg) {
     size_t i = 0;
@@ -143,6 +143,22 @@ void reply_error(client_t *c, const char *fmt, ...) {
         count_error(c, "ERR", 3);
     }
     reply_raw(c, msg, (size_t)n);
+    reply_raw(c, "\r\n", 2);
+}
+
+void reply_error_raw(client_t *c, const char *msg, size_t len) {
+    size_t cl = 0;
+    while (cl < len && msg[cl] != ' ') cl++;
+    reply_raw(c, "-", 1);
+    count_error(c, msg, cl);
+    for (size_t i = 0; i < len; i++) {
+        const char *nl = memchr(msg + i, '\n', len - i), *cr = memchr(msg + i, '\r', len - i);
+        const char *stop = !nl ? cr : !cr ? nl : (nl < cr ? nl : cr);
+        size_t n = stop ? (size_t)(stop - (msg + i)) : len - i;
+        reply_raw(c, msg + i, n);
+        i += n;
+        if (stop) reply_raw(c, " ", 1);
+    }
     reply_raw(c, "\r\n", 2);
 }
 
@@ -258,6 +274,16 @@ void reply_double(client_t *c, double d) {
     } else {
         reply_bulk(c, buf, (size_t)n);
     }
+}
+
+void reply_big_number(client_t *c, const char *p, size_t len) {
+    if (c->resp < 3) {
+        reply_bulk(c, p, len);
+        return;
+    }
+    reply_raw(c, "(", 1);
+    reply_raw(c, p, len);
+    reply_raw(c, "\r\n", 2);
 }
 
 void reply_bool(client_t *c, int b) {

@@ -24,6 +24,7 @@
 #include "lazyfree.h"
 #include "conn.h"
 #include "evloop.h"
+#include "script.h"
 #include "expire.h"
 #include "keyspace.h"
 #include "latency.h"
@@ -148,6 +149,7 @@ int server_init(server_t *srv) {
     srv->monitors = monitor_create();
     commands_init(srv);
     multi_init(srv);
+    scripting_init(srv);                 /* before loading: RDB functions, AOF scripts */
     srv->loop = evloop_create();
     if (!srv->loop) {
         log_msg(LL_WARNING, "Failed creating the event loop");
@@ -277,6 +279,7 @@ void server_free(server_t *srv) {
     db_free_all(srv);
     commands_free(srv);
     multi_free(srv);
+    scripting_free(srv);
     dict_release(srv->stats.errors);
     for (int i = 0; i < OBJ_SHARED_INTEGERS; i++) zfree(shared_integers[i]);
     config_free(&srv->cfg);

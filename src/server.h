@@ -127,6 +127,7 @@ struct server {
     long long dirty;            /* changes since last save (for INFO) */
     long long lastsave;         /* unix seconds */
     struct persist *persist;    /* persist.c: RDB/AOF state, the forked child */
+    struct scripting *scripting;   /* script.c: Lua states, cached scripts, the running script */
 };
 
 int server_init(server_t *srv);

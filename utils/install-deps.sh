@@ -14,7 +14,8 @@
 set -euo pipefail
 
 build=(build-essential pkg-config libevent-dev libjemalloc-dev
-       libgoogle-perftools-dev liburing-dev)
+       libgoogle-perftools-dev liburing-dev
+       liblua5.1-0-dev lua-cjson-dev lua-bitop-dev)   # scripting: Lua 5.1, cjson, bit
 test=(libmimalloc-dev redis-server redis-tools
       python3-pytest python3-redis
       nutcracker        # twemproxy, for utils/cluster-up and test_twemproxy.py

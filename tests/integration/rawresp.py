@@ -63,6 +63,8 @@ class RawConn:
             return raw, rest == b"t"
         if t == b",":
             return raw, ("dbl", rest) if exact else float(rest)
+        if t == b"(":
+            return raw, ("big", rest) if exact else int(rest)
         if t in (b"$", b"="):
             n = int(rest)
             if n < 0:

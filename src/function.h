@@ -1,0 +1,28 @@
+/* function.h: Redis 7 Functions: libraries of Lua functions loaded with
+ * FUNCTION LOAD, called with FCALL/FCALL_RO, saved in the RDB (opcode 245)
+ * and in FUNCTION DUMP payloads.
+ *
+ * script.c owns the lifecycle (functions_init/free from scripting_init/
+ * free) and asks for the INFO figures; rdb_save/rdb_load call the RDB
+ * hooks.  Libraries live in their own Lua state, separate from EVAL's. */
+#ifndef RL_FUNCTION_H
+#define RL_FUNCTION_H
+
+#include <stddef.h>
+
+#include "commands.h"
+
+void functions_init(server_t *srv);
+void functions_free(server_t *srv);
+
+size_t functions_count(server_t *srv);           /* number_of_functions */
+size_t functions_library_count(server_t *srv);   /* number_of_libraries */
+size_t functions_vm_memory(server_t *srv);       /* used_memory_vm_functions */
+size_t functions_overhead(server_t *srv);        /* used_memory_functions */
+
+/* RDB (opcode 245): every library's code, and loading one back (NULL or
+ * the error text, caller frees; a server without scripting skips it). */
+void functions_foreach_library(server_t *srv, void (*fn)(void *arg, const char *code, size_t len), void *arg);
+sds functions_load_code(server_t *srv, const char *code, size_t len);
+
+#endif

@@ -1,0 +1,494 @@
+/* script.c: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO, SCRIPT, and the run of any
+ * script (see script.h).
+ *
+ * Scripts are cached by the SHA-1 of their body: EVAL compiles a body once
+ * and keeps the function in the Lua registry (script_entry.ref); SCRIPT
+ * FLUSH drops the whole Lua state, which returns its memory at once.
+ *
+ * A run: script_run_init (flags, read-only), script_may_run_or_reply (OOM
+ * and MISCONF for scripts that declare writes), script_run_begin (the
+ * fake client takes the caller's db, the AOF starts staging the effects),
+ * slua_call, script_run_end.  While it runs, script_busy_tick (from the
+ * Lua hook, every 100k instructions) checks the clock: past
+ * busy-reply-threshold the script is "timed out": the caller is protected
+ * from being freed, other clients are served with -BUSY, and SCRIPT KILL,
+ * FUNCTION KILL or SHUTDOWN NOSAVE can end it. */
+#include "script.h"
+
+#include <lauxlib.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "evict.h"
+#include "evloop.h"
+#include "function.h"
+#include "log.h"
+#include "persist.h"
+#include "reply.h"
+#include "sha1.h"
+#include "util.h"
+
+typedef struct script_entry {
+    sds body;
+    int ref;          /* the compiled function in the Lua registry */
+    int flags;        /* SCRIPT_FLAG_* from the shebang */
+} script_entry;
+
+static void entry_free(void *p) {
+    script_entry *e = p;
+    sds_free(e->body);
+    zfree(e);
+}
+
+static dict_type scripts_type = {dict_sds_hash, dict_sds_eq, NULL, dict_sds_free, entry_free, false};
+
+#define S(srv) ((srv)->scripting)
+
+/* ------------------------------------------------------------ fake client */
+
+static client_t *fake_new(server_t *srv) {
+    client_t *c = zcalloc(sizeof(*c));
+    c->fd = -1;
+    c->srv = srv;
+    c->db = &srv->dbs[0];
+    c->resp = 2;
+    c->flags = CLIENT_FAKE | CLIENT_AUTHENTICATED | CLIENT_DENY_BLOCKING;
+    c->querybuf = sds_empty();
+    snprintf(c->addr, sizeof(c->addr), "lua");
+    return c;
+}
+
+void script_fake_reset_output(client_t *f) {
+    f->bufpos = 0;
+    f->sentlen = 0;
+    for (reply_block *b = f->reply_head; b;) {
+        reply_block *next = b->next;
+        zfree(b);
+        b = next;
+    }
+    f->reply_head = f->reply_tail = NULL;
+    f->reply_bytes = 0;
+}
+
+static void fake_free(client_t *f) {
+    if (!f) return;
+    script_fake_reset_output(f);
+    sds_free(f->querybuf);
+    zfree(f);
+}
+
+/* ------------------------------------------------------------ lifecycle */
+
+static void eval_state_reset(scripting_t *s, server_t *srv) {
+    slua_free(s->L);
+    s->L = slua_new(srv, NULL);
+    dict_empty(s->scripts);
+    s->scripts_bytes = 0;
+}
+
+void scripting_init(server_t *srv) {
+    scripting_t *s = zcalloc(sizeof(*s));
+    srv->scripting = s;
+    s->scripts = dict_create(&scripts_type);
+    s->L = slua_new(srv, NULL);
+    s->fake = fake_new(srv);
+    functions_init(srv);
+}
+
+void scripting_free(server_t *srv) {
+    scripting_t *s = S(srv);
+    if (!s) return;
+    functions_free(srv);
+    slua_free(s->L);
+    dict_release(s->scripts);
+    fake_free(s->fake);
+    zfree(s);
+    srv->scripting = NULL;
+}
+
+bool script_is_running(const server_t *srv) { return srv->scripting && srv->scripting->run; }
+
+/* ------------------------------------------------------------ busy */
+
+/* What Redis lets through while a script is busy: what can end it, and
+ * what a client needs to say who it is. */
+static bool allowed_while_busy(client_t *c, command_t *cmd) {
+    const char *n = cmd->fullname;
+    if (!strcmp(n, "script|kill") || !strcmp(n, "function|kill") || !strcmp(n, "function|stats")) return true;
+    if (!strcmp(n, "auth") || !strcmp(n, "hello")) return true;
+    if (!strcmp(n, "shutdown")) {
+        for (int i = 1; i < c->argc; i++)
+            if (!strcasecmp(c->argv[i]->ptr, "nosave")) return true;
+    }
+    return false;
+}
+
+bool script_busy_allows_or_reply(client_t *c, command_t *cmd) {
+    scripting_t *s = S(c->srv);
+    if (!s || !s->run || !s->run->timed_out || c->flags & CLIENT_FAKE) return true;
+    if (allowed_while_busy(c, cmd)) return true;
+    reply_error(c, "BUSY Redis is busy running a script. You can only call %s or SHUTDOWN NOSAVE.",
+                s->run->is_function ? "FUNCTION KILL" : "SCRIPT KILL");
+    return false;
+}
+
+bool script_busy_tick(script_run_t *run) {
+    server_t *srv = run->srv;
+    if (!run->timed_out) {
+        long long elapsed = util_monotonic_us() / 1000 - run->start_ms;
+        if (elapsed < srv->cfg.busy_reply_threshold) return run->killed;
+        run->timed_out = true;
+        run->caller->flags |= CLIENT_PROTECTED;
+        log_msg(LL_WARNING,
+                "Slow script detected: still in execution after %lld milliseconds. "
+                "You can try killing the script using the %s command. Script name is: %s.",
+                elapsed, run->is_function ? "FUNCTION KILL" : "SCRIPT KILL", run->name);
+    }
+    conn_serve_while_busy(srv, run->caller);
+    if (srv->shutdown_asap) run->killed = true;
+    return run->killed;
+}
+
+/* SCRIPT KILL / FUNCTION KILL */
+void script_kill_or_reply(client_t *c, bool function) {
+    scripting_t *s = S(c->srv);
+    script_run_t *run = s->run;
+    if (!run || run->is_function != function) {
+        reply_error(c, "NOTBUSY No scripts in execution right now.");
+        return;
+    }
+    if (run->wrote) {
+        reply_error(c, "UNKILLABLE Sorry the script already executed write commands against the dataset. You can "
+                       "either wait the script termination or kill the server in a hard way using the SHUTDOWN "
+                       "NOSAVE command.");
+        return;
+    }
+    run->killed = true;
+    reply_ok(c);
+}
+
+/* ------------------------------------------------------------ runs */
+
+void script_run_init(script_run_t *run, client_t *caller, const char *name, int flags, bool ro) {
+    memset(run, 0, sizeof(*run));
+    run->srv = caller->srv;
+    run->caller = caller;
+    run->fake = S(caller->srv)->fake;
+    run->name = name;
+    run->flags = flags;
+    run->read_only = ro || (flags & SCRIPT_FLAG_NO_WRITES);
+    run->resp = 2;
+    run->repl = SCRIPT_REPL_ALL;
+}
+
+bool script_may_run_or_reply(script_run_t *run) {
+    server_t *srv = run->srv;
+    client_t *c = run->caller;
+    /* Used memory over the limit at the start decides for the whole run
+     * (no eviction in the middle of a script). */
+    run->oom = srv->cfg.maxmemory > 0 && evict_perform(srv) != RL_OK;
+    if (run->flags & SCRIPT_FLAG_EVAL_COMPAT) return true;   /* checked per command */
+    if (run->flags & SCRIPT_FLAG_NO_WRITES) return true;
+    if (run->oom && !(run->flags & SCRIPT_FLAG_ALLOW_OOM)) {
+        reply_error(c, RL_ERR_OOM);
+        return false;
+    }
+    return persist_write_allowed_or_reply(c);
+}
+
+void script_run_begin(script_run_t *run) {
+    server_t *srv = run->srv;
+    S(srv)->run = run;
+    run->fake->db = run->caller->db;
+    run->fake->resp = 2;
+    run->start_ms = util_monotonic_us() / 1000;
+    persist_effects_begin(srv);
+}
+
+void script_run_end(script_run_t *run) {
+    server_t *srv = run->srv;
+    persist_effects_end(srv);
+    S(srv)->run = NULL;
+    if (run->timed_out) {
+        run->caller->flags &= ~CLIENT_PROTECTED;
+        log_msg(LL_WARNING, "Slow script finished in %lld milliseconds", util_monotonic_us() / 1000 - run->start_ms);
+        /* A close requested while it ran happens now. */
+        if (run->caller->flags & CLIENT_CLOSE_ASAP) evloop_request_before_sleep(srv->loop);
+    }
+}
+
+void script_exec_command(script_run_t *run, command_t *cmd) {
+    bool mute = !(run->repl & SCRIPT_REPL_AOF);
+    if (mute) persist_effects_mute(run->srv, true);
+    commands_call(run->fake, cmd);
+    if (mute) persist_effects_mute(run->srv, false);
+}
+
+/* ------------------------------------------------------------ shebang */
+
+int script_flag_from_name(const char *name) {
+    static const struct { const char *name; int flag; } names[] = {
+        {"no-writes", SCRIPT_FLAG_NO_WRITES}, {"allow-oom", SCRIPT_FLAG_ALLOW_OOM},
+        {"allow-stale", SCRIPT_FLAG_ALLOW_STALE}, {"no-cluster", SCRIPT_FLAG_NO_CLUSTER},
+        {"allow-cross-slot-keys", SCRIPT_FLAG_ALLOW_CROSS_SLOT}};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (!strcmp(names[i].name, name)) return names[i].flag;
+    return -1;
+}
+
+bool script_parse_shebang(const char *body, size_t len, int *flags, size_t *body_off, sds *err) {
+    *flags = SCRIPT_FLAG_EVAL_COMPAT;
+    *body_off = 0;
+    if (len < 2 || body[0] != '#' || body[1] != '!') return true;
+    const char *nl = memchr(body, '\n', len);
+    if (!nl) {
+        *err = sds_new("Invalid script shebang");
+        return false;
+    }
+    *flags = 0;
+    *body_off = (size_t)(nl - body);
+    int argc = 0;
+    sds line = sds_newlen(body, (size_t)(nl - body));
+    sds *parts = sds_splitargs(line, &argc);
+    sds_free(line);
+    bool ok = true;
+    if (!parts || argc == 0 || strcmp(parts[0], "#!lua")) {
+        *err = sds_catprintf(sds_empty(), "Unexpected engine in script shebang: %s", parts && argc ? parts[0] : "");
+        ok = false;
+    }
+    for (int i = 1; ok && i < argc; i++) {
+        if (strncmp(parts[i], "flags=", 6)) {
+            *err = sds_catprintf(sds_empty(), "Unknown lua shebang option: %s", parts[i]);
+            ok = false;
+            break;
+        }
+        sds list = sds_new(parts[i] + 6);
+        char *save = NULL;
+        for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+            int f = script_flag_from_name(tok);
+            if (f < 0) {
+                *err = sds_catprintf(sds_empty(), "Unexpected flag in script shebang: %s", tok);
+                ok = false;
+                break;
+            }
+            *flags |= f;
+        }
+        sds_free(list);
+    }
+    if (parts) sds_free_splitres(parts, argc);
+    return ok;
+}
+
+/* ------------------------------------------------------------ EVAL */
+
+/* Compile and cache body (already known not to be cached); NULL after
+ * replying the error. */
+static script_entry *script_create_or_reply(client_t *c, sds sha, const char *body, size_t len) {
+    scripting_t *s = S(c->srv);
+    int flags;
+    size_t off;
+    sds err = NULL;
+    if (!script_parse_shebang(body, len, &flags, &off, &err)) {
+        reply_error(c, "%s", err);
+        sds_free(err);
+        return NULL;
+    }
+    err = slua_compile(s->L, body + off, len - off, "@user_script");
+    if (err) {
+        reply_error(c, "Error compiling script (new function): %s", err);
+        sds_free(err);
+        return NULL;
+    }
+    script_entry *e = zmalloc(sizeof(*e));
+    e->ref = luaL_ref(s->L, LUA_REGISTRYINDEX);
+    e->body = sds_newlen(body, len);
+    e->flags = flags;
+    dict_add(s->scripts, sds_dup(sha), e);
+    s->scripts_bytes += len;
+    return e;
+}
+
+static sds body_sha(const robj *o) {
+    char buf[32], hex[41];
+    size_t len;
+    const char *p = obj_string_view(o, buf, sizeof(buf), &len);
+    sha1_hex(p, len, hex);
+    return sds_newlen(hex, 40);
+}
+
+static void eval_generic(client_t *c, bool by_sha, bool ro) {
+    scripting_t *s = S(c->srv);
+    long long numkeys;
+    if (!cmd_get_ll_or_reply(c, c->argv[2], &numkeys, NULL)) return;
+    if (numkeys > c->argc - 3) {
+        reply_error(c, "Number of keys can't be greater than number of args");
+        return;
+    }
+    if (numkeys < 0) {
+        reply_error(c, "Number of keys can't be negative");
+        return;
+    }
+    sds sha;
+    if (by_sha) {
+        sha = sds_newlen(c->argv[1]->ptr, sds_len(c->argv[1]->ptr));
+        sds_tolower(sha);
+    } else {
+        sha = body_sha(c->argv[1]);
+    }
+    script_entry *e = dict_fetch_value(s->scripts, sha);
+    if (!e && by_sha) {
+        sds_free(sha);
+        reply_error(c, "NOSCRIPT No matching script. Please use EVAL.");
+        return;
+    }
+    if (!e) {
+        char buf[32];
+        size_t len;
+        const char *body = obj_string_view(c->argv[1], buf, sizeof(buf), &len);
+        e = script_create_or_reply(c, sha, body, len);
+        if (!e) {
+            sds_free(sha);
+            return;
+        }
+    }
+    if (ro && !(e->flags & (SCRIPT_FLAG_NO_WRITES | SCRIPT_FLAG_EVAL_COMPAT))) {
+        sds_free(sha);
+        reply_error(c, "Can not execute a script with write flag using *_ro command.");
+        return;
+    }
+    script_run_t run;
+    script_run_init(&run, c, sha, e->flags, ro);
+    if (!script_may_run_or_reply(&run)) {
+        sds_free(sha);
+        return;
+    }
+    script_run_begin(&run);
+    lua_rawgeti(s->L, LUA_REGISTRYINDEX, e->ref);
+    slua_call(s->L, &run, c->argv + 3, (int)numkeys, c->argv + 3 + numkeys, c->argc - 3 - (int)numkeys, true);
+    script_run_end(&run);
+    sds_free(sha);
+}
+
+static void cmd_eval(client_t *c) { eval_generic(c, false, false); }
+static void cmd_evalsha(client_t *c) { eval_generic(c, true, false); }
+static void cmd_eval_ro(client_t *c) { eval_generic(c, false, true); }
+static void cmd_evalsha_ro(client_t *c) { eval_generic(c, true, true); }
+
+/* ------------------------------------------------------------ SCRIPT */
+
+static void cmd_script_load(client_t *c) {
+    scripting_t *s = S(c->srv);
+    sds sha = body_sha(c->argv[2]);
+    if (!dict_find(s->scripts, sha)) {
+        char buf[32];
+        size_t len;
+        const char *body = obj_string_view(c->argv[2], buf, sizeof(buf), &len);
+        if (!script_create_or_reply(c, sha, body, len)) {
+            sds_free(sha);
+            return;
+        }
+    }
+    reply_bulk(c, sha, sds_len(sha));
+    sds_free(sha);
+}
+
+static void cmd_script_exists(client_t *c) {
+    scripting_t *s = S(c->srv);
+    reply_array_len(c, c->argc - 2);
+    for (int i = 2; i < c->argc; i++) {
+        sds sha = sds_dup(c->argv[i]->ptr);
+        sds_tolower(sha);
+        reply_ll(c, dict_find(s->scripts, sha) ? 1 : 0);
+        sds_free(sha);
+    }
+}
+
+static void cmd_script_flush(client_t *c) {
+    if (c->argc > 3 || (c->argc == 3 && strcasecmp(c->argv[2]->ptr, "sync") && strcasecmp(c->argv[2]->ptr, "async"))) {
+        reply_error(c, "SCRIPT FLUSH only support SYNC|ASYNC option");
+        return;
+    }
+    eval_state_reset(S(c->srv), c->srv);
+    reply_ok(c);
+}
+
+static void cmd_script_kill(client_t *c) { script_kill_or_reply(c, false); }
+
+static void cmd_script_help(client_t *c) {
+    static const char *lines[] = {
+        "DEBUG (YES|SYNC|NO)",
+        "    Set the debug mode for subsequent scripts executed.",
+        "EXISTS <sha1> [<sha1> ...]",
+        "    Return information about the existence of the scripts in the script cache.",
+        "FLUSH [ASYNC|SYNC]",
+        "    Flush the Lua scripts cache. Very dangerous on replicas.",
+        "    When called without the optional mode argument, the behavior is determined by the",
+        "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+        "    * ASYNC: Asynchronously flush the scripts cache.",
+        "    * SYNC: Synchronously flush the scripts cache.",
+        "KILL",
+        "    Kill the currently executing Lua script.",
+        "LOAD <script>",
+        "    Load a script into the scripts cache without executing it.",
+        NULL};
+    reply_help(c, "SCRIPT", lines);
+}
+
+static void cmd_script_debug(client_t *c) {
+    if (!strcasecmp(c->argv[2]->ptr, "no")) {
+        reply_ok(c);
+        return;
+    }
+    reply_error(c, "SCRIPT DEBUG is not supported by this server");
+}
+
+/* ------------------------------------------------------------ INFO */
+
+sds scripting_info_memory(server_t *srv, sds s) {
+    scripting_t *sc = S(srv);
+    size_t vm_eval = slua_used_memory(sc->L);
+    size_t vm_fn = functions_vm_memory(srv);
+    size_t fn_bytes = functions_overhead(srv);
+    size_t scripts = sc->scripts_bytes + dict_mem_usage(sc->scripts) + dict_size(sc->scripts) * sizeof(script_entry);
+    char h1[32], h2[32], h3[32];
+    util_bytes_to_human(h1, sizeof(h1), vm_eval);
+    util_bytes_to_human(h2, sizeof(h2), vm_eval + vm_fn);
+    util_bytes_to_human(h3, sizeof(h3), scripts + fn_bytes);
+    return sds_catprintf(s,
+        "used_memory_lua:%zu\r\n"
+        "used_memory_vm_eval:%zu\r\n"
+        "used_memory_lua_human:%s\r\n"
+        "used_memory_scripts_eval:%zu\r\n"
+        "number_of_cached_scripts:%zu\r\n"
+        "number_of_functions:%zu\r\n"
+        "number_of_libraries:%zu\r\n"
+        "used_memory_vm_functions:%zu\r\n"
+        "used_memory_vm_total:%zu\r\n"
+        "used_memory_vm_total_human:%s\r\n"
+        "used_memory_functions:%zu\r\n"
+        "used_memory_scripts:%zu\r\n"
+        "used_memory_scripts_human:%s\r\n",
+        vm_eval, vm_eval, h1, scripts, dict_size(sc->scripts), functions_count(srv), functions_library_count(srv),
+        vm_fn, vm_eval + vm_fn, h2, fn_bytes, scripts + fn_bytes, h3);
+}
+
+/* ------------------------------------------------------------ table */
+
+static command_t script_subcommands[] = {
+    {"load", cmd_script_load, 3, CMD_NOSCRIPT | CMD_STALE, 0, 0, 0, "scripting", "Load a server-side Lua script to the script cache.", "2.6.0", NULL},
+    {"exists", cmd_script_exists, -3, CMD_NOSCRIPT, 0, 0, 0, "scripting", "Determine whether server-side Lua scripts exist in the script cache.", "2.6.0", NULL},
+    {"flush", cmd_script_flush, -2, CMD_NOSCRIPT, 0, 0, 0, "scripting", "Remove all server-side Lua scripts from the script cache.", "2.6.0", NULL},
+    {"kill", cmd_script_kill, 2, CMD_NOSCRIPT, 0, 0, 0, "scripting", "Terminate a server-side Lua script during execution.", "2.6.0", NULL},
+    {"debug", cmd_script_debug, 3, CMD_NOSCRIPT, 0, 0, 0, "scripting", "Set the debug mode for server-side Lua scripts.", "3.2.0", NULL},
+    {"help", cmd_script_help, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "scripting", "Show helpful text about the different subcommands", "5.0.0", NULL},
+    {0},
+};
+
+command_t script_commands[] = {
+    {"eval", cmd_eval, -3, CMD_NOSCRIPT | CMD_STALE | CMD_MAY_REPLICATE, 0, 0, 0, "scripting", "Execute a Lua script server side", "2.6.0", NULL},
+    {"evalsha", cmd_evalsha, -3, CMD_NOSCRIPT | CMD_STALE | CMD_MAY_REPLICATE, 0, 0, 0, "scripting", "Execute a Lua script server side", "2.6.0", NULL},
+    {"eval_ro", cmd_eval_ro, -3, CMD_NOSCRIPT | CMD_STALE | CMD_READONLY, 0, 0, 0, "scripting", "Execute a read-only Lua script server side", "7.0.0", NULL},
+    {"evalsha_ro", cmd_evalsha_ro, -3, CMD_NOSCRIPT | CMD_STALE | CMD_READONLY, 0, 0, 0, "scripting", "Execute a read-only Lua script server side", "7.0.0", NULL},
+    {"script", NULL, -2, 0, 0, 0, 0, "scripting", "A container for Lua scripts management commands", "2.6.0", script_subcommands},
+    {0},
+};

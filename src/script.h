@@ -1,0 +1,64 @@
+/* script.h: scripting as the server sees it: EVAL/EVALSHA/SCRIPT (script.c),
+ * the run of any script (EVAL or FCALL) with its busy state, the fake
+ * client that runs redis.call, and the INFO figures.  FUNCTION/FCALL live
+ * in function.c and share the run machinery declared here.
+ *
+ * commands.c asks script_busy_allows_or_reply() before every command: while
+ * a script runs past busy-reply-threshold, other clients get -BUSY except
+ * for the few commands that can end it.  server.c calls scripting_init and
+ * scripting_free; info.c calls scripting_info_memory. */
+#ifndef RL_SCRIPT_H
+#define RL_SCRIPT_H
+
+#include <stdbool.h>
+
+#include "commands.h"
+#include "script_lua.h"
+
+typedef struct functions functions_t;   /* function.c */
+
+typedef struct scripting {
+    lua_State *L;            /* EVAL's state */
+    dict *scripts;           /* sha1 hex (sds) -> script_entry */
+    size_t scripts_bytes;    /* bytes of cached bodies (used_memory_scripts_eval) */
+    client_t *fake;          /* runs redis.call for EVAL and FCALL */
+    script_run_t *run;       /* the running script, or NULL */
+    functions_t *functions;  /* function.c */
+} scripting_t;
+
+void scripting_init(server_t *srv);
+void scripting_free(server_t *srv);
+
+/* Dispatch gate: false (after replying -BUSY) if cmd must wait. */
+bool script_busy_allows_or_reply(client_t *c, command_t *cmd);
+bool script_is_running(const server_t *srv);
+
+/* The run of one script, shared by EVAL and FCALL. */
+void script_run_init(script_run_t *run, client_t *caller, const char *name, int flags, bool ro);
+/* Pre-run checks for scripts that may write (OOM, MISCONF); false after
+ * replying. */
+bool script_may_run_or_reply(script_run_t *run);
+void script_run_begin(script_run_t *run);
+void script_run_end(script_run_t *run);
+
+/* SCRIPT KILL (function=false) / FUNCTION KILL. */
+void script_kill_or_reply(client_t *c, bool function);
+
+/* For script_lua.c: the busy check from the hook (true: stop the script),
+ * running one command on the fake client, emptying its output. */
+bool script_busy_tick(script_run_t *run);
+void script_exec_command(script_run_t *run, command_t *cmd);
+void script_fake_reset_output(client_t *f);
+
+/* "#!lua flags=..." -> *flags, *body_off (where the code starts: the
+ * shebang's newline, so line numbers stay right).  false + *err (caller
+ * frees) on a bad shebang. */
+bool script_parse_shebang(const char *body, size_t len, int *flags, size_t *body_off, sds *err);
+/* "no-writes" ... -> SCRIPT_FLAG_*, or -1. */
+int script_flag_from_name(const char *name);
+
+sds scripting_info_memory(server_t *srv, sds s);
+
+extern command_t script_commands[];
+
+#endif

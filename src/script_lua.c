@@ -1,0 +1,877 @@
+/* script_lua.c: the sandboxed Lua 5.1 state and the `redis` library (see
+ * script_lua.h).  script.c (EVAL) and function.c (FUNCTION) each own one
+ * state; conversions live in script_conv.c.
+ *
+ * The sandbox, as Redis 7.0 presents it to scripts:
+ *   - libraries: base (without dofile, loadfile, print, getfenv, setfenv,
+ *     newproxy), table, string, math, cjson, bit, struct, cmsgpack;
+ *     no io, os, debug, package/require;
+ *   - loadstring/load refuse precompiled chunks (the ESC byte);
+ *   - math.random follows lrand48's sequence from its initial state, one
+ *     sequence for the life of the state (as Redis 7.0.15: not reseeded per
+ *     run); math.randomseed(n) restarts it as srand48(n);
+ *   - globals cannot be created or changed, and reading an unknown one is
+ *     an error.  Stock Lua 5.1 has no read-only tables, so the globals
+ *     table scripts see is an empty proxy: reads fall through (__index is
+ *     the real table, a plain table so lookups stay in the VM), writes hit
+ *     __newindex and fail.  The libraries are proxied the same way.
+ *
+ * Memory: the state allocates through zmalloc (the Lua heap counts in
+ * used_memory); an allocation that fails or would take the heap past
+ * maxmemory (when set; else half the machine's memory) returns NULL,
+ * which Lua turns into a "not enough memory" error instead of an abort.
+ *
+ * Must not: reply to the caller except in slua_call's final reply, or
+ * raise a Lua error while a C resource (argv, a reply buffer) is owned by
+ * the current C frame (they are parked in the context and freed later). */
+#include "script_lua.h"
+
+#include <lauxlib.h>
+#include <lualib.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "log.h"
+#include "persist.h"
+#include "reply.h"
+#include "script.h"
+#include "sha1.h"
+#include "util.h"
+#include "zmalloc.h"
+
+int luaopen_cjson(lua_State *L);   /* Debian's lua-cjson (static) */
+int luaopen_bit(lua_State *L);     /* Debian's lua-bitop (static) */
+
+#define HOOK_EVERY_INSNS 100000    /* the busy check runs this often */
+#define GC_STEP_EVERY_RUNS 50      /* an incremental GC step per so many runs */
+
+typedef struct slua_ctx {
+    server_t *srv;
+    script_run_t *run;       /* the running script, NULL between runs */
+    bool functions;
+    size_t heap;             /* bytes the Lua heap holds */
+    size_t host_half;        /* half the machine's memory (the limit without maxmemory) */
+    int globals_ref;         /* registry ref of the real globals table */
+    uint64_t rand48;         /* math.random state */
+    int runs_since_gc;
+    command_t *last_cmd;     /* redis.call's last top-level command (lookup cache) */
+    robj **argv;             /* redis.call's last argv (freed on the next call) */
+    int argc;
+    sds replybuf;            /* the fake client's reply, flattened */
+} slua_ctx;
+
+static slua_ctx *ctx_of(lua_State *L) {
+    void *ud;
+    lua_getallocf(L, &ud);
+    return ud;
+}
+
+/* ------------------------------------------------------------- memory */
+
+/* The Lua heap may grow to maxmemory when one is set, else to half the
+ * machine's memory: past that an allocation fails and the script gets
+ * "not enough memory" (string.rep of gigabytes must not take the host). */
+static size_t heap_limit(const slua_ctx *x) {
+    long long maxmem = x->srv->cfg.maxmemory;
+    return maxmem > 0 ? (size_t)maxmem : x->host_half;
+}
+
+static void *slua_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+    slua_ctx *x = ud;
+    if (nsize == 0) {
+        if (ptr) {
+            zfree(ptr);
+            x->heap -= osize;
+        }
+        return NULL;
+    }
+    if (!ptr) osize = 0;   /* Lua 5.1 passes 0 here, but be safe */
+    if (nsize > osize && x->heap + (nsize - osize) > heap_limit(x)) return NULL;
+    void *p = ztryrealloc(ptr, nsize);
+    if (!p) return NULL;
+    x->heap = x->heap - osize + nsize;
+    return p;
+}
+
+size_t slua_used_memory(lua_State *L) {
+    return (size_t)lua_gc(L, LUA_GCCOUNT, 0) * 1024 + (size_t)lua_gc(L, LUA_GCCOUNTB, 0);
+}
+
+/* ------------------------------------------------------------- errors */
+
+void slua_push_error_table(lua_State *L, const char *msg, size_t len) {
+    /* redis.error_reply's rule: "-CODE text" keeps its code, a text with
+     * no code gets ERR; a trailing CR/LF is dropped. */
+    const char *code = "ERR";
+    size_t codelen = 3;
+    if (len > 0 && msg[0] == '-') {
+        const char *sp = memchr(msg, ' ', len);
+        if (sp) {
+            code = msg + 1;
+            codelen = (size_t)(sp - msg - 1);
+            len -= (size_t)(sp + 1 - msg);
+            msg = sp + 1;
+        } else {
+            msg++;
+            len--;
+        }
+    }
+    while (len > 0 && (msg[len - 1] == '\r' || msg[len - 1] == '\n')) len--;
+    lua_newtable(L);
+    lua_pushliteral(L, "err");
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    luaL_addlstring(&b, code, codelen);
+    luaL_addchar(&b, ' ');
+    luaL_addlstring(&b, msg, len);
+    luaL_pushresult(&b);
+    lua_rawset(L, -3);
+}
+
+static void push_err(lua_State *L, const char *text) {
+    lua_newtable(L);
+    lua_pushliteral(L, "err");
+    lua_pushstring(L, text);
+    lua_rawset(L, -3);
+}
+
+/* The message handler of every script call: turn the error into the
+ * {err=..., source=..., line=...} table the final reply is built from. */
+static int error_handler(lua_State *L) {
+    lua_Debug ar;
+    bool have = false;
+    if (lua_getstack(L, 1, &ar)) {
+        lua_getinfo(L, "nSl", &ar);
+        have = true;
+        if (!strcmp(ar.what, "C") && lua_getstack(L, 2, &ar)) lua_getinfo(L, "nSl", &ar);
+        else if (!strcmp(ar.what, "C")) have = false;
+    }
+    if (!lua_istable(L, 1)) {
+        const char *s;
+        if (lua_isstring(L, 1)) s = lua_tostring(L, 1);
+        else if (lua_isnil(L, 1)) s = "nil";
+        else if (lua_isboolean(L, 1)) s = lua_toboolean(L, 1) ? "true" : "false";
+        else s = lua_typename(L, lua_type(L, 1));
+        lua_newtable(L);
+        lua_pushliteral(L, "err");
+        lua_pushfstring(L, "ERR %s", s);
+        lua_rawset(L, -3);
+        lua_replace(L, 1);
+    }
+    if (have) {
+        lua_pushliteral(L, "source");
+        lua_pushstring(L, ar.source);
+        lua_rawset(L, 1);
+        lua_pushliteral(L, "line");
+        lua_pushinteger(L, ar.currentline);
+        lua_rawset(L, 1);
+    }
+    lua_settop(L, 1);
+    return 1;
+}
+
+/* Errors of the redis.* API are {err="ERR ..."} tables (no position). */
+static int raise_err(lua_State *L, const char *msg) {
+    lua_newtable(L);
+    lua_pushliteral(L, "err");
+    lua_pushfstring(L, "ERR %s", msg);
+    lua_rawset(L, -3);
+    return lua_error(L);
+}
+
+/* pcall as Redis 7.0 has it: an error table with an err field comes back
+ * as that string, so scripts can print or compare what redis.call raised. */
+static int l_pcall(lua_State *L) {
+    luaL_checkany(L, 1);
+    int status = lua_pcall(L, lua_gettop(L) - 1, LUA_MULTRET, 0);
+    if (status) {
+        if (lua_istable(L, -1)) {
+            lua_pushliteral(L, "err");
+            lua_rawget(L, -2);
+            if (lua_isstring(L, -1)) lua_replace(L, -2);
+            else lua_pop(L, 1);
+        }
+        lua_pushboolean(L, 0);
+        lua_insert(L, -2);
+        return 2;
+    }
+    lua_pushboolean(L, 1);
+    lua_insert(L, 1);
+    return lua_gettop(L);
+}
+
+static int readonly_error(lua_State *L) { return luaL_error(L, "Attempt to modify a readonly table"); }
+
+static int nonexistent_global(lua_State *L) {
+    const char *name = lua_tostring(L, 2);
+    return luaL_error(L, "Script attempted to access nonexistent global variable '%s'", name ? name : "?");
+}
+
+/* ------------------------------------------------------------- sandbox */
+
+static uint32_t rand48_next(uint64_t *x) {
+    *x = (*x * 0x5DEECE66DULL + 0xB) & ((1ULL << 48) - 1);
+    return (uint32_t)(*x >> 17);
+}
+
+static void rand48_seed(uint64_t *x, int32_t seed) { *x = ((uint64_t)(uint32_t)seed << 16) | 0x330E; }
+
+static int l_math_random(lua_State *L) {
+    slua_ctx *x = ctx_of(L);
+    lua_Number r = (lua_Number)(rand48_next(&x->rand48) % 2147483647u) / (lua_Number)2147483647;
+    switch (lua_gettop(L)) {
+    case 0:
+        lua_pushnumber(L, r);
+        break;
+    case 1: {
+        int u = luaL_checkint(L, 1);
+        luaL_argcheck(L, 1 <= u, 1, "interval is empty");
+        lua_pushnumber(L, floor(r * u) + 1);
+        break;
+    }
+    case 2: {
+        int l = luaL_checkint(L, 1), u = luaL_checkint(L, 2);
+        luaL_argcheck(L, l <= u, 2, "interval is empty");
+        lua_pushnumber(L, floor(r * (u - l + 1)) + l);
+        break;
+    }
+    default:
+        return luaL_error(L, "wrong number of arguments");
+    }
+    return 1;
+}
+
+static int l_math_randomseed(lua_State *L) {
+    rand48_seed(&ctx_of(L)->rand48, (int32_t)luaL_checkint(L, 1));
+    return 0;
+}
+
+/* A precompiled chunk is refused with the error Redis's parser gives when
+ * it reads one as source text. */
+static int load_checked(lua_State *L, const char *s, size_t len, const char *chunkname) {
+    if (len > 0 && s[0] == '\033') {
+        lua_pushnil(L);
+        char id[64];
+        size_t n = 0;
+        const char *src = chunkname ? chunkname : s;
+        while (src[n] && src[n] != '\n' && n < 40) n++;
+        snprintf(id, sizeof(id), "%.*s%s", (int)n, src, src[n] ? "..." : "");
+        lua_pushfstring(L, "[string \"%s\"]:1: unexpected symbol near 'char(27)'", id);
+        return 2;
+    }
+    if (luaL_loadbuffer(L, s, len, chunkname ? chunkname : s) != 0) {
+        lua_pushnil(L);
+        lua_insert(L, -2);
+        return 2;
+    }
+    return 1;
+}
+
+static int l_loadstring(lua_State *L) {
+    size_t len;
+    const char *s = luaL_checklstring(L, 1, &len);
+    return load_checked(L, s, len, luaL_optstring(L, 2, NULL));
+}
+
+/* load(f [, name]): gather f's pieces, then the same check. */
+static int l_load(lua_State *L) {
+    luaL_checktype(L, 1, LUA_TFUNCTION);
+    const char *name = luaL_optstring(L, 2, "=(load)");
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    for (;;) {
+        lua_pushvalue(L, 1);
+        lua_call(L, 0, 1);
+        if (lua_isnil(L, -1) || (lua_isstring(L, -1) && lua_objlen(L, -1) == 0)) {
+            lua_pop(L, 1);
+            break;
+        }
+        if (!lua_isstring(L, -1)) return luaL_error(L, "reader function must return a string");
+        luaL_addvalue(&b);
+    }
+    luaL_pushresult(&b);
+    size_t len;
+    const char *s = lua_tolstring(L, -1, &len);
+    return load_checked(L, s, len, name);
+}
+
+/* Open a library and make sure it is the global `name`: some modules
+ * (Debian's cjson) only return their table. */
+static void open_lib(lua_State *L, const char *name, lua_CFunction fn) {
+    lua_pushcfunction(L, fn);
+    lua_pushstring(L, name);
+    lua_call(L, 1, 1);
+    if (name[0] && lua_istable(L, -1)) lua_setglobal(L, name);
+    else lua_pop(L, 1);
+}
+
+/* A read-only view of table t (at index idx): an empty table whose reads
+ * fall through to t and whose writes fail. */
+static void push_readonly_proxy(lua_State *L, int idx) {
+    idx = idx < 0 ? lua_gettop(L) + idx + 1 : idx;
+    lua_newtable(L);
+    lua_newtable(L);
+    lua_pushliteral(L, "__index");
+    lua_pushvalue(L, idx);
+    lua_rawset(L, -3);
+    lua_pushliteral(L, "__newindex");
+    lua_pushcfunction(L, readonly_error);
+    lua_rawset(L, -3);
+    lua_pushliteral(L, "__metatable");
+    lua_pushboolean(L, 0);
+    lua_rawset(L, -3);
+    lua_setmetatable(L, -2);
+}
+
+static void protect_global_table(lua_State *L, const char *name) {
+    lua_getglobal(L, name);
+    if (!lua_istable(L, -1)) {
+        lua_pop(L, 1);
+        return;
+    }
+    push_readonly_proxy(L, -1);
+    lua_setglobal(L, name);
+    lua_pop(L, 1);
+}
+
+static void set_global_fn(lua_State *L, const char *name, lua_CFunction fn) {
+    lua_pushcfunction(L, fn);
+    lua_setglobal(L, name);
+}
+
+static void load_libraries(lua_State *L) {
+    open_lib(L, "", luaopen_base);
+    open_lib(L, LUA_TABLIBNAME, luaopen_table);
+    open_lib(L, LUA_STRLIBNAME, luaopen_string);
+    open_lib(L, LUA_MATHLIBNAME, luaopen_math);
+    open_lib(L, "cjson", luaopen_cjson);
+    open_lib(L, "bit", luaopen_bit);
+    open_lib(L, "struct", slua_open_struct);
+    open_lib(L, "cmsgpack", slua_open_cmsgpack);
+    static const char *const removed[] = {"dofile", "loadfile", "print", "getfenv", "setfenv", "newproxy", NULL};
+    for (int i = 0; removed[i]; i++) {
+        lua_pushnil(L);
+        lua_setglobal(L, removed[i]);
+    }
+    set_global_fn(L, "loadstring", l_loadstring);
+    set_global_fn(L, "pcall", l_pcall);
+    set_global_fn(L, "load", l_load);
+    lua_getglobal(L, LUA_MATHLIBNAME);
+    lua_pushcfunction(L, l_math_random);
+    lua_setfield(L, -2, "random");
+    lua_pushcfunction(L, l_math_randomseed);
+    lua_setfield(L, -2, "randomseed");
+    lua_pop(L, 1);
+}
+
+/* ------------------------------------------------------------- redis.* */
+
+/* Parse the fake client's reply into a Lua value; the flattened copy is
+ * parked in the context so a Lua error mid-way cannot leak it. */
+static void push_fake_reply(lua_State *L, slua_ctx *x, client_t *f) {
+    const char *p = f->buf, *end = f->buf + f->bufpos;
+    if (f->reply_head) {
+        sds_clear(x->replybuf);
+        x->replybuf = sds_catlen(x->replybuf, f->buf, f->bufpos);
+        for (reply_block *b = f->reply_head; b; b = b->next) x->replybuf = sds_catlen(x->replybuf, b->buf, b->used);
+        p = x->replybuf;
+        end = p + sds_len(x->replybuf);
+    }
+    /* Emptied before parsing (a Lua error may leave the parse): without
+     * blocks, p still reads the static buffer, whose bytes stay intact. */
+    script_fake_reset_output(f);
+    if (!sconv_push_reply(L, p, end, 0)) lua_pushnil(L);
+}
+
+static void free_argv(slua_ctx *x) {
+    for (int i = 0; i < x->argc; i++) obj_decref(x->argv[i]);
+    zfree(x->argv);
+    x->argv = NULL;
+    x->argc = 0;
+}
+
+static command_t *resolve_command(slua_ctx *x, robj **argv, int argc) {
+    /* Scripts repeat the same few commands: try the last one first. */
+    command_t *cmd = x->last_cmd;
+    const char *name = argv[0]->ptr;
+    if (!cmd || strlen(cmd->name) != sds_len(argv[0]->ptr) || strcasecmp(cmd->name, name)) {
+        cmd = commands_lookup(x->srv, name, sds_len(argv[0]->ptr));
+        x->last_cmd = cmd;
+    }
+    if (!cmd) return NULL;
+    if (cmd->subcommands && argc >= 2) {
+        for (command_t *sub = cmd->subcommands; sub->name; sub++)
+            if (!strcasecmp(sub->name, argv[1]->ptr)) return sub;
+        return NULL;
+    }
+    return cmd;
+}
+
+/* Check the request before it runs; NULL if allowed, else the error text. */
+static const char *call_refusal(script_run_t *run, command_t *cmd, int argc) {
+    bool arity_ok = cmd->arity > 0 ? argc == cmd->arity : argc >= -cmd->arity;
+    if (!arity_ok) return "ERR Wrong number of args calling Redis command from script";
+    if ((cmd->flags & CMD_NOSCRIPT) || (cmd->parent && (cmd->parent->flags & CMD_NOSCRIPT)))
+        return "ERR This Redis command is not allowed from script";
+    if ((cmd->flags & CMD_WRITE) && run->read_only)
+        return "ERR Write commands are not allowed from read-only scripts.";
+    if ((cmd->flags & CMD_DENYOOM) && run->oom && !(run->flags & SCRIPT_FLAG_ALLOW_OOM))
+        return "OOM command not allowed when used memory > 'maxmemory'.";
+    return NULL;
+}
+
+static int call_fail(lua_State *L, const char *msg, bool raise) {
+    push_err(L, msg);
+    if (raise) return lua_error(L);
+    return 1;
+}
+
+static int redis_call_generic(lua_State *L, bool raise) {
+    slua_ctx *x = ctx_of(L);
+    script_run_t *run = x->run;
+    free_argv(x);
+    if (!run) return call_fail(L, "ERR redis.call can only be called inside a script invocation", raise);
+    int argc = lua_gettop(L);
+    if (argc == 0) return call_fail(L, "ERR Please specify at least one argument for this redis lib call", raise);
+    for (int i = 1; i <= argc; i++) {
+        int t = lua_type(L, i);
+        if (t != LUA_TSTRING && t != LUA_TNUMBER)
+            return call_fail(L, "ERR Lua redis lib command arguments must be strings or integers", raise);
+    }
+    x->argv = zmalloc(sizeof(robj *) * (size_t)argc);
+    for (int i = 1; i <= argc; i++) {
+        if (lua_type(L, i) == LUA_TNUMBER) {
+            /* Lua's own formatting keeps 14 digits; Redis keeps 17. */
+            char buf[64];
+            int n = snprintf(buf, sizeof(buf), "%.17g", (double)lua_tonumber(L, i));
+            x->argv[i - 1] = obj_create_string(buf, (size_t)n);
+        } else {
+            size_t len;
+            const char *s = lua_tolstring(L, i, &len);
+            x->argv[i - 1] = obj_create_string(s, len);
+        }
+        x->argc = i;
+    }
+    command_t *cmd = resolve_command(x, x->argv, argc);
+    if (!cmd) return call_fail(L, "ERR Unknown Redis command called from script", raise);
+    const char *refusal = call_refusal(run, cmd, argc);
+    if (refusal) return call_fail(L, refusal, raise);
+    client_t *f = run->fake;
+    script_fake_reset_output(f);
+    if ((cmd->flags & CMD_WRITE) && !persist_write_allowed_or_reply(f)) {
+        push_fake_reply(L, x, f);
+        if (raise) return lua_error(L);
+        return 1;
+    }
+    if (cmd->flags & CMD_WRITE) run->wrote = true;
+    f->argv = x->argv;
+    f->argc = argc;
+    f->resp = run->resp;
+    script_exec_command(run, cmd);
+    f->argv = NULL;
+    f->argc = 0;
+    free_argv(x);
+    push_fake_reply(L, x, f);
+    if (raise && lua_istable(L, -1)) {
+        lua_pushliteral(L, "err");
+        lua_rawget(L, -2);
+        bool is_err = lua_isstring(L, -1);
+        lua_pop(L, 1);
+        if (is_err) return lua_error(L);
+    }
+    return 1;
+}
+
+static int l_redis_call(lua_State *L) { return redis_call_generic(L, true); }
+static int l_redis_pcall(lua_State *L) { return redis_call_generic(L, false); }
+
+static int l_redis_sha1hex(lua_State *L) {
+    if (lua_gettop(L) != 1) return raise_err(L, "wrong number of arguments");
+    size_t len;
+    const char *s = lua_tolstring(L, 1, &len);
+    char hex[41];
+    sha1_hex(s ? s : "", s ? len : 0, hex);
+    lua_pushstring(L, hex);
+    return 1;
+}
+
+static int l_redis_error_reply(lua_State *L) {
+    if (lua_gettop(L) != 1 || lua_type(L, -1) != LUA_TSTRING) {
+        push_err(L, "ERR wrong number or type of arguments");
+        return 1;
+    }
+    size_t len;
+    const char *s = lua_tolstring(L, 1, &len);
+    if (len > 0 && s[0] == '-') {
+        slua_push_error_table(L, s, len);
+    } else {
+        /* Redis adds the '-' and then reads the first word as the code. */
+        lua_pushfstring(L, "-%s", s);
+        size_t l2;
+        const char *s2 = lua_tolstring(L, -1, &l2);
+        slua_push_error_table(L, s2, l2);
+    }
+    return 1;
+}
+
+static int l_redis_status_reply(lua_State *L) {
+    if (lua_gettop(L) != 1 || lua_type(L, -1) != LUA_TSTRING) {
+        push_err(L, "ERR wrong number or type of arguments");
+        return 1;
+    }
+    lua_newtable(L);
+    lua_pushliteral(L, "ok");
+    lua_pushvalue(L, 1);
+    lua_rawset(L, -3);
+    return 1;
+}
+
+static int l_redis_log(lua_State *L) {
+    int argc = lua_gettop(L);
+    if (argc < 2) return raise_err(L, "redis.log() requires two arguments or more.");
+    if (!lua_isnumber(L, 1)) return raise_err(L, "First argument must be a number (log level).");
+    int level = (int)lua_tonumber(L, 1);
+    if (level < LL_DEBUG || level > LL_WARNING) return raise_err(L, "Invalid debug level.");
+    sds msg = sds_empty();
+    for (int i = 2; i <= argc; i++) {
+        size_t len;
+        const char *s = lua_tolstring(L, i, &len);
+        if (!s) continue;
+        if (i > 2) msg = sds_catlen(msg, " ", 1);
+        msg = sds_catlen(msg, s, len);
+    }
+    log_msg(level, "%s", msg);
+    sds_free(msg);
+    return 0;
+}
+
+static int l_redis_setresp(lua_State *L) {
+    slua_ctx *x = ctx_of(L);
+    if (lua_gettop(L) != 1) return raise_err(L, "redis.setresp() requires one argument.");
+    int resp = (int)lua_tonumber(L, 1);
+    if (resp != 2 && resp != 3) return raise_err(L, "RESP version must be 2 or 3.");
+    if (x->run) x->run->resp = resp;
+    return 0;
+}
+
+static int l_redis_set_repl(lua_State *L) {
+    slua_ctx *x = ctx_of(L);
+    if (lua_gettop(L) != 1) return raise_err(L, "redis.set_repl() requires one argument.");
+    int flags = (int)lua_tonumber(L, 1);
+    if (flags & ~SCRIPT_REPL_ALL) return raise_err(L, "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.");
+    if (x->run) x->run->repl = flags;
+    return 0;
+}
+
+static int l_redis_replicate_commands(lua_State *L) {
+    lua_pushboolean(L, 1);   /* always on since 7.0: effects are what is replicated */
+    return 1;
+}
+
+static int l_redis_breakpoint(lua_State *L) {
+    lua_pushboolean(L, 0);   /* no debugger attached */
+    return 1;
+}
+
+static int l_redis_debug(lua_State *L) {
+    (void)L;
+    return 0;
+}
+
+static int l_redis_acl_check_cmd(lua_State *L) {
+    slua_ctx *x = ctx_of(L);
+    int argc = lua_gettop(L);
+    if (argc == 0) return raise_err(L, "Please specify at least one argument for this redis lib call");
+    size_t len;
+    const char *name = lua_tolstring(L, 1, &len);
+    if (!name || !commands_lookup(x->srv, name, len))
+        return raise_err(L, "Invalid command passed to redis.acl_check_cmd()");
+    lua_pushboolean(L, 1);   /* no ACL users yet: the default user may run everything */
+    return 1;
+}
+
+static void set_fn(lua_State *L, const char *name, lua_CFunction fn) {
+    lua_pushcfunction(L, fn);
+    lua_setfield(L, -2, name);
+}
+
+static void set_int(lua_State *L, const char *name, int v) {
+    lua_pushinteger(L, v);
+    lua_setfield(L, -2, name);
+}
+
+static void register_redis_lib(lua_State *L) {
+    lua_newtable(L);
+    set_fn(L, "call", l_redis_call);
+    set_fn(L, "pcall", l_redis_pcall);
+    set_fn(L, "sha1hex", l_redis_sha1hex);
+    set_fn(L, "error_reply", l_redis_error_reply);
+    set_fn(L, "status_reply", l_redis_status_reply);
+    set_fn(L, "log", l_redis_log);
+    set_fn(L, "setresp", l_redis_setresp);
+    set_fn(L, "set_repl", l_redis_set_repl);
+    set_fn(L, "replicate_commands", l_redis_replicate_commands);
+    set_fn(L, "breakpoint", l_redis_breakpoint);
+    set_fn(L, "debug", l_redis_debug);
+    set_fn(L, "acl_check_cmd", l_redis_acl_check_cmd);
+    set_int(L, "LOG_DEBUG", LL_DEBUG);
+    set_int(L, "LOG_VERBOSE", LL_VERBOSE);
+    set_int(L, "LOG_NOTICE", LL_NOTICE);
+    set_int(L, "LOG_WARNING", LL_WARNING);
+    set_int(L, "REPL_NONE", 0);
+    set_int(L, "REPL_AOF", SCRIPT_REPL_AOF);
+    set_int(L, "REPL_SLAVE", SCRIPT_REPL_REPLICA);
+    set_int(L, "REPL_REPLICA", SCRIPT_REPL_REPLICA);
+    set_int(L, "REPL_ALL", SCRIPT_REPL_ALL);
+    lua_pushstring(L, RL_REDIS_COMPAT_VERSION);
+    lua_setfield(L, -2, "REDIS_VERSION");
+    int maj = 0, min = 0, patch = 0;
+    sscanf(RL_REDIS_COMPAT_VERSION, "%d.%d.%d", &maj, &min, &patch);
+    set_int(L, "REDIS_VERSION_NUM", (maj << 16) | (min << 8) | patch);
+    lua_setglobal(L, "redis");
+}
+
+void slua_set_redis_fn(lua_State *L, const char *name, lua_CFunction fn) {
+    slua_ctx *x = ctx_of(L);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, x->globals_ref);
+    lua_getfield(L, -1, "redis");      /* the proxy */
+    lua_getmetatable(L, -1);
+    lua_getfield(L, -1, "__index");    /* the real table */
+    lua_pushcfunction(L, fn);
+    lua_setfield(L, -2, name);
+    lua_pop(L, 4);
+}
+
+/* ------------------------------------------------------------- state */
+
+/* Make the globals read-only: the real table gets an erroring __index,
+ * scripts get an empty proxy in its place (see the file comment). */
+static void lock_globals(lua_State *L, slua_ctx *x) {
+    static const char *const libs[] = {"string", "table", "math", "coroutine", "cjson", "bit",
+                                       "struct", "cmsgpack", "redis", NULL};
+    for (int i = 0; libs[i]; i++) protect_global_table(L, libs[i]);
+    /* Strings' methods go through the proxy too, and the metatable is hidden. */
+    lua_pushliteral(L, "");
+    lua_getmetatable(L, -1);
+    lua_getglobal(L, "string");
+    lua_setfield(L, -2, "__index");
+    push_readonly_proxy(L, -1);
+    lua_setfield(L, -2, "__metatable");   /* getmetatable('') sees a read-only view */
+    lua_pop(L, 2);
+    set_global_fn(L, "__redis__err__handler", error_handler);
+
+    lua_pushvalue(L, LUA_GLOBALSINDEX);          /* real */
+    lua_newtable(L);                             /* real's metatable */
+    lua_pushcfunction(L, nonexistent_global);
+    lua_setfield(L, -2, "__index");
+    lua_pushboolean(L, 0);
+    lua_setfield(L, -2, "__metatable");
+    lua_setmetatable(L, -2);
+    push_readonly_proxy(L, -1);                  /* real, proxy */
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -3, "_G");                   /* real._G = proxy (rawset: field is new) */
+    lua_replace(L, LUA_GLOBALSINDEX);            /* scripts see the proxy */
+    x->globals_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+}
+
+/* FUNCTION LOAD's environment: only redis.register_function, redis.log
+ * and the pure libraries; anything else is a nonexistent global. */
+static void build_load_env(lua_State *L, lua_CFunction register_fn) {
+    lua_newtable(L);                                   /* env */
+    static const char *const libs[] = {"string", "table", "math", "cjson", "bit", "struct", "cmsgpack", NULL};
+    for (int i = 0; libs[i]; i++) {
+        lua_getglobal(L, libs[i]);
+        lua_setfield(L, -2, libs[i]);
+    }
+    lua_newtable(L);                                   /* env.redis */
+    set_fn(L, "register_function", register_fn);
+    set_fn(L, "log", l_redis_log);
+    set_fn(L, "setresp", l_redis_setresp);
+    set_int(L, "LOG_DEBUG", LL_DEBUG);
+    set_int(L, "LOG_VERBOSE", LL_VERBOSE);
+    set_int(L, "LOG_NOTICE", LL_NOTICE);
+    set_int(L, "LOG_WARNING", LL_WARNING);
+    lua_pushstring(L, RL_REDIS_COMPAT_VERSION);
+    lua_setfield(L, -2, "REDIS_VERSION");
+    lua_newtable(L);
+    lua_pushcfunction(L, nonexistent_global);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, readonly_error);
+    lua_setfield(L, -2, "__newindex");
+    lua_pushboolean(L, 0);
+    lua_setfield(L, -2, "__metatable");
+    lua_pushvalue(L, -1);
+    lua_setmetatable(L, -3);                           /* redis's metatable */
+    lua_insert(L, -2);                                 /* env, mt, redis */
+    lua_setfield(L, -3, "redis");                      /* env, mt */
+    lua_setmetatable(L, -2);                           /* env (same rules) */
+    lua_setfield(L, LUA_REGISTRYINDEX, "__rl_load_env");
+}
+
+sds slua_run_library(lua_State *L, const char *code, size_t len, lua_Hook timeout_hook) {
+    if (len > 0 && code[0] == '\033') return sds_new("Error compiling function: bytecode loading is disabled");
+    if (luaL_loadbuffer(L, code, len, "@user_function") != 0) {
+        sds err = sds_catprintf(sds_empty(), "Error compiling function: %s", lua_tostring(L, -1));
+        lua_pop(L, 1);
+        return err;
+    }
+    /* The chunk's globals: an empty table reading through a metatable
+     * whose __index is the load environment now, the real globals later. */
+    lua_newtable(L);                                   /* fn, E */
+    lua_newtable(L);                                   /* fn, E, M */
+    lua_getfield(L, LUA_REGISTRYINDEX, "__rl_load_env");
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, readonly_error);
+    lua_setfield(L, -2, "__newindex");
+    lua_pushboolean(L, 0);
+    lua_setfield(L, -2, "__metatable");
+    lua_pushvalue(L, -1);
+    lua_setmetatable(L, -3);                           /* fn, E, M */
+    lua_insert(L, -3);                                 /* M, fn, E */
+    lua_setfenv(L, -2);                                /* M, fn */
+    lua_pushcfunction(L, error_handler);
+    lua_insert(L, -2);                                 /* M, handler, fn */
+    if (timeout_hook) lua_sethook(L, timeout_hook, LUA_MASKCOUNT, HOOK_EVERY_INSNS);
+    int rc = lua_pcall(L, 0, 0, -2);
+    lua_sethook(L, NULL, 0, 0);
+    sds err = NULL;
+    if (rc) {
+        const char *msg = NULL;
+        if (lua_istable(L, -1)) {
+            lua_getfield(L, -1, "err");
+            msg = lua_tostring(L, -1);
+            lua_pop(L, 1);
+        } else {
+            msg = lua_tostring(L, -1);
+        }
+        err = sds_catprintf(sds_empty(), "Error registering functions: %s", msg ? msg : "unknown error");
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);                                     /* M */
+    /* From now on the library's functions see the normal globals. */
+    lua_pushvalue(L, LUA_GLOBALSINDEX);
+    lua_setfield(L, -2, "__index");
+    lua_pop(L, 1);
+    return err;
+}
+
+lua_State *slua_new(server_t *srv, lua_CFunction register_fn) {
+    slua_ctx *x = zcalloc(sizeof(*x));
+    x->srv = srv;
+    x->functions = register_fn != NULL;
+    x->replybuf = sds_empty();
+    size_t total = zmalloc_total_system_memory();
+    x->host_half = total ? total / 2 : SIZE_MAX;
+    x->rand48 = 0x1234ABCD330EULL;   /* lrand48's initial state, as Redis 7.0 starts */
+    lua_State *L = lua_newstate(slua_alloc, x);
+    if (!L) {
+        sds_free(x->replybuf);
+        zfree(x);
+        return NULL;
+    }
+    load_libraries(L);
+    register_redis_lib(L);
+    lock_globals(L, x);
+    if (register_fn) build_load_env(L, register_fn);
+    return L;
+}
+
+void slua_free(lua_State *L) {
+    if (!L) return;
+    slua_ctx *x = ctx_of(L);
+    lua_close(L);
+    free_argv(x);
+    sds_free(x->replybuf);
+    zfree(x);
+}
+
+sds slua_compile(lua_State *L, const char *code, size_t len, const char *chunkname) {
+    if (len > 0 && code[0] == '\033') return sds_new("bytecode loading is disabled");
+    if (luaL_loadbuffer(L, code, len, chunkname) == 0) return NULL;
+    size_t elen;
+    const char *e = lua_tolstring(L, -1, &elen);
+    sds err = sds_newlen(e ? e : "unknown error", e ? elen : 13);
+    lua_pop(L, 1);
+    return err;
+}
+
+/* ------------------------------------------------------------- running */
+
+static void busy_hook(lua_State *L, lua_Debug *ar) {
+    (void)ar;
+    slua_ctx *x = ctx_of(L);
+    script_run_t *run = x->run;
+    if (!run) return;
+    if (!run->killed && !script_busy_tick(run)) return;
+    /* Keep raising at every line so a pcall in the script cannot swallow it. */
+    lua_sethook(L, busy_hook, LUA_MASKLINE, 0);
+    push_err(L, "ERR Script killed by user with SCRIPT KILL...");
+    lua_error(L);
+}
+
+static void push_array(lua_State *L, robj **v, int n) {
+    lua_createtable(L, n, 0);
+    for (int i = 0; i < n; i++) {
+        char buf[32];
+        size_t len;
+        const char *p = obj_string_view(v[i], buf, sizeof(buf), &len);
+        lua_pushlstring(L, p, len);
+        lua_rawseti(L, -2, i + 1);
+    }
+}
+
+/* The error reply for a failed run, from the handler's table. */
+static void reply_run_error(lua_State *L, script_run_t *run) {
+    client_t *c = run->caller;
+    if (!lua_istable(L, -1)) {
+        const char *msg = lua_isstring(L, -1) ? lua_tostring(L, -1) : "execution failure";
+        reply_error(c, "Error running script %s, %.100s", run->name, msg);
+        return;
+    }
+    lua_getfield(L, -1, "err");
+    lua_getfield(L, -2, "source");
+    lua_getfield(L, -3, "line");
+    const char *msg = lua_tostring(L, -3);
+    const char *source = lua_tostring(L, -2);
+    sds s = sds_new(msg ? msg : "ERR unknown error");
+    if (source && lua_isnumber(L, -1))
+        s = sds_catprintf(s, " script: %s, on %s:%d.", run->name, source, (int)lua_tointeger(L, -1));
+    reply_error_raw(c, s, sds_len(s));
+    sds_free(s);
+    lua_pop(L, 3);
+}
+
+void slua_call(lua_State *L, script_run_t *run, robj **keys, int nkeys, robj **args, int nargs, bool as_globals) {
+    slua_ctx *x = ctx_of(L);
+    lua_pushcfunction(L, error_handler);
+    lua_insert(L, -2);                   /* handler, fn */
+    int base = lua_gettop(L) - 1;
+    int nargs_lua = 0;
+    if (as_globals) {
+        lua_rawgeti(L, LUA_REGISTRYINDEX, x->globals_ref);
+        push_array(L, keys, nkeys);
+        lua_setfield(L, -2, "KEYS");     /* existing fields: no metamethod */
+        push_array(L, args, nargs);
+        lua_setfield(L, -2, "ARGV");
+        lua_pop(L, 1);
+    } else {
+        push_array(L, keys, nkeys);
+        push_array(L, args, nargs);
+        nargs_lua = 2;
+    }
+    x->run = run;
+    lua_sethook(L, busy_hook, LUA_MASKCOUNT, HOOK_EVERY_INSNS);
+    int err = lua_pcall(L, nargs_lua, 1, base);
+    lua_sethook(L, NULL, 0, 0);
+    x->run = NULL;
+    free_argv(x);
+    if (err) reply_run_error(L, run);
+    else sconv_reply_value(run->caller, L, run->resp, 0);
+    lua_settop(L, base - 1);
+    if (++x->runs_since_gc >= GC_STEP_EVERY_RUNS) {
+        lua_gc(L, LUA_GCSTEP, GC_STEP_EVERY_RUNS);
+        x->runs_since_gc = 0;
+    }
+}

@@ -1,0 +1,229 @@
+"""Redis 7 Functions: FUNCTION LOAD/LIST/DELETE/FLUSH/STATS, FCALL and
+FCALL_RO, flags and descriptions; the load-time sandbox; error replies
+byte-identical to Debian's redis-server 7.0.15; FUNCTION DUMP payloads and
+RDB files with functions moving both ways between the two servers; the AOF
+logging FUNCTION LOAD."""
+import os
+
+import pytest
+import redis
+
+from conftest import REDIS_SERVER
+from rawresp import ExactConn
+from test_scripting import wait_loaded
+
+LIB = """#!lua name=mylib
+local function set_it(keys, args)
+  return redis.call('SET', keys[1], args[1])
+end
+redis.register_function('myset', set_it)
+redis.register_function{function_name='myget', callback=function(keys) return redis.call('GET', keys[1]) end,
+                        flags={'no-writes'}, description='read a key'}
+redis.register_function('boom', function() error('boom') end)
+"""
+
+LIB2 = """#!lua name=lib2
+redis.register_function('hello', function(keys, args) return 'hello ' .. (args[1] or 'world') .. ' from a library long enough for LZF' end)
+"""
+
+
+def test_load_call_list_delete(r):
+    r.function_flush()
+    assert r.function_load(LIB) == "mylib"
+    assert r.fcall("myset", 1, "k", "v") == "OK"
+    assert r.fcall_ro("myget", 1, "k") == "v"
+    with pytest.raises(redis.exceptions.ResponseError, match="Can not execute a script with write flag"):
+        r.fcall_ro("myset", 1, "k", "v")
+    with pytest.raises(redis.exceptions.ResponseError, match="boom script: boom, on @user_function:8"):
+        r.fcall("boom", 0)
+    libs = r.function_list()
+    assert len(libs) == 1
+    lib = dict(zip(libs[0][::2], libs[0][1::2]))
+    assert lib["library_name"] == "mylib" and lib["engine"] == "LUA"
+    fns = {f[1]: dict(zip(f[::2], f[1::2])) for f in lib["functions"]}
+    assert set(fns) == {"myset", "myget", "boom"}
+    assert fns["myget"]["description"] == "read a key" and fns["myget"]["flags"] == ["no-writes"]
+    assert fns["myset"]["description"] is None and fns["myset"]["flags"] == []
+    withcode = r.function_list(withcode=True)[0]
+    assert withcode[-2:] == ["library_code", LIB]
+    assert r.function_list(library="my*") and r.function_list(library="other*") == []
+    info = r.info("memory")
+    assert info["number_of_functions"] == 3 and info["number_of_libraries"] == 1
+    with pytest.raises(redis.exceptions.ResponseError, match="Library 'mylib' already exists"):
+        r.function_load(LIB)
+    assert r.function_load(LIB.replace("'boom'", "'boom2'"), replace=True) == "mylib"
+    with pytest.raises(redis.exceptions.ResponseError, match="Function not found"):
+        r.fcall("boom", 0)
+    assert r.function_delete("mylib")
+    with pytest.raises(redis.exceptions.ResponseError, match="Library not found"):
+        r.function_delete("mylib")
+    assert r.info("memory")["number_of_functions"] == 0
+
+
+def test_failed_load_changes_nothing(r):
+    r.function_flush()
+    r.function_load(LIB)
+    bad = LIB.replace("error('boom')", "error('boom')") + "\nerror('late failure')\n"
+    with pytest.raises(redis.exceptions.ResponseError, match="Error registering functions"):
+        r.function_load(bad, replace=True)
+    assert r.fcall("myset", 1, "a", "b") == "OK"
+    clash = "#!lua name=other\nredis.register_function('myset', function() return 1 end)"
+    with pytest.raises(redis.exceptions.ResponseError, match="Function myset already exists"):
+        r.function_load(clash)
+    assert len(r.function_list()) == 1
+
+
+def test_infinite_loop_at_load_times_out(r):
+    with pytest.raises(redis.exceptions.ResponseError, match="FUNCTION LOAD timeout"):
+        r.function_load("#!lua name=spin\nwhile true do end")
+    assert r.ping()
+
+
+LOAD_ERRORS = [
+    "return 1",
+    "#!lua\nreturn 1",
+    "#!lua name=a-b\nreturn 1",
+    "#!foo name=ab\nreturn 1",
+    "#!lua name=ab\nreturn 1",
+    "#!lua name=ab bad=1\nreturn 1",
+    "#!lua name=ab\nredis.register_function{function_name='g', callback=function() end, flags={'bad'}}",
+    "#!lua name=ab\nredis.register_function('bad name', function() end)",
+    "#!lua name=ab\nredis.register_function('f')",
+    "#!lua name=ab\nredis.register_function('f', 1)",
+    "#!lua name=ab\nredis.register_function{callback=function() end}",
+    "#!lua name=ab\nredis.register_function{function_name='f'}",
+    "#!lua name=ab\nredis.register_function{function_name='f', callback=function() end, foo=1}",
+    "#!lua name=ab\nredis.register_function{function_name='f', callback=function() end, flags='no-writes'}",
+    "#!lua name=ab\nredis.register_function()",
+    "#!lua name=ab\nredis.register_function{function_name={}, callback=function() end}",
+    "#!lua name=ab\nredis.call('ping')",
+    "#!lua name=ab\nerror('x')",
+    "#!lua name=ab\nlocal a = 1 +",
+    "#!lua name=ab\nx = 1",
+    "#!lua name=ab\nredis.register_function('f', function() end) redis.register_function('f', function() end)",
+]
+
+CALL_ERRORS = [
+    ("FCALL", "nosuch", "0"),
+    ("FCALL", "myset", "-1"),
+    ("FCALL", "myset", "3", "a"),
+    ("FCALL", "myset", "x"),
+    ("FCALL_RO", "myset", "1", "k", "v"),
+    ("FCALL", "boom", "0"),
+    ("FCALL", "myset", "0"),
+    ("FCALL", "myget", "1", "k"),
+    ("FUNCTION", "DELETE", "nolib"),
+    ("FUNCTION", "RESTORE", "garbage"),
+    ("FUNCTION", "RESTORE", "x", "BADPOLICY"),
+    ("FUNCTION", "FLUSH", "BAD"),
+    ("FUNCTION", "NOSUCH"),
+    ("FUNCTION", "KILL"),
+]
+
+
+@pytest.mark.differential
+@pytest.mark.parametrize("resp", [2, 3])
+def test_errors_match_redis(server, redis_ref, resp):
+    for case in [("FUNCTION", "LOAD", code) for code in LOAD_ERRORS] + CALL_ERRORS:
+        replies = []
+        for port in (server.port, redis_ref.port):
+            c = ExactConn(port)
+            if resp == 3:
+                c.call("HELLO", "3")
+            c.call("FUNCTION", "FLUSH")
+            c.call("FLUSHALL")
+            c.call("FUNCTION", "LOAD", LIB)
+            replies.append(c.call(*case)[0])
+            c.close()
+        assert replies[0] == replies[1], (case, replies)
+
+
+@pytest.mark.differential
+def test_dump_restore_both_ways(server, redis_ref):
+    ours, ref = server.client(), redis_ref.client()
+    for c in (ours, ref):
+        c.function_flush()
+    ref.function_load(LIB2)
+    payload = redis.Redis(port=redis_ref.port).function_dump()
+    raw_ours = redis.Redis(port=server.port)
+    assert raw_ours.function_restore(payload)
+    assert ours.fcall("hello", 0, "x").startswith("hello x")
+    with pytest.raises(redis.exceptions.ResponseError, match="Library 'lib2' already exists"):
+        raw_ours.function_restore(payload)
+    assert raw_ours.function_restore(payload, "REPLACE")
+    ours.function_load(LIB)
+    payload2 = raw_ours.function_dump()
+    raw_ref = redis.Redis(port=redis_ref.port)
+    assert raw_ref.function_restore(payload2, "FLUSH")
+    assert ref.fcall("myset", 1, "k", "v") == "OK" and ref.fcall("hello", 0).startswith("hello world")
+    # a corrupted payload is refused by both
+    bad = payload2[:-1] + bytes([payload2[-1] ^ 1])
+    for c in (raw_ours, raw_ref):
+        with pytest.raises(redis.exceptions.ResponseError, match="DUMP payload version or checksum are wrong"):
+            c.function_restore(bad)
+    for c in (ours, ref):
+        c.function_flush()
+
+
+@pytest.mark.differential
+def test_rdb_with_functions_both_ways(start_server):
+    ours = start_server()
+    r = ours.client()
+    r.function_load(LIB)
+    r.function_load(LIB2)
+    r.set("data", "1")
+    assert r.save()
+    ref = start_server(binary=REDIS_SERVER, args=("--dir", ours.dir))
+    rr = ref.client()
+    wait_loaded(rr)
+    assert rr.fcall("myset", 1, "k", "v") == "OK" and rr.fcall("hello", 0).startswith("hello")
+    assert rr.get("data") == "1"
+    rr.function_delete("mylib")
+    assert rr.save()
+    ref.stop()
+    ours.stop()
+    again = start_server(args=("--dir", ours.dir))
+    r2 = again.client()
+    wait_loaded(r2)
+    assert [l[1] for l in r2.function_list()] == ["lib2"]
+    assert r2.fcall("hello", 0).startswith("hello")
+    assert r2.get("data") == "1"
+
+
+def test_aof_logs_function_load(start_server):
+    s = start_server(args=("--appendonly", "yes"))
+    r = s.client()
+    r.function_load(LIB)
+    r.fcall("myset", 1, "k", "v")
+    r.function_load(LIB2)
+    r.function_delete("lib2")
+    data = open(os.path.join(s.dir, "appendonly.aof"), "rb").read()
+    assert b"FCALL" not in data.upper() and b"register_function" in data
+    s.stop()
+    s2 = start_server(args=("--appendonly", "yes", "--dir", s.dir))
+    r2 = s2.client()
+    wait_loaded(r2)
+    assert r2.get("k") == "v"
+    assert [l[1] for l in r2.function_list()] == ["mylib"]
+
+
+def test_functions_survive_aof_rewrite(start_server):
+    import time
+    s = start_server(args=("--appendonly", "yes"))
+    r = s.client()
+    r.function_load(LIB)
+    r.set("k", "v")
+    r.bgrewriteaof()
+    deadline = time.time() + 10
+    while r.info("persistence")["aof_rewrite_in_progress"] or r.info("persistence")["aof_rewrite_scheduled"]:
+        assert time.time() < deadline
+        time.sleep(0.05)
+    time.sleep(0.2)
+    data = open(os.path.join(s.dir, "appendonly.aof"), "rb").read()
+    # the rewritten file opens with the library (the logged one opened with SELECT)
+    assert data.startswith(b"*3\r\n$8\r\nFUNCTION\r\n$4\r\nLOAD\r\n") and data.count(b"register_function") == 3
+    s.stop()
+    s2 = start_server(args=("--appendonly", "yes", "--dir", s.dir))
+    r2 = s2.client()
+    wait_loaded(r2)
+    assert r2.fcall("myget", 1, "k") == "v"
