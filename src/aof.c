@@ -345,6 +345,9 @@ sds aof_emit_key(sds buf, sds key, robj *val, long long expire_ms) {
         if (val->encoding == OBJ_ENCODING_LISTPACK) buf = emit_lp(buf, cb, val->ptr, 2);
         else buf = emit_dict(buf, cb, val->ptr, true);
         break;
+    case OBJ_STREAM:
+        buf = stream_aof_emit(buf, key, val);   /* stream_aof.c */
+        break;
     }
     if (expire_ms >= 0) {
         char tmp[32];

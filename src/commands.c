@@ -27,7 +27,8 @@ static command_t *const all_tables[] = {string_commands, keyspace_commands, serv
                                           list_commands /* t_list.c */, zset_blocking_commands /* blocking.c */,
                                           multi_commands,
                                           pubsub_commands, slowlog_commands, latency_commands, monitor_commands,
-                                          persist_commands /* persist.c */};
+                                          persist_commands /* persist.c */,
+                                          stream_commands, stream_cg_commands /* t_stream*.c */};
 
 static dict_type command_dict_type = {dict_sds_hash_nocase, dict_sds_eq_nocase, NULL, dict_sds_free, NULL, false};
 
@@ -50,6 +51,7 @@ void commands_init(server_t *srv) {
     obj_register_type(OBJ_SET, &set_type_ops);
     obj_register_type(OBJ_ZSET, &zset_type_ops);
     obj_register_type(OBJ_LIST, &list_type_ops);   /* t_list.c */
+    obj_register_type(OBJ_STREAM, &stream_type_ops);   /* stream.c */
     for (size_t t = 0; t < sizeof(all_tables) / sizeof(all_tables[0]); t++) {
         for (command_t *cmd = all_tables[t]; cmd->name; cmd++) {
             init_command(cmd, NULL);

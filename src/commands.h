@@ -76,7 +76,8 @@ extern command_t set_commands[];
 extern command_t zset_commands[];
 extern command_t list_commands[];     /* t_list.c */
 extern command_t zset_blocking_commands[];   /* blocking.c: BZPOPMIN, BZPOPMAX, BZMPOP */
-extern const obj_type_ops_t list_type_ops;
+extern command_t stream_commands[], stream_cg_commands[];   /* t_stream.c, t_stream_cg.c */
+extern const obj_type_ops_t list_type_ops, stream_type_ops;
 /* Object ops of the collection types, registered by commands_init(). */
 extern const obj_type_ops_t hash_type_ops, set_type_ops, zset_type_ops;
 
