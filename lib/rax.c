@@ -496,6 +496,20 @@ bool rax_seek(rax_iter_t *it, const char *op, const unsigned char *key, size_t l
     return it_eof(it);
 }
 
+/* ------------------------------------------------------------ statistics */
+
+static uint64_t branch_count_rec(const rax_node_t *n) {
+    uint64_t total = 1;
+    for (int i = 0; i < n->nchild; i++) {
+        const rax_node_t *c = n->child[i];
+        if (n->nchild >= 2 && c->len > 1) total++;   /* the run after the branch byte */
+        total += branch_count_rec(c);
+    }
+    return total;
+}
+
+uint64_t rax_branch_node_count(const rax_t *r) { return branch_count_rec(r->root); }
+
 /* ------------------------------------------------------------ validation */
 
 static bool validate_rec(const rax_node_t *n, bool is_root, uint64_t *ele, uint64_t *nodes, size_t *bytes) {

@@ -86,6 +86,12 @@ bool rax_prev(rax_iter_t *it);
 /* Release memory held by the iterator (not the tree). */
 void rax_iter_stop(rax_iter_t *it);
 
+/* The node count the same keys would need with one-byte branch nodes and
+ * separate compressed runs (an edge of n > 1 bytes leaving a node with
+ * several children costs one extra node): the figure Redis's rax reports,
+ * shown by XINFO STREAM as radix-tree-nodes.  Walks the tree. */
+uint64_t rax_branch_node_count(const rax_t *r);
+
 /* Check every shape invariant above and the counters (tests, debug). */
 bool rax_validate(const rax_t *r);
 

@@ -79,7 +79,8 @@ void reply_ok(client_t *c) { reply_raw(c, "+OK\r\n", 5); }
  * not "any capital word", because plain messages may start in capitals. */
 static const char *const error_codes[] = {
     "ERR", "WRONGTYPE", "NOAUTH", "WRONGPASS", "NOPROTO", "OOM", "EXECABORT", "BUSY", "NOSCRIPT", "LOADING",
-    "READONLY", "MISCONF", "BUSYKEY", "NOPERM", "UNBLOCKED", "DENIED", "NOTBUSY", "NOREPLICAS", "MASTERDOWN", NULL};
+    "READONLY", "MISCONF", "BUSYKEY", "NOPERM", "UNBLOCKED", "DENIED", "NOTBUSY", "NOREPLICAS", "MASTERDOWN",
+    "NOGROUP", "BUSYGROUP", NULL};
 
 static size_t code_len(const char *msg) {
     size_t i = 0;
@@ -260,13 +261,13 @@ void reply_verbatim(client_t *c, const char *p, size_t len, const char *ext) {
 void reply_help(client_t *c, const char *cmdname, const char **lines) {
     long n = 0;
     while (lines[n]) n++;
-    reply_array_len(c, n + 2);
+    reply_array_len(c, n + 3);   /* header, lines, HELP and its line */
     char head[128];
     snprintf(head, sizeof(head), "%s <subcommand> [<arg> [value] [opt] ...]. Subcommands are:", cmdname);
     reply_simple(c, head);
     for (long i = 0; i < n; i++) reply_simple(c, lines[i]);
     reply_simple(c, "HELP");
-    reply_simple(c, "    Print this help.");
+    reply_simple(c, "    Prints this help.");
 }
 
 /* A deferred length is an empty block of its own in the block list; what

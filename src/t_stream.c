@@ -49,16 +49,15 @@ static bool str_to_u64(const char *s, uint64_t *out) {
     return true;
 }
 
-bool stream_parse_id_or_reply(client_t *c, robj *o, stream_id_t *id, uint64_t missing_seq, bool strict,
-                              bool *seq_given) {
+bool stream_parse_id(robj *o, stream_id_t *id, uint64_t missing_seq, bool strict, bool *seq_given) {
     char tmp[32];
     size_t len;
     const char *p = obj_string_view(o, tmp, sizeof(tmp), &len);
     char buf[128];
-    if (len > sizeof(buf) - 1) goto invalid;
+    if (len > sizeof(buf) - 1) return false;
     memcpy(buf, p, len);
     buf[len] = '\0';
-    if (strict && (buf[0] == '-' || buf[0] == '+') && buf[1] == '\0') goto invalid;
+    if (strict && (buf[0] == '-' || buf[0] == '+') && buf[1] == '\0') return false;
     if (seq_given) *seq_given = true;
     if (buf[0] == '-' && buf[1] == '\0') {
         id->ms = id->seq = 0;
@@ -71,13 +70,13 @@ bool stream_parse_id_or_reply(client_t *c, robj *o, stream_id_t *id, uint64_t mi
     char *dash = strchr(buf, '-');
     if (dash) *dash = '\0';
     uint64_t ms, seq;
-    if (!str_to_u64(buf, &ms)) goto invalid;
+    if (!str_to_u64(buf, &ms)) return false;
     if (dash) {
         if (seq_given && dash[1] == '*' && dash[2] == '\0') {
             seq = 0;
             *seq_given = false;
         } else if (!str_to_u64(dash + 1, &seq)) {
-            goto invalid;
+            return false;
         }
     } else {
         seq = missing_seq;
@@ -85,7 +84,11 @@ bool stream_parse_id_or_reply(client_t *c, robj *o, stream_id_t *id, uint64_t mi
     id->ms = ms;
     id->seq = seq;
     return true;
-invalid:
+}
+
+bool stream_parse_id_or_reply(client_t *c, robj *o, stream_id_t *id, uint64_t missing_seq, bool strict,
+                              bool *seq_given) {
+    if (stream_parse_id(o, id, missing_seq, strict, seq_given)) return true;
     reply_error(c, STREAM_ERR_INVALID_ID);
     return false;
 }
@@ -480,6 +483,8 @@ static void cmd_xdel(client_t *c) {
 
 /* XTRIM key MAXLEN|MINID [=|~] threshold [LIMIT n] */
 static void cmd_xtrim(client_t *c) {
+    trim_args_t a;
+    if (parse_add_trim_args_or_reply(c, &a, false) < 0) return;   /* before the key, as 7.0.15 */
     bool wrong;
     robj *o = stream_lookup_or_reply(c, c->argv[1], true, &wrong);
     if (wrong) return;
@@ -487,8 +492,6 @@ static void cmd_xtrim(client_t *c) {
         reply_ll(c, 0);
         return;
     }
-    trim_args_t a;
-    if (parse_add_trim_args_or_reply(c, &a, false) < 0) return;
     stream_t *s = o->ptr;
     int64_t deleted = trim_with(s, &a);
     if (deleted) {
@@ -699,6 +702,14 @@ static bool serve_one(client_t *c, const read_args_t *a, int k, stream_id_t *gt,
                 *gt = group->last_id;
             }
         }
+    } else if (s->length) {
+        stream_id_t maxid;
+        stream_edge_id(s, false, &maxid);
+        if (stream_id_cmp(&maxid, gt) > 0) sync = true;
+    }
+    if (!sync) return false;
+    if (group) {
+        /* The consumer comes into being when first served, as in 7.0. */
         sds cname = a->consumer->ptr;
         consumer = stream_consumer_lookup(group, cname, sds_len(cname));
         if (!consumer) {
@@ -707,12 +718,7 @@ static bool serve_one(client_t *c, const read_args_t *a, int k, stream_id_t *gt,
             c->srv->dirty++;
         }
         consumer->seen_time = stream_now(c);
-    } else if (s->length) {
-        stream_id_t maxid;
-        stream_edge_id(s, false, &maxid);
-        if (stream_id_cmp(&maxid, gt) > 0) sync = true;
     }
-    if (!sync) return false;
     if (++*served == 1) *slot = reply_deferred_len(c);
     stream_id_t start = *gt;
     stream_id_incr(&start);

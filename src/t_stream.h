@@ -16,6 +16,7 @@
 /* Parse an ID argument: "-" / "+" allowed unless strict; a missing
  * sequence becomes missing_seq; seq_given (may be NULL) accepts "ms-*" and
  * reports whether the sequence was given.  Replies on failure. */
+bool stream_parse_id(robj *o, stream_id_t *id, uint64_t missing_seq, bool strict, bool *seq_given);
 bool stream_parse_id_or_reply(client_t *c, robj *o, stream_id_t *id, uint64_t missing_seq, bool strict,
                               bool *seq_given);
 /* "(" prefix means exclusive (the caller adjusts); replies on failure. */
