@@ -42,6 +42,8 @@ robj *blocking_ready_key(const client_t *c);
 /* ------------------------------------------------------------- hooks */
 /* keyspace.c (db_signal_modified): key was written; cheap when nobody waits. */
 void blocking_signal_key(db_t *db, robj *key);
+/* keyspace.c (FLUSHDB/FLUSHALL): every watched key of db was written. */
+void blocking_signal_db(db_t *db);
 /* conn.c, after each command: serve the clients waiting on ready keys
  * (returns at once when no key is ready). */
 void blocking_handle_ready(server_t *srv);

@@ -730,25 +730,58 @@ static bool serve_one(client_t *c, const read_args_t *a, int k, stream_id_t *gt,
     return true;
 }
 
+/* A blocked XREAD/XREADGROUP re-run because `ready` was written: serve it
+ * from that stream alone, keep waiting, or (XREADGROUP) fail when the key
+ * or the group went away, with Redis 7.0's texts. */
+static void rerun_ready(client_t *c, const read_args_t *a, robj *ready, bool xgroup) {
+    int k = 0;
+    while (k < a->nstreams && sds_cmp(c->argv[a->streams_arg + k]->ptr, ready->ptr) != 0) k++;
+    robj *o = db_lookup_read(c->db, ready, LOOKUP_NOTOUCH | LOOKUP_NOSTATS);
+    if (k == a->nstreams || !o || o->type != OBJ_STREAM) {
+        if (xgroup) reply_error(c, "UNBLOCKED the stream key no longer exists");
+        else blocking_block(c, 0, 0, OBJ_STREAM, 0, BLOCK_REPLY_NULL_ARRAY);   /* keep waiting */
+        return;
+    }
+    stream_cg_t *group = NULL;
+    if (xgroup) {
+        group = stream_cg_lookup(o->ptr, a->group->ptr, sds_len(a->group->ptr));
+        if (!group) {
+            reply_error(c, "NOGROUP the consumer group this client was blocked on no longer exists");
+            return;
+        }
+    }
+    stream_id_t id = {UINT64_MAX, UINT64_MAX};
+    robj *idarg = c->argv[a->streams_arg + a->nstreams + k];
+    if (strcmp(idarg->ptr, ">") != 0 && !stream_parse_id(idarg, &id, 0, true, NULL)) id.ms = id.seq = 0;
+    size_t count = a->count ? (size_t)a->count : XREAD_BLOCKED_DEFAULT_COUNT;
+    long served = 0;
+    void *slot = NULL;
+    serve_one(c, a, k, &id, group, count, &served, &slot);
+    if (!served) {
+        blocking_block(c, 0, 0, OBJ_STREAM, 0, BLOCK_REPLY_NULL_ARRAY);
+        return;
+    }
+    if (c->resp == 2) reply_set_deferred_array_len(c, slot, served);
+    else reply_set_deferred_map_len(c, slot, served);
+}
+
 void stream_read_command(client_t *c, bool xgroup) {
     read_args_t a;
     if (!parse_read_args_or_reply(c, xgroup, &a)) return;
+    robj *ready = blocking_ready_key(c);
+    if (ready) {
+        rerun_ready(c, &a, ready, xgroup);
+        return;
+    }
     stream_id_t ids_static[8];
     stream_cg_t *groups_static[8];
     stream_id_t *ids = a.nstreams > 8 ? zmalloc(sizeof(*ids) * (size_t)a.nstreams) : ids_static;
     stream_cg_t **groups = a.nstreams > 8 ? zmalloc(sizeof(*groups) * (size_t)a.nstreams) : groups_static;
     if (!resolve_read_ids_or_reply(c, &a, ids, xgroup ? groups : NULL)) goto done;
-
-    robj *ready = blocking_ready_key(c);
     size_t count = (size_t)a.count;
-    if (ready && !count) count = XREAD_BLOCKED_DEFAULT_COUNT;
     long served = 0;
     void *slot = NULL;
-    for (int k = 0; k < a.nstreams; k++) {
-        if (ready && sds_cmp(c->argv[a.streams_arg + k]->ptr, ready->ptr) != 0) continue;
-        serve_one(c, &a, k, &ids[k], xgroup ? groups[k] : NULL, count, &served, &slot);
-        if (ready) break;
-    }
+    for (int k = 0; k < a.nstreams; k++) serve_one(c, &a, k, &ids[k], xgroup ? groups[k] : NULL, count, &served, &slot);
     if (served) {
         if (c->resp == 2) reply_set_deferred_array_len(c, slot, served);
         else reply_set_deferred_map_len(c, slot, served);
@@ -760,11 +793,9 @@ void stream_read_command(client_t *c, bool xgroup) {
             goto done;
         }
         /* A re-run keeps the resolved IDs: "$" becomes the last ID now. */
-        if (!ready) {
-            for (int k = 0; k < a.nstreams; k++) {
-                int idx = a.streams_arg + a.nstreams + k;
-                if (!strcmp(c->argv[idx]->ptr, "$")) stream_rewrite_arg(c, idx, stream_id_object(&ids[k]));
-            }
+        for (int k = 0; k < a.nstreams; k++) {
+            int idx = a.streams_arg + a.nstreams + k;
+            if (!strcmp(c->argv[idx]->ptr, "$")) stream_rewrite_arg(c, idx, stream_id_object(&ids[k]));
         }
         blocking_block(c, a.streams_arg, a.nstreams, OBJ_STREAM, a.timeout, BLOCK_REPLY_NULL_ARRAY);
         goto done;
