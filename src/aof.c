@@ -765,7 +765,7 @@ static bool replay(server_t *srv, client_t *c, const unsigned char *buf, aof_cmd
     robj *argv_stack[16];
     robj **argv = cmd->argc <= 16 ? argv_stack : zmalloc(sizeof(robj *) * (size_t)cmd->argc);
     for (int i = 0; i < cmd->argc; i++) argv[i] = obj_create_string((const char *)buf + cmd->off[i], cmd->len[i]);
-    command_t *cc = commands_lookup(srv, argv[0]->ptr, sds_len(argv[0]->ptr));
+    command_t *cc = commands_lookup_argv(srv, argv, cmd->argc);   /* subcommands too (XGROUP CREATE) */
     bool ok = cc && cc->proc;
     if (!ok) {
         log_msg(LL_WARNING, "Unknown command '%.64s' reading the append only file %s", (char *)argv[0]->ptr, path);

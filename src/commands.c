@@ -137,6 +137,12 @@ static command_t *lookup_top(client_t *c) {
     return dict_fetch_value(c->srv->commands, c->argv[0]->ptr);
 }
 
+command_t *commands_lookup_argv(server_t *srv, robj **argv, int argc) {
+    command_t *cmd = dict_fetch_value(srv->commands, argv[0]->ptr);
+    if (cmd && cmd->subcommands) cmd = argc >= 2 ? find_subcommand(cmd, argv[1]->ptr) : NULL;
+    return cmd;
+}
+
 /* Resolve argv to a command, replying with the right error if it fails. */
 static command_t *resolve(client_t *c) {
     command_t *cmd = lookup_top(c);

@@ -31,6 +31,7 @@
 #define CLIENT_BLOCKED (1u << 7)           /* waiting on keys: input paused */
 #define CLIENT_UNBLOCKED (1u << 8)         /* served/timed out; input resumes at before-sleep */
 #define CLIENT_DENY_BLOCKING (1u << 9)     /* e.g. inside EXEC: blocking commands must not block */
+#define CLIENT_PREVENT_PROP (1u << 12)     /* persist.c: the handler fed the AOF itself */
 
 typedef struct reply_block {
     struct reply_block *next;

@@ -444,8 +444,17 @@ bool persist_write_allowed_or_reply(client_t *c) {
 void persist_after_command(client_t *c, long long dirty_before) {
     server_t *srv = c->srv;
     persist_t *p = P(srv);
-    if (!p || p->loading || srv->dirty == dirty_before || !aof_is_on(p->aof)) return;
+    bool prevented = c->flags & CLIENT_PREVENT_PROP;
+    c->flags &= ~CLIENT_PREVENT_PROP;
+    if (prevented || !p || p->loading || srv->dirty == dirty_before || !aof_is_on(p->aof)) return;
     aof_feed(srv, p->aof, c->db->id, c->argv, c->argc);
+}
+
+void persist_propagate(client_t *c, robj **argv, int argc) {
+    persist_t *p = P(c->srv);
+    c->flags |= CLIENT_PREVENT_PROP;
+    if (!p || p->loading || !aof_is_on(p->aof)) return;
+    aof_feed(c->srv, p->aof, c->db->id, argv, argc);
 }
 
 /* --------------------------------------------------------------- commands */

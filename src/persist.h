@@ -58,6 +58,10 @@ bool persist_write_allowed_or_reply(client_t *c);
 /* After a command ran: feed the AOF when it was a write that changed
  * something (dirty_before is srv->dirty before the call). */
 void persist_after_command(client_t *c, long long dirty_before);
+/* A command whose effects are logged as other commands (XREADGROUP and
+ * XCLAIM log one exact XCLAIM per entry): feed argv to the AOF now, on c's
+ * database, and leave the running command itself out.  Borrows argv. */
+void persist_propagate(client_t *c, robj **argv, int argc);
 
 /* SAVE in the foreground; 0 or -1 (logged, status set to err). */
 int persist_save(server_t *srv);

@@ -18,6 +18,7 @@
 #include "commands.h"
 #include "keyspace.h"
 #include "notify.h"
+#include "persist.h"
 #include "reply.h"
 #include "t_stream.h"
 #include "util.h"
@@ -125,14 +126,72 @@ robj *stream_lookup_or_reply(client_t *c, robj *key, bool write, bool *wrongtype
     return db_lookup_typed_or_reply(c, key, OBJ_STREAM, write, wrongtype);
 }
 
+/* ------------------------------------------------------------ propagation */
+
+static robj *cstr_obj(const char *s) { return obj_create_string(s, strlen(s)); }
+
+static void propagate_take(client_t *c, robj **argv, int argc) {
+    persist_propagate(c, argv, argc);
+    for (int i = 0; i < argc; i++) obj_decref(argv[i]);
+}
+
+void stream_propagate_claim(client_t *c, const stream_prop_t *p, stream_cg_t *cg, const stream_id_t *id,
+                            const stream_nack_t *nack) {
+    robj *argv[14];
+    obj_incref(p->key);
+    obj_incref(p->group);
+    argv[0] = cstr_obj("XCLAIM");
+    argv[1] = p->key;
+    argv[2] = p->group;
+    argv[3] = obj_create_string(nack->consumer->name, sds_len(nack->consumer->name));
+    argv[4] = cstr_obj("0");
+    argv[5] = stream_id_object(id);
+    argv[6] = cstr_obj("TIME");
+    argv[7] = obj_create_from_sds(sds_fromll(nack->delivery_time));
+    argv[8] = cstr_obj("RETRYCOUNT");
+    argv[9] = obj_create_from_sds(sds_fromll((long long)nack->delivery_count));
+    argv[10] = cstr_obj("FORCE");
+    argv[11] = cstr_obj("JUSTID");
+    argv[12] = cstr_obj("LASTID");
+    argv[13] = stream_id_object(&cg->last_id);
+    propagate_take(c, argv, 14);
+}
+
+void stream_propagate_setid(client_t *c, const stream_prop_t *p, stream_cg_t *cg) {
+    robj *argv[7];
+    obj_incref(p->key);
+    obj_incref(p->group);
+    argv[0] = cstr_obj("XGROUP");
+    argv[1] = cstr_obj("SETID");
+    argv[2] = p->key;
+    argv[3] = p->group;
+    argv[4] = stream_id_object(&cg->last_id);
+    argv[5] = cstr_obj("ENTRIESREAD");
+    argv[6] = obj_create_from_sds(sds_fromll(cg->entries_read));
+    propagate_take(c, argv, 7);
+}
+
+void stream_propagate_createconsumer(client_t *c, const stream_prop_t *p, robj *consumer) {
+    robj *argv[5];
+    obj_incref(p->key);
+    obj_incref(p->group);
+    obj_incref(consumer);
+    argv[0] = cstr_obj("XGROUP");
+    argv[1] = cstr_obj("CREATECONSUMER");
+    argv[2] = p->key;
+    argv[3] = p->group;
+    argv[4] = consumer;
+    propagate_take(c, argv, 5);
+}
+
 /* Add id to the group's and consumer's PELs (or move it to this consumer). */
-static void deliver_to_consumer(stream_cg_t *group, stream_consumer_t *consumer, const stream_id_t *id, long long now) {
+static stream_nack_t *deliver_to_consumer(stream_cg_t *group, stream_consumer_t *consumer, const stream_id_t *id, long long now) {
     unsigned char buf[16];
     stream_id_encode(buf, id);
     stream_nack_t *nack = stream_nack_new(consumer, now);
     if (rax_try_insert(group->pel, buf, 16, nack)) {
         rax_insert(consumer->pel, buf, 16, nack, NULL);
-        return;
+        return nack;
     }
     stream_nack_free(nack);
     void *v;
@@ -143,10 +202,12 @@ static void deliver_to_consumer(stream_cg_t *group, stream_consumer_t *consumer,
     nack->delivery_time = now;
     nack->delivery_count = 1;
     rax_insert(consumer->pel, buf, 16, nack, NULL);
+    return nack;
 }
 
 static size_t reply_from_consumer_pel(client_t *c, stream_t *s, const stream_id_t *start, const stream_id_t *end,
-                                      size_t count, stream_consumer_t *consumer) {
+                                      size_t count, stream_cg_t *group, stream_consumer_t *consumer,
+                                      const stream_prop_t *prop) {
     unsigned char startkey[16], endkey[16];
     stream_id_encode(startkey, start);
     if (end) stream_id_encode(endkey, end);
@@ -168,6 +229,7 @@ static size_t reply_from_consumer_pel(client_t *c, stream_t *s, const stream_id_
             stream_nack_t *nack = ri.data;
             nack->delivery_time = now;
             nack->delivery_count++;
+            if (prop) stream_propagate_claim(c, prop, group, &id, nack);
         }
         n++;
     }
@@ -201,8 +263,11 @@ bool stream_reply_entry(client_t *c, stream_t *s, const stream_id_t *id) {
 }
 
 size_t stream_reply_range(client_t *c, stream_t *s, const stream_id_t *start, const stream_id_t *end, size_t count,
-                          bool rev, stream_cg_t *group, stream_consumer_t *consumer, int flags) {
-    if (group && (flags & STREAM_RWR_HISTORY)) return reply_from_consumer_pel(c, s, start, end, count, consumer);
+                          bool rev, stream_cg_t *group, stream_consumer_t *consumer, int flags,
+                          const stream_prop_t *prop) {
+    if (group && (flags & STREAM_RWR_HISTORY))
+        return reply_from_consumer_pel(c, s, start, end, count, group, consumer, prop);
+    bool moved = false;
     void *slot = (flags & STREAM_RWR_RAWENTRIES) ? NULL : reply_deferred_len(c);
     stream_iter_t it;
     stream_id_t id;
@@ -217,13 +282,18 @@ size_t stream_reply_range(client_t *c, stream_t *s, const stream_id_t *start, co
             else if (s->entries_added)
                 group->entries_read = stream_estimate_distance(s, &id);
             group->last_id = id;
+            moved = true;
         }
         reply_current_entry(c, &it, &id, nf);
-        if (group && !(flags & STREAM_RWR_NOACK)) deliver_to_consumer(group, consumer, &id, now);
+        if (group && !(flags & STREAM_RWR_NOACK)) {
+            stream_nack_t *nack = deliver_to_consumer(group, consumer, &id, now);
+            if (prop) stream_propagate_claim(c, prop, group, &id, nack);
+        }
         n++;
         if (count && n == count) break;
     }
     stream_iter_stop(&it);
+    if (prop && moved) stream_propagate_setid(c, prop, group);
     if (slot) reply_set_deferred_array_len(c, slot, (long)n);
     return n;
 }
@@ -328,8 +398,14 @@ static int parse_add_trim_args_or_reply(client_t *c, trim_args_t *a, bool xadd) 
 static void rewrite_trim_for_aof(client_t *c, stream_t *s, const trim_args_t *a) {
     stream_rewrite_arg(c, a->strategy_arg - 1, obj_create_string("=", 1));
     robj *v;
-    if (a->strategy == STREAM_TRIM_MAXLEN) v = obj_create_from_sds(sds_fromll((long long)s->length));
-    else v = stream_id_object(&s->first_id);
+    if (a->strategy == STREAM_TRIM_MAXLEN) {
+        v = obj_create_from_sds(sds_fromll((long long)s->length));
+    } else {
+        /* Emptied: the highest ID, so the replay empties it too. */
+        stream_id_t first = {UINT64_MAX, UINT64_MAX};
+        stream_edge_id(s, true, &first);
+        v = stream_id_object(&first);
+    }
     stream_rewrite_arg(c, a->strategy_arg, v);
 }
 
@@ -431,7 +507,7 @@ static void range_generic(client_t *c, bool rev) {
         reply_null_array(c);
         return;
     }
-    stream_reply_range(c, o->ptr, &start, &end, count == -1 ? 0 : (size_t)count, rev, NULL, NULL, 0);
+    stream_reply_range(c, o->ptr, &start, &end, count == -1 ? 0 : (size_t)count, rev, NULL, NULL, 0, NULL);
 }
 
 static void cmd_xrange(client_t *c) { range_generic(c, false); }
@@ -688,6 +764,7 @@ static bool serve_one(client_t *c, const read_args_t *a, int k, stream_id_t *gt,
     robj *key = c->argv[a->streams_arg + k];
     robj *o = db_lookup_read(c->db, key, LOOKUP_NOTOUCH | LOOKUP_NOSTATS);
     if (!o || o->type != OBJ_STREAM) return false;
+    stream_prop_t prop = {key, a->group};
     stream_t *s = o->ptr;
     bool sync = false, history = false;
     stream_consumer_t *consumer = NULL;
@@ -715,6 +792,7 @@ static bool serve_one(client_t *c, const read_args_t *a, int k, stream_id_t *gt,
         if (!consumer) {
             consumer = stream_consumer_create(group, cname, sds_len(cname), stream_now(c));
             notify_keyspace_event(c->srv, NOTIFY_STREAM, "xgroup-createconsumer", key, c->db->id);
+            stream_propagate_createconsumer(c, &prop, a->consumer);
             c->srv->dirty++;
         }
         consumer->seen_time = stream_now(c);
@@ -725,7 +803,7 @@ static bool serve_one(client_t *c, const read_args_t *a, int k, stream_id_t *gt,
     if (c->resp == 2) reply_array_len(c, 2);
     reply_bulk_obj(c, key);
     int flags = (a->noack ? STREAM_RWR_NOACK : 0) | (history ? STREAM_RWR_HISTORY : 0);
-    stream_reply_range(c, s, &start, NULL, count, false, group, consumer, flags);
+    stream_reply_range(c, s, &start, NULL, count, false, group, consumer, flags, group ? &prop : NULL);
     if (group) c->srv->dirty++;
     return true;
 }

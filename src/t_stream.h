@@ -31,13 +31,30 @@ void stream_rewrite_arg(client_t *c, int i, robj *o);
  * (*wrongtype then true, WRONGTYPE sent). */
 robj *stream_lookup_or_reply(client_t *c, robj *key, bool write, bool *wrongtype);
 
+/* AOF propagation of group reads and claims: the stream key and group name
+ * arguments of the running command. */
+typedef struct stream_prop {
+    robj *key;
+    robj *group;
+} stream_prop_t;
+
+/* Log "XCLAIM key group consumer 0 id TIME t RETRYCOUNT n FORCE JUSTID
+ * LASTID last" (the exact state of one pending entry), "XGROUP SETID key
+ * group id ENTRIESREAD n" or "XGROUP CREATECONSUMER key group name", and
+ * keep the running command out of the AOF (persist_propagate). */
+void stream_propagate_claim(client_t *c, const stream_prop_t *p, stream_cg_t *cg, const stream_id_t *id,
+                            const stream_nack_t *nack);
+void stream_propagate_setid(client_t *c, const stream_prop_t *p, stream_cg_t *cg);
+void stream_propagate_createconsumer(client_t *c, const stream_prop_t *p, robj *consumer);
+
 #define STREAM_RWR_NOACK (1 << 0)
 #define STREAM_RWR_RAWENTRIES (1 << 1)   /* no outer array length */
 #define STREAM_RWR_HISTORY (1 << 2)      /* only the consumer's PEL */
 /* Reply entries of [start, end] (end NULL = to the top), at most count
  * (0 = all); with a group, deliver them to consumer (PEL, last_id). */
 size_t stream_reply_range(client_t *c, stream_t *s, const stream_id_t *start, const stream_id_t *end, size_t count,
-                          bool rev, stream_cg_t *group, stream_consumer_t *consumer, int flags);
+                          bool rev, stream_cg_t *group, stream_consumer_t *consumer, int flags,
+                          const stream_prop_t *prop);
 /* Reply one entry [id, [field, value ...]] if it is live; false if not. */
 bool stream_reply_entry(client_t *c, stream_t *s, const stream_id_t *id);
 

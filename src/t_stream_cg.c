@@ -447,8 +447,11 @@ static void cmd_xclaim(client_t *c) {
         return;
     }
     stream_t *s = o->ptr;
+    stream_prop_t prop = {c->argv[1], c->argv[2]};
+    bool setid = false;   /* LASTID moved the group: logged unless an XCLAIM carries it */
     if (stream_id_cmp(&op.last_id, &cg->last_id) > 0) {
         cg->last_id = op.last_id;
+        setid = true;
         c->srv->dirty++;
     }
     if (op.deliverytime != -1) {
@@ -467,6 +470,8 @@ static void cmd_xclaim(client_t *c) {
         stream_nack_t *nack = rax_find(cg->pel, buf, 16, &v) ? v : NULL;
         if (!entry_exists(s, &id)) {
             if (nack) {
+                stream_propagate_claim(c, &prop, cg, &id, nack);   /* replayed, it drops the entry too */
+                setid = false;
                 pel_remove(cg, buf, nack);   /* the entry is gone: so is its claim */
                 c->srv->dirty++;
             }
@@ -486,8 +491,11 @@ static void cmd_xclaim(client_t *c) {
         if (op.justid) stream_reply_id(c, &id);
         else stream_reply_entry(c, s, &id);
         n++;
+        stream_propagate_claim(c, &prop, cg, &id, nack);
+        setid = false;
         c->srv->dirty++;
     }
+    if (setid) stream_propagate_setid(c, &prop, cg);
     reply_set_deferred_array_len(c, slot, n);
     zfree(ids);
 }
@@ -544,6 +552,7 @@ static void cmd_xautoclaim(client_t *c) {
     }
     stream_t *s = o->ptr;
     idvec_t claimed = {0}, deleted = {0};
+    stream_prop_t prop = {c->argv[1], c->argv[2]};
     stream_consumer_t *consumer = NULL;
     long long attempts = count * attempts_factor;
     long long now = stream_now(c);
@@ -560,6 +569,7 @@ static void cmd_xautoclaim(client_t *c) {
         stream_id_decode(ri.key, &id);
         memcpy(key, ri.key, 16);
         if (!entry_exists(s, &id)) {
+            stream_propagate_claim(c, &prop, cg, &id, nack);
             pel_remove(cg, key, nack);
             c->srv->dirty++;
             idvec_push(&deleted, &id);
@@ -573,6 +583,7 @@ static void cmd_xautoclaim(client_t *c) {
         nack->delivery_time = now;
         if (!justid) nack->delivery_count++;
         nack_move(nack, consumer, key);
+        stream_propagate_claim(c, &prop, cg, &id, nack);
         idvec_push(&claimed, &id);
         count--;
         c->srv->dirty++;
@@ -789,13 +800,13 @@ static void cmd_xinfo_stream(client_t *c) {
         reply_ll(c, s->cgroups ? (long long)rax_size(s->cgroups) : 0);
         stream_id_t lo = {0, 0}, hi = {UINT64_MAX, UINT64_MAX};
         reply_bulk_cstr(c, "first-entry");
-        if (!stream_reply_range(c, s, &lo, &hi, 1, false, NULL, NULL, STREAM_RWR_RAWENTRIES)) reply_null(c);
+        if (!stream_reply_range(c, s, &lo, &hi, 1, false, NULL, NULL, STREAM_RWR_RAWENTRIES, NULL)) reply_null(c);
         reply_bulk_cstr(c, "last-entry");
-        if (!stream_reply_range(c, s, &lo, &hi, 1, true, NULL, NULL, STREAM_RWR_RAWENTRIES)) reply_null(c);
+        if (!stream_reply_range(c, s, &lo, &hi, 1, true, NULL, NULL, STREAM_RWR_RAWENTRIES, NULL)) reply_null(c);
         return;
     }
     reply_bulk_cstr(c, "entries");
-    stream_reply_range(c, s, NULL, NULL, (size_t)count, false, NULL, NULL, 0);
+    stream_reply_range(c, s, NULL, NULL, (size_t)count, false, NULL, NULL, 0, NULL);
     reply_bulk_cstr(c, "groups");
     xinfo_full_groups(c, s, count);
 }
