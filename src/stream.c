@@ -248,20 +248,29 @@ int stream_append(stream_t *s, const stream_limits_t *lim, robj **argv, int64_t 
 
     int flags = STREAM_ITEM_FLAG_NONE;
     stream_id_t master;
+    bool changed = !lp;               /* the rax must learn a new pointer */
+    lp_item_t stack[40];
+    size_t nitems = (size_t)nfields * 2 + 6;   /* the largest of both uses below */
+    lp_item_t *it = nitems <= 40 ? stack : zmalloc(sizeof(*it) * nitems);
+    size_t n = 0;
     if (!lp) {
         master = id;
         stream_id_encode(key, &id);
-        lp = lp_new();
-        lp = lp_append_int(lp, 1);
-        lp = lp_append_int(lp, 0);
-        lp = lp_append_int(lp, nfields);
-        for (int64_t i = 0; i < nfields; i++) lp = lp_append(lp, argv[i * 2]->ptr, sds_len(argv[i * 2]->ptr));
-        lp = lp_append_int(lp, 0);
+        /* Master entry: count 1, deleted 0, the fields, the 0 terminator. */
+        it[n++] = (lp_item_t){NULL, 0, 1};
+        it[n++] = (lp_item_t){NULL, 0, 0};
+        it[n++] = (lp_item_t){NULL, 0, nfields};
+        for (int64_t i = 0; i < nfields; i++) it[n++] = (lp_item_t){argv[i * 2]->ptr, sds_len(argv[i * 2]->ptr), 0};
+        it[n++] = (lp_item_t){NULL, 0, 0};
+        lp = lp_append_batch(lp_new(), it, n);
+        n = 0;
         flags |= STREAM_ITEM_FLAG_SAMEFIELDS;
     } else {
         stream_id_decode(key, &master);
         unsigned char *p = lp_first(lp);
+        unsigned char *before = lp;
         lp = lp_replace_int(lp, &p, lp_int(p) + 1);
+        changed = lp != before;
         p = lp_next(lp, p);
         p = lp_next(lp, p);
         int64_t mfields = lp_int(p);
@@ -276,16 +285,19 @@ int stream_append(stream_t *s, const stream_limits_t *lim, robj **argv, int64_t 
         }
     }
     bool same = flags & STREAM_ITEM_FLAG_SAMEFIELDS;
-    lp = lp_append_int(lp, flags);
-    lp = lp_append_int(lp, (long long)(id.ms - master.ms));
-    lp = lp_append_int(lp, (long long)(id.seq - master.seq));
-    if (!same) lp = lp_append_int(lp, nfields);
+    it[n++] = (lp_item_t){NULL, 0, flags};
+    it[n++] = (lp_item_t){NULL, 0, (long long)(id.ms - master.ms)};
+    it[n++] = (lp_item_t){NULL, 0, (long long)(id.seq - master.seq)};
+    if (!same) it[n++] = (lp_item_t){NULL, 0, nfields};
     for (int64_t i = 0; i < nfields; i++) {
-        if (!same) lp = lp_append(lp, argv[i * 2]->ptr, sds_len(argv[i * 2]->ptr));
-        lp = lp_append(lp, argv[i * 2 + 1]->ptr, sds_len(argv[i * 2 + 1]->ptr));
+        if (!same) it[n++] = (lp_item_t){argv[i * 2]->ptr, sds_len(argv[i * 2]->ptr), 0};
+        it[n++] = (lp_item_t){argv[i * 2 + 1]->ptr, sds_len(argv[i * 2 + 1]->ptr), 0};
     }
-    lp = lp_append_int(lp, nfields + 3 + (same ? 0 : nfields + 1));
-    rax_insert(s->rax, key, 16, lp, NULL);
+    it[n++] = (lp_item_t){NULL, 0, nfields + 3 + (same ? 0 : nfields + 1)};   /* lp-count */
+    unsigned char *before = lp;
+    lp = lp_append_batch(lp, it, n);
+    if (it != stack) zfree(it);
+    if (changed || lp != before) rax_insert(s->rax, key, 16, lp, NULL);
     s->length++;
     s->entries_added++;
     s->last_id = id;

@@ -25,10 +25,9 @@
 
 #define XREAD_BLOCKED_DEFAULT_COUNT 1000
 
-long long stream_now(client_t *c) {
-    (void)c;
-    return util_mstime();
-}
+/* The command's clock (cached per batch of commands, as Redis caches it
+ * per command): IDs and delivery times of one pipeline share it. */
+long long stream_now(client_t *c) { return c->srv->mstime; }
 
 /* ------------------------------------------------------------ IDs and replies */
 
@@ -459,13 +458,15 @@ static void cmd_xadd(client_t *c) {
         else reply_error(c, "Elements are too large to be stored");
         return;
     }
-    stream_reply_id(c, &id);
+    char idbuf[STREAM_ID_STR_MAX];
+    size_t idlen = stream_id_format(idbuf, &id);   /* once, for the reply and the AOF */
+    reply_bulk(c, idbuf, idlen);
     notify_keyspace_event(c->srv, NOTIFY_STREAM, "xadd", c->argv[1], c->db->id);
     if (a.strategy != STREAM_TRIM_NONE) {
         if (trim_with(s, &a)) notify_keyspace_event(c->srv, NOTIFY_STREAM, "xtrim", c->argv[1], c->db->id);
         if (a.approx) rewrite_trim_for_aof(c, s, &a);
     }
-    if (!a.id_given || !a.seq_given) stream_rewrite_arg(c, i, stream_id_object(&id));
+    if (!a.id_given || !a.seq_given) stream_rewrite_arg(c, i, obj_create_string(idbuf, idlen));
     db_signal_modified(c->db, c->argv[1]);   /* wakes blocked readers */
 }
 
