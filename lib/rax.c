@@ -429,6 +429,12 @@ static bool it_step_prev(rax_iter_t *it) {
     return it_eof(it);
 }
 
+void rax_iter_set(rax_iter_t *it, void *val) {
+    if (it->eof) return;
+    it_top(it)->value = val;
+    it->data = val;
+}
+
 bool rax_next(rax_iter_t *it) { return it->eof ? false : it_step_next(it); }
 bool rax_prev(rax_iter_t *it) { return it->eof ? false : it_step_prev(it); }
 

@@ -83,6 +83,9 @@ bool rax_seek(rax_iter_t *it, const char *op, const unsigned char *key, size_t l
  * seek that found nothing they return false. */
 bool rax_next(rax_iter_t *it);
 bool rax_prev(rax_iter_t *it);
+/* Replace the value of the current key: the one change allowed while
+ * iterating (the shape stays).  The iterator must be positioned. */
+void rax_iter_set(rax_iter_t *it, void *val);
 /* Release memory held by the iterator (not the tree). */
 void rax_iter_stop(rax_iter_t *it);
 

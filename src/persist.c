@@ -450,11 +450,14 @@ void persist_after_command(client_t *c, long long dirty_before) {
     aof_feed(srv, p->aof, c->db->id, c->argv, c->argc);
 }
 
-void persist_propagate(client_t *c, robj **argv, int argc) {
+bool persist_propagation_on(const client_t *c) {
     persist_t *p = P(c->srv);
+    return p && !p->loading && aof_is_on(p->aof);
+}
+
+void persist_propagate(client_t *c, robj **argv, int argc) {
     c->flags |= CLIENT_PREVENT_PROP;
-    if (!p || p->loading || !aof_is_on(p->aof)) return;
-    aof_feed(c->srv, p->aof, c->db->id, argv, argc);
+    if (argc && persist_propagation_on(c)) aof_feed(c->srv, P(c->srv)->aof, c->db->id, argv, argc);
 }
 
 /* --------------------------------------------------------------- commands */

@@ -136,6 +136,10 @@ static void propagate_take(client_t *c, robj **argv, int argc) {
 
 void stream_propagate_claim(client_t *c, const stream_prop_t *p, stream_cg_t *cg, const stream_id_t *id,
                             const stream_nack_t *nack) {
+    if (!persist_propagation_on(c)) {
+        persist_propagate(c, NULL, 0);   /* nothing to log: the command itself stays out too */
+        return;
+    }
     robj *argv[14];
     obj_incref(p->key);
     obj_incref(p->group);
@@ -157,6 +161,10 @@ void stream_propagate_claim(client_t *c, const stream_prop_t *p, stream_cg_t *cg
 }
 
 void stream_propagate_setid(client_t *c, const stream_prop_t *p, stream_cg_t *cg) {
+    if (!persist_propagation_on(c)) {
+        persist_propagate(c, NULL, 0);   /* nothing to log: the command itself stays out too */
+        return;
+    }
     robj *argv[7];
     obj_incref(p->key);
     obj_incref(p->group);
@@ -171,6 +179,10 @@ void stream_propagate_setid(client_t *c, const stream_prop_t *p, stream_cg_t *cg
 }
 
 void stream_propagate_createconsumer(client_t *c, const stream_prop_t *p, robj *consumer) {
+    if (!persist_propagation_on(c)) {
+        persist_propagate(c, NULL, 0);   /* nothing to log: the command itself stays out too */
+        return;
+    }
     robj *argv[5];
     obj_incref(p->key);
     obj_incref(p->group);

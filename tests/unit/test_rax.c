@@ -245,6 +245,15 @@ static int test_free_callback_and_long_keys(void) {
     count = 0;
     for (bool ok = rax_seek(&it, "$", NULL, 0); ok; ok = rax_prev(&it)) count++;
     CHECK_EQ_INT(count, 40);
+    /* Values may be replaced while walking; the walk is unaffected. */
+    count = 0;
+    for (bool ok = rax_seek(&it, "^", NULL, 0); ok; ok = rax_next(&it)) {
+        rax_iter_set(&it, (void *)(uintptr_t)(1000 + count));
+        count++;
+    }
+    CHECK_EQ_INT(count, 40);
+    count = 0;
+    for (bool ok = rax_seek(&it, "^", NULL, 0); ok; ok = rax_next(&it)) CHECK((uintptr_t)it.data == (uintptr_t)(1000 + count++));
     rax_iter_stop(&it);
     freed = 0;
     rax_free(r, count_free);
