@@ -16,7 +16,7 @@
 PYTHON := /usr/bin/python3
 export PYTHON
 
-.PHONY: all deps test-deps run test test-integration test-ebbmalloc test-allocators test-sanitizers fuzz clean distclean shootout
+.PHONY: all deps test-deps run test test-integration test-ebbmalloc test-allocators test-sanitizers fuzz fuzz-restore format format-check clean distclean shootout
 
 all: deps
 	$(MAKE) -C src
@@ -48,7 +48,7 @@ ALLOCATORS ?= libc jemalloc tcmalloc tcmalloc_minimal ebbmalloc
 test-allocators: test-deps
 	@set -e; for a in $(ALLOCATORS); do \
 	  echo "=== integration suite with MALLOC=$$a ==="; \
-	  $(MAKE) -C src BUILD_DIR=../build/$$a MALLOC=$$a server; \
+	  $(MAKE) -C src BUILD_DIR=../build/$$a MALLOC=$$a server tools; \
 	  RL_SERVER=$(CURDIR)/build/$$a/redis-like-server $(PYTHON) -m pytest -q -m "not slow" tests/integration $(PYTEST_ARGS); \
 	done
 
@@ -57,7 +57,7 @@ SANITIZERS ?= address undefined
 test-sanitizers: test-deps
 	@set -e; for s in $(SANITIZERS); do \
 	  echo "=== unit + integration tests with SANITIZER=$$s ==="; \
-	  $(MAKE) -C src BUILD_DIR=../build/san-$$s SANITIZER=$$s server unit-tests; \
+	  $(MAKE) -C src BUILD_DIR=../build/san-$$s SANITIZER=$$s server tools unit-tests; \
 	  RL_SERVER=$(CURDIR)/build/san-$$s/redis-like-server $(PYTHON) -m pytest -q -m "not slow" tests/integration $(PYTEST_ARGS); \
 	done
 
@@ -87,6 +87,23 @@ fuzz: test-deps
 	clang -g -O1 -std=gnu11 -D_GNU_SOURCE -DUSE_LIBC_MALLOC -fsanitize=fuzzer,address,undefined \
 	  -Ilib $(FUZZ_SRC) -o build/fuzz/fuzz_resp
 	build/fuzz/fuzz_resp -max_total_time=$(FUZZ_SECONDS) -max_len=4096 build/fuzz/corpus tests/fuzz/corpus
+
+# RESTORE's payload path (dump.c, rdb_load.c's value reader), linked with
+# the server's own sources (all of src/ but main: libFuzzer brings main).
+FUZZ_RESTORE_SRC := tests/fuzz/fuzz_restore.c $(filter-out src/server_main.c,$(wildcard src/*.c)) $(wildcard lib/*.c)
+fuzz-restore: test-deps
+	@mkdir -p build/fuzz build/fuzz/corpus_restore
+	clang -g -O1 -std=gnu11 -D_GNU_SOURCE -DUSE_LIBC_MALLOC -DRL_MALLOC_NAME='"libc"' -DRL_BUILD_ID='"fuzz"' \
+	  -fsanitize=fuzzer,address,undefined -Isrc -Ilib $(FUZZ_RESTORE_SRC) -o build/fuzz/fuzz_restore -levent_core -lm -pthread
+	build/fuzz/fuzz_restore -max_total_time=$(FUZZ_SECONDS) -max_len=65536 build/fuzz/corpus_restore tests/fuzz/corpus_restore
+
+# Formatting is clang-format's job (.clang-format); CI runs format-check.
+FORMAT_FILES = $(wildcard src/*.[ch] lib/*.[ch] tools/*/*.[ch] tests/unit/*.[ch] tests/fuzz/*.c)
+format:
+	clang-format -i $(FORMAT_FILES)
+
+format-check:
+	@clang-format --dry-run --Werror $(FORMAT_FILES) && echo "format-check: clean"
 
 clean:
 	$(MAKE) -C src clean

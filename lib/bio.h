@@ -1,7 +1,8 @@
 /* bio.h: background jobs on one helper thread ("background I/O", as Redis
  * calls it): the start of a small job system.  Today it runs lazy-free jobs
- * (lazyfree.c hands it values and whole tables to release); fsync and file
- * closes can become more job types later without changing the queue.
+ * (lazyfree.c hands it values and whole tables to release) and the AOF's
+ * background fsyncs (aof.c, on a bio of its own, so an fsync on a slow
+ * disk never waits behind a large free or the other way round).
  *
  * The main thread submits, the helper thread runs jobs in submission order.
  * A job must own everything it touches: once submitted, nothing on the main
@@ -14,7 +15,7 @@
 
 typedef struct bio bio_t;
 
-enum { BIO_LAZY_FREE = 0, BIO_NUM_TYPES };
+enum { BIO_LAZY_FREE = 0, BIO_AOF_FSYNC, BIO_NUM_TYPES };
 
 /* A job's work: runs on the helper thread with the three submitted args. */
 typedef void bio_job_fn(void *a, void *b, void *c);

@@ -459,6 +459,36 @@ dict_entry *dict_random_entry(dict *d) {
     return de;
 }
 
+/* Uniform over entries, unlike dict_random_entry (which favours entries in
+ * short chains): draw a bucket uniformly (empty ones included) and a slot
+ * in [0, DICT_FAIR_SLOTS); the slot's entry, if the chain has one there,
+ * is the answer, else draw again.  Every entry of a chain up to
+ * DICT_FAIR_SLOTS long thus has the same chance per draw; a longer chain
+ * (rare at load factor <= 1) is sampled as a whole.  About
+ * DICT_FAIR_SLOTS / load draws per call. */
+#define DICT_FAIR_SLOTS 8
+dict_entry *dict_fair_random_entry(dict *d) {
+    if (dict_size(d) == 0) return NULL;
+    if (dict_is_rehashing(d)) rehash_step(d);
+    for (;;) {
+        dict_entry *de;
+        if (dict_is_rehashing(d)) {
+            size_t s0 = DICT_SIZE(d->size_exp[0]), s1 = DICT_SIZE(d->size_exp[1]);
+            size_t h = (size_t)d->rehash_idx + ((size_t)random() % (s0 + s1 - (size_t)d->rehash_idx));
+            de = h >= s0 ? d->table[1][h - s0] : d->table[0][h];
+        } else {
+            de = d->table[0][(size_t)random() & DICT_MASK(d->size_exp[0])];
+        }
+        if (!de) continue;
+        size_t len = 0;
+        for (dict_entry *e = de; e; e = e->next) len++;
+        size_t slot = (size_t)random() % (len > DICT_FAIR_SLOTS ? len : DICT_FAIR_SLOTS);
+        if (slot >= len) continue;
+        while (slot--) de = de->next;
+        return de;
+    }
+}
+
 size_t dict_sample(dict *d, dict_entry **des, size_t count) {
     size_t got = 0, size = dict_size(d);
     if (count > size) count = size;

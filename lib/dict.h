@@ -105,6 +105,9 @@ dict_entry *dict_next(dict_iter *it);
 void dict_iter_release(dict_iter *it);
 
 dict_entry *dict_random_entry(dict *d);
+/* A uniformly chosen entry (slower than dict_random_entry: SRANDMEMBER and
+ * HRANDFIELD with repetitions, where the distribution is visible). */
+dict_entry *dict_fair_random_entry(dict *d);
 /* Fill des with up to count entries from a random region; returns how many. */
 size_t dict_sample(dict *d, dict_entry **des, size_t count);
 unsigned long dict_scan(dict *d, unsigned long cursor, dict_scan_fn *fn, void *privdata);

@@ -31,6 +31,9 @@ typedef struct intset {
     uint8_t cells[];    /* length * width bytes, little-endian, ascending */
 } intset;
 
+/* The RDB intset blob is this struct as it lies in memory (Redis's layout). */
+_Static_assert(sizeof(intset) == 8, "intset header: two 32-bit fields, no padding");
+
 intset *intset_new(void);                      /* empty set, 16-bit cells */
 void intset_free(intset *is);                  /* NULL is fine */
 

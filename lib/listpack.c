@@ -8,11 +8,15 @@
  * allocator's own rounding.  Costs: walking is O(n), insert/delete O(n) for
  * the memmove; callers keep listpacks small (the *-max-listpack-* limits). */
 #include "listpack.h"
+#include "rl_assert.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #include "zmalloc.h"
+
+/* Redis reads our listpacks as RDB blobs: 32-bit total bytes, 16-bit count. */
+static_assert(LP_HDR_SIZE == 4 + 2, "listpack header layout is Redis's");
 
 #define LP_END 0xFF
 #define LP_COUNT_UNKNOWN 0xFFFF
@@ -205,6 +209,8 @@ static void enc_write(unsigned char *dst, const lp_enc_t *e)
 static unsigned char *lp_splice(unsigned char *lp, size_t off, size_t del, size_t ins)
 {
     size_t total = lp_total(lp);
+    /* Only entries change: the header and the end byte stay where they are. */
+    rl_assert(off >= LP_HDR_SIZE && off + del <= total - 1);
     size_t tail = total - off - del;
     size_t ntotal = total - del + ins;
     if (ins > del) {

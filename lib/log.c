@@ -1,10 +1,12 @@
 /* log.c: the server log.  One line per message, timestamped, written with a
  * single write() so lines from a forked child never interleave mid-line. */
 #include "log.h"
+#include "rl_assert.h"
 
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
 #include <time.h>
@@ -46,4 +48,14 @@ void log_msg(int level, const char *fmt, ...) {
     if ((size_t)n > sizeof(line) - 2) n = (int)sizeof(line) - 2;
     line[n++] = '\n';
     if (write(log_fd, line, (size_t)n) < 0) { /* nowhere left to report */ }
+}
+
+/* The failure path of rl_assert.h: here because the line belongs in the
+ * server log (which may be a file), and log_msg does not allocate. */
+void rl_assert_fail(const char *expr, const char *file, int line) {
+    log_msg(LL_WARNING, "ASSERTION FAILED: %s at %s:%d", expr, file, line);
+    if (log_fd != STDOUT_FILENO && log_fd != STDERR_FILENO) {
+        fprintf(stderr, "ASSERTION FAILED: %s at %s:%d\n", expr, file, line);
+    }
+    abort();
 }

@@ -9,11 +9,14 @@
 
 #include <ctype.h>
 #include <limits.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "sds.h"
 #include "util.h"
 #include "zmalloc.h"
+
+#define RESP_MIN_ARG_BYTES 6   /* "$0\r\n\r\n": the shortest element */
 
 void resp_parser_init(resp_parser_t *p, resp_make_arg_fn *make, resp_free_arg_fn *free_arg, void *ctx) {
     memset(p, 0, sizeof(*p));
@@ -139,21 +142,24 @@ static int parse_multibulk(resp_parser_t *p, const char *buf, size_t len, size_t
         if (r == 0) return RESP_NEED_MORE;
         if (r < 0 || n > INT_MAX) return fail(p, err ? err : "Protocol error: invalid multibulk length");
         if (lim->unauthenticated && n > 10) return fail(p, "Protocol error: unauthenticated multibulk length");
-        if (n > RESP_MBULK_MAX) return fail(p, "Protocol error: invalid multibulk length");
+        if (n > 0 && !util_count_fits((uint64_t)n, 0, 0, RESP_MBULK_MAX))
+            return fail(p, "Protocol error: invalid multibulk length");
         p->kind = '*';
         if (n <= 0) return RESP_DONE;   /* "*0" or "*-1": an empty request, skipped */
         p->pending = (long)n;
-        reserve(p, n < 1024 ? n : 1024);
+        /* argv is sized for the elements the bytes at hand can hold (the
+         * rest grows by doubling as they arrive), never for the count
+         * alone: "*1000000" costs nothing until the arguments come. */
+        size_t avail = len - *pos;
+        reserve(p, util_count_fits((uint64_t)n, RESP_MIN_ARG_BYTES, avail, 1024) ? n : 8);
     }
     while (p->pending > 0) {
         if (p->bulk_len == -1) {
             if (*pos >= len) return RESP_NEED_MORE;
             if (buf[*pos] != '$') {
                 /* Redis's text names the byte it found instead of '$'. */
-                static char msg[64];
-                memcpy(msg, "Protocol error: expected '$', got ' '", 38);
-                msg[35] = buf[*pos];
-                return fail(p, msg);
+                snprintf(p->errbuf, sizeof(p->errbuf), "Protocol error: expected '$', got '%c'", buf[*pos]);
+                return fail(p, p->errbuf);
             }
             long long bl;
             int r = read_header(buf, len, pos, &bl, &err, "Protocol error: too big bulk count string");

@@ -2,7 +2,8 @@
  *
  * Understands RESP multibulk requests (*<n>\r\n$<len>\r\n<bytes>\r\n...) and
  * inline commands (a text line split like a shell).  It is pure: no sockets,
- * no server state.  The caller owns the buffer and gives the parser a
+ * no server state, no mutable statics (each parser is independent, so
+ * parsers may run on several threads).  The caller owns the buffer and gives the parser a
  * callback that turns argument bytes into whatever it wants to keep (the
  * server makes string objects); the parser only stores the returned
  * pointers.  State survives between calls, so a request arriving over many
@@ -41,7 +42,8 @@ typedef struct resp_parser {
     resp_make_arg_fn *make_arg;
     resp_free_arg_fn *free_arg;
     void *ctx;
-    const char *error;   /* static text of the last RESP_ERR */
+    const char *error;   /* text of the last RESP_ERR: a constant or errbuf */
+    char errbuf[64];     /* the parser's own messages that quote input */
 } resp_parser_t;
 
 void resp_parser_init(resp_parser_t *p, resp_make_arg_fn *make, resp_free_arg_fn *free_arg, void *ctx);

@@ -11,11 +11,23 @@
 
 void rio_init(rio_t *r, int fd, bool checksum) {
     r->fd = fd;
+    r->mem = NULL;
     r->checksum = checksum;
     r->crc = 0;
     r->written = 0;
     r->err = 0;
     r->used = 0;
+}
+
+void rio_init_mem(rio_t *r, bool checksum) {
+    rio_init(r, -1, checksum);
+    r->mem = sds_empty();
+}
+
+sds rio_take_mem(rio_t *r) {
+    sds s = r->mem;
+    r->mem = NULL;
+    return s;
 }
 
 int rio_write_all(int fd, const void *p, size_t len) {
@@ -50,6 +62,10 @@ void rio_write(rio_t *r, const void *p, size_t len) {
     if (r->err) return;
     if (r->checksum) r->crc = crc64_update(r->crc, p, len);
     r->written += len;
+    if (r->mem) {
+        r->mem = sds_catlen(r->mem, p, len);
+        return;
+    }
     const unsigned char *s = p;
     while (len > 0) {
         if (r->used == RIO_BUF_SIZE && rio_flush(r) != 0) return;

@@ -1,8 +1,10 @@
-/* rio.h: a buffered writer to a file descriptor that keeps a running
- * CRC-64 of everything written and remembers the first error.
+/* rio.h: a buffered writer to a file descriptor (or to a growing sds in
+ * memory) that keeps a running CRC-64 of everything written and remembers
+ * the first error.
  *
  * Used by the RDB writer (rdb_save.c) and the AOF rewrite (aof.c), both in
- * forked children and in the main process (SAVE).  After an error every
+ * forked children and in the main process (SAVE); DUMP (dump.c) writes one
+ * value into memory.  After an error every
  * further write is a no-op, so callers may write a whole file and check
  * rio_error() once at the end; rio_flush() reports it as well.  Pure module
  * (zmalloc not needed: the buffer is inline). */
@@ -13,10 +15,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sds.h"
+
 #define RIO_BUF_SIZE (64 * 1024)
 
 typedef struct rio {
-    int fd;
+    int fd;                     /* -1: memory mode, bytes go to mem */
+    sds mem;                    /* memory mode: everything written */
     bool checksum;              /* keep crc up to date */
     uint64_t crc;               /* CRC-64 of the bytes written so far */
     uint64_t written;           /* bytes accepted (buffered or on disk) */
@@ -26,6 +31,10 @@ typedef struct rio {
 } rio_t;
 
 void rio_init(rio_t *r, int fd, bool checksum);
+/* Memory mode: writes append to r->mem (the caller takes it when done
+ * with rio_take_mem; the inline buffer is not used). */
+void rio_init_mem(rio_t *r, bool checksum);
+sds rio_take_mem(rio_t *r);
 void rio_write(rio_t *r, const void *p, size_t len);
 /* Write out the buffer; RL_OK-style 0 or -1 (then r->err is set). */
 int rio_flush(rio_t *r);

@@ -153,36 +153,63 @@ static bool match_class(const char **pp, const char *pend, int c, bool nocase) {
     return negate ? !hit : hit;
 }
 
-static bool glob_rec(const char *p, const char *pend, const char *s, const char *send, bool nocase, int depth) {
-    if (depth > 1000) return false;
-    while (p < pend) {
-        switch (*p) {
-        case '*':
-            while (p + 1 < pend && p[1] == '*') p++;
-            if (p + 1 == pend) return true;
-            for (const char *t = s; t <= send; t++)
-                if (glob_rec(p + 1, pend, t, send, nocase, depth + 1)) return true;
-            return false;
-        case '?':
-            if (s == send) return false;
-            s++;
-            break;
-        case '[':
-            if (s == send) return false;
-            if (!match_class(&p, pend, (unsigned char)*s, nocase)) return false;
-            s++;
-            break;
-        case '\\':
-            if (p + 1 < pend) p++;
-            /* fall through */
-        default:
-            if (s == send || fold((unsigned char)*p, nocase) != fold((unsigned char)*s, nocase)) return false;
-            s++;
-            break;
-        }
-        p++;
+/* Match one pattern token (a literal, an escaped byte, '?' or a class) at
+ * *pp against the byte c, advancing *pp past the token.  Every token but
+ * '*' consumes exactly one byte of the string, which is what lets
+ * util_glob_match work without recursion. */
+static bool match_token(const char **pp, const char *pend, int c, bool nocase) {
+    const char *p = *pp;
+    bool hit;
+    switch (*p) {
+    case '?':
+        hit = true;
+        break;
+    case '[':
+        hit = match_class(&p, pend, c, nocase);
+        break;
+    case '\\':
+        if (p + 1 < pend) p++;
+        /* fall through */
+    default:
+        hit = fold((unsigned char)*p, nocase) == fold(c, nocase);
+        break;
     }
-    return s == send;
+    *pp = p + 1;
+    return hit;
+}
+
+/* Glob matching in O(len(pattern) * len(string)) steps, never more.
+ *
+ * A backtracking matcher retries every earlier '*' when a later part fails,
+ * which is exponential in the number of stars ("a*a*a*...b" against a run
+ * of a's).  Retrying only the most recent '*' is enough: when the pattern
+ * after star k fails at every string position reachable from star k, no
+ * choice for an earlier star can help, since star k could have absorbed
+ * whatever an earlier star would have skipped.  So the state is the pattern
+ * position after the last star and the string position it was tried at;
+ * each failure moves that string position one byte right. */
+static bool glob_match(const char *p, const char *pend, const char *s, const char *send, bool nocase) {
+    const char *star_p = NULL, *star_s = NULL;   /* resume point after the last '*' */
+    while (s < send) {
+        if (p < pend && *p == '*') {
+            while (p < pend && *p == '*') p++;
+            if (p == pend) return true;   /* a trailing star takes the rest */
+            star_p = p;
+            star_s = s;
+            continue;
+        }
+        const char *next = p;
+        if (p < pend && match_token(&next, pend, (unsigned char)*s, nocase)) {
+            p = next;
+            s++;
+            continue;
+        }
+        if (!star_p) return false;
+        p = star_p;          /* let the last star take one more byte */
+        s = ++star_s;
+    }
+    while (p < pend && *p == '*') p++;
+    return p == pend;
 }
 
 bool util_glob_match(const char *pat, size_t plen, const char *str, size_t slen, bool nocase) {
@@ -190,7 +217,7 @@ bool util_glob_match(const char *pat, size_t plen, const char *str, size_t slen,
      * matched only by "" ("**" does not match it; KEYS/SCAN special-case a
      * lone "*" before calling us). */
     if (slen == 0) return plen == 0;
-    return glob_rec(pat, pat + plen, str, str + slen, nocase, 0);
+    return glob_match(pat, pat + plen, str, str + slen, nocase);
 }
 
 bool util_memtoull(const char *s, unsigned long long *out) {
@@ -236,6 +263,12 @@ long long util_monotonic_us(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+unsigned long util_random_below(unsigned long n) {
+    /* random() gives 31 bits: combine two draws for large collections. */
+    unsigned long r = ((unsigned long)random() << 31) ^ (unsigned long)random();
+    return n ? r % n : 0;
 }
 
 void util_random_bytes(uint8_t *p, size_t len) {

@@ -25,8 +25,21 @@ int util_d2str_short(char *buf, size_t size, double v);
 /* INCRBYFLOAT's human form: %.17Lf with trailing zeros trimmed. */
 int util_ld2str(char *buf, size_t size, long double v);
 
-/* Glob match as Redis's KEYS/PSUBSCRIBE/CONFIG GET: * ? [abc] [^a] [a-z] \x. */
+/* Glob match as Redis's KEYS/PSUBSCRIBE/CONFIG GET: * ? [abc] [^a] [a-z] \x.
+ * At most O(plen * slen) steps whatever the pattern (no backtracking over
+ * earlier stars), so a hostile pattern cannot stall the event loop. */
 bool util_glob_match(const char *pat, size_t plen, const char *str, size_t slen, bool nocase);
+
+/* The one rule for a count or length read from a file or a socket: n
+ * items of at least min_each bytes each must fit in the `avail` bytes that
+ * can still follow, and n may not exceed `limit` (a format's or the
+ * config's bound).  Checked before n sizes any allocation, so a header
+ * announcing billions of entries costs nothing.  Used by the RDB loader,
+ * the AOF parser and the RESP parser. */
+static inline bool util_count_fits(uint64_t n, size_t min_each, size_t avail, uint64_t limit) {
+    if (n > limit) return false;
+    return min_each == 0 || n <= avail / min_each;
+}
 
 /* Memory sizes as in config files: 1k=1000, 1kb=1024, 1m, 1mb, 1g, 1gb.
  * Returns false on a malformed value. */
@@ -39,6 +52,8 @@ long long util_mstime(void);   /* wall clock, milliseconds */
 long long util_monotonic_us(void);
 
 void util_random_bytes(uint8_t *p, size_t len);
+/* Uniform-enough random integer in [0, n) from random(); 0 when n is 0. */
+unsigned long util_random_below(unsigned long n);
 void util_random_hex(char *p, size_t len);
 
 #endif

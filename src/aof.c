@@ -7,8 +7,18 @@
  * with the absolute time the key got, SPOP becomes the key's new contents.
  * aof_flush (before the loop sleeps, i.e. before replies are written)
  * write()s buf; with appendfsync always it fdatasyncs right there, with
- * everysec the cron asks the fsync thread once a second (the loop never
- * waits for the disk), with no the kernel decides.
+ * everysec the cron queues an fsync job on the AOF's own bio thread once a
+ * second (the loop never waits for the disk), with no the kernel decides.
+ *
+ * Disk errors: a failed or short write keeps the unwritten commands in
+ * `buf` (the file is cut back to the last whole command, or the written
+ * part is dropped from buf when it cannot be), and a failed background
+ * fsync is recorded by the job; either refuses write commands with
+ * "-MISCONF Errors writing to the AOF file: <errno text>" (persist.c) until
+ * a later write and fsync succeed, which the cron retries by itself.  With
+ * appendfsync always a failed write or fsync exits, as Redis does: replies
+ * are written after aof_flush, so no client was told OK for data that did
+ * not reach the disk.
  *
  * Rewrite: the child writes the dataset as commands to a temp file; the
  * parent keeps every command fed meanwhile in `rewrite_buf`, appends it to
@@ -19,13 +29,15 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
+#include <limits.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bio.h"
 #include "commands.h"
 #include "conn.h"
 #include "intset.h"
@@ -38,6 +50,7 @@
 #include "util.h"
 #include "zset.h"
 
+#define AOF_MIN_ARG_BYTES 6    /* "$0\r\n\r\n": the shortest argument in a file */
 #define AOF_BATCH 64            /* elements per RPUSH/SADD/ZADD/HSET in a rewrite */
 
 struct aof {
@@ -58,54 +71,40 @@ struct aof {
     size_t last_cow_size;
     long long last_fsync_ms;
     long long fsynced_size;     /* current_size at the last fsync request */
-    /* the fsync thread (everysec) */
-    pthread_t thread;
-    bool thread_started;
-    pthread_mutex_t lock;
-    pthread_cond_t cond;
-    bool fsync_requested, fsync_running, stop;
-    int fsync_fd;
+    /* everysec: fsync jobs on our own bio thread; the job records its
+     * outcome here and the main thread reads it (MISCONF, INFO). */
+    bio_t *bio;                 /* NULL if the thread could not start: fsync inline */
+    atomic_int fsync_errno;     /* 0 = the last background fsync succeeded */
 };
 
-/* ------------------------------------------------------------ fsync thread */
+/* ------------------------------------------------------------ fsync jobs */
 
-static void *fsync_main(void *arg) {
-    aof_t *aof = arg;
-    pthread_mutex_lock(&aof->lock);
-    for (;;) {
-        while (!aof->fsync_requested && !aof->stop) pthread_cond_wait(&aof->cond, &aof->lock);
-        if (aof->stop) break;
-        aof->fsync_requested = false;
-        aof->fsync_running = true;
-        int fd = aof->fsync_fd;
-        pthread_mutex_unlock(&aof->lock);
-        fdatasync(fd);
-        pthread_mutex_lock(&aof->lock);
-        aof->fsync_running = false;
-        pthread_cond_broadcast(&aof->cond);
-    }
-    pthread_mutex_unlock(&aof->lock);
-    return NULL;
+static void fsync_job(void *arg_aof, void *arg_fd, void *unused) {
+    (void)unused;
+    aof_t *aof = arg_aof;
+    int fd = (int)(intptr_t)arg_fd;
+    int e = fdatasync(fd) == 0 ? 0 : errno;
+    int before = atomic_exchange(&aof->fsync_errno, e);
+    /* Logged from here on a change only: the log is line-atomic. */
+    if (e && !before) log_msg(LL_WARNING, "Error syncing the AOF file to disk: %s", strerror(e));
+    else if (!e && before) log_msg(LL_NOTICE, "AOF fsync error looks solved, Redis can write again.");
 }
 
 /* Wait until no background fsync is queued or running (before the fd the
- * thread uses is closed or replaced). */
+ * job uses is closed or replaced). */
 static void fsync_wait_idle(aof_t *aof) {
-    pthread_mutex_lock(&aof->lock);
-    while (aof->fsync_requested || aof->fsync_running) pthread_cond_wait(&aof->cond, &aof->lock);
-    pthread_mutex_unlock(&aof->lock);
+    if (aof->bio) bio_drain(aof->bio);
 }
 
-/* Ask for a background fsync unless one is still running (a slow disk
- * then simply gets fewer fsyncs; the loop never waits). */
+/* Queue a background fsync unless one is still queued or running (a slow
+ * disk then simply gets fewer fsyncs; the loop never waits). */
 static void fsync_request(aof_t *aof) {
-    pthread_mutex_lock(&aof->lock);
-    if (!aof->fsync_running && !aof->fsync_requested) {
-        aof->fsync_fd = aof->fd;
-        aof->fsync_requested = true;
-        pthread_cond_signal(&aof->cond);
+    if (!aof->bio) {
+        fsync_job(aof, (void *)(intptr_t)aof->fd, NULL);
+        return;
     }
-    pthread_mutex_unlock(&aof->lock);
+    if (bio_pending(aof->bio, BIO_AOF_FSYNC) == 0)
+        bio_submit(aof->bio, BIO_AOF_FSYNC, fsync_job, aof, (void *)(intptr_t)aof->fd, NULL);
 }
 
 aof_t *aof_create(void) {
@@ -115,31 +114,29 @@ aof_t *aof_create(void) {
     aof->last_db = -1;
     aof->last_rewrite_ok = true;
     aof->last_rewrite_time_sec = -1;
-    pthread_mutex_init(&aof->lock, NULL);
-    pthread_cond_init(&aof->cond, NULL);
-    aof->thread_started = pthread_create(&aof->thread, NULL, fsync_main, aof) == 0;
+    atomic_init(&aof->fsync_errno, 0);
+    aof->bio = bio_create();
     return aof;
 }
 
 void aof_free(aof_t *aof) {
     if (!aof) return;
-    if (aof->thread_started) {
-        pthread_mutex_lock(&aof->lock);
-        aof->stop = true;
-        pthread_cond_broadcast(&aof->cond);
-        pthread_mutex_unlock(&aof->lock);
-        pthread_join(aof->thread, NULL);
-    }
+    bio_destroy(aof->bio);   /* runs a queued fsync, then joins */
     if (aof->fd >= 0) close(aof->fd);
     sds_free(aof->buf);
     sds_free(aof->rewrite_buf);
-    pthread_mutex_destroy(&aof->lock);
-    pthread_cond_destroy(&aof->cond);
     zfree(aof);
 }
 
 bool aof_is_on(const aof_t *aof) { return aof->on || aof->enabling; }
-bool aof_write_failed(const aof_t *aof) { return aof->on && aof->write_failed; }
+bool aof_write_failed(const aof_t *aof) {
+    return aof->on && (aof->write_failed || atomic_load(&aof->fsync_errno) != 0);
+}
+
+int aof_last_errno(const aof_t *aof) {
+    if (aof->write_failed) return aof->write_errno;
+    return atomic_load(&((aof_t *)aof)->fsync_errno);   /* a load does not modify */
+}
 bool aof_rewrite_scheduled(const aof_t *aof) { return aof->rewrite_scheduled; }
 void aof_schedule_rewrite(aof_t *aof) { aof->rewrite_scheduled = true; }
 
@@ -169,7 +166,7 @@ bool aof_open(server_t *srv, aof_t *aof) {
 void aof_close(aof_t *aof) {
     if (aof->fd < 0) return;
     fsync_wait_idle(aof);
-    fdatasync(aof->fd);
+    if (fdatasync(aof->fd) != 0) log_msg(LL_WARNING, "Error syncing the AOF file before closing it: %s", strerror(errno));
     close(aof->fd);
     aof->fd = -1;
     aof->on = false;
@@ -446,6 +443,8 @@ static sds translate(sds buf, db_t *db, robj **argv, int argc) {
     }
     if (argc >= 4 && is_cmd(cmd, "set")) return cat_set(buf, db, argv, argc);
     if (argc >= 2 && is_cmd(cmd, "spop")) return cat_key_state(buf, db, argv[1]);
+    /* RESTORE: a relative TTL must not restart when the log is replayed. */
+    if (argc >= 4 && is_cmd(cmd, "restore")) return cat_key_state(buf, db, argv[1]);
     return cat_argv(buf, argv, argc, 0, 0, NULL, 0);
 }
 
@@ -473,23 +472,54 @@ void aof_feed(server_t *srv, aof_t *aof, int dbid, robj **argv, int argc) {
 
 /* --------------------------------------------------------------- writing */
 
+/* write() all of len bytes; returns how many reached the file (len on
+ * success) and leaves errno set when that is fewer. */
+static size_t write_counted(int fd, const char *p, size_t len) {
+    size_t done = 0;
+    while (done < len) {
+        ssize_t n = write(fd, p + done, len - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            if (n == 0) errno = ENOSPC;   /* no progress: treat as a full disk */
+            break;
+        }
+        done += (size_t)n;
+    }
+    return done;
+}
+
+/* A failed or short write: the file must still end on a whole command.
+ * Cut it back to where this write began; if even that fails, keep the
+ * part that made it (drop it from buf) so it is not written twice. */
+static void write_failed(server_t *srv, aof_t *aof, size_t written, int e) {
+    if (written > 0) {
+        if (ftruncate(aof->fd, aof->current_size) == 0) {
+            written = 0;
+        } else {
+            log_msg(LL_WARNING, "Could not remove a short write from the end of the AOF file: %s", strerror(errno));
+            aof->current_size += (long long)written;
+            sds_range(aof->buf, (ssize_t)written, -1);
+        }
+    }
+    if (!aof->write_failed)
+        log_msg(LL_WARNING, "Error writing to the AOF file: %s (%zu bytes written of the batch)", strerror(e), written);
+    aof->write_failed = true;
+    aof->write_errno = e;
+    if (srv->cfg.appendfsync == APPENDFSYNC_ALWAYS) {
+        log_msg(LL_WARNING, "Can't recover from AOF write error when the AOF fsync policy is 'always'. Exiting...");
+        exit(1);
+    }
+}
+
 void aof_flush(server_t *srv, aof_t *aof) {
     if (!aof->on || sds_len(aof->buf) == 0) return;
-    if (rio_write_all(aof->fd, aof->buf, sds_len(aof->buf)) != 0) {
-        int e = errno;
-        /* Cut a partial write back so the file ends on a whole command. */
-        if (ftruncate(aof->fd, aof->current_size) != 0) { /* the loader's truncation check copes */ }
-        if (!aof->write_failed)
-            log_msg(LL_WARNING, "Error writing to the AOF file: %s", strerror(e));
-        aof->write_failed = true;
-        aof->write_errno = e;
-        if (srv->cfg.appendfsync == APPENDFSYNC_ALWAYS) {
-            log_msg(LL_WARNING, "Can't recover from AOF write error when the AOF fsync policy is 'always'. Exiting...");
-            exit(1);
-        }
+    size_t len = sds_len(aof->buf);
+    size_t written = write_counted(aof->fd, aof->buf, len);
+    if (written != len) {
+        write_failed(srv, aof, written, errno);
         return;
     }
-    aof->current_size += (long long)sds_len(aof->buf);
+    aof->current_size += (long long)len;
     sds_clear(aof->buf);
     if (aof->write_failed) {
         log_msg(LL_NOTICE, "AOF write error looks solved, Redis can write again.");
@@ -518,8 +548,10 @@ void aof_cron(server_t *srv, aof_t *aof) {
         log_msg(LL_NOTICE, "Background append only file rewriting stopped: AOF turned off");
     }
     aof_flush(srv, aof);
+    /* everysec: once a second when the file grew, and again after a failed
+     * fsync (writes are refused meanwhile, so only a retry can clear it). */
     if (aof->on && srv->cfg.appendfsync == APPENDFSYNC_EVERYSEC && now - aof->last_fsync_ms >= 1000 &&
-        aof->fsynced_size != aof->current_size) {
+        (aof->fsynced_size != aof->current_size || atomic_load(&aof->fsync_errno) != 0)) {
         fsync_request(aof);
         aof->fsynced_size = aof->current_size;
         aof->last_fsync_ms = now;
@@ -711,6 +743,11 @@ int aof_parse_command(const unsigned char *buf, size_t len, size_t *pos, aof_cmd
         return AOF_PARSE_CORRUPT;
     }
     if (rc != AOF_PARSE_OK) return rc;
+    /* argc sizes two arrays: it must be an int and every argument needs at
+     * least "$0\r\n\r\n" in the rest of the file, else the file ends (or
+     * was cut) before the command does. */
+    if (argc > INT_MAX) return AOF_PARSE_CORRUPT;
+    if (!util_count_fits((uint64_t)argc, AOF_MIN_ARG_BYTES, len - p, INT_MAX)) return AOF_PARSE_TRUNCATED;
     if (argc > cmd->cap) {
         cmd->cap = (int)argc;
         cmd->off = zrealloc(cmd->off, sizeof(size_t) * (size_t)argc);
@@ -874,7 +911,7 @@ sds aof_info(server_t *srv, aof_t *aof, sds s) {
         "aof_last_cow_size:%zu\r\n",
         aof->on ? 1 : 0, rewriting ? 1 : 0, aof->rewrite_scheduled ? 1 : 0, aof->last_rewrite_time_sec,
         rewriting ? (util_mstime() - aof->rewrite_start_ms) / 1000 : -1, aof->last_rewrite_ok ? "ok" : "err",
-        aof->rewrites, aof->write_failed ? "err" : "ok", aof->last_cow_size);
+        aof->rewrites, aof->write_failed || atomic_load(&aof->fsync_errno) ? "err" : "ok", aof->last_cow_size);
     if (aof->on) {
         s = sds_catprintf(s,
             "aof_current_size:%lld\r\n"
@@ -883,7 +920,8 @@ sds aof_info(server_t *srv, aof_t *aof, sds s) {
             "aof_buffer_length:%zu\r\n"
             "aof_pending_bio_fsync:%d\r\n"
             "aof_delayed_fsync:0\r\n",
-            aof->current_size, aof->base_size, sds_len(aof->buf), aof->fsync_running ? 1 : 0);
+            aof->current_size, aof->base_size, sds_len(aof->buf),
+            aof->bio ? (int)bio_pending(aof->bio, BIO_AOF_FSYNC) : 0);
     }
     return s;
 }

@@ -50,6 +50,8 @@ void aof_schedule_rewrite(aof_t *aof);
 /* Whether the last write/fsync failed (writes are then refused with MISCONF
  * like Redis's "-MISCONF Errors writing to the AOF file"). */
 bool aof_write_failed(const aof_t *aof);
+/* The errno of that failure (write first, else background fsync). */
+int aof_last_errno(const aof_t *aof);
 
 /* Append the commands that rebuild one key (used by the rewrite and to log
  * non-deterministic commands by their effect). */

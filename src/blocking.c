@@ -124,6 +124,9 @@ bool blocking_timeout_or_reply(client_t *c, robj *arg, long long *when_ms) {
     }
     long double ms = secs * 1000.0L;
     long long t = (ms < 9.2e18L && ms > -9.2e18L) ? (long long)ms : LLONG_MIN;
+    /* A positive timeout under 1 ms is 1 ms, as in Redis: truncated to 0 it
+     * would mean "block forever" (and 0.001 s can come out as 0.99.. ms). */
+    if (t == 0 && ms > 0) t = 1;
     if (t < 0) {
         reply_error(c, "timeout is negative");
         return false;
@@ -249,6 +252,15 @@ static void on_timeout(void *arg) {
     unblock(c, true);
 }
 
+bool blocking_unblock_client(client_t *c, bool error) {
+    if (!c->bstate) return false;
+    if (error) reply_error(c, "UNBLOCKED client unblocked via CLIENT UNBLOCK");
+    else if (c->bstate->timeout_reply == BLOCK_REPLY_NULL) reply_null(c);
+    else reply_null_array(c);
+    unblock(c, true);
+    return true;
+}
+
 void blocking_client_freed(client_t *c) {
     if (c->bstate) unblock(c, false);
     if (c->flags & CLIENT_UNBLOCKED) {
@@ -270,7 +282,7 @@ void blocking_resume_unblocked(server_t *srv) {
 
 /* ------------------------------------------------------------ serving */
 
-void blocking_signal_db(db_t *db) {
+void blocking_signal_db_flushed(db_t *db) {
     blocking_t *b = db->srv->blocking;
     if (!b || b->blocked_clients == 0) return;
     dict_iter it;
@@ -292,6 +304,21 @@ void blocking_signal_key(db_t *db, robj *key) {
     if (!wl || wl->queued) return;
     wl->queued = true;
     push_ptr((void ***)&b->ready, &b->nready, &b->ready_cap, wl);
+}
+
+void blocking_signal_db(db_t *db) {
+    blocking_t *b = db->srv->blocking;
+    if (!b || b->blocked_clients == 0 || dict_size(b->waiting[db->id]) == 0) return;
+    dict_iter it;
+    dict_entry *de;
+    dict_iter_init(&it, b->waiting[db->id], false);
+    while ((de = dict_next(&it))) {
+        waitlist_t *wl = dict_get_val(de);
+        if (wl->queued || !dict_find(db->keys, dict_get_key(b->waiting[db->id], de))) continue;
+        wl->queued = true;
+        push_ptr((void ***)&b->ready, &b->nready, &b->ready_cap, wl);
+    }
+    dict_iter_release(&it);
 }
 
 /* Run c's saved request again, looking only at key.  The handler either

@@ -42,8 +42,12 @@ robj *blocking_ready_key(const client_t *c);
 /* ------------------------------------------------------------- hooks */
 /* keyspace.c (db_signal_modified): key was written; cheap when nobody waits. */
 void blocking_signal_key(db_t *db, robj *key);
-/* keyspace.c (FLUSHDB/FLUSHALL): every watched key of db was written. */
+/* keyspace_cmds.c (SWAPDB): db holds another data set now; every waited-on
+ * key that exists in it is ready (the re-run checks its type). */
 void blocking_signal_db(db_t *db);
+/* keyspace.c (FLUSHDB/FLUSHALL): every waited-on key of db is gone; stream
+ * readers re-run (XREADGROUP then fails as in Redis 7.0). */
+void blocking_signal_db_flushed(db_t *db);
 /* conn.c, after each command: serve the clients waiting on ready keys
  * (returns at once when no key is ready). */
 void blocking_handle_ready(server_t *srv);
@@ -52,6 +56,9 @@ void blocking_client_freed(client_t *c);
 /* conn.c (conn_before_sleep): let clients unblocked since the last call
  * run the requests they pipelined behind the blocking command. */
 void blocking_resume_unblocked(server_t *srv);
+/* CLIENT UNBLOCK: answer a blocked c as its timeout would, or with the
+ * UNBLOCKED error, and let it go on; false if c is not blocked. */
+bool blocking_unblock_client(client_t *c, bool error);
 /* info.c: blocked_clients. */
 size_t blocking_client_count(const server_t *srv);
 

@@ -9,15 +9,19 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "command_meta.h"
 #include "evict.h"
 #include "latency.h"
 #include "log.h"
 #include "monitor.h"
 #include "multi.h"
+#include "pause.h"
 #include "persist.h"
 #include "pubsub.h"
 #include "reply.h"
+#include "rl_assert.h"
 #include "slowlog.h"
+#include "tracking.h"
 #include "util.h"
 
 /* Every family's table; a new family adds one line here. */
@@ -28,9 +32,26 @@ static command_t *const all_tables[] = {string_commands, keyspace_commands, serv
                                           multi_commands,
                                           pubsub_commands, slowlog_commands, latency_commands, monitor_commands,
                                           persist_commands /* persist.c */,
+                                          dump_commands /* dump.c */, keycopy_commands /* keycopy.c */,
+                                          sort_commands /* sort.c */,
+                                          lcs_commands /* lcs.c */, lolwut_commands /* lolwut.c */,
+                                          command_commands /* command_cmds.c */,
                                           stream_commands, stream_cg_commands /* t_stream*.c */};
 
 static dict_type command_dict_type = {dict_sds_hash_nocase, dict_sds_eq_nocase, NULL, dict_sds_free, NULL, false};
+
+/* Redis 7.0's description wins over the family table's entry: arity,
+ * flags (those COMMAND INFO shows) and key positions come from the row. */
+static void attach_meta(command_t *cmd) {
+    const cmd_meta_t *m = cmd_meta_lookup(cmd->fullname);
+    cmd->meta = m;
+    if (!m) return;
+    cmd->arity = m->arity;
+    cmd->flags = (cmd->flags & ~CMD_META_VISIBLE_FLAGS) | m->flags;
+    cmd->first_key = m->first_key;
+    cmd->last_key = m->last_key;
+    cmd->key_step = m->key_step;
+}
 
 static void init_command(command_t *cmd, command_t *parent) {
     cmd->parent = parent;
@@ -41,6 +62,7 @@ static void init_command(command_t *cmd, command_t *parent) {
     } else {
         cmd->fullname = zstrdup(cmd->name);
     }
+    attach_meta(cmd);
     if (cmd->subcommands)
         for (command_t *sub = cmd->subcommands; sub->name; sub++) init_command(sub, cmd);
 }
@@ -170,7 +192,37 @@ static command_t *resolve(client_t *c) {
     return cmd;
 }
 
+static bool is_named(const command_t *cmd, const char *name) { return !strcmp(cmd->name, name); }
+
+/* Refused when memory is over maxmemory (Redis 7.0): commands that may
+ * grow memory, EXEC of a transaction holding one, and any command queued
+ * inside MULTI but EXEC, DISCARD, QUIT and RESET. */
+static bool oom_rejects(const client_t *c, const command_t *cmd) {
+    if (cmd->flags & CMD_DENYOOM) return true;
+    if (!c->mstate || cmd->parent) return c->mstate != NULL;
+    if (is_named(cmd, "exec")) return multi_queued_may_grow(c);
+    return !is_named(cmd, "discard") && !is_named(cmd, "quit") && !is_named(cmd, "reset");
+}
+
+static void process(client_t *c);
+
+/* CLIENT REPLY SKIP silences exactly the command after it. */
+static void advance_reply_skip(client_t *c) {
+    c->flags &= ~CLIENT_REPLY_SKIP;
+    if (c->flags & CLIENT_REPLY_SKIP_NEXT) {
+        c->flags |= CLIENT_REPLY_SKIP;
+        c->flags &= ~CLIENT_REPLY_SKIP_NEXT;
+    }
+}
+
 void commands_process(client_t *c) {
+    process(c);
+    if (c->flags & CLIENT_PAUSED) return;   /* pause.c runs it later */
+    advance_reply_skip(c);
+    tracking_command_done(c, c->lastcmd);   /* CLIENT CACHING lasts one command */
+}
+
+static void process(client_t *c) {
     server_t *srv = c->srv;
     c->cmd = NULL;
     command_t *cmd = resolve(c);
@@ -178,16 +230,21 @@ void commands_process(client_t *c) {
         multi_flag_error(c);   /* inside MULTI, EXEC will abort */
         return;
     }
+    c->lastcmd = cmd;   /* CLIENT LIST's cmd= names queued commands too */
     if (!(c->flags & CLIENT_AUTHENTICATED) && !(cmd->flags & CMD_NO_AUTH)) {
         reply_error(c, RL_ERR_NOAUTH);
         cmd->rejected_calls++;
         multi_flag_error(c);
         return;
     }
-    if ((cmd->flags & CMD_DENYOOM) && evict_perform(srv) != RL_OK) {
-        reply_error(c, RL_ERR_OOM);
+    if (oom_rejects(c, cmd) && evict_perform(srv) != RL_OK) {
         cmd->rejected_calls++;
-        multi_flag_error(c);
+        if (is_named(cmd, "exec")) {
+            multi_exec_abort(c, RL_ERR_OOM);
+        } else {
+            reply_error(c, RL_ERR_OOM);
+            multi_flag_error(c);
+        }
         return;
     }
     /* pubsub.c: a RESP2 client in subscribed mode may only manage its
@@ -205,11 +262,38 @@ void commands_process(client_t *c) {
         multi_flag_error(c);
         return;
     }
+    /* SAVE, SHUTDOWN and the like cannot wait in a transaction (Redis's
+     * NO_MULTI flag): refused now, and EXEC will abort. */
+    if (c->mstate && (cmd->flags & CMD_NO_MULTI)) {
+        reply_error(c, "Command not allowed inside a transaction");
+        cmd->rejected_calls++;
+        multi_flag_error(c);
+        return;
+    }
+    /* pause.c: under CLIENT PAUSE the request waits (even to be queued). */
+    if (pause_postpone(c, cmd)) return;
     if (multi_should_queue(c, cmd)) {
         multi_queue(c, cmd);
         return;
     }
     commands_call(c, cmd);
+}
+
+/* Debug builds (RL_DEBUG >= 2): every command answers, blocks, or is
+ * closing its client; a handler that returns silently leaves its client
+ * waiting forever, so it is named in the log before the abort. */
+static void check_replied(client_t *c, command_t *cmd, unsigned long long replies_before) {
+#if RL_DEBUG >= 2
+    if (c->reply_calls != replies_before) return;
+    /* CLIENT REPLY OFF|SKIP answers nothing, by request. */
+    if (c->flags & (CLIENT_BLOCKED | CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP | CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP |
+                    CLIENT_REPLY_SKIP_NEXT))
+        return;
+    log_msg(LL_WARNING, "command '%s' neither replied nor blocked", cmd->fullname ? cmd->fullname : cmd->name);
+    rl_assert_fail("command replied or blocked", __FILE__, __LINE__);
+#else
+    (void)c, (void)cmd, (void)replies_before;
+#endif
 }
 
 void commands_call(client_t *c, command_t *cmd) {
@@ -220,7 +304,15 @@ void commands_call(client_t *c, command_t *cmd) {
     long long start = util_ustime();
     srv->mstime = start / 1000;
     long long dirty_before = srv->dirty;
+    unsigned long long replies_before = c->reply_calls;
+    client_t *outer = srv->current_client;   /* EXEC runs commands inside a command */
+    srv->current_client = c;
     cmd->proc(c);
+    check_replied(c, cmd, replies_before);
+    tracking_after_command(c, cmd);   /* tracking.c: remember the keys it read */
+    srv->current_client = outer;
+    /* The caller's own invalidations follow its reply (Redis's order). */
+    if (!outer) tracking_flush_pending(srv);
     /* persist.c: log a write that changed the dataset to the AOF. */
     if (cmd->flags & CMD_WRITE) persist_after_command(c, dirty_before);
     long long dur = util_ustime() - start;
@@ -248,8 +340,13 @@ bool cmd_get_ll_or_reply(client_t *c, robj *o, long long *out, const char *msg) 
 
 bool cmd_get_range_or_reply(client_t *c, robj *o, long long min, long long max, long long *out, const char *msg) {
     long long v;
-    if (!obj_get_ll(o, &v) || v < min || v > max) {
+    if (!obj_get_ll(o, &v)) {
         reply_error(c, "%s", msg ? msg : RL_ERR_NOT_INT);
+        return false;
+    }
+    if (v < min || v > max) {
+        if (msg) reply_error(c, "%s", msg);
+        else reply_error(c, "value is out of range, value must between %lld and %lld", min, max);
         return false;
     }
     *out = v;

@@ -27,8 +27,18 @@
 #define CMD_MAY_REPLICATE (1u << 11)
 #define CMD_SENTINEL (1u << 12)
 #define CMD_NO_MULTI (1u << 13)
+/* The rest of Redis 7.0's flags, set from command_meta.h's table. */
+#define CMD_SKIP_MONITOR (1u << 14)
+#define CMD_SKIP_SLOWLOG (1u << 15)
+#define CMD_ASKING (1u << 16)
+#define CMD_NO_MANDATORY_KEYS (1u << 17)
+#define CMD_NO_ASYNC_LOADING (1u << 18)
+#define CMD_MOVABLE_KEYS (1u << 19)
+#define CMD_ALLOW_BUSY (1u << 20)
+#define CMD_MODULE (1u << 21)
 
 typedef void command_proc(client_t *c);
+typedef struct cmd_meta cmd_meta_t;   /* command_meta.h */
 
 struct command {
     const char *name;         /* lowercase */
@@ -40,6 +50,11 @@ struct command {
     const char *summary;
     const char *since;
     struct command *subcommands;  /* zero-terminated table or NULL */
+    /* Redis 7.0's row for this command (command_meta.h), attached by
+     * commands_init(); when present, arity, flags and key positions above
+     * are overwritten from it, so the table entry's values only matter for
+     * commands Redis lacks. */
+    const cmd_meta_t *meta;
     /* runtime statistics (INFO commandstats) */
     struct command *parent;
     char *fullname;           /* "config|get" */
@@ -70,6 +85,7 @@ bool cmd_get_range_or_reply(client_t *c, robj *o, long long min, long long max, 
 extern command_t string_commands[];
 extern command_t keyspace_commands[];
 extern command_t server_commands[];
+extern command_t command_commands[];  /* command_cmds.c: COMMAND */
 extern command_t conn_commands[];
 extern command_t memory_commands[];
 extern command_t multi_commands[];   /* multi.c */
@@ -77,6 +93,11 @@ extern command_t hash_commands[];
 extern command_t set_commands[];
 extern command_t zset_commands[];
 extern command_t list_commands[];     /* t_list.c */
+extern command_t dump_commands[];      /* dump.c: DUMP, RESTORE */
+extern command_t keycopy_commands[];   /* keycopy.c: COPY, MOVE */
+extern command_t sort_commands[];      /* sort.c: SORT, SORT_RO */
+extern command_t lcs_commands[];       /* lcs.c */
+extern command_t lolwut_commands[];    /* lolwut.c */
 extern command_t zset_blocking_commands[];   /* blocking.c: BZPOPMIN, BZPOPMAX, BZMPOP */
 extern command_t stream_commands[], stream_cg_commands[];   /* t_stream.c, t_stream_cg.c */
 extern const obj_type_ops_t list_type_ops, stream_type_ops;

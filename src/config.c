@@ -123,6 +123,7 @@ static const directive directives[] = {
     {"slowlog-log-slower-than", T_INT, O(slowlog_log_slower_than), "10000", -1, LLONG_MAX, NULL, 0},
     {"slowlog-max-len", T_INT, O(slowlog_max_len), "128", 0, LONG_MAX, NULL, 0},
     {"latency-monitor-threshold", T_INT, O(latency_monitor_threshold), "0", 0, LLONG_MAX, NULL, 0},
+    {"tracking-table-max-keys", T_INT, O(tracking_table_max_keys), "1000000", 0, LONG_MAX, NULL, 0},
     {"notify-keyspace-events", T_NOTIFY, O(notify_keyspace_flags), "", 0, 0, NULL, 0},
     {"client-output-buffer-limit", T_OBUF, O(obuf_limits), "normal 0 0 0 slave 256mb 64mb 60 pubsub 32mb 8mb 60", 0, 0,
      NULL, 0},
@@ -158,6 +159,20 @@ static const char *const obuf_class_names[OBUF_CLASSES] = {"normal", "slave", "p
 /* "<class> <hard> <soft> <secs>" groups; classes not named keep their
  * limits.  Everything is checked before anything changes. */
 static int apply_obuf(rl_config_t *cfg, int argc, char **argv, const char **err) {
+    /* One quoted word holding the groups (--client-output-buffer-limit
+     * "normal 2mb 0 0" on a command line) is split, as Redis does. */
+    if (argc == 1 && strchr(argv[0], ' ')) {
+        int n;
+        sds *words = sds_splitargs(argv[0], &n);
+        if (!words) {
+            *err = "Wrong number of arguments in buffer limit configuration.";
+            return -1;
+        }
+        int r = n == 1 ? -1 : apply_obuf(cfg, n, words, err);
+        if (n == 1) *err = "Wrong number of arguments in buffer limit configuration.";
+        sds_free_splitres(words, n);
+        return r;
+    }
     if (argc % 4 != 0) {
         *err = "Wrong number of arguments in buffer limit configuration.";
         return -1;

@@ -98,6 +98,7 @@ typedef struct rl_config {
     long long slowlog_log_slower_than;
     long long slowlog_max_len;
     long long latency_monitor_threshold;
+    long long tracking_table_max_keys;    /* tracking.c: keys remembered; 0 = no bound */
     int notify_keyspace_flags;        /* NOTIFY_* bits (notify.h) */
     obuf_limit_t obuf_limits[OBUF_CLASSES];   /* client-output-buffer-limit */
 } rl_config_t;

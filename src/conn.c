@@ -25,13 +25,16 @@
 #include "monitor.h"
 #include "multi.h"
 #include "net.h"
+#include "pause.h"
 #include "pubsub.h"
 #include "reply.h"
+#include "tracking.h"
 #include "util.h"
 #include "zmalloc.h"
 
 #define MAX_ACCEPTS_PER_EVENT 1000
 #define MAX_IOV 32
+#define QUERYBUF_GREEDY_MAX (1024 * 1024)   /* below this the query buffer doubles, above it grows by this much */
 
 /* ------------------------------------------------------------ creation */
 
@@ -84,6 +87,8 @@ void conn_free(client_t *c) {
     server_t *srv = c->srv;
     blocking_client_freed(c);   /* leave every wait list, drop the saved request */
     pubsub_client_freed(c);     /* pubsub.c: drop every subscription */
+    tracking_client_freed(c);   /* tracking.c: tracking off, BCAST prefixes left */
+    pause_client_freed(c);      /* pause.c: a postponed request is dropped */
     monitor_client_freed(c);    /* monitor.c: leave the MONITOR feed */
     if (c->flags & CLIENT_PENDING_WRITE)
         remove_from_chain(&srv->pending_write, c, offsetof(client_t, next_pending));
@@ -186,7 +191,7 @@ static void process_input(client_t *c) {
     server_t *srv = c->srv;
     while (c->qb_pos < sds_len(c->querybuf)) {
         if (c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP)) break;
-        if (c->flags & CLIENT_BLOCKED) break;   /* the rest waits until it is served */
+        if (c->flags & (CLIENT_BLOCKED | CLIENT_PAUSED)) break;   /* the rest waits until it is served */
         resp_limits_t lim = {srv->cfg.proto_max_bulk_len, !(c->flags & CLIENT_AUTHENTICATED)};
         int r = resp_parse(&c->parser, c->querybuf, sds_len(c->querybuf), &c->qb_pos, &lim);
         if (r == RESP_NEED_MORE) break;
@@ -198,12 +203,23 @@ static void process_input(client_t *c) {
         int argc;
         c->argv = (robj **)resp_take_argv(&c->parser, &argc);
         c->argc = argc;
+        c->partial_since_ms = 0;   /* a request completed */
         if (argc > 0) commands_process(c);
         /* Serve clients blocked on keys this command wrote, before anyone
          * else runs a command (a push and its pop look atomic). */
         blocking_handle_ready(srv);
         free_argv(c);
     }
+    /* Bytes of an unfinished request wait here: note since when (a client
+     * trickling one byte a second is not idle, but never finishes). */
+    if (c->qb_pos < sds_len(c->querybuf) || resp_in_request(&c->parser)) {
+        if (!c->partial_since_ms) c->partial_since_ms = srv->mstime;
+    } else {
+        c->partial_since_ms = 0;
+    }
+    /* A client told to close after its reply whose reply is already gone
+     * (or was never queued) has nothing left to wait for. */
+    if ((c->flags & CLIENT_CLOSE_AFTER_REPLY) && !conn_has_pending_output(c)) conn_close_async(c);
     /* Drop what was consumed; a partial request stays at the front. */
     if (c->qb_pos > 0) {
         size_t len = sds_len(c->querybuf);
@@ -215,16 +231,43 @@ static void process_input(client_t *c) {
 
 void conn_process_input(client_t *c) { process_input(c); }
 
+/* Bytes to ask read() for.  Inside a large bulk the rest of it is read in
+ * one go, but never more than the bulk bytes already received (so the
+ * buffer at most doubles per read): a header announcing 500 MB followed by
+ * 40 KB costs about 80 KB, while a real large value still arrives in
+ * O(log n) reallocations.  *exact is set in that case, since the doubling
+ * is already done here. */
+static size_t read_size(const client_t *c, bool *exact) {
+    *exact = false;
+    if (c->parser.kind != '*' || c->parser.bulk_len < (long long)CLIENT_READ_CHUNK) return CLIENT_READ_CHUNK;
+    size_t have = sds_len(c->querybuf) - c->qb_pos;
+    size_t want = (size_t)c->parser.bulk_len + 2;
+    if (want <= have || want - have <= CLIENT_READ_CHUNK) return CLIENT_READ_CHUNK;
+    size_t ahead = have > CLIENT_READ_CHUNK ? have : CLIENT_READ_CHUNK;
+    *exact = true;
+    return want - have < ahead ? want - have : ahead;
+}
+
+/* Make room for readlen more bytes without the allocation passing
+ * client-query-buffer-limit (which is checked against the allocation, so
+ * greedy growth must stop short of it); returns the bytes to read. */
+static size_t reserve_query_room(client_t *c) {
+    size_t limit = (size_t)c->srv->cfg.client_query_buffer_limit;
+    size_t len = sds_len(c->querybuf);
+    bool exact;
+    size_t readlen = read_size(c, &exact);
+    if (len < limit && readlen > limit - len) readlen = limit - len;
+    if (sds_avail(c->querybuf) >= readlen) return readlen;
+    size_t need = len + readlen;
+    size_t cap = exact ? need : need < QUERYBUF_GREEDY_MAX ? need * 2 : need + QUERYBUF_GREEDY_MAX;
+    if (cap > limit) cap = need > limit ? need : limit;
+    c->querybuf = sds_make_room_exact(c->querybuf, cap - len);
+    return readlen;
+}
+
 static void read_from_client(client_t *c) {
     server_t *srv = c->srv;
-    size_t readlen = CLIENT_READ_CHUNK;
-    /* Inside a large bulk, read what remains of it in one go. */
-    if (c->parser.kind == '*' && c->parser.bulk_len >= (long long)CLIENT_READ_CHUNK) {
-        size_t have = sds_len(c->querybuf) - c->qb_pos;
-        size_t want = (size_t)c->parser.bulk_len + 2;
-        if (want > have && want - have > readlen) readlen = want - have;
-    }
-    c->querybuf = sds_make_room(c->querybuf, readlen);
+    size_t readlen = reserve_query_room(c);
     size_t cur = sds_len(c->querybuf);
     ssize_t n = read(c->fd, c->querybuf + cur, readlen);
     srv->stats.io_reads++;
@@ -243,9 +286,10 @@ static void read_from_client(client_t *c) {
     srv->stats.net_input_bytes += n;
     c->last_interaction_ms = srv->mstime;
     if (sds_len(c->querybuf) > c->querybuf_peak) c->querybuf_peak = sds_len(c->querybuf);
-    if (sds_len(c->querybuf) > (size_t)srv->cfg.client_query_buffer_limit) {
-        log_msg(LL_WARNING, "Closing client that reached max query buffer length: id=%llu addr=%s (qbuf=%zu)",
-                (unsigned long long)c->id, c->addr, sds_len(c->querybuf));
+    /* The allocation, not the length, is what the limit bounds. */
+    if (sds_alloc(c->querybuf) > (size_t)srv->cfg.client_query_buffer_limit) {
+        log_msg(LL_WARNING, "Closing client that reached max query buffer length: id=%llu addr=%s (qbuf=%zu, alloc=%zu)",
+                (unsigned long long)c->id, c->addr, sds_len(c->querybuf), sds_alloc(c->querybuf));
         conn_free(c);
         return;
     }
@@ -369,6 +413,8 @@ static int write_to_client(client_t *c) {
 void conn_before_sleep(void *arg) {
     server_t *srv = arg;
     blocking_resume_unblocked(srv);   /* their replies are flushed just below */
+    pause_check_deadline(srv);        /* postponed requests run when a pause ends */
+    tracking_before_sleep(srv);       /* BCAST invalidations */
     while (srv->pending_write) {
         client_t *c = srv->pending_write;
         srv->pending_write = c->next_pending;
@@ -418,6 +464,13 @@ void conn_cron(server_t *srv) {
         if (srv->mstime - c->last_interaction_ms > timeout_ms) {
             log_msg(LL_VERBOSE, "Closing idle client");
             conn_free(c);
+        } else if (c->partial_since_ms && srv->mstime - c->partial_since_ms > timeout_ms) {
+            /* Beyond Redis: `timeout` also bounds how long one request may
+             * take to arrive, so a slow-drip client cannot hold a
+             * connection (and its buffer) forever. */
+            log_msg(LL_VERBOSE, "Closing client whose request took longer than timeout id=%llu addr=%s",
+                    (unsigned long long)c->id, c->addr);
+            conn_free(c);
         }
     }
 }
@@ -429,8 +482,11 @@ sds conn_info_string(sds s, client_t *c) {
     if (c->flags & CLIENT_MONITOR) flags[fl++] = 'O';   /* monitor.c */
     if (c->flags & CLIENT_PUBSUB) flags[fl++] = 'P';    /* pubsub.c */
     if (c->flags & CLIENT_CLOSE_AFTER_REPLY) flags[fl++] = 'c';
-    if (c->flags & CLIENT_BLOCKED) flags[fl++] = 'b';
+    if (c->flags & (CLIENT_BLOCKED | CLIENT_PAUSED)) flags[fl++] = 'b';
     if (c->flags & CLIENT_UNIX_SOCKET) flags[fl++] = 'U';
+    fl = tracking_client_flag_letters(c, flags, fl);   /* t, R, B */
+    if (c->mstate) flags[fl++] = 'x';
+    if (c->flags & CLIENT_NO_EVICT) flags[fl++] = 'e';
     if (fl == 0) flags[fl++] = 'N';
     flags[fl] = '\0';
     char events[3] = {0};
@@ -441,13 +497,14 @@ sds conn_info_string(sds s, client_t *c) {
     for (reply_block *b = c->reply_head; b; b = b->next) oll++;
     size_t totmem = zmalloc_size(c) + sds_alloc_size(c->querybuf) + c->reply_bytes;
     return sds_catprintf(s,
-        "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%zu psub=%zu ssub=0 "
-        "multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%d rbp=%zu obl=%zu oll=%zu omem=%zu "
-        "tot-mem=%zu events=%s cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s",
+        "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%zu psub=%zu ssub=%zu "
+        "multi=%d qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%d rbp=%zu obl=%zu oll=%zu omem=%zu "
+        "tot-mem=%zu events=%s cmd=%s user=default redir=%lld resp=%d lib-name=%s lib-ver=%s",
         (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
         (now - c->ctime_ms) / 1000, (now - c->last_interaction_ms) / 1000, flags, c->db->id,
-        pubsub_client_channels(c), pubsub_client_patterns(c),
+        pubsub_client_channels(c), pubsub_client_patterns(c), pubsub_client_shard_channels(c),
+        multi_queued_count(c),
         qbuf, sds_avail(c->querybuf), CLIENT_BUF_SIZE, c->querybuf_peak, obl, oll, c->reply_bytes, totmem,
-        events, c->lastcmd ? c->lastcmd->fullname : "NULL", c->resp,
+        events, c->lastcmd ? c->lastcmd->fullname : "NULL", tracking_client_redirect(c), c->resp,
         c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "");
 }

@@ -5,12 +5,15 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "blocking.h"
 #include "commands.h"
 #include "keyspace.h"
 #include "monitor.h"
 #include "pubsub.h"
 #include "multi.h"
+#include "pause.h"
 #include "reply.h"
+#include "tracking.h"
 #include "util.h"
 
 static void cmd_ping(client_t *c) {
@@ -145,6 +148,7 @@ static void cmd_reset(client_t *c) {
     multi_client_free(c);
     pubsub_client_freed(c);   /* leave subscribed mode without replies */
     monitor_stop(c);
+    tracking_client_freed(c);   /* tracking off */
     c->db = &c->srv->dbs[0];
     c->resp = 2;
     sds_free(c->name);
@@ -251,17 +255,23 @@ static void cmd_client_list(client_t *c) {
     sds_free(s);
 }
 
-static void kill_client(client_t *self, client_t *victim) {
-    if (victim == self) self->flags |= CLIENT_CLOSE_AFTER_REPLY;
-    else conn_close_async(victim);
+/* Another client is closed at the next before-sleep.  Killing oneself
+ * must wait until the reply is queued (the reply layer drops output for a
+ * client marked to close), so the caller marks itself after replying. */
+static bool kill_client(client_t *self, client_t *victim) {
+    if (victim == self) return true;
+    conn_close_async(victim);
+    return false;
 }
+
+static void close_after_reply(client_t *c) { c->flags |= CLIENT_CLOSE_AFTER_REPLY; }
 
 static void cmd_client_kill(client_t *c) {
     if (c->argc == 3) {   /* old form: CLIENT KILL ip:port */
         for (client_t *o = c->srv->clients_head; o; o = o->next) {
             if (!strcmp(o->addr, c->argv[2]->ptr)) {
                 reply_ok(c);
-                kill_client(c, o);
+                if (kill_client(c, o)) close_after_reply(c);
                 return;
             }
         }
@@ -285,7 +295,13 @@ static void cmd_client_kill(client_t *c) {
             }
         } else if (!strcasecmp(k, "addr")) addr = v;
         else if (!strcasecmp(k, "laddr")) laddr = v;
-        else if (!strcasecmp(k, "user")) user = v;
+        else if (!strcasecmp(k, "user")) {
+            if (strcmp(v, "default")) {   /* the only user until ACLs exist */
+                reply_error(c, "No such user '%s'", v);
+                return;
+            }
+            user = v;
+        }
         else if (!strcasecmp(k, "type")) {
             if (strcasecmp(v, "normal") && strcasecmp(v, "master") && strcasecmp(v, "replica") &&
                 strcasecmp(v, "slave") && strcasecmp(v, "pubsub")) {
@@ -306,6 +322,7 @@ static void cmd_client_kill(client_t *c) {
         }
     }
     long long killed = 0;
+    bool self = false;
     for (client_t *o = c->srv->clients_head; o; o = o->next) {
         if (id && o->id != (uint64_t)id) continue;
         if (addr && strcmp(o->addr, addr)) continue;
@@ -313,27 +330,111 @@ static void cmd_client_kill(client_t *c) {
         if (user && strcmp(user, "default")) continue;
         if (o == c && skipme) continue;
         if (kill_type >= 0 && kill_type != ((o->flags & CLIENT_PUBSUB) ? 1 : 0)) continue;
-        kill_client(c, o);
+        self |= kill_client(c, o);
         killed++;
     }
     reply_ll(c, killed);
+    if (self) close_after_reply(c);
+}
+
+/* CLIENT REPLY ON|OFF|SKIP: OFF and SKIP are silent themselves. */
+static void cmd_client_reply(client_t *c) {
+    const char *mode = c->argv[2]->ptr;
+    if (!strcasecmp(mode, "on")) {
+        c->flags &= ~(CLIENT_REPLY_SKIP | CLIENT_REPLY_OFF);
+        reply_ok(c);
+    } else if (!strcasecmp(mode, "off")) {
+        c->flags |= CLIENT_REPLY_OFF;
+    } else if (!strcasecmp(mode, "skip")) {
+        if (!(c->flags & CLIENT_REPLY_OFF)) c->flags |= CLIENT_REPLY_SKIP_NEXT;
+    } else {
+        reply_error(c, RL_ERR_SYNTAX);
+    }
+}
+
+/* CLIENT NO-EVICT ON|OFF: the flag shows in CLIENT LIST ('e'); this server
+ * has no client eviction (maxmemory-clients) yet, so nothing else reads it. */
+static void cmd_client_no_evict(client_t *c) {
+    const char *v = c->argv[2]->ptr;
+    if (!strcasecmp(v, "on")) c->flags |= CLIENT_NO_EVICT;
+    else if (!strcasecmp(v, "off")) c->flags &= ~CLIENT_NO_EVICT;
+    else {
+        reply_error(c, RL_ERR_SYNTAX);
+        return;
+    }
+    reply_ok(c);
+}
+
+/* CLIENT UNBLOCK id [TIMEOUT|ERROR] -> 1 if a blocked client was released. */
+static void cmd_client_unblock(client_t *c) {
+    bool error = false;
+    if (c->argc == 4) {
+        if (!strcasecmp(c->argv[3]->ptr, "error")) error = true;
+        else if (strcasecmp(c->argv[3]->ptr, "timeout")) {
+            reply_error(c, "CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
+            return;
+        }
+    }
+    long long id;
+    if (!cmd_get_ll_or_reply(c, c->argv[2], &id, NULL)) return;
+    for (client_t *o = c->srv->clients_head; o; o = o->next) {
+        if (o->id != (uint64_t)id) continue;
+        reply_ll(c, blocking_unblock_client(o, error) ? 1 : 0);
+        return;
+    }
+    reply_ll(c, 0);
 }
 
 static void cmd_client_help(client_t *c) {
+    /* Redis 7.0's text, line for line (CLIENT SETINFO, from 7.2, is not listed). */
     static const char *help[] = {
-        "GETNAME", "    Return the name of the current connection.",
-        "ID", "    Return the ID of the current connection.",
-        "INFO", "    Return information about the current client connection.",
-        "KILL <ip:port>", "    Kill connection made from <ip:port>.",
-        "KILL <option> <value> [<option> <value> [...]]", "    Kill connections. Options are:",
-        "    * ADDR (<ip:port>|<unixsocket>:0)", "    * LADDR (<ip:port>|<unixsocket>:0)",
-        "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)", "    * USER <username>", "    * ID <client-id>",
+        "CACHING (YES|NO)",
+        "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+        "GETREDIR",
+        "    Return the client ID we are redirecting to when tracking is enabled.",
+        "GETNAME",
+        "    Return the name of the current connection.",
+        "ID",
+        "    Return the ID of the current connection.",
+        "INFO",
+        "    Return information about the current client connection.",
+        "KILL <ip:port>",
+        "    Kill connection made from <ip:port>.",
+        "KILL <option> <value> [<option> <value> [...]]",
+        "    Kill connections. Options are:",
+        "    * ADDR (<ip:port>|<unixsocket>:0)",
+        "      Kill connections made from the specified address",
+        "    * LADDR (<ip:port>|<unixsocket>:0)",
+        "      Kill connections made to specified local address",
+        "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+        "      Kill connections by type.",
+        "    * USER <username>",
+        "      Kill connections authenticated by <username>.",
         "    * SKIPME (YES|NO)",
-        "LIST [options ...]", "    Return information about client connections. Options:",
-        "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)", "    * ID id [id ...]",
-        "SETNAME <name>", "    Assign the name <name> to the current connection.",
-        "SETINFO <option> <value>", "    Set client meta attr. Options are:", "    * LIB-NAME: the client lib name.",
-        "    * LIB-VER: the client lib version.", NULL};
+        "      Skip killing current connection (default: yes).",
+        "LIST [options ...]",
+        "    Return information about client connections. Options:",
+        "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+        "      Return clients of specified type.",
+        "UNPAUSE",
+        "    Stop the current client pause, resuming traffic.",
+        "PAUSE <timeout> [WRITE|ALL]",
+        "    Suspend all, or just write, clients for <timeout> milliseconds.",
+        "REPLY (ON|OFF|SKIP)",
+        "    Control the replies sent to the current connection.",
+        "SETNAME <name>",
+        "    Assign the name <name> to the current connection.",
+        "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+        "    Unblock the specified blocked client.",
+        "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+        "         [OPTIN] [OPTOUT] [NOLOOP]",
+        "    Control server assisted client side caching.",
+        "TRACKINGINFO",
+        "    Report tracking status for the current connection.",
+        "NO-EVICT (ON|OFF)",
+        "    Protect current client connection from eviction.",
+
+        NULL};
     reply_help(c, "CLIENT", help);
 }
 
@@ -345,6 +446,15 @@ static command_t client_subcommands[] = {
     {"info", cmd_client_info, 2, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "Returns information about the current client connection.", "6.2.0", NULL},
     {"list", cmd_client_list, -2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "Get the list of client connections", "2.4.0", NULL},
     {"kill", cmd_client_kill, -3, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "Kill the connection of a client", "2.4.0", NULL},
+    {"reply", cmd_client_reply, 3, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", NULL, NULL, NULL},
+    {"no-evict", cmd_client_no_evict, 3, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", NULL, NULL, NULL},
+    {"unblock", cmd_client_unblock, -3, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", NULL, NULL, NULL},
+    {"pause", cmd_client_pause, -3, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", NULL, NULL, NULL},   /* pause.c */
+    {"unpause", cmd_client_unpause, 2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", NULL, NULL, NULL},
+    {"tracking", cmd_client_tracking, -3, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", NULL, NULL, NULL},   /* tracking.c */
+    {"caching", cmd_client_caching, 3, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", NULL, NULL, NULL},
+    {"getredir", cmd_client_getredir, 2, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", NULL, NULL, NULL},
+    {"trackinginfo", cmd_client_trackinginfo, 2, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", NULL, NULL, NULL},
     {"help", cmd_client_help, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "Show helpful text about the different subcommands", "5.0.0", NULL},
     {0},
 };

@@ -117,6 +117,20 @@ void evict_stamp_replace(server_t *srv, robj *val, const robj *old) {
     else evict_stamp_new(srv, val);
 }
 
+void evict_stamp_restore(server_t *srv, robj *val, long long lfu_freq, long long lru_idle_s) {
+    if (!stampable(val)) return;
+    bool lfu = evict_policy_is_lfu(srv->cfg.maxmemory_policy);
+    if (lfu && lfu_freq >= 0) {
+        val->lru = (lfu_minutes(srv) << 8) | (unsigned)(lfu_freq & 0xff);
+    } else if (!lfu && lru_idle_s >= 0) {
+        /* One LRU tick is a second; an idle time older than the clock's
+         * range lands half a wrap back, so it still reads as very idle. */
+        long long now = obj_lru_clock(), stamp = now - lru_idle_s;
+        if (stamp < 0) stamp = (now + LRU_CLOCK_MAX / 2) % LRU_CLOCK_MAX;
+        val->lru = (unsigned)stamp;
+    }
+}
+
 /* ---------------------------------------------------------------- pool */
 
 static unsigned long long score_of(server_t *srv, const robj *val, long long expire_ms) {

@@ -34,6 +34,9 @@ void evict_touch(server_t *srv, robj *val);
 void evict_stamp_new(server_t *srv, robj *val);
 /* val replaces old under the same key: LFU keeps the key's frequency. */
 void evict_stamp_replace(server_t *srv, robj *val, const robj *old);
+/* RESTORE ... FREQ/IDLETIME: set the stamp the policy uses (freq under an
+ * LFU policy, idle seconds under the others; -1 = not given). */
+void evict_stamp_restore(server_t *srv, robj *val, long long lfu_freq, long long lru_idle_s);
 /* The LFU counter of val after the decay due since its last access, as
  * OBJECT FREQ reports it. */
 unsigned evict_lfu_counter(server_t *srv, const robj *val);

@@ -13,6 +13,7 @@
 #include "expire.h"
 
 #include "keyspace.h"
+#include "pause.h"
 #include "util.h"
 
 #define EXPIRE_KEYS_PER_LOOP 20
@@ -65,6 +66,7 @@ static long expire_round(server_t *srv, db_t *db, long per_loop) {
 }
 
 void expire_active_cycle(server_t *srv) {
+    if (pause_active(srv)) return;   /* pause.c: the dataset holds still */
     long effort = srv->cfg.active_expire_effort - 1;
     long per_loop = EXPIRE_KEYS_PER_LOOP + EXPIRE_KEYS_PER_LOOP / 4 * effort;
     long long budget_us = 1000000LL * EXPIRE_CPU_PERCENT / 100 / srv->cfg.hz;

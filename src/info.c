@@ -19,6 +19,7 @@
 #include "keyspace.h"
 #include "memory.h"
 #include "persist.h"
+#include "tracking.h"
 #include "util.h"
 
 typedef sds section_fn(server_t *srv, sds s);
@@ -80,9 +81,9 @@ static sds sec_clients(server_t *srv, sds s) {
         "client_recent_max_input_buffer:%zu\r\n"
         "client_recent_max_output_buffer:%zu\r\n"
         "blocked_clients:%zu\r\n"
-        "tracking_clients:0\r\n"
+        "tracking_clients:%lld\r\n"
         "clients_in_timeout_table:0\r\n",
-        srv->client_count, srv->cfg.maxclients, max_in, max_out, blocking_client_count(srv));
+        srv->client_count, srv->cfg.maxclients, max_in, max_out, blocking_client_count(srv), tracking_clients(srv));
 }
 
 static sds human_line(sds s, const char *name, unsigned long long v) {
@@ -186,6 +187,7 @@ static sds sec_stats(server_t *srv, sds s) {
         "keyspace_misses:%lld\r\n"
         "pubsub_channels:%zu\r\n"
         "pubsub_patterns:%zu\r\n"
+        "pubsubshard_channels:%zu\r\n"
         "latest_fork_usec:%lld\r\n"
         "total_forks:%lld\r\n"
         "migrate_cached_sockets:0\r\n"
@@ -196,9 +198,9 @@ static sds sec_stats(server_t *srv, sds s) {
         "active_defrag_key_misses:%lld\r\n"
         "total_active_defrag_time:%lld\r\n"
         "current_active_defrag_time:%lld\r\n"
-        "tracking_total_keys:0\r\n"
-        "tracking_total_items:0\r\n"
-        "tracking_total_prefixes:0\r\n"
+        "tracking_total_keys:%lld\r\n"
+        "tracking_total_items:%lld\r\n"
+        "tracking_total_prefixes:%lld\r\n"
         "unexpected_error_replies:%lld\r\n"
         "total_error_replies:%lld\r\n"
         "dump_payload_sanitizations:0\r\n"
@@ -209,9 +211,10 @@ static sds sec_stats(server_t *srv, sds s) {
         st->numconnections, st->numcommands, ring_avg(st->ops_samples), st->net_input_bytes,
         st->net_output_bytes, ring_avg(st->net_in_samples) / 1024.0, ring_avg(st->net_out_samples) / 1024.0,
         st->rejected_conn, st->expiredkeys, st->expire_cycle_cpu_ms, st->evictedkeys, st->keyspace_hits,
-        st->keyspace_misses, pubsub_channel_count(srv), pubsub_pattern_count(srv),
+        st->keyspace_misses, pubsub_channel_count(srv), pubsub_pattern_count(srv), pubsub_shard_channel_count(srv),
         srv->persist->latest_fork_usec, srv->persist->total_forks,   /* persist.c */
-        ds.hits, ds.misses, ds.key_hits, ds.key_misses, ds.total_time_ms, ds.current_time_ms, st->unexpected_error_replies, st->total_error_replies, st->io_reads, st->io_writes);
+        ds.hits, ds.misses, ds.key_hits, ds.key_misses, ds.total_time_ms, ds.current_time_ms,
+        tracking_total_keys(srv), tracking_total_items(srv), tracking_total_prefixes(srv), st->unexpected_error_replies, st->total_error_replies, st->io_reads, st->io_writes);
 }
 
 static sds sec_replication(server_t *srv, sds s) {

@@ -13,6 +13,8 @@
 #include "evict.h"
 #include "lazyfree.h"
 #include "multi.h"
+#include "pause.h"
+#include "tracking.h"
 #include "notify.h"
 #include "reply.h"
 #include "util.h"
@@ -75,8 +77,12 @@ static void replace_value(db_t *db, dict_entry *de, robj *val) {
 bool db_expire_if_needed(db_t *db, robj *key) {
     long long when = db_get_expire(db, key);
     if (when < 0 || when > db->srv->mstime) return false;
-    multi_touch_key(db->srv, db->id, key->ptr);   /* an expiry invalidates WATCH */
+    /* pause.c: during CLIENT PAUSE the dataset holds still; the key only
+     * looks missing until the pause ends. */
+    if (pause_active(db->srv)) return true;
+    tracking_invalidate_key(db->srv, key->ptr);   /* and cached copies */
     delete_sds_key(db, key->ptr, db->srv->cfg.lazyfree_lazy_expire);
+    multi_touch_key(db->srv, db->id, key->ptr);   /* an expiry invalidates WATCH (after: multi.c looks) */
     db->srv->stats.expiredkeys++;
     notify_keyspace_event(db->srv, NOTIFY_EXPIRED, "expired", key, db->id);   /* notify.c */
     return true;
@@ -102,12 +108,12 @@ robj *db_lookup_read(db_t *db, robj *key, int flags) {
 }
 
 robj *db_lookup_write(db_t *db, robj *key) {
-    db_expire_if_needed(db, key);
+    if (db_expire_if_needed(db, key)) return NULL;   /* gone, or held by a pause */
     return lookup(db, key, LOOKUP_NONE);
 }
 
 bool db_exists(db_t *db, robj *key) {
-    db_expire_if_needed(db, key);
+    if (db_expire_if_needed(db, key)) return false;
     return dict_find(db->keys, key->ptr) != NULL;
 }
 
@@ -162,8 +168,8 @@ bool db_delete_lazy(db_t *db, robj *key, bool lazy) {
 
 long long db_empty(db_t *db) {
     long long n = (long long)dict_size(db->keys);
-    multi_touch_db(db->srv, db->id);
-    blocking_signal_db(db);   /* stream readers learn their key is gone */
+    multi_touch_db(db->srv, db->id, -1);
+    blocking_signal_db_flushed(db);   /* stream readers learn their key is gone */
     dict_empty(db->expires);
     dict_empty(db->keys);
     db->avg_ttl = 0;
@@ -175,8 +181,8 @@ long long db_empty(db_t *db) {
  * (memory-pressure hook). */
 long long db_empty_async(db_t *db) {
     long long n = (long long)dict_size(db->keys);
-    multi_touch_db(db->srv, db->id);
-    blocking_signal_db(db);   /* stream readers learn their key is gone */
+    multi_touch_db(db->srv, db->id, -1);
+    blocking_signal_db_flushed(db);   /* stream readers learn their key is gone */
     lazyfree_free_tables(db->srv->lazyfree, db->keys, db->expires);
     db->keys = dict_create(&keys_type);
     db->expires = dict_create(&expires_type);
@@ -202,6 +208,7 @@ void db_signal_modified(db_t *db, robj *key) {
     db->srv->dirty++;
     blocking_signal_key(db, key);   /* wakes clients blocked on key, if any */
     multi_touch_key(db->srv, db->id, key->ptr);   /* invalidates WATCH */
+    tracking_invalidate_key(db->srv, key->ptr);   /* tracking.c: client-side caches */
 }
 
 sds db_random_key(db_t *db) {

@@ -8,12 +8,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blocking.h"
 #include "commands.h"
 #include "evict.h"
 #include "keyspace.h"
 #include "multi.h"
 #include "notify.h"
 #include "reply.h"
+#include "scan.h"
+#include "tracking.h"
 #include "util.h"
 
 /* DEL frees values now unless lazyfree-lazy-user-del; UNLINK always hands
@@ -108,67 +111,25 @@ static void cmd_keys(client_t *c) {
     reply_set_deferred_array_len(c, slot, n);
 }
 
-/* Parse a SCAN cursor the way Redis does, with strtoul: a sign, leading
- * zeros and even an empty string (cursor 0) are accepted, "-1" wraps to the
- * largest cursor; leading spaces, trailing junk and overflow are not. */
-bool scan_parse_cursor_or_reply(client_t *c, robj *o, unsigned long *cursor);
-bool scan_parse_cursor_or_reply(client_t *c, robj *o, unsigned long *cursor) {
-    const char *s = o->ptr;
-    char *end;
-    errno = 0;
-    *cursor = strtoul(s, &end, 10);
-    if (isspace((unsigned char)s[0]) || *end != '\0' || errno == ERANGE) {
-        reply_error(c, "invalid cursor");
-        return false;
-    }
-    return true;
+/* SCAN skips keys that expired but were not yet removed, and filters TYPE. */
+static bool scan_keep_key(client_t *c, const scan_args_t *a, dict_entry *de) {
+    if (!key_is_live(c->db, dict_get_key(c->db->keys, de))) return false;
+    robj *o = dict_get_val(de);
+    return !a->type || strcasecmp(a->type, obj_type_name(o->type)) == 0;
+}
+
+static long scan_emit_key(client_t *c, void *state, dict_entry *de, const char *key, size_t len) {
+    (void)state;
+    (void)de;
+    reply_bulk(c, key, len);
+    return 1;
 }
 
 static void cmd_scan(client_t *c) {
-    unsigned long cursor;
-    if (!scan_parse_cursor_or_reply(c, c->argv[1], &cursor)) return;
-    long long count = 10;
-    sds pat = NULL;
-    const char *type = NULL;
-    for (int j = 2; j < c->argc; j++) {
-        const char *a = c->argv[j]->ptr;
-        bool more = j + 1 < c->argc;
-        if (!strcasecmp(a, "count") && more) {
-            if (!cmd_get_ll_or_reply(c, c->argv[++j], &count, NULL)) return;
-            if (count < 1) {
-                reply_error(c, RL_ERR_SYNTAX);
-                return;
-            }
-        } else if (!strcasecmp(a, "match") && more) {
-            pat = c->argv[++j]->ptr;
-        } else if (!strcasecmp(a, "type") && more) {
-            type = c->argv[++j]->ptr;
-        } else {
-            reply_error(c, RL_ERR_SYNTAX);
-            return;
-        }
-    }
-    dict_entry **des;
-    size_t found;
-    cursor = dict_scan_some(c->db->keys, cursor, (size_t)count, &des, &found);
-    bool match_all = pat && sds_len(pat) == 1 && pat[0] == '*';
-    reply_array_len(c, 2);
-    reply_scan_cursor(c, cursor);
-    void *slot = reply_deferred_len(c);
-    long n = 0;
-    for (size_t i = 0; i < found; i++) {
-        sds key = dict_get_key(c->db->keys, des[i]);
-        if (pat && !match_all && !util_glob_match(pat, sds_len(pat), key, sds_len(key), false)) continue;
-        if (!key_is_live(c->db, key)) continue;
-        if (type) {
-            robj *o = dict_get_val(des[i]);
-            if (strcasecmp(type, obj_type_name(o->type)) != 0) continue;
-        }
-        reply_bulk(c, key, sds_len(key));
-        n++;
-    }
-    reply_set_deferred_array_len(c, slot, n);
-    zfree(des);
+    scan_args_t a;
+    if (!scan_args_parse_or_reply(c, 1, true, &a)) return;
+    scan_source_t src = {.d = c->db->keys, .emit = scan_emit_key, .keep = scan_keep_key};
+    scan_reply(c, &a, &src);
 }
 
 static void cmd_randomkey(client_t *c) {
@@ -392,6 +353,9 @@ static void cmd_swapdb(client_t *c) {
     if (a != b) {
         db_t *x = &c->srv->dbs[a], *y = &c->srv->dbs[b];
         /* Clients stay on their db index: they see the other data set. */
+        /* WATCH: keys that exist on either side change (before the swap). */
+        multi_touch_db(c->srv, (int)a, (int)b);
+        multi_touch_db(c->srv, (int)b, (int)a);
         db_t tmp = *x;
         x->keys = y->keys;
         x->expires = y->expires;
@@ -402,8 +366,9 @@ static void cmd_swapdb(client_t *c) {
         y->avg_ttl = tmp.avg_ttl;
         y->expire_cursor = tmp.expire_cursor;
         c->srv->dirty++;
-        multi_touch_db(c->srv, (int)a);
-        multi_touch_db(c->srv, (int)b);
+        /* Clients blocked on a key that now exists are served. */
+        blocking_signal_db(x);
+        blocking_signal_db(y);
     }
     reply_ok(c);
 }
@@ -427,6 +392,7 @@ static void cmd_flushdb(client_t *c) {
     bool async;
     if (!flush_mode_or_reply(c, &async)) return;
     c->srv->dirty += flush_one(c->db, async);
+    tracking_on_flush(c->srv);   /* tracking.c: every cache is stale */
     reply_ok(c);
 }
 
@@ -434,6 +400,7 @@ static void cmd_flushall(client_t *c) {
     bool async;
     if (!flush_mode_or_reply(c, &async)) return;
     for (int i = 0; i < c->srv->dbnum; i++) c->srv->dirty += flush_one(&c->srv->dbs[i], async);
+    tracking_on_flush(c->srv);   /* tracking.c: every cache is stale */
     reply_ok(c);
 }
 

@@ -66,7 +66,11 @@ static void cmd_memory_usage(client_t *c) {
     long long samples = 5;
     for (int j = 3; j < c->argc; j++) {
         if (!strcasecmp(c->argv[j]->ptr, "samples") && j + 1 < c->argc) {
-            if (!cmd_get_range_or_reply(c, c->argv[++j], 0, LLONG_MAX, &samples, NULL)) return;
+            if (!cmd_get_ll_or_reply(c, c->argv[++j], &samples, NULL)) return;
+            if (samples < 0) {   /* Redis 7.0's answer to a negative count */
+                reply_error(c, RL_ERR_SYNTAX);
+                return;
+            }
         } else {
             reply_error(c, RL_ERR_SYNTAX);
             return;

@@ -13,9 +13,6 @@
 typedef struct monitors monitors_t;
 
 
-/* The client is a monitor (owned by monitor.c; see CLIENT_PUBSUB). */
-#define CLIENT_MONITOR (1u << 21)
-
 monitors_t *monitor_create(void);
 void monitor_free(monitors_t *m);
 /* Send c's current command (c->cmd, c->argv) to every monitor. */

@@ -26,6 +26,7 @@ typedef struct queued_cmd {
 struct multi_state {
     queued_cmd *cmds;
     int count, cap;
+    uint32_t cmd_flags;   /* CMD_* of every queued command, or'ed */
 };
 
 typedef struct watchers {
@@ -35,6 +36,7 @@ typedef struct watchers {
 
 struct watch_state {
     sds *keys;          /* composite keys in srv->watched */
+    unsigned char *expired;   /* per key: it was logically expired when watched */
     int count, cap;
     int flags;          /* CLIENT_MULTI_* */
 };
@@ -80,6 +82,7 @@ void multi_queue(client_t *c, command_t *cmd) {
         m->cap = m->cap ? m->cap * 2 : 8;
         m->cmds = zrealloc(m->cmds, sizeof(queued_cmd) * (size_t)m->cap);
     }
+    m->cmd_flags |= cmd->flags;
     queued_cmd *q = &m->cmds[m->count++];
     q->cmd = cmd;
     q->argc = c->argc;
@@ -89,6 +92,14 @@ void multi_queue(client_t *c, command_t *cmd) {
         obj_incref(c->argv[i]);
     }
     reply_simple(c, "QUEUED");
+}
+
+int multi_queued_count(const client_t *c) { return c->mstate ? c->mstate->count : -1; }
+
+uint32_t multi_queued_flags(const client_t *c) {
+    uint32_t flags = 0;
+    for (int i = 0; c->mstate && i < c->mstate->count; i++) flags |= c->mstate->cmds[i].cmd->flags;
+    return flags;
 }
 
 void multi_flag_error(client_t *c) {
@@ -131,6 +142,32 @@ static void unwatch_all(client_t *c) {
     w->flags &= ~CLIENT_MULTI_DIRTY;
 }
 
+/* The key exists in db (expired or not). */
+static bool key_in_db(db_t *db, const char *key, size_t len) {
+    if (dict_size(db->keys) == 0) return false;
+    sds k = sds_newlen(key, len);
+    bool found = dict_find(db->keys, k) != NULL;
+    sds_free(k);
+    return found;
+}
+
+/* The key is in db with a TTL already past (not yet deleted). */
+static bool key_is_expired(db_t *db, const char *key, size_t len) {
+    if (dict_size(db->expires) == 0) return false;
+    sds k = sds_newlen(key, len);
+    dict_entry *de = dict_find(db->expires, k);
+    sds_free(k);
+    return de && dict_get_s64(de) <= db->srv->mstime;
+}
+
+/* Index of composite key k among c's watched keys, or -1. */
+static int watch_index(client_t *c, const sds k) {
+    struct watch_state *w = c->wstate;
+    for (int i = 0; w && i < w->count; i++)
+        if (sds_cmp(w->keys[i], k) == 0) return i;
+    return -1;
+}
+
 static void watch_one(client_t *c, robj *key) {
     struct watch_state *w = wstate(c);
     sds k = watch_key(c->db->id, key->ptr, sds_len(key->ptr));
@@ -156,7 +193,11 @@ static void watch_one(client_t *c, robj *key) {
     if (w->count == w->cap) {
         w->cap = w->cap ? w->cap * 2 : 4;
         w->keys = zrealloc(w->keys, sizeof(sds) * (size_t)w->cap);
+        w->expired = zrealloc(w->expired, (size_t)w->cap);
     }
+    /* A key already expired when watched is treated as absent: its
+     * deletion is no change (Redis 7.0). */
+    w->expired[w->count] = key_is_expired(c->db, key->ptr, sds_len(key->ptr));
     w->keys[w->count++] = k;
 }
 
@@ -164,13 +205,30 @@ void multi_touch_key(server_t *srv, int dbid, const sds key) {
     if (!srv->watched || dict_size(srv->watched) == 0) return;
     sds k = watch_key(dbid, key, sds_len(key));
     watchers *ws = dict_fetch_value(srv->watched, k);
+    if (ws) {
+        bool present = key_in_db(&srv->dbs[dbid], key, sds_len(key));
+        for (int i = 0; i < ws->count; i++) {
+            struct watch_state *w = wstate(ws->clients[i]);
+            int idx = watch_index(ws->clients[i], k);
+            if (idx >= 0 && w->expired[idx]) {
+                /* Watched while already expired: its deletion changes
+                 * nothing logically; the key is now plainly absent. */
+                if (!present) w->expired[idx] = 0;
+                continue;
+            }
+            w->flags |= CLIENT_MULTI_DIRTY;
+        }
+    }
     sds_free(k);
-    if (!ws) return;
-    for (int i = 0; i < ws->count; i++) wstate(ws->clients[i])->flags |= CLIENT_MULTI_DIRTY;
 }
 
-void multi_touch_db(server_t *srv, int dbid) {
+/* A database is emptied (FLUSHDB/FLUSHALL) or, with other >= 0, swapped
+ * with database other (SWAPDB): a watcher is marked only if its key
+ * existed here, or exists in the other database; a key watched while
+ * expired, or replaced by an expired one, counts as absent (Redis 7.0). */
+void multi_touch_db(server_t *srv, int dbid, int other) {
     if (!srv->watched || dict_size(srv->watched) == 0) return;
+    db_t *db = &srv->dbs[dbid], *odb = other >= 0 ? &srv->dbs[other] : NULL;
     dict_iter it;
     dict_entry *de;
     dict_iter_init(&it, srv->watched, false);
@@ -178,9 +236,28 @@ void multi_touch_db(server_t *srv, int dbid) {
         sds k = dict_get_key(srv->watched, de);
         int id;
         memcpy(&id, k, sizeof(id));
-        if (dbid != -1 && id != dbid) continue;
+        if (id != dbid) continue;
+        const char *key = k + sizeof(id);
+        size_t len = sds_len(k) - sizeof(id);
+        bool here = key_in_db(db, key, len), there = odb && key_in_db(odb, key, len);
+        if (!here && !there) continue;
+        bool there_expired = there && key_is_expired(odb, key, len);
         watchers *ws = dict_get_val(de);
-        for (int i = 0; i < ws->count; i++) wstate(ws->clients[i])->flags |= CLIENT_MULTI_DIRTY;
+        for (int i = 0; i < ws->count; i++) {
+            struct watch_state *w = wstate(ws->clients[i]);
+            int idx = watch_index(ws->clients[i], k);
+            if (idx >= 0 && w->expired[idx]) {
+                if (!there) {
+                    w->expired[idx] = 0;   /* the expired key is gone: no change */
+                    continue;
+                }
+                if (there_expired) continue;   /* still expired */
+            } else if (!here && there_expired) {
+                if (idx >= 0) w->expired[idx] = 1;   /* absent, replaced by an expired key */
+                continue;
+            }
+            w->flags |= CLIENT_MULTI_DIRTY;
+        }
     }
     dict_iter_release(&it);
 }
@@ -195,12 +272,8 @@ static bool watched_key_expired(client_t *c) {
         memcpy(&id, w->keys[i], sizeof(id));
         db_t *db = &c->srv->dbs[id];
         sds key = w->keys[i] + sizeof(id);
-        robj k = {OBJ_STRING, OBJ_ENCODING_RAW, 0, 1, NULL};
-        sds tmp = sds_newlen(key, sds_len(w->keys[i]) - sizeof(id));
-        k.ptr = tmp;
-        long long when = db_get_expire(db, &k);
-        sds_free(tmp);
-        if (when >= 0 && when <= c->srv->mstime) return true;
+        if (w->expired[i]) continue;   /* was expired when WATCHed */
+        if (key_is_expired(db, key, sds_len(w->keys[i]) - sizeof(id))) return true;
     }
     return false;
 }
@@ -210,9 +283,18 @@ void multi_client_free(client_t *c) {
     unwatch_all(c);
     if (c->wstate) {
         zfree(c->wstate->keys);
+        zfree(c->wstate->expired);
         zfree(c->wstate);
         c->wstate = NULL;
     }
+}
+
+bool multi_queued_may_grow(const client_t *c) { return c->mstate && (c->mstate->cmd_flags & CMD_DENYOOM); }
+
+void multi_exec_abort(client_t *c, const char *err) {
+    discard_transaction(c);
+    unwatch_all(c);
+    reply_error(c, "EXECABORT Transaction discarded because of: %s", err);
 }
 
 /* ---------------------------------------------------------------- commands */

@@ -10,6 +10,7 @@
 #define RL_MULTI_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "conn.h"
 
@@ -22,12 +23,22 @@ bool multi_should_queue(const client_t *c, const command_t *cmd);
 void multi_queue(client_t *c, command_t *cmd);     /* replies +QUEUED */
 /* A command was rejected while queueing: EXEC will abort. */
 void multi_flag_error(client_t *c);
+/* EXEC would run a command that may grow memory (CMD_DENYOOM). */
+bool multi_queued_may_grow(const client_t *c);
+/* EXEC refused before running (e.g. OOM): drop the transaction and reply
+ * "-EXECABORT Transaction discarded because of: <err>". */
+void multi_exec_abort(client_t *c, const char *err);
+/* Commands queued in c's MULTI, or -1 outside one (CLIENT LIST multi=). */
+int multi_queued_count(const client_t *c);
+/* The union of the queued commands' CMD_* flags (CLIENT PAUSE WRITE). */
+uint32_t multi_queued_flags(const client_t *c);
 /* Release a client's transaction and watches (disconnect, RESET). */
 void multi_client_free(client_t *c);
 
 /* Invalidation hooks for the keyspace. */
 void multi_touch_key(server_t *srv, int dbid, const sds key);
-void multi_touch_db(server_t *srv, int dbid);      /* -1: every db */
+/* Before database dbid is emptied, or swapped with other (-1: emptied). */
+void multi_touch_db(server_t *srv, int dbid, int other);
 
 
 #endif

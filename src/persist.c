@@ -435,7 +435,7 @@ bool persist_write_allowed_or_reply(client_t *c) {
         return false;
     }
     if (aof_write_failed(p->aof)) {
-        reply_error(c, "MISCONF Errors writing to the AOF file: %s", "see the server log");
+        reply_error(c, "MISCONF Errors writing to the AOF file: %s", strerror(aof_last_errno(p->aof)));
         return false;
     }
     return true;

@@ -1,9 +1,13 @@
 /* pubsub.c: publish/subscribe (see pubsub.h).
  *
- * Data: two server dicts, channel -> sub_list and pattern -> sub_list, where
- * a sub_list is an array of clients in subscription order (messages reach
- * subscribers in that order, as in Redis); and per client a pubsub_client
- * holding two sets (dicts with NULL values) of its channels and patterns.
+ * Data: three server dicts, channel -> sub_list, pattern -> sub_list and
+ * shard channel -> sub_list, where a sub_list is an array of clients in
+ * subscription order (messages reach subscribers in that order, as in
+ * Redis); and per client a pubsub_client holding three sets (dicts with
+ * NULL values) of its channels, patterns and shard channels.  Shard
+ * channels (SSUBSCRIBE/SPUBLISH) are a namespace of their own, as in a
+ * standalone Redis 7.0: no patterns match them, and their subscription
+ * count in replies counts only them.
  *
  * Invariants: client c is in the sub_list of channel X iff X is in c's
  * channel set (same for patterns); a sub_list exists iff it is non-empty; c
@@ -28,11 +32,13 @@ typedef struct sub_list {
 struct pubsub {
     dict *channels;          /* sds channel -> sub_list */
     dict *patterns;          /* sds pattern -> sub_list */
+    dict *shard;             /* sds shard channel -> sub_list */
 };
 
 typedef struct pubsub_client {
     dict *channels;          /* set of sds channels */
     dict *patterns;          /* set of sds patterns */
+    dict *shard;             /* set of sds shard channels */
 } pubsub_client;
 
 static void sub_list_free(void *p) {
@@ -48,6 +54,7 @@ pubsub_t *pubsub_create(void) {
     pubsub_t *ps = zmalloc(sizeof(*ps));
     ps->channels = dict_create(&server_set_type);
     ps->patterns = dict_create(&server_set_type);
+    ps->shard = dict_create(&server_set_type);
     return ps;
 }
 
@@ -55,6 +62,7 @@ void pubsub_free(pubsub_t *ps) {
     if (!ps) return;
     dict_release(ps->channels);
     dict_release(ps->patterns);
+    dict_release(ps->shard);
     zfree(ps);
 }
 
@@ -65,19 +73,28 @@ static pubsub_client *client_state(client_t *c) {
         c->ps = zmalloc(sizeof(*c->ps));
         c->ps->channels = dict_create(&client_set_type);
         c->ps->patterns = dict_create(&client_set_type);
+        c->ps->shard = dict_create(&client_set_type);
     }
     return c->ps;
 }
 
 size_t pubsub_client_channels(const client_t *c) { return c->ps ? dict_size(c->ps->channels) : 0; }
 size_t pubsub_client_patterns(const client_t *c) { return c->ps ? dict_size(c->ps->patterns) : 0; }
+size_t pubsub_client_shard_channels(const client_t *c) { return c->ps ? dict_size(c->ps->shard) : 0; }
 size_t pubsub_channel_count(const server_t *srv) { return dict_size(srv->pubsub->channels); }
+size_t pubsub_shard_channel_count(const server_t *srv) { return dict_size(srv->pubsub->shard); }
 size_t pubsub_pattern_count(const server_t *srv) { return dict_size(srv->pubsub->patterns); }
 
-static long total_subs(const client_t *c) { return (long)(pubsub_client_channels(c) + pubsub_client_patterns(c)); }
+/* The count a (un)subscribe frame reports: channels and patterns
+ * together, shard channels on their own (Redis 7.0). */
+static long frame_count(const client_t *c, int which) {
+    if (which == PS_SHARD) return (long)pubsub_client_shard_channels(c);
+    return (long)(pubsub_client_channels(c) + pubsub_client_patterns(c));
+}
 
 static void update_flag(client_t *c) {
-    if (total_subs(c) > 0) c->flags |= CLIENT_PUBSUB;
+    if (pubsub_client_channels(c) + pubsub_client_patterns(c) + pubsub_client_shard_channels(c) > 0)
+        c->flags |= CLIENT_PUBSUB;
     else c->flags &= ~CLIENT_PUBSUB;
 }
 
@@ -116,49 +133,72 @@ static void server_remove(dict *d, sds name, client_t *c) {
 /* ------------------------------------------------------------ replies */
 
 /* One subscribed-mode frame: [kind, name or null, count]. */
+/* Frames and messages are pushes: CLIENT REPLY OFF/SKIP do not silence
+ * them (CLIENT_PUSHING, as in Redis 7.0). */
+static unsigned push_begin(client_t *c) {
+    unsigned was = c->flags & CLIENT_PUSHING;
+    c->flags |= CLIENT_PUSHING;
+    return was;
+}
+
+static void push_end(client_t *c, unsigned was) {
+    if (!was) c->flags &= ~CLIENT_PUSHING;
+}
+
 static void reply_sub_frame(client_t *c, const char *kind, const char *name, size_t nlen, long count) {
+    unsigned was = push_begin(c);
     reply_push_len(c, 3);
     reply_bulk_cstr(c, kind);
     if (name) reply_bulk(c, name, nlen);
     else reply_null(c);
     reply_ll(c, count);
+    push_end(c, was);
 }
 
 static void deliver_message(client_t *c, const char *chan, size_t clen, const char *msg, size_t mlen) {
+    unsigned was = push_begin(c);
     reply_push_len(c, 3);
     reply_bulk(c, "message", 7);
     reply_bulk(c, chan, clen);
     reply_bulk(c, msg, mlen);
+    push_end(c, was);
 }
 
 static void deliver_pmessage(client_t *c, sds pat, const char *chan, size_t clen, const char *msg, size_t mlen) {
+    unsigned was = push_begin(c);
     reply_push_len(c, 4);
     reply_bulk(c, "pmessage", 8);
     reply_bulk(c, pat, sds_len(pat));
     reply_bulk(c, chan, clen);
     reply_bulk(c, msg, mlen);
+    push_end(c, was);
 }
 
 /* ------------------------------------------------------------ (un)subscribe */
 
-/* which: 0 = channels, 1 = patterns. */
+static const char *const subscribe_kind[] = {[PS_CHANNEL] = "subscribe", [PS_PATTERN] = "psubscribe",
+                                             [PS_SHARD] = "ssubscribe"};
+static const char *const unsubscribe_kind[] = {[PS_CHANNEL] = "unsubscribe", [PS_PATTERN] = "punsubscribe",
+                                               [PS_SHARD] = "sunsubscribe"};
+
 static dict *server_dict(client_t *c, int which) {
-    return which ? c->srv->pubsub->patterns : c->srv->pubsub->channels;
+    pubsub_t *ps = c->srv->pubsub;
+    return which == PS_PATTERN ? ps->patterns : which == PS_SHARD ? ps->shard : ps->channels;
 }
 
 static dict *client_dict(client_t *c, int which) {
     pubsub_client *pc = client_state(c);
-    return which ? pc->patterns : pc->channels;
+    return which == PS_PATTERN ? pc->patterns : which == PS_SHARD ? pc->shard : pc->channels;
 }
 
 static void subscribe_generic(client_t *c, int which) {
-    const char *kind = which ? "psubscribe" : "subscribe";
+    const char *kind = subscribe_kind[which];
     dict *mine = client_dict(c, which);
     for (int j = 1; j < c->argc; j++) {
         sds name = c->argv[j]->ptr;
         if (dict_add(mine, name, NULL) == DICT_OK) server_add(server_dict(c, which), name, c);
         update_flag(c);
-        reply_sub_frame(c, kind, name, sds_len(name), total_subs(c));
+        reply_sub_frame(c, kind, name, sds_len(name), frame_count(c, which));
     }
 }
 
@@ -171,19 +211,19 @@ static void unsubscribe_one(client_t *c, int which, sds name, bool reply) {
         dict_delete(mine, name);
         update_flag(c);
     }
-    if (reply) reply_sub_frame(c, which ? "punsubscribe" : "unsubscribe", name, sds_len(name), total_subs(c));
+    if (reply) reply_sub_frame(c, unsubscribe_kind[which], name, sds_len(name), frame_count(c, which));
 }
 
 /* Unsubscribe from everything of one kind: one frame per name, or a single
  * frame with a null name when there was nothing. */
 static void unsubscribe_all(client_t *c, int which, bool reply) {
     if (!c->ps) {
-        if (reply) reply_sub_frame(c, which ? "punsubscribe" : "unsubscribe", NULL, 0, 0);
+        if (reply) reply_sub_frame(c, unsubscribe_kind[which], NULL, 0, 0);
         return;
     }
     dict *mine = client_dict(c, which);
     if (dict_size(mine) == 0) {
-        if (reply) reply_sub_frame(c, which ? "punsubscribe" : "unsubscribe", NULL, 0, total_subs(c));
+        if (reply) reply_sub_frame(c, unsubscribe_kind[which], NULL, 0, frame_count(c, which));
         return;
     }
     while (dict_size(mine) > 0) {
@@ -204,10 +244,12 @@ static void unsubscribe_generic(client_t *c, int which) {
 
 void pubsub_client_freed(client_t *c) {
     if (!c->ps) return;
-    unsubscribe_all(c, 0, false);
-    unsubscribe_all(c, 1, false);
+    unsubscribe_all(c, PS_CHANNEL, false);
+    unsubscribe_all(c, PS_PATTERN, false);
+    unsubscribe_all(c, PS_SHARD, false);
     dict_release(c->ps->channels);
     dict_release(c->ps->patterns);
+    dict_release(c->ps->shard);
     zfree(c->ps);
     c->ps = NULL;
     c->flags &= ~CLIENT_PUBSUB;
@@ -247,17 +289,45 @@ long long pubsub_publish(server_t *srv, const char *chan, size_t clen, const cha
 
 bool pubsub_allowed_in_context(const command_t *cmd) {
     static const char *const allowed[] = {"ping", "subscribe", "unsubscribe", "psubscribe", "punsubscribe",
-                                          "quit", "reset", NULL};
+                                          "ssubscribe", "sunsubscribe", "quit", "reset", NULL};
     if (cmd->parent) cmd = cmd->parent;
     for (const char *const *a = allowed; *a; a++)
         if (!strcmp(cmd->name, *a)) return true;
     return false;
 }
 
-static void cmd_subscribe(client_t *c) { subscribe_generic(c, 0); }
-static void cmd_psubscribe(client_t *c) { subscribe_generic(c, 1); }
-static void cmd_unsubscribe(client_t *c) { unsubscribe_generic(c, 0); }
-static void cmd_punsubscribe(client_t *c) { unsubscribe_generic(c, 1); }
+static void cmd_subscribe(client_t *c) { subscribe_generic(c, PS_CHANNEL); }
+static void cmd_psubscribe(client_t *c) { subscribe_generic(c, PS_PATTERN); }
+static void cmd_unsubscribe(client_t *c) { unsubscribe_generic(c, PS_CHANNEL); }
+static void cmd_punsubscribe(client_t *c) { unsubscribe_generic(c, PS_PATTERN); }
+static void cmd_sunsubscribe(client_t *c) { unsubscribe_generic(c, PS_SHARD); }
+
+/* Unlike SUBSCRIBE, Redis 7.0 refuses SSUBSCRIBE inside a transaction. */
+static void cmd_ssubscribe(client_t *c) {
+    if (c->flags & CLIENT_DENY_BLOCKING) {
+        reply_error(c, "SSUBSCRIBE isn't allowed for a DENY BLOCKING client");
+        return;
+    }
+    subscribe_generic(c, PS_SHARD);
+}
+
+/* SPUBLISH: shard channel subscribers only ("smessage"; no patterns). */
+static void cmd_spublish(client_t *c) {
+    sds chan = c->argv[1]->ptr;
+    char buf[32];
+    size_t mlen;
+    const char *msg = obj_string_view(c->argv[2], buf, sizeof(buf), &mlen);
+    sub_list *l = dict_fetch_value(c->srv->pubsub->shard, chan);
+    long long n = l ? (long long)l->n : 0;
+    for (long long i = 0; i < n; i++) {
+        client_t *s = l->v[i];
+        reply_push_len(s, 3);
+        reply_bulk(s, "smessage", 8);
+        reply_bulk(s, chan, sds_len(chan));
+        reply_bulk(s, msg, mlen);
+    }
+    reply_ll(c, n);
+}
 
 static void cmd_publish(client_t *c) {
     sds chan = c->argv[1]->ptr;
@@ -267,13 +337,12 @@ static void cmd_publish(client_t *c) {
     reply_ll(c, pubsub_publish(c->srv, chan, sds_len(chan), msg, mlen));
 }
 
-static void cmd_pubsub_channels(client_t *c) {
+static void channel_list(client_t *c, dict *d) {
     if (c->argc > 3) {
         reply_subcommand_syntax_error(c);
         return;
     }
     sds pat = c->argc == 3 ? c->argv[2]->ptr : NULL;
-    dict *d = c->srv->pubsub->channels;
     void *slot = reply_deferred_len(c);
     long n = 0;
     dict_iter it;
@@ -289,14 +358,21 @@ static void cmd_pubsub_channels(client_t *c) {
     reply_set_deferred_array_len(c, slot, n);
 }
 
-static void cmd_pubsub_numsub(client_t *c) {
-    reply_map_len(c, c->argc - 2);
+/* Channel, count, channel, count ...: a flat array in RESP3 too (Redis
+ * 7.0; redis-py's pubsub_numsub expects it). */
+static void numsub(client_t *c, dict *d) {
+    reply_array_len(c, (long)(c->argc - 2) * 2);
     for (int j = 2; j < c->argc; j++) {
-        sub_list *l = dict_fetch_value(c->srv->pubsub->channels, c->argv[j]->ptr);
+        sub_list *l = dict_fetch_value(d, c->argv[j]->ptr);
         reply_bulk_obj(c, c->argv[j]);
         reply_ll(c, l ? (long long)l->n : 0);
     }
 }
+
+static void cmd_pubsub_channels(client_t *c) { channel_list(c, c->srv->pubsub->channels); }
+static void cmd_pubsub_shardchannels(client_t *c) { channel_list(c, c->srv->pubsub->shard); }
+static void cmd_pubsub_numsub(client_t *c) { numsub(c, c->srv->pubsub->channels); }
+static void cmd_pubsub_shardnumsub(client_t *c) { numsub(c, c->srv->pubsub->shard); }
 
 /* Redis counts patterns, not pattern subscriptions. */
 static void cmd_pubsub_numpat(client_t *c) { reply_ll(c, (long long)pubsub_pattern_count(c->srv)); }
@@ -310,6 +386,10 @@ static void cmd_pubsub_help(client_t *c) {
         "NUMSUB [<channel> ...]",
         "    Return the number of subscribers for the specified channels, excluding",
         "    pattern subscriptions(default: no channels).",
+        "SHARDCHANNELS [<pattern>]",
+        "    Return the currently active shard level channels matching a <pattern> (default: '*').",
+        "SHARDNUMSUB [<shardchannel> ...]",
+        "    Return the number of subscribers for the specified shard level channel(s)",
         NULL};
     reply_help(c, "PUBSUB", help);
 }
@@ -318,6 +398,8 @@ static command_t pubsub_subcommands[] = {
     {"channels", cmd_pubsub_channels, -2, CMD_PUBSUB | CMD_LOADING | CMD_STALE, 0, 0, 0, "pubsub", "List active channels", "2.8.0", NULL},
     {"numsub", cmd_pubsub_numsub, -2, CMD_PUBSUB | CMD_LOADING | CMD_STALE, 0, 0, 0, "pubsub", "Get the count of subscribers for channels", "2.8.0", NULL},
     {"numpat", cmd_pubsub_numpat, 2, CMD_PUBSUB | CMD_LOADING | CMD_STALE, 0, 0, 0, "pubsub", "Get the count of unique patterns pattern subscriptions", "2.8.0", NULL},
+    {"shardchannels", cmd_pubsub_shardchannels, -2, CMD_PUBSUB | CMD_LOADING | CMD_STALE, 0, 0, 0, "pubsub", "List active shard channels", "7.0.0", NULL},
+    {"shardnumsub", cmd_pubsub_shardnumsub, -2, CMD_PUBSUB | CMD_LOADING | CMD_STALE, 0, 0, 0, "pubsub", "Get the count of subscribers for shard channels", "7.0.0", NULL},
     {"help", cmd_pubsub_help, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "pubsub", "Show helpful text about the different subcommands", "6.2.0", NULL},
     {0},
 };
@@ -328,6 +410,9 @@ command_t pubsub_commands[] = {
     {"psubscribe", cmd_psubscribe, -2, CMD_PUBSUB | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "pubsub", "Listen for messages published to channels matching the given patterns", "2.0.0", NULL},
     {"punsubscribe", cmd_punsubscribe, -1, CMD_PUBSUB | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "pubsub", "Stop listening for messages posted to channels matching the given patterns", "2.0.0", NULL},
     {"publish", cmd_publish, 3, CMD_PUBSUB | CMD_LOADING | CMD_STALE | CMD_FAST | CMD_MAY_REPLICATE, 0, 0, 0, "pubsub", "Post a message to a channel", "2.0.0", NULL},
+    {"ssubscribe", cmd_ssubscribe, -2, CMD_PUBSUB | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 1, -1, 1, "pubsub", "Listen for messages published to the given shard channels", "7.0.0", NULL},
+    {"sunsubscribe", cmd_sunsubscribe, -1, CMD_PUBSUB | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 1, -1, 1, "pubsub", "Stop listening for messages posted to the given shard channels", "7.0.0", NULL},
+    {"spublish", cmd_spublish, 3, CMD_PUBSUB | CMD_LOADING | CMD_STALE | CMD_FAST | CMD_MAY_REPLICATE, 1, 1, 1, "pubsub", "Post a message to a shard channel", "7.0.0", NULL},
     {"pubsub", NULL, -2, 0, 0, 0, 0, "pubsub", "A container for Pub/Sub commands", "2.8.0", pubsub_subcommands},
     {0},
 };

@@ -1,5 +1,6 @@
 /* pubsub.h: publish/subscribe: channels, glob patterns, and the commands
- * SUBSCRIBE, UNSUBSCRIBE, PSUBSCRIBE, PUNSUBSCRIBE, PUBLISH and PUBSUB.
+ * SUBSCRIBE, UNSUBSCRIBE, PSUBSCRIBE, PUNSUBSCRIBE, PUBLISH, PUBSUB and the
+ * sharded SSUBSCRIBE, SUNSUBSCRIBE, SPUBLISH.
  *
  * The server keeps channel -> subscribers and pattern -> subscribers; each
  * client keeps the set of its own channels and patterns.  Messages are
@@ -18,9 +19,8 @@
 typedef struct pubsub pubsub_t;
 
 
-/* The client is in subscribed mode (conn.h's flag bits are full of other
- * owners' flags; this one belongs to pubsub.c). */
-#define CLIENT_PUBSUB (1u << 20)
+/* The three subscription namespaces. */
+enum { PS_CHANNEL = 0, PS_PATTERN = 1, PS_SHARD = 2 };
 
 pubsub_t *pubsub_create(void);
 void pubsub_free(pubsub_t *ps);
@@ -33,9 +33,11 @@ void pubsub_client_freed(client_t *c);
 /* c's subscriptions: channels, patterns. */
 size_t pubsub_client_channels(const client_t *c);
 size_t pubsub_client_patterns(const client_t *c);
+size_t pubsub_client_shard_channels(const client_t *c);
 /* Server-wide counts for INFO stats. */
 size_t pubsub_channel_count(const server_t *srv);
 size_t pubsub_pattern_count(const server_t *srv);
+size_t pubsub_shard_channel_count(const server_t *srv);
 /* May cmd run on a RESP2 client in subscribed mode? */
 bool pubsub_allowed_in_context(const command_t *cmd);
 

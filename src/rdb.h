@@ -18,6 +18,10 @@
 #include "server.h"
 
 #define RDB_VERSION 10
+
+/* Binary doubles and integers are written as they lie in memory. */
+_Static_assert(sizeof(double) == 8, "RDB binary doubles are 8 bytes");
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "RDB encodings are little-endian");
 #define RDB_VERSION_MIN 1
 
 /* Object types (the byte before each key). */
@@ -79,6 +83,14 @@ typedef struct rdb_load_result {
  * added stay, the caller decides to exit). */
 int rdb_load_buffer(server_t *srv, const unsigned char *buf, size_t len, bool verify_checksum, long long now_ms,
                     rdb_load_result_t *res);
+/* One value as DUMP carries it: the type byte, then the value's encoding
+ * (buf holds nothing else; trailing bytes are ignored, as Redis does).
+ * trusted: a checksum vouched for the bytes (see rdb_load.c).  Returns a
+ * new object, or NULL with err (256 bytes) saying why. */
+robj *rdb_load_value(server_t *srv, const unsigned char *buf, size_t len, bool trusted, char *err);
+/* Write the type byte and the encoding of val (no key, no expire). */
+void rdb_write_value(rio_t *r, robj *val, bool compress);
+
 /* Read a whole file into a zmalloc'd buffer (caller zfrees); NULL with
  * errno set on failure. */
 unsigned char *rdb_read_file(const char *path, size_t *len);

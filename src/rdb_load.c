@@ -287,10 +287,20 @@ static void elems_free(elems_t *e) {
 }
 
 /* A count must be plausible for the bytes left (each element takes at
- * least one byte), so a corrupt length cannot make us allocate wildly. */
+ * least `per` bytes), so a corrupt length cannot make us allocate wildly. */
 static bool plausible(reader_t *r, uint64_t n, unsigned per) {
-    if (n > (r->len - r->pos) / per + 1) return fail(r, "Length %llu larger than the file", (unsigned long long)n);
+    if (!util_count_fits(n, per, r->len - r->pos, UINT64_MAX))
+        return fail(r, "Length %llu larger than the file", (unsigned long long)n);
     return true;
+}
+
+/* The most keys the rest of the file can hold: a key takes at least three
+ * bytes (type, key length, value), so RESIZEDB's hint is clamped to that
+ * before it sizes a table. */
+#define RDB_MIN_KEY_BYTES 3
+static size_t resize_hint(const reader_t *r, uint64_t hint) {
+    size_t most = (r->len - r->pos) / RDB_MIN_KEY_BYTES;
+    return util_count_fits(hint, RDB_MIN_KEY_BYTES, r->len - r->pos, UINT64_MAX) ? (size_t)hint : most;
 }
 
 static bool get_strings(reader_t *r, uint64_t n, elems_t *e) {
@@ -1029,10 +1039,11 @@ static bool load_body(reader_t *r, server_t *srv, int version, long long now_ms,
             uint64_t a, b;
             if (!get_len(r, &a) || !get_len(r, &b)) return false;
             /* Size the tables once instead of growing and rehashing them
-             * through the whole load (bounded: the hint is untrusted). */
-            if (a && a < (1ULL << 32) && dict_size(srv->dbs[dbid].keys) == 0) dict_expand(srv->dbs[dbid].keys, (size_t)a);
-            if (b && b < (1ULL << 32) && dict_size(srv->dbs[dbid].expires) == 0)
-                dict_expand(srv->dbs[dbid].expires, (size_t)b);
+             * through the whole load; the hint is untrusted, so it never
+             * exceeds the keys the rest of the file can hold. */
+            size_t ka = resize_hint(r, a), kb = resize_hint(r, b);
+            if (ka && dict_size(srv->dbs[dbid].keys) == 0) dict_expand(srv->dbs[dbid].keys, ka);
+            if (kb && dict_size(srv->dbs[dbid].expires) == 0) dict_expand(srv->dbs[dbid].expires, kb);
             continue;
         }
         case RDB_OPCODE_AUX: {
@@ -1103,6 +1114,45 @@ int rdb_load_buffer(server_t *srv, const unsigned char *buf, size_t len, bool ve
     }
     res->consumed = r.pos;
     return 0;
+}
+
+/* True if a loaded collection holds nothing (Redis refuses such a value in
+ * a DUMP payload: a key never holds an empty collection). */
+static bool value_is_empty(const robj *o) {
+    switch (o->type) {
+    case OBJ_LIST:
+        return o->encoding == OBJ_ENCODING_LISTPACK ? lp_length(o->ptr) == 0 : ((quicklist *)o->ptr)->count == 0;
+    case OBJ_SET:
+        if (o->encoding == OBJ_ENCODING_INTSET) return intset_len(o->ptr) == 0;
+        if (o->encoding == OBJ_ENCODING_LISTPACK) return lp_length(o->ptr) == 0;
+        return dict_size((dict *)o->ptr) == 0;
+    case OBJ_ZSET: return zset_length(o) == 0;
+    case OBJ_HASH:
+        return o->encoding == OBJ_ENCODING_LISTPACK ? lp_length(o->ptr) == 0 : dict_size((dict *)o->ptr) == 0;
+    }
+    return false;
+}
+
+robj *rdb_load_value(server_t *srv, const unsigned char *buf, size_t len, bool trusted, char *err) {
+    reader_t r = {.buf = buf, .len = len, .err = err, .trusted = trusted};
+    err[0] = '\0';
+    unsigned type;
+    robj *o = NULL;
+    if (get_u8(&r, &type)) {
+        if (type >= RDB_OPCODE_FUNCTION2) fail(&r, "Opcode %u where a value type was expected", type);
+        else {
+            r.key = sds_empty();
+            o = get_object(&r, srv, (int)type);
+            sds_free(r.key);
+        }
+    }
+    zfree(r.lzf);
+    if (o && value_is_empty(o)) {
+        obj_decref(o);
+        o = NULL;
+        fail(&r, "Empty collection");
+    }
+    return o;
 }
 
 unsigned char *rdb_read_file(const char *path, size_t *len) {

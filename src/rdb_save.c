@@ -229,14 +229,7 @@ static int rdb_type_of(const robj *o) {
     return -1;
 }
 
-static void put_key(rio_t *r, sds key, robj *val, long long expire, bool compress) {
-    if (expire >= 0) {
-        uint64_t le = htole64((uint64_t)expire);
-        put_u8(r, RDB_OPCODE_EXPIRETIME_MS);
-        rio_write(r, &le, 8);
-    }
-    put_u8(r, (unsigned)rdb_type_of(val));
-    put_string(r, key, sds_len(key), compress);
+static void put_value(rio_t *r, robj *val, bool compress) {
     switch (val->type) {
     case OBJ_STRING: put_obj_string(r, val, compress); break;
     case OBJ_LIST: put_list(r, val, compress); break;
@@ -245,6 +238,22 @@ static void put_key(rio_t *r, sds key, robj *val, long long expire, bool compres
     case OBJ_HASH: put_hash(r, val, compress); break;
     case OBJ_STREAM: rdb_stream_save(r, val, compress); break;   /* rdb_stream.c */
     }
+}
+
+static void put_key(rio_t *r, sds key, robj *val, long long expire, bool compress) {
+    if (expire >= 0) {
+        uint64_t le = htole64((uint64_t)expire);
+        put_u8(r, RDB_OPCODE_EXPIRETIME_MS);
+        rio_write(r, &le, 8);
+    }
+    put_u8(r, (unsigned)rdb_type_of(val));
+    put_string(r, key, sds_len(key), compress);
+    put_value(r, val, compress);
+}
+
+void rdb_write_value(rio_t *r, robj *val, bool compress) {
+    put_u8(r, (unsigned)rdb_type_of(val));
+    put_value(r, val, compress);
 }
 
 static void put_aux(rio_t *r, const char *name, const char *value) {

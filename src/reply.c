@@ -4,6 +4,7 @@
  * queued in blocks; after that, into a list of blocks of >= 16 KB.  Order is
  * preserved because once a block exists, everything goes to the last one. */
 #include "reply.h"
+#include "rl_assert.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -46,8 +47,25 @@ static void append_blocks(client_t *c, const char *p, size_t len) {
     conn_check_output_limit(c);
 }
 
+/* Count replies for the replied-or-blocked check in commands.c (debug
+ * builds only: the release build pays nothing). */
+static inline void reply_count(client_t *c) {
+#if RL_DEBUG >= 2
+    c->reply_calls++;
+#else
+    (void)c;
+#endif
+}
+
+/* CLIENT REPLY OFF/SKIP silence replies, but not pushes and messages. */
+static bool silenced(const client_t *c) {
+    return (c->flags & (CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP)) && !(c->flags & CLIENT_PUSHING);
+}
+
 void reply_raw(client_t *c, const char *p, size_t len) {
+    reply_count(c);
     if (c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP)) return;
+    if (silenced(c)) return;
     if (!c->reply_head && CLIENT_BUF_SIZE - c->bufpos >= len) {
         memcpy(c->buf + c->bufpos, p, len);
         c->bufpos += len;
@@ -163,13 +181,14 @@ void reply_bulk(client_t *c, const char *p, size_t len) {
     }
     /* Element replies (LRANGE, HGETALL...) are many small bulks: copy the
      * whole frame into the static buffer at once when it fits. */
-    if (!(c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP)) && !c->reply_head &&
+    if (!(c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP)) && !silenced(c) && !c->reply_head &&
         CLIENT_BUF_SIZE - c->bufpos >= h + len + 2) {
         char *dst = c->buf + c->bufpos;
         memcpy(dst, hdr, h);
         memcpy(dst + h, p, len);
         memcpy(dst + h + len, "\r\n", 2);
         c->bufpos += h + len + 2;
+        reply_count(c);
         conn_mark_pending_write(c);
         return;
     }
@@ -261,7 +280,7 @@ void reply_verbatim(client_t *c, const char *p, size_t len, const char *ext) {
 void reply_help(client_t *c, const char *cmdname, const char **lines) {
     long n = 0;
     while (lines[n]) n++;
-    reply_array_len(c, n + 3);   /* header, lines, HELP and its line */
+    reply_array_len(c, n + 3);   /* the head, the lines, HELP and its text */
     char head[128];
     snprintf(head, sizeof(head), "%s <subcommand> [<arg> [value] [opt] ...]. Subcommands are:", cmdname);
     reply_simple(c, head);
@@ -273,7 +292,9 @@ void reply_help(client_t *c, const char *cmdname, const char **lines) {
 /* A deferred length is an empty block of its own in the block list; what
  * follows goes into a new block after it. */
 void *reply_deferred_len(client_t *c) {
+    reply_count(c);
     if (c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP)) return NULL;
+    if (silenced(c)) return NULL;
     reply_block *b = zmalloc(sizeof(*b) + 24);
     b->size = 0;   /* full: nothing else is appended here */
     b->used = 0;

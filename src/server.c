@@ -29,6 +29,8 @@
 #include "latency.h"
 #include "monitor.h"
 #include "pubsub.h"
+#include "pause.h"
+#include "tracking.h"
 #include "slowlog.h"
 #include "log.h"
 #include "multi.h"
@@ -87,6 +89,8 @@ static void server_cron(void *arg) {
     expire_active_cycle(srv);
     persist_cron(srv);                   /* child reaping, save points, AOF fsync/rewrite */
     conn_cron(srv);
+    tracking_cron(srv);   /* tracking-table-max-keys */
+    pause_check_deadline(srv);   /* CLIENT PAUSE ends on time even when idle */
     resize_tables(srv);
     defrag_cron(srv);                    /* active defrag slice (memory issue) */
     zmalloc_maintain();
@@ -137,6 +141,8 @@ int server_init(server_t *srv) {
     srv->defrag = defrag_create();
     srv->blocking = blocking_create(srv);
     srv->pubsub = pubsub_create();       /* pub/sub and introspection state */
+    srv->tracking = tracking_create();   /* client-side caching */
+    srv->pause = pause_create();         /* CLIENT PAUSE */
     srv->slowlog = slowlog_create();
     srv->latency = latency_create();
     srv->monitors = monitor_create();
@@ -238,6 +244,10 @@ void server_free(server_t *srv) {
     blocking_free(srv->blocking);   /* after the clients: they unblock as they go */
     srv->blocking = NULL;
     pubsub_free(srv->pubsub);           /* after the clients: they unsubscribe as they go */
+    tracking_free(srv->tracking);       /* after the clients: they stop tracking as they go */
+    srv->tracking = NULL;
+    pause_free(srv->pause);             /* after the clients: they leave the queue as they go */
+    srv->pause = NULL;
     slowlog_free(srv->slowlog);
     latency_free(srv->latency);
     monitor_free(srv->monitors);

@@ -37,6 +37,7 @@ typedef struct monitors monitors_t;
 typedef struct evict evict_t;          /* evict.c */
 typedef struct lazyfree lazyfree_t;    /* lazyfree.c */
 typedef struct defrag defrag_t;        /* defrag.c */
+typedef struct tracking tracking_t;    /* tracking.c */
 
 typedef struct db {
     dict *keys;             /* sds key (embedded) -> robj value */
@@ -107,6 +108,10 @@ struct server {
     evict_t *evict;             /* eviction pool (evict.c) */
     lazyfree_t *lazyfree;       /* bio thread freeing big values (lazyfree.c) */
     defrag_t *defrag;           /* active defrag cursor and stats (defrag.c) */
+    tracking_t *tracking;       /* client-side caching tables (tracking.c) */
+    struct pause *pause;        /* CLIENT PAUSE state and waiting requests (pause.c) */
+    client_t *current_client;   /* the client whose command runs, or NULL */
+    client_t *pending_tracking_client;  /* tracking.c: owed invalidations after its reply */
 
     server_stats_t stats;
     mem_sample_t mem;           /* last cron sample */

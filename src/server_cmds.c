@@ -1,4 +1,4 @@
-/* server_cmds.c: server-wide commands: INFO, CONFIG, COMMAND, TIME, DEBUG,
+/* server_cmds.c: server-wide commands: INFO, CONFIG, TIME, DEBUG,
  * SHUTDOWN, LASTSAVE.  They read and change server_t; data commands live
  * in the t_*.c and keyspace files. */
 #include <math.h>
@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "evict.h"
 #include "config_rewrite.h"
 #include "evloop.h"
 #include "defrag.h"
@@ -64,6 +65,16 @@ static void config_apply(server_t *srv, const char *name) {
     if (!strcasecmp(name, "hz")) evloop_timer_set_interval(srv->cron_timer, 1000000 / (long)srv->cfg.hz);
     else if (!strcasecmp(name, "loglevel")) log_set_level(srv->cfg.loglevel);
     else if (!strcasecmp(name, "jemalloc-bg-thread")) zmalloc_set_background_thread(srv->cfg.jemalloc_bg_thread);
+    else if (!strcasecmp(name, "maxmemory") && srv->cfg.maxmemory) {
+        /* Evict now, as Redis does, so the "evicted" events come with the
+         * CONFIG SET that caused them. */
+        size_t used = zmalloc_used_memory();
+        if ((unsigned long long)srv->cfg.maxmemory < used)
+            log_msg(LL_WARNING, "WARNING: the new maxmemory value set via CONFIG SET (%lld) is smaller than the "
+                    "current memory usage (%zu). This will result in key eviction and/or the inability to "
+                    "accept new write commands depending on the maxmemory-policy.", srv->cfg.maxmemory, used);
+        evict_perform(srv);
+    }
 }
 
 static void cmd_config_set(client_t *c) {
@@ -116,160 +127,6 @@ static command_t config_subcommands[] = {
     {"help", cmd_config_help, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Show helpful text about the different subcommands", "5.0.0", NULL},
     {0},
 };
-
-/* ---------------------------------------------------------------- COMMAND */
-
-static const struct { uint32_t flag; const char *name; } flag_names[] = {
-    {CMD_WRITE, "write"}, {CMD_READONLY, "readonly"}, {CMD_DENYOOM, "denyoom"}, {CMD_ADMIN, "admin"},
-    {CMD_PUBSUB, "pubsub"}, {CMD_NOSCRIPT, "noscript"}, {CMD_BLOCKING, "blocking"}, {CMD_LOADING, "loading"},
-    {CMD_STALE, "stale"}, {CMD_FAST, "fast"}, {CMD_NO_AUTH, "no_auth"}, {CMD_MAY_REPLICATE, "may_replicate"},
-};
-
-static void reply_command_info(client_t *c, command_t *cmd) {
-    reply_array_len(c, 10);
-    reply_bulk_cstr(c, cmd->fullname);
-    reply_ll(c, cmd->arity);
-    long nf = 0;
-    for (size_t i = 0; i < sizeof(flag_names) / sizeof(flag_names[0]); i++)
-        if (cmd->flags & flag_names[i].flag) nf++;
-    reply_set_len(c, nf);
-    for (size_t i = 0; i < sizeof(flag_names) / sizeof(flag_names[0]); i++)
-        if (cmd->flags & flag_names[i].flag) reply_simple(c, flag_names[i].name);
-    reply_ll(c, cmd->first_key);
-    reply_ll(c, cmd->last_key);
-    reply_ll(c, cmd->key_step);
-    char cat[64];
-    snprintf(cat, sizeof(cat), "@%s", cmd->group ? cmd->group : "server");
-    reply_set_len(c, 1);
-    reply_simple(c, cat);
-    reply_empty_array(c);   /* tips */
-    reply_empty_array(c);   /* key specs */
-    long nsub = 0;
-    if (cmd->subcommands)
-        for (command_t *s = cmd->subcommands; s->name; s++) nsub++;
-    reply_array_len(c, nsub);
-    for (long i = 0; i < nsub; i++) reply_command_info(c, &cmd->subcommands[i]);
-}
-
-static void reply_command_docs(client_t *c, command_t *cmd) {
-    long nsub = 0;
-    if (cmd->subcommands)
-        for (command_t *s = cmd->subcommands; s->name; s++) nsub++;
-    reply_map_len(c, nsub ? 4 : 3);
-    reply_bulk_cstr(c, "summary");
-    reply_bulk_cstr(c, cmd->summary ? cmd->summary : "");
-    reply_bulk_cstr(c, "since");
-    reply_bulk_cstr(c, cmd->since ? cmd->since : "1.0.0");
-    reply_bulk_cstr(c, "group");
-    reply_bulk_cstr(c, cmd->group ? cmd->group : "server");
-    if (nsub) {
-        reply_bulk_cstr(c, "subcommands");
-        reply_map_len(c, nsub);
-        for (long i = 0; i < nsub; i++) {
-            reply_bulk_cstr(c, cmd->subcommands[i].fullname);
-            reply_command_docs(c, &cmd->subcommands[i]);
-        }
-    }
-}
-
-
-static void walk_top(client_t *c, int mode, long *count) {
-    dict_iter it;
-    dict_entry *de;
-    dict_iter_init(&it, c->srv->commands, false);
-    while ((de = dict_next(&it))) {
-        command_t *cmd = dict_get_val(de);
-        if (mode == 0) reply_command_info(c, cmd);
-        else if (mode == 1) {
-            reply_bulk_cstr(c, cmd->name);
-            reply_command_docs(c, cmd);
-        } else reply_bulk_cstr(c, cmd->name);
-        (*count)++;
-    }
-    dict_iter_release(&it);
-}
-
-static command_t *lookup_fullname(client_t *c, robj *name) {
-    const char *s = name->ptr, *bar = strchr(s, '|');
-    command_t *cmd = commands_lookup(c->srv, s, bar ? (size_t)(bar - s) : sds_len(name->ptr));
-    if (!cmd || !bar) return cmd;
-    if (!cmd->subcommands) return NULL;
-    for (command_t *sub = cmd->subcommands; sub->name; sub++)
-        if (!strcasecmp(sub->name, bar + 1)) return sub;
-    return NULL;
-}
-
-static void cmd_command(client_t *c) {
-    long n = 0;
-    void *slot = reply_deferred_len(c);
-    walk_top(c, 0, &n);
-    reply_set_deferred_array_len(c, slot, n);
-}
-
-static void cmd_command_count(client_t *c) { reply_ll(c, (long long)dict_size(c->srv->commands)); }
-
-static void cmd_command_list(client_t *c) {
-    long n = 0;
-    void *slot = reply_deferred_len(c);
-    walk_top(c, 2, &n);
-    reply_set_deferred_array_len(c, slot, n);
-}
-
-static void cmd_command_info(client_t *c) {
-    if (c->argc == 2) {
-        cmd_command(c);
-        return;
-    }
-    reply_array_len(c, c->argc - 2);
-    for (int j = 2; j < c->argc; j++) {
-        command_t *cmd = lookup_fullname(c, c->argv[j]);
-        if (cmd) reply_command_info(c, cmd);
-        else reply_null_array(c);
-    }
-}
-
-static void cmd_command_docs(client_t *c) {
-    if (c->argc == 2) {
-        long n = 0;
-        void *slot = reply_deferred_len(c);
-        walk_top(c, 1, &n);
-        reply_set_deferred_map_len(c, slot, n);
-        return;
-    }
-    void *slot = reply_deferred_len(c);
-    long n = 0;
-    for (int j = 2; j < c->argc; j++) {
-        command_t *cmd = lookup_fullname(c, c->argv[j]);
-        if (!cmd) continue;
-        reply_bulk_cstr(c, cmd->fullname);
-        reply_command_docs(c, cmd);
-        n++;
-    }
-    reply_set_deferred_map_len(c, slot, n);
-}
-
-static void cmd_command_help(client_t *c) {
-    static const char *help[] = {
-        "(no subcommand)", "    Return details about all commands.",
-        "COUNT", "    Return the total number of commands in this server.",
-        "LIST", "    Return a list of all commands in this server.",
-        "INFO [<command-name> ...]", "    Return details about multiple commands.",
-        "DOCS [<command-name> ...]", "    Return documentation details about multiple commands.", NULL};
-    reply_help(c, "COMMAND", help);
-}
-
-static command_t command_subcommands[] = {
-    {"count", cmd_command_count, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Get total number of commands", "2.8.13", NULL},
-    {"list", cmd_command_list, -2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Get an array of command names", "7.0.0", NULL},
-    {"info", cmd_command_info, -2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Get array of specific command details", "2.8.13", NULL},
-    {"docs", cmd_command_docs, -2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Get array of specific command documentation", "7.0.0", NULL},
-    {"help", cmd_command_help, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Show helpful text about the different subcommands", "5.0.0", NULL},
-    {0},
-};
-
-/* COMMAND with no argument lists everything; with one, it is a container.
- * The dispatcher resolves subcommands only when argc >= 2. */
-static void cmd_command_container(client_t *c) { cmd_command(c); }
 
 /* ---------------------------------------------------------------- misc */
 
@@ -351,7 +208,6 @@ static command_t debug_subcommands[] = {
 command_t server_commands[] = {
     {"info", cmd_info, -1, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Get information and statistics about the server", "1.0.0", NULL},
     {"config", NULL, -2, 0, 0, 0, 0, "server", "A container for server configuration commands", "2.0.0", config_subcommands},
-    {"command", cmd_command_container, -1, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Get array of Redis command details", "2.8.13", command_subcommands},
     {"time", cmd_time, 1, CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, "server", "Return the current server time", "2.6.0", NULL},
     {"lastsave", cmd_lastsave, 1, CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, "server", "Get the UNIX time stamp of the last successful save to disk", "1.0.0", NULL},
     {"shutdown", cmd_shutdown, -1, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_NO_MULTI, 0, 0, 0, "server", "Synchronously save the dataset to disk and then shut down the server", "1.0.0", NULL},

@@ -20,7 +20,8 @@
 #include "listpack.h"
 #include "notify.h"
 #include "reply.h"
-#include "t_coll.h"
+#include "t_hash.h"
+#include "scan.h"
 #include "util.h"
 #include "zmalloc.h"
 
@@ -95,6 +96,10 @@ static const char *hash_get(robj *o, const char *f, size_t flen, size_t *vlen, c
     if (!v) return NULL;
     *vlen = sds_len(v);
     return v;
+}
+
+const char *hash_type_get(robj *h, const char *f, size_t flen, size_t *vlen, char *buf) {
+    return hash_get(h, f, flen, vlen, buf);
 }
 
 static bool hash_exists(robj *o, sds f) {
@@ -224,12 +229,6 @@ static robj *hash_lookup_or_create(client_t *c, robj *key) {
     return db_check_type_or_reply(c, o, OBJ_HASH) ? o : NULL;
 }
 
-/* The hash at key for reading; NULL when missing (with `missing` sent via
- * the callback) or of another type (WRONGTYPE sent). */
-static robj *hash_lookup_read(client_t *c, robj *key, bool *replied) {
-    return db_lookup_typed_or_reply(c, key, OBJ_HASH, false, replied);
-}
-
 /* ------------------------------------------------------------ commands */
 
 static void hset_generic(client_t *c, bool reply_count) {
@@ -278,15 +277,15 @@ static void reply_field_value(client_t *c, robj *o, sds f) {
 }
 
 static void cmd_hget(client_t *c) {
-    bool replied;
-    robj *o = hash_lookup_read(c, c->argv[1], &replied);
-    if (!replied) reply_field_value(c, o, c->argv[2]->ptr);
+    bool wrongtype;
+    robj *o = db_lookup_typed_or_reply(c, c->argv[1], OBJ_HASH, false, &wrongtype);
+    if (!wrongtype) reply_field_value(c, o, c->argv[2]->ptr);
 }
 
 static void cmd_hmget(client_t *c) {
-    bool replied;
-    robj *o = hash_lookup_read(c, c->argv[1], &replied);
-    if (replied) return;
+    bool wrongtype;
+    robj *o = db_lookup_typed_or_reply(c, c->argv[1], OBJ_HASH, false, &wrongtype);
+    if (wrongtype) return;
     reply_array_len(c, c->argc - 2);
     for (int j = 2; j < c->argc; j++) reply_field_value(c, o, c->argv[j]->ptr);
 }
@@ -316,21 +315,21 @@ static void cmd_hdel(client_t *c) {
 }
 
 static void cmd_hlen(client_t *c) {
-    bool replied;
-    robj *o = hash_lookup_read(c, c->argv[1], &replied);
-    if (!replied) reply_ll(c, o ? (long long)hash_len(o) : 0);
+    bool wrongtype;
+    robj *o = db_lookup_typed_or_reply(c, c->argv[1], OBJ_HASH, false, &wrongtype);
+    if (!wrongtype) reply_ll(c, o ? (long long)hash_len(o) : 0);
 }
 
 static void cmd_hexists(client_t *c) {
-    bool replied;
-    robj *o = hash_lookup_read(c, c->argv[1], &replied);
-    if (!replied) reply_ll(c, o && hash_exists(o, c->argv[2]->ptr));
+    bool wrongtype;
+    robj *o = db_lookup_typed_or_reply(c, c->argv[1], OBJ_HASH, false, &wrongtype);
+    if (!wrongtype) reply_ll(c, o && hash_exists(o, c->argv[2]->ptr));
 }
 
 static void cmd_hstrlen(client_t *c) {
-    bool replied;
-    robj *o = hash_lookup_read(c, c->argv[1], &replied);
-    if (replied) return;
+    bool wrongtype;
+    robj *o = db_lookup_typed_or_reply(c, c->argv[1], OBJ_HASH, false, &wrongtype);
+    if (wrongtype) return;
     char buf[LP_INTBUF_SIZE];
     size_t len = 0;
     sds f = c->argv[2]->ptr;
@@ -343,9 +342,9 @@ static void cmd_hstrlen(client_t *c) {
 
 /* HKEYS, HVALS, HGETALL. */
 static void hgetall_generic(client_t *c, int what) {
-    bool replied;
-    robj *o = hash_lookup_read(c, c->argv[1], &replied);
-    if (replied) return;
+    bool wrongtype;
+    robj *o = db_lookup_typed_or_reply(c, c->argv[1], OBJ_HASH, false, &wrongtype);
+    if (wrongtype) return;
     if (!o) {
         if (what == (WITH_FIELDS | WITH_VALUES)) reply_map_len(c, 0);
         else reply_empty_array(c);
@@ -454,7 +453,7 @@ static void reply_pair(client_t *c, hash_iter_t *it, bool withvalues) {
 static void hash_iter_random(hash_iter_t *it, robj *o) {
     hash_iter_init(it, o);
     if (o->encoding == OBJ_ENCODING_LISTPACK) {
-        it->fp = lp_seek(o->ptr, (long)(2 * coll_random_below(hash_len(o))));
+        it->fp = lp_seek(o->ptr, (long)(2 * util_random_below(hash_len(o))));
     } else {
         it->de = dict_random_entry(o->ptr);
     }
@@ -468,12 +467,37 @@ static void hrandfield_distinct(client_t *c, robj *o, unsigned long count, bool 
     hash_iter_t it;
     hash_iter_init(&it, o);
     while (count && hash_iter_next(&it)) {
-        if (coll_random_below(left--) < count) {
+        if (util_random_below(left--) < count) {
             reply_pair(c, &it, withvalues);
             count--;
         }
     }
     hash_iter_release(&it);
+}
+
+/* count pairs drawn uniformly with repetitions from a hashtable hash:
+ * many draws index every entry once, a few use dict_fair_random_entry
+ * (dict_random_entry favours entries in short chains). */
+static void hrandfield_repeats_ht(client_t *c, robj *o, unsigned long count, bool withvalues) {
+    dict *d = o->ptr;
+    size_t n = dict_size(d);
+    dict_entry **all = NULL;
+    if (count >= n / 4) {
+        all = zmalloc(n * sizeof(dict_entry *));
+        size_t i = 0;
+        dict_iter di;
+        dict_entry *de;
+        dict_iter_init(&di, d, false);
+        while ((de = dict_next(&di))) all[i++] = de;
+        dict_iter_release(&di);
+    }
+    while (count--) {
+        hash_iter_t it;
+        hash_iter_init(&it, o);
+        it.de = all ? all[util_random_below(n)] : dict_fair_random_entry(d);
+        reply_pair(c, &it, withvalues);
+    }
+    zfree(all);
 }
 
 /* Checks in Redis 7.0's order: count, then the option, then its range. */
@@ -489,9 +513,9 @@ static void hrandfield_with_count(client_t *c) {
         reply_error(c, "value is out of range");
         return;
     }
-    bool replied;
-    robj *o = hash_lookup_read(c, c->argv[1], &replied);
-    if (replied) return;
+    bool wrongtype;
+    robj *o = db_lookup_typed_or_reply(c, c->argv[1], OBJ_HASH, false, &wrongtype);
+    if (wrongtype) return;
     if (!o || l == 0) {
         reply_empty_array(c);
         return;
@@ -500,6 +524,10 @@ static void hrandfield_with_count(client_t *c) {
     if (l < 0) {   /* repetitions allowed */
         unsigned long count = (unsigned long)-l;
         reply_array_len(c, (long)(withvalues && c->resp == 2 ? count * 2 : count));
+        if (o->encoding == OBJ_ENCODING_HT) {
+            hrandfield_repeats_ht(c, o, count, withvalues);
+            return;
+        }
         while (count--) {
             hash_iter_t it;
             hash_iter_random(&it, o);
@@ -518,9 +546,9 @@ static void cmd_hrandfield(client_t *c) {
         hrandfield_with_count(c);
         return;
     }
-    bool replied;
-    robj *o = hash_lookup_read(c, c->argv[1], &replied);
-    if (replied) return;
+    bool wrongtype;
+    robj *o = db_lookup_typed_or_reply(c, c->argv[1], OBJ_HASH, false, &wrongtype);
+    if (wrongtype) return;
     if (!o) {
         reply_null(c);
         return;
@@ -532,54 +560,47 @@ static void cmd_hrandfield(client_t *c) {
 
 /* ------------------------------------------------------------ HSCAN */
 
-static void cmd_hscan(client_t *c) {
-    coll_scan_args_t a;
-    if (!coll_scan_parse_or_reply(c, &a)) return;
-    bool replied;
-    robj *o = hash_lookup_read(c, c->argv[1], &replied);
-    if (replied) return;
-    reply_array_len(c, 2);
-    if (!o) {
-        reply_bulk_cstr(c, "0");
-        reply_empty_array(c);
-        return;
-    }
-    if (o->encoding == OBJ_ENCODING_LISTPACK) {
-        /* Small: everything in one call, cursor 0. */
-        reply_bulk_cstr(c, "0");
-        void *slot = reply_deferred_len(c);
-        long n = 0;
-        hash_iter_t it;
-        hash_iter_init(&it, o);
-        while (hash_iter_next(&it)) {
-            size_t flen;
-            const char *f = hash_iter_field(&it, &flen);
-            if (!coll_scan_match(&a, f, flen)) continue;
-            size_t vlen;
-            const char *v = hash_iter_value(&it, &vlen);
-            reply_bulk(c, f, flen);   /* flat pairs in every protocol */
-            reply_bulk(c, v, vlen);
-            n += 2;
-        }
-        hash_iter_release(&it);
-        reply_set_deferred_array_len(c, slot, n);
-        return;
-    }
-    dict_entry **des;
-    size_t found;
-    unsigned long cursor = dict_scan_some(o->ptr, a.cursor, (size_t)a.count, &des, &found);
-    reply_scan_cursor(c, cursor);
-    void *slot = reply_deferred_len(c);
-    long n = 0;
-    for (size_t i = 0; i < found; i++) {
-        sds f = dict_get_key(o->ptr, des[i]), v = dict_get_val(des[i]);
-        if (!coll_scan_match(&a, f, sds_len(f))) continue;
-        reply_bulk(c, f, sds_len(f));
+static bool hscan_next(void *state, const char **s, size_t *len) {
+    hash_iter_t *it = state;
+    if (!hash_iter_next(it)) return false;
+    *s = hash_iter_field(it, len);
+    return true;
+}
+
+/* Flat field/value pairs in every protocol, as Redis. */
+static long hscan_emit(client_t *c, void *state, dict_entry *de, const char *f, size_t flen) {
+    reply_bulk(c, f, flen);
+    if (de) {
+        sds v = dict_get_val(de);
         reply_bulk(c, v, sds_len(v));
-        n += 2;
+    } else {
+        size_t vlen;
+        const char *v = hash_iter_value(state, &vlen);
+        reply_bulk(c, v, vlen);
     }
-    reply_set_deferred_array_len(c, slot, n);
-    zfree(des);
+    return 2;
+}
+
+static void cmd_hscan(client_t *c) {
+    scan_args_t a;
+    if (!scan_args_parse_or_reply(c, 2, false, &a)) return;
+    bool wrongtype;
+    robj *o = db_lookup_typed_or_reply(c, c->argv[1], OBJ_HASH, false, &wrongtype);
+    if (wrongtype) return;
+    if (!o) {
+        scan_reply_empty(c);
+        return;
+    }
+    hash_iter_t it;
+    scan_source_t src = {.next = hscan_next, .emit = hscan_emit, .state = &it};
+    if (o->encoding == OBJ_ENCODING_LISTPACK) {
+        hash_iter_init(&it, o);
+        scan_reply(c, &a, &src);
+        hash_iter_release(&it);
+    } else {
+        src.d = o->ptr;
+        scan_reply(c, &a, &src);
+    }
 }
 
 command_t hash_commands[] = {

@@ -259,19 +259,12 @@ static bool where_or_reply(client_t *c, robj *arg, int *where) {
     return true;
 }
 
-/* The list at key for writing: NULL if missing; *ok false after WRONGTYPE. */
-static robj *lookup_list_write(client_t *c, robj *key, bool *ok) {
-    robj *o = db_lookup_write(c->db, key);
-    *ok = db_check_type_or_reply(c, o, OBJ_LIST);
-    return *ok ? o : NULL;
-}
-
 /* ------------------------------------------------------------ push */
 
 static void push_generic(client_t *c, int where, bool only_existing) {
-    bool ok;
-    robj *o = lookup_list_write(c, c->argv[1], &ok);
-    if (!ok) return;
+    bool wrongtype;
+    robj *o = db_lookup_typed_or_reply(c, c->argv[1], OBJ_LIST, true, &wrongtype);
+    if (wrongtype) return;
     bool created = !o;
     if (!o) {
         if (only_existing) {
@@ -315,9 +308,9 @@ static void pop_generic(client_t *c, int where) {
     bool has_count = c->argc == 3;
     long long count = 0;
     if (has_count && !cmd_get_range_or_reply(c, c->argv[2], 0, LONG_MAX, &count, RL_ERR_POSITIVE)) return;
-    bool ok;
-    robj *o = lookup_list_write(c, c->argv[1], &ok);
-    if (!ok) return;
+    bool wrongtype;
+    robj *o = db_lookup_typed_or_reply(c, c->argv[1], OBJ_LIST, true, &wrongtype);
+    if (wrongtype) return;
     if (!o) {
         if (has_count) reply_null_array(c);
         else reply_null(c);
@@ -342,9 +335,9 @@ static void cmd_rpop(client_t *c) { pop_generic(c, LIST_TAIL); }
  * (nothing replied), true after replying (values or WRONGTYPE). */
 static bool mpop_serve(client_t *c, robj **keys, int nkeys, int where, long long count) {
     for (int j = 0; j < nkeys; j++) {
-        bool ok;
-        robj *o = lookup_list_write(c, keys[j], &ok);
-        if (!ok) return true;
+        bool wrongtype;
+        robj *o = db_lookup_typed_or_reply(c, keys[j], OBJ_LIST, true, &wrongtype);
+        if (wrongtype) return true;
         if (!o) continue;
         reply_array_len(c, 2);
         reply_bulk_obj(c, keys[j]);
@@ -560,9 +553,9 @@ static void cmd_linsert(client_t *c) {
         reply_error(c, RL_ERR_SYNTAX);
         return;
     }
-    bool ok;
-    robj *o = lookup_list_write(c, c->argv[1], &ok);
-    if (!ok) return;
+    bool wrongtype;
+    robj *o = db_lookup_typed_or_reply(c, c->argv[1], OBJ_LIST, true, &wrongtype);
+    if (wrongtype) return;
     if (!o) {
         reply_ll(c, 0);
         return;
@@ -594,9 +587,9 @@ static void cmd_linsert(client_t *c) {
 static void cmd_lrem(client_t *c) {
     long long count;
     if (!cmd_get_range_or_reply(c, c->argv[2], LONG_MIN, LONG_MAX, &count, NULL)) return;
-    bool ok;
-    robj *o = lookup_list_write(c, c->argv[1], &ok);
-    if (!ok) return;
+    bool wrongtype;
+    robj *o = db_lookup_typed_or_reply(c, c->argv[1], OBJ_LIST, true, &wrongtype);
+    if (wrongtype) return;
     if (!o) {
         reply_ll(c, 0);
         return;
@@ -659,9 +652,9 @@ static void cmd_ltrim(client_t *c) {
  * Events, in Redis's order: the push on the destination, then the pop on
  * the source (and its "del" when emptied). */
 static void move_generic(client_t *c, robj *src, int from, int to) {
-    bool ok;
-    robj *dst = lookup_list_write(c, c->argv[2], &ok);
-    if (!ok) return;
+    bool wrongtype;
+    robj *dst = db_lookup_typed_or_reply(c, c->argv[2], OBJ_LIST, true, &wrongtype);
+    if (wrongtype) return;
     robj *v = list_pop(src, from);
     if (!dst) {
         dst = list_create();
@@ -678,9 +671,9 @@ static void move_generic(client_t *c, robj *src, int from, int to) {
 }
 
 static void lmove_generic(client_t *c, int from, int to) {
-    bool ok;
-    robj *src = lookup_list_write(c, c->argv[1], &ok);
-    if (!ok) return;
+    bool wrongtype;
+    robj *src = db_lookup_typed_or_reply(c, c->argv[1], OBJ_LIST, true, &wrongtype);
+    if (wrongtype) return;
     if (!src) reply_null(c);
     else move_generic(c, src, from, to);
 }
@@ -723,9 +716,9 @@ static void bpop_generic(client_t *c, int where) {
     robj *ready;
     robj **keys = bpop_keys(c, 1, &nkeys, &ready);
     for (int j = 0; j < nkeys; j++) {
-        bool ok;
-        robj *o = lookup_list_write(c, keys[j], &ok);
-        if (!ok) return;
+        bool wrongtype;
+        robj *o = db_lookup_typed_or_reply(c, keys[j], OBJ_LIST, true, &wrongtype);
+        if (wrongtype) return;
         if (!o) continue;
         robj *v = list_pop(o, where);
         reply_array_len(c, 2);
@@ -744,9 +737,9 @@ static void cmd_brpop(client_t *c) { bpop_generic(c, LIST_TAIL); }
 static void bmove_generic(client_t *c, int from, int to, robj *timeout_arg) {
     long long timeout;
     if (!blocking_timeout_or_reply(c, timeout_arg, &timeout)) return;
-    bool ok;
-    robj *src = lookup_list_write(c, c->argv[1], &ok);
-    if (!ok) return;
+    bool wrongtype;
+    robj *src = db_lookup_typed_or_reply(c, c->argv[1], OBJ_LIST, true, &wrongtype);
+    if (wrongtype) return;
     if (src) move_generic(c, src, from, to);
     else block_or_timeout(c, 1, 1, timeout, true);
 }

@@ -1,5 +1,5 @@
 /* t_set.c: the set type and its commands (SADD ... SSCAN), plus the small
- * helpers of t_coll.h shared with t_hash.c and t_zset.c.
+ * read access of t_set.h that the sorted-set algebra uses.
  *
  * Three encodings, as Redis 7.2 has them:
  *   INTSET   every member a canonical integer, at most set-max-intset-entries;
@@ -25,48 +25,10 @@
 #include "listpack.h"
 #include "notify.h"
 #include "reply.h"
-#include "t_coll.h"
+#include "scan.h"
+#include "t_set.h"
 #include "util.h"
 #include "zmalloc.h"
-
-/* --------------------------------------------------- shared helpers (t_coll.h) */
-
-bool coll_scan_parse_or_reply(client_t *c, coll_scan_args_t *a) {
-    if (!scan_parse_cursor_or_reply(c, c->argv[2], &a->cursor)) return false;
-    a->count = 10;
-    a->pat = NULL;
-    a->patlen = 0;
-    for (int j = 3; j < c->argc; j++) {
-        const char *opt = c->argv[j]->ptr;
-        bool more = j + 1 < c->argc;
-        if (!strcasecmp(opt, "count") && more) {
-            if (!cmd_get_ll_or_reply(c, c->argv[++j], &a->count, NULL)) return false;
-            if (a->count < 1) {
-                reply_error(c, RL_ERR_SYNTAX);
-                return false;
-            }
-        } else if (!strcasecmp(opt, "match") && more) {
-            sds p = c->argv[++j]->ptr;
-            bool all = sds_len(p) == 1 && p[0] == '*';
-            a->pat = all ? NULL : p;
-            a->patlen = all ? 0 : sds_len(p);
-        } else {
-            reply_error(c, RL_ERR_SYNTAX);
-            return false;
-        }
-    }
-    return true;
-}
-
-bool coll_scan_match(const coll_scan_args_t *a, const char *s, size_t len) {
-    return !a->pat || util_glob_match(a->pat, a->patlen, s, len, false);
-}
-
-unsigned long coll_random_below(unsigned long n) {
-    /* random() gives 31 bits: combine two draws for large collections. */
-    unsigned long r = ((unsigned long)random() << 31) ^ (unsigned long)random();
-    return n ? r % n : 0;
-}
 
 /* ------------------------------------------------------------ the type */
 
@@ -254,7 +216,7 @@ static bool set_remove(robj *o, const char *s, size_t len) {
 static sds set_random_member(robj *o) {
     if (o->encoding == OBJ_ENCODING_INTSET) return sds_fromll(intset_random(o->ptr));
     if (o->encoding == OBJ_ENCODING_LISTPACK) {
-        unsigned char *p = lp_seek(o->ptr, (long)coll_random_below(lp_length(o->ptr)));
+        unsigned char *p = lp_seek(o->ptr, (long)util_random_below(lp_length(o->ptr)));
         char buf[LP_INTBUF_SIZE];
         size_t len;
         const unsigned char *s = lp_get_str(p, &len, buf);
@@ -281,11 +243,6 @@ const obj_type_ops_t set_type_ops = {set_free_value, set_mem_usage};
 
 /* ------------------------------------------------------------ lookups */
 
-/* The set at key or NULL; *err is set when WRONGTYPE was replied. */
-static robj *set_lookup(client_t *c, robj *key, bool write, bool *err) {
-    return db_lookup_typed_or_reply(c, key, OBJ_SET, write, err);
-}
-
 /* Reply with every member of o as a RESP3 set (array in RESP2). */
 static void reply_set_members(client_t *c, robj *o) {
     reply_set_len(c, (long)set_size(o));
@@ -307,9 +264,9 @@ static void set_delete_emptied(client_t *c, robj *key) {
 }
 
 static void cmd_sadd(client_t *c) {
-    bool err;
-    robj *o = set_lookup(c, c->argv[1], true, &err);
-    if (err) return;
+    bool wrongtype;
+    robj *o = db_lookup_typed_or_reply(c, c->argv[1], OBJ_SET, true, &wrongtype);
+    if (wrongtype) return;
     set_limits_t l = set_limits(c);
     if (!o) {
         o = set_create_for(&l, c->argv[2]->ptr, sds_len(c->argv[2]->ptr));
@@ -325,9 +282,9 @@ static void cmd_sadd(client_t *c) {
 }
 
 static void cmd_srem(client_t *c) {
-    bool err;
-    robj *o = set_lookup(c, c->argv[1], true, &err);
-    if (err) return;
+    bool wrongtype;
+    robj *o = db_lookup_typed_or_reply(c, c->argv[1], OBJ_SET, true, &wrongtype);
+    if (wrongtype) return;
     if (!o) {
         reply_ll(c, 0);
         return;
@@ -346,32 +303,32 @@ static void cmd_srem(client_t *c) {
 }
 
 static void cmd_smembers(client_t *c) {
-    bool err;
-    robj *o = set_lookup(c, c->argv[1], false, &err);
-    if (err) return;
+    bool wrongtype;
+    robj *o = db_lookup_typed_or_reply(c, c->argv[1], OBJ_SET, false, &wrongtype);
+    if (wrongtype) return;
     if (!o) reply_set_len(c, 0);
     else reply_set_members(c, o);
 }
 
 static void cmd_sismember(client_t *c) {
-    bool err;
-    robj *o = set_lookup(c, c->argv[1], false, &err);
-    if (err) return;
+    bool wrongtype;
+    robj *o = db_lookup_typed_or_reply(c, c->argv[1], OBJ_SET, false, &wrongtype);
+    if (wrongtype) return;
     reply_ll(c, o && set_is_member(o, c->argv[2]->ptr, sds_len(c->argv[2]->ptr)));
 }
 
 static void cmd_smismember(client_t *c) {
-    bool err;
-    robj *o = set_lookup(c, c->argv[1], false, &err);
-    if (err) return;
+    bool wrongtype;
+    robj *o = db_lookup_typed_or_reply(c, c->argv[1], OBJ_SET, false, &wrongtype);
+    if (wrongtype) return;
     reply_array_len(c, c->argc - 2);
     for (int j = 2; j < c->argc; j++) reply_ll(c, o && set_is_member(o, c->argv[j]->ptr, sds_len(c->argv[j]->ptr)));
 }
 
 static void cmd_scard(client_t *c) {
-    bool err;
-    robj *o = set_lookup(c, c->argv[1], false, &err);
-    if (!err) reply_ll(c, o ? (long long)set_size(o) : 0);
+    bool wrongtype;
+    robj *o = db_lookup_typed_or_reply(c, c->argv[1], OBJ_SET, false, &wrongtype);
+    if (!wrongtype) reply_ll(c, o ? (long long)set_size(o) : 0);
 }
 
 static void cmd_smove(client_t *c) {
@@ -413,9 +370,9 @@ static void cmd_smove(client_t *c) {
 static void spop_with_count(client_t *c) {
     long long count;
     if (!cmd_get_range_or_reply(c, c->argv[2], 0, LLONG_MAX, &count, RL_ERR_POSITIVE)) return;
-    bool err;
-    robj *o = set_lookup(c, c->argv[1], true, &err);
-    if (err) return;
+    bool wrongtype;
+    robj *o = db_lookup_typed_or_reply(c, c->argv[1], OBJ_SET, true, &wrongtype);
+    if (wrongtype) return;
     if (!o || count == 0) {
         reply_set_len(c, 0);
         return;
@@ -446,9 +403,9 @@ static void cmd_spop(client_t *c) {
         reply_error(c, RL_ERR_SYNTAX);
         return;
     }
-    bool err;
-    robj *o = set_lookup(c, c->argv[1], true, &err);
-    if (err) return;
+    bool wrongtype;
+    robj *o = db_lookup_typed_or_reply(c, c->argv[1], OBJ_SET, true, &wrongtype);
+    if (wrongtype) return;
     if (!o) {
         reply_null(c);
         return;
@@ -474,19 +431,52 @@ static void srandmember_sparse(client_t *c, robj *o, unsigned long count) {
     dict_release(seen);
 }
 
+/* count members drawn uniformly with repetitions from a hashtable set:
+ * many draws index every member once and pick from the index; a few use
+ * dict_fair_random_entry (dict_random_entry favours short chains). */
+static void srandmember_repeats_ht(client_t *c, dict *d, unsigned long count) {
+    size_t n = dict_size(d);
+    if (count < n / 4) {
+        while (count--) {
+            sds k = dict_get_key(d, dict_fair_random_entry(d));
+            reply_bulk(c, k, sds_len(k));
+        }
+        return;
+    }
+    sds *all = zmalloc(n * sizeof(sds));
+    size_t i = 0;
+    dict_iter it;
+    dict_entry *de;
+    dict_iter_init(&it, d, false);
+    while ((de = dict_next(&it))) all[i++] = dict_get_key(d, de);
+    dict_iter_release(&it);
+    while (count--) {
+        sds k = all[util_random_below(n)];
+        reply_bulk(c, k, sds_len(k));
+    }
+    zfree(all);
+}
+
 static void srandmember_with_count(client_t *c) {
     long long l;
-    if (!cmd_get_range_or_reply(c, c->argv[2], -LONG_MAX, LONG_MAX, &l, NULL)) return;
-    bool err;
-    robj *o = set_lookup(c, c->argv[1], false, &err);
-    if (err) return;
+    /* LLONG_MIN has no positive twin; Redis names the range in its error. */
+    if (!cmd_get_range_or_reply(c, c->argv[2], -LONG_MAX, LONG_MAX, &l,
+                                obj_get_ll(c->argv[2], &l) ? "value is out of range, value must between "
+                                                             "-9223372036854775807 and 9223372036854775807"
+                                                           : NULL))
+        return;
+    bool wrongtype;
+    robj *o = db_lookup_typed_or_reply(c, c->argv[1], OBJ_SET, false, &wrongtype);
+    if (wrongtype) return;
     if (!o || l == 0) {
         reply_empty_array(c);
         return;
     }
     if (l < 0) {
         reply_array_len(c, (long)-l);
-        for (long long i = 0; i < -l; i++) reply_bulk_sds_take(c, set_random_member(o));
+        if (o->encoding == OBJ_ENCODING_HT) srandmember_repeats_ht(c, o->ptr, (unsigned long)-l);
+        else
+            for (long long i = 0; i < -l; i++) reply_bulk_sds_take(c, set_random_member(o));
         return;
     }
     unsigned long size = set_size(o), count = (unsigned long)l;
@@ -504,7 +494,7 @@ static void srandmember_with_count(client_t *c) {
     const char *s;
     size_t len;
     while (count && (s = set_iter_next(&it, &len))) {
-        if (coll_random_below(left--) < count) {
+        if (util_random_below(left--) < count) {
             reply_bulk(c, s, len);
             count--;
         }
@@ -521,9 +511,9 @@ static void cmd_srandmember(client_t *c) {
         reply_error(c, RL_ERR_SYNTAX);
         return;
     }
-    bool err;
-    robj *o = set_lookup(c, c->argv[1], false, &err);
-    if (err) return;
+    bool wrongtype;
+    robj *o = db_lookup_typed_or_reply(c, c->argv[1], OBJ_SET, false, &wrongtype);
+    if (wrongtype) return;
     if (!o) reply_null(c);
     else reply_bulk_sds_take(c, set_random_member(o));
 }
@@ -535,9 +525,9 @@ static void cmd_srandmember(client_t *c) {
 static robj **set_lookup_all(client_t *c, int first, int n, bool write) {
     robj **sets = zmalloc(sizeof(robj *) * (size_t)n);
     for (int j = 0; j < n; j++) {
-        bool err;
-        sets[j] = set_lookup(c, c->argv[first + j], write, &err);
-        if (err) {
+        bool wrongtype;
+        sets[j] = db_lookup_typed_or_reply(c, c->argv[first + j], OBJ_SET, write, &wrongtype);
+        if (wrongtype) {
             zfree(sets);
             return NULL;
         }
@@ -673,51 +663,37 @@ static void cmd_sdiffstore(client_t *c) { sunion_diff_generic(c, 2, c->argc - 2,
 
 /* ------------------------------------------------------------ SSCAN */
 
+static bool sscan_next(void *state, const char **s, size_t *len) {
+    return (*s = set_iter_next(state, len)) != NULL;
+}
+
+static long sscan_emit(client_t *c, void *state, dict_entry *de, const char *m, size_t len) {
+    (void)state;
+    (void)de;
+    reply_bulk(c, m, len);
+    return 1;
+}
 
 static void cmd_sscan(client_t *c) {
-    coll_scan_args_t a;
-    if (!coll_scan_parse_or_reply(c, &a)) return;
-    bool err;
-    robj *o = set_lookup(c, c->argv[1], false, &err);
-    if (err) return;
-    reply_array_len(c, 2);
+    scan_args_t a;
+    if (!scan_args_parse_or_reply(c, 2, false, &a)) return;
+    bool wrongtype;
+    robj *o = db_lookup_typed_or_reply(c, c->argv[1], OBJ_SET, false, &wrongtype);
+    if (wrongtype) return;
     if (!o) {
-        reply_bulk_cstr(c, "0");
-        reply_empty_array(c);
+        scan_reply_empty(c);
         return;
     }
+    set_iter_t it;
+    scan_source_t src = {.next = sscan_next, .emit = sscan_emit, .state = &it};
     if (o->encoding != OBJ_ENCODING_HT) {
-        /* Compact encodings are returned whole, with cursor 0. */
-        reply_bulk_cstr(c, "0");
-        void *slot = reply_deferred_len(c);
-        long n = 0;
-        set_iter_t it;
         set_iter_init(&it, o);
-        const char *s;
-        size_t len;
-        while ((s = set_iter_next(&it, &len))) {
-            if (!coll_scan_match(&a, s, len)) continue;
-            reply_bulk(c, s, len);
-            n++;
-        }
+        scan_reply(c, &a, &src);
         set_iter_release(&it);
-        reply_set_deferred_array_len(c, slot, n);
-        return;
+    } else {
+        src.d = o->ptr;
+        scan_reply(c, &a, &src);
     }
-    dict_entry **des;
-    size_t found;
-    unsigned long cursor = dict_scan_some(o->ptr, a.cursor, (size_t)a.count, &des, &found);
-    reply_scan_cursor(c, cursor);
-    void *slot = reply_deferred_len(c);
-    long n = 0;
-    for (size_t i = 0; i < found; i++) {
-        sds m = dict_get_key(o->ptr, des[i]);
-        if (!coll_scan_match(&a, m, sds_len(m))) continue;
-        reply_bulk(c, m, sds_len(m));
-        n++;
-    }
-    reply_set_deferred_array_len(c, slot, n);
-    zfree(des);
 }
 
 command_t set_commands[] = {
@@ -741,9 +717,9 @@ command_t set_commands[] = {
     {0},
 };
 
-/* ------------------------------------------------------------ t_coll.h set access */
+/* ------------------------------------------------------------ t_set.h read access */
 
-void coll_set_foreach(robj *set, coll_member_fn *fn, void *arg) {
+void set_type_foreach(robj *set, set_member_fn *fn, void *arg) {
     set_iter_t it;
     set_iter_init(&it, set);
     const char *s;
@@ -752,5 +728,5 @@ void coll_set_foreach(robj *set, coll_member_fn *fn, void *arg) {
     set_iter_release(&it);
 }
 
-bool coll_set_is_member(robj *set, const char *s, size_t len) { return set_is_member(set, s, len); }
-unsigned long coll_set_size(const robj *set) { return set_size(set); }
+bool set_type_is_member(robj *set, const char *s, size_t len) { return set_is_member(set, s, len); }
+unsigned long set_type_size(const robj *set) { return set_size(set); }

@@ -25,9 +25,12 @@
 #define SET_EXPIRE_MASK (SET_EX | SET_PX | SET_EXAT | SET_PXAT)
 #define TTL_GROUP (SET_EXPIRE_MASK | SET_KEEPTTL | SET_PERSIST)
 
-/* The string must not grow past proto-max-bulk-len. */
-static bool check_length_or_reply(client_t *c, long long total) {
-    if (total > c->srv->cfg.proto_max_bulk_len) {
+/* The string must not grow past proto-max-bulk-len: base + add bytes, with
+ * both non-negative, compared without computing a sum that could overflow
+ * (SETRANGE's offset comes from the client and can be LLONG_MAX). */
+static bool check_length_or_reply(client_t *c, long long base, long long add) {
+    long long max = c->srv->cfg.proto_max_bulk_len;
+    if (add > max || base > max - add) {
         reply_error(c, "string exceeds maximum allowed size (proto-max-bulk-len)");
         return false;
     }
@@ -248,7 +251,7 @@ static void cmd_append(client_t *c) {
     }
     if (!db_check_type_or_reply(c, o, OBJ_STRING)) return;
     size_t add = sds_len(c->argv[2]->ptr);
-    if (!check_length_or_reply(c, (long long)(obj_string_len(o) + add))) return;
+    if (!check_length_or_reply(c, (long long)obj_string_len(o), (long long)add)) return;
     bool replaced;
     robj *w = obj_unshare_string(o, &replaced);
     w->ptr = sds_catlen(w->ptr, c->argv[2]->ptr, add);
@@ -361,7 +364,7 @@ static void cmd_setrange(client_t *c) {
         reply_ll(c, (long long)cur);   /* nothing to write: no key is created */
         return;
     }
-    if (!check_length_or_reply(c, offset + (long long)vlen)) return;
+    if (!check_length_or_reply(c, offset, (long long)vlen)) return;
     robj *w;
     if (!o) {
         w = obj_create_from_sds(sds_empty());

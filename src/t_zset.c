@@ -16,7 +16,8 @@
 #include "keyspace.h"
 #include "notify.h"
 #include "reply.h"
-#include "t_coll.h"
+#include "scan.h"
+#include "t_set.h"
 #include "util.h"
 #include "zmalloc.h"
 #include "zset.h"
@@ -29,11 +30,6 @@ const obj_type_ops_t zset_type_ops = {zset_free_value, zset_mem_usage};
 static zset_limits_t zset_limits(const client_t *c) {
     zset_limits_t l = {c->srv->cfg.zset_max_listpack_entries, c->srv->cfg.zset_max_listpack_value};
     return l;
-}
-
-/* The zset at key or NULL; *err when WRONGTYPE was replied. */
-static robj *zset_lookup(client_t *c, robj *key, bool write, bool *err) {
-    return db_lookup_typed_or_reply(c, key, OBJ_ZSET, write, err);
 }
 
 static bool get_score_or_reply(client_t *c, robj *arg, double *out, const char *msg) {
@@ -108,9 +104,9 @@ static void zadd_generic(client_t *c, int in) {
     double *scores = zmalloc(sizeof(double) * (size_t)elements);
     for (int j = 0; j < elements; j++)
         if (!get_score_or_reply(c, c->argv[idx + 2 * j], &scores[j], NULL)) goto done;
-    bool err;
-    robj *o = zset_lookup(c, c->argv[1], true, &err);
-    if (err) goto done;
+    bool wrongtype;
+    robj *o = db_lookup_typed_or_reply(c, c->argv[1], OBJ_ZSET, true, &wrongtype);
+    if (wrongtype) goto done;
     zset_limits_t l = zset_limits(c);
     long long added = 0, updated = 0, processed = 0;
     double score = 0;
@@ -155,9 +151,9 @@ static void cmd_zincrby(client_t *c) {
     /* ZINCRBY key incr member is ZADD key INCR incr member. */
     double by;
     if (!get_score_or_reply(c, c->argv[2], &by, NULL)) return;
-    bool err;
-    robj *o = zset_lookup(c, c->argv[1], true, &err);
-    if (err) return;
+    bool wrongtype;
+    robj *o = db_lookup_typed_or_reply(c, c->argv[1], OBJ_ZSET, true, &wrongtype);
+    if (wrongtype) return;
     zset_limits_t l = zset_limits(c);
     sds m = c->argv[3]->ptr;
     if (!o) {
@@ -181,9 +177,9 @@ static void cmd_zincrby(client_t *c) {
 /* ------------------------------------------------------------ single members */
 
 static void cmd_zrem(client_t *c) {
-    bool err;
-    robj *o = zset_lookup(c, c->argv[1], true, &err);
-    if (err) return;
+    bool wrongtype;
+    robj *o = db_lookup_typed_or_reply(c, c->argv[1], OBJ_ZSET, true, &wrongtype);
+    if (wrongtype) return;
     if (!o) {
         reply_ll(c, 0);
         return;
@@ -196,18 +192,18 @@ static void cmd_zrem(client_t *c) {
 }
 
 static void cmd_zscore(client_t *c) {
-    bool err;
-    robj *o = zset_lookup(c, c->argv[1], false, &err);
-    if (err) return;
+    bool wrongtype;
+    robj *o = db_lookup_typed_or_reply(c, c->argv[1], OBJ_ZSET, false, &wrongtype);
+    if (wrongtype) return;
     double s;
     if (o && zset_score(o, c->argv[2]->ptr, sds_len(c->argv[2]->ptr), &s)) reply_double(c, s);
     else reply_null(c);
 }
 
 static void cmd_zmscore(client_t *c) {
-    bool err;
-    robj *o = zset_lookup(c, c->argv[1], false, &err);
-    if (err) return;
+    bool wrongtype;
+    robj *o = db_lookup_typed_or_reply(c, c->argv[1], OBJ_ZSET, false, &wrongtype);
+    if (wrongtype) return;
     reply_array_len(c, c->argc - 2);
     for (int j = 2; j < c->argc; j++) {
         double s;
@@ -217,15 +213,15 @@ static void cmd_zmscore(client_t *c) {
 }
 
 static void cmd_zcard(client_t *c) {
-    bool err;
-    robj *o = zset_lookup(c, c->argv[1], false, &err);
-    if (!err) reply_ll(c, o ? (long long)zset_length(o) : 0);
+    bool wrongtype;
+    robj *o = db_lookup_typed_or_reply(c, c->argv[1], OBJ_ZSET, false, &wrongtype);
+    if (!wrongtype) reply_ll(c, o ? (long long)zset_length(o) : 0);
 }
 
 static void zrank_generic(client_t *c, bool rev) {
-    bool err;
-    robj *o = zset_lookup(c, c->argv[1], false, &err);
-    if (err) return;
+    bool wrongtype;
+    robj *o = db_lookup_typed_or_reply(c, c->argv[1], OBJ_ZSET, false, &wrongtype);
+    if (wrongtype) return;
     long r = o ? zset_rank(o, c->argv[2]->ptr, sds_len(c->argv[2]->ptr), rev) : -1;
     if (r < 0) reply_null(c);
     else reply_ll(c, r);
@@ -275,9 +271,9 @@ static void cmd_zcount(client_t *c) {
         reply_error(c, ERR_MINMAX);
         return;
     }
-    bool err;
-    robj *o = zset_lookup(c, c->argv[1], false, &err);
-    if (err) return;
+    bool wrongtype;
+    robj *o = db_lookup_typed_or_reply(c, c->argv[1], OBJ_ZSET, false, &wrongtype);
+    if (wrongtype) return;
     if (!o) {
         reply_ll(c, 0);
         return;
@@ -294,9 +290,9 @@ static void cmd_zlexcount(client_t *c) {
         reply_error(c, ERR_LEX);
         return;
     }
-    bool err;
-    robj *o = zset_lookup(c, c->argv[1], false, &err);
-    if (!err) {
+    bool wrongtype;
+    robj *o = db_lookup_typed_or_reply(c, c->argv[1], OBJ_ZSET, false, &wrongtype);
+    if (!wrongtype) {
         if (!o) {
             reply_ll(c, 0);
         } else {
@@ -525,10 +521,10 @@ static void zremrange_generic(client_t *c, int type) {
             return;
         }
     }
-    bool err;
-    robj *o = zset_lookup(c, c->argv[1], true, &err);
+    bool wrongtype;
+    robj *o = db_lookup_typed_or_reply(c, c->argv[1], OBJ_ZSET, true, &wrongtype);
     unsigned long removed = 0;
-    if (err) goto done;
+    if (wrongtype) goto done;
     if (!o) {
         reply_ll(c, 0);
         goto done;
@@ -672,9 +668,9 @@ static void zrandmember_with_count(client_t *c) {
             return;
         }
     }
-    bool err;
-    robj *o = zset_lookup(c, c->argv[1], false, &err);
-    if (err) return;
+    bool wrongtype;
+    robj *o = db_lookup_typed_or_reply(c, c->argv[1], OBJ_ZSET, false, &wrongtype);
+    if (wrongtype) return;
     if (!o || l == 0) {
         reply_empty_array(c);
         return;
@@ -687,7 +683,7 @@ static void zrandmember_with_count(client_t *c) {
     zset_cursor_t cur;
     if (repeat) {
         while (count--) {
-            zset_cursor_at_rank(&cur, o, coll_random_below(size), false);
+            zset_cursor_at_rank(&cur, o, util_random_below(size), false);
             reply_member_score(c, &cur, withscores);
         }
         return;
@@ -695,7 +691,7 @@ static void zrandmember_with_count(client_t *c) {
     /* Selection sampling over the rank order: exactly count distinct. */
     unsigned long left = size;
     for (zset_cursor_at_rank(&cur, o, 0, false); count && zset_cursor_valid(&cur); zset_cursor_next(&cur)) {
-        if (coll_random_below(left--) < count) {
+        if (util_random_below(left--) < count) {
             reply_member_score(c, &cur, withscores);
             count--;
         }
@@ -707,15 +703,15 @@ static void cmd_zrandmember(client_t *c) {
         zrandmember_with_count(c);
         return;
     }
-    bool err;
-    robj *o = zset_lookup(c, c->argv[1], false, &err);
-    if (err) return;
+    bool wrongtype;
+    robj *o = db_lookup_typed_or_reply(c, c->argv[1], OBJ_ZSET, false, &wrongtype);
+    if (wrongtype) return;
     if (!o) {
         reply_null(c);
         return;
     }
     zset_cursor_t cur;
-    zset_cursor_at_rank(&cur, o, coll_random_below(zset_length(o)), false);
+    zset_cursor_at_rank(&cur, o, util_random_below(zset_length(o)), false);
     reply_member_score(c, &cur, false);
 }
 
@@ -731,14 +727,14 @@ typedef struct zop_src {
 
 static unsigned long src_size(const zop_src_t *s) {
     if (!s->o) return 0;
-    return s->o->type == OBJ_ZSET ? zset_length(s->o) : coll_set_size(s->o);
+    return s->o->type == OBJ_ZSET ? zset_length(s->o) : set_type_size(s->o);
 }
 
 static bool src_score(const zop_src_t *s, const char *m, size_t len, double *score) {
     if (!s->o) return false;
     if (s->o->type == OBJ_SET) {
         *score = 1.0;
-        return coll_set_is_member(s->o, m, len);
+        return set_type_is_member(s->o, m, len);
     }
     return zset_score(s->o, m, len, score);
 }
@@ -780,7 +776,7 @@ static void src_foreach(const zop_src_t *s, zop_acc_t *acc, zop_visit_fn *fn) {
     if (!s->o) return;
     if (s->o->type == OBJ_SET) {
         set_visit_ctx v = {acc, fn};
-        coll_set_foreach(s->o, set_visit, &v);
+        set_type_foreach(s->o, set_visit, &v);
         return;
     }
     /* The result is always a fresh object, never one of the sources, so
@@ -929,6 +925,52 @@ done:
     zfree(src);
 }
 
+/* ZINTERCARD numkeys key ... [LIMIT n]: the size of the intersection,
+ * counting stops at n (0 = no limit). */
+static void cmd_zintercard(client_t *c) {
+    long long setnum, limit = 0;
+    if (!cmd_get_ll_or_reply(c, c->argv[1], &setnum, NULL)) return;
+    if (setnum < 1) {
+        reply_error(c, "at least 1 input key is needed for '%s' command", c->cmd->fullname);
+        return;
+    }
+    if (setnum > c->argc - 2) {
+        reply_error(c, RL_ERR_SYNTAX);
+        return;
+    }
+    int n = (int)setnum, j = 2;
+    zop_src_t *src = zmalloc(sizeof(zop_src_t) * (size_t)n);
+    for (int i = 0; i < n; i++, j++) {
+        robj *o = db_lookup_read(c->db, c->argv[j], LOOKUP_NONE);
+        if (o && o->type != OBJ_ZSET && o->type != OBJ_SET) {
+            reply_error(c, RL_ERR_WRONGTYPE);
+            goto done;
+        }
+        src[i] = (zop_src_t){o, 1.0};
+    }
+    while (j < c->argc) {
+        if (c->argc - j >= 2 && !strcasecmp(c->argv[j]->ptr, "limit")) {
+            if (!cmd_get_range_or_reply(c, c->argv[j + 1], 0, LONG_MAX, &limit, "LIMIT can't be negative")) goto done;
+            j += 2;
+        } else {
+            reply_error(c, RL_ERR_SYNTAX);
+            goto done;
+        }
+    }
+    sort_sources(src, n);
+    long long count = 0;
+    if (src[0].o && src_size(&src[0])) {
+        /* The accumulator only collects the members; its scores are unused. */
+        zop_acc_t acc = {zset_create_skiplist(), {LLONG_MAX, LLONG_MAX}, 0, 0, AGG_SUM, 1.0, src, n, ZOP_INTER};
+        src_foreach(&src[0], &acc, visit_inter);
+        count = (long long)zset_length(acc.dst);
+        obj_decref(acc.dst);
+    }
+    reply_ll(c, limit && count > limit ? limit : count);
+done:
+    zfree(src);
+}
+
 static void cmd_zunion(client_t *c) { zop_generic(c, 1, NULL, ZOP_UNION); }
 static void cmd_zinter(client_t *c) { zop_generic(c, 1, NULL, ZOP_INTER); }
 static void cmd_zdiff(client_t *c) { zop_generic(c, 1, NULL, ZOP_DIFF); }
@@ -945,52 +987,49 @@ static void reply_score_bulk(client_t *c, double score) {
     reply_bulk(c, buf, (size_t)n);
 }
 
+/* A listpack walk for ZSCAN: the cursor moves on at the next call, so the
+ * member named last (possibly in the cursor's integer buffer) stays valid
+ * while it is matched and replied. */
+typedef struct zscan_walk {
+    zset_cursor_t cur;
+    bool started;
+} zscan_walk_t;
+
+static bool zscan_next(void *state, const char **s, size_t *len) {
+    zscan_walk_t *w = state;
+    if (w->started) zset_cursor_next(&w->cur);
+    w->started = true;
+    if (!zset_cursor_valid(&w->cur)) return false;
+    *s = zset_cursor_member(&w->cur, len);
+    return true;
+}
+
+static long zscan_emit(client_t *c, void *state, dict_entry *de, const char *m, size_t len) {
+    reply_bulk(c, m, len);
+    /* From the double, not the stored text: the listpack keeps the shortest
+     * form (0.1), Redis 7.0 replies %.17g in both encodings. */
+    reply_score_bulk(c, de ? dict_get_double(de) : zset_cursor_score(&((zscan_walk_t *)state)->cur));
+    return 2;
+}
+
 static void cmd_zscan(client_t *c) {
-    coll_scan_args_t a;
-    if (!coll_scan_parse_or_reply(c, &a)) return;
-    bool err;
-    robj *o = zset_lookup(c, c->argv[1], false, &err);
-    if (err) return;
-    reply_array_len(c, 2);
+    scan_args_t a;
+    if (!scan_args_parse_or_reply(c, 2, false, &a)) return;
+    bool wrongtype;
+    robj *o = db_lookup_typed_or_reply(c, c->argv[1], OBJ_ZSET, false, &wrongtype);
+    if (wrongtype) return;
     if (!o) {
-        reply_bulk_cstr(c, "0");
-        reply_empty_array(c);
+        scan_reply_empty(c);
         return;
     }
+    zscan_walk_t w = {.started = false};
+    scan_source_t src = {.next = zscan_next, .emit = zscan_emit, .state = &w};
     if (o->encoding == OBJ_ENCODING_LISTPACK) {
-        reply_bulk_cstr(c, "0");
-        void *slot = reply_deferred_len(c);
-        long n = 0;
-        zset_cursor_t cur;
-        for (zset_cursor_at_rank(&cur, o, 0, false); zset_cursor_valid(&cur); zset_cursor_next(&cur)) {
-            size_t len;
-            const char *m = zset_cursor_member(&cur, &len);
-            if (!coll_scan_match(&a, m, len)) continue;
-            reply_bulk(c, m, len);
-            /* From the double, not the stored text: the listpack keeps the
-             * shortest form (0.1), Redis 7.0 replies %.17g in both encodings. */
-            reply_score_bulk(c, zset_cursor_score(&cur));
-            n += 2;
-        }
-        reply_set_deferred_array_len(c, slot, n);
-        return;
+        zset_cursor_at_rank(&w.cur, o, 0, false);
+    } else {
+        src.d = ((zset_t *)o->ptr)->dict;
     }
-    zset_t *zs = o->ptr;
-    dict_entry **des;
-    size_t found;
-    unsigned long cursor = dict_scan_some(zs->dict, a.cursor, (size_t)a.count, &des, &found);
-    reply_scan_cursor(c, cursor);
-    void *slot = reply_deferred_len(c);
-    long n = 0;
-    for (size_t i = 0; i < found; i++) {
-        sds m = dict_get_key(zs->dict, des[i]);
-        if (!coll_scan_match(&a, m, sds_len(m))) continue;
-        reply_bulk(c, m, sds_len(m));
-        reply_score_bulk(c, dict_get_double(des[i]));
-        n += 2;
-    }
-    reply_set_deferred_array_len(c, slot, n);
-    zfree(des);
+    scan_reply(c, &a, &src);
 }
 
 command_t zset_commands[] = {
@@ -1019,6 +1058,7 @@ command_t zset_commands[] = {
     {"zinterstore", cmd_zinterstore, -4, CMD_WRITE | CMD_DENYOOM, 1, 1, 1, "sorted_set", "Intersect multiple sorted sets and store the resulting sorted set in a new key", "2.0.0", NULL},
     {"zdiffstore", cmd_zdiffstore, -4, CMD_WRITE | CMD_DENYOOM, 1, 1, 1, "sorted_set", "Subtract multiple sorted sets and store the resulting sorted set in a new key", "6.2.0", NULL},
     {"zunion", cmd_zunion, -3, CMD_READONLY, 0, 0, 0, "sorted_set", "Add multiple sorted sets", "6.2.0", NULL},
+    {"zintercard", cmd_zintercard, -3, CMD_READONLY, 0, 0, 0, "sorted_set", "Intersect multiple sorted sets and return the cardinality of the result", "7.0.0", NULL},
     {"zinter", cmd_zinter, -3, CMD_READONLY, 0, 0, 0, "sorted_set", "Intersect multiple sorted sets", "6.2.0", NULL},
     {"zdiff", cmd_zdiff, -3, CMD_READONLY, 0, 0, 0, "sorted_set", "Subtract multiple sorted sets", "6.2.0", NULL},
     {"zremrangebyrank", cmd_zremrangebyrank, 4, CMD_WRITE, 1, 1, 1, "sorted_set", "Remove all members in a sorted set within the given indexes", "2.0.0", NULL},

@@ -317,12 +317,24 @@ static bool pred_score(unsigned char *ep, unsigned char *sp, unsigned long rank,
     return zsl_value_gte_min(v, arg) && zsl_value_lte_max(v, arg);
 }
 
-static bool pred_lex(unsigned char *ep, unsigned char *sp, unsigned long rank, const void *arg) {
-    (void)sp, (void)rank;
-    char buf[LP_INTBUF_SIZE];
-    size_t len;
-    const unsigned char *m = lp_get_str(ep, &len, buf);
-    return zsl_lex_gte_min(m, len, arg) && zsl_lex_lte_max(m, len, arg);
+/* Listpack lex deletion as Redis does it: from the first member in range
+ * (zset_cursor_in_lex, with its first/last check) for as long as members
+ * stay <= max.  With differing scores the members are not in lex order,
+ * and the run stops where Redis's stops. */
+static unsigned long lp_delete_lex_run(robj *o, const zsl_lex_range_t *r) {
+    zset_cursor_t cur;
+    zset_cursor_in_lex(&cur, o, r, false);
+    unsigned char *ep = cur.ep;
+    unsigned long removed = 0;
+    while (ep) {
+        char buf[LP_INTBUF_SIZE];
+        size_t len;
+        const unsigned char *m = lp_get_str(ep, &len, buf);
+        if (!zsl_lex_lte_max(m, len, r)) break;
+        o->ptr = lp_delete_range_at(o->ptr, &ep, 2);
+        removed++;
+    }
+    return removed;
 }
 
 static void zs_after_delete(robj *o) {
@@ -350,7 +362,7 @@ unsigned long zset_delete_range_by_score(robj *o, const zsl_range_t *r) {
 }
 
 unsigned long zset_delete_range_by_lex(robj *o, const zsl_lex_range_t *r) {
-    if (o->encoding == OBJ_ENCODING_LISTPACK) return lp_delete_where(o, pred_lex, r);
+    if (o->encoding == OBJ_ENCODING_LISTPACK) return lp_delete_lex_run(o, r);
     zset_t *zs = o->ptr;
     unsigned long n = zsl_delete_range_by_lex(zs->zsl, r, zs_dict_remove, zs->dict);
     zs_after_delete(o);
@@ -423,11 +435,32 @@ void zset_cursor_in_range(zset_cursor_t *cur, robj *o, const zsl_range_t *r, boo
     }
 }
 
+/* Listpack: the last member is >= min and the first <= max. */
+static bool lex_ends_overlap(robj *o, unsigned long n, const zsl_lex_range_t *r) {
+    zset_cursor_t c;
+    size_t len;
+    zset_cursor_at_rank(&c, o, n - 1, false);
+    const char *m = zset_cursor_member(&c, &len);
+    if (!zsl_lex_gte_min(m, len, r)) return false;
+    zset_cursor_at_rank(&c, o, 0, false);
+    m = zset_cursor_member(&c, &len);
+    return zsl_lex_lte_max(m, len, r);
+}
+
 void zset_cursor_in_lex(zset_cursor_t *cur, robj *o, const zsl_lex_range_t *r, bool rev) {
     cursor_init(cur, o, rev);
     if (o->encoding == OBJ_ENCODING_SKIPLIST) {
         zset_t *zs = o->ptr;
         cur->node = rev ? zsl_last_in_lex_range(zs->zsl, r) : zsl_first_in_lex_range(zs->zsl, r);
+        return;
+    }
+    /* As Redis does (and as the skiplist path does): an empty range, or
+     * one the first and last members show to be outside, finds nothing,
+     * before any scan.  With differing scores the members are not in lex
+     * order, so this check decides replies Redis gives. */
+    unsigned long n = zset_length(o);
+    if (zsl_lex_range_empty(r) || n == 0 || !lex_ends_overlap(o, n, r)) {
+        cur->ep = NULL;
         return;
     }
     zset_cursor_at_rank(cur, o, 0, rev);

@@ -308,12 +308,15 @@ def test_command_introspection(r):
     port = r.connection_pool.connection_kwargs["port"]
     out, _ = send(port, "COMMAND LIST")
     names = re.findall(rb"\$\d+\r\n([^\r]+)\r\n", out)
-    assert out.startswith(b"*%d\r\n" % count) and count == len(names) and count >= 50
+    # LIST names subcommands too ("config|get"), as Redis 7.0 does; COUNT
+    # counts only the top-level commands.
+    assert out.startswith(b"*%d\r\n" % len(names)) and count == len([n for n in names if b"|" not in n])
+    assert count >= 50 and b"config|get" in names
     for n in (b"get", b"set", b"info", b"config", b"client", b"hello", b"memory", b"scan"):
         assert n in names
     out, _ = send(port, "COMMAND INFO get nosuch config|get")
     assert out.startswith(b"*3\r\n*10\r\n$3\r\nget\r\n:2\r\n*2\r\n+readonly\r\n+fast\r\n:1\r\n:1\r\n:1\r\n")
-    assert b"\r\n*-1\r\n*10\r\n$10\r\nconfig|get\r\n:-3\r\n" in out
+    assert b"\r\n$-1\r\n*10\r\n$10\r\nconfig|get\r\n:-3\r\n" in out
     out, _ = send(port, "COMMAND DOCS get")
     assert out.startswith(b"*2\r\n$3\r\nget\r\n") and b"summary" in out and b"since" in out and b"group" in out
 

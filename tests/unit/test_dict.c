@@ -115,6 +115,37 @@ static int test_random_and_sample(void) {
     return 0;
 }
 
+/* dict_fair_random_entry: a chi-square over 500 entries stays where a
+ * uniform draw puts it (df 499: mean 499, sd ~32), also mid-rehash. */
+static int fair_chi2(dict *d, int n, int draws, double *chi2) {
+    static long hits[500];
+    memset(hits, 0, sizeof(hits));
+    for (int i = 0; i < draws; i++) {
+        dict_entry *de = dict_fair_random_entry(d);
+        if (!de) return 1;
+        hits[(long)dict_get_val(de) - 1]++;
+    }
+    double exp = (double)draws / n, x = 0;
+    for (int i = 0; i < n; i++) x += (hits[i] - exp) * (hits[i] - exp) / exp;
+    *chi2 = x;
+    return 0;
+}
+
+static int test_fair_random_is_uniform(void) {
+    dict *d = dict_create(&plain_type);
+    srandom(7);
+    for (int i = 0; i < 500; i++) dict_add(d, key_of(i), (void *)(long)(i + 1));
+    double chi2;
+    CHECK(fair_chi2(d, 500, 250000, &chi2) == 0);
+    CHECK(chi2 < 650);
+    dict_expand(d, 4096);   /* rehashing: both tables are drawn from */
+    CHECK(dict_is_rehashing(d));
+    CHECK(fair_chi2(d, 500, 250000, &chi2) == 0);
+    CHECK(chi2 < 650);
+    dict_release(d);
+    return 0;
+}
+
 static int test_memory_released(void) {
     size_t before = zmalloc_used_memory();
     dict *d = dict_create(&plain_type);
@@ -133,6 +164,7 @@ int main(void) {
     RUN_TEST(test_iter_and_safe_delete);
     RUN_TEST(test_scan_covers_all);
     RUN_TEST(test_random_and_sample);
+    RUN_TEST(test_fair_random_is_uniform);
     RUN_TEST(test_memory_released);
     return TEST_REPORT("dict");
 }

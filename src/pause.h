@@ -1,0 +1,36 @@
+/* pause.h: CLIENT PAUSE / UNPAUSE (Redis 7.0 semantics).
+ *
+ * While a pause is in effect (until its deadline or CLIENT UNPAUSE), a
+ * client's command that the pause covers (every command for ALL; commands
+ * that may write or replicate, or an EXEC of such, for WRITE) is put aside
+ * with its arguments and runs when the pause ends, in arrival order; the
+ * client reads nothing more meanwhile.  Expiry does not delete keys during a
+ * pause (a key past its TTL just looks missing), so the dataset holds still.
+ * commands.c asks pause_postpone(); conn.c, server.c and keyspace.c call the
+ * hooks; this module never touches sockets. */
+#ifndef RL_PAUSE_H
+#define RL_PAUSE_H
+
+#include <stdbool.h>
+
+#include "conn.h"
+
+typedef struct pause pause_t;
+
+pause_t *pause_create(void);
+void pause_free(pause_t *p);
+
+/* commands.c, before running or queueing cmd: true if c was put aside (the
+ * request now belongs to the pause; the caller must not run it). */
+bool pause_postpone(client_t *c, const command_t *cmd);
+/* True while a pause of any kind is in effect (keyspace.c, expire.c). */
+bool pause_active(server_t *srv);
+/* Cron and before-sleep: end an expired pause and run what waited. */
+void pause_check_deadline(server_t *srv);
+/* conn.c (conn_free): drop c's postponed request. */
+void pause_client_freed(client_t *c);
+
+void cmd_client_pause(client_t *c);
+void cmd_client_unpause(client_t *c);
+
+#endif

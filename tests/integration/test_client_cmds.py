@@ -1,0 +1,122 @@
+"""CLIENT REPLY, PAUSE/UNPAUSE, UNBLOCK, NO-EVICT and CLIENT INFO's fields,
+differential against Debian's redis-server 7.0.15 (scripted transcripts,
+see scripted.py: "~name" steps expect no immediate reply).
+
+Run alone: /usr/bin/python3 -m pytest -q tests/integration/test_client_cmds.py"""
+import time
+
+import pytest
+
+from rawresp import RawConn
+from scripted import compare
+
+pytestmark = pytest.mark.differential
+
+
+def test_client_reply(start_server):
+    compare(start_server, {"a": 2, "b": 2, "c": 3}, [
+        ("~a", ["CLIENT", "REPLY", "SKIP"]), ("~a", ["SET", "k", "1"]), ("a", ["GET", "k"]),
+        ("~a", ["CLIENT", "REPLY", "OFF"]), ("~a", ["SET", "k", "2"]), ("~a", ["GET", "k"]),
+        ("~a", ["CLIENT", "REPLY", "SKIP"]), ("~a", ["PING"]),
+        ("a", ["CLIENT", "REPLY", "ON"]), ("a", ["GET", "k"]),
+        ("a", ["CLIENT", "REPLY", "maybe"]), ("a", ["CLIENT", "REPLY"]),
+        ("~a", ["CLIENT", "REPLY", "SKIP"]), ("~a", ["CLIENT", "REPLY", "maybe"]), ("a", ["PING"]),
+        # Pub/Sub messages and tracking pushes get through OFF.
+        ("~b", ["CLIENT", "REPLY", "OFF"]), ("~b", ["SUBSCRIBE", "ch"]),
+        ("a", ["PUBLISH", "ch", "hello"]),
+        ("c", ["CLIENT", "TRACKING", "on"]), ("c", ["GET", "t"]), ("~c", ["CLIENT", "REPLY", "OFF"]),
+        ("a", ["SET", "t", "1"]), ("~c", ["GET", "t"]), ("c", ["CLIENT", "REPLY", "ON"]),
+    ])
+
+
+def test_client_pause_write(start_server):
+    compare(start_server, {"a": 2, "b": 2, "c": 2}, [
+        ("a", ["SET", "k", "0"]),
+        ("a", ["CLIENT", "PAUSE", "400", "WRITE"]),
+        ("b", ["GET", "k"]), ("b", ["PING"]),
+        ("~b", ["SET", "k", "1"]),          # waits for the pause
+        ("c", ["GET", "k"]), ("c", ["EXISTS", "k"]),
+        ("c", ["MULTI"]), ("c", ["GET", "k"]), ("~c", ["INCR", "k"]),   # queueing a write waits too
+        ("sleep", 0.6),
+        ("a", ["GET", "k"]), ("c", ["EXEC"]),
+    ])
+
+
+def test_client_pause_all_and_unpause(start_server):
+    compare(start_server, {"a": 2, "b": 2}, [
+        ("a", ["CLIENT", "PAUSE", "300"]),
+        ("~b", ["PING"]), ("~a", ["CLIENT", "UNPAUSE"]),   # even UNPAUSE waits under ALL
+        ("sleep", 0.5),
+        ("a", ["CLIENT", "PAUSE", "5000", "WRITE"]), ("~b", ["DEL", "x"]),
+        ("a", ["CLIENT", "UNPAUSE"]),                      # b's DEL runs now
+        ("a", ["CLIENT", "PAUSE"]), ("a", ["CLIENT", "PAUSE", "x"]), ("a", ["CLIENT", "PAUSE", "-1"]),
+        ("a", ["CLIENT", "PAUSE", "10", "x"]), ("a", ["CLIENT", "PAUSE", "10", "ALL", "x"]),
+        ("sleep", 0.1), ("a", ["CLIENT", "UNPAUSE", "x"]),
+    ])
+
+
+def test_pause_keeps_expiring_keys(start_server):
+    """During a pause an expired key reads as missing but is not deleted."""
+    compare(start_server, {"a": 2, "b": 2}, [
+        ("a", ["SET", "e", "1", "PX", "100"]), ("a", ["CLIENT", "PAUSE", "500", "WRITE"]),
+        ("sleep", 0.3), ("b", ["GET", "e"]), ("b", ["EXISTS", "e"]), ("b", ["DBSIZE"]),
+        ("sleep", 0.4), ("b", ["GET", "e"]), ("b", ["DBSIZE"]),
+    ])
+
+
+def test_client_unblock(start_server):
+    compare(start_server, {"a": 2, "b": 2, "c": 3}, [
+        ("~b", ["BLPOP", "l", "0"]), ("a", ["CLIENT", "UNBLOCK", "{id:b}"]),
+        ("~c", ["BZPOPMIN", "z", "0"]), ("a", ["CLIENT", "UNBLOCK", "{id:c}", "ERROR"]),
+        ("~b", ["BLMOVE", "l", "m", "LEFT", "LEFT", "0"]), ("a", ["CLIENT", "UNBLOCK", "{id:b}", "TIMEOUT"]),
+        ("a", ["CLIENT", "UNBLOCK", "{id:b}"]), ("a", ["CLIENT", "UNBLOCK", "99999"]),
+        ("a", ["CLIENT", "UNBLOCK", "1", "x"]), ("a", ["CLIENT", "UNBLOCK", "x"]),
+        ("a", ["CLIENT", "UNBLOCK"]), ("b", ["PING"]),
+    ])
+
+
+def test_no_evict_and_errors(start_server):
+    compare(start_server, {"a": 2}, [
+        ("a", ["CLIENT", "NO-EVICT", "on"]), ("a", ["CLIENT", "NO-EVICT", "OFF"]),
+        ("a", ["CLIENT", "NO-EVICT", "x"]), ("a", ["CLIENT", "NO-EVICT"]),
+        ("a", ["CLIENT", "HELP"]), ("a", ["CLIENT", "NOSUCH"]),
+    ])
+
+
+def info_fields(port, setup):
+    """CLIENT LIST's line for a client after setup, seen from another one."""
+    c, o = RawConn(port), RawConn(port)
+    cid = c.call("CLIENT", "ID")
+    for args in setup:
+        c.call(*args)
+    line = o.call("CLIENT", "LIST", "ID", str(cid)).decode().strip()
+    c.sock.close()
+    o.sock.close()
+    return dict(kv.split("=", 1) for kv in line.split(" "))
+
+
+@pytest.mark.parametrize("setup", [
+    [], [("CLIENT", "NO-EVICT", "on")], [("CLIENT", "TRACKING", "on")], [("CLIENT", "TRACKING", "on", "BCAST")],
+    [("MULTI",), ("PING",), ("PING",)], [("SELECT", "3")], [("CLIENT", "SETNAME", "x"), ("HELLO", "3")],
+])
+def test_client_info_fields(start_server, setup):
+    ours = start_server()
+    ref = start_server(binary="/usr/bin/redis-server")
+    mine, theirs = info_fields(ours.port, setup), info_fields(ref.port, setup)
+    # CLIENT SETINFO (Redis 7.2) is implemented here: its two fields are extra.
+    assert [k for k in mine if k not in ("lib-name", "lib-ver")] == list(theirs)
+    for k in ("flags", "db", "sub", "psub", "ssub", "multi", "name", "resp", "cmd", "redir", "user"):
+        assert mine[k] == theirs[k], k
+
+
+def test_pause_survives_disconnect(start_server):
+    """A client that leaves while its request waits is forgotten cleanly."""
+    s = start_server()
+    a, b = RawConn(s.port), RawConn(s.port)
+    assert a.call("CLIENT", "PAUSE", "300") == "OK"
+    b.send("SET", "k", "1")
+    time.sleep(0.05)
+    b.sock.close()
+    time.sleep(0.4)
+    assert a.call("GET", "k") is None
+    assert a.call("PING") == "PONG"

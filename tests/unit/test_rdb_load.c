@@ -1,0 +1,149 @@
+/* test_rdb_load.c: the RDB loader (rdb_load_buffer in src/rdb_load.c) on
+ * images built byte by byte: a valid file loads its keys and expiries, every
+ * truncation is an error (never a crash or a silent partial success), a bad
+ * header is refused, and a RESIZEDB hint that announces billions of keys
+ * sizes nothing beyond what the file can hold. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "keyspace.h"
+#include "rdb.h"
+#include "test_help.h"
+#include "zmalloc.h"
+
+typedef struct { unsigned char b[4096]; size_t n; } img_t;
+
+static void put(img_t *m, const void *p, size_t n) { memcpy(m->b + m->n, p, n); m->n += n; }
+static void put_byte(img_t *m, unsigned v) { m->b[m->n++] = (unsigned char)v; }
+static void put_str(img_t *m, const char *s) {   /* 6-bit length strings only */
+    put_byte(m, (unsigned)strlen(s));
+    put(m, s, strlen(s));
+}
+
+/* Header, one aux field, db 0 with a RESIZEDB hint, `keys`, EOF and a zero
+ * checksum (meaning "not computed", as with rdbchecksum no). */
+static void build(img_t *m, unsigned resize_hint_32bit, bool huge_hint) {
+    m->n = 0;
+    put(m, "REDIS0010", 9);
+    put_byte(m, RDB_OPCODE_AUX);
+    put_str(m, "redis-ver");
+    put_str(m, "7.0.15");
+    put_byte(m, RDB_OPCODE_SELECTDB);
+    put_byte(m, 0);
+    put_byte(m, RDB_OPCODE_RESIZEDB);
+    if (huge_hint) {
+        put_byte(m, RDB_32BITLEN);
+        unsigned char be[4] = {(unsigned char)(resize_hint_32bit >> 24), (unsigned char)(resize_hint_32bit >> 16),
+                               (unsigned char)(resize_hint_32bit >> 8), (unsigned char)resize_hint_32bit};
+        put(m, be, 4);
+    } else {
+        put_byte(m, 2);
+    }
+    put_byte(m, 1);   /* one key with an expiry */
+    put_byte(m, RDB_OPCODE_EXPIRETIME_MS);
+    long long when = 4102444800000LL;   /* 2100-01-01, little-endian */
+    put(m, &when, 8);
+    put_byte(m, RDB_TYPE_STRING);
+    put_str(m, "k1");
+    put_str(m, "hello");
+    put_byte(m, RDB_TYPE_STRING);
+    put_str(m, "k2");
+    put_byte(m, 0xC0);   /* integer-encoded string, 8 bits */
+    put_byte(m, 42);
+    put_byte(m, RDB_OPCODE_EOF);
+    unsigned char zero[8] = {0};
+    put(m, zero, 8);
+}
+
+static server_t *new_server(void) {
+    server_t *srv = zcalloc(sizeof(*srv));
+    config_init_defaults(&srv->cfg);
+    db_init_all(srv);
+    commands_init(srv);
+    return srv;
+}
+
+static void free_server(server_t *srv) {
+    db_free_all(srv);
+    commands_free(srv);
+    config_free(&srv->cfg);
+    zfree(srv);
+}
+
+static int test_valid_image_loads(void) {
+    server_t *srv = new_server();
+    img_t m;
+    build(&m, 0, false);
+    rdb_load_result_t res;
+    int rc = rdb_load_buffer(srv, m.b, m.n, true, 0, &res);
+    if (rc != 0) fprintf(stderr, "  %s\n", res.err);
+    CHECK_EQ_INT(rc, 0);
+    CHECK_EQ_INT(res.keys, 2);
+    CHECK_EQ_INT(res.version, 10);
+    CHECK_EQ_INT(db_size(&srv->dbs[0]), 2);
+    robj *k = obj_create_string("k2", 2);
+    robj *v = db_lookup_read(&srv->dbs[0], k, 0);
+    long long n = 0;
+    CHECK(v && obj_get_ll(v, &n) && n == 42);
+    obj_decref(k);
+    free_server(srv);
+    return 0;
+}
+
+static int test_every_truncation_fails(void) {
+    img_t m;
+    build(&m, 0, false);
+    for (size_t cut = 0; cut < m.n - 8; cut++) {
+        server_t *srv = new_server();
+        rdb_load_result_t res;
+        int rc = rdb_load_buffer(srv, m.b, cut, true, 0, &res);
+        free_server(srv);
+        if (rc != -1) {
+            fprintf(stderr, "  cut at %zu loaded\n", cut);
+            CHECK_EQ_INT(rc, -1);
+        }
+        CHECK(res.err[0] != '\0');
+    }
+    return 0;
+}
+
+static int test_bad_header_refused(void) {
+    server_t *srv = new_server();
+    img_t m;
+    build(&m, 0, false);
+    memcpy(m.b, "RADIS", 5);
+    rdb_load_result_t res;
+    CHECK_EQ_INT(rdb_load_buffer(srv, m.b, m.n, true, 0, &res), -1);
+    build(&m, 0, false);
+    memcpy(m.b + 5, "9999", 4);   /* a version from the future */
+    CHECK_EQ_INT(rdb_load_buffer(srv, m.b, m.n, true, 0, &res), -1);
+    free_server(srv);
+    return 0;
+}
+
+static int test_resizedb_hint_is_bounded(void) {
+    /* 0xFFFFFFF0 keys announced in a file that holds two: the table must be
+     * sized by what the file can hold, not by the hint. */
+    server_t *srv = new_server();
+    img_t m;
+    build(&m, 0xFFFFFFF0u, true);
+    size_t before = zmalloc_used_memory();
+    rdb_load_result_t res;
+    int rc = rdb_load_buffer(srv, m.b, m.n, true, 0, &res);
+    if (rc != 0) fprintf(stderr, "  %s\n", res.err);
+    CHECK_EQ_INT(rc, 0);
+    CHECK_EQ_INT(res.keys, 2);
+    CHECK(zmalloc_used_memory() - before < 1024 * 1024);
+    free_server(srv);
+    return 0;
+}
+
+int main(void) {
+    obj_create_shared();
+    RUN_TEST(test_valid_image_loads);
+    RUN_TEST(test_every_truncation_fails);
+    RUN_TEST(test_bad_header_refused);
+    RUN_TEST(test_resizedb_hint_is_bounded);
+    return TEST_REPORT("rdb_load");
+}
