@@ -290,6 +290,27 @@ unsigned char *lp_append_int(unsigned char *lp, long long v)
     return lp_insert_int(lp, v, lp + lp_total(lp) - 1, LP_BEFORE, NULL);
 }
 
+unsigned char *lp_append_batch(unsigned char *lp, const lp_item_t *items, size_t n)
+{
+    lp_enc_t stack[32];
+    lp_enc_t *enc = n <= 32 ? stack : zmalloc(sizeof(*enc) * n);
+    size_t add = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (items[i].s) enc_str(&enc[i], items[i].s, items[i].len);
+        else enc_int(&enc[i], items[i].v);
+        add += enc_size(&enc[i]);
+    }
+    size_t off = lp_total(lp) - 1;   /* the end marker */
+    lp = lp_splice(lp, off, 0, add);
+    for (size_t i = 0; i < n; i++) {
+        enc_write(lp + off, &enc[i]);
+        off += enc_size(&enc[i]);
+    }
+    lp_count_add(lp, (long)n);
+    if (enc != stack) zfree(enc);
+    return lp;
+}
+
 unsigned char *lp_prepend(unsigned char *lp, const void *s, size_t len)
 {
     return lp_insert(lp, s, len, lp + LP_HDR_SIZE, LP_BEFORE, NULL);

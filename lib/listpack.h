@@ -75,6 +75,14 @@ unsigned char *lp_insert(unsigned char *lp, const void *s, size_t len,
                          unsigned char *p, int where, unsigned char **newp);
 unsigned char *lp_insert_int(unsigned char *lp, long long v, unsigned char *p,
                              int where, unsigned char **newp);
+/* Append n values with one reallocation (a stream entry at a time).  An
+ * item is the string s[0..len), or the integer v when s is NULL. */
+typedef struct lp_item {
+    const void *s;
+    size_t len;
+    long long v;
+} lp_item_t;
+unsigned char *lp_append_batch(unsigned char *lp, const lp_item_t *items, size_t n);
 /* Overwrite entry *p with a new value; *p is updated to the new entry. */
 unsigned char *lp_replace(unsigned char *lp, unsigned char **p, const void *s, size_t len);
 unsigned char *lp_replace_int(unsigned char *lp, unsigned char **p, long long v);

@@ -350,6 +350,9 @@ sds aof_emit_key(sds buf, sds key, robj *val, long long expire_ms) {
         if (val->encoding == OBJ_ENCODING_LISTPACK) buf = emit_lp(buf, cb, val->ptr, 2);
         else buf = emit_dict(buf, cb, val->ptr, true);
         break;
+    case OBJ_STREAM:
+        buf = stream_aof_emit(buf, key, val);   /* stream_aof.c */
+        break;
     }
     if (expire_ms >= 0) {
         char tmp[32];
@@ -863,13 +866,7 @@ static bool replay(server_t *srv, client_t *c, const unsigned char *buf, aof_cmd
     robj *argv_stack[16];
     robj **argv = cmd->argc <= 16 ? argv_stack : zmalloc(sizeof(robj *) * (size_t)cmd->argc);
     for (int i = 0; i < cmd->argc; i++) argv[i] = obj_create_string((const char *)buf + cmd->off[i], cmd->len[i]);
-    command_t *cc = commands_lookup(srv, argv[0]->ptr, sds_len(argv[0]->ptr));
-    if (cc && cc->subcommands) {   /* FUNCTION LOAD, ...: run the subcommand */
-        command_t *sub = NULL;
-        for (command_t *s = cc->subcommands; cmd->argc >= 2 && s->name; s++)
-            if (!strcasecmp(s->name, argv[1]->ptr)) sub = s;
-        cc = sub;
-    }
+    command_t *cc = commands_lookup_argv(srv, argv, cmd->argc);   /* subcommands too (XGROUP CREATE) */
     bool ok = cc && cc->proc;
     if (!ok) {
         log_msg(LL_WARNING, "Unknown command '%.64s' reading the append only file %s", (char *)argv[0]->ptr, path);

@@ -283,6 +283,21 @@ void blocking_resume_unblocked(server_t *srv) {
 
 /* ------------------------------------------------------------ serving */
 
+void blocking_signal_db_flushed(db_t *db) {
+    blocking_t *b = db->srv->blocking;
+    if (!b || b->blocked_clients == 0) return;
+    dict_iter it;
+    dict_entry *de;
+    dict_iter_init(&it, b->waiting[db->id], false);
+    while ((de = dict_next(&it))) {
+        waitlist_t *wl = dict_get_val(de);
+        if (wl->queued) continue;
+        wl->queued = true;
+        push_ptr((void ***)&b->ready, &b->nready, &b->ready_cap, wl);
+    }
+    dict_iter_release(&it);
+}
+
 void blocking_signal_key(db_t *db, robj *key) {
     blocking_t *b = db->srv->blocking;
     if (!b || b->blocked_clients == 0) return;
@@ -339,10 +354,14 @@ static void serve_waitlist(waitlist_t *wl) {
     while (w && todo-- > 0) {
         waiter_t *next = w->next;
         robj *o = db_lookup_read(db, w->key, LOOKUP_NOTOUCH | LOOKUP_NOSTATS);
-        if (!o) return;                     /* emptied: the rest keep waiting */
         client_t *c = w->c;
+        /* Stream readers re-run on any write, the key gone or of another
+         * type included: XREADGROUP then fails, as in Redis 7.0. */
+        bool stream_reader = c->bstate->type == OBJ_STREAM;
+        if (!o && !stream_reader) return;   /* emptied: the rest keep waiting */
         /* A client being closed must not swallow a value. */
-        if ((int)o->type == c->bstate->type && !(c->flags & (CLIENT_CLOSE_ASAP | CLIENT_CLOSE_AFTER_REPLY))) {
+        if ((stream_reader || (int)o->type == c->bstate->type) &&
+            !(c->flags & (CLIENT_CLOSE_ASAP | CLIENT_CLOSE_AFTER_REPLY))) {
             bool last = next == NULL;
             rerun(c, w->key);               /* may free w and (if last) wl */
             if (last) return;

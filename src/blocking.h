@@ -45,6 +45,9 @@ void blocking_signal_key(db_t *db, robj *key);
 /* keyspace_cmds.c (SWAPDB): db holds another data set now; every waited-on
  * key that exists in it is ready (the re-run checks its type). */
 void blocking_signal_db(db_t *db);
+/* keyspace.c (FLUSHDB/FLUSHALL): every waited-on key of db is gone; stream
+ * readers re-run (XREADGROUP then fails as in Redis 7.0). */
+void blocking_signal_db_flushed(db_t *db);
 /* conn.c, after each command: serve the clients waiting on ready keys
  * (returns at once when no key is ready). */
 void blocking_handle_ready(server_t *srv);

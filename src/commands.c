@@ -39,7 +39,8 @@ static command_t *const all_tables[] = {string_commands, keyspace_commands, serv
                                           command_commands /* command_cmds.c */,
                                           bitmap_commands /* t_bitmap.c */, hll_commands /* hyperloglog.c */,
                                           geo_commands /* geo.c */,
-                                          script_commands /* script.c */, function_commands /* function.c */};
+                                          script_commands /* script.c */, function_commands /* function.c */,
+                                          stream_commands, stream_cg_commands /* t_stream*.c */};
 
 static dict_type command_dict_type = {dict_sds_hash_nocase, dict_sds_eq_nocase, NULL, dict_sds_free, NULL, false};
 
@@ -76,6 +77,7 @@ void commands_init(server_t *srv) {
     obj_register_type(OBJ_SET, &set_type_ops);
     obj_register_type(OBJ_ZSET, &zset_type_ops);
     obj_register_type(OBJ_LIST, &list_type_ops);   /* t_list.c */
+    obj_register_type(OBJ_STREAM, &stream_type_ops);   /* stream.c */
     for (size_t t = 0; t < sizeof(all_tables) / sizeof(all_tables[0]); t++) {
         for (command_t *cmd = all_tables[t]; cmd->name; cmd++) {
             init_command(cmd, NULL);
@@ -159,6 +161,12 @@ static command_t *lookup_top(client_t *c) {
         if (sds_len(name) == strlen(last->name) && !strcasecmp(name, last->name)) return last;
     }
     return dict_fetch_value(c->srv->commands, c->argv[0]->ptr);
+}
+
+command_t *commands_lookup_argv(server_t *srv, robj **argv, int argc) {
+    command_t *cmd = dict_fetch_value(srv->commands, argv[0]->ptr);
+    if (cmd && cmd->subcommands) cmd = argc >= 2 ? find_subcommand(cmd, argv[1]->ptr) : NULL;
+    return cmd;
 }
 
 /* Resolve argv to a command, replying with the right error if it fails. */

@@ -64,6 +64,8 @@ struct command {
 void commands_init(server_t *srv);
 void commands_free(server_t *srv);
 command_t *commands_lookup(server_t *srv, const char *name, size_t len);
+/* The command or subcommand (XGROUP CREATE) argv names, or NULL; no reply. */
+command_t *commands_lookup_argv(server_t *srv, robj **argv, int argc);
 /* Run the request in c->argc/c->argv; the reply is queued on c. */
 void commands_process(client_t *c);
 /* Execute an already resolved and checked command, with statistics
@@ -102,7 +104,8 @@ extern command_t bitmap_commands[];  /* t_bitmap.c */
 extern command_t hll_commands[];     /* hyperloglog.c */
 extern command_t geo_commands[];     /* geo.c */
 extern command_t zset_blocking_commands[];   /* blocking.c: BZPOPMIN, BZPOPMAX, BZMPOP */
-extern const obj_type_ops_t list_type_ops;
+extern command_t stream_commands[], stream_cg_commands[];   /* t_stream.c, t_stream_cg.c */
+extern const obj_type_ops_t list_type_ops, stream_type_ops;
 /* Object ops of the collection types, registered by commands_init(). */
 extern const obj_type_ops_t hash_type_ops, set_type_ops, zset_type_ops;
 

@@ -120,6 +120,8 @@ static const directive directives[] = {
     {"zset-max-listpack-entries", T_INT, O(zset_max_listpack_entries), "128", 0, LLONG_MAX, NULL, 0},
     {"zset-max-listpack-value", T_INT, O(zset_max_listpack_value), "64", 0, LLONG_MAX, NULL, 0},
     {"hll-sparse-max-bytes", T_MEM, O(hll_sparse_max_bytes), "3000", 0, LONG_MAX, NULL, 0},
+    {"stream-node-max-bytes", T_MEM, O(stream_node_max_bytes), "4096", 0, LLONG_MAX, NULL, 0},
+    {"stream-node-max-entries", T_INT, O(stream_node_max_entries), "100", 0, LLONG_MAX, NULL, 0},
     {"slowlog-log-slower-than", T_INT, O(slowlog_log_slower_than), "10000", -1, LLONG_MAX, NULL, 0},
     {"slowlog-max-len", T_INT, O(slowlog_max_len), "128", 0, LONG_MAX, NULL, 0},
     {"latency-monitor-threshold", T_INT, O(latency_monitor_threshold), "0", 0, LLONG_MAX, NULL, 0},

@@ -94,6 +94,8 @@ typedef struct rl_config {
     long long set_max_listpack_entries, set_max_listpack_value;
     long long zset_max_listpack_entries, zset_max_listpack_value;
     long long hll_sparse_max_bytes;   /* a sparse HLL grows up to this, then goes dense */
+    long long stream_node_max_bytes;      /* bytes per stream node, 0 = no limit */
+    long long stream_node_max_entries;    /* entries per stream node, 0 = no limit */
     /* introspection */
     long long slowlog_log_slower_than;
     long long slowlog_max_len;

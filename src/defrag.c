@@ -10,6 +10,7 @@
  *     referenced object cannot have its address changed),
  *   - the encoded data: listpacks, intsets, quicklist nodes and their
  *     listpacks, the dict of a hashtable set/hash and that dict's entries,
+ *     a stream's struct and node listpacks,
  *   - the keyspace entry itself (key embedded), after which the expires
  *     entry that borrows the key string is pointed at the new copy.
  * Every move is zmalloc_defrag_move(): the allocator decides, we only fix
@@ -28,6 +29,7 @@
 
 #include "evloop.h"
 #include "quicklist.h"
+#include "stream.h"
 #include "util.h"
 
 enum { PHASE_KEYS = 0, PHASE_EXPIRES = 1 };
@@ -138,6 +140,21 @@ static void defrag_ht(scan_ctx_t *cx, robj *o, sds key) {
     while (cursor);
 }
 
+/* A stream: its struct and every node's listpack (the tree's own nodes
+ * and the consumer groups stay where they are). */
+static void defrag_stream(defrag_t *df, robj *o) {
+    stream_t *s = offer(df, o->ptr);
+    if (s) o->ptr = s;
+    else s = o->ptr;
+    rax_iter_t ri;
+    rax_iter_start(&ri, s->rax);
+    for (bool ok = rax_seek(&ri, "^", NULL, 0); ok; ok = rax_next(&ri)) {
+        void *lp = offer(df, ri.data);
+        if (lp) rax_iter_set(&ri, lp);
+    }
+    rax_iter_stop(&ri);
+}
+
 static void defrag_encoded(scan_ctx_t *cx, robj *o, sds key) {
     defrag_t *df = cx->df;
     void *p;
@@ -148,6 +165,9 @@ static void defrag_encoded(scan_ctx_t *cx, robj *o, sds key) {
         break;
     case OBJ_ENCODING_QUICKLIST:
         defrag_quicklist(df, o);
+        break;
+    case OBJ_ENCODING_STREAM:
+        defrag_stream(df, o);
         break;
     case OBJ_ENCODING_HT:
         if (o->type == OBJ_HASH || o->type == OBJ_SET) defrag_ht(cx, o, key);

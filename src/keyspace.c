@@ -169,6 +169,7 @@ bool db_delete_lazy(db_t *db, robj *key, bool lazy) {
 long long db_empty(db_t *db) {
     long long n = (long long)dict_size(db->keys);
     multi_touch_db(db->srv, db->id, -1);
+    blocking_signal_db_flushed(db);   /* stream readers learn their key is gone */
     dict_empty(db->expires);
     dict_empty(db->keys);
     db->avg_ttl = 0;
@@ -181,6 +182,7 @@ long long db_empty(db_t *db) {
 long long db_empty_async(db_t *db) {
     long long n = (long long)dict_size(db->keys);
     multi_touch_db(db->srv, db->id, -1);
+    blocking_signal_db_flushed(db);   /* stream readers learn their key is gone */
     lazyfree_free_tables(db->srv->lazyfree, db->keys, db->expires);
     db->keys = dict_create(&keys_type);
     db->expires = dict_create(&expires_type);

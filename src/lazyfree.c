@@ -12,6 +12,7 @@
 #include "bio.h"
 #include "quicklist.h"
 #include "zmalloc.h"
+#include "stream.h"
 #include "zset.h"
 
 struct lazyfree {
@@ -48,6 +49,8 @@ size_t lazyfree_effort(const robj *o) {
     case OBJ_ZSET:
         if (o->encoding == OBJ_ENCODING_SKIPLIST) return dict_size(((const zset_t *)o->ptr)->dict);
         return 1;
+    case OBJ_STREAM:
+        return stream_free_effort(o->ptr);
     default:
         return 1;
     }

@@ -181,8 +181,8 @@ bool obj_get_long_double(const robj *o, long double *out) {
 }
 
 const char *obj_type_name(int type) {
-    static const char *names[] = {"string", "list", "set", "zset", "hash"};
-    return (type >= 0 && type < OBJ_TYPE_MAX) ? names[type] : "unknown";
+    static const char *names[] = {"string", "list", "set", "zset", "hash", "none", "stream"};
+    return (type >= 0 && type < OBJ_TYPE_MAX && type != 5) ? names[type] : "unknown";
 }
 
 const char *obj_encoding_name(int encoding) {
@@ -195,6 +195,7 @@ const char *obj_encoding_name(int encoding) {
     case OBJ_ENCODING_EMBSTR: return "embstr";
     case OBJ_ENCODING_QUICKLIST: return "quicklist";
     case OBJ_ENCODING_LISTPACK: return "listpack";
+    case OBJ_ENCODING_STREAM: return "stream";
     default: return "unknown";
     }
 }

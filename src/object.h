@@ -15,13 +15,14 @@
 
 #include "sds.h"
 
-enum { OBJ_STRING = 0, OBJ_LIST = 1, OBJ_SET = 2, OBJ_ZSET = 3, OBJ_HASH = 4, OBJ_TYPE_MAX = 5 };
+/* 5 is Redis's module type (unused here); streams keep Redis's number 6. */
+enum { OBJ_STRING = 0, OBJ_LIST = 1, OBJ_SET = 2, OBJ_ZSET = 3, OBJ_HASH = 4, OBJ_STREAM = 6, OBJ_TYPE_MAX = 7 };
 
 /* Encoding numbers follow Redis's, so tools that print them agree. */
 enum {
     OBJ_ENCODING_RAW = 0, OBJ_ENCODING_INT = 1, OBJ_ENCODING_HT = 2,
     OBJ_ENCODING_INTSET = 6, OBJ_ENCODING_SKIPLIST = 7, OBJ_ENCODING_EMBSTR = 8,
-    OBJ_ENCODING_QUICKLIST = 9, OBJ_ENCODING_LISTPACK = 11,
+    OBJ_ENCODING_QUICKLIST = 9, OBJ_ENCODING_STREAM = 10, OBJ_ENCODING_LISTPACK = 11,
 };
 
 #define OBJ_SHARED_REFCOUNT INT32_MAX

@@ -444,7 +444,9 @@ bool persist_write_allowed_or_reply(client_t *c) {
 void persist_after_command(client_t *c, long long dirty_before) {
     server_t *srv = c->srv;
     persist_t *p = P(srv);
-    if (!p || p->loading || srv->dirty == dirty_before || !aof_is_on(p->aof)) return;
+    bool prevented = c->flags & CLIENT_PREVENT_PROP;
+    c->flags &= ~CLIENT_PREVENT_PROP;
+    if (prevented || !p || p->loading || srv->dirty == dirty_before || !aof_is_on(p->aof)) return;
     aof_feed(srv, p->aof, c->db->id, c->argv, c->argc);
 }
 
@@ -463,6 +465,16 @@ void persist_effects_mute(server_t *srv, bool mute) {
 void persist_effects_end(server_t *srv) {
     persist_t *p = P(srv);
     if (p && p->aof) aof_stage_end(p->aof);
+}
+
+bool persist_propagation_on(const client_t *c) {
+    persist_t *p = P(c->srv);
+    return p && !p->loading && aof_is_on(p->aof);
+}
+
+void persist_propagate(client_t *c, robj **argv, int argc) {
+    c->flags |= CLIENT_PREVENT_PROP;
+    if (argc && persist_propagation_on(c)) aof_feed(c->srv, P(c->srv)->aof, c->db->id, argv, argc);
 }
 
 /* --------------------------------------------------------------- commands */

@@ -63,6 +63,13 @@ void persist_after_command(client_t *c, long long dirty_before);
 void persist_effects_begin(server_t *srv);
 void persist_effects_mute(server_t *srv, bool mute);
 void persist_effects_end(server_t *srv);
+/* A command whose effects are logged as other commands (XREADGROUP and
+ * XCLAIM log one exact XCLAIM per entry): feed argv to the AOF now, on c's
+ * database, and leave the running command itself out.  Borrows argv. */
+void persist_propagate(client_t *c, robj **argv, int argc);
+/* Whether persist_propagate would log anything now (the AOF is on and not
+ * being loaded): callers skip building argv when it would not. */
+bool persist_propagation_on(const client_t *c);
 
 /* SAVE in the foreground; 0 or -1 (logged, status set to err). */
 int persist_save(server_t *srv);

@@ -35,6 +35,7 @@
 #include "listpack.h"
 #include "lzf.h"
 #include "quicklist.h"
+#include "rdb_stream.h"
 #include "util.h"
 #include "zset.h"
 
@@ -739,6 +740,24 @@ static bool get_blob_object(reader_t *r, server_t *srv, adopt_fn *adopt,
     return ok;
 }
 
+/* Primitives lent to rdb_stream.c (rdb_stream.h). */
+bool rdb_in_len(rdb_reader_t *r, uint64_t *len) { return get_len(r, len); }
+bool rdb_in_bytes(rdb_reader_t *r, void *out, size_t n) { return get_bytes(r, out, n); }
+bool rdb_in_fail(rdb_reader_t *r, const char *msg) { return fail(r, "%s", msg); }
+bool rdb_in_plausible(rdb_reader_t *r, uint64_t count, unsigned per) { return plausible(r, count, per); }
+unsigned char *rdb_in_blob(rdb_reader_t *r, size_t *len) {
+    strview_t sv;
+    if (!get_view(r, &sv)) return NULL;
+    if (sv.is_int) {
+        char buf[LP_INTBUF_SIZE];
+        int n = util_ll2str(buf, sizeof(buf), sv.ival);
+        *len = (size_t)n;
+        return zmemdup(buf, (size_t)n);
+    }
+    *len = sv.len;
+    return zmemdup(sv.p, sv.len ? sv.len : 1);
+}
+
 /* ------------------------------------------------------- reading objects */
 
 /* One string blob decoded by fn into e. */
@@ -886,7 +905,7 @@ static robj *get_object(reader_t *r, server_t *srv, int type) {
         break;
     case RDB_TYPE_STREAM_LISTPACKS:
     case RDB_TYPE_STREAM_LISTPACKS_2:
-        fail(r, "Stream keys (type %d) are not supported by redis-like", type);
+        o = rdb_stream_load(r, type);   /* rdb_stream.c */
         break;
     case RDB_TYPE_MODULE:
     case RDB_TYPE_MODULE_2:

@@ -23,6 +23,7 @@
 #include "listpack.h"
 #include "lzf.h"
 #include "quicklist.h"
+#include "rdb_stream.h"
 #include "util.h"
 #include "zset.h"
 
@@ -115,6 +116,10 @@ static void put_blob(rio_t *r, const void *blob, size_t len, bool compress) {
     put_len(r, len);
     rio_write(r, blob, len);
 }
+
+/* Lent to rdb_stream.c (rdb_stream.h). */
+void rdb_out_len(rio_t *r, uint64_t len) { put_len(r, len); }
+void rdb_out_string(rio_t *r, const void *s, size_t len, bool compress) { put_string(r, s, len, compress); }
 
 static void put_ll_string(rio_t *r, long long v) {
     char buf[LP_INTBUF_SIZE];
@@ -220,6 +225,7 @@ static int rdb_type_of(const robj *o) {
     case OBJ_SET: return o->encoding == OBJ_ENCODING_INTSET ? RDB_TYPE_SET_INTSET : RDB_TYPE_SET;
     case OBJ_ZSET: return o->encoding == OBJ_ENCODING_LISTPACK ? RDB_TYPE_ZSET_LISTPACK : RDB_TYPE_ZSET_2;
     case OBJ_HASH: return o->encoding == OBJ_ENCODING_LISTPACK ? RDB_TYPE_HASH_LISTPACK : RDB_TYPE_HASH;
+    case OBJ_STREAM: return RDB_TYPE_STREAM_LISTPACKS_2;
     }
     return -1;
 }
@@ -231,6 +237,7 @@ static void put_value(rio_t *r, robj *val, bool compress) {
     case OBJ_SET: put_set(r, val, compress); break;
     case OBJ_ZSET: put_zset(r, val, compress); break;
     case OBJ_HASH: put_hash(r, val, compress); break;
+    case OBJ_STREAM: rdb_stream_save(r, val, compress); break;   /* rdb_stream.c */
     }
 }
 

@@ -98,7 +98,7 @@ void reply_ok(client_t *c) { reply_raw(c, "+OK\r\n", 5); }
 static const char *const error_codes[] = {
     "ERR", "WRONGTYPE", "NOAUTH", "WRONGPASS", "NOPROTO", "OOM", "EXECABORT", "BUSY", "NOSCRIPT", "LOADING",
     "READONLY", "MISCONF", "BUSYKEY", "NOPERM", "UNBLOCKED", "DENIED", "NOTBUSY", "NOREPLICAS", "MASTERDOWN",
-    "INVALIDOBJ", "TESTFAILED", "UNKILLABLE", NULL};
+    "INVALIDOBJ", "TESTFAILED", "UNKILLABLE", "NOGROUP", "BUSYGROUP", NULL};
 
 static size_t code_len(const char *msg) {
     size_t i = 0;

@@ -487,6 +487,36 @@ static int test_random_vs_model(void)
     return 0;
 }
 
+/* lp_append_batch writes exactly what one lp_append per item would, with
+ * integers, canonical-integer strings and long strings mixed (40 items:
+ * past the encoder's stack array). */
+static int test_append_batch(void)
+{
+    static char big[5000];
+    memset(big, 'b', sizeof(big));
+    lp_item_t items[40];
+    unsigned char *one = lp_new();
+    for (int i = 0; i < 40; i++) {
+        if (i % 4 == 0) items[i] = (lp_item_t){NULL, 0, (long long)i * 1000003 - 7000000};
+        else if (i % 4 == 1) items[i] = (lp_item_t){"12345", 5, 0};
+        else if (i % 4 == 2) items[i] = (lp_item_t){big, (size_t)(i * 100), 0};
+        else items[i] = (lp_item_t){"", 0, 0};
+        one = items[i].s ? lp_append(one, items[i].s, items[i].len) : lp_append_int(one, items[i].v);
+    }
+    unsigned char *batch = lp_append_batch(lp_append_int(lp_new(), 9), items + 1, 39);
+    unsigned char *first = lp_first(batch);
+    batch = lp_replace(batch, &first, NULL, 0);
+    first = lp_first(batch);
+    batch = lp_replace_int(batch, &first, items[0].v);
+    CHECK_EQ_INT(lp_bytes(one), lp_bytes(batch));
+    CHECK_MEM(one, batch, lp_bytes(one));
+    CHECK_EQ_INT(lp_length(batch), 40);
+    CHECK(lp_validate(batch, lp_bytes(batch), true, NULL, NULL));
+    lp_free(one);
+    lp_free(batch);
+    return 0;
+}
+
 int main(void)
 {
     RUN_TEST(test_empty);
@@ -499,5 +529,6 @@ int main(void)
     RUN_TEST(test_count_saturation);
     RUN_TEST(test_validate);
     RUN_TEST(test_random_vs_model);
+    RUN_TEST(test_append_batch);
     return TEST_REPORT("listpack");
 }
