@@ -59,6 +59,7 @@ struct command {
     struct command *parent;
     char *fullname;           /* "config|get" */
     long long calls, usec, rejected_calls, failed_calls;
+    struct hdr_hist *latency_hist;   /* latency_track.c: NULL until the first tracked call */
 };
 
 void commands_init(server_t *srv);

@@ -100,6 +100,8 @@ typedef struct rl_config {
     long long slowlog_log_slower_than;
     long long slowlog_max_len;
     long long latency_monitor_threshold;
+    bool latency_tracking;            /* latency_track.c: per-command histograms */
+    char *latency_tracking_info_percentiles;  /* normalized "50 99 99.9" (INFO latencystats) */
     long long tracking_table_max_keys;    /* tracking.c: keys remembered; 0 = no bound */
     int notify_keyspace_flags;        /* NOTIFY_* bits (notify.h) */
     obuf_limit_t obuf_limits[OBUF_CLASSES];   /* client-output-buffer-limit */

@@ -23,6 +23,7 @@
 
 #include "aof.h"
 #include "keyspace.h"
+#include "latency.h"
 #include "log.h"
 #include "rdb.h"
 #include "reply.h"
@@ -210,6 +211,9 @@ int persist_fork(server_t *srv, int type, const char **err) {
     }
     close(fds[1]);
     p->latest_fork_usec = util_ustime() - start;
+    p->fork_rate = (double)zmalloc_used_memory() * 1000000 / (double)(p->latest_fork_usec ? p->latest_fork_usec : 1) /
+                   (1024.0 * 1024 * 1024);
+    latency_add_sample_if_needed(srv, "fork", p->latest_fork_usec / 1000);   /* latency.c */
     p->total_forks++;
     p->child_pid = pid;
     p->child_type = type;

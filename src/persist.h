@@ -28,6 +28,7 @@ typedef struct persist {
     int child_pipe;                 /* read end: the child reports its COW bytes */
     long long child_start_ms;
     long long latest_fork_usec;     /* INFO stats */
+    double fork_rate;               /* GB of used memory per second of the last fork (LATENCY DOCTOR) */
     long long total_forks;
     /* RDB */
     bool last_bgsave_ok;            /* rdb_last_bgsave_status */
