@@ -48,6 +48,9 @@ static const enum_name policy_enum[] = {
 static const enum_name appendfsync_enum[] = {{"no", APPENDFSYNC_NO}, {"always", APPENDFSYNC_ALWAYS},
                                              {"everysec", APPENDFSYNC_EVERYSEC}, {NULL, 0}};
 
+static const enum_name debug_enum[] = {{"no", DEBUG_CMD_NO}, {"yes", DEBUG_CMD_YES}, {"local", DEBUG_CMD_LOCAL},
+                                       {NULL, 0}};
+
 static const enum_name sanitize_enum[] = {{"no", SANITIZE_NO}, {"yes", SANITIZE_YES},
                                           {"clients", SANITIZE_CLIENTS}, {NULL, 0}};
 
@@ -116,7 +119,7 @@ static const directive directives[] = {
     {"active-defrag-max-scan-fields", T_INT, O(active_defrag_max_scan_fields), "1000", 1, LONG_MAX, NULL, 0},
     {"list-max-listpack-size", T_INT, O(list_max_listpack_size), "-2", -5, INT_MAX, NULL, 0},
     {"list-compress-depth", T_INT, O(list_compress_depth), "0", 0, INT_MAX, NULL, 0},
-    {"hash-max-listpack-entries", T_INT, O(hash_max_listpack_entries), "128", 0, LLONG_MAX, NULL, 0},
+    {"hash-max-listpack-entries", T_INT, O(hash_max_listpack_entries), "512", 0, LLONG_MAX, NULL, 0},
     {"hash-max-listpack-value", T_INT, O(hash_max_listpack_value), "64", 0, LLONG_MAX, NULL, 0},
     {"set-max-intset-entries", T_INT, O(set_max_intset_entries), "512", 0, LLONG_MAX, NULL, 0},
     {"set-max-listpack-entries", T_INT, O(set_max_listpack_entries), "128", 0, LLONG_MAX, NULL, 0},
@@ -129,6 +132,7 @@ static const directive directives[] = {
     {"slowlog-log-slower-than", T_INT, O(slowlog_log_slower_than), "10000", -1, LLONG_MAX, NULL, 0},
     {"slowlog-max-len", T_INT, O(slowlog_max_len), "128", 0, LONG_MAX, NULL, 0},
     {"latency-monitor-threshold", T_INT, O(latency_monitor_threshold), "0", 0, LLONG_MAX, NULL, 0},
+    {"enable-debug-command", T_ENUM, O(enable_debug_command), "no", 0, 0, debug_enum, F_IMMUTABLE},
     {"latency-tracking", T_BOOL, O(latency_tracking), "yes", 0, 0, NULL, 0},
     {"latency-tracking-info-percentiles", T_PCTL, O(latency_tracking_info_percentiles), "50 99 99.9", 0, 0, NULL,
      0},
@@ -140,7 +144,9 @@ static const directive directives[] = {
 #undef O
 #define N_DIRECTIVES (sizeof(directives) / sizeof(directives[0]))
 
-/* Redis's old names for the listpack directives still work in files. */
+/* Redis 7.0's other names for directives: accepted wherever the name is
+ * (files, CONFIG SET), and CONFIG GET answers them under the name asked
+ * for; a pattern lists both names, as Redis does. */
 static const struct { const char *alias, *name; } aliases[] = {
     {"hash-max-ziplist-entries", "hash-max-listpack-entries"}, {"hash-max-ziplist-value", "hash-max-listpack-value"},
     {"zset-max-ziplist-entries", "zset-max-listpack-entries"}, {"zset-max-ziplist-value", "zset-max-listpack-value"},
@@ -557,9 +563,22 @@ char *config_get_value(const rl_config_t *cfg, const char *name) {
 
 void config_foreach_match(const rl_config_t *cfg, const char *pattern,
                           void (*fn)(void *arg, const char *name, const char *value), void *arg) {
+    size_t plen = strlen(pattern);
     for (size_t i = 0; i < N_DIRECTIVES; i++) {
         const char *name = directives[i].name;
-        if (!util_glob_match(pattern, strlen(pattern), name, strlen(name), true)) continue;
+        if (!util_glob_match(pattern, plen, name, strlen(name), true)) continue;
+        sds v = config_get_value(cfg, name);
+        fn(arg, name, v);
+        sds_free(v);
+    }
+}
+
+void config_foreach_alias_match(const rl_config_t *cfg, const char *pattern,
+                                void (*fn)(void *arg, const char *name, const char *value), void *arg) {
+    size_t plen = strlen(pattern);
+    for (size_t i = 0; i < sizeof(aliases) / sizeof(aliases[0]); i++) {
+        const char *name = aliases[i].alias;
+        if (!util_glob_match(pattern, plen, name, strlen(name), true)) continue;
         sds v = config_get_value(cfg, name);
         fn(arg, name, v);
         sds_free(v);

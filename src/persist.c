@@ -382,6 +382,17 @@ static bool load_rdb(server_t *srv) {
     return true;
 }
 
+bool persist_reload_rdb(server_t *srv) {
+    sds path = persist_path(srv, srv->cfg.dbfilename);
+    bool exists = access(path, R_OK) == 0;
+    sds_free(path);
+    if (!exists) return false;
+    P(srv)->loading = true;
+    bool ok = load_rdb(srv);
+    P(srv)->loading = false;
+    return ok;
+}
+
 bool persist_load_at_startup(server_t *srv) {
     persist_t *p = P(srv);
     p->loading = true;
