@@ -87,7 +87,7 @@ static void server_cron(void *arg) {
     srv->cron_loops++;
     server_sample_memory(srv);
     sample_rates(srv);
-    expire_active_cycle(srv);
+    if (!srv->active_expire_off) expire_active_cycle(srv);
     persist_cron(srv);                   /* child reaping, save points, AOF fsync/rewrite */
     conn_cron(srv);
     tracking_cron(srv);   /* tracking-table-max-keys */

@@ -120,6 +120,7 @@ struct server {
     long long mstime;           /* cached clock, updated per command batch */
     char run_id[41];
     bool shutdown_asap;
+    bool active_expire_off;     /* debug.c: DEBUG SET-ACTIVE-EXPIRE 0 stops the expiry cycle */
     int exit_code;
     pid_t pid;
     long long dirty;            /* changes since last save (for INFO) */
