@@ -1,10 +1,13 @@
 /* test_rdb_load.c: the RDB loader (rdb_load_buffer in src/rdb_load.c) on
  * images built byte by byte: a valid file loads its keys and expiries, every
  * truncation is an error (never a crash or a silent partial success), a bad
- * header is refused, and a RESIZEDB hint that announces billions of keys
- * sizes nothing beyond what the file can hold. */
+ * header is refused, a RESIZEDB hint that announces billions of keys
+ * sizes nothing beyond what the file can hold, and an empty blob that ends
+ * the image is never read past (found by tests/fuzz/fuzz_aof.c). */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "commands.h"
 #include "keyspace.h"
@@ -139,11 +142,50 @@ static int test_resizedb_hint_is_bounded(void) {
     return 0;
 }
 
+/* The image ends exactly where an unmapped page begins, so a read one
+ * byte past it faults in any build, not only under ASan. */
+static unsigned char *at_page_end(const unsigned char *p, size_t n, size_t *map_len) {
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    unsigned char *map = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (map == MAP_FAILED || mprotect(map + page, page, PROT_NONE) != 0) abort();
+    *map_len = 2 * page;
+    memcpy(map + page - n, p, n);
+    return map + page - n;
+}
+
+static int test_empty_blob_at_end_is_not_read_past(void) {
+    /* Each blob-encoded type (and a stream's node key), then a zero length
+     * as the file's last byte: an error, without touching the next byte. */
+    static const unsigned types[] = {RDB_TYPE_SET_INTSET, RDB_TYPE_HASH_LISTPACK, RDB_TYPE_ZSET_LISTPACK,
+                                     RDB_TYPE_SET_LISTPACK, RDB_TYPE_HASH_ZIPLIST, RDB_TYPE_LIST_ZIPLIST,
+                                     RDB_TYPE_STREAM_LISTPACKS};
+    for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+        img_t m = {.n = 0};
+        put(&m, types[i] == RDB_TYPE_SET_LISTPACK ? "REDIS0011" : "REDIS0010", 9);
+        put_byte(&m, types[i]);
+        put_str(&m, "k");
+        if (types[i] == RDB_TYPE_STREAM_LISTPACKS) put_byte(&m, 1);   /* one node, its key blob empty */
+        put_byte(&m, 0);
+        size_t map_len;
+        unsigned char *p = at_page_end(m.b, m.n, &map_len);
+        server_t *srv = new_server();
+        rdb_load_result_t res;
+        int rc = rdb_load_buffer(srv, p, m.n, true, 0, &res);
+        free_server(srv);
+        munmap(p - ((uintptr_t)p % (uintptr_t)sysconf(_SC_PAGESIZE)), map_len);
+        if (rc != -1) fprintf(stderr, "  type %u loaded\n", types[i]);
+        CHECK_EQ_INT(rc, -1);
+        CHECK(res.err[0] != '\0');
+    }
+    return 0;
+}
+
 int main(void) {
     obj_create_shared();
     RUN_TEST(test_valid_image_loads);
     RUN_TEST(test_every_truncation_fails);
     RUN_TEST(test_bad_header_refused);
     RUN_TEST(test_resizedb_hint_is_bounded);
+    RUN_TEST(test_empty_blob_at_end_is_not_read_past);
     return TEST_REPORT("rdb_load");
 }
