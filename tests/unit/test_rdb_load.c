@@ -180,6 +180,88 @@ static int test_empty_blob_at_end_is_not_read_past(void) {
     return 0;
 }
 
+/* "REDIS0010", type, key "k", then a length that announces far more than
+ * the few bytes after it (32-bit or 64-bit form). */
+static void hostile(img_t *m, unsigned type, bool wide) {
+    m->n = 0;
+    put(m, "REDIS0010", 9);
+    put_byte(m, type);
+    put_str(m, "k");
+    if (wide) {
+        put_byte(m, RDB_64BITLEN);
+        static const unsigned char be[8] = {0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xF0};
+        put(m, be, 8);
+    } else {
+        put_byte(m, RDB_32BITLEN);
+        static const unsigned char be[4] = {0xFF, 0xFF, 0xFF, 0xF0};
+        put(m, be, 4);
+    }
+    for (int i = 0; i < 4; i++) put_str(m, "a");
+    put_byte(m, RDB_OPCODE_EOF);
+    static const unsigned char zero[8] = {0};
+    put(m, zero, 8);
+}
+
+static int test_every_collection_count_is_checked_against_the_file(void) {
+    /* Issue 14: a count read from the file is checked against the bytes
+     * left before it sizes anything; the error says so. */
+    static const unsigned types[] = {RDB_TYPE_LIST,           RDB_TYPE_SET,
+                                     RDB_TYPE_ZSET,           RDB_TYPE_ZSET_2,
+                                     RDB_TYPE_HASH,           RDB_TYPE_LIST_QUICKLIST,
+                                     RDB_TYPE_LIST_QUICKLIST_2, RDB_TYPE_STREAM_LISTPACKS,
+                                     RDB_TYPE_STREAM_LISTPACKS_2};
+    for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+        for (int wide = 0; wide < 2; wide++) {
+            img_t m;
+            hostile(&m, types[i], wide);
+            server_t *srv = new_server();
+            size_t before = zmalloc_used_memory();
+            rdb_load_result_t res;
+            int rc = rdb_load_buffer(srv, m.b, m.n, true, 0, &res);
+            size_t grown = zmalloc_used_memory() - before;
+            free_server(srv);
+            if (rc != -1 || !strstr(res.err, "larger than the file"))
+                fprintf(stderr, "  type %u wide %d: rc %d, %s\n", types[i], wide, rc, res.err);
+            CHECK_EQ_INT(rc, -1);
+            CHECK(strstr(res.err, "larger than the file") != NULL);
+            CHECK(grown < 64 * 1024);
+        }
+    }
+    return 0;
+}
+
+static int test_lzf_lengths_are_checked(void) {
+    /* A 4-byte LZF payload announcing 4 GB, then one announcing more than
+     * LZF can expand its input to: refused before the output buffer. */
+    static const unsigned char ulen_4g[] = {RDB_32BITLEN, 0xFF, 0xFF, 0xFF, 0xF0};
+    static const unsigned char ulen_2k[] = {0x40 | 0x08, 0x00};   /* 14-bit length 2048 */
+    const unsigned char *ulens[] = {ulen_4g, ulen_2k};
+    size_t ulen_sizes[] = {sizeof(ulen_4g), sizeof(ulen_2k)};
+    for (int i = 0; i < 2; i++) {
+        img_t m = {.n = 0};
+        put(&m, "REDIS0010", 9);
+        put_byte(&m, RDB_TYPE_STRING);
+        put_str(&m, "k");
+        put_byte(&m, 0xC0 | RDB_ENC_LZF);
+        put_byte(&m, 4);                      /* compressed length */
+        put(&m, ulens[i], ulen_sizes[i]);     /* uncompressed length */
+        static const unsigned char payload[4] = {0x01, 'a', 'b', 0x00};
+        put(&m, payload, sizeof(payload));
+        put_byte(&m, RDB_OPCODE_EOF);
+        static const unsigned char zero[8] = {0};
+        put(&m, zero, 8);
+        server_t *srv = new_server();
+        size_t before = zmalloc_used_memory();
+        rdb_load_result_t res;
+        CHECK_EQ_INT(rdb_load_buffer(srv, m.b, m.n, true, 0, &res), -1);
+        CHECK(zmalloc_used_memory() - before < 64 * 1024);
+        free_server(srv);
+        if (!strstr(res.err, "Invalid LZF lengths")) fprintf(stderr, "  %s\n", res.err);
+        CHECK(strstr(res.err, "Invalid LZF lengths") != NULL);
+    }
+    return 0;
+}
+
 int main(void) {
     obj_create_shared();
     RUN_TEST(test_valid_image_loads);
@@ -187,5 +269,7 @@ int main(void) {
     RUN_TEST(test_bad_header_refused);
     RUN_TEST(test_resizedb_hint_is_bounded);
     RUN_TEST(test_empty_blob_at_end_is_not_read_past);
+    RUN_TEST(test_every_collection_count_is_checked_against_the_file);
+    RUN_TEST(test_lzf_lengths_are_checked);
     return TEST_REPORT("rdb_load");
 }
