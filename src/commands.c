@@ -150,7 +150,7 @@ static void reply_unknown_command(client_t *c) {
     sds_free(args);
 }
 
-static bool arity_ok(const command_t *cmd, int argc) {
+bool commands_arity_ok(const command_t *cmd, int argc) {
     return cmd->arity > 0 ? argc == cmd->arity : argc >= -cmd->arity;
 }
 
@@ -191,7 +191,7 @@ static command_t *resolve(client_t *c) {
         }
         cmd = sub;
     }
-    if (!arity_ok(cmd, c->argc)) {
+    if (!commands_arity_ok(cmd, c->argc)) {
         reply_error(c, "wrong number of arguments for '%s' command", cmd->fullname);
         cmd->rejected_calls++;
         return NULL;

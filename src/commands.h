@@ -67,6 +67,8 @@ void commands_free(server_t *srv);
 command_t *commands_lookup(server_t *srv, const char *name, size_t len);
 /* The command or subcommand (XGROUP CREATE) argv names, or NULL; no reply. */
 command_t *commands_lookup_argv(server_t *srv, robj **argv, int argc);
+/* argc (the name included) fits cmd's arity; handlers rely on it. */
+bool commands_arity_ok(const command_t *cmd, int argc);
 /* Run the request in c->argc/c->argv; the reply is queued on c. */
 void commands_process(client_t *c);
 /* Execute an already resolved and checked command, with statistics

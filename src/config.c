@@ -449,7 +449,7 @@ static int apply_line(rl_config_t *cfg, const char *line, const char **err) {
     return r;
 }
 
-static int load_text(rl_config_t *cfg, const char *name, const char *text) {
+int config_load_text(rl_config_t *cfg, const char *name, const char *text) {
     int lineno = 0;
     const char *p = text;
     while (*p) {
@@ -490,7 +490,7 @@ int config_load(rl_config_t *cfg, const char *path, int argc, char **argv) {
         size_t n;
         while ((n = fread(buf, 1, sizeof(buf), f)) > 0) text = sds_catlen(text, buf, n);
         fclose(f);
-        if (load_text(cfg, path, text) != 0) {
+        if (config_load_text(cfg, path, text) != 0) {
             sds_free(text);
             return -1;
         }
@@ -506,7 +506,7 @@ int config_load(rl_config_t *cfg, const char *path, int argc, char **argv) {
             text = sds_catrepr(text, argv[i], strlen(argv[i]));
         }
     }
-    int r = load_text(cfg, "command line", text);
+    int r = config_load_text(cfg, "command line", text);
     sds_free(text);
     return r;
 }

@@ -120,6 +120,9 @@ void config_free(rl_config_t *cfg);
  * "*** FATAL CONFIG FILE ERROR ***", the file:line, the line and the reason
  * to stderr and returns -1. */
 int config_load(rl_config_t *cfg, const char *path, int argc, char **argv);
+/* The same for a file's text already in memory (NUL-terminated; name is what
+ * error messages call it).  config_load's body; the fuzz target calls it. */
+int config_load_text(rl_config_t *cfg, const char *name, const char *text);
 /* Set one directive from text; err receives a static reason on failure. */
 int config_set(server_t *srv, const char *name, const char *value, const char **err);
 /* Current value of a directive as text (caller frees with sds_free). */
