@@ -251,7 +251,7 @@ static void process(client_t *c) {
         return;
     }
     /* Our master's stream is applied whatever our memory (Redis's rule). */
-    if (!(c->flags & CLIENT_MASTER) && oom_rejects(c, cmd) && evict_perform(srv) != RL_OK) {
+    if (!(c->flags & CLIENT_MASTER) && oom_rejects(c, cmd) && !evict_perform(srv)) {
         cmd->rejected_calls++;
         if (is_named(cmd, "exec")) {
             multi_exec_abort(c, RL_ERR_OOM);
