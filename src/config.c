@@ -141,7 +141,7 @@ static const directive directives[] = {
     {"replica-serve-stale-data", T_BOOL, O(replica_serve_stale_data), "yes", 0, 0, NULL, 0},
     {"replica-ignore-maxmemory", T_BOOL, O(replica_ignore_maxmemory), "yes", 0, 0, NULL, 0},
     {"replica-announced", T_BOOL, O(replica_announced), "yes", 0, 0, NULL, 0},
-    {"repl-diskless-sync", T_BOOL, O(repl_diskless_sync), "no", 0, 0, NULL, 0},
+    {"repl-diskless-sync", T_BOOL, O(repl_diskless_sync), "yes", 0, 0, NULL, 0},
     {"repl-diskless-sync-delay", T_INT, O(repl_diskless_sync_delay), "5", 0, INT_MAX, NULL, 0},
     {"repl-diskless-sync-max-replicas", T_INT, O(repl_diskless_sync_max_replicas), "0", 0, INT_MAX, NULL, 0},
     {"repl-diskless-load", T_ENUM, O(repl_diskless_load), "disabled", 0, 0, diskless_load_enum, 0},

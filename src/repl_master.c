@@ -546,6 +546,7 @@ static void ping_replicas(server_t *srv) {
 void master_cron(server_t *srv) {
     repl_t *r = R(srv);
     ping_replicas(srv);
+    maybe_start_sync(srv);   /* after another child ended, or the diskless delay passed */
     for (repl_replica_t *rep = r->replicas; rep; rep = rep->next) {
         /* Waiting for the snapshot: a newline keeps its repl-timeout at bay
          * (not while a diskless child owns the socket). */

@@ -75,7 +75,7 @@ def test_short_disconnect_resumes_with_continue(start_server, master_bin, replic
 
 
 def test_replica_keeps_expired_keys_until_master_deletes(start_server):
-    m, rm, s, rs = _pair(start_server, SERVER, SERVER)
+    m, rm, s, rs = _pair(start_server, SERVER, SERVER, ["--repl-diskless-sync-delay", "0"])
     rs.replicaof("127.0.0.1", m.port)
     wait_link_up(rs)
     rm.set("gone", "v", px=300)

@@ -94,10 +94,10 @@ def master_addr(s):
 
 
 def test_sentinel_failover_of_our_servers(start_server):
-    m = start_server(args=["--repl-ping-replica-period", "1"])
+    m = start_server(args=["--repl-ping-replica-period", "1", "--repl-diskless-sync-delay", "0"])
     replicas = []
     for _ in range(2):
-        s = start_server(args=["--repl-ping-replica-period", "1"])
+        s = start_server(args=["--repl-ping-replica-period", "1", "--repl-diskless-sync-delay", "0"])
         s.client().replicaof("127.0.0.1", m.port)
         replicas.append(s)
     for s in replicas:
