@@ -47,6 +47,10 @@ bool repl_keys_expire_locally(const server_t *srv);
  * when the link is down and stale data is refused, NOREPLICAS when
  * min-replicas-to-write is not met (the _or_reply convention). */
 bool repl_command_allowed_or_reply(client_t *c, const command_t *cmd);
+/* The same refusals for a write a script is about to make (script.c,
+ * script_lua.c): the error goes to reply_to; the checks are skipped when
+ * the script's caller is our master's link. */
+bool repl_write_allowed_or_reply(client_t *reply_to, const client_t *caller);
 
 /* conn.c hooks. */
 void repl_client_freed(client_t *c);

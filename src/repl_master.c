@@ -340,6 +340,8 @@ void repl_rdb_child_done(server_t *srv, bool ok) {
             if (rep->rdb_only) {
                 rep->c->flags |= CLIENT_CLOSE_AFTER_REPLY;
                 conn_close_async(rep->c);
+            } else if (rep->acked_during_sync) {
+                put_online(srv, rep);   /* it loaded before the cron reaped the child */
             } else {
                 /* The stream starts once it has loaded: its first ACK. */
                 rep->state = REPLICA_ONLINE_ON_ACK;
@@ -418,6 +420,7 @@ static void got_ack(server_t *srv, repl_replica_t *rep, long long off) {
     if (off > rep->ack_off) rep->ack_off = off;
     rep->ack_ms = srv->mstime;
     if (rep->state == REPLICA_ONLINE_ON_ACK) put_online(srv, rep);
+    else if (rep->state == REPLICA_WAIT_BGSAVE_END) rep->acked_during_sync = true;
     if (R(srv)->waiters) evloop_request_before_sleep(srv->loop);
 }
 
@@ -570,28 +573,36 @@ void master_cron(server_t *srv) {
 
 /* ------------------------------------------------------- write refusals */
 
+bool repl_write_allowed_or_reply(client_t *reply_to, const client_t *caller) {
+    server_t *srv = reply_to->srv;
+    if (caller->flags & CLIENT_MASTER) return true;
+    if (R(srv)->link.state != LINK_NONE) {
+        if (!srv->cfg.replica_read_only) return true;
+        reply_error(reply_to, "READONLY You can't write against a read only replica.");
+        return false;
+    }
+    if (srv->cfg.min_replicas_to_write > 0 && srv->cfg.min_replicas_max_lag > 0 &&
+        master_good_replicas(srv) < srv->cfg.min_replicas_to_write) {
+        reply_error(reply_to, "NOREPLICAS Not enough good replicas to write.");
+        return false;
+    }
+    return true;
+}
+
 bool repl_command_allowed_or_reply(client_t *c, const command_t *cmd) {
     server_t *srv = c->srv;
     repl_t *r = R(srv);
     if (c->flags & CLIENT_MASTER) return true;
     bool write = cmd->flags & CMD_WRITE;
     if (r->link.state != LINK_NONE) {
-        if (write && srv->cfg.replica_read_only) {
-            reply_error(c, "READONLY You can't write against a read only replica.");
-            return false;
-        }
+        if (write && !repl_write_allowed_or_reply(c, c)) return false;
         if (r->link.state != LINK_CONNECTED && !srv->cfg.replica_serve_stale_data && !(cmd->flags & CMD_STALE)) {
             reply_error(c, "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.");
             return false;
         }
         return true;
     }
-    if (write && srv->cfg.min_replicas_to_write > 0 && srv->cfg.min_replicas_max_lag > 0 &&
-        master_good_replicas(srv) < srv->cfg.min_replicas_to_write) {
-        reply_error(c, "NOREPLICAS Not enough good replicas to write.");
-        return false;
-    }
-    return true;
+    return !write || repl_write_allowed_or_reply(c, c);
 }
 
 /* ------------------------------------------------------------ commands */

@@ -60,6 +60,7 @@ typedef struct repl_replica {
     long long ack_off;               /* last REPLCONF ACK offset */
     long long ack_ms;                /* when it arrived (lag) */
     long long psync_initial_off;     /* offset it started from */
+    bool acked_during_sync;          /* diskless: it loaded (and ACKed) before we reaped the child */
     sds pending;                     /* stream held while it syncs */
     /* the RDB transfer (disk) */
     int rdb_fd;                      /* the file, -1 when not sending */

@@ -84,7 +84,7 @@ def test_replica_is_read_only_and_serves_stale_data_by_choice(start_server):
     rm.set("a", "1")
     s, rs = replica_of(start_server, m)
     wait_caught_up(rm, rs)
-    with pytest.raises(redis.ResponseError) as e:
+    with pytest.raises(redis.exceptions.ReadOnlyError) as e:
         rs.set("x", 1)
     assert str(e.value) == "You can't write against a read only replica."
     assert rs.info("replication")["slave_read_only"] == 1
@@ -225,3 +225,33 @@ def test_master_killed_during_diskless_transfer(start_server):
     wait_for(lambda: rs.info("replication")["master_link_status"] == "down", 15)
     assert rs.ping()
     assert rs.role()[0] == "slave"
+
+
+def test_scripts_respect_replica_and_min_replicas_refusals(start_server):
+    """Texts as Redis 7.0.15 gives them (checked against it by hand)."""
+    m = start_server(args=FAST)
+    rm = m.client()
+    s, rs = replica_of(start_server, m)
+    # redis-py turns the READONLY code into ReadOnlyError and drops it from the text.
+    with pytest.raises(redis.exceptions.ReadOnlyError) as e:
+        rs.eval("return redis.call('set','a',1)", 0)
+    assert str(e.value).startswith("You can't write against a read only replica. script:")
+    with pytest.raises(redis.exceptions.ReadOnlyError) as e:
+        rs.eval("return redis.pcall('set','a',1)", 0)   # the error table, returned as the reply
+    assert str(e.value) == "You can't write against a read only replica."
+    with pytest.raises(redis.exceptions.ReadOnlyError) as e:
+        rs.eval("#!lua\nreturn redis.call('set','a',1)", 0)
+    assert str(e.value) == "You can't write against a read only replica."
+    assert rs.eval("#!lua flags=no-writes\nreturn redis.call('get','a')", 0) is None
+    assert rs.get("a") is None
+    rm.config_set("min-replicas-to-write", 2)
+    with pytest.raises(redis.ResponseError) as e:
+        rm.eval("#!lua\nreturn redis.call('set','a',1)", 0)
+    assert str(e.value) == "NOREPLICAS Not enough good replicas to write."
+    with pytest.raises(redis.ResponseError) as e:
+        rm.eval("return redis.call('set','a',1)", 0)
+    assert str(e.value).startswith("NOREPLICAS Not enough good replicas to write. script:")
+    rm.config_set("min-replicas-to-write", 1)
+    assert rm.eval("return redis.call('set','a',1)", 0) == "OK"
+    wait_caught_up(rm, rs)
+    assert rs.get("a") == "1"
