@@ -24,6 +24,7 @@ typedef struct staged {
 } staged_t;
 
 struct propagate {
+    sds scratch;                /* the translation outside units, reused (no allocation per write) */
     int depth;                  /* nested units open */
     bool muted;
     staged_t *staged;
@@ -42,6 +43,7 @@ void propagate_free(server_t *srv) {
     if (!p) return;
     clear_staged(p);
     zfree(p->staged);
+    sds_free(p->scratch);
     zfree(p);
     srv->propagate = NULL;
 }
@@ -82,8 +84,16 @@ static void emit_or_stage(server_t *srv, int dbid, sds cmd) {
 }
 
 void propagate_command(server_t *srv, int dbid, robj **argv, int argc) {
+    struct propagate *p = srv->propagate;
     if (!propagate_wanted(srv)) return;
-    emit_or_stage(srv, dbid, aof_translate(srv, sds_empty(), dbid, argv, argc));
+    if (p->depth > 0) {
+        emit_or_stage(srv, dbid, aof_translate(srv, sds_empty(), dbid, argv, argc));
+        return;
+    }
+    if (!p->scratch) p->scratch = sds_empty();
+    sds_clear(p->scratch);
+    p->scratch = aof_translate(srv, p->scratch, dbid, argv, argc);
+    emit(srv, dbid, p->scratch, sds_len(p->scratch));
 }
 
 void propagate_del(server_t *srv, int dbid, robj *key, bool lazy) {

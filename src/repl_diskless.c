@@ -1,18 +1,18 @@
 /* repl_diskless.c: diskless full resync (repl-diskless-sync yes).
  *
- * The forked child (persist.c's one child slot, RDB type) serialises the
- * dataset in memory, then writes to every waiting replica's socket
+ * The forked child (persist.c's one child slot, RDB type) writes to every
+ * waiting replica's socket (one replica: while serialising; several: the
+ * dataset is serialised into memory once, then sent to each)
  * "$EOF:<40 random chars>\r\n", the RDB, and the same 40 chars: the
  * replica, which announced "capa eof", reads until the mark instead of a
  * known length.  The sockets are non-blocking (they are the parent's), so
- * the child waits with poll() when one is full; a replica that went away
+ * the child waits in rio_write_all when one is full; a replica that went away
  * is skipped and the others still get their copy.  The parent holds the
  * stream meanwhile and starts it at the replica's first ACK (the replica
  * sends one as soon as it has loaded). */
 #include "repl_state.h"
 
-#include <errno.h>
-#include <poll.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -21,6 +21,7 @@
 #include "rdb.h"
 #include "rio.h"
 #include "util.h"
+#include "zmalloc.h"
 
 #define DISKLESS_MAX_TARGETS 64
 
@@ -29,44 +30,44 @@ typedef struct diskless_job {
     int n;
 } diskless_job_t;
 
-/* All of len bytes to a non-blocking socket; false if it failed. */
-static bool write_fully(int fd, const char *p, size_t len) {
-    while (len > 0) {
-        ssize_t n = write(fd, p, len);
-        if (n > 0) {
-            p += n;
-            len -= (size_t)n;
-            continue;
-        }
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            struct pollfd pf = {.fd = fd, .events = POLLOUT};
-            if (poll(&pf, 1, 60000) <= 0) return false;
-            continue;
-        }
-        return false;
-    }
-    return true;
+/* One replica (the usual case): the RDB goes to its socket as it is
+ * serialised, so the transfer overlaps the dump. */
+static int diskless_child_one(server_t *srv, int fd, const char *mark) {
+    char hdr[64];
+    int hl = snprintf(hdr, sizeof(hdr), "$EOF:%s\r\n", mark);
+    if (rio_write_all(fd, hdr, (size_t)hl) != 0) return 1;
+    rio_t *r = zmalloc(sizeof(*r));
+    rio_init(r, fd, srv->cfg.rdbchecksum);
+    rdb_save_opts_t opts = {srv->cfg.rdbcompression, srv->cfg.rdbchecksum, false};
+    int rc = rdb_write_dataset(srv, r, &opts);
+    if (rc == 0) rc = rio_flush(r);
+    long long sent = (long long)r->written;
+    zfree(r);
+    if (rc != 0 || rio_write_all(fd, mark, REPL_ID_LEN) != 0) return 1;
+    log_msg(LL_NOTICE, "Diskless RDB transfer: %lld bytes streamed to the replica", sent);
+    return 0;
 }
 
 static int diskless_child(server_t *srv, void *arg) {
     diskless_job_t *job = arg;
+    char mark[REPL_ID_LEN + 1];
+    util_random_hex(mark, REPL_ID_LEN);
+    mark[REPL_ID_LEN] = '\0';
+    if (job->n == 1) return diskless_child_one(srv, job->fds[0], mark);
+    /* Several: serialise once into memory, then the same bytes to each. */
     rio_t *r = zmalloc(sizeof(*r));
     rio_init_mem(r, srv->cfg.rdbchecksum);
     rdb_save_opts_t opts = {srv->cfg.rdbcompression, srv->cfg.rdbchecksum, false};
     if (rdb_write_dataset(srv, r, &opts) != 0) return 1;
     sds rdb = rio_take_mem(r);
     zfree(r);
-    char mark[REPL_ID_LEN + 1];
-    util_random_hex(mark, REPL_ID_LEN);
-    mark[REPL_ID_LEN] = '\0';
     char hdr[64];
     int hl = snprintf(hdr, sizeof(hdr), "$EOF:%s\r\n", mark);
     int ok = 0;
     for (int i = 0; i < job->n; i++) {
         int fd = job->fds[i];
-        if (write_fully(fd, hdr, (size_t)hl) && write_fully(fd, rdb, sds_len(rdb)) &&
-            write_fully(fd, mark, REPL_ID_LEN))
+        if (rio_write_all(fd, hdr, (size_t)hl) == 0 && rio_write_all(fd, rdb, sds_len(rdb)) == 0 &&
+            rio_write_all(fd, mark, REPL_ID_LEN) == 0)
             ok++;
     }
     log_msg(LL_NOTICE, "Diskless RDB transfer: %zu bytes sent to %d of %d replicas", sds_len(rdb), ok, job->n);

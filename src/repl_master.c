@@ -37,7 +37,11 @@
 
 /* --------------------------------------------------------- the stream */
 
-bool repl_stream_on(const server_t *srv) { return R(srv) && R(srv)->backlog != NULL; }
+/* Only a master feeds the stream from its own writes: a replica forwards
+ * its master's bytes (repl_master_applied), so it need not translate. */
+bool repl_stream_on(const server_t *srv) {
+    return R(srv) && R(srv)->backlog != NULL && R(srv)->link.state == LINK_NONE;
+}
 
 static void replica_close(repl_replica_t *rep, const char *why) {
     log_msg(LL_WARNING, "Connection with replica %s lost (%s).", rep->c->addr, why);

@@ -252,6 +252,8 @@ def test_scripts_respect_replica_and_min_replicas_refusals(start_server):
         rm.eval("return redis.call('set','a',1)", 0)
     assert str(e.value).startswith("NOREPLICAS Not enough good replicas to write. script:")
     rm.config_set("min-replicas-to-write", 1)
+    # Online once the master has reaped the sync's child (its cron).
+    wait_for(lambda: rm.info("replication")["min_slaves_good_slaves"] == 1, 10)
     assert rm.eval("return redis.call('set','a',1)", 0) == "OK"
     wait_caught_up(rm, rs)
     assert rs.get("a") == "1"
