@@ -19,6 +19,7 @@
 #include "pause.h"
 #include "persist.h"
 #include "pubsub.h"
+#include "repl.h"
 #include "reply.h"
 #include "rl_assert.h"
 #include "script.h"
@@ -41,7 +42,8 @@ static command_t *const all_tables[] = {string_commands, keyspace_commands, serv
                                           bitmap_commands /* t_bitmap.c */, hll_commands /* hyperloglog.c */,
                                           geo_commands /* geo.c */,
                                           script_commands /* script.c */, function_commands /* function.c */,
-                                          stream_commands, stream_cg_commands /* t_stream*.c */};
+                                          stream_commands, stream_cg_commands /* t_stream*.c */,
+                                          repl_commands /* repl_master.c, repl_replica.c, repl_info.c */};
 
 static dict_type command_dict_type = {dict_sds_hash_nocase, dict_sds_eq_nocase, NULL, dict_sds_free, NULL, false};
 
@@ -251,7 +253,8 @@ static void process(client_t *c) {
         multi_flag_error(c);
         return;
     }
-    if (oom_rejects(c, cmd) && !evict_perform(srv)) {
+    /* Our master's stream is applied whatever our memory (Redis's rule). */
+    if (!(c->flags & CLIENT_MASTER) && oom_rejects(c, cmd) && !evict_perform(srv)) {
         cmd->rejected_calls++;
         if (is_named(cmd, "exec")) {
             multi_exec_abort(c, RL_ERR_OOM);
@@ -271,7 +274,13 @@ static void process(client_t *c) {
         return;
     }
     /* persist.c: MISCONF while the last save or AOF write failed. */
-    if ((cmd->flags & CMD_WRITE) && !persist_write_allowed_or_reply(c)) {
+    if ((cmd->flags & CMD_WRITE) && !(c->flags & CLIENT_MASTER) && !persist_write_allowed_or_reply(c)) {
+        cmd->rejected_calls++;
+        multi_flag_error(c);
+        return;
+    }
+    /* repl.h: READONLY replica, MASTERDOWN, NOREPLICAS. */
+    if (!repl_command_allowed_or_reply(c, cmd)) {
         cmd->rejected_calls++;
         multi_flag_error(c);
         return;
@@ -301,7 +310,7 @@ static void check_replied(client_t *c, command_t *cmd, unsigned long long replie
     if (c->reply_calls != replies_before) return;
     /* CLIENT REPLY OFF|SKIP answers nothing, by request. */
     if (c->flags & (CLIENT_BLOCKED | CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP | CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP |
-                    CLIENT_REPLY_SKIP_NEXT))
+                    CLIENT_REPLY_SKIP_NEXT | CLIENT_REPL_WAIT | CLIENT_MASTER | CLIENT_REPLICA))
         return;
     log_msg(LL_WARNING, "command '%s' neither replied nor blocked", cmd->fullname ? cmd->fullname : cmd->name);
     rl_assert_fail("command replied or blocked", __FILE__, __LINE__);

@@ -50,6 +50,9 @@ static const enum_name appendfsync_enum[] = {{"no", APPENDFSYNC_NO}, {"always", 
 
 static const enum_name debug_enum[] = {{"no", DEBUG_CMD_NO}, {"yes", DEBUG_CMD_YES}, {"local", DEBUG_CMD_LOCAL},
                                        {NULL, 0}};
+static const enum_name diskless_load_enum[] = {{"disabled", REPL_DISKLESS_LOAD_DISABLED},
+                                               {"on-empty-db", REPL_DISKLESS_LOAD_ON_EMPTY_DB},
+                                               {"swapdb", REPL_DISKLESS_LOAD_SWAPDB}, {NULL, 0}};
 
 static const enum_name sanitize_enum[] = {{"no", SANITIZE_NO}, {"yes", SANITIZE_YES},
                                           {"clients", SANITIZE_CLIENTS}, {NULL, 0}};
@@ -140,6 +143,27 @@ static const directive directives[] = {
     {"notify-keyspace-events", T_NOTIFY, O(notify_keyspace_flags), "", 0, 0, NULL, 0},
     {"client-output-buffer-limit", T_OBUF, O(obuf_limits), "normal 0 0 0 slave 256mb 64mb 60 pubsub 32mb 8mb 60", 0, 0,
      NULL, 0},
+    /* replication (repl_*.c); replicaof changes through REPLICAOF only */
+    {"replicaof", T_STR, O(replicaof), "", 0, 0, NULL, F_IMMUTABLE},
+    {"masterauth", T_STR, O(masterauth), "", 0, 0, NULL, 0},
+    {"masteruser", T_STR, O(masteruser), "", 0, 0, NULL, 0},
+    {"replica-read-only", T_BOOL, O(replica_read_only), "yes", 0, 0, NULL, 0},
+    {"replica-serve-stale-data", T_BOOL, O(replica_serve_stale_data), "yes", 0, 0, NULL, 0},
+    {"replica-ignore-maxmemory", T_BOOL, O(replica_ignore_maxmemory), "yes", 0, 0, NULL, 0},
+    {"replica-announced", T_BOOL, O(replica_announced), "yes", 0, 0, NULL, 0},
+    {"repl-diskless-sync", T_BOOL, O(repl_diskless_sync), "yes", 0, 0, NULL, 0},
+    {"repl-diskless-sync-delay", T_INT, O(repl_diskless_sync_delay), "5", 0, INT_MAX, NULL, 0},
+    {"repl-diskless-sync-max-replicas", T_INT, O(repl_diskless_sync_max_replicas), "0", 0, INT_MAX, NULL, 0},
+    {"repl-diskless-load", T_ENUM, O(repl_diskless_load), "disabled", 0, 0, diskless_load_enum, 0},
+    {"repl-backlog-size", T_MEM, O(repl_backlog_size), "1mb", 1, LLONG_MAX, NULL, 0},
+    {"repl-backlog-ttl", T_INT, O(repl_backlog_ttl), "3600", 0, INT_MAX, NULL, 0},
+    {"repl-timeout", T_INT, O(repl_timeout), "60", 1, INT_MAX, NULL, 0},
+    {"repl-ping-replica-period", T_INT, O(repl_ping_replica_period), "10", 1, INT_MAX, NULL, 0},
+    {"min-replicas-to-write", T_INT, O(min_replicas_to_write), "0", 0, INT_MAX, NULL, 0},
+    {"min-replicas-max-lag", T_INT, O(min_replicas_max_lag), "10", 0, INT_MAX, NULL, 0},
+    {"replica-priority", T_INT, O(replica_priority), "100", 0, INT_MAX, NULL, 0},
+    {"replica-announce-ip", T_STR, O(replica_announce_ip), "", 0, 0, NULL, 0},
+    {"replica-announce-port", T_INT, O(replica_announce_port), "0", 0, 65535, NULL, 0},
 };
 #undef O
 #define N_DIRECTIVES (sizeof(directives) / sizeof(directives[0]))
@@ -152,6 +176,12 @@ static const struct { const char *alias, *name; } aliases[] = {
     {"zset-max-ziplist-entries", "zset-max-listpack-entries"}, {"zset-max-ziplist-value", "zset-max-listpack-value"},
     {"list-max-ziplist-size", "list-max-listpack-size"},
     {"lua-time-limit", "busy-reply-threshold"},
+    /* replication: Redis's older names */
+    {"slaveof", "replicaof"}, {"slave-read-only", "replica-read-only"},
+    {"slave-serve-stale-data", "replica-serve-stale-data"}, {"slave-ignore-maxmemory", "replica-ignore-maxmemory"},
+    {"repl-ping-slave-period", "repl-ping-replica-period"}, {"min-slaves-to-write", "min-replicas-to-write"},
+    {"min-slaves-max-lag", "min-replicas-max-lag"}, {"slave-priority", "replica-priority"},
+    {"slave-announce-ip", "replica-announce-ip"}, {"slave-announce-port", "replica-announce-port"},
 };
 
 static const directive *find_directive(const char *name) {
