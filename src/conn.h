@@ -93,6 +93,7 @@ struct client {
     struct multi_state *mstate;     /* multi.c: queued commands, set iff in MULTI */
     struct watch_state *wstate;     /* multi.c: WATCHed keys and their dirty flag */
     struct tracking_client *tracking;   /* tracking.c: NULL until CLIENT TRACKING */
+    struct acl_user *user;       /* acl.c: whose permissions apply; NULL = unrestricted (internal) */
 };
 
 /* Accept handler for listeners (registered by server.c). */

@@ -128,6 +128,7 @@ struct server {
     long long lastsave;         /* unix seconds */
     struct persist *persist;    /* persist.c: RDB/AOF state, the forked child */
     struct scripting *scripting;   /* script.c: Lua states, cached scripts, the running script */
+    struct acl *acl;            /* acl.c: users, the default user, the ACL log */
 };
 
 int server_init(server_t *srv);
