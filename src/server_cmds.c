@@ -107,6 +107,7 @@ static void cmd_config_resetstat(client_t *c) {
     srv->stats.errors = errors;
     srv->peak_memory = zmalloc_used_memory();
     commands_reset_stats(srv);
+    acl_reset_stats(srv);
     lazyfree_reset_stats(srv->lazyfree);
     defrag_reset_stats(srv->defrag);
     reply_ok(c);
