@@ -242,13 +242,20 @@ int acl_check_cmd(acl_user_t *u, const command_t *cmd, robj **argv, int argc, in
     return worst;
 }
 
+const char *acl_cmd_name(const command_t *cmd) {
+    /* Our subcommands of a command Redis does not split (DEBUG OBJECT) go
+     * by the command's name, as Redis names them. */
+    if (cmd->parent && !cmd->meta && cmd->parent->meta) return cmd->parent->fullname;
+    return cmd->fullname;
+}
+
 int acl_check_and_log(client_t *c, acl_user_t *u, const command_t *cmd, robj **argv, int argc, int ctx,
                       int *argpos) {
     int pos = 0;
     int r = acl_check_cmd(u, cmd, argv, argc, &pos);
     if (r == ACL_OK) return r;
     const char *uname = u ? u->name : "default";
-    if (r == ACL_DENIED_CMD) acl_log_add(c, r, ctx, uname, cmd->fullname, strlen(cmd->fullname));
+    if (r == ACL_DENIED_CMD) acl_log_add(c, r, ctx, uname, acl_cmd_name(cmd), strlen(acl_cmd_name(cmd)));
     else acl_log_add(c, r, ctx, uname, argv[pos]->ptr, sds_len(argv[pos]->ptr));
     if (argpos) *argpos = pos;
     return r;

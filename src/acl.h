@@ -63,6 +63,8 @@ void acl_config_changed(server_t *srv, const char *name);
 /* The check before a command runs: ACL_OK, or a denial with *argpos set to
  * the offending key or channel argument.  u NULL means unrestricted. */
 int acl_check_cmd(acl_user_t *u, const command_t *cmd, robj **argv, int argc, int *argpos);
+/* The name denials use for cmd (Redis's full name for it). */
+const char *acl_cmd_name(const command_t *cmd);
 /* Same, recording a denial in the ACL log (client-info from c, user u)
  * and the INFO counters under the given context (ACL_CTX_*). */
 int acl_check_and_log(client_t *c, acl_user_t *u, const command_t *cmd, robj **argv, int argc, int ctx,

@@ -214,7 +214,7 @@ static void cmd_acl_dryrun(client_t *c) {
     int r = acl_check_cmd(u, cmd, argv, argc, &pos);
     if (r == ACL_DENIED_CMD)
         reply_bulk_sds_take(c, sds_catprintf(sds_empty(), "This user has no permissions to run the '%s' command",
-                                             cmd->fullname));
+                                             acl_cmd_name(cmd)));
     else if (r == ACL_DENIED_KEY)
         reply_bulk_sds_take(c, sds_catprintf(sds_empty(), "This user has no permissions to access the '%s' key",
                                              (char *)argv[pos]->ptr));
