@@ -553,12 +553,12 @@ static void cat_user_line(void *arg, acl_user_t *u) {
 /* Write to a temporary file, flush it to disk, then rename it over the
  * aclfile: a crash at any point leaves either the old file or the new
  * one, never a truncated one. */
-int acl_save_file(server_t *srv, const char *path) {
+bool acl_save_file(server_t *srv, const char *path) {
     sds text = sds_empty();
     acl_foreach_user(srv, cat_user_line, &text);
     sds tmp = sds_catprintf(sds_empty(), "%s.tmp-%d-%lld", path, (int)getpid(), util_mstime());
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int r = RL_ERR;
+    bool r = false;
     if (fd < 0) {
         log_msg(LL_WARNING, "Opening temp ACL file for ACL SAVE: %s", strerror(errno));
         goto done;
@@ -583,10 +583,10 @@ int acl_save_file(server_t *srv, const char *path) {
         log_msg(LL_WARNING, "Renaming ACL file for ACL SAVE: %s", strerror(errno));
         goto done;
     }
-    r = RL_OK;
+    r = true;
 done:
     if (fd >= 0) close(fd);
-    if (r != RL_OK) unlink(tmp);
+    if (!r) unlink(tmp);
     sds_free(tmp);
     sds_free(text);
     return r;
@@ -696,32 +696,32 @@ static void fatal_user_line(const rl_config_t *cfg, int i, const char *reason) {
 
 /* The config's "user" lines, in order; the default user may be redefined
  * (it is reset first), any other user only once. */
-static int load_config_users(server_t *srv) {
+static bool load_config_users(server_t *srv) {
     rl_config_t *cfg = &srv->cfg;
     rax_t *seen = rax_new();
-    int r = RL_OK;
-    for (int i = 0; i < cfg->acl_user_count && r == RL_OK; i++) {
+    bool r = true;
+    for (int i = 0; i < cfg->acl_user_count && r; i++) {
         int argc = 0;
         sds *argv = sds_splitargs(cfg->acl_user_lines[i], &argc);
         if (!argv || argc < 1) {
             fatal_user_line(cfg, i, "Error in user declaration: wrong number of arguments");
-            r = RL_ERR;
+            r = false;
         } else if (!rax_try_insert(seen, (unsigned char *)argv[0], sds_len(argv[0]), NULL)) {
             sds msg = sds_catprintf(sds_empty(), "Error in user declaration '%s': %s", argv[0],
                                     acl_rule_error_text(ACL_RULE_DUP_USER));
             fatal_user_line(cfg, i, msg);
             sds_free(msg);
-            r = RL_ERR;
+            r = false;
         } else if (acl_has_spaces(argv[0], sds_len(argv[0]))) {
             fatal_user_line(cfg, i, "Spaces not allowed in ACL usernames");
-            r = RL_ERR;
+            r = false;
         } else {
             if (!strcmp(argv[0], "default")) acl_user_set_rule(srv->acl->default_user, "reset", 5);
             sds err = acl_setuser(srv, argv[0], sds_len(argv[0]), argv + 1, argc - 1);
             if (err) {
                 fatal_user_line(cfg, i, err);
                 sds_free(err);
-                r = RL_ERR;
+                r = false;
             }
         }
         if (argv) sds_free_splitres(argv, argc);
@@ -730,7 +730,7 @@ static int load_config_users(server_t *srv) {
     return r;
 }
 
-int acl_init(server_t *srv) {
+bool acl_init(server_t *srv) {
     acl_t *a = zcalloc(sizeof(*a));
     srv->acl = a;
     acl_cmdtab_init(srv);
@@ -745,19 +745,19 @@ int acl_init(server_t *srv) {
                             "path is invalid. This setup is very likely to lead to configuration errors and "
                             "security holes, please define either an ACL file or declare users directly in your "
                             "redis.conf, but not both.");
-        return RL_ERR;
+        return false;
     }
-    if (load_config_users(srv) != RL_OK) return RL_ERR;
+    if (!load_config_users(srv)) return false;
     if (aclfile && aclfile[0]) {
         sds errors = acl_load_file(srv, aclfile);
         if (errors) {
             log_msg(LL_WARNING, "Aborting Redis startup because of ACL errors: %s", errors);
             fprintf(stderr, "Aborting Redis startup because of ACL errors: %s\n", errors);
             sds_free(errors);
-            return RL_ERR;
+            return false;
         }
     }
-    return RL_OK;
+    return true;
 }
 
 void acl_free(server_t *srv) {

@@ -34,9 +34,9 @@ enum { ACL_OK = 0, ACL_DENIED_CMD, ACL_DENIED_KEY, ACL_DENIED_AUTH, ACL_DENIED_C
 enum { ACL_CTX_TOPLEVEL = 0, ACL_CTX_MULTI, ACL_CTX_LUA };
 
 /* The registry: created by server_init() after commands_init(); loads the
- * config's user lines or the aclfile.  Returns RL_ERR (after printing why)
+ * config's user lines or the aclfile.  Returns false (after printing why)
  * when they are invalid, which stops start-up. */
-int acl_init(server_t *srv);
+bool acl_init(server_t *srv);
 void acl_free(server_t *srv);
 /* The default user (new connections are bound to it). */
 acl_user_t *acl_default_user(const server_t *srv);
@@ -89,8 +89,8 @@ bool acl_deluser(server_t *srv, const char *name, size_t len);
 /* Every user in name order. */
 void acl_foreach_user(server_t *srv, void (*fn)(void *arg, acl_user_t *u), void *arg);
 size_t acl_user_count(const server_t *srv);
-/* ACL SAVE: RL_OK, or RL_ERR after logging why (the old file is intact). */
-int acl_save_file(server_t *srv, const char *path);
+/* ACL SAVE: true, or false after logging why (the old file is intact). */
+bool acl_save_file(server_t *srv, const char *path);
 /* ACL LOAD: NULL, or the errors (caller frees); on error nothing changed. */
 sds acl_load_file(server_t *srv, const char *path);
 /* ACL LOG [count] / ACL LOG RESET. */

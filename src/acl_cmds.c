@@ -124,7 +124,7 @@ static void cmd_acl_load(client_t *c) {
 
 static void cmd_acl_save(client_t *c) {
     if (!aclfile_set_or_reply(c)) return;
-    if (acl_save_file(c->srv, c->srv->cfg.aclfile) == RL_OK)
+    if (acl_save_file(c->srv, c->srv->cfg.aclfile))
         reply_ok(c);
     else
         reply_error(c, "There was an error trying to save the ACLs. Please check the server logs for more information");

@@ -149,7 +149,7 @@ bool server_init(server_t *srv) {
     srv->latency = latency_create();
     srv->monitors = monitor_create();
     commands_init(srv);
-    if (acl_init(srv) != RL_OK) return RL_ERR;   /* users: config lines or aclfile */
+    if (!acl_init(srv)) return false;   /* users: config lines or aclfile */
     multi_init(srv);
     scripting_init(srv);                 /* before loading: RDB functions, AOF scripts */
     srv->loop = evloop_create();
