@@ -110,7 +110,7 @@ static void kill_clients_of(server_t *srv, acl_user_t *u) {
         if (c->user != u) continue;
         c->user = srv->acl->default_user;
         c->flags &= ~CLIENT_AUTHENTICATED;
-        if (c == srv->current_client) c->flags |= CLIENT_CLOSE_AFTER_REPLY;
+        if (c == srv->current_client) c->flags |= CLIENT_CLOSE_AFTER_COMMAND;
         else conn_close_async(c);
     }
 }
@@ -460,7 +460,7 @@ static void kill_pubsub_clients_if_needed(server_t *srv, const acl_user_t *new_u
         sub_check_t sc = {new_u, false};
         pubsub_foreach_subscription(c, check_one_sub, &sc);
         if (!sc.denied) continue;
-        if (c == srv->current_client) c->flags |= CLIENT_CLOSE_AFTER_REPLY;
+        if (c == srv->current_client) c->flags |= CLIENT_CLOSE_AFTER_COMMAND;
         else conn_close_async(c);
     }
 }

@@ -349,6 +349,8 @@ void commands_call(client_t *c, command_t *cmd) {
     srv->current_client = c;
     cmd->proc(c);
     check_replied(c, cmd, replies_before);
+    /* acl.c: the client's user was deleted by this very command. */
+    if (c->flags & CLIENT_CLOSE_AFTER_COMMAND) c->flags = (c->flags & ~CLIENT_CLOSE_AFTER_COMMAND) | CLIENT_CLOSE_AFTER_REPLY;
     tracking_after_command(c, cmd);   /* tracking.c: remember the keys it read */
     srv->current_client = outer;
     /* The caller's own invalidations follow its reply (Redis's order). */
