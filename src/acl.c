@@ -27,6 +27,7 @@
 #include "pubsub.h"
 #include "rax.h"
 #include "reply.h"
+#include "rl_assert.h"
 #include "sha256.h"
 #include "util.h"
 #include "zmalloc.h"
@@ -152,6 +153,67 @@ bool acl_authenticate(client_t *c, robj *username, robj *password) {
 
 /* ------------------------------------------------------------ checks */
 
+/* One selector's verdicts on a command, a key and a channel. */
+
+static bool selector_allows_cmd(const acl_selector_t *s, const command_t *cmd, robj **argv, int argc) {
+    if ((s->flags & ACL_SEL_ALLCOMMANDS) || (cmd->flags & CMD_NO_AUTH)) return true;
+    int id = cmd->acl_id;
+    if (acl_sel_bit(s, id)) return true;
+    /* Blocked, unless this first argument was allowed ("+select|0"). */
+    if (argc < 2 || !s->firstargs || !s->firstargs[id]) return false;
+    int idx = cmd->parent ? 2 : 1;
+    if (idx >= argc) return false;
+    for (sds *a = s->firstargs[id]; *a; a++)
+        if (!strcasecmp(argv[idx]->ptr, *a)) return true;
+    return false;
+}
+
+/* Key-spec flags to the permission they need: reading the value needs R;
+ * inserting, deleting or updating needs W. */
+static unsigned needed_perm(unsigned ksf) {
+    unsigned p = 0;
+    if (ksf & KSF_ACCESS) p |= ACL_KEY_READ;
+    if (ksf & (KSF_INSERT | KSF_DELETE | KSF_UPDATE)) p |= ACL_KEY_WRITE;
+    return p;
+}
+
+static bool selector_allows_key(const acl_selector_t *s, const char *key, size_t len, unsigned ksf_flags) {
+    if (s->flags & ACL_SEL_ALLKEYS) return true;
+    unsigned need = needed_perm(ksf_flags);
+    for (int i = 0; i < s->nkeys; i++) {
+        const acl_keypat_t *k = &s->keys[i];
+        if ((k->perm & need) != need) continue;
+        bool hit;
+        switch (k->kind) {
+        case ACL_PAT_EXACT: hit = sds_len(k->pattern) == len && !memcmp(k->pattern, key, len); break;
+        case ACL_PAT_PREFIX: hit = len >= k->prefix_len && !memcmp(k->pattern, key, k->prefix_len); break;
+        default: hit = util_glob_match(k->pattern, sds_len(k->pattern), key, len, false); break;
+        }
+        rl_assert_internal(hit == util_glob_match(k->pattern, sds_len(k->pattern), key, len, false));
+        if (hit) return true;
+    }
+    return false;
+}
+
+static bool selector_all_keys(const acl_selector_t *s, unsigned ksf_flags) {
+    if (s->flags & ACL_SEL_ALLKEYS) return true;
+    unsigned need = needed_perm(ksf_flags);
+    for (int i = 0; i < s->nkeys; i++)
+        if ((s->keys[i].perm & need) == need && !strcmp(s->keys[i].pattern, "*")) return true;
+    return false;
+}
+
+static bool selector_allows_channel(const acl_selector_t *s, const char *chan, size_t len, bool is_pattern) {
+    if (s->flags & ACL_SEL_ALLCHANNELS) return true;
+    for (int i = 0; i < s->nchannels; i++) {
+        sds p = s->channels[i];
+        if (is_pattern ? (sds_len(p) == len && !memcmp(p, chan, len))
+                       : util_glob_match(p, sds_len(p), chan, len, false))
+            return true;
+    }
+    return false;
+}
+
 /* Keys of one command, extracted once for all selectors. */
 typedef struct key_cache {
     bool ready;
@@ -159,10 +221,68 @@ typedef struct key_cache {
     cmd_key_ref_t *refs, local[8];
 } key_cache_t;
 
+/* A plain range spec, walked as cmd_meta_get_keys walks it; false if the
+ * keys do not fit in out (the caller then asks the general extractor). */
+static bool plain_range_keys(const acl_cmd_info_t *ki, const command_t *cmd, int argc, cmd_key_ref_t *out,
+                             int max, int *n) {
+    int first = ki->kfirst, last;
+    if (ki->klast >= 0) last = first + ki->klast;
+    else if (!ki->klimit) last = argc + ki->klast;
+    else last = first + ((argc - first) / ki->klimit + ki->klast);
+    *n = 0;
+    for (int i = first; i <= last; i += ki->kstep) {
+        if (i >= argc) {
+            if (cmd->arity < 0) continue;
+            *n = 0;   /* arguments that contradict the spec name no key */
+            return true;
+        }
+        if (*n == max) return false;
+        out[*n].pos = i;
+        out[(*n)++].flags = ki->kflags;
+    }
+    return true;
+}
+
+/* Debug builds: the fast paths below must name exactly the keys (and
+ * flags) the general extractor names. */
+static void check_against_meta(const key_cache_t *kc, const command_t *cmd, robj **argv, int argc) {
+#if RL_DEBUG >= 2
+    cmd_key_ref_t check[8];
+    int m = cmd_meta_get_keys(cmd, argv, argc, check, 8);
+    rl_assert_internal((m < 0 ? 0 : m) == kc->n);
+    for (int j = 0; j < kc->n && j < 8; j++)
+        rl_assert_internal(check[j].pos == kc->refs[j].pos && check[j].flags == kc->refs[j].flags);
+#else
+    (void)kc, (void)cmd, (void)argv, (void)argc;
+#endif
+}
+
 static void key_cache_fill(key_cache_t *kc, const command_t *cmd, robj **argv, int argc) {
     kc->ready = true;
     kc->refs = kc->local;
-    int n = cmd_meta_get_keys(cmd, argv, argc, kc->local, 8);
+    const acl_cmd_info_t *ki = &acl_cmd_infos[cmd->acl_id];
+    int n;
+    switch (ki->keys) {
+    case ACL_KEYS_NONE:
+        kc->n = 0;
+        check_against_meta(kc, cmd, argv, argc);
+        return;
+    case ACL_KEYS_SET:
+        kc->local[0].pos = 1;
+        kc->local[0].flags = cmd_meta_set_key_flags(argv, argc);
+        kc->n = 1;
+        check_against_meta(kc, cmd, argv, argc);
+        return;
+    case ACL_KEYS_RANGE:
+        if (plain_range_keys(ki, cmd, argc, kc->local, 8, &n)) {
+            kc->n = n;
+            check_against_meta(kc, cmd, argv, argc);
+            return;
+        }
+        break;
+    case ACL_KEYS_GENERAL: break;
+    }
+    n = cmd_meta_get_keys(cmd, argv, argc, kc->local, 8);
     if (n > 8) {
         kc->refs = zmalloc(sizeof(cmd_key_ref_t) * (size_t)n);
         n = cmd_meta_get_keys(cmd, argv, argc, kc->refs, n);
@@ -176,31 +296,24 @@ static void key_cache_free(key_cache_t *kc) {
     if (kc->ready && kc->refs != kc->local) zfree(kc->refs);
 }
 
-/* Channel arguments: PUBLISH/SPUBLISH's first, (S|P)SUBSCRIBE's all.
- * Unsubscribing needs no permission.  Returns false if cmd has none. */
+/* Channel arguments of cmd, from the command table; false if none. */
 static bool channel_args(const command_t *cmd, int argc, int *first, int *last, bool *pattern) {
-    const char *n = cmd->parent ? "" : cmd->name;
-    *pattern = false;
-    if (!strcmp(n, "publish") || !strcmp(n, "spublish")) {
-        *first = *last = 1;
-    } else if (!strcmp(n, "subscribe") || !strcmp(n, "ssubscribe") || !strcmp(n, "psubscribe")) {
-        *first = 1;
-        *last = argc - 1;
-        *pattern = n[0] == 'p';
-    } else {
-        return false;
-    }
+    acl_chan_kind_t k = acl_cmd_infos[cmd->acl_id].chan;
+    if (k == ACL_CHAN_NONE) return false;
+    *first = 1;
+    *last = k == ACL_CHAN_FIRST ? 1 : argc - 1;
+    *pattern = k == ACL_CHAN_ALL_PATTERNS;
     return *first < argc;
 }
 
 static int selector_check(const acl_selector_t *s, const command_t *cmd, robj **argv, int argc, key_cache_t *kc,
                           int *argpos) {
-    if (!acl_selector_allows_cmd(s, cmd, argv, argc)) return ACL_DENIED_CMD;
+    if (!selector_allows_cmd(s, cmd, argv, argc)) return ACL_DENIED_CMD;
     if (!(s->flags & ACL_SEL_ALLKEYS)) {
         if (!kc->ready) key_cache_fill(kc, cmd, argv, argc);
         for (int j = 0; j < kc->n; j++) {
             int pos = kc->refs[j].pos;
-            if (!acl_selector_allows_key(s, argv[pos]->ptr, sds_len(argv[pos]->ptr), kc->refs[j].flags)) {
+            if (!selector_allows_key(s, argv[pos]->ptr, sds_len(argv[pos]->ptr), kc->refs[j].flags)) {
                 *argpos = pos;
                 return ACL_DENIED_KEY;
             }
@@ -210,7 +323,7 @@ static int selector_check(const acl_selector_t *s, const command_t *cmd, robj **
     bool pattern;
     if (!(s->flags & ACL_SEL_ALLCHANNELS) && channel_args(cmd, argc, &first, &last, &pattern)) {
         for (int j = first; j <= last; j++) {
-            if (!acl_selector_allows_channel(s, argv[j]->ptr, sds_len(argv[j]->ptr), pattern)) {
+            if (!selector_allows_channel(s, argv[j]->ptr, sds_len(argv[j]->ptr), pattern)) {
                 *argpos = j;
                 return ACL_DENIED_CHANNEL;
             }
@@ -223,8 +336,16 @@ int acl_check_cmd(acl_user_t *u, const command_t *cmd, robj **argv, int argc, in
     if (!u || u->unrestricted) return ACL_OK;
     /* No selector allows it: report the command unless some selector got
      * past it, then the latest key or channel argument that failed. */
+    key_cache_t kc;
+    kc.ready = false;
+    if (u->nsel == 1) {   /* the usual restricted user: one verdict */
+        int pos = 0;
+        int r = selector_check(u->sel[0], cmd, argv, argc, &kc, &pos);
+        key_cache_free(&kc);
+        if (r != ACL_OK) *argpos = pos;
+        return r;
+    }
     int worst = ACL_DENIED_CMD, worst_pos = 0;
-    key_cache_t kc = {0};
     for (int i = 0; i < u->nsel; i++) {
         int pos = 0;
         int r = selector_check(u->sel[i], cmd, argv, argc, &kc, &pos);
@@ -263,12 +384,13 @@ int acl_check_and_log(client_t *c, acl_user_t *u, const command_t *cmd, robj **a
 
 bool acl_check_unrestricted_keys(acl_user_t *u, const command_t *cmd, robj **argv, int argc, unsigned ksf_flags) {
     if (!u || u->unrestricted) return true;
-    key_cache_t kc = {0};
+    key_cache_t kc;
+    kc.ready = false;
     bool ok = false;
     for (int i = 0; i < u->nsel && !ok; i++) {
         int pos;
         ok = selector_check(u->sel[i], cmd, argv, argc, &kc, &pos) == ACL_OK &&
-             acl_selector_all_keys(u->sel[i], ksf_flags);
+             selector_all_keys(u->sel[i], ksf_flags);
     }
     key_cache_free(&kc);
     return ok;
@@ -277,7 +399,7 @@ bool acl_check_unrestricted_keys(acl_user_t *u, const command_t *cmd, robj **arg
 bool acl_check_channel(acl_user_t *u, const char *chan, size_t len, bool is_pattern) {
     if (!u || u->unrestricted) return true;
     for (int i = 0; i < u->nsel; i++)
-        if (acl_selector_allows_channel(u->sel[i], chan, len, is_pattern)) return true;
+        if (selector_allows_channel(u->sel[i], chan, len, is_pattern)) return true;
     return false;
 }
 

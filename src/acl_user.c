@@ -30,6 +30,7 @@ typedef struct acl_cmd {
     uint64_t categories;     /* ACL_CAT_* */
     int parent;              /* id, or -1 */
     int first_child, nchildren;   /* children are ids first_child.. in kids[] */
+    acl_cmd_info_t info;     /* channels and plain key range (acl.c's fast path) */
 } acl_cmd_t;
 
 /* Immutable after start-up, like the command tables it is derived from. */
@@ -55,6 +56,44 @@ static void set_id(void *arg, command_t *cmd) {
     cmd->acl_id = (*next)++;
 }
 
+/* Channel arguments (PUBLISH's first, (S|P)SUBSCRIBE's all); leaving a
+ * channel needs no permission. */
+static acl_chan_kind_t chan_kind(const char *name) {
+    if (!strcmp(name, "publish") || !strcmp(name, "spublish")) return ACL_CHAN_FIRST;
+    if (!strcmp(name, "subscribe") || !strcmp(name, "ssubscribe")) return ACL_CHAN_ALL;
+    if (!strcmp(name, "psubscribe")) return ACL_CHAN_ALL_PATTERNS;
+    return ACL_CHAN_NONE;
+}
+
+/* A row whose keys are one plain range: everything but the commands
+ * cmd_meta_get_keys special-cases (their flags or keys depend on options). */
+static void plain_range(const cmd_meta_t *m, acl_cmd_info_t *info) {
+    static const char *const special[] = {"sort", "sort_ro", "bitfield", "migrate", "georadius",
+                                          "georadiusbymember"};
+    for (size_t i = 0; i < sizeof(special) / sizeof(special[0]); i++)
+        if (!strcmp(m->fullname, special[i])) return;
+    if (!strcmp(m->fullname, "set")) {
+        info->keys = ACL_KEYS_SET;
+        return;
+    }
+    if (m->nkey_specs == 0) {
+        info->keys = ACL_KEYS_NONE;
+        return;
+    }
+    if (m->nkey_specs != 1) return;
+    const cmd_key_spec_t *ks = &m->key_specs[0];
+    if (ks->begin != KS_BEGIN_INDEX || ks->find != KS_FIND_RANGE) return;
+    if (ks->flags & (KSF_NOT_KEY | KSF_INCOMPLETE | KSF_VARIABLE_FLAGS)) return;
+    info->keys = ACL_KEYS_RANGE;
+    info->kfirst = ks->begin_pos;
+    info->klast = ks->fk_a;
+    info->kstep = ks->fk_b;
+    info->klimit = ks->fk_c;
+    info->kflags = ks->flags;
+}
+
+const acl_cmd_info_t *acl_cmd_infos;
+
 void acl_cmdtab_init(server_t *srv) {
     size_t n = cmd_meta_count;
     rl_assert(n < ACL_FUTURE_BIT);
@@ -65,6 +104,8 @@ void acl_cmdtab_init(server_t *srv) {
         e->name = m->fullname;
         e->categories = m->acl_categories;
         e->parent = -1;
+        e->info.chan = chan_kind(m->fullname);
+        plain_range(m, &e->info);
         const char *bar = strchr(m->fullname, '|');
         if (bar) {
             char base[64];
@@ -79,6 +120,10 @@ void acl_cmdtab_init(server_t *srv) {
     }
     int next = (int)n;
     commands_foreach(srv, set_id, &next);
+    /* A flat copy of the infos, for the check's hot path. */
+    acl_cmd_info_t *infos = zcalloc(sizeof(acl_cmd_info_t) * ACL_CMD_BITS);
+    for (int i = 0; i < next; i++) infos[i] = tab.cmds[i].info;
+    acl_cmd_infos = infos;
     tab.n = next;
     /* Children lists: count, then place. */
     tab.kids = zcalloc(sizeof(int) * (size_t)(tab.n ? tab.n : 1));
@@ -97,6 +142,8 @@ void acl_cmdtab_init(server_t *srv) {
 }
 
 void acl_cmdtab_free(void) {
+    zfree((void *)acl_cmd_infos);
+    acl_cmd_infos = NULL;
     zfree(tab.cmds);
     zfree(tab.kids);
     memset(&tab, 0, sizeof(tab));
@@ -119,7 +166,7 @@ static int lookup_id(const char *name) {
 
 /* ------------------------------------------------------------ selectors */
 
-static bool get_bit(const acl_selector_t *s, int id) { return (s->allowed[id / 64] >> (id % 64)) & 1; }
+static bool get_bit(const acl_selector_t *s, int id) { return acl_sel_bit(s, id); }
 
 static void set_bit(acl_selector_t *s, int id, bool on) {
     if (on) {
@@ -211,8 +258,10 @@ static acl_selector_t *selector_dup(const acl_selector_t *src) {
     memcpy(s->allowed, src->allowed, sizeof(s->allowed));
     if (src->nkeys) {
         s->keys = zmalloc(sizeof(acl_keypat_t) * (size_t)src->nkeys);
-        for (int i = 0; i < src->nkeys; i++)
-            s->keys[i] = (acl_keypat_t){sds_dup(src->keys[i].pattern), src->keys[i].perm};
+        for (int i = 0; i < src->nkeys; i++) {
+            s->keys[i] = src->keys[i];
+            s->keys[i].pattern = sds_dup(src->keys[i].pattern);
+        }
         s->nkeys = src->nkeys;
     }
     if (src->nchannels) {
@@ -231,6 +280,29 @@ bool acl_has_spaces(const char *s, size_t len) {
     for (size_t i = 0; i < len; i++)
         if (isspace((unsigned char)s[i]) || s[i] == 0) return true;
     return false;
+}
+
+/* A pattern with no glob characters is a literal; one whose only glob
+ * character is a final '*' is a prefix.  Anything else goes to the glob
+ * matcher, which gives the same answer for the two simple shapes. */
+static void classify_pattern(acl_keypat_t *k) {
+    size_t len = sds_len(k->pattern);
+    size_t special = len;
+    for (size_t i = 0; i < len; i++) {
+        char ch = k->pattern[i];
+        if (ch == '*' || ch == '?' || ch == '[' || ch == '\\') {
+            special = i;
+            break;
+        }
+    }
+    if (special == len) {
+        k->kind = ACL_PAT_EXACT;
+    } else if (special == len - 1 && k->pattern[special] == '*') {
+        k->kind = ACL_PAT_PREFIX;
+        k->prefix_len = len - 1;
+    } else {
+        k->kind = ACL_PAT_GLOB;
+    }
 }
 
 /* "~pat", "%R~pat", "%RW~pat": a key pattern with its permissions. */
@@ -262,7 +334,8 @@ static acl_rule_err_t add_key_pattern(acl_selector_t *s, const char *op, size_t 
         }
     }
     s->keys = zrealloc(s->keys, sizeof(acl_keypat_t) * (size_t)(s->nkeys + 1));
-    s->keys[s->nkeys++] = (acl_keypat_t){sds_newlen(op + off, len - off), perm};
+    s->keys[s->nkeys] = (acl_keypat_t){sds_newlen(op + off, len - off), perm, ACL_PAT_GLOB, 0};
+    classify_pattern(&s->keys[s->nkeys++]);
     s->flags &= ~ACL_SEL_ALLKEYS;
     return ACL_RULE_OK;
 }
@@ -695,58 +768,4 @@ const char *acl_user_describe(acl_user_t *u) {
     }
     u->described = out;
     return out;
-}
-
-/* ------------------------------------------------------------ checks */
-
-bool acl_selector_allows_cmd(const acl_selector_t *s, const command_t *cmd, robj **argv, int argc) {
-    if ((s->flags & ACL_SEL_ALLCOMMANDS) || (cmd->flags & CMD_NO_AUTH)) return true;
-    int id = cmd->acl_id;
-    if (get_bit(s, id)) return true;
-    /* Blocked, unless this first argument was allowed ("+select|0"). */
-    if (argc < 2 || !s->firstargs || !s->firstargs[id]) return false;
-    int idx = cmd->parent ? 2 : 1;
-    if (idx >= argc) return false;
-    for (sds *a = s->firstargs[id]; *a; a++)
-        if (!strcasecmp(argv[idx]->ptr, *a)) return true;
-    return false;
-}
-
-/* Key-spec flags to the permission they need: reading the value needs R;
- * inserting, deleting or updating needs W. */
-static unsigned needed_perm(unsigned ksf) {
-    unsigned p = 0;
-    if (ksf & KSF_ACCESS) p |= ACL_KEY_READ;
-    if (ksf & (KSF_INSERT | KSF_DELETE | KSF_UPDATE)) p |= ACL_KEY_WRITE;
-    return p;
-}
-
-bool acl_selector_allows_key(const acl_selector_t *s, const char *key, size_t len, unsigned ksf_flags) {
-    if (s->flags & ACL_SEL_ALLKEYS) return true;
-    unsigned need = needed_perm(ksf_flags);
-    for (int i = 0; i < s->nkeys; i++) {
-        const acl_keypat_t *k = &s->keys[i];
-        if ((k->perm & need) != need) continue;
-        if (util_glob_match(k->pattern, sds_len(k->pattern), key, len, false)) return true;
-    }
-    return false;
-}
-
-bool acl_selector_all_keys(const acl_selector_t *s, unsigned ksf_flags) {
-    if (s->flags & ACL_SEL_ALLKEYS) return true;
-    unsigned need = needed_perm(ksf_flags);
-    for (int i = 0; i < s->nkeys; i++)
-        if ((s->keys[i].perm & need) == need && !strcmp(s->keys[i].pattern, "*")) return true;
-    return false;
-}
-
-bool acl_selector_allows_channel(const acl_selector_t *s, const char *chan, size_t len, bool is_pattern) {
-    if (s->flags & ACL_SEL_ALLCHANNELS) return true;
-    for (int i = 0; i < s->nchannels; i++) {
-        sds p = s->channels[i];
-        if (is_pattern ? (sds_len(p) == len && !memcmp(p, chan, len))
-                       : util_glob_match(p, sds_len(p), chan, len, false))
-            return true;
-    }
-    return false;
 }

@@ -54,9 +54,15 @@ typedef enum {
     ACL_RULE_SUB_FIRSTARG,    /* +cmd|sub|arg */
 } acl_rule_err_t;
 
+/* How a key pattern is matched: most are a literal or "prefix*", which
+ * need no glob engine on the command path. */
+typedef enum { ACL_PAT_GLOB = 0, ACL_PAT_EXACT, ACL_PAT_PREFIX } acl_pat_kind_t;
+
 typedef struct acl_keypat {
     sds pattern;
     unsigned perm;            /* ACL_KEY_* */
+    acl_pat_kind_t kind;
+    size_t prefix_len;        /* ACL_PAT_PREFIX: bytes before the final '*' */
 } acl_keypat_t;
 
 typedef struct acl_selector {
@@ -93,6 +99,26 @@ int acl_cmdtab_count(void);
 const char *acl_cmdtab_name(int id);
 uint64_t acl_cmdtab_categories(int id);
 
+/* What the ACL check needs to know of a command beyond its bit, computed
+ * once: which arguments are channels, and for commands whose only key spec
+ * is a plain range (GET, MGET, HSET...), that range, so the common case
+ * finds its keys without the general extractor. */
+typedef enum { ACL_CHAN_NONE = 0, ACL_CHAN_FIRST, ACL_CHAN_ALL, ACL_CHAN_ALL_PATTERNS } acl_chan_kind_t;
+typedef enum {
+    ACL_KEYS_GENERAL = 0,     /* ask cmd_meta_get_keys */
+    ACL_KEYS_NONE,            /* a row without key specs */
+    ACL_KEYS_RANGE,           /* the range below is the whole key spec */
+    ACL_KEYS_SET,             /* SET: argv[1], flags by cmd_meta_set_key_flags */
+} acl_keys_kind_t;
+typedef struct acl_cmd_info {
+    acl_chan_kind_t chan;
+    acl_keys_kind_t keys;
+    int kfirst, klast, kstep, klimit;   /* begin index; find_keys range */
+    unsigned kflags;          /* KSF_* of those keys */
+} acl_cmd_info_t;
+/* Indexed by command id; immutable after acl_cmdtab_init(). */
+extern const acl_cmd_info_t *acl_cmd_infos;
+
 /* acl-pubsub-default: new selectors and "reset" start with all channels
  * (true) or none (false, Redis 7.0's default). */
 void acl_set_pubsub_default(bool allchannels);
@@ -120,11 +146,8 @@ sds acl_selector_describe_commands(const acl_selector_t *s);
 sds acl_selector_describe_keys(const acl_selector_t *s);
 sds acl_selector_describe_channels(const acl_selector_t *s);
 
-/* The checks of one selector (acl.c combines them over selectors). */
-bool acl_selector_allows_cmd(const acl_selector_t *s, const command_t *cmd, robj **argv, int argc);
-bool acl_selector_allows_key(const acl_selector_t *s, const char *key, size_t len, unsigned ksf_flags);
-bool acl_selector_allows_channel(const acl_selector_t *s, const char *chan, size_t len, bool is_pattern);
-bool acl_selector_all_keys(const acl_selector_t *s, unsigned ksf_flags);
+/* Whether the selector's bit for command id is set. */
+static inline bool acl_sel_bit(const acl_selector_t *s, int id) { return (s->allowed[id / 64] >> (id % 64)) & 1; }
 
 /* The id of a command (set by acl_cmdtab_init). */
 int acl_cmd_id(const command_t *cmd);

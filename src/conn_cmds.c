@@ -267,7 +267,8 @@ static void cmd_client_kill(client_t *c) {
         return;
     }
     long long id = 0;
-    const char *addr = NULL, *laddr = NULL, *user = NULL;
+    const char *addr = NULL, *laddr = NULL;
+    acl_user_t *user = NULL;
     bool skipme = true;
     int kill_type = -1;   /* as CLIENT LIST's filter: 0 normal, 1 pubsub, 2 replica (none) */
     for (int j = 2; j < c->argc; j += 2) {
@@ -280,11 +281,11 @@ static void cmd_client_kill(client_t *c) {
         } else if (!strcasecmp(k, "addr")) addr = v;
         else if (!strcasecmp(k, "laddr")) laddr = v;
         else if (!strcasecmp(k, "user")) {
-            if (strcmp(v, "default")) {   /* the only user until ACLs exist */
+            user = acl_find_user(c->srv, v, strlen(v));
+            if (!user) {
                 reply_error(c, "No such user '%s'", v);
                 return;
             }
-            user = v;
         }
         else if (!strcasecmp(k, "type")) {
             if (strcasecmp(v, "normal") && strcasecmp(v, "master") && strcasecmp(v, "replica") &&
@@ -311,7 +312,7 @@ static void cmd_client_kill(client_t *c) {
         if (id && o->id != (uint64_t)id) continue;
         if (addr && strcmp(o->addr, addr)) continue;
         if (laddr && strcmp(o->laddr, laddr)) continue;
-        if (user && strcmp(user, "default")) continue;
+        if (user && o->user != user) continue;
         if (o == c && skipme) continue;
         if (kill_type >= 0 && kill_type != ((o->flags & CLIENT_PUBSUB) ? 1 : 0)) continue;
         self |= kill_client(c, o);
