@@ -81,13 +81,17 @@ void sha256_update(sha256_ctx *c, const void *data, size_t len) {
 
 void sha256_final(sha256_ctx *c, unsigned char out[SHA256_DIGEST_LEN]) {
     uint64_t bits = c->total * 8;
-    unsigned char pad = 0x80;
-    sha256_update(c, &pad, 1);
-    unsigned char zero = 0;
-    while (c->used != 56) sha256_update(c, &zero, 1);
-    unsigned char len_be[8];
-    for (int i = 0; i < 8; i++) len_be[i] = (unsigned char)(bits >> (56 - 8 * i));
-    sha256_update(c, len_be, 8);
+    /* 0x80, zeros up to 8 bytes short of a block end, the bit length. */
+    c->block[c->used++] = 0x80;
+    if (c->used > 56) {
+        memset(c->block + c->used, 0, 64 - c->used);
+        compress(c->h, c->block);
+        c->used = 0;
+    }
+    memset(c->block + c->used, 0, 56 - c->used);
+    for (int i = 0; i < 8; i++) c->block[56 + i] = (unsigned char)(bits >> (56 - 8 * i));
+    compress(c->h, c->block);
+    c->used = 0;
     for (int i = 0; i < 8; i++) {
         out[4 * i] = (unsigned char)(c->h[i] >> 24);
         out[4 * i + 1] = (unsigned char)(c->h[i] >> 16);

@@ -147,7 +147,8 @@ static void accept_one(server_t *srv, int cfd, bool is_unix) {
         reject(cfd, "-ERR max number of clients reached\r\n");
         return;
     }
-    if (!is_unix && srv->cfg.protected_mode && (!srv->cfg.requirepass || !srv->cfg.requirepass[0]) &&
+    /* Protected mode guards a default user without a password (acl.c). */
+    if (!is_unix && srv->cfg.protected_mode && acl_default_nopass(srv) &&
         !net_peer_is_loopback(cfd)) {
         srv->stats.rejected_conn++;
         reject(cfd, protected_msg);
