@@ -2,13 +2,15 @@
  *
  * Dispatch order follows Redis 7 so clients see the same error for the same
  * mistake: unknown command -> unknown subcommand -> arity -> NOAUTH ->
- * maxmemory (OOM) -> execute.  Errors before execution count as
+ * ACL (NOPERM) -> maxmemory (OOM) -> execute.  Errors before execution count as
  * rejected_calls, errors replied by the handler as failed_calls. */
 #include "commands.h"
 
 #include <stdio.h>
 #include <string.h>
 
+#include "acl.h"
+#include "acl_user.h"
 #include "command_meta.h"
 #include "evict.h"
 #include "latency.h"
@@ -43,7 +45,8 @@ static command_t *const all_tables[] = {string_commands, keyspace_commands, serv
                                           geo_commands /* geo.c */,
                                           script_commands /* script.c */, function_commands /* function.c */,
                                           stream_commands, stream_cg_commands /* t_stream*.c */,
-                                          repl_commands /* repl_master.c, repl_replica.c, repl_info.c */};
+                                          repl_commands /* repl_master.c, repl_replica.c, repl_info.c */,
+                                          acl_commands /* acl_cmds.c */};
 
 static dict_type command_dict_type = {dict_sds_hash_nocase, dict_sds_eq_nocase, NULL, dict_sds_free, NULL, false};
 
@@ -215,6 +218,25 @@ static bool oom_rejects(const client_t *c, const command_t *cmd) {
 
 static void process(client_t *c);
 
+/* NOPERM with Redis's texts; the denial is in the ACL log.  A refused
+ * EXEC aborts its transaction, as any refused EXEC does. */
+static bool acl_allows_or_reply(client_t *c, command_t *cmd) {
+    if (!c->user || c->user->unrestricted) return true;   /* the common case, inline */
+    int pos;
+    int r = acl_check_and_log(c, c->user, cmd, c->argv, c->argc, c->mstate ? ACL_CTX_MULTI : ACL_CTX_TOPLEVEL, &pos);
+    if (r == ACL_OK) return true;
+    char msg[256];
+    if (r == ACL_DENIED_CMD)
+        snprintf(msg, sizeof(msg), "NOPERM this user has no permissions to run the '%s' command", acl_cmd_name(cmd));
+    else if (r == ACL_DENIED_KEY)
+        snprintf(msg, sizeof(msg), "NOPERM this user has no permissions to access one of the keys used as arguments");
+    else
+        snprintf(msg, sizeof(msg), "NOPERM this user has no permissions to access one of the channels used as arguments");
+    if (is_named(cmd, "exec")) multi_exec_abort(c, msg);
+    else reply_error(c, "%s", msg);
+    return false;
+}
+
 /* CLIENT REPLY SKIP silences exactly the command after it. */
 static void advance_reply_skip(client_t *c) {
     c->flags &= ~CLIENT_REPLY_SKIP;
@@ -240,8 +262,15 @@ static void process(client_t *c) {
         return;
     }
     c->lastcmd = cmd;   /* CLIENT LIST's cmd= names queued commands too */
-    if (!(c->flags & CLIENT_AUTHENTICATED) && !(cmd->flags & CMD_NO_AUTH)) {
+    if (!(c->flags & CLIENT_AUTHENTICATED) && !(cmd->flags & CMD_NO_AUTH) && acl_auth_required(c)) {
         reply_error(c, RL_ERR_NOAUTH);
+        cmd->rejected_calls++;
+        multi_flag_error(c);
+        return;
+    }
+    /* acl.c: the user's permissions (a NO_MULTI command inside MULTI gets
+     * its own error below, as Redis checks that first). */
+    if (!(c->mstate && (cmd->flags & CMD_NO_MULTI)) && !acl_allows_or_reply(c, cmd)) {
         cmd->rejected_calls++;
         multi_flag_error(c);
         return;
@@ -332,6 +361,8 @@ void commands_call(client_t *c, command_t *cmd) {
     srv->current_client = c;
     cmd->proc(c);
     check_replied(c, cmd, replies_before);
+    /* acl.c: the client's user was deleted by this very command. */
+    if (c->flags & CLIENT_CLOSE_AFTER_COMMAND) c->flags = (c->flags & ~CLIENT_CLOSE_AFTER_COMMAND) | CLIENT_CLOSE_AFTER_REPLY;
     tracking_after_command(c, cmd);   /* tracking.c: remember the keys it read */
     srv->current_client = outer;
     /* The caller's own invalidations follow its reply (Redis's order). */

@@ -57,6 +57,9 @@ static const enum_name diskless_load_enum[] = {{"disabled", REPL_DISKLESS_LOAD_D
 static const enum_name sanitize_enum[] = {{"no", SANITIZE_NO}, {"yes", SANITIZE_YES},
                                           {"clients", SANITIZE_CLIENTS}, {NULL, 0}};
 
+static const enum_name acl_pubsub_enum[] = {{"allchannels", ACL_PUBSUB_ALLCHANNELS},
+                                            {"resetchannels", ACL_PUBSUB_RESETCHANNELS}, {NULL, 0}};
+
 typedef struct directive {
     const char *name;
     int type;
@@ -141,6 +144,10 @@ static const directive directives[] = {
      0},
     {"tracking-table-max-keys", T_INT, O(tracking_table_max_keys), "1000000", 0, LONG_MAX, NULL, 0},
     {"notify-keyspace-events", T_NOTIFY, O(notify_keyspace_flags), "", 0, 0, NULL, 0},
+    /* access control (acl.c); "user" lines are kept apart, see add_user_line() */
+    {"aclfile", T_STR, O(aclfile), "", 0, 0, NULL, F_IMMUTABLE},
+    {"acllog-max-len", T_INT, O(acllog_max_len), "128", 0, LONG_MAX, NULL, 0},
+    {"acl-pubsub-default", T_ENUM, O(acl_pubsub_default), "resetchannels", 0, 0, acl_pubsub_enum, 0},
     {"client-output-buffer-limit", T_OBUF, O(obuf_limits), "normal 0 0 0 slave 256mb 64mb 60 pubsub 32mb 8mb 60", 0, 0,
      NULL, 0},
     /* replication (repl_*.c); replicaof changes through REPLICAOF only */
@@ -424,6 +431,12 @@ void config_init_defaults(rl_config_t *cfg) {
 
 void config_free(rl_config_t *cfg) {
     free_bind(cfg);
+    for (int i = 0; i < cfg->acl_user_count; i++) zfree(cfg->acl_user_lines[i]);
+    zfree(cfg->acl_user_lines);
+    zfree(cfg->acl_user_linenos);
+    cfg->acl_user_lines = NULL;
+    cfg->acl_user_linenos = NULL;
+    cfg->acl_user_count = 0;
     for (size_t i = 0; i < N_DIRECTIVES; i++) {
         if (owns_string(&directives[i])) {
             char **s = field(cfg, &directives[i]);
@@ -479,6 +492,22 @@ static int apply_line(rl_config_t *cfg, const char *line, const char **err) {
     return r;
 }
 
+/* "user <name> rules...": not a directive with one value but a list the
+ * ACL layer applies at start-up (acl_init), with the line numbers it
+ * reports errors at.  True if line was one. */
+static bool add_user_line(rl_config_t *cfg, const char *line, int lineno) {
+    if (strncasecmp(line, "user", 4) != 0 || !isspace((unsigned char)line[4])) return false;
+    const char *rest = line + 4;
+    while (isspace((unsigned char)*rest)) rest++;
+    int n = cfg->acl_user_count + 1;
+    cfg->acl_user_lines = zrealloc(cfg->acl_user_lines, sizeof(char *) * (size_t)n);
+    cfg->acl_user_linenos = zrealloc(cfg->acl_user_linenos, sizeof(int) * (size_t)n);
+    cfg->acl_user_lines[n - 1] = zstrdup(rest);
+    cfg->acl_user_linenos[n - 1] = lineno;
+    cfg->acl_user_count = n;
+    return true;
+}
+
 int config_load_text(rl_config_t *cfg, const char *name, const char *text) {
     int lineno = 0;
     const char *p = text;
@@ -493,6 +522,10 @@ int config_load_text(rl_config_t *cfg, const char *name, const char *text) {
         size_t lead = 0;
         while (lead < sds_len(line) && isspace((unsigned char)line[lead])) lead++;
         if (lead == sds_len(line) || line[lead] == '#') {
+            sds_free(line);
+            continue;
+        }
+        if (add_user_line(cfg, line + lead, lineno)) {
             sds_free(line);
             continue;
         }

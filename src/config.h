@@ -25,6 +25,9 @@ typedef struct obuf_limit {
     long long soft_secs;   /* seconds */
 } obuf_limit_t;
 
+/* acl-pubsub-default: Redis 7.0 starts new users with no channels. */
+enum { ACL_PUBSUB_RESETCHANNELS = 0, ACL_PUBSUB_ALLCHANNELS = 1 };
+
 enum { APPENDFSYNC_NO = 0, APPENDFSYNC_ALWAYS, APPENDFSYNC_EVERYSEC };
 /* sanitize-dump-payload: "clients" spares RDB files in Redis, as "no" does. */
 enum { SANITIZE_NO = 0, SANITIZE_YES, SANITIZE_CLIENTS };
@@ -126,6 +129,13 @@ typedef struct rl_config {
     long long replica_priority;
     char *replica_announce_ip;        /* "" = not announced */
     long long replica_announce_port;  /* 0 = our port */
+    /* access control (acl.c) */
+    char *aclfile;                    /* "" = users come from "user" lines */
+    long long acllog_max_len;         /* ACL LOG entries kept */
+    int acl_pubsub_default;           /* ACL_PUBSUB_*: channels of a new user */
+    char **acl_user_lines;            /* "user" lines, without the word "user" */
+    int *acl_user_linenos;            /* their line numbers (0 = command line) */
+    int acl_user_count;
 } rl_config_t;
 
 enum { DEBUG_CMD_NO, DEBUG_CMD_YES, DEBUG_CMD_LOCAL };

@@ -7,6 +7,7 @@
  * ops/sec sample, active expiry, idle-client timeouts, incremental rehash,
  * allocator maintenance.  Shutdown (SIGTERM, SIGINT, SHUTDOWN) stops the
  * loop; main() then frees everything so the process exits valgrind-clean. */
+#include "acl.h"
 #include "server.h"
 
 #include <errno.h>
@@ -152,6 +153,7 @@ bool server_init(server_t *srv) {
     srv->latency = latency_create();
     srv->monitors = monitor_create();
     commands_init(srv);
+    if (!acl_init(srv)) return false;   /* users: config lines or aclfile */
     multi_init(srv);
     scripting_init(srv);                 /* before loading: RDB functions, AOF scripts */
     srv->loop = evloop_create();
@@ -286,6 +288,7 @@ void server_free(server_t *srv) {
     propagate_free(srv);
     persist_free(srv);
     db_free_all(srv);
+    acl_free(srv);
     commands_free(srv);
     multi_free(srv);
     scripting_free(srv);

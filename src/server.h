@@ -129,6 +129,7 @@ struct server {
     struct scripting *scripting;   /* script.c: Lua states, cached scripts, the running script */
     struct repl *repl;             /* repl_*.c: replication state (repl_state.h) */
     struct propagate *propagate;   /* propagate.c: the one write stream to the AOF and replicas */
+    struct acl *acl;            /* acl.c: users, the default user, the ACL log */
 };
 
 bool server_init(server_t *srv);
