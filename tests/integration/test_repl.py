@@ -257,3 +257,24 @@ def test_scripts_respect_replica_and_min_replicas_refusals(start_server):
     assert rm.eval("return redis.call('set','a',1)", 0) == "OK"
     wait_caught_up(rm, rs)
     assert rs.get("a") == "1"
+
+
+def test_replica_applies_the_stream_whatever_its_default_user_may_do(start_server):
+    """The master link runs as no user (as in Redis): a replica whose default
+    user may only read app:* keys still applies every write it is sent."""
+    m = start_server(args=FAST)
+    rm = m.client()
+    s = start_server(args=FAST)
+    admin = s.client()
+    admin.execute_command("ACL", "SETUSER", "admin", "on", ">pw", "allkeys", "allcommands")
+    admin.execute_command("ACL", "SETUSER", "default", "resetkeys", "~app:*", "-@all", "+@read", "+ping")
+    a = redis.Redis(port=s.port, username="admin", password="pw", decode_responses=True)
+    a.replicaof("127.0.0.1", m.port)
+    wait_link_up(a)
+    rm.set("other:1", "x")
+    rm.hset("h", mapping={"f": "v"})
+    assert rm.wait(1, 5000) == 1
+    assert a.get("other:1") == "x"
+    assert a.hgetall("h") == {"f": "v"}
+    with pytest.raises(redis.exceptions.NoPermissionError, match="no permissions to access one of the keys"):
+        admin.get("other:1")             # the default user itself still cannot
