@@ -19,7 +19,7 @@
 #define NBUCKETS 4
 
 typedef struct {
-    pthread_mutex_t lock;
+    ebb_lock_t lock;
     ebb_span_t *bucket[NBUCKETS];   /* partial slabs by fullness */
     size_t nslabs;                  /* slabs of this class */
     size_t used;                    /* blocks out of slabs */
@@ -28,7 +28,7 @@ typedef struct {
 } __attribute__((aligned(64))) central_t;
 
 static central_t cent[EBB_NCLASSES] = {
-    [0 ... EBB_NCLASSES - 1] = { .lock = PTHREAD_MUTEX_INITIALIZER },
+    [0 ... EBB_NCLASSES - 1] = { .lock = EBB_LOCK_INIT },
 };
 
 static int bucket_of(const ebb_span_t *s) {
@@ -83,7 +83,7 @@ unsigned _ebb_central_take(unsigned cls, unsigned want, void **head) {
     central_t *cc = &cent[cls];
     void *list = *head;
     unsigned n = 0;
-    pthread_mutex_lock(&cc->lock);
+    ebb_lock(&cc->lock);
     while (n < want) {
         ebb_span_t *s = fullest_partial(cc);
         if (s == NULL && (s = new_slab(cc, cls)) == NULL)
@@ -98,7 +98,7 @@ unsigned _ebb_central_take(unsigned cls, unsigned want, void **head) {
     }
     cc->used += n;
     cc->nrefills++;
-    pthread_mutex_unlock(&cc->lock);
+    ebb_unlock(&cc->lock);
     *head = list;
     return n;
 }
@@ -108,7 +108,7 @@ unsigned _ebb_central_take(unsigned cls, unsigned want, void **head) {
 void _ebb_central_give(unsigned cls, void *head, unsigned n) {
     central_t *cc = &cent[cls];
     ebb_span_t *empties = NULL;
-    pthread_mutex_lock(&cc->lock);
+    ebb_lock(&cc->lock);
     for (unsigned i = 0; i < n; i++) {
         void *b = head;
         head = *(void **)b;
@@ -129,7 +129,7 @@ void _ebb_central_give(unsigned cls, void *head, unsigned n) {
     }
     cc->used -= n;
     cc->nflushes++;
-    pthread_mutex_unlock(&cc->lock);
+    ebb_unlock(&cc->lock);
     while (empties) {
         ebb_span_t *s = empties;
         empties = s->next;
@@ -139,13 +139,16 @@ void _ebb_central_give(unsigned cls, void *head, unsigned n) {
 
 void _ebb_central_stats(unsigned cls, ebb_central_stats_t *out) {
     central_t *cc = &cent[cls];
-    pthread_mutex_lock(&cc->lock);
+    ebb_lock(&cc->lock);
     out->nslabs = cc->nslabs;
     out->used = cc->used;
     out->cap = cc->cap;
     out->nrefills = cc->nrefills;
     out->nflushes = cc->nflushes;
-    pthread_mutex_unlock(&cc->lock);
+    out->lock_acquired = cc->lock.acquired;
+    out->lock_contended =
+        __atomic_load_n(&cc->lock.contended, __ATOMIC_RELAXED);
+    ebb_unlock(&cc->lock);
 }
 
 /* 1 if ptr's slab is used less than its class on average (strictly), so
@@ -156,24 +159,24 @@ int _ebb_central_defrag_hint(const void *ptr) {
         return 0;
     central_t *cc = &cent[cls];
     ebb_span_t *s = ebb_span_of(ptr);
-    pthread_mutex_lock(&cc->lock);
+    ebb_lock(&cc->lock);
     int hint = (uint64_t)s->u.slab.used * cc->cap <
                (uint64_t)cc->used * s->u.slab.cap;
-    pthread_mutex_unlock(&cc->lock);
+    ebb_unlock(&cc->lock);
     return hint;
 }
 
 void _ebb_central_lock_all(void) {
     for (unsigned c = 0; c < EBB_NCLASSES; c++)
-        pthread_mutex_lock(&cent[c].lock);
+        ebb_lock(&cent[c].lock);
 }
 
 void _ebb_central_unlock_all(int reinit) {
     for (unsigned c = 0; c < EBB_NCLASSES; c++) {
         if (reinit)
-            pthread_mutex_init(&cent[c].lock, NULL);
+            ebb_lock_reinit(&cent[c].lock);
         else
-            pthread_mutex_unlock(&cent[c].lock);
+            ebb_unlock(&cent[c].lock);
     }
 }
 

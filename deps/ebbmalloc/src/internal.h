@@ -126,6 +126,34 @@ static inline size_t ebb_page_round(size_t n) {
     return (n + EBB_PAGE - 1) & ~(EBB_PAGE - 1);
 }
 
+/* ---- locks with wait counters ----
+ * Every lock of the allocator is an ebb_lock_t: a mutex plus two counters,
+ * acquisitions and contended acquisitions (the trylock failed, so the
+ * thread had to wait).  ebb_stats_print reports them per lock, which is
+ * how we see where threads wait.  acquired is written under the lock,
+ * contended before it (atomically); both are read without the lock. */
+typedef struct {
+    pthread_mutex_t m;
+    uint64_t acquired;       /* acquisitions */
+    uint64_t contended;      /* of those, how many had to wait (atomic) */
+} ebb_lock_t;
+#define EBB_LOCK_INIT { .m = PTHREAD_MUTEX_INITIALIZER }
+
+static inline void ebb_lock(ebb_lock_t *l) {
+    if (EBB_UNLIKELY(pthread_mutex_trylock(&l->m) != 0)) {
+        __atomic_add_fetch(&l->contended, 1, __ATOMIC_RELAXED);
+        pthread_mutex_lock(&l->m);
+    }
+    __atomic_store_n(&l->acquired, l->acquired + 1, __ATOMIC_RELAXED);
+}
+static inline void ebb_unlock(ebb_lock_t *l) {
+    pthread_mutex_unlock(&l->m);
+}
+/* Fork child: the lock is re-made free; counters are kept. */
+static inline void ebb_lock_reinit(ebb_lock_t *l) {
+    pthread_mutex_init(&l->m, NULL);
+}
+
 /* ---- conf.c: settings, read once from EBBMALLOC_CONF ---- */
 typedef struct {
     long decay_ms;              /* dirty page age before purge; -1 never */
@@ -175,6 +203,7 @@ size_t _ebb_page_purge(uint64_t cutoff_ms) EBB_HIDDEN;
 void _ebb_page_stats(ebb_page_stats_t *out) EBB_HIDDEN;
 int _ebb_page_check(size_t *used, size_t *cap) EBB_HIDDEN;
 void _ebb_page_lock_all(void) EBB_HIDDEN;
+void _ebb_page_lock_counts(uint64_t *acquired, uint64_t *contended) EBB_HIDDEN;
 void _ebb_page_unlock_all(int reinit) EBB_HIDDEN;
 
 /* ---- slab.c: blocks inside one slab (caller holds the class lock) ---- */
@@ -186,6 +215,7 @@ void _ebb_slab_put(ebb_span_t *s, void *block) EBB_HIDDEN;
 typedef struct {
     size_t nslabs, used, cap;    /* slabs, blocks out, blocks held */
     uint64_t nrefills, nflushes; /* batches moved */
+    uint64_t lock_acquired, lock_contended;   /* the class lock */
 } ebb_central_stats_t;
 unsigned _ebb_central_take(unsigned cls, unsigned want, void **head)
     EBB_HIDDEN;
@@ -215,6 +245,8 @@ void _ebb_tcache_flush_self(void) EBB_HIDDEN;
 size_t _ebb_tcache_cached(unsigned cls) EBB_HIDDEN;    /* blocks, all threads */
 void _ebb_tcache_global_init(void) EBB_HIDDEN;
 void _ebb_tcache_lock_all(void) EBB_HIDDEN;
+void _ebb_tcache_lock_counts(uint64_t *acquired, uint64_t *contended)
+    EBB_HIDDEN;
 void _ebb_tcache_unlock_all(int reinit) EBB_HIDDEN;
 
 /* ---- huge.c: one mapping per huge block ---- */

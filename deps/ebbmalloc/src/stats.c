@@ -9,6 +9,8 @@
  *   retained  = free pages returned to the OS or never touched, plus
  *               header pages not yet touched (metadata counts the others)
  *   resident  = mapped - retained.
+ * The report also gives each lock's acquisitions and contended
+ * acquisitions (internal.h, ebb_lock_t): where threads wait.
  * The report is formatted into a stack buffer and never allocates. */
 #include <stdarg.h>
 #include <stdio.h>
@@ -71,21 +73,39 @@ void ebb_stats_print(void (*out)(void *arg, const char *text), void *arg) {
           s.metadata, s.dirty, s.tcache, ps.nchunks, ps.large);
     emitf(out, arg, "frag ratio (active/allocated): %.3f\n",
           s.allocated ? (double)s.active / (double)s.allocated : 0.0);
-    emitf(out, arg, "%6s %5s %8s %10s %10s %9s %6s %10s %10s\n", "size",
-          "pages", "slabs", "used", "cap", "cached", "util%", "refills",
-          "flushes");
+    uint64_t acq, cont, class_acq = 0, class_cont = 0;
+    _ebb_page_lock_counts(&acq, &cont);
+    emitf(out, arg, "lock page: %llu acquired, %llu contended\n",
+          (unsigned long long)acq, (unsigned long long)cont);
+    _ebb_tcache_lock_counts(&acq, &cont);
+    emitf(out, arg, "lock thread registry: %llu acquired, %llu contended\n",
+          (unsigned long long)acq, (unsigned long long)cont);
+    for (unsigned c = 0; c < EBB_NCLASSES; c++) {
+        ebb_central_stats_t cs;
+        _ebb_central_stats(c, &cs);
+        class_acq += cs.lock_acquired;
+        class_cont += cs.lock_contended;
+    }
+    emitf(out, arg, "lock classes (all): %llu acquired, %llu contended\n",
+          (unsigned long long)class_acq, (unsigned long long)class_cont);
+    emitf(out, arg, "%6s %5s %8s %10s %10s %9s %6s %10s %10s %10s %10s\n",
+          "size", "pages", "slabs", "used", "cap", "cached", "util%",
+          "refills", "flushes", "locks", "lockwaits");
     for (unsigned c = 0; c < EBB_NCLASSES; c++) {
         ebb_central_stats_t cs;
         _ebb_central_stats(c, &cs);
         if (cs.nslabs == 0 && cs.nrefills == 0)
             continue;
         size_t inc = _ebb_tcache_cached(c);
-        emitf(out, arg, "%6u %5u %8zu %10zu %10zu %9zu %6.1f %10llu %10llu\n",
+        emitf(out, arg,
+              "%6u %5u %8zu %10zu %10zu %9zu %6.1f %10llu %10llu %10llu %10llu\n",
               (unsigned)_ebb_class_size[c], (unsigned)_ebb_class_pages[c],
               cs.nslabs, cs.used, cs.cap, inc,
               cs.cap ? 100.0 * (double)cs.used / (double)cs.cap : 0.0,
               (unsigned long long)cs.nrefills,
-              (unsigned long long)cs.nflushes);
+              (unsigned long long)cs.nflushes,
+              (unsigned long long)cs.lock_acquired,
+              (unsigned long long)cs.lock_contended);
     }
     emitf(out, arg, "___ end of ebbmalloc statistics ___\n");
 }

@@ -20,7 +20,7 @@ __thread ebb_tcache_t _ebb_tc __attribute__((tls_model("initial-exec")));
 
 static uint32_t bin_max[EBB_NCLASSES];
 static pthread_key_t tc_key;
-static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static ebb_lock_t reg_lock = EBB_LOCK_INIT;
 static ebb_tcache_t *reg_head;
 
 static void tc_exit(void *arg);
@@ -49,20 +49,20 @@ void _ebb_tcache_global_init(void) {
 }
 
 static void tc_register(ebb_tcache_t *tc) {
-    pthread_mutex_lock(&reg_lock);
+    ebb_lock(&reg_lock);
     tc->reg_prev = NULL;
     tc->reg_next = reg_head;
     if (reg_head) reg_head->reg_prev = tc;
     reg_head = tc;
-    pthread_mutex_unlock(&reg_lock);
+    ebb_unlock(&reg_lock);
 }
 
 static void tc_unregister(ebb_tcache_t *tc) {
-    pthread_mutex_lock(&reg_lock);
+    ebb_lock(&reg_lock);
     if (tc->reg_prev) tc->reg_prev->reg_next = tc->reg_next;
     else reg_head = tc->reg_next;
     if (tc->reg_next) tc->reg_next->reg_prev = tc->reg_prev;
-    pthread_mutex_unlock(&reg_lock);
+    ebb_unlock(&reg_lock);
 }
 
 /* First use on this thread.  LIVE is set before pthread_setspecific,
@@ -156,15 +156,20 @@ void _ebb_tcache_flush_self(void) {
 /* Blocks of class cls sitting in all live caches (a racy snapshot). */
 size_t _ebb_tcache_cached(unsigned cls) {
     size_t n = 0;
-    pthread_mutex_lock(&reg_lock);
+    ebb_lock(&reg_lock);
     for (ebb_tcache_t *tc = reg_head; tc; tc = tc->reg_next)
         n += __atomic_load_n(&tc->bins[cls].count, __ATOMIC_RELAXED);
-    pthread_mutex_unlock(&reg_lock);
+    ebb_unlock(&reg_lock);
     return n;
 }
 
+void _ebb_tcache_lock_counts(uint64_t *acquired, uint64_t *contended) {
+    *acquired = __atomic_load_n(&reg_lock.acquired, __ATOMIC_RELAXED);
+    *contended = __atomic_load_n(&reg_lock.contended, __ATOMIC_RELAXED);
+}
+
 void _ebb_tcache_lock_all(void) {
-    pthread_mutex_lock(&reg_lock);
+    ebb_lock(&reg_lock);
 }
 
 /* In a fork child only the forking thread survives: the registry keeps
@@ -172,10 +177,10 @@ void _ebb_tcache_lock_all(void) {
  * child, bounded by tcache_bytes per thread. */
 void _ebb_tcache_unlock_all(int reinit) {
     if (!reinit) {
-        pthread_mutex_unlock(&reg_lock);
+        ebb_unlock(&reg_lock);
         return;
     }
-    pthread_mutex_init(&reg_lock, NULL);
+    ebb_lock_reinit(&reg_lock);
     reg_head = NULL;
     if (_ebb_tc.state == EBB_TC_LIVE)
         tc_register(&_ebb_tc);

@@ -379,6 +379,29 @@ static int test_stats_print(void) {
     return 0;
 }
 
+/* The lock report: "lock page: A acquired, C contended" with C <= A, and
+ * a large allocation (a page run) takes the page lock at least once. */
+static void lock_line(void *arg, const char *text) {
+    unsigned long long *v = arg;
+    if (strncmp(text, "lock page: ", 11) == 0)
+        v[2] = sscanf(text, "lock page: %llu acquired, %llu contended",
+                      &v[0], &v[1]);
+}
+
+static int test_lock_counters(void) {
+    unsigned long long before[3] = { 0, 0, 0 }, after[3] = { 0, 0, 0 };
+    ebb_stats_print(lock_line, before);
+    void *p = ebb_malloc(100000);
+    CHECK(p != NULL);
+    ebb_free(p);
+    ebb_stats_print(lock_line, after);
+    CHECK_EQ(before[2], 2);
+    CHECK_EQ(after[2], 2);
+    CHECK(after[0] >= before[0] + 2);
+    CHECK(after[1] <= after[0]);
+    return 0;
+}
+
 int main(void) {
     RUN_TEST(test_class_table);
     RUN_TEST(test_waste_bound);
@@ -393,5 +416,6 @@ int main(void) {
     RUN_TEST(test_defrag_hint);
     RUN_TEST(test_thread_exit_flush);
     RUN_TEST(test_stats_print);
+    RUN_TEST(test_lock_counters);
     return TEST_REPORT("ebbmalloc api");
 }
