@@ -53,7 +53,8 @@ enum { EBB_SPAN_DIRTY = 1, EBB_SPAN_CLEAN, EBB_SPAN_SLAB, EBB_SPAN_LARGE,
  * a used span and for the first and last page of a free one.  Every
  * descriptor below its chunk's desc_top is either a span's or on the
  * chunk's desc_free list (state 0).  For a slab: used + |free list| + (cap - bump)
- * == cap; used counts blocks handed out to threads (program or tcache). */
+ * == cap; used counts blocks handed out to threads (program, tcache or a
+ * transfer stack); a slab with used == 0 is one central.c keeps empty. */
 typedef struct ebb_span {
     struct ebb_span *next, *prev;   /* free bin list / central bucket list */
     uint32_t npages;                /* length in pages */
@@ -221,9 +222,20 @@ unsigned _ebb_central_take(unsigned cls, unsigned want, void **head)
     EBB_HIDDEN;
 void _ebb_central_give(unsigned cls, void *head, unsigned n) EBB_HIDDEN;
 void _ebb_central_stats(unsigned cls, ebb_central_stats_t *out) EBB_HIDDEN;
+void _ebb_central_init(void) EBB_HIDDEN;
+void _ebb_central_trim(uint64_t now, long decay_ms, bool all) EBB_HIDDEN;
 int _ebb_central_defrag_hint(const void *ptr) EBB_HIDDEN;
 void _ebb_central_lock_all(void) EBB_HIDDEN;
 void _ebb_central_unlock_all(int reinit) EBB_HIDDEN;
+
+/* ---- xfer.c: lock-free per-class stacks of block batches ---- */
+void _ebb_xfer_init(unsigned cls, uint32_t bin_max) EBB_HIDDEN;
+bool _ebb_xfer_push(unsigned cls, void *head, uint32_t n) EBB_HIDDEN;
+uint32_t _ebb_xfer_pop(unsigned cls, void **head) EBB_HIDDEN;
+void _ebb_xfer_drain(unsigned cls) EBB_HIDDEN;
+void _ebb_xfer_drain_all(void) EBB_HIDDEN;
+size_t _ebb_xfer_pending(unsigned cls) EBB_HIDDEN;
+void _ebb_xfer_counts(uint64_t out[3]) EBB_HIDDEN;
 
 /* ---- tcache.c: per-thread caches ---- */
 typedef struct {

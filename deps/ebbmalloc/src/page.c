@@ -424,9 +424,11 @@ int _ebb_page_check(size_t *used, size_t *cap) {
             }
             if (s->state == EBB_SPAN_LARGE)
                 large += s->npages * EBB_PAGE;
-            if (s->state == EBB_SPAN_SLAB && s->u.slab.used == 0) {
+            if (s->state == EBB_SPAN_SLAB && s->u.slab.used == 0 &&
+                c->page_cls[p] == EBB_CLS_NONE) {
                 /* emptied by central.c, on its way to _ebb_page_free (or
-                 * orphaned by a fork in that window): no class owns it */
+                 * orphaned by a fork in that window): no class owns it.
+                 * (An empty slab central.c keeps still has its class.) */
                 slab += s->npages * EBB_PAGE;
                 for (size_t i = p; i <= last; i++)
                     PCHECK(c->page_cls[i] == EBB_CLS_NONE);
@@ -436,7 +438,7 @@ int _ebb_page_check(size_t *used, size_t *cap) {
                 PCHECK(s->npages == _ebb_class_pages[s->cls]);
                 for (size_t i = p; i <= last; i++)
                     PCHECK(c->page_cls[i] == s->cls);
-                PCHECK(s->u.slab.used >= 1 && s->u.slab.used <= s->u.slab.cap);
+                PCHECK(s->u.slab.used <= s->u.slab.cap);   /* 0: kept empty */
                 PCHECK(s->u.slab.bump <= s->u.slab.cap);
                 PCHECK(s->u.slab.used + list_len(s->u.slab.free, s->u.slab.cap) +
                        (s->u.slab.cap - s->u.slab.bump) == s->u.slab.cap);

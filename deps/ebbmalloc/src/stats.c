@@ -3,9 +3,11 @@
  * tcache.c, huge.c) one lock at a time, so with other threads running they
  * are a near-simultaneous snapshot, exact when the program is quiet.
  *   allocated = sum over classes (blocks out of slabs - blocks in thread
- *               caches) * class size + large run bytes + huge usable bytes
- *   active    = slab pages (a slab with no block out is freed at once)
+ *               caches and on transfer stacks) * class size + large run
+ *               bytes + huge usable bytes
+ *   active    = slab pages (empty slabs kept by central.c included)
  *               + large run bytes + huge mapped bytes
+ *   tcache    = bytes in thread caches and on transfer stacks
  *   retained  = free pages returned to the OS or never touched, plus
  *               header pages not yet touched (metadata counts the others)
  *   resident  = mapped - retained.
@@ -25,7 +27,7 @@ void ebb_stats_get(ebb_stats_t *out) {
     for (unsigned c = 0; c < EBB_NCLASSES; c++) {
         ebb_central_stats_t cs;
         _ebb_central_stats(c, &cs);
-        size_t inc = _ebb_tcache_cached(c);
+        size_t inc = _ebb_tcache_cached(c) + _ebb_xfer_pending(c);
         small += (cs.used - (inc < cs.used ? inc : cs.used)) * _ebb_class_size[c];
         cached += inc * _ebb_class_size[c];
     }
@@ -88,6 +90,15 @@ void ebb_stats_print(void (*out)(void *arg, const char *text), void *arg) {
     }
     emitf(out, arg, "lock classes (all): %llu acquired, %llu contended\n",
           (unsigned long long)class_acq, (unsigned long long)class_cont);
+    uint64_t xc[3];
+    _ebb_xfer_counts(xc);
+    size_t pend = 0;
+    for (unsigned c = 0; c < EBB_NCLASSES; c++)
+        pend += _ebb_xfer_pending(c);
+    emitf(out, arg, "transfer stacks: %zu blocks waiting\n", pend);
+    emitf(out, arg, "transfer batches (no lock): %llu pushed, %llu popped, "
+          "%llu refused (stack full)\n", (unsigned long long)xc[0],
+          (unsigned long long)xc[1], (unsigned long long)xc[2]);
     emitf(out, arg, "%6s %5s %8s %10s %10s %9s %6s %10s %10s %10s %10s\n",
           "size", "pages", "slabs", "used", "cap", "cached", "util%",
           "refills", "flushes", "locks", "lockwaits");

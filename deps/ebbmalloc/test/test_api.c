@@ -365,7 +365,7 @@ static void collect(void *arg, const char *text) {
     size_t *n = arg;
     if (strstr(text, "allocated:"))
         n[0]++;
-    if (strstr(text, "    64 "))
+    if (strncmp(text, "    64 ", 7) == 0)
         n[1]++;
 }
 
