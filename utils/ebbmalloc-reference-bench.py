@@ -173,6 +173,10 @@ def main():
                     help="comma list of program names (default: all)")
     ap.add_argument("--allocators", default="",
                     help="comma list (default: all found)")
+    ap.add_argument("--extra", action="append", default=[],
+                    help="NAME=/path/lib.so: one more allocator, e.g. an "
+                    "older ebbmalloc build (names starting with ebbmalloc "
+                    "are not counted among the others)")
     ap.add_argument("--timeout", type=float, default=300)
     ap.add_argument("--csv", default="", help="append every run here")
     a = ap.parse_args()
@@ -181,6 +185,9 @@ def main():
         sys.exit("%s: not a mimalloc-bench tree (no bench/larson)" % ref)
     build(ref, a.build)
     allocs = [(n, l) for n, l in ALLOCATORS if not l or os.path.exists(l)]
+    for e in a.extra:
+        n, _, l = e.partition("=")
+        allocs.append((n, os.path.abspath(l)))
     if a.allocators:
         want = a.allocators.split(",")
         allocs = [x for x in allocs if x[0] in want]
@@ -228,7 +235,8 @@ def main():
             med[an] = statistics.median(vals) if vals else None
             rss[an] = statistics.median([r for _, _, r in rs]) if rs else None
             cpu[an] = statistics.median([c for _, c, _ in rs]) if rs else None
-        others = [n for n, _ in allocs if n != "ebbmalloc" and med[n]]
+        others = [n for n, _ in allocs
+                  if not n.startswith("ebbmalloc") and med[n]]
         ratio, best, rss_ratio = None, "-", None
         if others and med.get("ebbmalloc"):
             pick = max if higher else min
@@ -236,7 +244,7 @@ def main():
             best = "%s %s" % (bn, fmt(med[bn]))
             ratio = (med["ebbmalloc"] / med[bn] if higher
                      else med[bn] / med["ebbmalloc"])
-            small = min(rss[n] for n in others)
+            small = min(rss[n] for n in others if rss[n])
             rss_ratio = rss["ebbmalloc"] / small
         ebb_runs = " ".join(fmt(v) for v, _, _ in
                             results.get((name, t, "ebbmalloc"), []))
