@@ -179,15 +179,19 @@ def main():
                     "are not counted among the others)")
     ap.add_argument("--timeout", type=float, default=300)
     ap.add_argument("--csv", default="", help="append every run here")
+    ap.add_argument("--table-from", default="",
+                    help="run nothing: print the table from a --csv file "
+                    "(e.g. of an interrupted run)")
     a = ap.parse_args()
     ref = os.path.abspath(a.ref)
     if not os.path.isdir(os.path.join(ref, "bench", "larson")):
         sys.exit("%s: not a mimalloc-bench tree (no bench/larson)" % ref)
-    build(ref, a.build)
+    if not a.table_from:
+        build(ref, a.build)
     allocs = [(n, l) for n, l in ALLOCATORS if not l or os.path.exists(l)]
-    for e in a.extra:
+    for e in a.extra:   # a known name is replaced (e.g. a frozen copy)
         n, _, l = e.partition("=")
-        allocs.append((n, os.path.abspath(l)))
+        allocs = [x for x in allocs if x[0] != n] + [(n, os.path.abspath(l))]
     if a.allocators:
         want = a.allocators.split(",")
         allocs = [x for x in allocs if x[0] in want]
@@ -202,6 +206,13 @@ def main():
     # results[(prog, t, alloc)] = list of (metric, cpu, rss)
     results = {}
     bad = []
+    if a.table_from:
+        with open(a.table_from) as f:
+            for line in f:
+                name, t, an, _, v, _, cpu, rss = line.strip().split(",")
+                results.setdefault((name, int(t), an), []).append(
+                    (None if v == "None" else float(v), float(cpu), int(rss)))
+        a.runs = 0
     for rnd in range(a.runs):
         for prog, t in cases:
             name, exe, args, _, metric, unit, _ = prog
