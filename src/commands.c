@@ -248,7 +248,7 @@ static void process(client_t *c) {
         multi_flag_error(c);
         return;
     }
-    if (oom_rejects(c, cmd) && evict_perform(srv) != RL_OK) {
+    if (oom_rejects(c, cmd) && !evict_perform(srv)) {
         cmd->rejected_calls++;
         if (is_named(cmd, "exec")) {
             multi_exec_abort(c, RL_ERR_OOM);

@@ -20,8 +20,6 @@
 
 #define RL_VERSION "0.1.0"
 #define RL_REDIS_COMPAT_VERSION "7.0.0"
-#define RL_OK 0
-#define RL_ERR -1
 #define RL_MAX_LISTENERS 16
 
 typedef struct server server_t;
@@ -130,8 +128,8 @@ struct server {
     struct scripting *scripting;   /* script.c: Lua states, cached scripts, the running script */
 };
 
-int server_init(server_t *srv);
-int server_listen(server_t *srv);
+bool server_init(server_t *srv);
+bool server_listen(server_t *srv);
 void server_run(server_t *srv);
 void server_free(server_t *srv);
 /* Stop after the current iteration; the main loop then exits cleanly. */
