@@ -140,11 +140,16 @@ static void retire(central_t *cc, ebb_span_t *s, ebb_span_t **list) {
     *list = s;
 }
 
-static void free_spans(ebb_span_t *list) {
+/* aged: the spans have been unused for the decay time already, so their
+ * pages go back to the OS now rather than after another decay period. */
+static void free_spans(ebb_span_t *list, bool aged) {
     while (list) {
         ebb_span_t *s = list;
         list = s->next;
-        _ebb_page_free(s);
+        if (aged)
+            _ebb_page_free_purged(s);
+        else
+            _ebb_page_free(s);
     }
 }
 
@@ -173,11 +178,13 @@ void _ebb_central_give(unsigned cls, void *head, unsigned n) {
     cc->used -= n;
     cc->nflushes++;
     ebb_unlock(&cc->lock);
-    free_spans(empties);
+    free_spans(empties, false);
 }
 
-/* Give back the empty slabs of every class that have waited since at
- * least decay_ms before now (all of them when all is set). */
+/* Give back the empty slabs of every class whose bucket 0 became
+ * non-empty at least decay_ms before now: their pages go to the OS at once
+ * (the decay has been served).  With all set (ebb_purge), every kept slab
+ * goes back as dirty pages, and the caller purges those right after. */
 void _ebb_central_trim(uint64_t now, long decay_ms, bool all) {
     for (unsigned c = 0; c < EBB_NCLASSES; c++) {
         central_t *cc = &cent[c];
@@ -189,7 +196,7 @@ void _ebb_central_trim(uint64_t now, long decay_ms, bool all) {
             while (cc->bucket[0] != NULL)
                 retire(cc, cc->bucket[0], &empties);
         ebb_unlock(&cc->lock);
-        free_spans(empties);
+        free_spans(empties, !all);
     }
 }
 

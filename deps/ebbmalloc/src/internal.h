@@ -199,6 +199,7 @@ typedef struct {
 ebb_span_t *_ebb_page_alloc(size_t npages, size_t align_pages, int state)
     EBB_HIDDEN;
 void _ebb_page_free(ebb_span_t *s) EBB_HIDDEN;
+void _ebb_page_free_purged(ebb_span_t *s) EBB_HIDDEN;
 bool _ebb_page_resize(ebb_span_t *s, size_t npages) EBB_HIDDEN;
 size_t _ebb_page_purge(uint64_t cutoff_ms) EBB_HIDDEN;
 void _ebb_page_stats(ebb_page_stats_t *out) EBB_HIDDEN;

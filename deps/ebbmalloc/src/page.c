@@ -286,6 +286,18 @@ void _ebb_page_free(ebb_span_t *s) {
     _ebb_purge_tick();
 }
 
+/* Give back a slab that has already stayed unused for the decay time
+ * (central.c's kept empty slabs): its pages are returned to the OS at
+ * once, without the lock, and the span becomes clean, instead of waiting
+ * a second decay period as a dirty span. */
+void _ebb_page_free_purged(ebb_span_t *s) {
+    _ebb_os_purge(ebb_span_base(s), s->npages * EBB_PAGE);
+    ebb_lock(&page_lock);
+    st.slab_pages -= s->npages * EBB_PAGE;
+    release(ebb_chunk_of(s), s, EBB_SPAN_CLEAN, 0);
+    ebb_unlock(&page_lock);
+}
+
 /* Resize a large span in place to npages: shrink by freeing its tail, grow
  * by taking pages from a free right neighbour.  False if it cannot grow. */
 bool _ebb_page_resize(ebb_span_t *s, size_t npages) {
