@@ -10,7 +10,9 @@ mimalloc-bench's bench.sh, thread count substituted for $procs.  Every round
 runs all allocators one after the other, in an order rotated each round, so
 a burst of load from the rest of a shared machine hits them all alike; the
 table gives medians over the rounds and each allocator's ratio to the best
-of the others (>1 means ebbmalloc is better).
+of the others (>1 means ebbmalloc is better), by the program's own figure
+and by work per CPU second (its figure over the CPU it used, or CPU
+seconds), which a loaded machine disturbs less.
 
     make -C deps/ebbmalloc bench-reference REF=/tmp/mimalloc-bench
     utils/ebbmalloc-reference-bench.py --ref /tmp/mimalloc-bench \
@@ -233,22 +235,28 @@ def main():
                     csv.write(line + "\n")
                     csv.flush()
     print("| program | thr | unit | " + " | ".join(n for n, _ in allocs) +
-          " | ebb vs best other | best other | ebb RSS MiB | RSS vs smallest"
-          " other | ebb CPU s | ebb runs |")
+          " | ebb vs best other | best other | ebb vs best other per CPU-s"
+          " | ebb RSS MiB | RSS vs smallest other | ebb CPU s | ebb runs |")
     print("| --- | ---: | --- | " + " | ".join("---:" for _ in allocs) +
-          " | ---: | --- | ---: | ---: | ---: | --- |")
+          " | ---: | --- | ---: | ---: | ---: | ---: | --- |")
     for prog, t in cases:
         name, _, _, _, _, unit, higher = prog
-        med, rss, cpu = {}, {}, {}
+        med, rss, cpu, eff = {}, {}, {}, {}
         for an, _ in allocs:
             rs = results.get((name, t, an), [])
             vals = [v for v, _, _ in rs if v is not None]
             med[an] = statistics.median(vals) if vals else None
+            # work per CPU second: a rate divided by the CPU it took (the
+            # same programs run about the same time), or CPU s for timed
+            # programs; less sensitive to the machine's other load
+            effs = [((v if "CPU" in unit else v / c) if higher else c)
+                    for v, c, _ in rs if v is not None and c > 0]
+            eff[an] = statistics.median(effs) if effs else None
             rss[an] = statistics.median([r for _, _, r in rs]) if rs else None
             cpu[an] = statistics.median([c for _, c, _ in rs]) if rs else None
         others = [n for n, _ in allocs
                   if not n.startswith("ebbmalloc") and med[n]]
-        ratio, best, rss_ratio = None, "-", None
+        ratio, best, rss_ratio, eff_ratio = None, "-", None, None
         if others and med.get("ebbmalloc"):
             pick = max if higher else min
             bn = pick(others, key=lambda n: med[n])
@@ -256,12 +264,17 @@ def main():
             ratio = (med["ebbmalloc"] / med[bn] if higher
                      else med[bn] / med["ebbmalloc"])
             small = min(rss[n] for n in others if rss[n])
+            eo = [n for n in others if eff[n]]
+            if eo and eff.get("ebbmalloc"):
+                eff_ratio = (eff["ebbmalloc"] / max(eff[n] for n in eo)
+                             if higher else
+                             min(eff[n] for n in eo) / eff["ebbmalloc"])
             rss_ratio = rss["ebbmalloc"] / small
         ebb_runs = " ".join(fmt(v) for v, _, _ in
                             results.get((name, t, "ebbmalloc"), []))
-        print("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        print("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             name, t, unit, " | ".join(fmt(med[n]) for n, _ in allocs),
-            fmt(ratio), best,
+            fmt(ratio), best, fmt(eff_ratio),
             fmt(rss.get("ebbmalloc", 0) / 1024 if rss.get("ebbmalloc") else None),
             fmt(rss_ratio), fmt(cpu.get("ebbmalloc")), ebb_runs))
     if bad:
