@@ -170,6 +170,9 @@ def main():
     ap.add_argument("--build", default="/tmp/ebbmalloc-reference-build",
                     help="where the programs are compiled (outside the repo)")
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--first-round", type=int, default=0,
+                    help="number of the first round (sets the rotation, "
+                    "for runs split over several invocations)")
     ap.add_argument("--threads", default="2,4,8")
     ap.add_argument("--programs", default="",
                     help="comma list of program names (default: all)")
@@ -215,7 +218,7 @@ def main():
                 results.setdefault((name, int(t), an), []).append(
                     (None if v == "None" else float(v), float(cpu), int(rss)))
         a.runs = 0
-    for rnd in range(a.runs):
+    for rnd in range(a.first_round, a.first_round + a.runs):
         for prog, t in cases:
             name, exe, args, _, metric, unit, _ = prog
             argv = args.format(p=t, ref=ref).split()
