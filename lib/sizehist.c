@@ -10,7 +10,9 @@
 uint64_t _sh_live_count[SH_NBUCKETS];
 uint64_t _sh_live_bytes[SH_NBUCKETS];
 uint64_t _sh_req_count[SH_NBUCKETS];
+uint64_t _sh_req_total[SH_NBUCKETS];
 uint64_t _sh_req_bytes[SH_NBUCKETS];
+uint64_t _sh_recent[1u << SH_RECENT_SHIFT];
 
 size_t sizehist_bucket_upper(unsigned b) {
     if (b < SH_EXACT)
@@ -27,20 +29,20 @@ void sizehist_read(sizehist_t *out) {
         out->req_count[b] = __atomic_load_n(&_sh_req_count[b], __ATOMIC_RELAXED);
         if (b < SH_EXACT) {
             out->live_bytes[b] = out->live_count[b] * sizehist_bucket_upper(b);
-            out->req_bytes[b] = out->req_count[b] * sizehist_bucket_upper(b);
+            out->req_mean[b] = sizehist_bucket_upper(b);
         } else {
             out->live_bytes[b] = __atomic_load_n(&_sh_live_bytes[b], __ATOMIC_RELAXED);
-            out->req_bytes[b] = __atomic_load_n(&_sh_req_bytes[b], __ATOMIC_RELAXED);
+            uint64_t total = __atomic_load_n(&_sh_req_total[b], __ATOMIC_RELAXED);
+            uint64_t bytes = __atomic_load_n(&_sh_req_bytes[b], __ATOMIC_RELAXED);
+            out->req_mean[b] = total ? bytes / total : sizehist_bucket_upper(b - 1) + 1;
         }
     }
 }
 
-/* A representative size of a bucket: its upper bound in the exact region
- * (every size there behaves the same), the mean of its sizes above. */
-static size_t bucket_size(unsigned b, uint64_t count, uint64_t bytes) {
-    if (b < SH_EXACT || count == 0)
-        return b < SH_NBUCKETS - 1 ? sizehist_bucket_upper(b) : (size_t)1 << SH_LOG_END;
-    return (size_t)(bytes / count);
+/* The size of the live blocks of a bucket with no request to match: their
+ * mean usable size. */
+static size_t live_size(const sizehist_t *h, unsigned b) {
+    return b < SH_EXACT ? sizehist_bucket_upper(b) : (size_t)(h->live_bytes[b] / h->live_count[b]);
 }
 
 /* Two passes over the request buckets: first how many requests landed in
@@ -55,7 +57,7 @@ size_t sizehist_live_requests(const sizehist_t *h, size_t (*usable_of)(size_t re
     for (unsigned b = 0; b < SH_NBUCKETS; b++) {
         if (!h->req_count[b])
             continue;
-        size_t req = bucket_size(b, h->req_count[b], h->req_bytes[b]);
+        size_t req = h->req_mean[b];
         lands_in[b] = (uint16_t)sizehist_bucket(usable_of(req));
         landed[lands_in[b]] += h->req_count[b];
     }
@@ -66,14 +68,14 @@ size_t sizehist_live_requests(const sizehist_t *h, size_t (*usable_of)(size_t re
         double live = (double)h->live_count[u];
         if (live <= 0 || (int64_t)h->live_count[u] < 0)
             continue;
-        out[n].req = bucket_size(b, h->req_count[b], h->req_bytes[b]);
+        out[n].req = h->req_mean[b];
         out[n].count = live * (double)h->req_count[b] / (double)landed[u];
         n++;
     }
     for (unsigned u = 0; u < SH_NBUCKETS && n < cap; u++) {
         if (landed[u] || !h->live_count[u] || (int64_t)h->live_count[u] < 0)
             continue;
-        out[n].req = bucket_size(u, h->live_count[u], h->live_bytes[u]);
+        out[n].req = live_size(h, u);
         out[n].count = (double)h->live_count[u];
         n++;
     }

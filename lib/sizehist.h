@@ -19,16 +19,22 @@
  * asked for:
  *   live_*   blocks alive now, by the usable size on this build (+1 on
  *            alloc, -1 on free): exact.
- *   req_*    every request ever made, by the requested size (only grows).
- * Within one usable size of this build, the live blocks are assumed to have
- * the same mix of requested sizes as all requests that landed there
- * (sizehist_live_requests() does that split).  For the exact region on a
- * build whose classes are 8 bytes apart the split is exact; on coarser
- * builds it is exact as long as a class is not shared by short-lived and
- * long-lived blocks of different sizes. */
+ *   req_*    requests by requested size, +1 on alloc, -1 when the free of
+ *            that very block is recognised: a small direct-mapped table of
+ *            recent blocks (pointer -> request bucket, SH_RECENT slots)
+ *            recognises the frees of short-lived blocks (argv strings,
+ *            reply buffers), which are most frees.  A block whose slot was
+ *            taken by a later allocation is freed unrecognised and stays
+ *            counted here.
+ * So within one usable size of this build, req_* counts the live blocks
+ * plus some freed long-lived ones, and sizehist_live_requests() splits the
+ * exact live count of that usable size in req_*'s proportions.  On a build
+ * whose classes are 8 bytes apart (ebbmalloc up to 128 bytes, glibc) the
+ * exact region needs no split at all. */
 #ifndef RL_SIZEHIST_H
 #define RL_SIZEHIST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -38,6 +44,7 @@
 #define SH_LOG_END 48                       /* ... to 2^48 (last one open) */
 #define SH_SUB 16                           /* log buckets per power of two */
 #define SH_NBUCKETS (SH_EXACT + (SH_LOG_END - SH_LOG_START) * SH_SUB)
+#define SH_RECENT_SHIFT 12                  /* 4096 slots of recent blocks */
 
 /* Bucket of a size (>= 1). */
 static inline unsigned sizehist_bucket(size_t size) {
@@ -57,7 +64,15 @@ size_t sizehist_bucket_upper(unsigned b);
 extern uint64_t _sh_live_count[SH_NBUCKETS];
 extern uint64_t _sh_live_bytes[SH_NBUCKETS];   /* usable bytes, log buckets only */
 extern uint64_t _sh_req_count[SH_NBUCKETS];
-extern uint64_t _sh_req_bytes[SH_NBUCKETS];    /* requested bytes, log buckets only */
+extern uint64_t _sh_req_total[SH_NBUCKETS];    /* requests ever, log buckets only */
+extern uint64_t _sh_req_bytes[SH_NBUCKETS];    /* their bytes, log buckets only */
+/* Recent blocks: slot = hash(ptr); value = ptr << 16 | request bucket, 0
+ * when empty.  Pointers fit in 48 bits and buckets in 16. */
+extern uint64_t _sh_recent[1u << SH_RECENT_SHIFT];
+
+static inline unsigned sizehist_slot(uintptr_t addr) {
+    return (unsigned)((addr >> 4) * 0x9E3779B97F4A7C15ull >> (64 - SH_RECENT_SHIFT));
+}
 
 /* A live block of `usable` bytes appeared (an allocation, or a block moved
  * by defrag, which asks for nothing new). */
@@ -67,20 +82,39 @@ static inline void sizehist_live_add(size_t usable) {
     if (u >= SH_EXACT) __atomic_fetch_add(&_sh_live_bytes[u], usable, __ATOMIC_RELAXED);
 }
 
-/* A block of `usable` bytes was handed out for a request of `req` bytes.
- * Byte sums are kept only above the exact region, where a bucket is wide. */
-static inline void sizehist_on_alloc(size_t req, size_t usable) {
-    unsigned r = sizehist_bucket(req);
-    __atomic_fetch_add(&_sh_req_count[r], 1, __ATOMIC_RELAXED);
-    if (r >= SH_EXACT) __atomic_fetch_add(&_sh_req_bytes[r], req, __ATOMIC_RELAXED);
-    sizehist_live_add(usable);
-}
-
-/* A block of `usable` bytes was freed. */
-static inline void sizehist_on_free(size_t usable) {
+/* A live block of `usable` bytes went away (a free, or the old copy of a
+ * block moved by defrag). */
+static inline void sizehist_live_sub(size_t usable) {
     unsigned u = sizehist_bucket(usable);
     __atomic_fetch_sub(&_sh_live_count[u], 1, __ATOMIC_RELAXED);
     if (u >= SH_EXACT) __atomic_fetch_sub(&_sh_live_bytes[u], usable, __ATOMIC_RELAXED);
+}
+
+/* The block at addr, `usable` bytes, was handed out for a request of `req`
+ * bytes.  Byte sums of requests are cumulative (the mean size of a wide
+ * bucket), kept only above the exact region. */
+static inline void sizehist_on_alloc(uintptr_t addr, size_t req, size_t usable) {
+    unsigned r = sizehist_bucket(req);
+    __atomic_fetch_add(&_sh_req_count[r], 1, __ATOMIC_RELAXED);
+    if (r >= SH_EXACT) {
+        __atomic_fetch_add(&_sh_req_total[r], 1, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&_sh_req_bytes[r], req, __ATOMIC_RELAXED);
+    }
+    __atomic_store_n(&_sh_recent[sizehist_slot(addr)], (uint64_t)addr << 16 | r, __ATOMIC_RELAXED);
+    sizehist_live_add(usable);
+}
+
+/* The block at addr, `usable` bytes, is being freed (an address, not a
+ * pointer: realloc's caller passes the old block's, which is dead).  If it
+ * is still the recent block of its slot, its request is known: take it back
+ * (the compare-and-swap makes two threads freeing into one slot safe). */
+static inline void sizehist_on_free(uintptr_t addr, size_t usable) {
+    uint64_t *slot = &_sh_recent[sizehist_slot(addr)];
+    uint64_t v = __atomic_load_n(slot, __ATOMIC_RELAXED);
+    if (v >> 16 == (uint64_t)addr &&
+        __atomic_compare_exchange_n(slot, &v, 0, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        __atomic_fetch_sub(&_sh_req_count[v & 0xFFFF], 1, __ATOMIC_RELAXED);
+    sizehist_live_sub(usable);
 }
 
 /* A copy of the counters, taken bucket by bucket (a block allocated or freed
@@ -88,8 +122,8 @@ static inline void sizehist_on_free(size_t usable) {
 typedef struct sizehist {
     uint64_t live_count[SH_NBUCKETS];
     uint64_t live_bytes[SH_NBUCKETS];   /* usable bytes; exact buckets: count * upper */
-    uint64_t req_count[SH_NBUCKETS];
-    uint64_t req_bytes[SH_NBUCKETS];    /* exact buckets: count * upper */
+    uint64_t req_count[SH_NBUCKETS];    /* requests not seen freed */
+    uint64_t req_mean[SH_NBUCKETS];     /* mean request ever (exact buckets: upper) */
 } sizehist_t;
 void sizehist_read(sizehist_t *out);
 

@@ -84,14 +84,14 @@ static inline void count_sub(size_t n) { __atomic_fetch_sub(&used_memory, n, __A
 
 /* used_memory and the size histogram (sizehist.h) move together: a new
  * block of `usable` bytes for a request of `req`, or a freed one. */
-static inline void account_alloc(size_t req, size_t usable) {
+static inline void account_alloc(const void *p, size_t req, size_t usable) {
     count_add(usable);
-    sizehist_on_alloc(req, usable);
+    sizehist_on_alloc((uintptr_t)p, req, usable);
 }
 
-static inline void account_free(size_t usable) {
+static inline void account_free(uintptr_t addr, size_t usable) {
     count_sub(usable);
-    sizehist_on_free(usable);
+    sizehist_on_free(addr, usable);
 }
 
 /* A defrag move copies a block's whole usable size into a new block: the
@@ -100,14 +100,14 @@ static inline void account_free(size_t usable) {
 static inline void account_move(size_t old, size_t new_usable) {
     count_sub(old);
     count_add(new_usable);
-    sizehist_on_free(old);
+    sizehist_live_sub(old);
     sizehist_live_add(new_usable);
 }
 
 void *ztrymalloc(size_t size) {
     if (size == 0) size = 1;
     void *p = RAW_MALLOC(size);
-    if (p) account_alloc(size, NEW_BLOCK_SIZE(p, size));
+    if (p) account_alloc(p, size, NEW_BLOCK_SIZE(p, size));
     return p;
 }
 
@@ -130,10 +130,11 @@ void *ztryrealloc(void *ptr, size_t size) {
         return NULL;
     }
     size_t old = RAW_SIZE(ptr);
+    uintptr_t old_addr = (uintptr_t)ptr;
     void *p = RAW_REALLOC(ptr, size);
     if (!p) return NULL;
-    account_free(old);
-    account_alloc(size, NEW_BLOCK_SIZE(p, size));
+    account_free(old_addr, old);
+    account_alloc(p, size, NEW_BLOCK_SIZE(p, size));
     return p;
 }
 
@@ -149,7 +150,7 @@ void *zrealloc(void *ptr, size_t size) {
 
 void zfree(void *ptr) {
     if (!ptr) return;
-    account_free(RAW_SIZE(ptr));
+    account_free((uintptr_t)ptr, RAW_SIZE(ptr));
     RAW_FREE(ptr);
 }
 
