@@ -83,6 +83,7 @@ static void ebb_block(size_t n, ac_block_t *b) {
         b->usable = c;
         b->active = (double)bytes / (double)per;
         b->metadata = EBB_SPAN_DESC / (double)per + b->active * EBB_CHUNK_MAPS;
+        b->slab = bytes;
     } else if (n <= EBB_LARGE_MAX) {
         b->usable = round_up(n, EBB_PAGE);
         b->active = (double)b->usable;
@@ -125,6 +126,7 @@ static void je_block(size_t n, size_t quantum, ac_block_t *b) {
         size_t slab = c / gcd(c, JE_PAGE) * JE_PAGE;   /* lcm(class, page) */
         b->active = (double)c;
         b->metadata = JE_EDATA * (double)c / (double)slab;
+        b->slab = slab;
     } else {
         b->active = (double)(c + JE_PAGE);
         b->metadata = JE_EDATA;
@@ -174,6 +176,7 @@ static void tc_block(size_t n, ac_block_t *b) {
         b->usable = c;
         b->active = (double)span / (double)per;
         b->metadata = TC_SPAN / (double)per;
+        b->slab = span;
     } else {
         b->usable = round_up(n, TC_PAGE);
         b->active = (double)b->usable;
@@ -209,6 +212,7 @@ const char *ac_name(ac_id_t a) { return a < AC_COUNT ? names[a] : "?"; }
 void ac_block(ac_id_t a, size_t req, ac_block_t *out) {
     if (req == 0)
         req = 1;
+    memset(out, 0, sizeof(*out));
     switch (a) {
     case AC_EBBMALLOC: ebb_block(req, out); break;
     case AC_JEMALLOC: je_block(req, 16, out); break;

@@ -28,7 +28,15 @@ typedef struct ac_block {
     size_t usable;   /* bytes malloc_usable_size would report */
     double active;   /* bytes of active pages the block takes, tail share included */
     double metadata; /* bytes of bookkeeping outside those pages, per block */
+    size_t slab;     /* bytes of the slab/span its class is carved from; 0 if
+                        the block has pages of its own */
 } ac_block_t;
+
+/* A heap filled with blocks of one class has, on average, half a slab of
+ * that class still free (the slab being filled), plus a thread cache's
+ * worth of freed blocks of about the same size: one half slab per class in
+ * use is what the advice adds for it. */
+#define AC_PARTIAL_SLABS_PER_CLASS 0.5
 
 /* The name as INFO's mem_allocator spells it, without the version
  * ("ebbmalloc", "jemalloc", "jemalloc-q8", "tcmalloc", "libc"). */
