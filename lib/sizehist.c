@@ -7,12 +7,16 @@
 
 #include <string.h>
 
-uint64_t _sh_live_count[SH_NBUCKETS];
-uint64_t _sh_live_bytes[SH_NBUCKETS];
-uint64_t _sh_req_count[SH_NBUCKETS];
-uint64_t _sh_req_total[SH_NBUCKETS];
-uint64_t _sh_req_bytes[SH_NBUCKETS];
+sh_counters_t _sh_owner, _sh_shared;
+__thread bool _sh_is_owner;
 uint64_t _sh_recent[1u << SH_RECENT_SHIFT];
+
+void sizehist_own_thread(void) { _sh_is_owner = true; }
+
+/* One counter, both sets summed (each read is a whole 64-bit word). */
+static uint64_t sum(const uint64_t *owner, const uint64_t *shared) {
+    return __atomic_load_n(owner, __ATOMIC_RELAXED) + __atomic_load_n(shared, __ATOMIC_RELAXED);
+}
 
 size_t sizehist_bucket_upper(unsigned b) {
     if (b < SH_EXACT)
@@ -25,15 +29,18 @@ size_t sizehist_bucket_upper(unsigned b) {
 
 void sizehist_read(sizehist_t *out) {
     for (unsigned b = 0; b < SH_NBUCKETS; b++) {
-        out->live_count[b] = __atomic_load_n(&_sh_live_count[b], __ATOMIC_RELAXED);
-        out->req_count[b] = __atomic_load_n(&_sh_req_count[b], __ATOMIC_RELAXED);
+        out->live_count[b] = sum(&_sh_owner.live_count[b], &_sh_shared.live_count[b]);
+        out->req_count[b] = sum(&_sh_owner.req_count[b], &_sh_shared.req_count[b]);
+        /* A free recognised on the other side of a lost slot race can take
+         * a request count below zero: count it as none. */
+        if ((int64_t)out->req_count[b] < 0) out->req_count[b] = 0;
         if (b < SH_EXACT) {
             out->live_bytes[b] = out->live_count[b] * sizehist_bucket_upper(b);
             out->req_mean[b] = sizehist_bucket_upper(b);
         } else {
-            out->live_bytes[b] = __atomic_load_n(&_sh_live_bytes[b], __ATOMIC_RELAXED);
-            uint64_t total = __atomic_load_n(&_sh_req_total[b], __ATOMIC_RELAXED);
-            uint64_t bytes = __atomic_load_n(&_sh_req_bytes[b], __ATOMIC_RELAXED);
+            out->live_bytes[b] = sum(&_sh_owner.live_bytes[b], &_sh_shared.live_bytes[b]);
+            uint64_t total = sum(&_sh_owner.req_total[b], &_sh_shared.req_total[b]);
+            uint64_t bytes = sum(&_sh_owner.req_bytes[b], &_sh_shared.req_bytes[b]);
             out->req_mean[b] = total ? bytes / total : sizehist_bucket_upper(b - 1) + 1;
         }
     }

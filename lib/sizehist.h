@@ -60,45 +60,83 @@ static inline unsigned sizehist_bucket(size_t size) {
 /* Largest size of a bucket (its bounds are (previous upper, upper]). */
 size_t sizehist_bucket_upper(unsigned b);
 
-/* The shared counters (sizehist.c); use the functions below. */
-extern uint64_t _sh_live_count[SH_NBUCKETS];
-extern uint64_t _sh_live_bytes[SH_NBUCKETS];   /* usable bytes, log buckets only */
-extern uint64_t _sh_req_count[SH_NBUCKETS];
-extern uint64_t _sh_req_total[SH_NBUCKETS];    /* requests ever, log buckets only */
-extern uint64_t _sh_req_bytes[SH_NBUCKETS];    /* their bytes, log buckets only */
+/* The counters (sizehist.c); use the functions below.  Two sets: one that
+ * only the owner thread (the server's main thread, which makes nearly every
+ * allocation) writes, with plain loads and stores and no locked
+ * instruction, and one that every other thread updates with atomic adds.
+ * A reader sums the two (modulo 2^64: a block allocated on one side and
+ * freed on the other nets out). */
+typedef struct sh_counters {
+    uint64_t live_count[SH_NBUCKETS];
+    uint64_t live_bytes[SH_NBUCKETS];  /* usable bytes, log buckets only */
+    uint64_t req_count[SH_NBUCKETS];
+    uint64_t req_total[SH_NBUCKETS];   /* requests ever, log buckets only */
+    uint64_t req_bytes[SH_NBUCKETS];   /* their bytes, log buckets only */
+} sh_counters_t;
+extern sh_counters_t _sh_owner, _sh_shared;
+extern __thread bool _sh_is_owner;
 /* Recent blocks: slot = hash(ptr); value = ptr << 16 | request bucket, 0
- * when empty.  Pointers fit in 48 bits and buckets in 16. */
+ * when empty.  Pointers fit in 48 bits and buckets in 16.  Plain 64-bit
+ * loads and stores from any thread: a race between two threads on one slot
+ * can only lose an entry (that block's free is then not recognised). */
 extern uint64_t _sh_recent[1u << SH_RECENT_SHIFT];
+
+/* The calling thread becomes the owner (call once, from the thread that
+ * allocates most: the server's main thread, before any other starts). */
+void sizehist_own_thread(void);
 
 static inline unsigned sizehist_slot(uintptr_t addr) {
     return (unsigned)((addr >> 4) * 0x9E3779B97F4A7C15ull >> (64 - SH_RECENT_SHIFT));
 }
 
+/* CFLAGS=-DRL_NO_SIZEHIST builds the server without the counting (the
+ * histogram stays empty): only for measuring what the counting costs
+ * (utils/bench-sizehist-overhead.py). */
+#ifdef RL_NO_SIZEHIST
+#define SH_COUNTING 0
+#else
+#define SH_COUNTING 1
+#endif
+
+/* counter += v: field is the offset of one counter inside sh_counters_t. */
+static inline void sh_add(size_t field, uint64_t v) {
+    if (_sh_is_owner) {
+        uint64_t *c = (uint64_t *)((char *)&_sh_owner + field);
+        __atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + v, __ATOMIC_RELAXED);
+    } else {
+        __atomic_fetch_add((uint64_t *)((char *)&_sh_shared + field), v, __ATOMIC_RELAXED);
+    }
+}
+#define SH_FIELD(name, i) (offsetof(sh_counters_t, name) + (size_t)(i) * sizeof(uint64_t))
+
 /* A live block of `usable` bytes appeared (an allocation, or a block moved
  * by defrag, which asks for nothing new). */
 static inline void sizehist_live_add(size_t usable) {
+    if (!SH_COUNTING) return;
     unsigned u = sizehist_bucket(usable);
-    __atomic_fetch_add(&_sh_live_count[u], 1, __ATOMIC_RELAXED);
-    if (u >= SH_EXACT) __atomic_fetch_add(&_sh_live_bytes[u], usable, __ATOMIC_RELAXED);
+    sh_add(SH_FIELD(live_count, u), 1);
+    if (u >= SH_EXACT) sh_add(SH_FIELD(live_bytes, u), usable);
 }
 
 /* A live block of `usable` bytes went away (a free, or the old copy of a
  * block moved by defrag). */
 static inline void sizehist_live_sub(size_t usable) {
+    if (!SH_COUNTING) return;
     unsigned u = sizehist_bucket(usable);
-    __atomic_fetch_sub(&_sh_live_count[u], 1, __ATOMIC_RELAXED);
-    if (u >= SH_EXACT) __atomic_fetch_sub(&_sh_live_bytes[u], usable, __ATOMIC_RELAXED);
+    sh_add(SH_FIELD(live_count, u), (uint64_t)-1);
+    if (u >= SH_EXACT) sh_add(SH_FIELD(live_bytes, u), (uint64_t)0 - usable);
 }
 
 /* The block at addr, `usable` bytes, was handed out for a request of `req`
  * bytes.  Byte sums of requests are cumulative (the mean size of a wide
  * bucket), kept only above the exact region. */
 static inline void sizehist_on_alloc(uintptr_t addr, size_t req, size_t usable) {
+    if (!SH_COUNTING) return;
     unsigned r = sizehist_bucket(req);
-    __atomic_fetch_add(&_sh_req_count[r], 1, __ATOMIC_RELAXED);
+    sh_add(SH_FIELD(req_count, r), 1);
     if (r >= SH_EXACT) {
-        __atomic_fetch_add(&_sh_req_total[r], 1, __ATOMIC_RELAXED);
-        __atomic_fetch_add(&_sh_req_bytes[r], req, __ATOMIC_RELAXED);
+        sh_add(SH_FIELD(req_total, r), 1);
+        sh_add(SH_FIELD(req_bytes, r), req);
     }
     __atomic_store_n(&_sh_recent[sizehist_slot(addr)], (uint64_t)addr << 16 | r, __ATOMIC_RELAXED);
     sizehist_live_add(usable);
@@ -107,13 +145,15 @@ static inline void sizehist_on_alloc(uintptr_t addr, size_t req, size_t usable) 
 /* The block at addr, `usable` bytes, is being freed (an address, not a
  * pointer: realloc's caller passes the old block's, which is dead).  If it
  * is still the recent block of its slot, its request is known: take it back
- * (the compare-and-swap makes two threads freeing into one slot safe). */
+ * and empty the slot. */
 static inline void sizehist_on_free(uintptr_t addr, size_t usable) {
+    if (!SH_COUNTING) return;
     uint64_t *slot = &_sh_recent[sizehist_slot(addr)];
     uint64_t v = __atomic_load_n(slot, __ATOMIC_RELAXED);
-    if (v >> 16 == (uint64_t)addr &&
-        __atomic_compare_exchange_n(slot, &v, 0, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-        __atomic_fetch_sub(&_sh_req_count[v & 0xFFFF], 1, __ATOMIC_RELAXED);
+    if (v >> 16 == (uint64_t)addr) {
+        __atomic_store_n(slot, 0, __ATOMIC_RELAXED);
+        sh_add(SH_FIELD(req_count, v & 0xFFFF), (uint64_t)-1);
+    }
     sizehist_live_sub(usable);
 }
 

@@ -188,6 +188,9 @@ int main(void) {
 #endif
     RUN_TEST(test_spot_values);
     RUN_TEST(test_bucket_bounds);
+    RUN_TEST(test_histogram_matches_used_memory);   /* shared counters */
+    RUN_TEST(test_short_lived_requests_forgotten);
+    sizehist_own_thread();                         /* the owner's, from now on */
     RUN_TEST(test_histogram_matches_used_memory);
     RUN_TEST(test_short_lived_requests_forgotten);
 #ifdef OWN_MODEL
