@@ -5,6 +5,8 @@
 #   make test           build and run every test (unit, integration, ebbmalloc)
 #   make test-allocators  the integration suite on every allocator build
 #   make shootout       allocator memory comparison: tables and plots (see below)
+#   make advise RDB=dump.rdb [REPLAY=workload.aof|monitor.txt]
+#                       the same comparison on your own data and workload
 #   make MALLOC=libc|jemalloc|tcmalloc|tcmalloc_minimal|ebbmalloc
 #   make USE_JEMALLOC=yes|no USE_TCMALLOC=yes USE_TCMALLOC_MINIMAL=yes USE_EBBMALLOC=yes
 #   make SANITIZER=address|undefined
@@ -16,7 +18,7 @@
 PYTHON := /usr/bin/python3
 export PYTHON
 
-.PHONY: all deps test-deps run test test-integration test-ebbmalloc test-allocators test-sanitizers fuzz fuzz-build format format-check clean distclean shootout
+.PHONY: all deps test-deps run test test-integration test-ebbmalloc test-allocators test-sanitizers fuzz fuzz-build format format-check clean distclean shootout advise
 
 all: deps
 	$(MAKE) -C src
@@ -86,6 +88,24 @@ shootout:
 	$(PYTHON) utils/allocator-shootout --allocators "$(ALLOCATORS)" \
 	  $(if $(N),--n $(N)) $(if $(QUIET),--quiet $(QUIET)) \
 	  $(if $(filter yes,$(QUICK)),--quick) $(SHOOTOUT_ARGS)
+
+# Which allocator for your data: the shootout on your RDB (loaded into every
+# allocator build and Debian's redis-server) and, with REPLAY, your recorded
+# workload replayed on each (an AOF file, or a `redis-cli MONITOR` capture
+# at its recorded pace; PACE=fast sends it as fast as possible), then QUIET
+# seconds of idle.  Only loopback test servers are ever contacted; FLUSHALL,
+# SHUTDOWN, CONFIG, DEBUG and the like are skipped and counted.  Ends with
+# a recommendation in shootout-results/<timestamp>/results.md.
+#   make advise RDB=dump.rdb REPLAY=monitor.txt ALLOCATORS="jemalloc ebbmalloc"
+RDB ?=
+REPLAY ?=
+PACE ?=
+advise:
+	@if [ -z "$(RDB)$(REPLAY)" ]; then echo "make advise: give RDB=file and/or REPLAY=file"; exit 2; fi
+	@utils/install-deps.sh gnuplot-nox
+	$(PYTHON) utils/allocator-shootout --allocators "$(ALLOCATORS)" \
+	  $(if $(RDB),--rdb "$(RDB)") $(if $(REPLAY),--replay "$(REPLAY)") $(if $(PACE),--pace $(PACE)) \
+	  $(if $(QUIET),--quiet $(QUIET)) $(SHOOTOUT_ARGS)
 
 # Coverage-guided fuzzing (clang's libFuzzer with ASan and UBSan): one
 # target per parser that reads bytes from a file or a socket, each run for
