@@ -36,7 +36,7 @@ void rio_init(rio_t *r, int fd, bool checksum);
 void rio_init_mem(rio_t *r, bool checksum);
 sds rio_take_mem(rio_t *r);
 void rio_write(rio_t *r, const void *p, size_t len);
-/* Write out the buffer; RL_OK-style 0 or -1 (then r->err is set). */
+/* Write out the buffer; 0 or -1 (then r->err is set). */
 int rio_flush(rio_t *r);
 static inline bool rio_error(const rio_t *r) { return r->err != 0; }
 

@@ -12,6 +12,7 @@
 #include "command_meta.h"
 #include "evict.h"
 #include "latency.h"
+#include "latency_track.h"
 #include "log.h"
 #include "monitor.h"
 #include "multi.h"
@@ -35,7 +36,7 @@ static command_t *const all_tables[] = {string_commands, keyspace_commands, serv
                                           persist_commands /* persist.c */,
                                           dump_commands /* dump.c */, keycopy_commands /* keycopy.c */,
                                           sort_commands /* sort.c */,
-                                          lcs_commands /* lcs.c */, lolwut_commands /* lolwut.c */,
+                                          lcs_commands /* lcs.c */, lolwut_commands /* lolwut.c */, debug_commands /* debug.c */,
                                           command_commands /* command_cmds.c */,
                                           bitmap_commands /* t_bitmap.c */, hll_commands /* hyperloglog.c */,
                                           geo_commands /* geo.c */,
@@ -87,6 +88,7 @@ void commands_init(server_t *srv) {
 }
 
 static void free_names(command_t *cmd) {
+    latency_track_reset(cmd);
     zfree(cmd->fullname);
     cmd->fullname = NULL;
     if (cmd->subcommands)
@@ -132,6 +134,7 @@ void commands_foreach(server_t *srv, void (*fn)(void *arg, command_t *cmd), void
 static void reset_one(void *arg, command_t *cmd) {
     (void)arg;
     cmd->calls = cmd->usec = cmd->rejected_calls = cmd->failed_calls = 0;
+    latency_track_reset(cmd);
 }
 
 void commands_reset_stats(server_t *srv) { commands_foreach(srv, reset_one, NULL); }
@@ -248,7 +251,7 @@ static void process(client_t *c) {
         multi_flag_error(c);
         return;
     }
-    if (oom_rejects(c, cmd) && evict_perform(srv) != RL_OK) {
+    if (oom_rejects(c, cmd) && !evict_perform(srv)) {
         cmd->rejected_calls++;
         if (is_named(cmd, "exec")) {
             multi_exec_abort(c, RL_ERR_OOM);
@@ -336,6 +339,7 @@ void commands_call(client_t *c, command_t *cmd) {
     if (!(c->flags & CLIENT_BLOCKED)) {
         slowlog_record(c, dur);
         latency_record_command(srv, cmd, dur);
+        latency_track_record(srv, cmd, dur);
     }
     monitor_feed(c);
     c->cmd = NULL;

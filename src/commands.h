@@ -59,6 +59,7 @@ struct command {
     struct command *parent;
     char *fullname;           /* "config|get" */
     long long calls, usec, rejected_calls, failed_calls;
+    struct hdr_hist *latency_hist;   /* latency_track.c: NULL until the first tracked call */
 };
 
 void commands_init(server_t *srv);
@@ -102,6 +103,7 @@ extern command_t keycopy_commands[];   /* keycopy.c: COPY, MOVE */
 extern command_t sort_commands[];      /* sort.c: SORT, SORT_RO */
 extern command_t lcs_commands[];       /* lcs.c */
 extern command_t lolwut_commands[];    /* lolwut.c */
+extern command_t debug_commands[];     /* debug.c */
 extern command_t bitmap_commands[];  /* t_bitmap.c */
 extern command_t hll_commands[];     /* hyperloglog.c */
 extern command_t geo_commands[];     /* geo.c */

@@ -100,10 +100,15 @@ typedef struct rl_config {
     long long slowlog_log_slower_than;
     long long slowlog_max_len;
     long long latency_monitor_threshold;
+    int enable_debug_command;         /* DEBUG_CMD_*: who may run DEBUG (debug.c) */
+    bool latency_tracking;            /* latency_track.c: per-command histograms */
+    char *latency_tracking_info_percentiles;  /* normalized "50 99 99.9" (INFO latencystats) */
     long long tracking_table_max_keys;    /* tracking.c: keys remembered; 0 = no bound */
     int notify_keyspace_flags;        /* NOTIFY_* bits (notify.h) */
     obuf_limit_t obuf_limits[OBUF_CLASSES];   /* client-output-buffer-limit */
 } rl_config_t;
+
+enum { DEBUG_CMD_NO, DEBUG_CMD_YES, DEBUG_CMD_LOCAL };
 
 typedef struct server server_t;
 
@@ -125,6 +130,10 @@ char *config_get_value(const rl_config_t *cfg, const char *name);
 /* Visit every directive whose name matches the glob. */
 void config_foreach_match(const rl_config_t *cfg, const char *pattern,
                           void (*fn)(void *arg, const char *name, const char *value), void *arg);
+/* The same over Redis 7.0's alternative names (hash-max-ziplist-entries,
+ * lua-time-limit, ...), each with the value of the directive it names. */
+void config_foreach_alias_match(const rl_config_t *cfg, const char *pattern,
+                                void (*fn)(void *arg, const char *name, const char *value), void *arg);
 const char *config_policy_name(int policy);
 /* The table's name for a directive or one of its aliases; NULL if unknown. */
 const char *config_canonical_name(const char *name);

@@ -248,9 +248,9 @@ static sds pick_victim(server_t *srv, evict_t *ev, int *dbid) {
 
 static bool over_limit(const server_t *srv) { return zmalloc_used_memory() > (size_t)srv->cfg.maxmemory; }
 
-int evict_perform(server_t *srv) {
-    if (srv->cfg.maxmemory <= 0 || !over_limit(srv)) return RL_OK;
-    if (srv->cfg.maxmemory_policy == MAXMEMORY_NOEVICTION) return RL_ERR;
+bool evict_perform(server_t *srv) {
+    if (srv->cfg.maxmemory <= 0 || !over_limit(srv)) return true;
+    if (srv->cfg.maxmemory_policy == MAXMEMORY_NOEVICTION) return false;
     evict_t *ev = srv->evict;
     size_t to_free = zmalloc_used_memory() - (size_t)srv->cfg.maxmemory, freed = 0;
     bool lazy = srv->cfg.lazyfree_lazy_eviction;
@@ -271,10 +271,10 @@ int evict_perform(server_t *srv) {
         evicted++;
         /* Lazily freed values come back later: look at the real figure. */
         if (lazy && evicted % 16 == 0 && !over_limit(srv)) break;
-        if (evicted % 16 == 0 && util_ustime() - start > EVICT_MAX_US) return RL_OK;
+        if (evicted % 16 == 0 && util_ustime() - start > EVICT_MAX_US) return true;
     }
-    if (freed >= to_free || !over_limit(srv)) return RL_OK;
+    if (freed >= to_free || !over_limit(srv)) return true;
     /* Nothing left to evict: only pending lazy frees can still help. */
-    if (lazyfree_pending_objects(srv->lazyfree) > 0) return RL_OK;
-    return RL_ERR;
+    if (lazyfree_pending_objects(srv->lazyfree) > 0) return true;
+    return false;
 }

@@ -12,6 +12,7 @@
 #include "blocking.h"
 #include "commands.h"
 #include "defrag.h"
+#include "latency_track.h"
 #include "lazyfree.h"
 #include "pubsub.h"
 #include "conn.h"
@@ -310,6 +311,7 @@ static const section sections[] = {
     {"persistence", sec_persistence, true}, {"stats", sec_stats, true}, {"replication", sec_replication, true},
     {"cpu", sec_cpu, true}, {"modules", sec_modules, true}, {"errorstats", sec_errorstats, true},
     {"cluster", sec_cluster, true}, {"keyspace", sec_keyspace, true}, {"commandstats", sec_commandstats, false},
+    {"latencystats", latency_track_info, false},   /* latency_track.c */
 };
 #define N_SECTIONS (sizeof(sections) / sizeof(sections[0]))
 

@@ -186,7 +186,7 @@ bool script_may_run_or_reply(script_run_t *run) {
     client_t *c = run->caller;
     /* Used memory over the limit at the start decides for the whole run
      * (no eviction in the middle of a script). */
-    run->oom = srv->cfg.maxmemory > 0 && evict_perform(srv) != RL_OK;
+    run->oom = srv->cfg.maxmemory > 0 && !evict_perform(srv);
     if (run->flags & SCRIPT_FLAG_EVAL_COMPAT) return true;   /* checked per command */
     if (run->flags & SCRIPT_FLAG_NO_WRITES) return true;
     if (run->oom && !(run->flags & SCRIPT_FLAG_ALLOW_OOM)) {

@@ -87,7 +87,7 @@ static void server_cron(void *arg) {
     srv->cron_loops++;
     server_sample_memory(srv);
     sample_rates(srv);
-    expire_active_cycle(srv);
+    if (!srv->active_expire_off) expire_active_cycle(srv);
     persist_cron(srv);                   /* child reaping, save points, AOF fsync/rewrite */
     conn_cron(srv);
     tracking_cron(srv);   /* tracking-table-max-keys */
@@ -116,7 +116,7 @@ void server_request_shutdown(server_t *srv) {
     evloop_stop(srv->loop);
 }
 
-int server_init(server_t *srv) {
+bool server_init(server_t *srv) {
     uint8_t seed[16];
     util_random_bytes(seed, sizeof(seed));
     dict_set_hash_seed(seed);
@@ -132,7 +132,7 @@ int server_init(server_t *srv) {
     log_set_level(srv->cfg.loglevel);
     if (srv->cfg.logfile && srv->cfg.logfile[0] && log_set_file(srv->cfg.logfile) != 0) {
         fprintf(stderr, "Can't open the log file: %s\n", strerror(errno));
-        return RL_ERR;
+        return false;
     }
     signal(SIGPIPE, SIG_IGN);
     obj_create_shared();
@@ -153,13 +153,13 @@ int server_init(server_t *srv) {
     srv->loop = evloop_create();
     if (!srv->loop) {
         log_msg(LL_WARNING, "Failed creating the event loop");
-        return RL_ERR;
+        return false;
     }
     evloop_set_before_sleep(srv->loop, server_before_sleep, srv);
     zmalloc_set_background_thread(srv->cfg.jemalloc_bg_thread);
     persist_init(srv);                   /* then load the AOF or RDB before listening */
-    if (!persist_load_at_startup(srv)) return RL_ERR;
-    if (server_listen(srv) != RL_OK) return RL_ERR;
+    if (!persist_load_at_startup(srv)) return false;
+    if (!server_listen(srv)) return false;
     srv->cron_timer = evloop_timer_add(srv->loop, 1000000 / (long)srv->cfg.hz, server_cron, srv);
     evloop_signal_add(srv->loop, SIGTERM, on_signal, srv);
     evloop_signal_add(srv->loop, SIGINT, on_signal, srv);
@@ -173,23 +173,24 @@ int server_init(server_t *srv) {
     server_sample_memory(srv);
     srv->startup_memory = zmalloc_used_memory();
     srv->peak_memory = srv->startup_memory;
-    return RL_OK;
+    return true;
 }
 
-static int add_listener(server_t *srv, int fd) {
+static bool add_listener(server_t *srv, int fd) {
     if (srv->listen_count == RL_MAX_LISTENERS) {
+        log_msg(LL_WARNING, "Too many listening addresses (at most %d).", RL_MAX_LISTENERS);
         close(fd);
-        return RL_ERR;
+        return false;
     }
     srv->listen_fds[srv->listen_count] = fd;
     srv->listeners[srv->listen_count] = evloop_io_add(srv->loop, fd, conn_accept_handler, srv);
     srv->listen_count++;
-    return RL_OK;
+    return true;
 }
 
 /* Listen on every bind address; an address prefixed with '-' is optional
  * (e.g. "-::1" on a host without IPv6). */
-int server_listen(server_t *srv) {
+bool server_listen(server_t *srv) {
     char err[256];
     int tcp = 0;
     if (srv->cfg.port != 0) {
@@ -203,14 +204,14 @@ int server_listen(server_t *srv) {
                 if (optional) continue;
                 log_msg(LL_WARNING, "Warning: Could not create server TCP listening socket %s:%lld: %s", addr,
                         srv->cfg.port, err);
-                return RL_ERR;
+                return false;
             }
-            add_listener(srv, fd);
+            if (!add_listener(srv, fd)) break;   /* more than RL_MAX_LISTENERS: logged */
             tcp++;
         }
         if (tcp == 0) {
             log_msg(LL_WARNING, "Failed listening on port %lld (tcp), aborting.", srv->cfg.port);
-            return RL_ERR;
+            return false;
         }
     }
     if (srv->cfg.unixsocket && srv->cfg.unixsocket[0]) {
@@ -218,16 +219,16 @@ int server_listen(server_t *srv) {
                                  sizeof(err));
         if (fd < 0) {
             log_msg(LL_WARNING, "Failed opening Unix socket: %s", err);
-            return RL_ERR;
+            return false;
         }
         srv->unix_path_bound = zstrdup(srv->cfg.unixsocket);
-        add_listener(srv, fd);
+        if (!add_listener(srv, fd)) return false;
     }
     if (srv->listen_count == 0) {
         log_msg(LL_WARNING, "Configured to not listen anywhere, exiting.");
-        return RL_ERR;
+        return false;
     }
-    return RL_OK;
+    return true;
 }
 
 void server_run(server_t *srv) {
