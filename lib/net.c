@@ -7,6 +7,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -131,4 +132,49 @@ bool net_peer_is_loopback(int fd) {
         return IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127;
     }
     return sa.ss_family == AF_UNIX;
+}
+
+int net_connect_tcp(const char *host, int port, int timeout_ms, char *err, size_t errlen) {
+    struct addrinfo hints, *res, *ai;
+    char portstr[8];
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    snprintf(portstr, sizeof(portstr), "%d", port);
+    int rv = getaddrinfo(host, portstr, &hints, &res);
+    if (rv != 0) {
+        snprintf(err, errlen, "%s", gai_strerror(rv));
+        return -1;
+    }
+    int fd = -1, last_errno = 0;
+    for (ai = res; ai; ai = ai->ai_next) {
+        fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
+        if (fd < 0) continue;
+        if (set_nonblock(fd) == 0) {
+            /* Non-blocking connect, then wait for writability up to the
+             * timeout and read the outcome from SO_ERROR. */
+            int r = connect(fd, ai->ai_addr, ai->ai_addrlen);
+            if (r == 0) break;
+            if (errno == EINPROGRESS) {
+                struct pollfd pfd = {fd, POLLOUT, 0};
+                int soerr = 0;
+                socklen_t sl = sizeof(soerr);
+                if (poll(&pfd, 1, timeout_ms) == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 &&
+                    soerr == 0)
+                    break;
+                errno = soerr ? soerr : ETIMEDOUT;
+            }
+        }
+        last_errno = errno;
+        snprintf(err, errlen, "%s", strerror(errno));
+        close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(res);
+    if (fd < 0) errno = last_errno;      /* the caller may tell refused from timed out */
+    if (fd >= 0) {
+        int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    }
+    return fd;
 }

@@ -15,5 +15,9 @@ int net_accept(int lfd, bool *is_unix);
 void net_set_client_options(int fd, bool is_unix, int keepalive_s);
 void net_peer_name(int fd, char *buf, size_t len, bool local);
 bool net_peer_is_loopback(int fd);
+/* A non-blocking TCP connection to host:port, established within
+ * timeout_ms (TCP_NODELAY set); -1 with err filled and errno set on
+ * failure. */
+int net_connect_tcp(const char *host, int port, int timeout_ms, char *err, size_t errlen);
 
 #endif

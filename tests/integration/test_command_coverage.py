@@ -1,7 +1,7 @@
 """COMMAND COUNT and COMMAND LIST against Debian's redis-server 7.0.15: the
 commands Redis has and redis-like lacks must be exactly those of the issues
 still open (ACL, replication) and of the deliberate omissions (cluster,
-modules, MIGRATE); nothing else, and nothing Redis lacks.
+modules); nothing else, and nothing Redis lacks.
 
 Run alone: /usr/bin/python3 -m pytest -q tests/integration/test_command_coverage.py"""
 import pytest
@@ -20,7 +20,6 @@ ABSENT = {
                              "cluster|replicate cluster|reset cluster|saveconfig cluster|set-config-epoch "
                              "cluster|setslot cluster|shards cluster|slaves cluster|slots",
     "modules (not planned)": "module module|help module|list module|load module|loadex module|unload",
-    "MIGRATE (not yet: README)": "migrate",
 }
 
 
