@@ -19,6 +19,7 @@ import argparse
 import importlib.util
 import os
 import random
+import signal
 import statistics
 import subprocess
 import sys
@@ -109,7 +110,10 @@ def main():
     ap.add_argument("--server", default=os.path.join(bvr.ROOT, "src", "redis-like-server"))
     ap.add_argument("--tracking", action="store_true")
     ap.add_argument("--skip-commands", action="store_true")
+    ap.add_argument("--only", default="", help="run only the workloads whose label starts with this")
     a = ap.parse_args()
+    # A timeout's SIGTERM still stops both servers (the finally below).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     servers = {"redis-like": bvr.start(a.server), "redis 7.0.15": bvr.start("/usr/bin/redis-server")}
     names = list(servers)
     try:
@@ -119,13 +123,15 @@ def main():
                     preload(port)
                 rows = []
                 for label, command, div in WORKLOADS:
+                    if not label.startswith(a.only):
+                        continue
                     res = {n: [] for n in names}
                     for _ in range(a.runs):
                         for n, (p, port) in servers.items():
                             res[n].append(bench(port, p.pid, a.requests // div, command, pipeline))
                     rows.append((label, res))
                 if pipeline == 1:
-                    for label, make in PIPE_WORKLOADS:
+                    for label, make in [w for w in PIPE_WORKLOADS if w[0].startswith(a.only)]:
                         res = {n: [] for n in names}
                         for _ in range(a.runs):
                             for n, (p, port) in servers.items():
