@@ -7,7 +7,6 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -134,7 +133,7 @@ bool net_peer_is_loopback(int fd) {
     return sa.ss_family == AF_UNIX;
 }
 
-int net_connect_tcp(const char *host, int port, int timeout_ms, char *err, size_t errlen) {
+int net_connect_tcp_nonblock(const char *host, int port, char *err, size_t errlen) {
     struct addrinfo hints, *res, *ai;
     char portstr[8];
     memset(&hints, 0, sizeof(hints));
@@ -146,35 +145,22 @@ int net_connect_tcp(const char *host, int port, int timeout_ms, char *err, size_
         snprintf(err, errlen, "%s", gai_strerror(rv));
         return -1;
     }
-    int fd = -1, last_errno = 0;
+    int fd = -1;
     for (ai = res; ai; ai = ai->ai_next) {
-        fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
+        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
         if (fd < 0) continue;
-        if (set_nonblock(fd) == 0) {
-            /* Non-blocking connect, then wait for writability up to the
-             * timeout and read the outcome from SO_ERROR. */
-            int r = connect(fd, ai->ai_addr, ai->ai_addrlen);
-            if (r == 0) break;
-            if (errno == EINPROGRESS) {
-                struct pollfd pfd = {fd, POLLOUT, 0};
-                int soerr = 0;
-                socklen_t sl = sizeof(soerr);
-                if (poll(&pfd, 1, timeout_ms) == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 &&
-                    soerr == 0)
-                    break;
-                errno = soerr ? soerr : ETIMEDOUT;
-            }
-        }
-        last_errno = errno;
+        if (set_nonblock(fd) == 0 && (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0 || errno == EINPROGRESS)) break;
         snprintf(err, errlen, "%s", strerror(errno));
         close(fd);
         fd = -1;
     }
     freeaddrinfo(res);
-    if (fd < 0) errno = last_errno;      /* the caller may tell refused from timed out */
-    if (fd >= 0) {
-        int one = 1;
-        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    }
     return fd;
+}
+
+int net_connect_result(int fd) {
+    int e = 0;
+    socklen_t len = sizeof(e);
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len) != 0) return errno;
+    return e;
 }

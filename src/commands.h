@@ -55,6 +55,7 @@ struct command {
      * are overwritten from it, so the table entry's values only matter for
      * commands Redis lacks. */
     const cmd_meta_t *meta;
+    int acl_id;               /* acl_user.c: bit index in ACL permission maps */
     /* runtime statistics (INFO commandstats) */
     struct command *parent;
     char *fullname;           /* "config|get" */
@@ -67,6 +68,8 @@ void commands_free(server_t *srv);
 command_t *commands_lookup(server_t *srv, const char *name, size_t len);
 /* The command or subcommand (XGROUP CREATE) argv names, or NULL; no reply. */
 command_t *commands_lookup_argv(server_t *srv, robj **argv, int argc);
+/* argc (the name included) fits cmd's arity; handlers rely on it. */
+bool commands_arity_ok(const command_t *cmd, int argc);
 /* Run the request in c->argc/c->argv; the reply is queued on c. */
 void commands_process(client_t *c);
 /* Execute an already resolved and checked command, with statistics

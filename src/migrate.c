@@ -195,14 +195,18 @@ static void cmd_migrate(client_t *c) {
     }
     long long port;
     char err[128];
-    int fd = -1;
-    errno = 0;
+    int fd = -1, failed = ETIMEDOUT;
     if (obj_get_ll(c->argv[2], &port) && port > 0 && port < 65536)
-        fd = net_connect_tcp(c->argv[1]->ptr, (int)port, (int)a.timeout_ms, err, sizeof(err));
-    if (fd < 0) {
+        fd = net_connect_tcp_nonblock(c->argv[1]->ptr, (int)port, err, sizeof(err));
+    if (fd >= 0) {
+        struct pollfd pfd = {fd, POLLOUT, 0};
+        failed = poll(&pfd, 1, (int)a.timeout_ms) == 1 ? net_connect_result(fd) : ETIMEDOUT;
+    }
+    if (fd < 0 || failed) {
+        if (fd >= 0) close(fd);
         /* Redis's connect returns before the refusal is known, which then
          * shows up as a failed write. */
-        if (errno == ECONNREFUSED) reply_error(c, "IOERR error or timeout writing to target instance");
+        if (fd >= 0 && failed == ECONNREFUSED) reply_error(c, "IOERR error or timeout writing to target instance");
         else reply_error(c, "IOERR error or timeout connecting to the client");
         goto out;
     }
