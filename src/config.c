@@ -345,7 +345,9 @@ static int apply_value(rl_config_t *cfg, const directive *d, int argc, char **ar
             return -1;
         }
         if (v < d->min || v > d->max) {
-            *err = "argument must be between the allowed limits";
+            static char msg[96];   /* Redis 7.0's text, with this directive's limits */
+            snprintf(msg, sizeof(msg), "argument must be between %lld and %lld inclusive", d->min, d->max);
+            *err = msg;
             return -1;
         }
         *(long long *)field(cfg, d) = v;
@@ -648,7 +650,9 @@ void config_foreach_alias_match(const rl_config_t *cfg, const char *pattern,
     }
 }
 
-int config_set(server_t *srv, const char *name, const char *value, const char **err) {
+/* Parse value into a scratch copy (so a bad value changes nothing), then
+ * keep it only when commit. */
+static int set_value(server_t *srv, const char *name, const char *value, const char **err, bool commit) {
     const directive *d = find_directive(name);
     if (!d) {
         *err = "Unknown option or number of arguments for CONFIG SET";
@@ -658,16 +662,29 @@ int config_set(server_t *srv, const char *name, const char *value, const char **
         *err = "can't set immutable config";
         return -1;
     }
-    /* Parse into a scratch copy so a bad value changes nothing. */
     rl_config_t tmp = srv->cfg;
     void *slot = field(&tmp, d);
     char *old_str = owns_string(d) ? *(char **)slot : NULL;
     if (owns_string(d)) *(char **)slot = NULL;
-    if (apply_text(&tmp, d, value, err) != 0 || check_supported(&tmp, d, err) != 0) {
+    int rc = apply_text(&tmp, d, value, err) != 0 || check_supported(&tmp, d, err) != 0 ? -1 : 0;
+    if (rc != 0 || !commit) {
         if (owns_string(d)) zfree(*(char **)slot);
-        return -1;
+        return rc;
     }
     srv->cfg = tmp;
     zfree(old_str);
     return 0;
+}
+
+int config_set(server_t *srv, const char *name, const char *value, const char **err) {
+    return set_value(srv, name, value, err, true);
+}
+
+int config_check(server_t *srv, const char *name, const char *value, const char **err) {
+    return set_value(srv, name, value, err, false);
+}
+
+bool config_is_immutable(const char *name) {
+    const directive *d = find_directive(name);
+    return d && (d->flags & F_IMMUTABLE);
 }
