@@ -153,6 +153,7 @@ static void become_connected(server_t *srv, const char *leftover, size_t n) {
     l->down_since_ms = 0;
     master_ensure_backlog(srv);
     (void)r;
+    failover_link_connected(srv);   /* a FAILOVER handover is complete */
     if (n) {
         m->querybuf = sds_catlen(m->querybuf, leftover, n);
         conn_process_input(m);
@@ -293,13 +294,14 @@ static void send_psync(server_t *srv) {
     repl_t *r = R(srv);
     repl_link_t *l = L(srv);
     char off[32];
-    const char *av[3] = {"PSYNC", "?", "-1"};
+    const char *av[4] = {"PSYNC", "?", "-1", "FAILOVER"};
     if (r->backlog) {
         util_ll2str(off, sizeof(off), r->master_repl_offset + 1);
         av[1] = r->replid;
         av[2] = off;
     }
-    if (!send_command(l, 3, av)) {
+    /* FAILOVER (repl_failover.c): the target promotes itself on this PSYNC. */
+    if (!send_command(l, l->psync_failover && r->backlog ? 4 : 3, av)) {
         link_abort(srv, "can't send PSYNC");
         return;
     }
