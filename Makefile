@@ -16,7 +16,7 @@
 PYTHON := /usr/bin/python3
 export PYTHON
 
-.PHONY: all deps test-deps run test test-integration test-ebbmalloc test-allocators test-sanitizers fuzz fuzz-restore format format-check clean distclean shootout
+.PHONY: all deps test-deps run test test-integration test-ebbmalloc test-allocators test-sanitizers fuzz fuzz-build format format-check clean distclean shootout
 
 all: deps
 	$(MAKE) -C src
@@ -78,24 +78,56 @@ shootout:
 	  $(if $(N),--n $(N)) $(if $(QUIET),--quiet $(QUIET)) \
 	  $(if $(filter yes,$(QUICK)),--quick) $(SHOOTOUT_ARGS)
 
-# Coverage-guided fuzzing of the RESP parser (clang's libFuzzer with ASan
-# and UBSan), for FUZZ_SECONDS from the seed corpus in tests/fuzz/corpus.
+# Coverage-guided fuzzing (clang's libFuzzer with ASan and UBSan): one
+# target per parser that reads bytes from a file or a socket, each run for
+# FUZZ_SECONDS from its seed corpus tests/fuzz/corpus_<name> (the RESP
+# target's is tests/fuzz/corpus); findings are kept in build/fuzz/corpus_<name>
+# and crashes in build/fuzz/crash-*.  The server's sources (all of src/ but
+# main: libFuzzer brings main) and lib/ are compiled once into
+# build/fuzz/libfuzzsrv.a and every target links it.
+#   make fuzz [FUZZ_SECONDS=60]        every target in turn
+#   make fuzz-rdb [FUZZ_SECONDS=...]   one target (resp restore rdb aof config)
 FUZZ_SECONDS ?= 60
-FUZZ_SRC := tests/fuzz/fuzz_resp.c lib/resp.c lib/sds.c lib/zmalloc.c lib/util.c
-fuzz: test-deps
-	@mkdir -p build/fuzz build/fuzz/corpus
-	clang -g -O1 -std=gnu11 -D_GNU_SOURCE -DUSE_LIBC_MALLOC -fsanitize=fuzzer,address,undefined \
-	  -Ilib $(FUZZ_SRC) -o build/fuzz/fuzz_resp
-	build/fuzz/fuzz_resp -max_total_time=$(FUZZ_SECONDS) -max_len=4096 build/fuzz/corpus tests/fuzz/corpus
+FUZZ_TARGETS := resp restore rdb aof config
+FUZZ_DIR := build/fuzz
+FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -DUSE_LIBC_MALLOC -DRL_MALLOC_NAME='"libc"' -DRL_BUILD_ID='"fuzz"' \
+  -DRL_DEBUG=0 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -pthread \
+  -Isrc -Ilib $(shell pkg-config --cflags lua5.1 2>/dev/null || echo -I/usr/include/lua5.1)
+FUZZ_LIBS := -l:liblua5.1-cjson.a -l:liblua5.1-bitop.a -l:liblua5.1.a -levent_core -lm -pthread
+FUZZ_LIB_SRC := $(filter-out src/server_main.c,$(wildcard src/*.c)) $(wildcard lib/*.c)
+FUZZ_OBJ := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(FUZZ_LIB_SRC))
+# libFuzzer options per target: the largest input worth trying, and the
+# config target's parser messages on stderr closed (reports still print).
+FUZZ_OPTS_resp := -max_len=4096
+FUZZ_OPTS_restore := -max_len=65536
+FUZZ_OPTS_rdb := -max_len=65536
+FUZZ_OPTS_aof := -max_len=65536
+FUZZ_OPTS_config := -max_len=8192 -close_fd_mask=2
+fuzz_corpus = tests/fuzz/$(if $(filter resp,$(1)),corpus,corpus_$(1))
 
-# RESTORE's payload path (dump.c, rdb_load.c's value reader), linked with
-# the server's own sources (all of src/ but main: libFuzzer brings main).
-FUZZ_RESTORE_SRC := tests/fuzz/fuzz_restore.c $(filter-out src/server_main.c,$(wildcard src/*.c)) $(wildcard lib/*.c)
-fuzz-restore: test-deps
-	@mkdir -p build/fuzz build/fuzz/corpus_restore
-	clang -g -O1 -std=gnu11 -D_GNU_SOURCE -DUSE_LIBC_MALLOC -DRL_MALLOC_NAME='"libc"' -DRL_BUILD_ID='"fuzz"' \
-	  -fsanitize=fuzzer,address,undefined -Isrc -Ilib $(FUZZ_RESTORE_SRC) -o build/fuzz/fuzz_restore -levent_core -lm -pthread
-	build/fuzz/fuzz_restore -max_total_time=$(FUZZ_SECONDS) -max_len=65536 build/fuzz/corpus_restore tests/fuzz/corpus_restore
+$(FUZZ_DIR)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(FUZZ_DIR)/libfuzzsrv.a: $(FUZZ_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_DIR)/libfuzzsrv.a
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_DIR)/libfuzzsrv.a $(FUZZ_LIBS)
+
+-include $(FUZZ_OBJ:.o=.d)
+
+fuzz-build: $(addprefix $(FUZZ_DIR)/fuzz_,$(FUZZ_TARGETS))
+
+fuzz-%: $(FUZZ_DIR)/fuzz_%
+	@mkdir -p $(FUZZ_DIR)/corpus_$*
+	UBSAN_OPTIONS=print_stacktrace=1 $(FUZZ_DIR)/fuzz_$* -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 $(FUZZ_OPTS_$*) \
+	  -artifact_prefix=$(FUZZ_DIR)/ $(FUZZ_DIR)/corpus_$* $(call fuzz_corpus,$*)
+
+fuzz: test-deps
+	$(MAKE) -j2 fuzz-build
+	@set -e; for t in $(FUZZ_TARGETS); do $(MAKE) --no-print-directory fuzz-$$t; done
 
 # Formatting is clang-format's job (.clang-format); CI runs format-check.
 FORMAT_FILES = $(wildcard src/*.[ch] lib/*.[ch] tools/*/*.[ch] tests/unit/*.[ch] tests/fuzz/*.c)

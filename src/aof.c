@@ -805,8 +805,11 @@ static void fake_client_drop_replies(client_t *c) {
     c->bufpos = 0;
 }
 
-/* Run one parsed command; false for an unknown command (fatal). */
-static bool replay(server_t *srv, client_t *c, const unsigned char *buf, aof_cmd_t *cmd, const char *path) {
+/* Run one parsed command; false for an unknown command or one with the
+ * wrong number of arguments (fatal: handlers index argv by their arity, so
+ * a damaged file must not reach them; Redis would crash here). */
+static bool replay(server_t *srv, client_t *c, const unsigned char *buf, aof_cmd_t *cmd, const char *path,
+                   size_t at) {
     robj *argv_stack[16];
     robj **argv = cmd->argc <= 16 ? argv_stack : zmalloc(sizeof(robj *) * (size_t)cmd->argc);
     for (int i = 0; i < cmd->argc; i++) argv[i] = obj_create_string((const char *)buf + cmd->off[i], cmd->len[i]);
@@ -814,6 +817,10 @@ static bool replay(server_t *srv, client_t *c, const unsigned char *buf, aof_cmd
     bool ok = cc && cc->proc;
     if (!ok) {
         log_msg(LL_WARNING, "Unknown command '%.64s' reading the append only file %s", (char *)argv[0]->ptr, path);
+    } else if (!commands_arity_ok(cc, cmd->argc)) {
+        log_msg(LL_WARNING, "Wrong number of arguments for '%s' reading the append only file %s at offset %zu",
+                cc->fullname, path, at);
+        ok = false;
     } else {
         c->argc = cmd->argc;
         c->argv = argv;
@@ -838,7 +845,7 @@ static int load_commands(server_t *srv, const unsigned char *buf, size_t len, si
         size_t at = pos;
         int rc = aof_parse_command(buf, len, &pos, &cmd);
         if (rc == AOF_PARSE_OK) {
-            if (!replay(srv, c, buf, &cmd, path)) {
+            if (!replay(srv, c, buf, &cmd, path, at)) {
                 result = -1;
                 break;
             }
@@ -886,6 +893,13 @@ int aof_load(server_t *srv, aof_t *aof) {
         log_msg(LL_WARNING, "Fatal error: can't open the append log file for reading: %s", strerror(e));
         return -1;
     }
+    int rc = aof_load_buffer(srv, buf, len, path);
+    zfree(buf);
+    sds_free(path);
+    return rc;
+}
+
+int aof_load_buffer(server_t *srv, const unsigned char *buf, size_t len, const char *path) {
     size_t pos = 0;
     int rc = 1;
     if (len >= 5 && !memcmp(buf, "REDIS", 5)) {
@@ -897,8 +911,6 @@ int aof_load(server_t *srv, aof_t *aof) {
         pos = res.consumed;
     }
     if (rc > 0) rc = load_commands(srv, buf, len, pos, path);
-    zfree(buf);
-    sds_free(path);
     return rc;
 }
 

@@ -39,6 +39,10 @@ void aof_cron(server_t *srv, aof_t *aof);
 /* Replay the file into the databases.  Returns 1 loaded, 0 no file, -1
  * fatal (logged with the offset and a pointer to redis-like-check-aof). */
 int aof_load(server_t *srv, aof_t *aof);
+/* The same on an image already in memory (aof_load's body; the fuzz target
+ * calls it directly).  path names the file in messages and is truncated
+ * there when aof-load-truncated cuts a partial last command.  1 or -1. */
+int aof_load_buffer(server_t *srv, const unsigned char *buf, size_t len, const char *path);
 
 /* BGREWRITEAOF: fork a child that writes the dataset compactly. */
 int aof_rewrite_start(server_t *srv, aof_t *aof, const char **err);

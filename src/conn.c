@@ -19,6 +19,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "acl.h"
 #include "blocking.h"
 #include "commands.h"
 #include "evloop.h"
@@ -64,7 +65,7 @@ static client_t *client_new(server_t *srv, int fd, bool is_unix) {
     resp_parser_init(&c->parser, make_arg, free_arg, c);
     c->ctime_ms = c->last_interaction_ms = srv->mstime;
     if (is_unix) c->flags |= CLIENT_UNIX_SOCKET;
-    if (!srv->cfg.requirepass || !srv->cfg.requirepass[0]) c->flags |= CLIENT_AUTHENTICATED;
+    acl_client_init(c);   /* the default user; authenticated if it has no password */
     net_peer_name(fd, c->addr, sizeof(c->addr), false);
     net_peer_name(fd, c->laddr, sizeof(c->laddr), true);
     c->io = evloop_io_add(srv->loop, fd, client_io, c);
@@ -149,7 +150,8 @@ static void accept_one(server_t *srv, int cfd, bool is_unix) {
         reject(cfd, "-ERR max number of clients reached\r\n");
         return;
     }
-    if (!is_unix && srv->cfg.protected_mode && (!srv->cfg.requirepass || !srv->cfg.requirepass[0]) &&
+    /* Protected mode guards a default user without a password (acl.c). */
+    if (!is_unix && srv->cfg.protected_mode && acl_default_nopass(srv) &&
         !net_peer_is_loopback(cfd)) {
         srv->stats.rejected_conn++;
         reject(cfd, protected_msg);
@@ -584,12 +586,12 @@ sds conn_info_string(sds s, client_t *c) {
     return sds_catprintf(s,
         "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%zu psub=%zu ssub=%zu "
         "multi=%d qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%d rbp=%zu obl=%zu oll=%zu omem=%zu "
-        "tot-mem=%zu events=%s cmd=%s user=default redir=%lld resp=%d lib-name=%s lib-ver=%s",
+        "tot-mem=%zu events=%s cmd=%s user=%s redir=%lld resp=%d lib-name=%s lib-ver=%s",
         (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
         (now - c->ctime_ms) / 1000, (now - c->last_interaction_ms) / 1000, flags, c->db->id,
         pubsub_client_channels(c), pubsub_client_patterns(c), pubsub_client_shard_channels(c),
         multi_queued_count(c),
         qbuf, sds_avail(c->querybuf), CLIENT_BUF_SIZE, c->querybuf_peak, obl, oll, c->reply_bytes, totmem,
-        events, c->lastcmd ? c->lastcmd->fullname : "NULL", tracking_client_redirect(c), c->resp,
+        events, c->lastcmd ? c->lastcmd->fullname : "NULL", acl_client_username(c), tracking_client_redirect(c), c->resp,
         c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "");
 }

@@ -38,6 +38,7 @@
 #define CLIENT_NO_EVICT (1u << 14)          /* conn_cmds.c: CLIENT NO-EVICT on */
 #define CLIENT_PAUSED (1u << 15)            /* pause.c: its request waits for CLIENT PAUSE to end */
 #define CLIENT_PREVENT_PROP (1u << 16)      /* persist.c: the handler fed the AOF itself (persist_propagate) */
+#define CLIENT_CLOSE_AFTER_COMMAND (1u << 17)   /* acl.c: its user went away; closed once this reply is queued */
 #define CLIENT_PUBSUB (1u << 20)            /* pubsub.c: in subscribed mode */
 #define CLIENT_MONITOR (1u << 21)           /* monitor.c: receives every command */
 #define CLIENT_FAKE (1u << 24)              /* script.c: runs redis.call, replies stay in its buffers */
@@ -98,6 +99,7 @@ struct client {
     struct watch_state *wstate;     /* multi.c: WATCHed keys and their dirty flag */
     struct tracking_client *tracking;   /* tracking.c: NULL until CLIENT TRACKING */
     struct repl_replica *repl;      /* repl_master.c: set iff CLIENT_REPLICA */
+    struct acl_user *user;       /* acl.c: whose permissions apply; NULL = unrestricted (internal) */
 };
 
 /* Accept handler for listeners (registered by server.c). */

@@ -9,9 +9,11 @@
 #include <sys/resource.h>
 #include <sys/utsname.h>
 
+#include "acl.h"
 #include "blocking.h"
 #include "commands.h"
 #include "defrag.h"
+#include "latency_track.h"
 #include "lazyfree.h"
 #include "pubsub.h"
 #include "conn.h"
@@ -169,7 +171,7 @@ static sds sec_stats(server_t *srv, sds s) {
     repl_sync_stats(srv, &sync_full, &sync_ok, &sync_err);   /* repl_info.c */
     defrag_stats_t ds;
     defrag_get_stats(srv, &ds);
-    return sds_catprintf(s,
+    s = sds_catprintf(s,
         "# Stats\r\n"
         "total_connections_received:%lld\r\n"
         "total_commands_processed:%lld\r\n"
@@ -222,6 +224,15 @@ static sds sec_stats(server_t *srv, sds s) {
         srv->persist->latest_fork_usec, srv->persist->total_forks,   /* persist.c */
         ds.hits, ds.misses, ds.key_hits, ds.key_misses, ds.total_time_ms, ds.current_time_ms,
         tracking_total_keys(srv), tracking_total_items(srv), tracking_total_prefixes(srv), st->unexpected_error_replies, st->total_error_replies, st->io_reads, st->io_writes);
+    /* acl.c: denials by kind (Redis 7.2's names; 7.0 lacks them). */
+    const acl_stats_t *as = acl_get_stats(srv);
+    s = sds_catprintf(s,
+        "acl_access_denied_auth:%lld\r\n"
+        "acl_access_denied_cmd:%lld\r\n"
+        "acl_access_denied_key:%lld\r\n"
+        "acl_access_denied_channel:%lld\r\n",
+        as->denied_auth, as->denied_cmd, as->denied_key, as->denied_channel);
+    return s;
 }
 
 static sds sec_replication(server_t *srv, sds s) {
@@ -303,6 +314,7 @@ static const section sections[] = {
     {"persistence", sec_persistence, true}, {"stats", sec_stats, true}, {"replication", sec_replication, true},
     {"cpu", sec_cpu, true}, {"modules", sec_modules, true}, {"errorstats", sec_errorstats, true},
     {"cluster", sec_cluster, true}, {"keyspace", sec_keyspace, true}, {"commandstats", sec_commandstats, false},
+    {"latencystats", latency_track_info, false},   /* latency_track.c */
 };
 #define N_SECTIONS (sizeof(sections) / sizeof(sections[0]))
 

@@ -23,6 +23,7 @@
 
 #include "aof.h"
 #include "keyspace.h"
+#include "latency.h"
 #include "log.h"
 #include "propagate.h"
 #include "repl.h"
@@ -221,6 +222,9 @@ int persist_fork_with(server_t *srv, int type, persist_child_fn *body, void *arg
     }
     close(fds[1]);
     p->latest_fork_usec = util_ustime() - start;
+    p->fork_rate = (double)zmalloc_used_memory() * 1000000 / (double)(p->latest_fork_usec ? p->latest_fork_usec : 1) /
+                   (1024.0 * 1024 * 1024);
+    latency_add_sample_if_needed(srv, "fork", p->latest_fork_usec / 1000);   /* latency.c */
     p->total_forks++;
     p->child_pid = pid;
     p->child_type = type;
@@ -392,6 +396,17 @@ static bool load_rdb(server_t *srv) {
             (double)(util_ustime() - start) / 1e6, res.keys, res.expired);
     sds_free(path);
     return true;
+}
+
+bool persist_reload_rdb(server_t *srv) {
+    sds path = persist_path(srv, srv->cfg.dbfilename);
+    bool exists = access(path, R_OK) == 0;
+    sds_free(path);
+    if (!exists) return false;
+    P(srv)->loading = true;
+    bool ok = load_rdb(srv);
+    P(srv)->loading = false;
+    return ok;
 }
 
 bool persist_load_at_startup(server_t *srv) {

@@ -29,6 +29,7 @@ typedef struct persist {
     long long child_start_ms;
     bool child_writes_no_file;      /* persist_fork_with: its body is not a save */
     long long latest_fork_usec;     /* INFO stats */
+    double fork_rate;               /* GB of used memory per second of the last fork (LATENCY DOCTOR) */
     long long total_forks;
     /* RDB */
     bool last_bgsave_ok;            /* rdb_last_bgsave_status */
@@ -48,6 +49,9 @@ void persist_free(server_t *srv);
 /* Load the AOF (appendonly yes) or the RDB file; false means start-up
  * must stop (the reason is logged). */
 bool persist_load_at_startup(server_t *srv);
+/* DEBUG RELOAD: load the RDB file into the (emptied) databases; false when
+ * it is missing or unreadable (logged). */
+bool persist_reload_rdb(server_t *srv);
 void persist_cron(server_t *srv);
 void persist_before_sleep(server_t *srv);
 /* Final save on shutdown: with save points (or force_save), unless nosave.

@@ -141,18 +141,17 @@ static bool read_line(server_t *srv, sds *out) {
 
 static void become_connected(server_t *srv, const char *leftover, size_t n) {
     repl_link_t *l = L(srv);
-    repl_t *r = R(srv);
     evloop_io_free(l->io);
     l->io = NULL;
     client_t *m = conn_create_client(srv, l->fd);
     if (l->applying) sds_clear(l->applying);
     m->flags |= CLIENT_MASTER | CLIENT_AUTHENTICATED;
+    m->user = NULL;   /* the master's stream is applied whatever the default user may do */
     l->master = m;
     l->state = LINK_CONNECTED;
     l->last_io_ms = srv->mstime;
     l->down_since_ms = 0;
     master_ensure_backlog(srv);
-    (void)r;
     failover_link_connected(srv);   /* a FAILOVER handover is complete */
     if (n) {
         m->querybuf = sds_catlen(m->querybuf, leftover, n);

@@ -202,6 +202,7 @@ void script_run_begin(script_run_t *run) {
     server_t *srv = run->srv;
     S(srv)->run = run;
     run->fake->db = run->caller->db;
+    run->fake->user = run->caller->user;   /* acl.c: commands run with the caller's rights */
     run->fake->resp = 2;
     run->start_ms = util_monotonic_us() / 1000;
     persist_effects_begin(srv);

@@ -7,6 +7,7 @@
  * ops/sec sample, active expiry, idle-client timeouts, incremental rehash,
  * allocator maintenance.  Shutdown (SIGTERM, SIGINT, SHUTDOWN) stops the
  * loop; main() then frees everything so the process exits valgrind-clean. */
+#include "acl.h"
 #include "server.h"
 
 #include <errno.h>
@@ -89,7 +90,7 @@ static void server_cron(void *arg) {
     srv->cron_loops++;
     server_sample_memory(srv);
     sample_rates(srv);
-    expire_active_cycle(srv);
+    if (!srv->active_expire_off) expire_active_cycle(srv);
     persist_cron(srv);                   /* child reaping, save points, AOF fsync/rewrite */
     repl_cron(srv);                      /* replication: pings, ACKs, timeouts, reconnects, WAIT */
     conn_cron(srv);
@@ -152,6 +153,7 @@ bool server_init(server_t *srv) {
     srv->latency = latency_create();
     srv->monitors = monitor_create();
     commands_init(srv);
+    if (!acl_init(srv)) return false;   /* users: config lines or aclfile */
     multi_init(srv);
     scripting_init(srv);                 /* before loading: RDB functions, AOF scripts */
     srv->loop = evloop_create();
@@ -286,6 +288,7 @@ void server_free(server_t *srv) {
     propagate_free(srv);
     persist_free(srv);
     db_free_all(srv);
+    acl_free(srv);
     commands_free(srv);
     multi_free(srv);
     scripting_free(srv);

@@ -298,3 +298,48 @@ def test_failover_command_hands_over_without_data_loss(start_server):
     # The other replica ends up following the new history too (through us, chained).
     wait_for(lambda: r2.info("replication")["master_link_status"] == "up", 20)
     wait_for(lambda: r2.get("after") == "1", 20, what="second replica has the new write")
+
+
+def test_replica_applies_the_stream_whatever_its_default_user_may_do(start_server):
+    """The master link runs as no user (as in Redis): a replica whose default
+    user may only read app:* keys still applies every write it is sent."""
+    m = start_server(args=FAST)
+    rm = m.client()
+    s = start_server(args=FAST)
+    admin = s.client()
+    admin.execute_command("ACL", "SETUSER", "admin", "on", ">pw", "allkeys", "allcommands")
+    admin.execute_command("ACL", "SETUSER", "default", "resetkeys", "~app:*", "-@all", "+@read", "+ping")
+    a = redis.Redis(port=s.port, username="admin", password="pw", decode_responses=True)
+    a.replicaof("127.0.0.1", m.port)
+    wait_link_up(a)
+    rm.set("other:1", "x")
+    rm.hset("h", mapping={"f": "v"})
+    assert rm.wait(1, 5000) == 1
+    assert a.get("other:1") == "x"
+    assert a.hgetall("h") == {"f": "v"}
+    with pytest.raises(redis.exceptions.NoPermissionError, match="no permissions to access one of the keys"):
+        admin.get("other:1")             # the default user itself still cannot
+
+
+def test_replica_authenticates_as_masteruser(start_server):
+    """masteruser/masterauth: the replica logs in as an ACL user of the
+    master that may only replicate (Redis's minimal +psync +replconf +ping)."""
+    m = start_server(args=FAST)
+    rm = m.client()
+    rm.execute_command("ACL", "SETUSER", "repl", "on", ">rp", "+psync", "+replconf", "+ping")
+    rm.execute_command("ACL", "SETUSER", "admin", "on", ">pw", "allkeys", "allcommands")
+    rm.execute_command("ACL", "SETUSER", "default", "off")
+    adm = redis.Redis(port=m.port, username="admin", password="pw", decode_responses=True)
+    s = start_server(args=FAST + ["--masteruser", "repl", "--masterauth", "rp"])
+    rs = s.client()
+    rs.replicaof("127.0.0.1", m.port)
+    wait_link_up(rs)
+    adm.set("k", "v")
+    assert adm.wait(1, 5000) == 1
+    assert rs.get("k") == "v"
+    # A wrong password keeps the link down.
+    rs.config_set("masterauth", "wrong")
+    rs.replicaof("no", "one")
+    rs.replicaof("127.0.0.1", m.port)
+    time.sleep(1.5)
+    assert rs.info("replication")["master_link_status"] == "down"
