@@ -183,7 +183,10 @@ static void load_payload(server_t *srv) {
     repl_t *r = R(srv);
     size_t len = sds_len(l->payload);
     log_msg(LL_NOTICE, "MASTER <-> REPLICA sync: Flushing old data");
-    for (int i = 0; i < srv->dbnum; i++) db_empty(&srv->dbs[i]);
+    for (int i = 0; i < srv->dbnum; i++) {
+        if (srv->cfg.replica_lazy_flush) db_empty_async(&srv->dbs[i]);   /* freed on the bio thread */
+        else db_empty(&srv->dbs[i]);
+    }
     functions_flush(srv);
     log_msg(LL_NOTICE, "MASTER <-> REPLICA sync: Loading DB in memory");
     rdb_load_result_t res;

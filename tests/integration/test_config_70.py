@@ -17,14 +17,6 @@ pytestmark = pytest.mark.differential
 
 # Parameters Redis 7.0.15 has and redis-like does not, by reason.
 MISSING = {
-    "replication (open issue)": """masterauth masteruser min-replicas-max-lag min-replicas-to-write min-slaves-max-lag
-        min-slaves-to-write propagation-error-behavior repl-backlog-size repl-backlog-ttl repl-disable-tcp-nodelay
-        repl-diskless-load repl-diskless-sync repl-diskless-sync-delay repl-diskless-sync-max-replicas
-        repl-ping-replica-period repl-ping-slave-period repl-timeout replica-announce-ip replica-announce-port
-        replica-announced replica-ignore-disk-write-errors replica-ignore-maxmemory replica-lazy-flush
-        replica-priority replica-read-only replica-serve-stale-data replicaof slave-announce-ip slave-announce-port
-        slave-ignore-maxmemory slave-lazy-flush slave-priority slave-read-only slave-serve-stale-data slaveof""",
-    "ACL (open issue)": "acl-pubsub-default aclfile acllog-max-len",
     "cluster (not planned)": """cluster-allow-pubsubshard-when-down cluster-allow-reads-when-down
         cluster-allow-replica-migration cluster-announce-bus-port cluster-announce-hostname cluster-announce-ip
         cluster-announce-port cluster-announce-tls-port cluster-config-file cluster-enabled
