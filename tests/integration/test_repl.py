@@ -194,6 +194,7 @@ def test_chained_replicas_and_promotion_continue(start_server):
     assert snapshot(rc) == snapshot(rb)
 
 
+@pytest.mark.slow
 def test_replica_killed_during_full_sync(start_server):
     m = start_server(args=["--repl-diskless-sync", "no"])   # the disk form: the RDB file is sent
     rm = m.client()
@@ -212,6 +213,7 @@ def test_replica_killed_during_full_sync(start_server):
     assert rs2.dbsize() == 200001
 
 
+@pytest.mark.slow
 def test_master_killed_during_diskless_transfer(start_server):
     m = start_server(args=["--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0"])
     rm = m.client()
