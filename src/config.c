@@ -54,6 +54,9 @@ static const enum_name diskless_load_enum[] = {{"disabled", REPL_DISKLESS_LOAD_D
                                                {"on-empty-db", REPL_DISKLESS_LOAD_ON_EMPTY_DB},
                                                {"swapdb", REPL_DISKLESS_LOAD_SWAPDB}, {NULL, 0}};
 
+static const enum_name propagation_error_enum[] = {{"ignore", 0}, {"panic", 1}, {"panic-on-replicas", 2},
+                                                   {NULL, 0}};
+
 static const enum_name sanitize_enum[] = {{"no", SANITIZE_NO}, {"yes", SANITIZE_YES},
                                           {"clients", SANITIZE_CLIENTS}, {NULL, 0}};
 
@@ -169,6 +172,10 @@ static const directive directives[] = {
     {"min-replicas-to-write", T_INT, O(min_replicas_to_write), "0", 0, INT_MAX, NULL, 0},
     {"min-replicas-max-lag", T_INT, O(min_replicas_max_lag), "10", 0, INT_MAX, NULL, 0},
     {"replica-priority", T_INT, O(replica_priority), "100", 0, INT_MAX, NULL, 0},
+    {"replica-lazy-flush", T_BOOL, O(replica_lazy_flush), "no", 0, 0, NULL, 0},
+    {"repl-disable-tcp-nodelay", T_BOOL, O(repl_disable_tcp_nodelay), "no", 0, 0, NULL, 0},
+    {"replica-ignore-disk-write-errors", T_BOOL, O(replica_ignore_disk_write_errors), "no", 0, 0, NULL, 0},
+    {"propagation-error-behavior", T_ENUM, O(propagation_error_behavior), "ignore", 0, 0, propagation_error_enum, 0},
     {"replica-announce-ip", T_STR, O(replica_announce_ip), "", 0, 0, NULL, 0},
     {"replica-announce-port", T_INT, O(replica_announce_port), "0", 0, 65535, NULL, 0},
 };
@@ -189,6 +196,7 @@ static const struct { const char *alias, *name; } aliases[] = {
     {"repl-ping-slave-period", "repl-ping-replica-period"}, {"min-slaves-to-write", "min-replicas-to-write"},
     {"min-slaves-max-lag", "min-replicas-max-lag"}, {"slave-priority", "replica-priority"},
     {"slave-announce-ip", "replica-announce-ip"}, {"slave-announce-port", "replica-announce-port"},
+    {"slave-lazy-flush", "replica-lazy-flush"},
 };
 
 static const directive *find_directive(const char *name) {

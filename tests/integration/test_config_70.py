@@ -17,8 +17,6 @@ pytestmark = pytest.mark.differential
 
 # Parameters Redis 7.0.15 has and redis-like does not, by reason.
 MISSING = {
-    "replication (not yet)": """propagation-error-behavior repl-disable-tcp-nodelay
-        replica-ignore-disk-write-errors replica-lazy-flush slave-lazy-flush""",
     "cluster (not planned)": """cluster-allow-pubsubshard-when-down cluster-allow-reads-when-down
         cluster-allow-replica-migration cluster-announce-bus-port cluster-announce-hostname cluster-announce-ip
         cluster-announce-port cluster-announce-tls-port cluster-config-file cluster-enabled
