@@ -21,7 +21,7 @@ static double thread_ns(void) {
 int main(int argc, char **argv) {
     long pairs = argc > 1 ? atol(argv[1]) : 20000000;
     void *ring[64] = {0};
-    sizehist_own_thread();   /* as the server's main thread */
+    sizehist_own_thread(); /* as the server's main thread */
     double t0 = thread_ns();
     for (long i = 0; i < pairs; i++) {
         unsigned slot = (unsigned)i & 63;
