@@ -39,7 +39,8 @@ def start(binary, rdb=None):
         try:
             if redis.Redis(port=port,socket_timeout=1).ping(): return p,port,d
         except Exception: time.sleep(0.1)
-    raise RuntimeError('no start')
+    p.kill(); p.wait()
+    raise RuntimeError(f'{binary} did not answer PING')
 def load(port, shape):
     if shape=='fill-small': n,size=1000000,3
     elif shape=='fill-1k': n,size=200000,1024
