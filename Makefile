@@ -44,14 +44,23 @@ test-integration:
 test-ebbmalloc:
 	@if [ -f deps/ebbmalloc/Makefile ]; then $(MAKE) -C deps/ebbmalloc test; fi
 
-# The integration suite against each allocator build, each in its own build
-# directory (build/<allocator>) so the main build is left as it is.
+# The tests where the allocator matters (memory reporting, eviction, lazy
+# and active defrag, persistence of every type, scripts' Lua heap, hostile
+# sizes) against each allocator build, each in its own build directory
+# (build/<allocator>) so the main build is left as it is.  `make test` runs
+# the whole suite on the default build; ALLOCATOR_TESTS=tests/integration
+# runs the whole suite on each allocator too.
 ALLOCATORS ?= libc jemalloc tcmalloc tcmalloc_minimal ebbmalloc
+ALLOCATOR_TESTS ?= $(addprefix tests/integration/,test_memory.py test_evict.py test_lazyfree.py \
+  test_defrag.py test_server.py test_introspection.py test_strings.py test_keys.py test_hash.py \
+  test_list.py test_set.py test_zset.py test_rdb.py test_rdb_blobs.py test_aof.py test_dump.py \
+  test_stream_memory.py test_scripting.py test_scripting_hostile.py test_slow_clients.py \
+  test_hostile_input.py)
 test-allocators: test-deps
 	@set -e; for a in $(ALLOCATORS); do \
-	  echo "=== integration suite with MALLOC=$$a ==="; \
+	  echo "=== allocator tests with MALLOC=$$a ==="; \
 	  $(MAKE) -C src BUILD_DIR=../build/$$a MALLOC=$$a server tools; \
-	  RL_SERVER=$(CURDIR)/build/$$a/redis-like-server $(PYTHON) -m pytest -q -m "not slow" tests/integration $(PYTEST_ARGS); \
+	  RL_SERVER=$(CURDIR)/build/$$a/redis-like-server $(PYTHON) -m pytest -q -m "not slow" $(ALLOCATOR_TESTS) $(PYTEST_ARGS); \
 	done
 
 # Unit tests and the integration suite on ASan and UBSan builds.

@@ -61,12 +61,6 @@ struct aof {
     sds buf;                    /* fed, not yet written */
     sds rewrite_buf;            /* fed while a rewrite child runs, or NULL */
     int last_db;                /* db of the last SELECT logged, -1 = unknown */
-    /* Staging (scripts): commands fed between aof_stage_begin and
-     * aof_stage_end collect here and are logged as one unit at the end. */
-    sds stage;                  /* NULL when not staging */
-    size_t stage_first;         /* offset of the first command (after its SELECT) */
-    int stage_count;            /* commands staged */
-    bool stage_muted;           /* redis.set_repl without AOF: drop, don't stage */
     long long current_size;     /* bytes in the file */
     long long base_size;        /* size after the last rewrite/load (auto rewrite) */
     bool write_failed;
@@ -132,7 +126,6 @@ void aof_free(aof_t *aof) {
     if (aof->fd >= 0) close(aof->fd);
     sds_free(aof->buf);
     sds_free(aof->rewrite_buf);
-    sds_free(aof->stage);
     zfree(aof);
 }
 
@@ -456,73 +449,24 @@ static sds translate(sds buf, db_t *db, robj **argv, int argc) {
     return cat_argv(buf, argv, argc, 0, 0, NULL, 0);
 }
 
-/* The staged commands go out as one unit, wrapped in MULTI/EXEC when there
- * is more than one (Redis 7.0's rule for a script's effects).  The SELECT
- * that the first command needed stays before the MULTI. */
-void aof_stage_begin(aof_t *aof) {
-    if (aof->stage) return;
-    aof->stage = sds_empty();
-    aof->stage_count = 0;
-    aof->stage_first = 0;
-    aof->stage_muted = false;
+sds aof_translate(server_t *srv, sds buf, int dbid, robj **argv, int argc) {
+    return translate(buf, &srv->dbs[dbid], argv, argc);
 }
 
-void aof_stage_mute(aof_t *aof, bool mute) { aof->stage_muted = mute; }
-
-static void append_out(aof_t *aof, const char *p, size_t len) {
-    if (aof->on) aof->buf = sds_catlen(aof->buf, p, len);
-    if (aof->rewrite_buf) aof->rewrite_buf = sds_catlen(aof->rewrite_buf, p, len);
-}
-
-void aof_stage_end(aof_t *aof) {
-    sds st = aof->stage;
-    if (!st) return;
-    aof->stage = NULL;
-    if (aof->stage_count > 1) {
-        static const char multi[] = "*1\r\n$5\r\nMULTI\r\n", exec[] = "*1\r\n$4\r\nEXEC\r\n";
-        append_out(aof, st, aof->stage_first);
-        append_out(aof, multi, sizeof(multi) - 1);
-        append_out(aof, st + aof->stage_first, sds_len(st) - aof->stage_first);
-        append_out(aof, exec, sizeof(exec) - 1);
-    } else if (aof->stage_count == 1) {
-        append_out(aof, st, sds_len(st));
-    }
-    sds_free(st);
-}
-
-void aof_feed(server_t *srv, aof_t *aof, int dbid, robj **argv, int argc) {
-    if (aof->stage) {
-        if (aof->stage_muted) return;
-        if (dbid != aof->last_db) {
-            char n[16];
-            const char *av[2] = {"SELECT", n};
-            size_t lens[2] = {6, (size_t)util_ll2str(n, sizeof(n), dbid)};
-            aof->stage = aof_cat_command(aof->stage, 2, av, lens);
-            aof->last_db = dbid;
-        }
-        if (aof->stage_count++ == 0) aof->stage_first = sds_len(aof->stage);
-        aof->stage = translate(aof->stage, &srv->dbs[dbid], argv, argc);
-        return;
-    }
-    /* Straight into the AOF buffer (the common case: no rewrite running),
-     * else built once and copied to each buffer that wants it. */
-    bool direct = aof->on && !aof->rewrite_buf;
-    sds cmd = direct ? aof->buf : sds_empty();
+void aof_append(aof_t *aof, int dbid, const char *cmd, size_t len) {
+    if (!aof->on && !aof->rewrite_buf) return;
     if (dbid != aof->last_db) {
         char n[16];
         const char *av[2] = {"SELECT", n};
         size_t lens[2] = {6, (size_t)util_ll2str(n, sizeof(n), dbid)};
-        cmd = aof_cat_command(cmd, 2, av, lens);
+        sds sel = aof_cat_command(sds_empty(), 2, av, lens);
+        if (aof->on) aof->buf = sds_catsds(aof->buf, sel);
+        if (aof->rewrite_buf) aof->rewrite_buf = sds_catsds(aof->rewrite_buf, sel);
+        sds_free(sel);
         aof->last_db = dbid;
     }
-    cmd = translate(cmd, &srv->dbs[dbid], argv, argc);
-    if (direct) {
-        aof->buf = cmd;
-        return;
-    }
-    if (aof->on) aof->buf = sds_catsds(aof->buf, cmd);
-    if (aof->rewrite_buf) aof->rewrite_buf = sds_catsds(aof->rewrite_buf, cmd);
-    sds_free(cmd);
+    if (aof->on) aof->buf = sds_catlen(aof->buf, cmd, len);
+    if (aof->rewrite_buf) aof->rewrite_buf = sds_catlen(aof->rewrite_buf, cmd, len);
 }
 
 /* --------------------------------------------------------------- writing */

@@ -406,7 +406,7 @@ static void georadius_keys(const cmd_meta_t *m, robj **argv, int argc, key_sink_
 }
 
 /* SET reads the old value only with GET. */
-static unsigned set_key_flags(robj **argv, int argc) {
+unsigned cmd_meta_set_key_flags(robj **argv, int argc) {
     for (int i = 3; i < argc; i++)
         if (arg_is(argv[i], "get")) return KSF_RW | KSF_ACCESS | KSF_UPDATE;
     return KSF_OW | KSF_UPDATE;
@@ -434,7 +434,7 @@ int cmd_meta_get_keys(const command_t *cmd, robj **argv, int argc, cmd_key_ref_t
     }
     const char *name = m->fullname;
     if (!strcmp(name, "sort") || !strcmp(name, "sort_ro")) sort_keys(m, argv, argc, &s);
-    else if (!strcmp(name, "set")) sink_add(&s, 1, set_key_flags(argv, argc));
+    else if (!strcmp(name, "set")) sink_add(&s, 1, cmd_meta_set_key_flags(argv, argc));
     else if (!strcmp(name, "bitfield")) sink_add(&s, 1, bitfield_key_flags(argv, argc));
     else if (!strcmp(name, "migrate")) migrate_keys(m, argv, argc, &s);
     else if (!strcmp(name, "georadius") || !strcmp(name, "georadiusbymember")) georadius_keys(m, argv, argc, &s);

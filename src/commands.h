@@ -55,6 +55,7 @@ struct command {
      * are overwritten from it, so the table entry's values only matter for
      * commands Redis lacks. */
     const cmd_meta_t *meta;
+    int acl_id;               /* acl_user.c: bit index in ACL permission maps */
     /* runtime statistics (INFO commandstats) */
     struct command *parent;
     char *fullname;           /* "config|get" */

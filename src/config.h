@@ -25,6 +25,9 @@ typedef struct obuf_limit {
     long long soft_secs;   /* seconds */
 } obuf_limit_t;
 
+/* acl-pubsub-default: Redis 7.0 starts new users with no channels. */
+enum { ACL_PUBSUB_RESETCHANNELS = 0, ACL_PUBSUB_ALLCHANNELS = 1 };
+
 enum { APPENDFSYNC_NO = 0, APPENDFSYNC_ALWAYS, APPENDFSYNC_EVERYSEC };
 /* sanitize-dump-payload: "clients" spares RDB files in Redis, as "no" does. */
 enum { SANITIZE_NO = 0, SANITIZE_YES, SANITIZE_CLIENTS };
@@ -106,9 +109,37 @@ typedef struct rl_config {
     long long tracking_table_max_keys;    /* tracking.c: keys remembered; 0 = no bound */
     int notify_keyspace_flags;        /* NOTIFY_* bits (notify.h) */
     obuf_limit_t obuf_limits[OBUF_CLASSES];   /* client-output-buffer-limit */
+    /* replication (repl_*.c) */
+    char *replicaof;                  /* "host port", "" = we are a master */
+    char *masterauth, *masteruser;    /* "" = none */
+    bool replica_read_only;
+    bool replica_serve_stale_data;
+    bool replica_ignore_maxmemory;
+    bool replica_announced;
+    bool repl_diskless_sync;
+    long long repl_diskless_sync_delay;       /* seconds */
+    long long repl_diskless_sync_max_replicas;  /* 0 = no cap */
+    int repl_diskless_load;           /* REPL_DISKLESS_LOAD_* */
+    long long repl_backlog_size;      /* bytes */
+    long long repl_backlog_ttl;       /* seconds without replicas before freeing it; 0 = never */
+    long long repl_timeout;           /* seconds */
+    long long repl_ping_replica_period;  /* seconds */
+    long long min_replicas_to_write;
+    long long min_replicas_max_lag;   /* seconds */
+    long long replica_priority;
+    char *replica_announce_ip;        /* "" = not announced */
+    long long replica_announce_port;  /* 0 = our port */
+    /* access control (acl.c) */
+    char *aclfile;                    /* "" = users come from "user" lines */
+    long long acllog_max_len;         /* ACL LOG entries kept */
+    int acl_pubsub_default;           /* ACL_PUBSUB_*: channels of a new user */
+    char **acl_user_lines;            /* "user" lines, without the word "user" */
+    int *acl_user_linenos;            /* their line numbers (0 = command line) */
+    int acl_user_count;
 } rl_config_t;
 
 enum { DEBUG_CMD_NO, DEBUG_CMD_YES, DEBUG_CMD_LOCAL };
+enum { REPL_DISKLESS_LOAD_DISABLED = 0, REPL_DISKLESS_LOAD_ON_EMPTY_DB, REPL_DISKLESS_LOAD_SWAPDB };
 
 typedef struct server server_t;
 

@@ -127,6 +127,9 @@ struct server {
     long long lastsave;         /* unix seconds */
     struct persist *persist;    /* persist.c: RDB/AOF state, the forked child */
     struct scripting *scripting;   /* script.c: Lua states, cached scripts, the running script */
+    struct repl *repl;             /* repl_*.c: replication state (repl_state.h) */
+    struct propagate *propagate;   /* propagate.c: the one write stream to the AOF and replicas */
+    struct acl *acl;            /* acl.c: users, the default user, the ACL log */
 };
 
 bool server_init(server_t *srv);

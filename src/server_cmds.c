@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "acl.h"
 #include "commands.h"
 #include "evict.h"
 #include "config_rewrite.h"
@@ -65,6 +66,7 @@ static void cmd_config_get(client_t *c) {
 
 /* Side effects of a changed directive on running subsystems. */
 static void config_apply(server_t *srv, const char *name) {
+    acl_config_changed(srv, name);   /* requirepass, acl-pubsub-default */
     if (!strcasecmp(name, "hz")) evloop_timer_set_interval(srv->cron_timer, 1000000 / (long)srv->cfg.hz);
     else if (!strcasecmp(name, "loglevel")) log_set_level(srv->cfg.loglevel);
     else if (!strcasecmp(name, "jemalloc-bg-thread")) zmalloc_set_background_thread(srv->cfg.jemalloc_bg_thread);
@@ -108,6 +110,7 @@ static void cmd_config_resetstat(client_t *c) {
     srv->stats.errors = errors;
     srv->peak_memory = zmalloc_used_memory();
     commands_reset_stats(srv);
+    acl_reset_stats(srv);
     lazyfree_reset_stats(srv->lazyfree);
     defrag_reset_stats(srv->defrag);
     reply_ok(c);
