@@ -14,12 +14,14 @@
 #include "command_meta.h"
 #include "evict.h"
 #include "latency.h"
+#include "latency_track.h"
 #include "log.h"
 #include "monitor.h"
 #include "multi.h"
 #include "pause.h"
 #include "persist.h"
 #include "pubsub.h"
+#include "repl.h"
 #include "reply.h"
 #include "rl_assert.h"
 #include "script.h"
@@ -37,12 +39,13 @@ static command_t *const all_tables[] = {string_commands, keyspace_commands, serv
                                           persist_commands /* persist.c */,
                                           dump_commands /* dump.c */, keycopy_commands /* keycopy.c */,
                                           sort_commands /* sort.c */,
-                                          lcs_commands /* lcs.c */, lolwut_commands /* lolwut.c */,
+                                          lcs_commands /* lcs.c */, lolwut_commands /* lolwut.c */, debug_commands /* debug.c */,
                                           command_commands /* command_cmds.c */,
                                           bitmap_commands /* t_bitmap.c */, hll_commands /* hyperloglog.c */,
                                           geo_commands /* geo.c */,
                                           script_commands /* script.c */, function_commands /* function.c */,
                                           stream_commands, stream_cg_commands /* t_stream*.c */,
+                                          repl_commands /* repl_master.c, repl_replica.c, repl_info.c */,
                                           acl_commands /* acl_cmds.c */};
 
 static dict_type command_dict_type = {dict_sds_hash_nocase, dict_sds_eq_nocase, NULL, dict_sds_free, NULL, false};
@@ -90,6 +93,7 @@ void commands_init(server_t *srv) {
 }
 
 static void free_names(command_t *cmd) {
+    latency_track_reset(cmd);
     zfree(cmd->fullname);
     cmd->fullname = NULL;
     if (cmd->subcommands)
@@ -135,6 +139,7 @@ void commands_foreach(server_t *srv, void (*fn)(void *arg, command_t *cmd), void
 static void reset_one(void *arg, command_t *cmd) {
     (void)arg;
     cmd->calls = cmd->usec = cmd->rejected_calls = cmd->failed_calls = 0;
+    latency_track_reset(cmd);
 }
 
 void commands_reset_stats(server_t *srv) { commands_foreach(srv, reset_one, NULL); }
@@ -150,7 +155,7 @@ static void reply_unknown_command(client_t *c) {
     sds_free(args);
 }
 
-static bool arity_ok(const command_t *cmd, int argc) {
+bool commands_arity_ok(const command_t *cmd, int argc) {
     return cmd->arity > 0 ? argc == cmd->arity : argc >= -cmd->arity;
 }
 
@@ -191,7 +196,7 @@ static command_t *resolve(client_t *c) {
         }
         cmd = sub;
     }
-    if (!arity_ok(cmd, c->argc)) {
+    if (!commands_arity_ok(cmd, c->argc)) {
         reply_error(c, "wrong number of arguments for '%s' command", cmd->fullname);
         cmd->rejected_calls++;
         return NULL;
@@ -277,7 +282,8 @@ static void process(client_t *c) {
         multi_flag_error(c);
         return;
     }
-    if (oom_rejects(c, cmd) && !evict_perform(srv)) {
+    /* Our master's stream is applied whatever our memory (Redis's rule). */
+    if (!(c->flags & CLIENT_MASTER) && oom_rejects(c, cmd) && !evict_perform(srv)) {
         cmd->rejected_calls++;
         if (is_named(cmd, "exec")) {
             multi_exec_abort(c, RL_ERR_OOM);
@@ -297,7 +303,13 @@ static void process(client_t *c) {
         return;
     }
     /* persist.c: MISCONF while the last save or AOF write failed. */
-    if ((cmd->flags & CMD_WRITE) && !persist_write_allowed_or_reply(c)) {
+    if ((cmd->flags & CMD_WRITE) && !(c->flags & CLIENT_MASTER) && !persist_write_allowed_or_reply(c)) {
+        cmd->rejected_calls++;
+        multi_flag_error(c);
+        return;
+    }
+    /* repl.h: READONLY replica, MASTERDOWN, NOREPLICAS. */
+    if (!repl_command_allowed_or_reply(c, cmd)) {
         cmd->rejected_calls++;
         multi_flag_error(c);
         return;
@@ -327,7 +339,7 @@ static void check_replied(client_t *c, command_t *cmd, unsigned long long replie
     if (c->reply_calls != replies_before) return;
     /* CLIENT REPLY OFF|SKIP answers nothing, by request. */
     if (c->flags & (CLIENT_BLOCKED | CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP | CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP |
-                    CLIENT_REPLY_SKIP_NEXT))
+                    CLIENT_REPLY_SKIP_NEXT | CLIENT_REPL_WAIT | CLIENT_MASTER | CLIENT_REPLICA))
         return;
     log_msg(LL_WARNING, "command '%s' neither replied nor blocked", cmd->fullname ? cmd->fullname : cmd->name);
     rl_assert_fail("command replied or blocked", __FILE__, __LINE__);
@@ -367,6 +379,7 @@ void commands_call(client_t *c, command_t *cmd) {
     if (!(c->flags & CLIENT_BLOCKED)) {
         slowlog_record(c, dur);
         latency_record_command(srv, cmd, dur);
+        latency_track_record(srv, cmd, dur);
     }
     monitor_feed(c);
     c->cmd = NULL;

@@ -194,10 +194,25 @@ static void cmd_client_info(client_t *c) {
     sds_free(s);
 }
 
+/* CLIENT LIST/KILL TYPE classes: 0 normal, 1 pubsub, 2 replica, 3 master
+ * (our master's link). */
+static int client_class(const client_t *o) {
+    if (o->flags & CLIENT_MASTER) return 3;
+    if (o->flags & CLIENT_REPLICA) return 2;
+    return (o->flags & CLIENT_PUBSUB) ? 1 : 0;
+}
+
+static int class_by_name(const char *t) {
+    if (!strcasecmp(t, "pubsub")) return 1;
+    if (!strcasecmp(t, "normal")) return 0;
+    if (!strcasecmp(t, "master")) return 3;
+    return 2;
+}
+
 static void cmd_client_list(client_t *c) {
     sds s = sds_empty();
     bool filter_ids = false;
-    int want_type = -1;   /* -1 any, 0 normal, 1 pubsub, 2 replica/master (none) */
+    int want_type = -1;   /* -1 any, else client_class() */
     if (c->argc >= 4 && !strcasecmp(c->argv[2]->ptr, "type")) {
         const char *t = c->argv[3]->ptr;
         if (strcasecmp(t, "normal") && strcasecmp(t, "master") && strcasecmp(t, "replica") && strcasecmp(t, "slave") &&
@@ -206,10 +221,7 @@ static void cmd_client_list(client_t *c) {
             sds_free(s);
             return;
         }
-        /* No replicas exist; subscribers are "pubsub", everyone else "normal". */
-        if (!strcasecmp(t, "pubsub")) want_type = 1;
-        else if (!strcasecmp(t, "normal")) want_type = 0;
-        else want_type = 2;
+        want_type = class_by_name(t);
     } else if (c->argc >= 4 && !strcasecmp(c->argv[2]->ptr, "id")) {
         filter_ids = true;
     } else if (c->argc != 2) {
@@ -218,7 +230,7 @@ static void cmd_client_list(client_t *c) {
         return;
     }
     for (client_t *o = c->srv->clients_head; o; o = o->next) {
-        if (want_type >= 0 && want_type != ((o->flags & CLIENT_PUBSUB) ? 1 : 0)) continue;
+        if (want_type >= 0 && want_type != client_class(o)) continue;
         if (filter_ids) {
             bool hit = false;
             for (int j = 3; j < c->argc; j++) {
@@ -270,7 +282,7 @@ static void cmd_client_kill(client_t *c) {
     const char *addr = NULL, *laddr = NULL;
     acl_user_t *user = NULL;
     bool skipme = true;
-    int kill_type = -1;   /* as CLIENT LIST's filter: 0 normal, 1 pubsub, 2 replica (none) */
+    int kill_type = -1;   /* -1 any, else client_class() */
     for (int j = 2; j < c->argc; j += 2) {
         const char *k = c->argv[j]->ptr, *v = c->argv[j + 1]->ptr;
         if (!strcasecmp(k, "id")) {
@@ -293,7 +305,7 @@ static void cmd_client_kill(client_t *c) {
                 reply_error(c, "Unknown client type '%s'", v);
                 return;
             }
-            kill_type = !strcasecmp(v, "pubsub") ? 1 : !strcasecmp(v, "normal") ? 0 : 2;
+            kill_type = class_by_name(v);
         } else if (!strcasecmp(k, "skipme")) {
             if (!strcasecmp(v, "yes")) skipme = true;
             else if (!strcasecmp(v, "no")) skipme = false;
@@ -314,7 +326,7 @@ static void cmd_client_kill(client_t *c) {
         if (laddr && strcmp(o->laddr, laddr)) continue;
         if (user && o->user != user) continue;
         if (o == c && skipme) continue;
-        if (kill_type >= 0 && kill_type != ((o->flags & CLIENT_PUBSUB) ? 1 : 0)) continue;
+        if (kill_type >= 0 && kill_type != client_class(o)) continue;
         self |= kill_client(c, o);
         killed++;
     }

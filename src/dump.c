@@ -153,5 +153,7 @@ static void cmd_restore(client_t *c) {
 command_t dump_commands[] = {
     {"dump", cmd_dump, 2, CMD_READONLY, 1, 1, 1, "generic", "Return a serialized version of the value stored at the specified key.", "2.6.0", NULL},
     {"restore", cmd_restore, -4, CMD_WRITE | CMD_DENYOOM, 1, 1, 1, "generic", "Create a key using the provided serialized value, previously obtained using DUMP.", "2.6.0", NULL},
+    /* What MIGRATE sends in a cluster; outside one it is RESTORE (Redis 7.0). */
+    {"restore-asking", cmd_restore, -4, CMD_WRITE | CMD_DENYOOM | CMD_ASKING, 1, 1, 1, "server", "An internal command for migrating keys in a cluster", "3.0.0", NULL},
     {0},
 };

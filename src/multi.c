@@ -13,6 +13,7 @@
 
 #include "commands.h"
 #include "keyspace.h"
+#include "propagate.h"
 #include "reply.h"
 
 #define CLIENT_MULTI_ERROR 1   /* a queueing error: EXEC aborts */
@@ -360,6 +361,8 @@ static void cmd_exec(client_t *c) {
     command_t *saved_cmd = c->cmd;
     reply_array_len(c, m->count);
     c->flags |= CLIENT_DENY_BLOCKING;
+    /* propagate.c: the writes reach the AOF and replicas as one MULTI/EXEC */
+    propagate_unit_begin(c->srv);
     for (int i = 0; i < m->count; i++) {
         c->argc = m->cmds[i].argc;
         c->argv = m->cmds[i].argv;
@@ -367,6 +370,7 @@ static void cmd_exec(client_t *c) {
         if (!exec_acl_allows_or_reply(c, m->cmds[i].cmd)) continue;
         commands_call(c, m->cmds[i].cmd);
     }
+    propagate_unit_end(c->srv);
     c->flags &= ~CLIENT_DENY_BLOCKING;
     c->argc = saved_argc;
     c->argv = saved_argv;

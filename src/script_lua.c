@@ -36,6 +36,7 @@
 #include "commands.h"
 #include "log.h"
 #include "persist.h"
+#include "repl.h"
 #include "reply.h"
 #include "script.h"
 #include "sha1.h"
@@ -477,7 +478,8 @@ static int redis_call_generic(lua_State *L, bool raise) {
     if (refusal) return call_fail(L, refusal, raise);
     client_t *f = run->fake;
     script_fake_reset_output(f);
-    if ((cmd->flags & CMD_WRITE) && !persist_write_allowed_or_reply(f)) {
+    if ((cmd->flags & CMD_WRITE) &&
+        (!persist_write_allowed_or_reply(f) || !repl_write_allowed_or_reply(f, run->caller))) {
         push_fake_reply(L, x, f);
         if (raise) return lua_error(L);
         return 1;

@@ -56,7 +56,10 @@ static void config_get_one(void *arg, const char *name, const char *value) {
 static void cmd_config_get(client_t *c) {
     get_ctx g = {c, 0, dict_create(&seen_type)};
     void *slot = reply_deferred_len(c);
-    for (int j = 2; j < c->argc; j++) config_foreach_match(&c->srv->cfg, c->argv[j]->ptr, config_get_one, &g);
+    for (int j = 2; j < c->argc; j++) {
+        config_foreach_match(&c->srv->cfg, c->argv[j]->ptr, config_get_one, &g);
+        config_foreach_alias_match(&c->srv->cfg, c->argv[j]->ptr, config_get_one, &g);
+    }
     reply_set_deferred_map_len(c, slot, g.n);
     dict_release(g.seen);
 }
@@ -171,49 +174,11 @@ static void cmd_shutdown(client_t *c) {
     c->flags |= CLIENT_CLOSE_AFTER_REPLY;
 }
 
-static void cmd_debug_sleep(client_t *c) {
-    double secs;
-    if (!obj_get_double(c->argv[2], &secs) || secs < 0) {
-        reply_error(c, RL_ERR_NOT_FLOAT);
-        return;
-    }
-    usleep((useconds_t)(secs * 1e6));
-    reply_ok(c);
-}
-
-static void cmd_debug_object(client_t *c) {
-    robj *o = db_lookup_read(c->db, c->argv[2], LOOKUP_NOTOUCH | LOOKUP_NOSTATS);
-    if (!o) {
-        reply_error(c, RL_ERR_NO_KEY);
-        return;
-    }
-    char buf[256];
-    snprintf(buf, sizeof(buf), "Value at:%p refcount:%d encoding:%s serializedlength:%zu lru:%u lru_seconds_idle:%llu",
-             (void *)o, o->refcount, obj_encoding_name(o->encoding),
-             o->type == OBJ_STRING ? obj_string_len(o) + 1 : 0, o->lru, obj_idle_ms(o) / 1000);
-    reply_simple(c, buf);
-}
-
-static void cmd_debug_help(client_t *c) {
-    static const char *help[] = {
-        "OBJECT <key>", "    Show low level info about the key and associated value.",
-        "SLEEP <seconds>", "    Stop the server for <seconds>. Decimals allowed.", NULL};
-    reply_help(c, "DEBUG", help);
-}
-
-static command_t debug_subcommands[] = {
-    {"sleep", cmd_debug_sleep, 3, CMD_ADMIN, 0, 0, 0, "server", "Block the server", "1.0.0", NULL},
-    {"object", cmd_debug_object, 3, CMD_ADMIN, 2, 2, 1, "server", "Low level info about a key", "1.0.0", NULL},
-    {"help", cmd_debug_help, 2, CMD_ADMIN, 0, 0, 0, "server", "Show help", "1.0.0", NULL},
-    {0},
-};
-
 command_t server_commands[] = {
     {"info", cmd_info, -1, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Get information and statistics about the server", "1.0.0", NULL},
     {"config", NULL, -2, 0, 0, 0, 0, "server", "A container for server configuration commands", "2.0.0", config_subcommands},
     {"time", cmd_time, 1, CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, "server", "Return the current server time", "2.6.0", NULL},
     {"lastsave", cmd_lastsave, 1, CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, "server", "Get the UNIX time stamp of the last successful save to disk", "1.0.0", NULL},
     {"shutdown", cmd_shutdown, -1, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_NO_MULTI, 0, 0, 0, "server", "Synchronously save the dataset to disk and then shut down the server", "1.0.0", NULL},
-    {"debug", NULL, -2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "A container for debugging commands", "1.0.0", debug_subcommands},
     {0},
 };

@@ -141,7 +141,11 @@ def test_appendfsync_always_survives_kill9(start_server):
 
     t = threading.Thread(target=writer)
     t.start()
-    time.sleep(0.7)
+    # Kill after a number of acknowledged writes, not a time: on a loaded
+    # machine each fsync'd write can take many milliseconds.
+    deadline = time.time() + 30
+    while len(acked) < 60 and time.time() < deadline and t.is_alive():
+        time.sleep(0.05)
     s.proc.kill()
     s.proc.wait()
     stop.set()
