@@ -175,7 +175,7 @@ def test_auto_rewrite(start_server):
     r = s.client()
     for i in range(2000):
         r.set("k", "x" * 20)
-    assert wait_info(r, "persistence", "aof_rewrites", 1, timeout=5) or r.info("persistence")["aof_rewrites"] >= 1
+    assert wait_info(r, "persistence", "aof_rewrites", 1, timeout=30) or r.info("persistence")["aof_rewrites"] >= 1
     assert "Starting automatic rewriting of AOF" in s.read_log()
     assert os.path.getsize(aof_path(s)) < 2000 * 40
 
