@@ -328,3 +328,22 @@ def test_graph_and_doctor_exact(server):
     finally:
         r.config_set("latency-monitor-threshold", 0)
         r.execute_command("LATENCY", "RESET")
+
+
+def test_blocked_command_counted_once_when_served(pair):
+    """BLPOP that blocks and is then served enters LATENCY HISTOGRAM once
+    (when served), on both servers."""
+    got = []
+    for port in pair:
+        c, w = Typed(port, 3), Typed(port, 2)
+        c.call("CONFIG", "RESETSTAT")
+        c.call("DEL", "bl")
+        c.sock.sendall(b"*3\r\n$5\r\nBLPOP\r\n$2\r\nbl\r\n$1\r\n0\r\n")
+        time.sleep(0.2)
+        assert w.call("RPUSH", "bl", "x")[0] == ":"
+        assert c.read()[0] == "*"
+        (name, body), = pairs(c.call("LATENCY", "HISTOGRAM", "blpop"))
+        got.append((text(name), check_cdf(body)[0]))
+        c.close()
+        w.close()
+    assert got[0] == got[1] == ("blpop", 1)
