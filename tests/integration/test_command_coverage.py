@@ -1,6 +1,6 @@
 """COMMAND COUNT and COMMAND LIST against Debian's redis-server 7.0.15: the
 commands Redis has and redis-like lacks must be exactly those of the issues
-still open (ACL, replication) and of the deliberate omissions (cluster,
+still open (replication) and of the deliberate omissions (cluster,
 modules, MIGRATE); nothing else, and nothing Redis lacks.
 
 Run alone: /usr/bin/python3 -m pytest -q tests/integration/test_command_coverage.py"""
@@ -9,8 +9,6 @@ import pytest
 pytestmark = pytest.mark.differential
 
 ABSENT = {
-    "ACL (open issue)": "acl acl|cat acl|deluser acl|dryrun acl|genpass acl|getuser acl|help acl|list acl|load "
-                        "acl|log acl|save acl|setuser acl|users acl|whoami",
     "replication (open issue)": "failover psync replconf replicaof role slaveof sync wait",
     "cluster (not planned)": "asking readonly readwrite cluster cluster|addslots cluster|addslotsrange "
                              "cluster|bumpepoch cluster|count-failure-reports cluster|countkeysinslot "

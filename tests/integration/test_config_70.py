@@ -24,7 +24,6 @@ MISSING = {
         replica-announced replica-ignore-disk-write-errors replica-ignore-maxmemory replica-lazy-flush
         replica-priority replica-read-only replica-serve-stale-data replicaof slave-announce-ip slave-announce-port
         slave-ignore-maxmemory slave-lazy-flush slave-priority slave-read-only slave-serve-stale-data slaveof""",
-    "ACL (open issue)": "acl-pubsub-default aclfile acllog-max-len",
     "cluster (not planned)": """cluster-allow-pubsubshard-when-down cluster-allow-reads-when-down
         cluster-allow-replica-migration cluster-announce-bus-port cluster-announce-hostname cluster-announce-ip
         cluster-announce-port cluster-announce-tls-port cluster-config-file cluster-enabled
