@@ -40,7 +40,7 @@ static unsigned floor_log2(size_t n) { return 63 - (unsigned)__builtin_clzl(n); 
 #define EBB_PAGE (4 * KIB)
 #define EBB_SMALL_MAX (16 * KIB)
 #define EBB_LARGE_MAX (2 * KIB * KIB)
-#define EBB_SPAN_DESC 48.0                 /* bytes: sizeof(ebb_span_t) */
+#define EBB_SPAN_DESC 48.0                             /* bytes: sizeof(ebb_span_t) */
 #define EBB_CHUNK_MAPS (3.0 * KIB / (4.0 * KIB * KIB)) /* page maps per chunk byte */
 
 static size_t ebb_class(size_t n) {
@@ -90,7 +90,7 @@ static void ebb_block(size_t n, ac_block_t *b) {
         b->metadata = EBB_SPAN_DESC + b->active * EBB_CHUNK_MAPS;
     } else {
         b->usable = round_up(n, EBB_PAGE);
-        b->active = (double)(b->usable + EBB_PAGE);   /* header page */
+        b->active = (double)(b->usable + EBB_PAGE); /* header page */
         b->metadata = 0;
     }
 }
@@ -98,8 +98,8 @@ static void ebb_block(size_t n, ac_block_t *b) {
 /* ---------------------------------------------------------------- jemalloc */
 
 #define JE_PAGE (4 * KIB)
-#define JE_SMALL_MAX (14 * KIB)            /* largest small class with 4 KiB pages */
-#define JE_EDATA 128.0                     /* bytes: one extent descriptor */
+#define JE_SMALL_MAX (14 * KIB) /* largest small class with 4 KiB pages */
+#define JE_EDATA 128.0          /* bytes: one extent descriptor */
 
 static size_t je_class(size_t n, size_t quantum) {
     if (n <= 8)
@@ -123,7 +123,7 @@ static void je_block(size_t n, size_t quantum, ac_block_t *b) {
     size_t c = je_class(n, quantum);
     b->usable = c;
     if (c <= JE_SMALL_MAX) {
-        size_t slab = c / gcd(c, JE_PAGE) * JE_PAGE;   /* lcm(class, page) */
+        size_t slab = c / gcd(c, JE_PAGE) * JE_PAGE; /* lcm(class, page) */
         b->active = (double)c;
         b->metadata = JE_EDATA * (double)c / (double)slab;
         b->slab = slab;
@@ -137,7 +137,7 @@ static void je_block(size_t n, size_t quantum, ac_block_t *b) {
 
 #define TC_PAGE (8 * KIB)
 #define TC_MAX (256 * KIB)
-#define TC_SPAN 48.0                       /* bytes: one Span */
+#define TC_SPAN 48.0 /* bytes: one Span */
 
 static const unsigned tc_classes[] = {
     8, 16, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240, 256,
@@ -151,7 +151,7 @@ static const unsigned tc_classes[] = {
 #define TC_NCLASSES (sizeof(tc_classes) / sizeof(tc_classes[0]))
 
 static size_t tc_class(size_t n) {
-    size_t lo = 0, hi = TC_NCLASSES - 1;   /* first class >= n, by bisection */
+    size_t lo = 0, hi = TC_NCLASSES - 1; /* first class >= n, by bisection */
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
         if (tc_classes[mid] >= n)
@@ -204,8 +204,7 @@ static void libc_block(size_t n, ac_block_t *b) {
 /* ---------------------------------------------------------------- API */
 
 static const char *const names[AC_COUNT] = {
-    [AC_EBBMALLOC] = "ebbmalloc", [AC_JEMALLOC] = "jemalloc", [AC_JEMALLOC_Q8] = "jemalloc-q8",
-    [AC_TCMALLOC] = "tcmalloc", [AC_LIBC] = "libc"};
+    [AC_EBBMALLOC] = "ebbmalloc", [AC_JEMALLOC] = "jemalloc", [AC_JEMALLOC_Q8] = "jemalloc-q8", [AC_TCMALLOC] = "tcmalloc", [AC_LIBC] = "libc"};
 
 const char *ac_name(ac_id_t a) { return a < AC_COUNT ? names[a] : "?"; }
 
@@ -214,11 +213,11 @@ void ac_block(ac_id_t a, size_t req, ac_block_t *out) {
         req = 1;
     memset(out, 0, sizeof(*out));
     switch (a) {
-    case AC_EBBMALLOC: ebb_block(req, out); break;
-    case AC_JEMALLOC: je_block(req, 16, out); break;
-    case AC_JEMALLOC_Q8: je_block(req, 8, out); break;
-    case AC_TCMALLOC: tc_block(req, out); break;
-    default: libc_block(req, out); break;
+        case AC_EBBMALLOC: ebb_block(req, out); break;
+        case AC_JEMALLOC: je_block(req, 16, out); break;
+        case AC_JEMALLOC_Q8: je_block(req, 8, out); break;
+        case AC_TCMALLOC: tc_block(req, out); break;
+        default: libc_block(req, out); break;
     }
 }
 

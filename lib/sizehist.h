@@ -38,13 +38,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SH_EXACT_MAX 4096                   /* bytes: end of the 8-byte buckets */
-#define SH_EXACT (SH_EXACT_MAX / 8)         /* 512 exact buckets */
-#define SH_LOG_START 12                     /* log buckets from 2^12 bytes */
-#define SH_LOG_END 48                       /* ... to 2^48 (last one open) */
-#define SH_SUB 16                           /* log buckets per power of two */
+#define SH_EXACT_MAX 4096           /* bytes: end of the 8-byte buckets */
+#define SH_EXACT (SH_EXACT_MAX / 8) /* 512 exact buckets */
+#define SH_LOG_START 12             /* log buckets from 2^12 bytes */
+#define SH_LOG_END 48               /* ... to 2^48 (last one open) */
+#define SH_SUB 16                   /* log buckets per power of two */
 #define SH_NBUCKETS (SH_EXACT + (SH_LOG_END - SH_LOG_START) * SH_SUB)
-#define SH_RECENT_SHIFT 12                  /* 4096 slots of recent blocks */
+#define SH_RECENT_SHIFT 12 /* 4096 slots of recent blocks */
 
 /* Bucket of a size (>= 1). */
 static inline unsigned sizehist_bucket(size_t size) {
@@ -68,10 +68,10 @@ size_t sizehist_bucket_upper(unsigned b);
  * freed on the other nets out). */
 typedef struct sh_counters {
     uint64_t live_count[SH_NBUCKETS];
-    uint64_t live_bytes[SH_NBUCKETS];  /* usable bytes, log buckets only */
+    uint64_t live_bytes[SH_NBUCKETS]; /* usable bytes, log buckets only */
     uint64_t req_count[SH_NBUCKETS];
-    uint64_t req_total[SH_NBUCKETS];   /* requests ever, log buckets only */
-    uint64_t req_bytes[SH_NBUCKETS];   /* their bytes, log buckets only */
+    uint64_t req_total[SH_NBUCKETS]; /* requests ever, log buckets only */
+    uint64_t req_bytes[SH_NBUCKETS]; /* their bytes, log buckets only */
 } sh_counters_t;
 extern sh_counters_t _sh_owner, _sh_shared;
 extern __thread bool _sh_is_owner;
@@ -161,16 +161,16 @@ static inline void sizehist_on_free(uintptr_t addr, size_t usable) {
  * during the copy may be seen in one table and not the other). */
 typedef struct sizehist {
     uint64_t live_count[SH_NBUCKETS];
-    uint64_t live_bytes[SH_NBUCKETS];   /* usable bytes; exact buckets: count * upper */
-    uint64_t req_count[SH_NBUCKETS];    /* requests not seen freed */
-    uint64_t req_mean[SH_NBUCKETS];     /* mean request ever (exact buckets: upper) */
+    uint64_t live_bytes[SH_NBUCKETS]; /* usable bytes; exact buckets: count * upper */
+    uint64_t req_count[SH_NBUCKETS];  /* requests not seen freed */
+    uint64_t req_mean[SH_NBUCKETS];   /* mean request ever (exact buckets: upper) */
 } sizehist_t;
 void sizehist_read(sizehist_t *out);
 
 /* One group of live blocks with (estimated) one requested size. */
 typedef struct sizehist_group {
-    size_t req;        /* bytes asked for per block */
-    double count;      /* live blocks (a fraction after the split) */
+    size_t req;   /* bytes asked for per block */
+    double count; /* live blocks (a fraction after the split) */
 } sizehist_group_t;
 
 /* The live blocks split by requested size (see the header comment).

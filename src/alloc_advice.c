@@ -65,7 +65,7 @@ void alloc_advice_compute(alloc_advice_t *adv) {
     }
     for (int a = 0; a < AC_COUNT; a++) {
         alloc_prediction_t *p = &adv->pred[a];
-        size_t seen[256], nseen = 0;   /* slab classes in use (by usable size) */
+        size_t seen[256], nseen = 0; /* slab classes in use (by usable size) */
         p->id = a;
         for (size_t i = 0; i < n; i++) {
             ac_block_t b;

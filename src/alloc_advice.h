@@ -19,10 +19,10 @@ typedef struct alloc_prediction {
 } alloc_prediction_t;
 
 typedef struct alloc_advice {
-    double requested;                    /* bytes asked for by the live blocks */
-    double blocks;                       /* live blocks */
-    ac_id_t current;                     /* this build's allocator model */
-    alloc_prediction_t pred[AC_COUNT];   /* indexed by ac_id_t */
+    double requested;                  /* bytes asked for by the live blocks */
+    double blocks;                     /* live blocks */
+    ac_id_t current;                   /* this build's allocator model */
+    alloc_prediction_t pred[AC_COUNT]; /* indexed by ac_id_t */
 } alloc_advice_t;
 
 void alloc_advice_compute(alloc_advice_t *adv);

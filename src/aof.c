@@ -45,6 +45,7 @@
 #include "keyspace.h"
 #include "listpack.h"
 #include "log.h"
+#include "multi.h"
 #include "persist.h"
 #include "quicklist.h"
 #include "rdb.h"
@@ -826,7 +827,10 @@ static bool replay(server_t *srv, client_t *c, const unsigned char *buf, aof_cmd
         c->argv = argv;
         c->cmd = cc;
         srv->mstime = util_mstime();
-        cc->proc(c);
+        /* Inside MULTI the commands wait for their EXEC, as they did when
+         * they ran: a transaction the file does not finish never applies. */
+        if (multi_should_queue(c, cc)) multi_queue(c, cc);
+        else cc->proc(c);
         c->cmd = NULL;
         c->argv = NULL;
         c->argc = 0;
@@ -837,44 +841,63 @@ static bool replay(server_t *srv, client_t *c, const unsigned char *buf, aof_cmd
     return ok;
 }
 
+/* The file ends early (a partial last command, or a MULTI without its
+ * EXEC): with aof-load-truncated the file is cut at `at`, the last offset
+ * that ends a whole command outside a transaction; else loading fails.
+ * 1 loaded, -1 fatal. */
+static int load_cut(server_t *srv, const char *path, size_t at) {
+    if (!srv->cfg.aof_load_truncated) {
+        log_msg(LL_WARNING, "Unexpected end of file reading the append only file %s. You can: "
+                            "1) Make a backup of your AOF file, then use ./redis-like-check-aof --fix <filename>. "
+                            "2) Alternatively you can set the 'aof-load-truncated' configuration option to yes "
+                            "and restart the server.", path);
+        return -1;
+    }
+    log_msg(LL_WARNING, "!!! Warning: short read while loading the AOF file %s!!!", path);
+    log_msg(LL_WARNING, "!!! Truncating the AOF at offset %zu !!!", at);
+    if (truncate(path, (off_t)at) != 0) {
+        log_msg(LL_WARNING, "Error truncating the AOF file: %s", strerror(errno));
+        return -1;
+    }
+    log_msg(LL_WARNING, "AOF loaded anyway because aof-load-truncated is enabled");
+    return 1;
+}
+
 static int load_commands(server_t *srv, const unsigned char *buf, size_t len, size_t pos, const char *path) {
     client_t *c = fake_client(srv);
     aof_cmd_t cmd = {0};
     int result = 1;
+    size_t multi_at = 0;   /* offset of the open transaction's MULTI */
+    bool ended = true;     /* the loop read the whole file */
     while (pos < len) {
         size_t at = pos;
         int rc = aof_parse_command(buf, len, &pos, &cmd);
         if (rc == AOF_PARSE_OK) {
+            bool in_multi = c->mstate != NULL;
             if (!replay(srv, c, buf, &cmd, path, at)) {
                 result = -1;
+                ended = false;
                 break;
             }
+            if (!in_multi && c->mstate) multi_at = at;
             continue;
         }
         if (rc == AOF_PARSE_TRUNCATED) {
-            if (!srv->cfg.aof_load_truncated) {
-                log_msg(LL_WARNING, "Unexpected end of file reading the append only file %s. You can: "
-                                    "1) Make a backup of your AOF file, then use ./redis-like-check-aof --fix <filename>. "
-                                    "2) Alternatively you can set the 'aof-load-truncated' configuration option to yes "
-                                    "and restart the server.", path);
-                result = -1;
-                break;
-            }
-            log_msg(LL_WARNING, "!!! Warning: short read while loading the AOF file %s!!!", path);
-            log_msg(LL_WARNING, "!!! Truncating the AOF at offset %zu !!!", at);
-            if (truncate(path, (off_t)at) != 0) {
-                log_msg(LL_WARNING, "Error truncating the AOF file: %s", strerror(errno));
-                result = -1;
-                break;
-            }
-            log_msg(LL_WARNING, "AOF loaded anyway because aof-load-truncated is enabled");
+            result = load_cut(srv, path, c->mstate ? multi_at : at);
+            ended = false;
             break;
         }
         log_msg(LL_WARNING, "Bad file format reading the append only file %s at offset %zu: make a backup of your "
                             "AOF file, then use ./redis-like-check-aof --fix <filename>", path, pos);
         result = -1;
+        ended = false;
         break;
     }
+    if (ended && c->mstate) {
+        log_msg(LL_WARNING, "Revert incomplete MULTI/EXEC transaction in AOF file %s", path);
+        result = load_cut(srv, path, multi_at);
+    }
+    multi_client_free(c);   /* an unfinished transaction is dropped, never run */
     aof_cmd_free(&cmd);
     fake_client_drop_replies(c);
     zfree(c);

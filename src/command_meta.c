@@ -388,8 +388,9 @@ static void migrate_keys(const cmd_meta_t *m, robj **argv, int argc, key_sink_t 
         if (arg_is(argv[i], "auth")) i++;
         else if (arg_is(argv[i], "auth2")) i += 2;
         else if (arg_is(argv[i], "keys")) {
+            /* The keys are all found here, so not "incomplete" (as Redis). */
             if (sds_len(argv[3]->ptr) == 0)
-                for (int j = i + 1; j < argc; j++) sink_add(s, j, m->key_specs[1].flags);
+                for (int j = i + 1; j < argc; j++) sink_add(s, j, m->key_specs[1].flags & ~KSF_INCOMPLETE);
             return;
         }
     }

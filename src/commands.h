@@ -105,6 +105,7 @@ extern command_t sort_commands[];      /* sort.c: SORT, SORT_RO */
 extern command_t lcs_commands[];       /* lcs.c */
 extern command_t lolwut_commands[];    /* lolwut.c */
 extern command_t debug_commands[];     /* debug.c */
+extern command_t migrate_commands[];   /* migrate.c */
 extern command_t bitmap_commands[];  /* t_bitmap.c */
 extern command_t hll_commands[];     /* hyperloglog.c */
 extern command_t geo_commands[];     /* geo.c */

@@ -54,6 +54,9 @@ static const enum_name diskless_load_enum[] = {{"disabled", REPL_DISKLESS_LOAD_D
                                                {"on-empty-db", REPL_DISKLESS_LOAD_ON_EMPTY_DB},
                                                {"swapdb", REPL_DISKLESS_LOAD_SWAPDB}, {NULL, 0}};
 
+static const enum_name propagation_error_enum[] = {{"ignore", 0}, {"panic", 1}, {"panic-on-replicas", 2},
+                                                   {NULL, 0}};
+
 static const enum_name sanitize_enum[] = {{"no", SANITIZE_NO}, {"yes", SANITIZE_YES},
                                           {"clients", SANITIZE_CLIENTS}, {NULL, 0}};
 
@@ -169,6 +172,10 @@ static const directive directives[] = {
     {"min-replicas-to-write", T_INT, O(min_replicas_to_write), "0", 0, INT_MAX, NULL, 0},
     {"min-replicas-max-lag", T_INT, O(min_replicas_max_lag), "10", 0, INT_MAX, NULL, 0},
     {"replica-priority", T_INT, O(replica_priority), "100", 0, INT_MAX, NULL, 0},
+    {"replica-lazy-flush", T_BOOL, O(replica_lazy_flush), "no", 0, 0, NULL, 0},
+    {"repl-disable-tcp-nodelay", T_BOOL, O(repl_disable_tcp_nodelay), "no", 0, 0, NULL, 0},
+    {"replica-ignore-disk-write-errors", T_BOOL, O(replica_ignore_disk_write_errors), "no", 0, 0, NULL, 0},
+    {"propagation-error-behavior", T_ENUM, O(propagation_error_behavior), "ignore", 0, 0, propagation_error_enum, 0},
     {"replica-announce-ip", T_STR, O(replica_announce_ip), "", 0, 0, NULL, 0},
     {"replica-announce-port", T_INT, O(replica_announce_port), "0", 0, 65535, NULL, 0},
 };
@@ -189,6 +196,7 @@ static const struct { const char *alias, *name; } aliases[] = {
     {"repl-ping-slave-period", "repl-ping-replica-period"}, {"min-slaves-to-write", "min-replicas-to-write"},
     {"min-slaves-max-lag", "min-replicas-max-lag"}, {"slave-priority", "replica-priority"},
     {"slave-announce-ip", "replica-announce-ip"}, {"slave-announce-port", "replica-announce-port"},
+    {"slave-lazy-flush", "replica-lazy-flush"},
 };
 
 static const directive *find_directive(const char *name) {
@@ -345,7 +353,9 @@ static int apply_value(rl_config_t *cfg, const directive *d, int argc, char **ar
             return -1;
         }
         if (v < d->min || v > d->max) {
-            *err = "argument must be between the allowed limits";
+            static char msg[96];   /* Redis 7.0's text, with this directive's limits */
+            snprintf(msg, sizeof(msg), "argument must be between %lld and %lld inclusive", d->min, d->max);
+            *err = msg;
             return -1;
         }
         *(long long *)field(cfg, d) = v;
@@ -648,7 +658,9 @@ void config_foreach_alias_match(const rl_config_t *cfg, const char *pattern,
     }
 }
 
-int config_set(server_t *srv, const char *name, const char *value, const char **err) {
+/* Parse value into a scratch copy (so a bad value changes nothing), then
+ * keep it only when commit. */
+static int set_value(server_t *srv, const char *name, const char *value, const char **err, bool commit) {
     const directive *d = find_directive(name);
     if (!d) {
         *err = "Unknown option or number of arguments for CONFIG SET";
@@ -658,16 +670,29 @@ int config_set(server_t *srv, const char *name, const char *value, const char **
         *err = "can't set immutable config";
         return -1;
     }
-    /* Parse into a scratch copy so a bad value changes nothing. */
     rl_config_t tmp = srv->cfg;
     void *slot = field(&tmp, d);
     char *old_str = owns_string(d) ? *(char **)slot : NULL;
     if (owns_string(d)) *(char **)slot = NULL;
-    if (apply_text(&tmp, d, value, err) != 0 || check_supported(&tmp, d, err) != 0) {
+    int rc = apply_text(&tmp, d, value, err) != 0 || check_supported(&tmp, d, err) != 0 ? -1 : 0;
+    if (rc != 0 || !commit) {
         if (owns_string(d)) zfree(*(char **)slot);
-        return -1;
+        return rc;
     }
     srv->cfg = tmp;
     zfree(old_str);
     return 0;
+}
+
+int config_set(server_t *srv, const char *name, const char *value, const char **err) {
+    return set_value(srv, name, value, err, true);
+}
+
+int config_check(server_t *srv, const char *name, const char *value, const char **err) {
+    return set_value(srv, name, value, err, false);
+}
+
+bool config_is_immutable(const char *name) {
+    const directive *d = find_directive(name);
+    return d && (d->flags & F_IMMUTABLE);
 }

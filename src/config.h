@@ -127,6 +127,10 @@ typedef struct rl_config {
     long long min_replicas_to_write;
     long long min_replicas_max_lag;   /* seconds */
     long long replica_priority;
+    bool replica_lazy_flush;          /* a full sync empties the old data on the bio thread */
+    bool repl_disable_tcp_nodelay;    /* accepted for compatibility: our replica sockets keep TCP_NODELAY */
+    bool replica_ignore_disk_write_errors;   /* accepted: a replica applies its master's writes whatever */
+    int propagation_error_behavior;   /* accepted: errors in the applied stream are logged, never fatal */
     char *replica_announce_ip;        /* "" = not announced */
     long long replica_announce_port;  /* 0 = our port */
     /* access control (acl.c) */
@@ -156,6 +160,10 @@ int config_load(rl_config_t *cfg, const char *path, int argc, char **argv);
 int config_load_text(rl_config_t *cfg, const char *name, const char *text);
 /* Set one directive from text; err receives a static reason on failure. */
 int config_set(server_t *srv, const char *name, const char *value, const char **err);
+/* Whether config_set would accept value (0) or not (-1, err set); changes
+ * nothing.  CONFIG SET checks every pair before it sets any. */
+int config_check(server_t *srv, const char *name, const char *value, const char **err);
+bool config_is_immutable(const char *name);
 /* Current value of a directive as text (caller frees with sds_free). */
 char *config_get_value(const rl_config_t *cfg, const char *name);
 /* Visit every directive whose name matches the glob. */

@@ -37,6 +37,7 @@ void repl_free(server_t *srv) {
     repl_t *r = R(srv);
     if (!r) return;
     replica_free_link(srv);
+    failover_free(srv);
     zfree(r->link.host);
     sds_free(r->link.applying);
     while (r->waiters) {
@@ -52,6 +53,7 @@ void repl_free(server_t *srv) {
 void repl_cron(server_t *srv) {
     repl_t *r = R(srv);
     master_check_waiters(srv);   /* WAIT timeouts */
+    failover_cron(srv);          /* FAILOVER: hand over as soon as the target caught up */
     if (srv->mstime - r->last_cron_sec_ms < 1000) return;
     r->last_cron_sec_ms = srv->mstime;
     replica_cron(srv);
@@ -214,7 +216,7 @@ sds repl_info(server_t *srv, sds s) {
     }
     const repl_backlog_t *b = r->backlog;
     return sds_catprintf(s,
-        "master_failover_state:no-failover\r\n"
+        "master_failover_state:%s\r\n"
         "master_replid:%s\r\n"
         "master_replid2:%s\r\n"
         "master_repl_offset:%lld\r\n"
@@ -223,6 +225,6 @@ sds repl_info(server_t *srv, sds s) {
         "repl_backlog_size:%lld\r\n"
         "repl_backlog_first_byte_offset:%lld\r\n"
         "repl_backlog_histlen:%zu\r\n",
-        r->replid, r->replid2, r->master_repl_offset, r->second_replid_offset, b ? 1 : 0,
+        failover_state_name(srv), r->replid, r->replid2, r->master_repl_offset, r->second_replid_offset, b ? 1 : 0,
         srv->cfg.repl_backlog_size, b ? b->first_off : 0, b ? b->histlen : 0);
 }

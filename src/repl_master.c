@@ -402,6 +402,16 @@ static void sync_generic(client_t *c, bool psync) {
         return;
     }
     long long off = -1;
+    if (psync && c->argc > 3 && !strcasecmp(c->argv[3]->ptr, "failover")) {
+        /* FAILOVER: our master hands its role over to us (repl_failover.c
+         * on its side); it must be following our very history. */
+        if (r->link.state == LINK_NONE || strcasecmp(c->argv[1]->ptr, r->replid)) {
+            reply_error(c, "PSYNC FAILOVER replid must match my replid.");
+            return;
+        }
+        log_msg(LL_NOTICE, "Failover request received for replid %s.", r->replid);
+        replica_unset_master(srv);   /* promoted: the old history stays reachable as replid2 */
+    }
     if (psync) {
         if (!obj_get_ll(c->argv[2], &off)) off = -1;
         if (try_partial(srv, c, c->argv[1]->ptr, off)) return;
@@ -611,9 +621,10 @@ bool repl_command_allowed_or_reply(client_t *c, const command_t *cmd) {
 
 /* ------------------------------------------------------------ commands */
 
-/* repl_replica.c and repl_info.c */
+/* repl_replica.c, repl_info.c, repl_failover.c */
 void cmd_replicaof(client_t *c);
 void cmd_role(client_t *c);
+void cmd_failover(client_t *c);
 
 command_t repl_commands[] = {
     {"sync", cmd_sync, 1, CMD_ADMIN | CMD_NOSCRIPT | CMD_NO_MULTI, 0, 0, 0, "server", "Internal command used for replication", "1.0.0", NULL},
@@ -622,6 +633,7 @@ command_t repl_commands[] = {
     {"wait", cmd_wait, 3, CMD_NOSCRIPT, 0, 0, 0, "generic", "Wait for the synchronous replication of all the write commands sent in the context of the current connection", "3.0.0", NULL},
     {"replicaof", cmd_replicaof, 3, CMD_ADMIN | CMD_NOSCRIPT | CMD_STALE, 0, 0, 0, "server", "Make the server a replica of another instance, or promote it as master.", "5.0.0", NULL},
     {"slaveof", cmd_replicaof, 3, CMD_ADMIN | CMD_NOSCRIPT | CMD_STALE, 0, 0, 0, "server", "Make the server a replica of another instance, or promote it as master.", "1.0.0", NULL},
+    {"failover", cmd_failover, -1, CMD_ADMIN | CMD_NOSCRIPT | CMD_STALE, 0, 0, 0, "server", "Start a coordinated failover between this server and one of its replicas.", "6.2.0", NULL},
     {"role", cmd_role, 1, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, "server", "Return the role of the instance in the context of replication", "2.8.12", NULL},
     {NULL},
 };

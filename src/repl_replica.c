@@ -152,6 +152,7 @@ static void become_connected(server_t *srv, const char *leftover, size_t n) {
     l->last_io_ms = srv->mstime;
     l->down_since_ms = 0;
     master_ensure_backlog(srv);
+    failover_link_connected(srv);   /* a FAILOVER handover is complete */
     if (n) {
         m->querybuf = sds_catlen(m->querybuf, leftover, n);
         conn_process_input(m);
@@ -182,7 +183,10 @@ static void load_payload(server_t *srv) {
     repl_t *r = R(srv);
     size_t len = sds_len(l->payload);
     log_msg(LL_NOTICE, "MASTER <-> REPLICA sync: Flushing old data");
-    for (int i = 0; i < srv->dbnum; i++) db_empty(&srv->dbs[i]);
+    for (int i = 0; i < srv->dbnum; i++) {
+        if (srv->cfg.replica_lazy_flush) db_empty_async(&srv->dbs[i]);   /* freed on the bio thread */
+        else db_empty(&srv->dbs[i]);
+    }
     functions_flush(srv);
     log_msg(LL_NOTICE, "MASTER <-> REPLICA sync: Loading DB in memory");
     rdb_load_result_t res;
@@ -292,13 +296,14 @@ static void send_psync(server_t *srv) {
     repl_t *r = R(srv);
     repl_link_t *l = L(srv);
     char off[32];
-    const char *av[3] = {"PSYNC", "?", "-1"};
+    const char *av[4] = {"PSYNC", "?", "-1", "FAILOVER"};
     if (r->backlog) {
         util_ll2str(off, sizeof(off), r->master_repl_offset + 1);
         av[1] = r->replid;
         av[2] = off;
     }
-    if (!send_command(l, 3, av)) {
+    /* FAILOVER (repl_failover.c): the target promotes itself on this PSYNC. */
+    if (!send_command(l, l->psync_failover && r->backlog ? 4 : 3, av)) {
         link_abort(srv, "can't send PSYNC");
         return;
     }

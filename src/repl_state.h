@@ -104,6 +104,7 @@ typedef struct repl_link {
     long long fullsync_offset;
     long long transfer_last_ms;
     client_t *master;                /* the master client when LINK_CONNECTED */
+    bool psync_failover;             /* FAILOVER: our PSYNC asks the target to take over */
     sds applying;                    /* bytes of the request the master client is parsing/running */
 } repl_link_t;
 
@@ -115,6 +116,18 @@ typedef struct repl_waiter {
     long long deadline_ms;           /* 0 = forever */
     struct repl_waiter *next;
 } repl_waiter_t;
+
+/* ------------------------------------------------------------- FAILOVER */
+enum { FAILOVER_NONE = 0, FAILOVER_WAIT_SYNC, FAILOVER_IN_PROGRESS };
+
+typedef struct repl_failover {
+    int state;                       /* FAILOVER_* */
+    char *host;                      /* TO host port, or NULL: the first replica caught up */
+    int port;
+    bool force;                      /* FORCE: hand over at the timeout even if behind */
+    long long deadline_ms;           /* TIMEOUT, 0 = none */
+    long long started_ms;            /* when the handover (IN_PROGRESS) began */
+} repl_failover_t;
 
 typedef struct repl {
     char replid[REPL_ID_LEN + 1];
@@ -131,6 +144,7 @@ typedef struct repl {
     long long diskless_wait_since_ms;/* first replica waiting for a diskless fork */
     repl_link_t link;
     repl_waiter_t *waiters;
+    repl_failover_t failover;
     bool getack_pending;             /* a WAIT needs fresh ACKs */
     long long last_cron_sec_ms;      /* once-a-second work */
     long long last_ping_ms;          /* last PING fed to replicas */
@@ -148,6 +162,12 @@ void master_check_waiters(server_t *srv);
 /* New history (a promotion): the old one stays reachable as replid2. */
 void master_shift_replid(server_t *srv);
 int master_good_replicas(const server_t *srv);
+
+/* repl_failover.c */
+void failover_cron(server_t *srv);
+void failover_link_connected(server_t *srv);
+const char *failover_state_name(const server_t *srv);
+void failover_free(server_t *srv);
 
 /* repl_replica.c */
 void replica_cron(server_t *srv);

@@ -101,7 +101,8 @@ void reply_ok(client_t *c) { reply_raw(c, "+OK\r\n", 5); }
 static const char *const error_codes[] = {
     "ERR", "WRONGTYPE", "NOAUTH", "WRONGPASS", "NOPROTO", "OOM", "EXECABORT", "BUSY", "NOSCRIPT", "LOADING",
     "READONLY", "MISCONF", "BUSYKEY", "NOPERM", "UNBLOCKED", "DENIED", "NOTBUSY", "NOREPLICAS", "MASTERDOWN",
-    "INVALIDOBJ", "TESTFAILED", "UNKILLABLE", "NOGROUP", "BUSYGROUP", NULL};
+    "INVALIDOBJ", "TESTFAILED", "UNKILLABLE", "NOGROUP", "BUSYGROUP",
+    "IOERR" /* migrate.c */, NULL};
 
 static size_t code_len(const char *msg) {
     size_t i = 0;

@@ -18,6 +18,7 @@
 #include "log.h"
 #include "persist.h"
 #include "reply.h"
+#include "rl_assert.h"
 #include "util.h"
 
 /* ---------------------------------------------------------------- INFO */
@@ -82,21 +83,44 @@ static void config_apply(server_t *srv, const char *name) {
     }
 }
 
+static void reply_config_set_error(client_t *c, const char *name, const char *err) {
+    if (!strcmp(err, "Unknown option or number of arguments for CONFIG SET"))
+        reply_error(c, "Unknown option or number of arguments for CONFIG SET - '%s'", name);
+    else
+        reply_error(c, "CONFIG SET failed (possibly related to argument '%s') - %s", name, err);
+}
+
+/* As Redis 7.0: every name is checked (known, mutable, not repeated), then
+ * every value, and only then is anything set, so a failing pair leaves
+ * the configuration as it was. */
 static void cmd_config_set(client_t *c) {
     if ((c->argc - 2) % 2 != 0) {
-        reply_error_arity(c);
+        reply_error(c, RL_ERR_SYNTAX);
         return;
     }
-    /* Pairs are applied in order; the first bad one stops with an error. */
+    const char *err = NULL;
     for (int j = 2; j < c->argc; j += 2) {
-        const char *name = c->argv[j]->ptr, *err = NULL;
-        if (config_set(c->srv, name, c->argv[j + 1]->ptr, &err) != 0) {
-            if (!strcmp(err, "Unknown option or number of arguments for CONFIG SET"))
-                reply_error(c, "Unknown option or number of arguments for CONFIG SET - '%s'", name);
-            else
-                reply_error(c, "CONFIG SET failed (possibly related to argument '%s') - %s", name, err);
+        const char *name = c->argv[j]->ptr;
+        if (!config_canonical_name(name)) err = "Unknown option or number of arguments for CONFIG SET";
+        else if (config_is_immutable(name)) err = "can't set immutable config";
+        for (int k = 2; k < j && !err; k += 2)
+            if (!strcasecmp(c->argv[k]->ptr, name)) err = "duplicate parameter";
+        if (err) {
+            reply_config_set_error(c, name, err);
             return;
         }
+    }
+    for (int j = 2; j < c->argc; j += 2) {
+        if (config_check(c->srv, c->argv[j]->ptr, c->argv[j + 1]->ptr, &err) != 0) {
+            reply_config_set_error(c, c->argv[j]->ptr, err);
+            return;
+        }
+    }
+    for (int j = 2; j < c->argc; j += 2) {
+        const char *name = c->argv[j]->ptr;
+        int rc = config_set(c->srv, name, c->argv[j + 1]->ptr, &err);
+        rl_assert(rc == 0);                    /* checked above */
+        (void)rc;
         config_apply(c->srv, name);
     }
     reply_ok(c);

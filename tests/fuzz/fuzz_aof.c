@@ -10,8 +10,9 @@
  * FUNCTION, which needs the scripting engine this target does not start)
  * and SELECT/MULTI/EXEC/DISCARD; every other command has its handler
  * removed from the table here, which the loader treats as an unknown
- * command (an error, as for any unknown name).  aof-load-truncated is off,
- * so the loader never truncates a file.  Built and run by `make fuzz`. */
+ * command (an error, as for any unknown name).  Transactions are queued
+ * until EXEC and dropped when the file ends inside one.  aof-load-truncated
+ * is off, so the loader never truncates a file.  Built and run by `make fuzz`. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -21,11 +22,14 @@
 #include "commands.h"
 #include "evict.h"
 #include "keyspace.h"
+#include "latency.h"
 #include "lazyfree.h"
 #include "log.h"
+#include "monitor.h"
 #include "multi.h"
 #include "pubsub.h"
 #include "server.h"
+#include "slowlog.h"
 #include "tracking.h"
 
 static server_t srv;
@@ -66,6 +70,9 @@ static void setup(void) {
     srv.blocking = blocking_create(&srv);
     srv.pubsub = pubsub_create();
     srv.tracking = tracking_create();
+    srv.slowlog = slowlog_create();   /* EXEC runs its queue through commands_call */
+    srv.latency = latency_create();
+    srv.monitors = monitor_create();
     commands_init(&srv);
     multi_init(&srv);
     dict_iter it;

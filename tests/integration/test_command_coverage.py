@@ -1,7 +1,7 @@
 """COMMAND COUNT and COMMAND LIST against Debian's redis-server 7.0.15: the
-commands Redis has and redis-like lacks must be exactly those of the issues
-still open (replication) and of the deliberate omissions (cluster,
-modules, MIGRATE); nothing else, and nothing Redis lacks.
+commands Redis has and redis-like lacks must be exactly those of the
+deliberate omissions (cluster, modules); nothing else, and nothing Redis
+lacks.
 
 Run alone: /usr/bin/python3 -m pytest -q tests/integration/test_command_coverage.py"""
 import pytest
@@ -9,7 +9,6 @@ import pytest
 pytestmark = pytest.mark.differential
 
 ABSENT = {
-    "replication (open issue)": "failover psync replconf replicaof role slaveof sync wait",
     "cluster (not planned)": "asking readonly readwrite cluster cluster|addslots cluster|addslotsrange "
                              "cluster|bumpepoch cluster|count-failure-reports cluster|countkeysinslot "
                              "cluster|delslots cluster|delslotsrange cluster|failover cluster|flushslots "
@@ -18,7 +17,6 @@ ABSENT = {
                              "cluster|replicate cluster|reset cluster|saveconfig cluster|set-config-epoch "
                              "cluster|setslot cluster|shards cluster|slaves cluster|slots",
     "modules (not planned)": "module module|help module|list module|load module|loadex module|unload",
-    "MIGRATE (not yet: README)": "migrate",
 }
 
 

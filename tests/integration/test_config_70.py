@@ -17,13 +17,6 @@ pytestmark = pytest.mark.differential
 
 # Parameters Redis 7.0.15 has and redis-like does not, by reason.
 MISSING = {
-    "replication (open issue)": """masterauth masteruser min-replicas-max-lag min-replicas-to-write min-slaves-max-lag
-        min-slaves-to-write propagation-error-behavior repl-backlog-size repl-backlog-ttl repl-disable-tcp-nodelay
-        repl-diskless-load repl-diskless-sync repl-diskless-sync-delay repl-diskless-sync-max-replicas
-        repl-ping-replica-period repl-ping-slave-period repl-timeout replica-announce-ip replica-announce-port
-        replica-announced replica-ignore-disk-write-errors replica-ignore-maxmemory replica-lazy-flush
-        replica-priority replica-read-only replica-serve-stale-data replicaof slave-announce-ip slave-announce-port
-        slave-ignore-maxmemory slave-lazy-flush slave-priority slave-read-only slave-serve-stale-data slaveof""",
     "cluster (not planned)": """cluster-allow-pubsubshard-when-down cluster-allow-reads-when-down
         cluster-allow-replica-migration cluster-announce-bus-port cluster-announce-hostname cluster-announce-ip
         cluster-announce-port cluster-announce-tls-port cluster-config-file cluster-enabled
@@ -129,3 +122,37 @@ def test_several_patterns_and_repeats(both):
         mine, theirs = ours.execute_command("CONFIG", "GET", *args), ref.execute_command("CONFIG", "GET", *args)
         assert len(mine) == len(theirs), args                 # each name once, as in Redis
         assert dict(zip(mine[0::2], mine[1::2])) == dict(zip(theirs[0::2], theirs[1::2])), args
+
+
+CONFIG_SETS = [
+    ("hz", "11", "hz", "12"),                          # duplicate
+    ("hz", "abc", "hz", "5"),                          # duplicate before the bad value
+    ("hz", "12", "maxclients", "abc"),                 # bad value: nothing is set
+    ("hz", "11", "nosuch", "5"),
+    ("hz", "11", "daemonize", "yes"),                  # immutable
+    ("hz", "11", "hz"),                                # odd count
+    ("hash-max-ziplist-entries", "5", "hash-max-listpack-entries", "6"),   # two names of one parameter
+    ("maxmemory-policy", "allkeys-lru", "active-expire-effort", "11"),   # out of range
+    ("latency-tracking-info-percentiles", "50", "latency-tracking", "maybe"),
+]
+
+
+def test_config_set_checks_everything_first(both):
+    ours, ref = both
+    try:
+        for args in CONFIG_SETS:
+            got = []
+            for c in (ours, ref):
+                try:
+                    got.append(("ok", c.execute_command("CONFIG", "SET", *args)))
+                except Exception as e:
+                    got.append(("err", str(e)))
+            assert got[0] == got[1], args
+            names = sorted(set(args[0::2]))
+            assert {n: ours.config_get(n) for n in names} == {n: ref.config_get(n) for n in names}, args
+    finally:
+        for c in (ours, ref):
+            c.config_set("hz", 10)
+            c.config_set("hash-max-listpack-entries", 512)
+            c.config_set("maxmemory-policy", "noeviction")
+            c.config_set("latency-tracking-info-percentiles", "50 99 99.9")

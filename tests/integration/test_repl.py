@@ -10,8 +10,8 @@ import time
 import pytest
 import redis
 
-from repl_helpers import (random_load, snapshot, wait_caught_up, wait_for,
-                          wait_link_up)
+from repl_helpers import (random_load, settle, snapshot, wait_caught_up,
+                          wait_for, wait_link_up)
 
 
 # Diskless sync is the default (as in Redis 7.0); its 5 s gathering delay
@@ -194,6 +194,7 @@ def test_chained_replicas_and_promotion_continue(start_server):
     assert snapshot(rc) == snapshot(rb)
 
 
+@pytest.mark.slow
 def test_replica_killed_during_full_sync(start_server):
     m = start_server(args=["--repl-diskless-sync", "no"])   # the disk form: the RDB file is sent
     rm = m.client()
@@ -212,6 +213,7 @@ def test_replica_killed_during_full_sync(start_server):
     assert rs2.dbsize() == 200001
 
 
+@pytest.mark.slow
 def test_master_killed_during_diskless_transfer(start_server):
     m = start_server(args=["--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0"])
     rm = m.client()
@@ -257,6 +259,47 @@ def test_scripts_respect_replica_and_min_replicas_refusals(start_server):
     assert rm.eval("return redis.call('set','a',1)", 0) == "OK"
     wait_caught_up(rm, rs)
     assert rs.get("a") == "1"
+
+
+def test_failover_command_hands_over_without_data_loss(start_server):
+    m = start_server(args=FAST)
+    rm = m.client()
+    # Errors, texts as Redis 7.0.15.
+    for args, text in ((["FAILOVER"], "FAILOVER requires connected replicas."),
+                       (["FAILOVER", "ABORT"], "No failover in progress."),
+                       (["FAILOVER", "TIMEOUT", "0"], "FAILOVER timeout must be greater than 0"),
+                       (["FAILOVER", "ABORT", "TIMEOUT", "5"], "syntax error"),
+                       (["FAILOVER", "TO", "127.0.0.1"], "syntax error")):
+        with pytest.raises(redis.ResponseError) as e:
+            rm.execute_command(*args)
+        assert str(e.value) == text
+    s1, r1 = replica_of(start_server, m)
+    s2, r2 = replica_of(start_server, m)
+    with pytest.raises(redis.ResponseError, match="FAILOVER target HOST and PORT is not a replica."):
+        rm.execute_command("FAILOVER", "TO", "127.0.0.1", "1")
+    with pytest.raises(redis.ResponseError, match="FAILOVER is not valid when server is a replica."):
+        r1.execute_command("FAILOVER")
+    random_load(rm, 300, seed=21)
+    wait_for(lambda: rm.info("replication")["slave0"]["state"] == "online" and
+             rm.info("replication")["slave1"]["state"] == "online", 10)
+    settle(rm)   # the load's short-lived keys gone (and their DELs sent)
+    before = snapshot(rm)
+    assert rm.execute_command("FAILOVER", "TO", "127.0.0.1", str(s1.port), "TIMEOUT", "10000") == "OK"
+    wait_for(lambda: r1.role()[0] == "master", 20, what="target promoted")
+    wait_for(lambda: rm.info("replication").get("master_port") == s1.port and
+             rm.info("replication")["master_link_status"] == "up", 20, what="old master follows the target")
+    assert rm.info("replication")["master_failover_state"] == "no-failover"
+    with pytest.raises(redis.exceptions.ReadOnlyError):
+        rm.set("x", 1)
+    assert snapshot(r1) == before
+    stats = r1.info("stats")
+    assert stats["sync_partial_ok"] >= 1   # the old master continued, no full sync
+    r1.set("after", "1")
+    wait_caught_up(r1, rm)
+    assert rm.get("after") == "1"
+    # The other replica ends up following the new history too (through us, chained).
+    wait_for(lambda: r2.info("replication")["master_link_status"] == "up", 20)
+    wait_for(lambda: r2.get("after") == "1", 20, what="second replica has the new write")
 
 
 def test_replica_applies_the_stream_whatever_its_default_user_may_do(start_server):

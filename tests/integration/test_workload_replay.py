@@ -128,3 +128,31 @@ def test_shootout_stops_on_a_corrupt_recording(tmp_path):
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 2
     assert f"{bad}:11: truncated inside a command (started at line 8)" in p.stderr
+
+
+@pytest.mark.slow
+def test_shootout_rdb_and_replay_end_to_end(tmp_path, start_server):
+    """A small RDB of ours and an AOF with a FLUSHALL in it, through the
+    shootout on one allocator build: the rdb and replay tables, the skip
+    count, the advice note and the recommendation."""
+    src = start_server()
+    c = src.client()
+    c.mset({f"k{i}": "v" * (i % 50) for i in range(3000)})
+    c.hset("h", mapping={f"f{i}": i for i in range(100)})
+    c.save()
+    aof = tmp_path / "w.aof"
+    aof.write_bytes(b"".join(resp("SET", f"n{i}", "x" * (i % 300)) for i in range(2000)) +
+                    resp("FLUSHALL") + resp("DEL", "k1"))
+    out = tmp_path / "out"
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "utils", "allocator-shootout"),
+                        "--allocators", "ebbmalloc", "--no-redis", "--no-plots",
+                        "--rdb", os.path.join(src.dir, "dump.rdb"), "--replay", str(aof),
+                        "--quiet", "1", "--fill-quiet", "0", "--purge-wait", "0.2",
+                        "--cap", "300", "--out", str(out)],
+                       capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    md = (out / "results.md").read_text()
+    assert "## rdb: the user's RDB dump.rdb" in md
+    assert "3,001 keys loaded; advice predicted used_memory" in md
+    assert "replayed 2,001 commands" in md and "skipped: flushall 1" in md
+    assert "**Recommendation (replay): `make MALLOC=ebbmalloc`**" in md

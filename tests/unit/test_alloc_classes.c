@@ -69,7 +69,7 @@ static int test_spot_values(void) {
     ac_block(AC_JEMALLOC, 17000, &b);
     CHECK_EQ_INT(b.usable, 20480);
     CHECK_EQ_INT((size_t)b.active, 20480 + 4096);
-    ac_block(AC_LIBC, 200000, &b);   /* past the mmap threshold */
+    ac_block(AC_LIBC, 200000, &b); /* past the mmap threshold */
     CHECK_EQ_INT((size_t)b.active, 200704);
     CHECK_EQ_INT(b.usable, 200704 - 16);
     ac_block(AC_TCMALLOC, 300000, &b);
@@ -179,7 +179,7 @@ static int test_own_active_bytes(void) {
 
 int main(void) {
 #if defined(OWN_MODEL) && !defined(USE_JEMALLOC) && !defined(USE_TCMALLOC) && !defined(USE_EBBMALLOC)
-    mallopt(M_MMAP_THRESHOLD, (int)AC_LIBC_MMAP_THRESHOLD);   /* pin glibc's moving threshold */
+    mallopt(M_MMAP_THRESHOLD, (int)AC_LIBC_MMAP_THRESHOLD); /* pin glibc's moving threshold */
 #endif
     /* First, on a heap with no free chunks yet: glibc hands a request a
      * free chunk up to 31 bytes larger than its own when it finds one. */
@@ -188,9 +188,9 @@ int main(void) {
 #endif
     RUN_TEST(test_spot_values);
     RUN_TEST(test_bucket_bounds);
-    RUN_TEST(test_histogram_matches_used_memory);   /* shared counters */
+    RUN_TEST(test_histogram_matches_used_memory); /* shared counters */
     RUN_TEST(test_short_lived_requests_forgotten);
-    sizehist_own_thread();                         /* the owner's, from now on */
+    sizehist_own_thread(); /* the owner's, from now on */
     RUN_TEST(test_histogram_matches_used_memory);
     RUN_TEST(test_short_lived_requests_forgotten);
 #ifdef OWN_MODEL

@@ -218,6 +218,7 @@ typedef struct {
     size_t nslabs, used, cap;    /* slabs, blocks out, blocks held */
     uint64_t nrefills, nflushes; /* batches moved */
     uint64_t lock_acquired, lock_contended;   /* the class lock */
+    size_t nempty;               /* of nslabs, kept empty (central.c) */
 } ebb_central_stats_t;
 unsigned _ebb_central_take(unsigned cls, unsigned want, void **head)
     EBB_HIDDEN;

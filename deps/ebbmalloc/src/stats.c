@@ -5,8 +5,10 @@
  *   allocated = sum over classes (blocks out of slabs - blocks in thread
  *               caches and on transfer stacks) * class size + large run
  *               bytes + huge usable bytes
- *   active    = slab pages (empty slabs kept by central.c included)
- *               + large run bytes + huge mapped bytes
+ *   active    = slab pages (but the empty slabs central.c keeps for
+ *               reuse) + large run bytes + huge mapped bytes
+ *   dirty     = free pages still resident: page.c's dirty spans and the
+ *               kept empty slabs (free memory, like jemalloc's dirty pages)
  *   tcache    = bytes in thread caches and on transfer stacks
  *   retained  = free pages returned to the OS or never touched, plus
  *               header pages not yet touched (metadata counts the others)
@@ -23,10 +25,11 @@
 void ebb_stats_get(ebb_stats_t *out) {
     ebb_ensure_init();
     ebb_page_stats_t ps;
-    size_t huge_mapped, huge_usable, small = 0, cached = 0;
+    size_t huge_mapped, huge_usable, small = 0, cached = 0, kept = 0;
     for (unsigned c = 0; c < EBB_NCLASSES; c++) {
         ebb_central_stats_t cs;
         _ebb_central_stats(c, &cs);
+        kept += cs.nempty * _ebb_class_pages[c] * EBB_PAGE;
         size_t inc = _ebb_tcache_cached(c) + _ebb_xfer_pending(c);
         small += (cs.used - (inc < cs.used ? inc : cs.used)) * _ebb_class_size[c];
         cached += inc * _ebb_class_size[c];
@@ -35,13 +38,15 @@ void ebb_stats_get(ebb_stats_t *out) {
     _ebb_huge_stats(&huge_mapped, &huge_usable);
     memset(out, 0, sizeof(*out));
     out->allocated = small + ps.large + huge_usable;
-    out->active = ps.slab_pages + ps.large + huge_mapped;
+    if (kept > ps.slab_pages)   /* racy snapshot */
+        kept = ps.slab_pages;
+    out->active = ps.slab_pages - kept + ps.large + huge_mapped;
     out->mapped = ps.mapped + huge_mapped;
     out->retained = ps.retained +
                     (ps.nchunks * EBB_HDR_PAGES * EBB_PAGE - ps.metadata);
     out->resident = out->mapped - out->retained;
     out->metadata = ps.metadata;
-    out->dirty = ps.dirty;
+    out->dirty = ps.dirty + kept;
     out->tcache = cached;
 }
 
