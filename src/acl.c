@@ -56,6 +56,8 @@ struct acl {
     acl_stats_t stats;
 };
 
+static void acl_log_add(client_t *c, int reason, int ctx, const char *username, const char *object, size_t objlen);
+
 /* ------------------------------------------------------------ users */
 
 static acl_user_t *find_user(const acl_t *a, const char *name, size_t len) {
@@ -72,8 +74,6 @@ static acl_user_t *new_default_user(void) {
     acl_user_set_rule(u, "nopass", 6);
     return u;
 }
-
-acl_user_t *acl_default_user(const server_t *srv) { return srv->acl->default_user; }
 
 void acl_update_default_password(server_t *srv, const char *pass) {
     acl_user_t *d = srv->acl->default_user;
@@ -100,6 +100,8 @@ bool acl_auth_required(const client_t *c) {
     const acl_user_t *d = c->srv->acl->default_user;
     return !(d->flags & ACL_USER_NOPASS) || (d->flags & ACL_USER_DISABLED);
 }
+
+bool acl_client_skips_sanitize(const client_t *c) { return c->user && (c->user->flags & ACL_USER_SANITIZE_SKIP); }
 
 const char *acl_client_username(const client_t *c) { return c->user ? c->user->name : "default"; }
 
@@ -403,13 +405,6 @@ bool acl_check_unrestricted_keys(acl_user_t *u, const command_t *cmd, robj **arg
     return ok;
 }
 
-bool acl_check_channel(acl_user_t *u, const char *chan, size_t len, bool is_pattern) {
-    if (!u || u->unrestricted) return true;
-    for (int i = 0; i < u->nsel; i++)
-        if (selector_allows_channel(u->sel[i], chan, len, is_pattern)) return true;
-    return false;
-}
-
 /* ------------------------------------------------------------ log */
 
 static void log_entry_free(acl_log_entry_t *e) {
@@ -454,7 +449,9 @@ static bool log_same(const acl_log_entry_t *e, int reason, int ctx, const char *
            !memcmp(e->object, obj, olen) && !strcmp(e->username, user);
 }
 
-void acl_log_add(client_t *c, int reason, int ctx, const char *username, const char *object, size_t objlen) {
+/* Record one denial: reason ACL_DENIED_*, object the command, key,
+ * channel or (auth) user name; client-info from c. */
+static void acl_log_add(client_t *c, int reason, int ctx, const char *username, const char *object, size_t objlen) {
     server_t *srv = c->srv;
     acl_t *a = srv->acl;
     count_denial(a, reason);

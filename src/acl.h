@@ -38,8 +38,6 @@ enum { ACL_CTX_TOPLEVEL = 0, ACL_CTX_MULTI, ACL_CTX_LUA };
  * when they are invalid, which stops start-up. */
 bool acl_init(server_t *srv);
 void acl_free(server_t *srv);
-/* The default user (new connections are bound to it). */
-acl_user_t *acl_default_user(const server_t *srv);
 /* The default user needs no password (AUTH <pass> is then refused). */
 bool acl_default_nopass(const server_t *srv);
 /* A client must authenticate before running commands (default user has a
@@ -48,6 +46,9 @@ bool acl_auth_required(const client_t *c);
 /* Bind a new client to the default user, authenticated iff it needs no
  * password. */
 void acl_client_init(client_t *c);
+/* The client's user has skip-sanitize-payload (RESTORE under
+ * sanitize-dump-payload clients trusts its payloads). */
+bool acl_client_skips_sanitize(const client_t *c);
 /* The name of the client's user ("default" for internal clients). */
 const char *acl_client_username(const client_t *c);
 
@@ -72,12 +73,6 @@ int acl_check_and_log(client_t *c, acl_user_t *u, const command_t *cmd, robj **a
 /* The user may run cmd and reach every key with these key-spec flags
  * (SORT BY/GET patterns need it). */
 bool acl_check_unrestricted_keys(acl_user_t *u, const command_t *cmd, robj **argv, int argc, unsigned ksf_flags);
-/* Whether u may use channel (a pattern is compared literally). */
-bool acl_check_channel(acl_user_t *u, const char *chan, size_t len, bool is_pattern);
-
-/* ACL LOG: record one denial: reason ACL_DENIED_*, object the command,
- * key, channel or (auth) user name. */
-void acl_log_add(client_t *c, int reason, int ctx, const char *username, const char *object, size_t objlen);
 
 /* The registry, for the ACL command (acl_cmds.c). */
 acl_user_t *acl_find_user(server_t *srv, const char *name, size_t len);

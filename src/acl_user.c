@@ -152,7 +152,6 @@ void acl_cmdtab_free(void) {
 int acl_cmdtab_count(void) { return tab.n; }
 const char *acl_cmdtab_name(int id) { return tab.cmds[id].name; }
 uint64_t acl_cmdtab_categories(int id) { return tab.cmds[id].categories; }
-int acl_cmd_id(const command_t *cmd) { return cmd->acl_id; }
 void acl_set_pubsub_default(bool allchannels) { tab.pubsub_all = allchannels; }
 
 /* The id of a full name ("get", "config|get"), case-insensitive, or -1. */

@@ -149,7 +149,4 @@ sds acl_selector_describe_channels(const acl_selector_t *s);
 /* Whether the selector's bit for command id is set. */
 static inline bool acl_sel_bit(const acl_selector_t *s, int id) { return (s->allowed[id / 64] >> (id % 64)) & 1; }
 
-/* The id of a command (set by acl_cmdtab_init). */
-int acl_cmd_id(const command_t *cmd);
-
 #endif

@@ -4,7 +4,9 @@
  * for client-output-buffer-limit, whose lines each set one client class,
  * the name plus the class.  A directive line is "current" when applying it
  * alone on top of the defaults gives the running value of its key; only
- * non-current lines are reformatted.  The new text goes to a temporary file
+ * non-current lines are reformatted.  "user" lines are ACL users (acl.c):
+ * the file's are replaced, in order, by the running users (none when an
+ * aclfile holds them), the rest appended.  The new text goes to a temporary file
  * in the same directory, is fsynced, and renamed over the old one, so a
  * crash leaves either the old file or the new one. */
 #include "config_rewrite.h"
