@@ -1,7 +1,7 @@
 """COMMAND COUNT and COMMAND LIST against Debian's redis-server 7.0.15: the
 commands Redis has and redis-like lacks must be exactly those of the
 deliberate omissions (cluster, modules); nothing else, and nothing Redis
-lacks.
+lacks but the extensions listed in EXTENSIONS.
 
 Run alone: /usr/bin/python3 -m pytest -q tests/integration/test_command_coverage.py"""
 import pytest
@@ -20,6 +20,12 @@ ABSENT = {
 }
 
 
+# Subcommands Redis 7.0 does not have, added on purpose (each by its issue).
+EXTENSIONS = {
+    "memory|allocator-advice", "memory|sizes",   # issue 21: which allocator for my data
+}
+
+
 def absent():
     names = set()
     for group in ABSENT.values():
@@ -32,7 +38,7 @@ def test_command_list_differs_only_by_open_issues(server, redis_ref):
     mine = set(ours.execute_command("COMMAND LIST"))
     theirs = set(ref.execute_command("COMMAND LIST"))
     assert theirs - mine == absent()
-    assert mine - theirs == set()
+    assert mine - theirs == EXTENSIONS
     top_absent = {n for n in absent() if "|" not in n}
     assert ref.execute_command("COMMAND COUNT") - ours.execute_command("COMMAND COUNT") == len(top_absent)
     assert ours.execute_command("COMMAND COUNT") == len({n for n in mine if "|" not in n})
