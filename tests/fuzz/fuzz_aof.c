@@ -27,6 +27,7 @@
 #include "log.h"
 #include "monitor.h"
 #include "multi.h"
+#include "propagate.h"
 #include "pubsub.h"
 #include "server.h"
 #include "slowlog.h"
@@ -70,9 +71,10 @@ static void setup(void) {
     srv.blocking = blocking_create(&srv);
     srv.pubsub = pubsub_create();
     srv.tracking = tracking_create();
-    srv.slowlog = slowlog_create();   /* EXEC runs its queue through commands_call */
+    srv.slowlog = slowlog_create(); /* EXEC runs its queue through commands_call */
     srv.latency = latency_create();
     srv.monitors = monitor_create();
+    propagate_init(&srv); /* EXEC wraps its queue in a propagation unit */
     commands_init(&srv);
     multi_init(&srv);
     dict_iter it;
