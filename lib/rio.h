@@ -36,11 +36,12 @@ void rio_init(rio_t *r, int fd, bool checksum);
 void rio_init_mem(rio_t *r, bool checksum);
 sds rio_take_mem(rio_t *r);
 void rio_write(rio_t *r, const void *p, size_t len);
-/* Write out the buffer; RL_OK-style 0 or -1 (then r->err is set). */
+/* Write out the buffer; 0 or -1 (then r->err is set). */
 int rio_flush(rio_t *r);
 static inline bool rio_error(const rio_t *r) { return r->err != 0; }
 
-/* write() all of len bytes, retrying on EINTR and short writes; 0 or -1. */
+/* write() all of len bytes, retrying on EINTR and short writes, and
+ * waiting (poll, up to a minute) when a non-blocking fd is full; 0 or -1. */
 int rio_write_all(int fd, const void *p, size_t len);
 
 #endif

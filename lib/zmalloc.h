@@ -53,7 +53,7 @@ void zmalloc_get_allocator_stats(zmalloc_stats_t *st);
  * sample them periodically. */
 bool zmalloc_allocator_stats_cheap(void);
 
-/* Return free memory to the OS now (MEMORY PURGE).  RL_OK (0) or -1 when the
+/* Return free memory to the OS now (MEMORY PURGE).  0 or -1 when the
  * allocator has no such operation. */
 int zmalloc_purge(void);
 

@@ -23,9 +23,10 @@ typedef struct evict evict_t;
 evict_t *evict_create(void);
 void evict_free(evict_t *ev);
 
-/* RL_OK if memory is under maxmemory (or no limit), possibly after
- * evicting keys; RL_ERR when nothing more can be evicted. */
-int evict_perform(server_t *srv);
+/* Make room under maxmemory: true if memory is under the limit (or there is
+ * none), possibly after evicting keys; false when nothing more can be
+ * evicted (or the policy is noeviction), so the caller refuses the write. */
+bool evict_perform(server_t *srv);
 
 bool evict_policy_is_lfu(int policy);
 /* A key was read or written: update its stamp (lookup() calls this). */

@@ -24,6 +24,7 @@
 #include "function.h"
 #include "log.h"
 #include "persist.h"
+#include "repl.h"
 #include "reply.h"
 #include "sha1.h"
 #include "util.h"
@@ -186,20 +187,22 @@ bool script_may_run_or_reply(script_run_t *run) {
     client_t *c = run->caller;
     /* Used memory over the limit at the start decides for the whole run
      * (no eviction in the middle of a script). */
-    run->oom = srv->cfg.maxmemory > 0 && evict_perform(srv) != RL_OK;
+    run->oom = srv->cfg.maxmemory > 0 && !evict_perform(srv);
     if (run->flags & SCRIPT_FLAG_EVAL_COMPAT) return true;   /* checked per command */
     if (run->flags & SCRIPT_FLAG_NO_WRITES) return true;
     if (run->oom && !(run->flags & SCRIPT_FLAG_ALLOW_OOM)) {
         reply_error(c, RL_ERR_OOM);
         return false;
     }
-    return persist_write_allowed_or_reply(c);
+    /* repl.h: a script that may write does not start on a read-only replica */
+    return persist_write_allowed_or_reply(c) && repl_write_allowed_or_reply(c, c);
 }
 
 void script_run_begin(script_run_t *run) {
     server_t *srv = run->srv;
     S(srv)->run = run;
     run->fake->db = run->caller->db;
+    run->fake->user = run->caller->user;   /* acl.c: commands run with the caller's rights */
     run->fake->resp = 2;
     run->start_ms = util_monotonic_us() / 1000;
     persist_effects_begin(srv);

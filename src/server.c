@@ -7,6 +7,7 @@
  * ops/sec sample, active expiry, idle-client timeouts, incremental rehash,
  * allocator maintenance.  Shutdown (SIGTERM, SIGINT, SHUTDOWN) stops the
  * loop; main() then frees everything so the process exits valgrind-clean. */
+#include "acl.h"
 #include "server.h"
 
 #include <errno.h>
@@ -37,6 +38,8 @@
 #include "multi.h"
 #include "net.h"
 #include "persist.h"
+#include "propagate.h"
+#include "repl.h"
 #include "util.h"
 
 static dict_type error_stats_type = {dict_sds_hash, dict_sds_eq, NULL, dict_sds_free, NULL, false};
@@ -87,8 +90,9 @@ static void server_cron(void *arg) {
     srv->cron_loops++;
     server_sample_memory(srv);
     sample_rates(srv);
-    expire_active_cycle(srv);
+    if (!srv->active_expire_off) expire_active_cycle(srv);
     persist_cron(srv);                   /* child reaping, save points, AOF fsync/rewrite */
+    repl_cron(srv);                      /* replication: pings, ACKs, timeouts, reconnects, WAIT */
     conn_cron(srv);
     tracking_cron(srv);   /* tracking-table-max-keys */
     pause_check_deadline(srv);   /* CLIENT PAUSE ends on time even when idle */
@@ -101,6 +105,7 @@ static void server_cron(void *arg) {
 /* persist.c writes the AOF buffer before replies leave (appendfsync
  * always: they are on disk before any client sees an acknowledgement). */
 static void server_before_sleep(void *arg) {
+    repl_before_sleep(arg);   /* WAIT: GETACK out and answers, flushed just below */
     persist_before_sleep(arg);
     conn_before_sleep(arg);
 }
@@ -116,7 +121,7 @@ void server_request_shutdown(server_t *srv) {
     evloop_stop(srv->loop);
 }
 
-int server_init(server_t *srv) {
+bool server_init(server_t *srv) {
     uint8_t seed[16];
     util_random_bytes(seed, sizeof(seed));
     dict_set_hash_seed(seed);
@@ -132,7 +137,7 @@ int server_init(server_t *srv) {
     log_set_level(srv->cfg.loglevel);
     if (srv->cfg.logfile && srv->cfg.logfile[0] && log_set_file(srv->cfg.logfile) != 0) {
         fprintf(stderr, "Can't open the log file: %s\n", strerror(errno));
-        return RL_ERR;
+        return false;
     }
     signal(SIGPIPE, SIG_IGN);
     obj_create_shared();
@@ -148,18 +153,21 @@ int server_init(server_t *srv) {
     srv->latency = latency_create();
     srv->monitors = monitor_create();
     commands_init(srv);
+    if (!acl_init(srv)) return false;   /* users: config lines or aclfile */
     multi_init(srv);
     scripting_init(srv);                 /* before loading: RDB functions, AOF scripts */
     srv->loop = evloop_create();
     if (!srv->loop) {
         log_msg(LL_WARNING, "Failed creating the event loop");
-        return RL_ERR;
+        return false;
     }
     evloop_set_before_sleep(srv->loop, server_before_sleep, srv);
     zmalloc_set_background_thread(srv->cfg.jemalloc_bg_thread);
     persist_init(srv);                   /* then load the AOF or RDB before listening */
-    if (!persist_load_at_startup(srv)) return RL_ERR;
-    if (server_listen(srv) != RL_OK) return RL_ERR;
+    propagate_init(srv);                 /* the write stream to the AOF and replicas */
+    repl_init(srv);                      /* `replicaof`: the cron connects once we run */
+    if (!persist_load_at_startup(srv)) return false;
+    if (!server_listen(srv)) return false;
     srv->cron_timer = evloop_timer_add(srv->loop, 1000000 / (long)srv->cfg.hz, server_cron, srv);
     evloop_signal_add(srv->loop, SIGTERM, on_signal, srv);
     evloop_signal_add(srv->loop, SIGINT, on_signal, srv);
@@ -173,23 +181,24 @@ int server_init(server_t *srv) {
     server_sample_memory(srv);
     srv->startup_memory = zmalloc_used_memory();
     srv->peak_memory = srv->startup_memory;
-    return RL_OK;
+    return true;
 }
 
-static int add_listener(server_t *srv, int fd) {
+static bool add_listener(server_t *srv, int fd) {
     if (srv->listen_count == RL_MAX_LISTENERS) {
+        log_msg(LL_WARNING, "Too many listening addresses (at most %d).", RL_MAX_LISTENERS);
         close(fd);
-        return RL_ERR;
+        return false;
     }
     srv->listen_fds[srv->listen_count] = fd;
     srv->listeners[srv->listen_count] = evloop_io_add(srv->loop, fd, conn_accept_handler, srv);
     srv->listen_count++;
-    return RL_OK;
+    return true;
 }
 
 /* Listen on every bind address; an address prefixed with '-' is optional
  * (e.g. "-::1" on a host without IPv6). */
-int server_listen(server_t *srv) {
+bool server_listen(server_t *srv) {
     char err[256];
     int tcp = 0;
     if (srv->cfg.port != 0) {
@@ -203,14 +212,14 @@ int server_listen(server_t *srv) {
                 if (optional) continue;
                 log_msg(LL_WARNING, "Warning: Could not create server TCP listening socket %s:%lld: %s", addr,
                         srv->cfg.port, err);
-                return RL_ERR;
+                return false;
             }
-            add_listener(srv, fd);
+            if (!add_listener(srv, fd)) break;   /* more than RL_MAX_LISTENERS: logged */
             tcp++;
         }
         if (tcp == 0) {
             log_msg(LL_WARNING, "Failed listening on port %lld (tcp), aborting.", srv->cfg.port);
-            return RL_ERR;
+            return false;
         }
     }
     if (srv->cfg.unixsocket && srv->cfg.unixsocket[0]) {
@@ -218,16 +227,16 @@ int server_listen(server_t *srv) {
                                  sizeof(err));
         if (fd < 0) {
             log_msg(LL_WARNING, "Failed opening Unix socket: %s", err);
-            return RL_ERR;
+            return false;
         }
         srv->unix_path_bound = zstrdup(srv->cfg.unixsocket);
-        add_listener(srv, fd);
+        if (!add_listener(srv, fd)) return false;
     }
     if (srv->listen_count == 0) {
         log_msg(LL_WARNING, "Configured to not listen anywhere, exiting.");
-        return RL_ERR;
+        return false;
     }
-    return RL_OK;
+    return true;
 }
 
 void server_run(server_t *srv) {
@@ -275,8 +284,11 @@ void server_free(server_t *srv) {
     defrag_free(srv->defrag);
     srv->evict = NULL;
     srv->defrag = NULL;
+    repl_free(srv);
+    propagate_free(srv);
     persist_free(srv);
     db_free_all(srv);
+    acl_free(srv);
     commands_free(srv);
     multi_free(srv);
     scripting_free(srv);

@@ -20,8 +20,6 @@
 
 #define RL_VERSION "0.1.0"
 #define RL_REDIS_COMPAT_VERSION "7.0.0"
-#define RL_OK 0
-#define RL_ERR -1
 #define RL_MAX_LISTENERS 16
 
 typedef struct server server_t;
@@ -122,16 +120,20 @@ struct server {
     long long mstime;           /* cached clock, updated per command batch */
     char run_id[41];
     bool shutdown_asap;
+    bool active_expire_off;     /* debug.c: DEBUG SET-ACTIVE-EXPIRE 0 stops the expiry cycle */
     int exit_code;
     pid_t pid;
     long long dirty;            /* changes since last save (for INFO) */
     long long lastsave;         /* unix seconds */
     struct persist *persist;    /* persist.c: RDB/AOF state, the forked child */
     struct scripting *scripting;   /* script.c: Lua states, cached scripts, the running script */
+    struct repl *repl;             /* repl_*.c: replication state (repl_state.h) */
+    struct propagate *propagate;   /* propagate.c: the one write stream to the AOF and replicas */
+    struct acl *acl;            /* acl.c: users, the default user, the ACL log */
 };
 
-int server_init(server_t *srv);
-int server_listen(server_t *srv);
+bool server_init(server_t *srv);
+bool server_listen(server_t *srv);
 void server_run(server_t *srv);
 void server_free(server_t *srv);
 /* Stop after the current iteration; the main loop then exits cleanly. */

@@ -9,6 +9,7 @@
 
 #include "log.h"
 #include "server.h"
+#include "sizehist.h"
 
 static void usage(void) {
     fprintf(stderr,
@@ -48,6 +49,7 @@ int main(int argc, char **argv) {
     static server_t srv;
     const char *config_path = NULL;
     int first_opt = 1;
+    sizehist_own_thread(); /* this thread's allocations count without locked adds */
     if (argc >= 2) {
         if (!strcmp(argv[1], "-v") || !strcmp(argv[1], "--version")) version();
         if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) usage();
@@ -68,7 +70,7 @@ int main(int argc, char **argv) {
     log_msg(LL_NOTICE, "redis-like version=%s, bits=%d, pid=%d, malloc=%s, just started", RL_VERSION,
             (int)(sizeof(long) * 8), (int)getpid(), zmalloc_lib());
     if (!config_path) log_msg(LL_WARNING, "Warning: no config file specified, using the default config.");
-    if (server_init(&srv) != RL_OK) {
+    if (!server_init(&srv)) {
         server_free(&srv);
         return 1;
     }

@@ -40,6 +40,7 @@ void _ebb_init_slow(void) {
     }
     _ebb_conf_init();
     _ebb_size_class_init();
+    _ebb_central_init();
     _ebb_tcache_global_init();
     __atomic_store_n(&_ebb_ready, 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&init_lock);

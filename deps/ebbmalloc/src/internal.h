@@ -53,7 +53,8 @@ enum { EBB_SPAN_DIRTY = 1, EBB_SPAN_CLEAN, EBB_SPAN_SLAB, EBB_SPAN_LARGE,
  * a used span and for the first and last page of a free one.  Every
  * descriptor below its chunk's desc_top is either a span's or on the
  * chunk's desc_free list (state 0).  For a slab: used + |free list| + (cap - bump)
- * == cap; used counts blocks handed out to threads (program or tcache). */
+ * == cap; used counts blocks handed out to threads (program, tcache or a
+ * transfer stack); a slab with used == 0 is one central.c keeps empty. */
 typedef struct ebb_span {
     struct ebb_span *next, *prev;   /* free bin list / central bucket list */
     uint32_t npages;                /* length in pages */
@@ -126,6 +127,34 @@ static inline size_t ebb_page_round(size_t n) {
     return (n + EBB_PAGE - 1) & ~(EBB_PAGE - 1);
 }
 
+/* ---- locks with wait counters ----
+ * Every lock of the allocator is an ebb_lock_t: a mutex plus two counters,
+ * acquisitions and contended acquisitions (the trylock failed, so the
+ * thread had to wait).  ebb_stats_print reports them per lock, which is
+ * how we see where threads wait.  acquired is written under the lock,
+ * contended before it (atomically); both are read without the lock. */
+typedef struct {
+    pthread_mutex_t m;
+    uint64_t acquired;       /* acquisitions */
+    uint64_t contended;      /* of those, how many had to wait (atomic) */
+} ebb_lock_t;
+#define EBB_LOCK_INIT { .m = PTHREAD_MUTEX_INITIALIZER }
+
+static inline void ebb_lock(ebb_lock_t *l) {
+    if (EBB_UNLIKELY(pthread_mutex_trylock(&l->m) != 0)) {
+        __atomic_add_fetch(&l->contended, 1, __ATOMIC_RELAXED);
+        pthread_mutex_lock(&l->m);
+    }
+    __atomic_store_n(&l->acquired, l->acquired + 1, __ATOMIC_RELAXED);
+}
+static inline void ebb_unlock(ebb_lock_t *l) {
+    pthread_mutex_unlock(&l->m);
+}
+/* Fork child: the lock is re-made free; counters are kept. */
+static inline void ebb_lock_reinit(ebb_lock_t *l) {
+    pthread_mutex_init(&l->m, NULL);
+}
+
 /* ---- conf.c: settings, read once from EBBMALLOC_CONF ---- */
 typedef struct {
     long decay_ms;              /* dirty page age before purge; -1 never */
@@ -170,11 +199,13 @@ typedef struct {
 ebb_span_t *_ebb_page_alloc(size_t npages, size_t align_pages, int state)
     EBB_HIDDEN;
 void _ebb_page_free(ebb_span_t *s) EBB_HIDDEN;
+void _ebb_page_free_purged(ebb_span_t *s) EBB_HIDDEN;
 bool _ebb_page_resize(ebb_span_t *s, size_t npages) EBB_HIDDEN;
 size_t _ebb_page_purge(uint64_t cutoff_ms) EBB_HIDDEN;
 void _ebb_page_stats(ebb_page_stats_t *out) EBB_HIDDEN;
 int _ebb_page_check(size_t *used, size_t *cap) EBB_HIDDEN;
 void _ebb_page_lock_all(void) EBB_HIDDEN;
+void _ebb_page_lock_counts(uint64_t *acquired, uint64_t *contended) EBB_HIDDEN;
 void _ebb_page_unlock_all(int reinit) EBB_HIDDEN;
 
 /* ---- slab.c: blocks inside one slab (caller holds the class lock) ---- */
@@ -186,14 +217,27 @@ void _ebb_slab_put(ebb_span_t *s, void *block) EBB_HIDDEN;
 typedef struct {
     size_t nslabs, used, cap;    /* slabs, blocks out, blocks held */
     uint64_t nrefills, nflushes; /* batches moved */
+    uint64_t lock_acquired, lock_contended;   /* the class lock */
+    size_t nempty;               /* of nslabs, kept empty (central.c) */
 } ebb_central_stats_t;
 unsigned _ebb_central_take(unsigned cls, unsigned want, void **head)
     EBB_HIDDEN;
 void _ebb_central_give(unsigned cls, void *head, unsigned n) EBB_HIDDEN;
 void _ebb_central_stats(unsigned cls, ebb_central_stats_t *out) EBB_HIDDEN;
+void _ebb_central_init(void) EBB_HIDDEN;
+void _ebb_central_trim(uint64_t now, long decay_ms, bool all) EBB_HIDDEN;
 int _ebb_central_defrag_hint(const void *ptr) EBB_HIDDEN;
 void _ebb_central_lock_all(void) EBB_HIDDEN;
 void _ebb_central_unlock_all(int reinit) EBB_HIDDEN;
+
+/* ---- xfer.c: lock-free per-class stacks of block batches ---- */
+void _ebb_xfer_init(unsigned cls, uint32_t bin_max) EBB_HIDDEN;
+bool _ebb_xfer_push(unsigned cls, void *head, uint32_t n) EBB_HIDDEN;
+uint32_t _ebb_xfer_pop(unsigned cls, void **head) EBB_HIDDEN;
+void _ebb_xfer_drain(unsigned cls) EBB_HIDDEN;
+void _ebb_xfer_drain_all(void) EBB_HIDDEN;
+size_t _ebb_xfer_pending(unsigned cls) EBB_HIDDEN;
+void _ebb_xfer_counts(uint64_t out[3]) EBB_HIDDEN;
 
 /* ---- tcache.c: per-thread caches ---- */
 typedef struct {
@@ -215,6 +259,8 @@ void _ebb_tcache_flush_self(void) EBB_HIDDEN;
 size_t _ebb_tcache_cached(unsigned cls) EBB_HIDDEN;    /* blocks, all threads */
 void _ebb_tcache_global_init(void) EBB_HIDDEN;
 void _ebb_tcache_lock_all(void) EBB_HIDDEN;
+void _ebb_tcache_lock_counts(uint64_t *acquired, uint64_t *contended)
+    EBB_HIDDEN;
 void _ebb_tcache_unlock_all(int reinit) EBB_HIDDEN;
 
 /* ---- huge.c: one mapping per huge block ---- */

@@ -23,7 +23,7 @@
 #define NBINS 128
 enum { SET_DIRTY = 0, SET_CLEAN = 1 };
 
-static pthread_mutex_t page_lock = PTHREAD_MUTEX_INITIALIZER;
+static ebb_lock_t page_lock = EBB_LOCK_INIT;
 static ebb_span_t *bins[2][NBINS];
 static uint64_t binmap[2][NBINS / 64];
 static ebb_span_t *lru_head, *lru_tail;
@@ -228,14 +228,14 @@ ebb_span_t *_ebb_page_alloc(size_t npages, size_t align_pages, int state) {
     size_t want = npages + (align_pages > 1 ? align_pages - 1 : 0);
     if (npages == 0 || want > EBB_CHUNK_PAGES - EBB_HDR_PAGES)
         return NULL;
-    pthread_mutex_lock(&page_lock);
+    ebb_lock(&page_lock);
     ebb_span_t *s = find_fit(SET_DIRTY, want);
     if (s == NULL)
         s = find_fit(SET_CLEAN, want);
     if (s == NULL && chunk_new() != NULL)
         s = find_fit(SET_CLEAN, want);
     if (s == NULL) {
-        pthread_mutex_unlock(&page_lock);
+        ebb_unlock(&page_lock);
         return NULL;
     }
     int orig = s->state;
@@ -269,21 +269,33 @@ ebb_span_t *_ebb_page_alloc(size_t npages, size_t align_pages, int state) {
         s = m;
     }
     mark_used(s, state);
-    pthread_mutex_unlock(&page_lock);
+    ebb_unlock(&page_lock);
     return s;
 }
 
 /* Give a slab or large span back; its pages become dirty. */
 void _ebb_page_free(ebb_span_t *s) {
     uint64_t now = _ebb_os_now_ms();
-    pthread_mutex_lock(&page_lock);
+    ebb_lock(&page_lock);
     if (s->state == EBB_SPAN_LARGE)
         st.large -= s->npages * EBB_PAGE;
     else
         st.slab_pages -= s->npages * EBB_PAGE;
     release(ebb_chunk_of(s), s, EBB_SPAN_DIRTY, now);
-    pthread_mutex_unlock(&page_lock);
+    ebb_unlock(&page_lock);
     _ebb_purge_tick();
+}
+
+/* Give back a slab that has already stayed unused for the decay time
+ * (central.c's kept empty slabs): its pages are returned to the OS at
+ * once, without the lock, and the span becomes clean, instead of waiting
+ * a second decay period as a dirty span. */
+void _ebb_page_free_purged(ebb_span_t *s) {
+    _ebb_os_purge(ebb_span_base(s), s->npages * EBB_PAGE);
+    ebb_lock(&page_lock);
+    st.slab_pages -= s->npages * EBB_PAGE;
+    release(ebb_chunk_of(s), s, EBB_SPAN_CLEAN, 0);
+    ebb_unlock(&page_lock);
 }
 
 /* Resize a large span in place to npages: shrink by freeing its tail, grow
@@ -291,7 +303,7 @@ void _ebb_page_free(ebb_span_t *s) {
 bool _ebb_page_resize(ebb_span_t *s, size_t npages) {
     ebb_chunk_t *c = ebb_chunk_of(s);
     bool ok = true;
-    pthread_mutex_lock(&page_lock);
+    ebb_lock(&page_lock);
     if (npages < s->npages) {
         size_t cut = s->npages - npages;
         st.large -= cut * EBB_PAGE;
@@ -315,7 +327,7 @@ bool _ebb_page_resize(ebb_span_t *s, size_t npages) {
             ok = false;
         }
     }
-    pthread_mutex_unlock(&page_lock);
+    ebb_unlock(&page_lock);
     return ok;
 }
 
@@ -328,7 +340,7 @@ size_t _ebb_page_purge(uint64_t cutoff_ms) {
     for (;;) {
         ebb_span_t *batch = NULL;
         int n = 0;
-        pthread_mutex_lock(&page_lock);
+        ebb_lock(&page_lock);
         while (n < 32 && lru_head && lru_head->u.dirty.since_ms <= cutoff_ms) {
             ebb_span_t *s = lru_head;
             free_remove(s);
@@ -337,39 +349,44 @@ size_t _ebb_page_purge(uint64_t cutoff_ms) {
             batch = s;
             n++;
         }
-        pthread_mutex_unlock(&page_lock);
+        ebb_unlock(&page_lock);
         if (batch == NULL)
             break;
         for (ebb_span_t *s = batch; s; s = s->next) {
             _ebb_os_purge(ebb_span_base(s), s->npages * EBB_PAGE);
             total += s->npages * EBB_PAGE;
         }
-        pthread_mutex_lock(&page_lock);
+        ebb_lock(&page_lock);
         while (batch) {
             ebb_span_t *s = batch;
             batch = s->next;
             release(ebb_chunk_of(s), s, EBB_SPAN_CLEAN, 0);
         }
-        pthread_mutex_unlock(&page_lock);
+        ebb_unlock(&page_lock);
     }
     return total;
 }
 
 void _ebb_page_stats(ebb_page_stats_t *out) {
-    pthread_mutex_lock(&page_lock);
+    ebb_lock(&page_lock);
     *out = st;
-    pthread_mutex_unlock(&page_lock);
+    ebb_unlock(&page_lock);
+}
+
+void _ebb_page_lock_counts(uint64_t *acquired, uint64_t *contended) {
+    *acquired = __atomic_load_n(&page_lock.acquired, __ATOMIC_RELAXED);
+    *contended = __atomic_load_n(&page_lock.contended, __ATOMIC_RELAXED);
 }
 
 void _ebb_page_lock_all(void) {
-    pthread_mutex_lock(&page_lock);
+    ebb_lock(&page_lock);
 }
 
 void _ebb_page_unlock_all(int reinit) {
     if (reinit)
-        pthread_mutex_init(&page_lock, NULL);
+        ebb_lock_reinit(&page_lock);
     else
-        pthread_mutex_unlock(&page_lock);
+        ebb_unlock(&page_lock);
 }
 
 /* ---- consistency check (ebb_check) ----
@@ -389,7 +406,7 @@ int _ebb_page_check(size_t *used, size_t *cap) {
     int line = 0;
     size_t dirty = 0, retained = 0, large = 0, slab = 0, nfree = 0, nbinned = 0;
     size_t metadata = 0;
-    pthread_mutex_lock(&page_lock);
+    ebb_lock(&page_lock);
     for (ebb_chunk_t *c = chunks; c; c = c->next) {
         PCHECK(c->kind == EBB_CHUNK_ARENA);
         PCHECK(c->desc_top <= EBB_CHUNK_PAGES);
@@ -419,9 +436,11 @@ int _ebb_page_check(size_t *used, size_t *cap) {
             }
             if (s->state == EBB_SPAN_LARGE)
                 large += s->npages * EBB_PAGE;
-            if (s->state == EBB_SPAN_SLAB && s->u.slab.used == 0) {
+            if (s->state == EBB_SPAN_SLAB && s->u.slab.used == 0 &&
+                c->page_cls[p] == EBB_CLS_NONE) {
                 /* emptied by central.c, on its way to _ebb_page_free (or
-                 * orphaned by a fork in that window): no class owns it */
+                 * orphaned by a fork in that window): no class owns it.
+                 * (An empty slab central.c keeps still has its class.) */
                 slab += s->npages * EBB_PAGE;
                 for (size_t i = p; i <= last; i++)
                     PCHECK(c->page_cls[i] == EBB_CLS_NONE);
@@ -431,7 +450,7 @@ int _ebb_page_check(size_t *used, size_t *cap) {
                 PCHECK(s->npages == _ebb_class_pages[s->cls]);
                 for (size_t i = p; i <= last; i++)
                     PCHECK(c->page_cls[i] == s->cls);
-                PCHECK(s->u.slab.used >= 1 && s->u.slab.used <= s->u.slab.cap);
+                PCHECK(s->u.slab.used <= s->u.slab.cap);   /* 0: kept empty */
                 PCHECK(s->u.slab.bump <= s->u.slab.cap);
                 PCHECK(s->u.slab.used + list_len(s->u.slab.free, s->u.slab.cap) +
                        (s->u.slab.cap - s->u.slab.bump) == s->u.slab.cap);
@@ -464,6 +483,6 @@ int _ebb_page_check(size_t *used, size_t *cap) {
     PCHECK(large == st.large && slab == st.slab_pages);
     PCHECK(metadata == st.metadata);
 out:
-    pthread_mutex_unlock(&page_lock);
+    ebb_unlock(&page_lock);
     return line;
 }

@@ -5,9 +5,12 @@
  * (page.c does the work, oldest first).  The check runs at most once per
  * tick interval (decay_ms / 10, between 10 ms and 1 s) from three places:
  * page frees, ebb_maintain() (a host's timer), and the background thread,
- * which makes the purge happen even when the program is idle.  decay_ms 0
+ * which makes the purge happen even when the program is idle.  Each tick
+ * first drains the transfer stacks (xfer.c) into the slabs and gives back
+ * the empty slabs central.c kept for decay_ms, so their pages age too.  decay_ms 0
  * purges at every page free; -1 never purges by age.  ebb_purge() flushes
- * the caller's thread cache and purges everything at once.
+ * the caller's thread cache, drains the transfer stacks, gives back every
+ * kept empty slab and purges everything at once.
  * The background thread starts lazily on the first page free (not during
  * init, where creating a thread could recurse into malloc), blocks all
  * signals, and is restarted on demand in a fork child. */
@@ -18,6 +21,7 @@
 
 static uint64_t last_tick_ms;   /* atomic */
 static int bg_started;          /* atomic: 0 none, 1 running or starting */
+static __thread int in_tick;    /* this thread is inside tick() */
 
 static void tick(bool force);
 
@@ -77,11 +81,17 @@ static void tick(bool force) {
     uint64_t last = __atomic_load_n(&last_tick_ms, __ATOMIC_RELAXED);
     if (decay > 0 && !force && now - last < tick_interval_ms())
         return;
+    if (in_tick)
+        return;   /* a page free made by this very tick */
     if (!__atomic_compare_exchange_n(&last_tick_ms, &last, now, false,
                                      __ATOMIC_RELAXED, __ATOMIC_RELAXED))
         return;   /* another thread is ticking */
+    in_tick = 1;
+    _ebb_xfer_drain_all();
+    _ebb_central_trim(now, decay, false);
     if ((uint64_t)decay <= now)
         _ebb_page_purge(now - (uint64_t)decay);
+    in_tick = 0;
 }
 
 void _ebb_purge_after_fork_child(void) {
@@ -96,5 +106,7 @@ void ebb_maintain(void) {
 void ebb_purge(void) {
     ebb_ensure_init();
     _ebb_tcache_flush_self();
+    _ebb_xfer_drain_all();
+    _ebb_central_trim(0, 0, true);
     _ebb_page_purge(UINT64_MAX);
 }

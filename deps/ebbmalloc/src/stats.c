@@ -3,12 +3,18 @@
  * tcache.c, huge.c) one lock at a time, so with other threads running they
  * are a near-simultaneous snapshot, exact when the program is quiet.
  *   allocated = sum over classes (blocks out of slabs - blocks in thread
- *               caches) * class size + large run bytes + huge usable bytes
- *   active    = slab pages (a slab with no block out is freed at once)
- *               + large run bytes + huge mapped bytes
+ *               caches and on transfer stacks) * class size + large run
+ *               bytes + huge usable bytes
+ *   active    = slab pages (but the empty slabs central.c keeps for
+ *               reuse) + large run bytes + huge mapped bytes
+ *   dirty     = free pages still resident: page.c's dirty spans and the
+ *               kept empty slabs (free memory, like jemalloc's dirty pages)
+ *   tcache    = bytes in thread caches and on transfer stacks
  *   retained  = free pages returned to the OS or never touched, plus
  *               header pages not yet touched (metadata counts the others)
  *   resident  = mapped - retained.
+ * The report also gives each lock's acquisitions and contended
+ * acquisitions (internal.h, ebb_lock_t): where threads wait.
  * The report is formatted into a stack buffer and never allocates. */
 #include <stdarg.h>
 #include <stdio.h>
@@ -19,11 +25,12 @@
 void ebb_stats_get(ebb_stats_t *out) {
     ebb_ensure_init();
     ebb_page_stats_t ps;
-    size_t huge_mapped, huge_usable, small = 0, cached = 0;
+    size_t huge_mapped, huge_usable, small = 0, cached = 0, kept = 0;
     for (unsigned c = 0; c < EBB_NCLASSES; c++) {
         ebb_central_stats_t cs;
         _ebb_central_stats(c, &cs);
-        size_t inc = _ebb_tcache_cached(c);
+        kept += cs.nempty * _ebb_class_pages[c] * EBB_PAGE;
+        size_t inc = _ebb_tcache_cached(c) + _ebb_xfer_pending(c);
         small += (cs.used - (inc < cs.used ? inc : cs.used)) * _ebb_class_size[c];
         cached += inc * _ebb_class_size[c];
     }
@@ -31,13 +38,15 @@ void ebb_stats_get(ebb_stats_t *out) {
     _ebb_huge_stats(&huge_mapped, &huge_usable);
     memset(out, 0, sizeof(*out));
     out->allocated = small + ps.large + huge_usable;
-    out->active = ps.slab_pages + ps.large + huge_mapped;
+    if (kept > ps.slab_pages)   /* racy snapshot */
+        kept = ps.slab_pages;
+    out->active = ps.slab_pages - kept + ps.large + huge_mapped;
     out->mapped = ps.mapped + huge_mapped;
     out->retained = ps.retained +
                     (ps.nchunks * EBB_HDR_PAGES * EBB_PAGE - ps.metadata);
     out->resident = out->mapped - out->retained;
     out->metadata = ps.metadata;
-    out->dirty = ps.dirty;
+    out->dirty = ps.dirty + kept;
     out->tcache = cached;
 }
 
@@ -71,21 +80,48 @@ void ebb_stats_print(void (*out)(void *arg, const char *text), void *arg) {
           s.metadata, s.dirty, s.tcache, ps.nchunks, ps.large);
     emitf(out, arg, "frag ratio (active/allocated): %.3f\n",
           s.allocated ? (double)s.active / (double)s.allocated : 0.0);
-    emitf(out, arg, "%6s %5s %8s %10s %10s %9s %6s %10s %10s\n", "size",
-          "pages", "slabs", "used", "cap", "cached", "util%", "refills",
-          "flushes");
+    uint64_t acq, cont, class_acq = 0, class_cont = 0;
+    _ebb_page_lock_counts(&acq, &cont);
+    emitf(out, arg, "lock page: %llu acquired, %llu contended\n",
+          (unsigned long long)acq, (unsigned long long)cont);
+    _ebb_tcache_lock_counts(&acq, &cont);
+    emitf(out, arg, "lock thread registry: %llu acquired, %llu contended\n",
+          (unsigned long long)acq, (unsigned long long)cont);
+    for (unsigned c = 0; c < EBB_NCLASSES; c++) {
+        ebb_central_stats_t cs;
+        _ebb_central_stats(c, &cs);
+        class_acq += cs.lock_acquired;
+        class_cont += cs.lock_contended;
+    }
+    emitf(out, arg, "lock classes (all): %llu acquired, %llu contended\n",
+          (unsigned long long)class_acq, (unsigned long long)class_cont);
+    uint64_t xc[3];
+    _ebb_xfer_counts(xc);
+    size_t pend = 0;
+    for (unsigned c = 0; c < EBB_NCLASSES; c++)
+        pend += _ebb_xfer_pending(c);
+    emitf(out, arg, "transfer stacks: %zu blocks waiting\n", pend);
+    emitf(out, arg, "transfer batches (no lock): %llu pushed, %llu popped, "
+          "%llu refused (stack full)\n", (unsigned long long)xc[0],
+          (unsigned long long)xc[1], (unsigned long long)xc[2]);
+    emitf(out, arg, "%6s %5s %8s %10s %10s %9s %6s %10s %10s %10s %10s\n",
+          "size", "pages", "slabs", "used", "cap", "cached", "util%",
+          "refills", "flushes", "locks", "lockwaits");
     for (unsigned c = 0; c < EBB_NCLASSES; c++) {
         ebb_central_stats_t cs;
         _ebb_central_stats(c, &cs);
         if (cs.nslabs == 0 && cs.nrefills == 0)
             continue;
         size_t inc = _ebb_tcache_cached(c);
-        emitf(out, arg, "%6u %5u %8zu %10zu %10zu %9zu %6.1f %10llu %10llu\n",
+        emitf(out, arg,
+              "%6u %5u %8zu %10zu %10zu %9zu %6.1f %10llu %10llu %10llu %10llu\n",
               (unsigned)_ebb_class_size[c], (unsigned)_ebb_class_pages[c],
               cs.nslabs, cs.used, cs.cap, inc,
               cs.cap ? 100.0 * (double)cs.used / (double)cs.cap : 0.0,
               (unsigned long long)cs.nrefills,
-              (unsigned long long)cs.nflushes);
+              (unsigned long long)cs.nflushes,
+              (unsigned long long)cs.lock_acquired,
+              (unsigned long long)cs.lock_contended);
     }
     emitf(out, arg, "___ end of ebbmalloc statistics ___\n");
 }

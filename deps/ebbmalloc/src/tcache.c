@@ -6,8 +6,10 @@
  *
  * Bound: class c holds at most max[c] blocks, and max[] is chosen at start
  * so that sum(max[c] * size[c]) <= tcache_bytes (EBBMALLOC_CONF), so one
- * thread never strands more than that.  A refill brings max/2 blocks; an
- * overflow flushes all but the max/2 most recently freed.
+ * thread never strands more than that.  A refill takes a batch from the
+ * class's transfer stack (xfer.c) if one waits there, else max/2 blocks
+ * from the slabs; an overflow pushes all but the max/2 most recently freed
+ * onto the transfer stack as one batch (to the slabs if it is full).
  * Thread exit: a pthread key destructor flushes everything and marks the
  * cache DEAD; a dead thread's later calls go straight to central.c.  Live
  * caches are on a registry so stats can count cached blocks; counts are
@@ -20,7 +22,7 @@ __thread ebb_tcache_t _ebb_tc __attribute__((tls_model("initial-exec")));
 
 static uint32_t bin_max[EBB_NCLASSES];
 static pthread_key_t tc_key;
-static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static ebb_lock_t reg_lock = EBB_LOCK_INIT;
 static ebb_tcache_t *reg_head;
 
 static void tc_exit(void *arg);
@@ -45,24 +47,26 @@ void _ebb_tcache_global_init(void) {
         total -= (size_t)(bin_max[big] - half) * _ebb_class_size[big];
         bin_max[big] = half;
     }
+    for (unsigned c = 0; c < EBB_NCLASSES; c++)
+        _ebb_xfer_init(c, bin_max[c]);
     pthread_key_create(&tc_key, tc_exit);
 }
 
 static void tc_register(ebb_tcache_t *tc) {
-    pthread_mutex_lock(&reg_lock);
+    ebb_lock(&reg_lock);
     tc->reg_prev = NULL;
     tc->reg_next = reg_head;
     if (reg_head) reg_head->reg_prev = tc;
     reg_head = tc;
-    pthread_mutex_unlock(&reg_lock);
+    ebb_unlock(&reg_lock);
 }
 
 static void tc_unregister(ebb_tcache_t *tc) {
-    pthread_mutex_lock(&reg_lock);
+    ebb_lock(&reg_lock);
     if (tc->reg_prev) tc->reg_prev->reg_next = tc->reg_next;
     else reg_head = tc->reg_next;
     if (tc->reg_next) tc->reg_next->reg_prev = tc->reg_prev;
-    pthread_mutex_unlock(&reg_lock);
+    ebb_unlock(&reg_lock);
 }
 
 /* First use on this thread.  LIVE is set before pthread_setspecific,
@@ -76,8 +80,11 @@ static void tc_start(ebb_tcache_t *tc) {
     pthread_setspecific(tc_key, tc);
 }
 
-/* Send all but the `keep` most recent blocks of bin b to central. */
-static void bin_flush(unsigned cls, ebb_tbin_t *b, uint32_t keep) {
+/* Send all but the `keep` most recent blocks of bin b away: as one batch
+ * onto the class's transfer stack (xfer.c) when to_xfer and it has room,
+ * else back to their slabs (central.c). */
+static void bin_flush(unsigned cls, ebb_tbin_t *b, uint32_t keep,
+                      bool to_xfer) {
     if (b->count <= keep)
         return;
     void *rest;
@@ -93,17 +100,20 @@ static void bin_flush(unsigned cls, ebb_tbin_t *b, uint32_t keep) {
     }
     uint32_t n = b->count - keep;
     __atomic_store_n(&b->count, keep, __ATOMIC_RELAXED);
-    _ebb_central_give(cls, rest, n);
+    if (!to_xfer || !_ebb_xfer_push(cls, rest, n))
+        _ebb_central_give(cls, rest, n);
 }
 
 static void tc_exit(void *arg) {
     ebb_tcache_t *tc = arg;
     for (unsigned c = 0; c < EBB_NCLASSES; c++) {
         tc->bins[c].max = 0;
-        bin_flush(c, &tc->bins[c], 0);
+        bin_flush(c, &tc->bins[c], 0, false);
     }
     tc_unregister(tc);
     tc->state = EBB_TC_DEAD;
+    /* what this thread pushed may never be popped: back to the slabs */
+    _ebb_xfer_drain_all();
 }
 
 /* A block of class cls after a fast-path miss; NULL when out of memory. */
@@ -118,7 +128,9 @@ void *_ebb_tcache_alloc_slow(unsigned cls) {
             return _ebb_central_take(cls, 1, &one) ? one : NULL;
         }
         uint32_t want = b->max / 2 ? b->max / 2 : 1;
-        uint32_t got = _ebb_central_take(cls, want, &b->head);
+        uint32_t got = _ebb_xfer_pop(cls, &b->head);
+        if (got == 0)
+            got = _ebb_central_take(cls, want, &b->head);
         if (got == 0)
             return NULL;
         __atomic_store_n(&b->count, b->count + got, __ATOMIC_RELAXED);
@@ -144,27 +156,32 @@ void _ebb_tcache_free_slow(void *ptr, unsigned cls) {
     b->head = ptr;
     __atomic_store_n(&b->count, b->count + 1, __ATOMIC_RELAXED);
     if (b->count > b->max)
-        bin_flush(cls, b, b->max / 2);
+        bin_flush(cls, b, b->max / 2, true);
 }
 
 void _ebb_tcache_flush_self(void) {
     ebb_tcache_t *tc = &_ebb_tc;
     for (unsigned c = 0; c < EBB_NCLASSES; c++)
-        bin_flush(c, &tc->bins[c], 0);
+        bin_flush(c, &tc->bins[c], 0, false);
 }
 
 /* Blocks of class cls sitting in all live caches (a racy snapshot). */
 size_t _ebb_tcache_cached(unsigned cls) {
     size_t n = 0;
-    pthread_mutex_lock(&reg_lock);
+    ebb_lock(&reg_lock);
     for (ebb_tcache_t *tc = reg_head; tc; tc = tc->reg_next)
         n += __atomic_load_n(&tc->bins[cls].count, __ATOMIC_RELAXED);
-    pthread_mutex_unlock(&reg_lock);
+    ebb_unlock(&reg_lock);
     return n;
 }
 
+void _ebb_tcache_lock_counts(uint64_t *acquired, uint64_t *contended) {
+    *acquired = __atomic_load_n(&reg_lock.acquired, __ATOMIC_RELAXED);
+    *contended = __atomic_load_n(&reg_lock.contended, __ATOMIC_RELAXED);
+}
+
 void _ebb_tcache_lock_all(void) {
-    pthread_mutex_lock(&reg_lock);
+    ebb_lock(&reg_lock);
 }
 
 /* In a fork child only the forking thread survives: the registry keeps
@@ -172,10 +189,10 @@ void _ebb_tcache_lock_all(void) {
  * child, bounded by tcache_bytes per thread. */
 void _ebb_tcache_unlock_all(int reinit) {
     if (!reinit) {
-        pthread_mutex_unlock(&reg_lock);
+        ebb_unlock(&reg_lock);
         return;
     }
-    pthread_mutex_init(&reg_lock, NULL);
+    ebb_lock_reinit(&reg_lock);
     reg_head = NULL;
     if (_ebb_tc.state == EBB_TC_LIVE)
         tc_register(&_ebb_tc);
