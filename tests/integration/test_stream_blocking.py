@@ -88,3 +88,26 @@ def test_blocked_reader_served_once_per_entry(server):
     assert ids == [b"1-1", b"2-1"]
     assert a.call("XPENDING", "q", "g")[0] == 2
     a.call("flushall")
+
+
+@pytest.mark.parametrize("how", ["TIMEOUT", "ERROR"])
+def test_client_unblock_of_a_blocked_xread_matches_redis(server, redis_ref, how):
+    """CLIENT UNBLOCK releases XREAD/XREADGROUP ... BLOCK as Redis does: a
+    nil reply (TIMEOUT) or -UNBLOCKED (ERROR)."""
+    got = []
+    for port in (server.port, redis_ref.port):
+        a, b = RawConn(port), RawConn(port)
+        try:
+            a.call("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+            bid = b.call("CLIENT", "ID")
+            b.send("XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">")
+            time.sleep(0.1)
+            unblocked = a.call("CLIENT", "UNBLOCK", str(bid), how)
+            b.sock.settimeout(5)
+            got.append((unblocked, b._parse(True)[0], b.call("PING")))
+        finally:
+            a.call("FLUSHALL")
+            a.close()
+            b.close()
+    assert got[0] == got[1]
+    assert got[0][0] == 1

@@ -223,3 +223,22 @@ def test_corrupt_stream_rdb_is_refused(start_server, tmp_path):
                 cli.xrevrange(k)
                 cli.execute_command("XINFO", "STREAM", k, "FULL")
         s.stop()
+
+
+def test_dump_restore_of_streams_both_ways(server, redis_ref):
+    """DUMP of a stream with groups, consumers and pending entries restores
+    on the other server with the same content (issue 17: DUMP/RESTORE carry
+    streams)."""
+    ours, ref = server.client(), redis_ref.client()
+    for c in (ours, ref):
+        c.flushall()
+    build_groups(ours)
+    raw_ours = server.client(decode_responses=False)
+    raw_ref = redis_ref.client(decode_responses=False)
+    for k in ("s", "empty"):
+        raw_ref.restore(k, 0, raw_ours.dump(k))
+    assert snapshot(ref) == snapshot(ours)
+    for k in ("s", "empty"):
+        raw_ours.restore(k + ":back", 0, raw_ref.dump(k))
+        assert ours.xrange(k + ":back") == ref.xrange(k)
+        assert ours.xinfo_groups(k + ":back") == ref.xinfo_groups(k)
