@@ -5,6 +5,8 @@
 #   make test           build and run every test (unit, integration, ebbmalloc)
 #   make test-allocators  the integration suite on every allocator build
 #   make shootout       allocator memory comparison: tables and plots (see below)
+#   make advise RDB=dump.rdb [REPLAY=workload.aof|monitor.txt]
+#                       the same comparison on your own data and workload
 #   make MALLOC=libc|jemalloc|tcmalloc|tcmalloc_minimal|ebbmalloc
 #   make USE_JEMALLOC=yes|no USE_TCMALLOC=yes USE_TCMALLOC_MINIMAL=yes USE_EBBMALLOC=yes
 #   make SANITIZER=address|undefined
@@ -16,7 +18,7 @@
 PYTHON := /usr/bin/python3
 export PYTHON
 
-.PHONY: all deps test-deps run test test-integration test-ebbmalloc test-allocators test-sanitizers fuzz fuzz-restore format format-check clean distclean shootout
+.PHONY: all deps test-deps run test test-integration test-ebbmalloc test-allocators test-sanitizers fuzz fuzz-build format format-check clean distclean shootout advise
 
 all: deps
 	$(MAKE) -C src
@@ -42,14 +44,23 @@ test-integration:
 test-ebbmalloc:
 	@if [ -f deps/ebbmalloc/Makefile ]; then $(MAKE) -C deps/ebbmalloc test; fi
 
-# The integration suite against each allocator build, each in its own build
-# directory (build/<allocator>) so the main build is left as it is.
+# The tests where the allocator matters (memory reporting, eviction, lazy
+# and active defrag, persistence of every type, scripts' Lua heap, hostile
+# sizes) against each allocator build, each in its own build directory
+# (build/<allocator>) so the main build is left as it is.  `make test` runs
+# the whole suite on the default build; ALLOCATOR_TESTS=tests/integration
+# runs the whole suite on each allocator too.
 ALLOCATORS ?= libc jemalloc tcmalloc tcmalloc_minimal ebbmalloc
+ALLOCATOR_TESTS ?= $(addprefix tests/integration/,test_memory.py test_evict.py test_lazyfree.py \
+  test_defrag.py test_server.py test_introspection.py test_strings.py test_keys.py test_hash.py \
+  test_list.py test_set.py test_zset.py test_rdb.py test_rdb_blobs.py test_aof.py test_dump.py \
+  test_stream_memory.py test_scripting.py test_scripting_hostile.py test_slow_clients.py \
+  test_hostile_input.py)
 test-allocators: test-deps
 	@set -e; for a in $(ALLOCATORS); do \
-	  echo "=== integration suite with MALLOC=$$a ==="; \
+	  echo "=== allocator tests with MALLOC=$$a ==="; \
 	  $(MAKE) -C src BUILD_DIR=../build/$$a MALLOC=$$a server tools; \
-	  RL_SERVER=$(CURDIR)/build/$$a/redis-like-server $(PYTHON) -m pytest -q -m "not slow" tests/integration $(PYTEST_ARGS); \
+	  RL_SERVER=$(CURDIR)/build/$$a/redis-like-server $(PYTHON) -m pytest -q -m "not slow" $(ALLOCATOR_TESTS) $(PYTEST_ARGS); \
 	done
 
 # Unit tests and the integration suite on ASan and UBSan builds.
@@ -78,24 +89,74 @@ shootout:
 	  $(if $(N),--n $(N)) $(if $(QUIET),--quiet $(QUIET)) \
 	  $(if $(filter yes,$(QUICK)),--quick) $(SHOOTOUT_ARGS)
 
-# Coverage-guided fuzzing of the RESP parser (clang's libFuzzer with ASan
-# and UBSan), for FUZZ_SECONDS from the seed corpus in tests/fuzz/corpus.
-FUZZ_SECONDS ?= 60
-FUZZ_SRC := tests/fuzz/fuzz_resp.c lib/resp.c lib/sds.c lib/zmalloc.c lib/util.c
-fuzz: test-deps
-	@mkdir -p build/fuzz build/fuzz/corpus
-	clang -g -O1 -std=gnu11 -D_GNU_SOURCE -DUSE_LIBC_MALLOC -fsanitize=fuzzer,address,undefined \
-	  -Ilib $(FUZZ_SRC) -o build/fuzz/fuzz_resp
-	build/fuzz/fuzz_resp -max_total_time=$(FUZZ_SECONDS) -max_len=4096 build/fuzz/corpus tests/fuzz/corpus
+# Which allocator for your data: the shootout on your RDB (loaded into every
+# allocator build and Debian's redis-server) and, with REPLAY, your recorded
+# workload replayed on each (an AOF file, or a `redis-cli MONITOR` capture
+# at its recorded pace; PACE=fast sends it as fast as possible), then QUIET
+# seconds of idle.  Only loopback test servers are ever contacted; FLUSHALL,
+# SHUTDOWN, CONFIG, DEBUG and the like are skipped and counted.  Ends with
+# a recommendation in shootout-results/<timestamp>/results.md.
+#   make advise RDB=dump.rdb REPLAY=monitor.txt ALLOCATORS="jemalloc ebbmalloc"
+RDB ?=
+REPLAY ?=
+PACE ?=
+advise:
+	@if [ -z "$(RDB)$(REPLAY)" ]; then echo "make advise: give RDB=file and/or REPLAY=file"; exit 2; fi
+	@utils/install-deps.sh gnuplot-nox
+	$(PYTHON) utils/allocator-shootout --allocators "$(ALLOCATORS)" \
+	  $(if $(RDB),--rdb "$(RDB)") $(if $(REPLAY),--replay "$(REPLAY)") $(if $(PACE),--pace $(PACE)) \
+	  $(if $(QUIET),--quiet $(QUIET)) $(SHOOTOUT_ARGS)
 
-# RESTORE's payload path (dump.c, rdb_load.c's value reader), linked with
-# the server's own sources (all of src/ but main: libFuzzer brings main).
-FUZZ_RESTORE_SRC := tests/fuzz/fuzz_restore.c $(filter-out src/server_main.c,$(wildcard src/*.c)) $(wildcard lib/*.c)
-fuzz-restore: test-deps
-	@mkdir -p build/fuzz build/fuzz/corpus_restore
-	clang -g -O1 -std=gnu11 -D_GNU_SOURCE -DUSE_LIBC_MALLOC -DRL_MALLOC_NAME='"libc"' -DRL_BUILD_ID='"fuzz"' \
-	  -fsanitize=fuzzer,address,undefined -Isrc -Ilib $(FUZZ_RESTORE_SRC) -o build/fuzz/fuzz_restore -levent_core -lm -pthread
-	build/fuzz/fuzz_restore -max_total_time=$(FUZZ_SECONDS) -max_len=65536 build/fuzz/corpus_restore tests/fuzz/corpus_restore
+# Coverage-guided fuzzing (clang's libFuzzer with ASan and UBSan): one
+# target per parser that reads bytes from a file or a socket, each run for
+# FUZZ_SECONDS from its seed corpus tests/fuzz/corpus_<name> (the RESP
+# target's is tests/fuzz/corpus); findings are kept in build/fuzz/corpus_<name>
+# and crashes in build/fuzz/crash-*.  The server's sources (all of src/ but
+# main: libFuzzer brings main) and lib/ are compiled once into
+# build/fuzz/libfuzzsrv.a and every target links it.
+#   make fuzz [FUZZ_SECONDS=60]        every target in turn
+#   make fuzz-rdb [FUZZ_SECONDS=...]   one target (resp restore rdb aof config)
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := resp restore rdb aof config
+FUZZ_DIR := build/fuzz
+FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -DUSE_LIBC_MALLOC -DRL_MALLOC_NAME='"libc"' -DRL_BUILD_ID='"fuzz"' \
+  -DRL_DEBUG=0 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -pthread \
+  -Isrc -Ilib $(shell pkg-config --cflags lua5.1 2>/dev/null || echo -I/usr/include/lua5.1)
+FUZZ_LIBS := -l:liblua5.1-cjson.a -l:liblua5.1-bitop.a -l:liblua5.1.a -levent_core -lm -pthread
+FUZZ_LIB_SRC := $(filter-out src/server_main.c,$(wildcard src/*.c)) $(wildcard lib/*.c)
+FUZZ_OBJ := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(FUZZ_LIB_SRC))
+# libFuzzer options per target: the largest input worth trying, and the
+# config target's parser messages on stderr closed (reports still print).
+FUZZ_OPTS_resp := -max_len=4096
+FUZZ_OPTS_restore := -max_len=65536
+FUZZ_OPTS_rdb := -max_len=65536
+FUZZ_OPTS_aof := -max_len=65536
+FUZZ_OPTS_config := -max_len=8192 -close_fd_mask=2
+fuzz_corpus = tests/fuzz/$(if $(filter resp,$(1)),corpus,corpus_$(1))
+
+$(FUZZ_DIR)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(FUZZ_DIR)/libfuzzsrv.a: $(FUZZ_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_DIR)/libfuzzsrv.a
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_DIR)/libfuzzsrv.a $(FUZZ_LIBS)
+
+-include $(FUZZ_OBJ:.o=.d)
+
+fuzz-build: $(addprefix $(FUZZ_DIR)/fuzz_,$(FUZZ_TARGETS))
+
+fuzz-%: $(FUZZ_DIR)/fuzz_%
+	@mkdir -p $(FUZZ_DIR)/corpus_$*
+	UBSAN_OPTIONS=print_stacktrace=1 $(FUZZ_DIR)/fuzz_$* -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 $(FUZZ_OPTS_$*) \
+	  -artifact_prefix=$(FUZZ_DIR)/ $(FUZZ_DIR)/corpus_$* $(call fuzz_corpus,$*)
+
+fuzz: test-deps
+	$(MAKE) -j2 fuzz-build
+	@set -e; for t in $(FUZZ_TARGETS); do $(MAKE) --no-print-directory fuzz-$$t; done
 
 # Formatting is clang-format's job (.clang-format); CI runs format-check.
 FORMAT_FILES = $(wildcard src/*.[ch] lib/*.[ch] tools/*/*.[ch] tests/unit/*.[ch] tests/fuzz/*.c)

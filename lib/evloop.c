@@ -133,6 +133,12 @@ void evloop_io_want_write(evloop_io_t *io, bool want) {
     io_update(io);
 }
 
+void evloop_io_want_read(evloop_io_t *io, bool want) {
+    if (io->want_read == want) return;
+    io->want_read = want;
+    io_update(io);
+}
+
 void evloop_io_free(evloop_io_t *io) {
     if (!io) return;
     event_free(io->ev);

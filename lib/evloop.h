@@ -30,6 +30,8 @@ void evloop_stop(evloop_t *loop);
 /* Watch fd for reading (on from the start) and, on request, writing. */
 evloop_io_t *evloop_io_add(evloop_t *loop, int fd, evloop_io_fn *fn, void *arg);
 void evloop_io_want_write(evloop_io_t *io, bool want);
+/* Read interest is on from evloop_io_add; a write-only watcher turns it off. */
+void evloop_io_want_read(evloop_io_t *io, bool want);
 void evloop_io_free(evloop_io_t *io);  /* stops watching; does not close fd */
 
 evloop_timer_t *evloop_timer_add(evloop_t *loop, long interval_us, evloop_fn *fn, void *arg);

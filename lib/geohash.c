@@ -148,6 +148,18 @@ double geohash_distance(double lon1, double lat1, double lon2, double lat2) {
     return 2.0 * EARTH_RADIUS_M * asin(sqrt(a));
 }
 
+/* geohash_distance(lon1, lat, lon2, lat) with the terms that are zero or
+ * repeated on one parallel computed once: the same operations in the same
+ * order, so the same bits, for 2 transcendental calls instead of 5 (the
+ * box test runs it for every candidate point). */
+static double parallel_distance(double lon1, double lon2, double lat) {
+    double v = sin((deg_rad(lon2) - deg_rad(lon1)) / 2);
+    if (v == 0.0) return 0.0;
+    double c = cos(deg_rad(lat));
+    double a = 0.0 * 0.0 + c * c * v * v;
+    return 2.0 * EARTH_RADIUS_M * asin(sqrt(a));
+}
+
 bool geohash_within_shape(const geo_shape_t *s, double lon, double lat, double *dist) {
     if (s->type == GEO_SHAPE_CIRCLE) {
         *dist = geohash_distance(s->xy[0], s->xy[1], lon, lat);
@@ -157,7 +169,7 @@ bool geohash_within_shape(const geo_shape_t *s, double lon, double lat, double *
      * measured along the point's own parallel. */
     double w = s->width * s->conversion, h = s->height * s->conversion;
     if (lat_distance(lat, s->xy[1]) > h / 2) return false;
-    if (geohash_distance(lon, lat, s->xy[0], lat) > w / 2) return false;
+    if (parallel_distance(lon, s->xy[0], lat) > w / 2) return false;
     *dist = geohash_distance(s->xy[0], s->xy[1], lon, lat);
     return true;
 }

@@ -132,3 +132,35 @@ bool net_peer_is_loopback(int fd) {
     }
     return sa.ss_family == AF_UNIX;
 }
+
+int net_connect_tcp_nonblock(const char *host, int port, char *err, size_t errlen) {
+    struct addrinfo hints, *res, *ai;
+    char portstr[8];
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    snprintf(portstr, sizeof(portstr), "%d", port);
+    int rv = getaddrinfo(host, portstr, &hints, &res);
+    if (rv != 0) {
+        snprintf(err, errlen, "%s", gai_strerror(rv));
+        return -1;
+    }
+    int fd = -1;
+    for (ai = res; ai; ai = ai->ai_next) {
+        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+        if (fd < 0) continue;
+        if (set_nonblock(fd) == 0 && (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0 || errno == EINPROGRESS)) break;
+        snprintf(err, errlen, "%s", strerror(errno));
+        close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(res);
+    return fd;
+}
+
+int net_connect_result(int fd) {
+    int e = 0;
+    socklen_t len = sizeof(e);
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len) != 0) return errno;
+    return e;
+}

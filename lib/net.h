@@ -15,5 +15,11 @@ int net_accept(int lfd, bool *is_unix);
 void net_set_client_options(int fd, bool is_unix, int keepalive_s);
 void net_peer_name(int fd, char *buf, size_t len, bool local);
 bool net_peer_is_loopback(int fd);
+/* Start a non-blocking TCP connect to host:port (name or literal); returns
+ * the fd (connected or in progress: wait for writable, then ask
+ * net_connect_result) or -1 with a reason in err. */
+int net_connect_tcp_nonblock(const char *host, int port, char *err, size_t errlen);
+/* 0 once a non-blocking connect finished well, else the errno it failed with. */
+int net_connect_result(int fd);
 
 #endif

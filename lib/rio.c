@@ -4,6 +4,7 @@
 #include "rio.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -36,6 +37,14 @@ int rio_write_all(int fd, const void *p, size_t len) {
         ssize_t n = write(fd, s, len);
         if (n < 0) {
             if (errno == EINTR) continue;
+            /* A non-blocking socket (a diskless RDB child writes to the
+             * replica's): wait until it drains, a minute at most. */
+            if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                struct pollfd pf = {.fd = fd, .events = POLLOUT};
+                int r = poll(&pf, 1, 60000);
+                if (r > 0 || (r < 0 && errno == EINTR)) continue;
+                if (r == 0) errno = ETIMEDOUT;
+            }
             return -1;
         }
         if (n == 0) {

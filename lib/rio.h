@@ -40,7 +40,8 @@ void rio_write(rio_t *r, const void *p, size_t len);
 int rio_flush(rio_t *r);
 static inline bool rio_error(const rio_t *r) { return r->err != 0; }
 
-/* write() all of len bytes, retrying on EINTR and short writes; 0 or -1. */
+/* write() all of len bytes, retrying on EINTR and short writes, and
+ * waiting (poll, up to a minute) when a non-blocking fd is full; 0 or -1. */
 int rio_write_all(int fd, const void *p, size_t len);
 
 #endif

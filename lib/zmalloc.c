@@ -18,6 +18,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sizehist.h"
+
 #if defined(USE_JEMALLOC)
 #include <jemalloc/jemalloc.h>
 #define RAW_MALLOC(n) malloc(n)
@@ -80,10 +82,32 @@ void zmalloc_set_oom_handler(void (*handler)(size_t)) { oom_handler = handler ? 
 static inline void count_add(size_t n) { __atomic_fetch_add(&used_memory, n, __ATOMIC_RELAXED); }
 static inline void count_sub(size_t n) { __atomic_fetch_sub(&used_memory, n, __ATOMIC_RELAXED); }
 
+/* used_memory and the size histogram (sizehist.h) move together: a new
+ * block of `usable` bytes for a request of `req`, or a freed one. */
+static inline void account_alloc(const void *p, size_t req, size_t usable) {
+    count_add(usable);
+    sizehist_on_alloc((uintptr_t)p, req, usable);
+}
+
+static inline void account_free(uintptr_t addr, size_t usable) {
+    count_sub(usable);
+    sizehist_on_free(addr, usable);
+}
+
+/* A defrag move copies a block's whole usable size into a new block: the
+ * live table follows the usable sizes; no new request is recorded (the
+ * program asked for nothing). */
+static inline void account_move(size_t old, size_t new_usable) {
+    count_sub(old);
+    count_add(new_usable);
+    sizehist_live_sub(old);
+    sizehist_live_add(new_usable);
+}
+
 void *ztrymalloc(size_t size) {
     if (size == 0) size = 1;
     void *p = RAW_MALLOC(size);
-    if (p) count_add(NEW_BLOCK_SIZE(p, size));
+    if (p) account_alloc(p, size, NEW_BLOCK_SIZE(p, size));
     return p;
 }
 
@@ -106,10 +130,11 @@ void *ztryrealloc(void *ptr, size_t size) {
         return NULL;
     }
     size_t old = RAW_SIZE(ptr);
+    uintptr_t old_addr = (uintptr_t)ptr;
     void *p = RAW_REALLOC(ptr, size);
     if (!p) return NULL;
-    count_sub(old);
-    count_add(NEW_BLOCK_SIZE(p, size));
+    account_free(old_addr, old);
+    account_alloc(p, size, NEW_BLOCK_SIZE(p, size));
     return p;
 }
 
@@ -125,7 +150,7 @@ void *zrealloc(void *ptr, size_t size) {
 
 void zfree(void *ptr) {
     if (!ptr) return;
-    count_sub(RAW_SIZE(ptr));
+    account_free((uintptr_t)ptr, RAW_SIZE(ptr));
     RAW_FREE(ptr);
 }
 
@@ -233,8 +258,7 @@ void *zmalloc_defrag_move(void *ptr) {
     void *n = mallocx(size, MALLOCX_TCACHE_NONE);
     if (!n) return NULL;
     memcpy(n, ptr, size);
-    count_sub(size);
-    count_add(RAW_SIZE(n));
+    account_move(size, RAW_SIZE(n));
     dallocx(ptr, MALLOCX_TCACHE_NONE);
     return n;
 }
@@ -322,8 +346,7 @@ void *zmalloc_defrag_move(void *ptr) {
     void *n = ebb_defrag_alloc(size);
     if (!n) return NULL;
     memcpy(n, ptr, size);
-    count_sub(size);
-    count_add(RAW_SIZE(n));
+    account_move(size, RAW_SIZE(n));
     ebb_defrag_free(ptr);
     return n;
 }

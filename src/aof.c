@@ -45,6 +45,7 @@
 #include "keyspace.h"
 #include "listpack.h"
 #include "log.h"
+#include "multi.h"
 #include "persist.h"
 #include "quicklist.h"
 #include "rdb.h"
@@ -61,12 +62,6 @@ struct aof {
     sds buf;                    /* fed, not yet written */
     sds rewrite_buf;            /* fed while a rewrite child runs, or NULL */
     int last_db;                /* db of the last SELECT logged, -1 = unknown */
-    /* Staging (scripts): commands fed between aof_stage_begin and
-     * aof_stage_end collect here and are logged as one unit at the end. */
-    sds stage;                  /* NULL when not staging */
-    size_t stage_first;         /* offset of the first command (after its SELECT) */
-    int stage_count;            /* commands staged */
-    bool stage_muted;           /* redis.set_repl without AOF: drop, don't stage */
     long long current_size;     /* bytes in the file */
     long long base_size;        /* size after the last rewrite/load (auto rewrite) */
     bool write_failed;
@@ -132,7 +127,6 @@ void aof_free(aof_t *aof) {
     if (aof->fd >= 0) close(aof->fd);
     sds_free(aof->buf);
     sds_free(aof->rewrite_buf);
-    sds_free(aof->stage);
     zfree(aof);
 }
 
@@ -456,73 +450,24 @@ static sds translate(sds buf, db_t *db, robj **argv, int argc) {
     return cat_argv(buf, argv, argc, 0, 0, NULL, 0);
 }
 
-/* The staged commands go out as one unit, wrapped in MULTI/EXEC when there
- * is more than one (Redis 7.0's rule for a script's effects).  The SELECT
- * that the first command needed stays before the MULTI. */
-void aof_stage_begin(aof_t *aof) {
-    if (aof->stage) return;
-    aof->stage = sds_empty();
-    aof->stage_count = 0;
-    aof->stage_first = 0;
-    aof->stage_muted = false;
+sds aof_translate(server_t *srv, sds buf, int dbid, robj **argv, int argc) {
+    return translate(buf, &srv->dbs[dbid], argv, argc);
 }
 
-void aof_stage_mute(aof_t *aof, bool mute) { aof->stage_muted = mute; }
-
-static void append_out(aof_t *aof, const char *p, size_t len) {
-    if (aof->on) aof->buf = sds_catlen(aof->buf, p, len);
-    if (aof->rewrite_buf) aof->rewrite_buf = sds_catlen(aof->rewrite_buf, p, len);
-}
-
-void aof_stage_end(aof_t *aof) {
-    sds st = aof->stage;
-    if (!st) return;
-    aof->stage = NULL;
-    if (aof->stage_count > 1) {
-        static const char multi[] = "*1\r\n$5\r\nMULTI\r\n", exec[] = "*1\r\n$4\r\nEXEC\r\n";
-        append_out(aof, st, aof->stage_first);
-        append_out(aof, multi, sizeof(multi) - 1);
-        append_out(aof, st + aof->stage_first, sds_len(st) - aof->stage_first);
-        append_out(aof, exec, sizeof(exec) - 1);
-    } else if (aof->stage_count == 1) {
-        append_out(aof, st, sds_len(st));
-    }
-    sds_free(st);
-}
-
-void aof_feed(server_t *srv, aof_t *aof, int dbid, robj **argv, int argc) {
-    if (aof->stage) {
-        if (aof->stage_muted) return;
-        if (dbid != aof->last_db) {
-            char n[16];
-            const char *av[2] = {"SELECT", n};
-            size_t lens[2] = {6, (size_t)util_ll2str(n, sizeof(n), dbid)};
-            aof->stage = aof_cat_command(aof->stage, 2, av, lens);
-            aof->last_db = dbid;
-        }
-        if (aof->stage_count++ == 0) aof->stage_first = sds_len(aof->stage);
-        aof->stage = translate(aof->stage, &srv->dbs[dbid], argv, argc);
-        return;
-    }
-    /* Straight into the AOF buffer (the common case: no rewrite running),
-     * else built once and copied to each buffer that wants it. */
-    bool direct = aof->on && !aof->rewrite_buf;
-    sds cmd = direct ? aof->buf : sds_empty();
+void aof_append(aof_t *aof, int dbid, const char *cmd, size_t len) {
+    if (!aof->on && !aof->rewrite_buf) return;
     if (dbid != aof->last_db) {
         char n[16];
         const char *av[2] = {"SELECT", n};
         size_t lens[2] = {6, (size_t)util_ll2str(n, sizeof(n), dbid)};
-        cmd = aof_cat_command(cmd, 2, av, lens);
+        sds sel = aof_cat_command(sds_empty(), 2, av, lens);
+        if (aof->on) aof->buf = sds_catsds(aof->buf, sel);
+        if (aof->rewrite_buf) aof->rewrite_buf = sds_catsds(aof->rewrite_buf, sel);
+        sds_free(sel);
         aof->last_db = dbid;
     }
-    cmd = translate(cmd, &srv->dbs[dbid], argv, argc);
-    if (direct) {
-        aof->buf = cmd;
-        return;
-    }
-    if (aof->on) aof->buf = sds_catsds(aof->buf, cmd);
-    if (aof->rewrite_buf) aof->rewrite_buf = sds_catsds(aof->rewrite_buf, cmd);
-    sds_free(cmd);
+    if (aof->on) aof->buf = sds_catlen(aof->buf, cmd, len);
+    if (aof->rewrite_buf) aof->rewrite_buf = sds_catlen(aof->rewrite_buf, cmd, len);
 }
 
 /* --------------------------------------------------------------- writing */
@@ -861,8 +806,11 @@ static void fake_client_drop_replies(client_t *c) {
     c->bufpos = 0;
 }
 
-/* Run one parsed command; false for an unknown command (fatal). */
-static bool replay(server_t *srv, client_t *c, const unsigned char *buf, aof_cmd_t *cmd, const char *path) {
+/* Run one parsed command; false for an unknown command or one with the
+ * wrong number of arguments (fatal: handlers index argv by their arity, so
+ * a damaged file must not reach them; Redis would crash here). */
+static bool replay(server_t *srv, client_t *c, const unsigned char *buf, aof_cmd_t *cmd, const char *path,
+                   size_t at) {
     robj *argv_stack[16];
     robj **argv = cmd->argc <= 16 ? argv_stack : zmalloc(sizeof(robj *) * (size_t)cmd->argc);
     for (int i = 0; i < cmd->argc; i++) argv[i] = obj_create_string((const char *)buf + cmd->off[i], cmd->len[i]);
@@ -870,12 +818,19 @@ static bool replay(server_t *srv, client_t *c, const unsigned char *buf, aof_cmd
     bool ok = cc && cc->proc;
     if (!ok) {
         log_msg(LL_WARNING, "Unknown command '%.64s' reading the append only file %s", (char *)argv[0]->ptr, path);
+    } else if (!commands_arity_ok(cc, cmd->argc)) {
+        log_msg(LL_WARNING, "Wrong number of arguments for '%s' reading the append only file %s at offset %zu",
+                cc->fullname, path, at);
+        ok = false;
     } else {
         c->argc = cmd->argc;
         c->argv = argv;
         c->cmd = cc;
         srv->mstime = util_mstime();
-        cc->proc(c);
+        /* Inside MULTI the commands wait for their EXEC, as they did when
+         * they ran: a transaction the file does not finish never applies. */
+        if (multi_should_queue(c, cc)) multi_queue(c, cc);
+        else cc->proc(c);
         c->cmd = NULL;
         c->argv = NULL;
         c->argc = 0;
@@ -886,44 +841,63 @@ static bool replay(server_t *srv, client_t *c, const unsigned char *buf, aof_cmd
     return ok;
 }
 
+/* The file ends early (a partial last command, or a MULTI without its
+ * EXEC): with aof-load-truncated the file is cut at `at`, the last offset
+ * that ends a whole command outside a transaction; else loading fails.
+ * 1 loaded, -1 fatal. */
+static int load_cut(server_t *srv, const char *path, size_t at) {
+    if (!srv->cfg.aof_load_truncated) {
+        log_msg(LL_WARNING, "Unexpected end of file reading the append only file %s. You can: "
+                            "1) Make a backup of your AOF file, then use ./redis-like-check-aof --fix <filename>. "
+                            "2) Alternatively you can set the 'aof-load-truncated' configuration option to yes "
+                            "and restart the server.", path);
+        return -1;
+    }
+    log_msg(LL_WARNING, "!!! Warning: short read while loading the AOF file %s!!!", path);
+    log_msg(LL_WARNING, "!!! Truncating the AOF at offset %zu !!!", at);
+    if (truncate(path, (off_t)at) != 0) {
+        log_msg(LL_WARNING, "Error truncating the AOF file: %s", strerror(errno));
+        return -1;
+    }
+    log_msg(LL_WARNING, "AOF loaded anyway because aof-load-truncated is enabled");
+    return 1;
+}
+
 static int load_commands(server_t *srv, const unsigned char *buf, size_t len, size_t pos, const char *path) {
     client_t *c = fake_client(srv);
     aof_cmd_t cmd = {0};
     int result = 1;
+    size_t multi_at = 0;   /* offset of the open transaction's MULTI */
+    bool ended = true;     /* the loop read the whole file */
     while (pos < len) {
         size_t at = pos;
         int rc = aof_parse_command(buf, len, &pos, &cmd);
         if (rc == AOF_PARSE_OK) {
-            if (!replay(srv, c, buf, &cmd, path)) {
+            bool in_multi = c->mstate != NULL;
+            if (!replay(srv, c, buf, &cmd, path, at)) {
                 result = -1;
+                ended = false;
                 break;
             }
+            if (!in_multi && c->mstate) multi_at = at;
             continue;
         }
         if (rc == AOF_PARSE_TRUNCATED) {
-            if (!srv->cfg.aof_load_truncated) {
-                log_msg(LL_WARNING, "Unexpected end of file reading the append only file %s. You can: "
-                                    "1) Make a backup of your AOF file, then use ./redis-like-check-aof --fix <filename>. "
-                                    "2) Alternatively you can set the 'aof-load-truncated' configuration option to yes "
-                                    "and restart the server.", path);
-                result = -1;
-                break;
-            }
-            log_msg(LL_WARNING, "!!! Warning: short read while loading the AOF file %s!!!", path);
-            log_msg(LL_WARNING, "!!! Truncating the AOF at offset %zu !!!", at);
-            if (truncate(path, (off_t)at) != 0) {
-                log_msg(LL_WARNING, "Error truncating the AOF file: %s", strerror(errno));
-                result = -1;
-                break;
-            }
-            log_msg(LL_WARNING, "AOF loaded anyway because aof-load-truncated is enabled");
+            result = load_cut(srv, path, c->mstate ? multi_at : at);
+            ended = false;
             break;
         }
         log_msg(LL_WARNING, "Bad file format reading the append only file %s at offset %zu: make a backup of your "
                             "AOF file, then use ./redis-like-check-aof --fix <filename>", path, pos);
         result = -1;
+        ended = false;
         break;
     }
+    if (ended && c->mstate) {
+        log_msg(LL_WARNING, "Revert incomplete MULTI/EXEC transaction in AOF file %s", path);
+        result = load_cut(srv, path, multi_at);
+    }
+    multi_client_free(c);   /* an unfinished transaction is dropped, never run */
     aof_cmd_free(&cmd);
     fake_client_drop_replies(c);
     zfree(c);
@@ -942,6 +916,13 @@ int aof_load(server_t *srv, aof_t *aof) {
         log_msg(LL_WARNING, "Fatal error: can't open the append log file for reading: %s", strerror(e));
         return -1;
     }
+    int rc = aof_load_buffer(srv, buf, len, path);
+    zfree(buf);
+    sds_free(path);
+    return rc;
+}
+
+int aof_load_buffer(server_t *srv, const unsigned char *buf, size_t len, const char *path) {
     size_t pos = 0;
     int rc = 1;
     if (len >= 5 && !memcmp(buf, "REDIS", 5)) {
@@ -953,8 +934,6 @@ int aof_load(server_t *srv, aof_t *aof) {
         pos = res.consumed;
     }
     if (rc > 0) rc = load_commands(srv, buf, len, pos, path);
-    zfree(buf);
-    sds_free(path);
     return rc;
 }
 

@@ -2,7 +2,7 @@
  * made absolute; fsync per appendfsync; loading at start-up; BGREWRITEAOF.
  *
  * One file (appendfilename in dir), not Redis 7's multi-part directory.
- * persist.c drives it: aof_feed after each write command, aof_flush before
+ * persist.c drives it: propagate.c appends each write (aof_append), aof_flush before
  * the event loop sleeps (so with "always" the data is on disk before any
  * reply leaves), aof_cron once per cron tick, aof_rewrite_* around the
  * forked child.  The everysec fsync runs on a helper thread owned here. */
@@ -23,13 +23,13 @@ bool aof_open(server_t *srv, aof_t *aof);
 void aof_close(aof_t *aof);
 bool aof_is_on(const aof_t *aof);
 
-/* Log argv (run on db dbid) after it changed the dataset. */
-void aof_feed(server_t *srv, aof_t *aof, int dbid, robj **argv, int argc);
-/* Scripts' effects: feeds between begin and end are logged together at
- * the end (MULTI/EXEC around more than one); mute drops feeds meanwhile. */
-void aof_stage_begin(aof_t *aof);
-void aof_stage_mute(aof_t *aof, bool mute);
-void aof_stage_end(aof_t *aof);
+/* argv (run on db dbid, which it just changed) as the RESP command that
+ * replays its effect: relative expiries made absolute, SPOP as the key's
+ * new state.  Appended to buf.  propagate.c feeds the result to the AOF
+ * and to the replicas alike. */
+sds aof_translate(server_t *srv, sds buf, int dbid, robj **argv, int argc);
+/* Log one translated command run on db dbid (SELECT added as needed). */
+void aof_append(aof_t *aof, int dbid, const char *cmd, size_t len);
 /* Write the buffer out (and fsync when appendfsync always). */
 void aof_flush(server_t *srv, aof_t *aof);
 /* Once per cron tick: everysec fsync, appendonly switched by CONFIG SET,
@@ -39,6 +39,10 @@ void aof_cron(server_t *srv, aof_t *aof);
 /* Replay the file into the databases.  Returns 1 loaded, 0 no file, -1
  * fatal (logged with the offset and a pointer to redis-like-check-aof). */
 int aof_load(server_t *srv, aof_t *aof);
+/* The same on an image already in memory (aof_load's body; the fuzz target
+ * calls it directly).  path names the file in messages and is truncated
+ * there when aof-load-truncated cuts a partial last command.  1 or -1. */
+int aof_load_buffer(server_t *srv, const unsigned char *buf, size_t len, const char *path);
 
 /* BGREWRITEAOF: fork a child that writes the dataset compactly. */
 int aof_rewrite_start(server_t *srv, aof_t *aof, const char **err);

@@ -388,8 +388,9 @@ static void migrate_keys(const cmd_meta_t *m, robj **argv, int argc, key_sink_t 
         if (arg_is(argv[i], "auth")) i++;
         else if (arg_is(argv[i], "auth2")) i += 2;
         else if (arg_is(argv[i], "keys")) {
+            /* The keys are all found here, so not "incomplete" (as Redis). */
             if (sds_len(argv[3]->ptr) == 0)
-                for (int j = i + 1; j < argc; j++) sink_add(s, j, m->key_specs[1].flags);
+                for (int j = i + 1; j < argc; j++) sink_add(s, j, m->key_specs[1].flags & ~KSF_INCOMPLETE);
             return;
         }
     }
@@ -406,7 +407,7 @@ static void georadius_keys(const cmd_meta_t *m, robj **argv, int argc, key_sink_
 }
 
 /* SET reads the old value only with GET. */
-static unsigned set_key_flags(robj **argv, int argc) {
+unsigned cmd_meta_set_key_flags(robj **argv, int argc) {
     for (int i = 3; i < argc; i++)
         if (arg_is(argv[i], "get")) return KSF_RW | KSF_ACCESS | KSF_UPDATE;
     return KSF_OW | KSF_UPDATE;
@@ -434,7 +435,7 @@ int cmd_meta_get_keys(const command_t *cmd, robj **argv, int argc, cmd_key_ref_t
     }
     const char *name = m->fullname;
     if (!strcmp(name, "sort") || !strcmp(name, "sort_ro")) sort_keys(m, argv, argc, &s);
-    else if (!strcmp(name, "set")) sink_add(&s, 1, set_key_flags(argv, argc));
+    else if (!strcmp(name, "set")) sink_add(&s, 1, cmd_meta_set_key_flags(argv, argc));
     else if (!strcmp(name, "bitfield")) sink_add(&s, 1, bitfield_key_flags(argv, argc));
     else if (!strcmp(name, "migrate")) migrate_keys(m, argv, argc, &s);
     else if (!strcmp(name, "georadius") || !strcmp(name, "georadiusbymember")) georadius_keys(m, argv, argc, &s);

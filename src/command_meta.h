@@ -160,6 +160,10 @@ typedef struct cmd_key_ref {
  * cannot be parsed for keys. */
 int cmd_meta_get_keys(const command_t *cmd, robj **argv, int argc, cmd_key_ref_t *out, int max);
 
+/* The key-spec flags of SET's key: an overwrite, or a read too with GET
+ * (acl.c's fast path for SET uses it directly). */
+unsigned cmd_meta_set_key_flags(robj **argv, int argc);
+
 /* Whether COMMAND lists cmd: a subcommand without a row under a command
  * that has one is callable but not listed (Redis 7.0 has no such entry). */
 bool cmd_meta_listed(const command_t *cmd);

@@ -2,22 +2,26 @@
  *
  * Dispatch order follows Redis 7 so clients see the same error for the same
  * mistake: unknown command -> unknown subcommand -> arity -> NOAUTH ->
- * maxmemory (OOM) -> execute.  Errors before execution count as
+ * ACL (NOPERM) -> maxmemory (OOM) -> execute.  Errors before execution count as
  * rejected_calls, errors replied by the handler as failed_calls. */
 #include "commands.h"
 
 #include <stdio.h>
 #include <string.h>
 
+#include "acl.h"
+#include "acl_user.h"
 #include "command_meta.h"
 #include "evict.h"
 #include "latency.h"
+#include "latency_track.h"
 #include "log.h"
 #include "monitor.h"
 #include "multi.h"
 #include "pause.h"
 #include "persist.h"
 #include "pubsub.h"
+#include "repl.h"
 #include "reply.h"
 #include "rl_assert.h"
 #include "script.h"
@@ -35,12 +39,15 @@ static command_t *const all_tables[] = {string_commands, keyspace_commands, serv
                                           persist_commands /* persist.c */,
                                           dump_commands /* dump.c */, keycopy_commands /* keycopy.c */,
                                           sort_commands /* sort.c */,
-                                          lcs_commands /* lcs.c */, lolwut_commands /* lolwut.c */,
+                                          lcs_commands /* lcs.c */, lolwut_commands /* lolwut.c */, debug_commands /* debug.c */,
+                                          migrate_commands /* migrate.c */,
                                           command_commands /* command_cmds.c */,
                                           bitmap_commands /* t_bitmap.c */, hll_commands /* hyperloglog.c */,
                                           geo_commands /* geo.c */,
                                           script_commands /* script.c */, function_commands /* function.c */,
-                                          stream_commands, stream_cg_commands /* t_stream*.c */};
+                                          stream_commands, stream_cg_commands /* t_stream*.c */,
+                                          repl_commands /* repl_master.c, repl_replica.c, repl_info.c */,
+                                          acl_commands /* acl_cmds.c */};
 
 static dict_type command_dict_type = {dict_sds_hash_nocase, dict_sds_eq_nocase, NULL, dict_sds_free, NULL, false};
 
@@ -87,6 +94,7 @@ void commands_init(server_t *srv) {
 }
 
 static void free_names(command_t *cmd) {
+    latency_track_reset(cmd);
     zfree(cmd->fullname);
     cmd->fullname = NULL;
     if (cmd->subcommands)
@@ -132,6 +140,7 @@ void commands_foreach(server_t *srv, void (*fn)(void *arg, command_t *cmd), void
 static void reset_one(void *arg, command_t *cmd) {
     (void)arg;
     cmd->calls = cmd->usec = cmd->rejected_calls = cmd->failed_calls = 0;
+    latency_track_reset(cmd);
 }
 
 void commands_reset_stats(server_t *srv) { commands_foreach(srv, reset_one, NULL); }
@@ -147,7 +156,7 @@ static void reply_unknown_command(client_t *c) {
     sds_free(args);
 }
 
-static bool arity_ok(const command_t *cmd, int argc) {
+bool commands_arity_ok(const command_t *cmd, int argc) {
     return cmd->arity > 0 ? argc == cmd->arity : argc >= -cmd->arity;
 }
 
@@ -188,7 +197,7 @@ static command_t *resolve(client_t *c) {
         }
         cmd = sub;
     }
-    if (!arity_ok(cmd, c->argc)) {
+    if (!commands_arity_ok(cmd, c->argc)) {
         reply_error(c, "wrong number of arguments for '%s' command", cmd->fullname);
         cmd->rejected_calls++;
         return NULL;
@@ -209,6 +218,25 @@ static bool oom_rejects(const client_t *c, const command_t *cmd) {
 }
 
 static void process(client_t *c);
+
+/* NOPERM with Redis's texts; the denial is in the ACL log.  A refused
+ * EXEC aborts its transaction, as any refused EXEC does. */
+static bool acl_allows_or_reply(client_t *c, command_t *cmd) {
+    if (!c->user || c->user->unrestricted) return true;   /* the common case, inline */
+    int pos;
+    int r = acl_check_and_log(c, c->user, cmd, c->argv, c->argc, c->mstate ? ACL_CTX_MULTI : ACL_CTX_TOPLEVEL, &pos);
+    if (r == ACL_OK) return true;
+    char msg[256];
+    if (r == ACL_DENIED_CMD)
+        snprintf(msg, sizeof(msg), "NOPERM this user has no permissions to run the '%s' command", acl_cmd_name(cmd));
+    else if (r == ACL_DENIED_KEY)
+        snprintf(msg, sizeof(msg), "NOPERM this user has no permissions to access one of the keys used as arguments");
+    else
+        snprintf(msg, sizeof(msg), "NOPERM this user has no permissions to access one of the channels used as arguments");
+    if (is_named(cmd, "exec")) multi_exec_abort(c, msg);
+    else reply_error(c, "%s", msg);
+    return false;
+}
 
 /* CLIENT REPLY SKIP silences exactly the command after it. */
 static void advance_reply_skip(client_t *c) {
@@ -235,8 +263,15 @@ static void process(client_t *c) {
         return;
     }
     c->lastcmd = cmd;   /* CLIENT LIST's cmd= names queued commands too */
-    if (!(c->flags & CLIENT_AUTHENTICATED) && !(cmd->flags & CMD_NO_AUTH)) {
+    if (!(c->flags & CLIENT_AUTHENTICATED) && !(cmd->flags & CMD_NO_AUTH) && acl_auth_required(c)) {
         reply_error(c, RL_ERR_NOAUTH);
+        cmd->rejected_calls++;
+        multi_flag_error(c);
+        return;
+    }
+    /* acl.c: the user's permissions (a NO_MULTI command inside MULTI gets
+     * its own error below, as Redis checks that first). */
+    if (!(c->mstate && (cmd->flags & CMD_NO_MULTI)) && !acl_allows_or_reply(c, cmd)) {
         cmd->rejected_calls++;
         multi_flag_error(c);
         return;
@@ -248,7 +283,8 @@ static void process(client_t *c) {
         multi_flag_error(c);
         return;
     }
-    if (oom_rejects(c, cmd) && !evict_perform(srv)) {
+    /* Our master's stream is applied whatever our memory (Redis's rule). */
+    if (!(c->flags & CLIENT_MASTER) && oom_rejects(c, cmd) && !evict_perform(srv)) {
         cmd->rejected_calls++;
         if (is_named(cmd, "exec")) {
             multi_exec_abort(c, RL_ERR_OOM);
@@ -268,7 +304,13 @@ static void process(client_t *c) {
         return;
     }
     /* persist.c: MISCONF while the last save or AOF write failed. */
-    if ((cmd->flags & CMD_WRITE) && !persist_write_allowed_or_reply(c)) {
+    if ((cmd->flags & CMD_WRITE) && !(c->flags & CLIENT_MASTER) && !persist_write_allowed_or_reply(c)) {
+        cmd->rejected_calls++;
+        multi_flag_error(c);
+        return;
+    }
+    /* repl.h: READONLY replica, MASTERDOWN, NOREPLICAS. */
+    if (!repl_command_allowed_or_reply(c, cmd)) {
         cmd->rejected_calls++;
         multi_flag_error(c);
         return;
@@ -298,7 +340,7 @@ static void check_replied(client_t *c, command_t *cmd, unsigned long long replie
     if (c->reply_calls != replies_before) return;
     /* CLIENT REPLY OFF|SKIP answers nothing, by request. */
     if (c->flags & (CLIENT_BLOCKED | CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP | CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP |
-                    CLIENT_REPLY_SKIP_NEXT))
+                    CLIENT_REPLY_SKIP_NEXT | CLIENT_REPL_WAIT | CLIENT_MASTER | CLIENT_REPLICA))
         return;
     log_msg(LL_WARNING, "command '%s' neither replied nor blocked", cmd->fullname ? cmd->fullname : cmd->name);
     rl_assert_fail("command replied or blocked", __FILE__, __LINE__);
@@ -320,6 +362,8 @@ void commands_call(client_t *c, command_t *cmd) {
     srv->current_client = c;
     cmd->proc(c);
     check_replied(c, cmd, replies_before);
+    /* acl.c: the client's user was deleted by this very command. */
+    if (c->flags & CLIENT_CLOSE_AFTER_COMMAND) c->flags = (c->flags & ~CLIENT_CLOSE_AFTER_COMMAND) | CLIENT_CLOSE_AFTER_REPLY;
     tracking_after_command(c, cmd);   /* tracking.c: remember the keys it read */
     srv->current_client = outer;
     /* The caller's own invalidations follow its reply (Redis's order). */
@@ -336,6 +380,7 @@ void commands_call(client_t *c, command_t *cmd) {
     if (!(c->flags & CLIENT_BLOCKED)) {
         slowlog_record(c, dur);
         latency_record_command(srv, cmd, dur);
+        latency_track_record(srv, cmd, dur);
     }
     monitor_feed(c);
     c->cmd = NULL;

@@ -55,10 +55,12 @@ struct command {
      * are overwritten from it, so the table entry's values only matter for
      * commands Redis lacks. */
     const cmd_meta_t *meta;
+    int acl_id;               /* acl_user.c: bit index in ACL permission maps */
     /* runtime statistics (INFO commandstats) */
     struct command *parent;
     char *fullname;           /* "config|get" */
     long long calls, usec, rejected_calls, failed_calls;
+    struct hdr_hist *latency_hist;   /* latency_track.c: NULL until the first tracked call */
 };
 
 void commands_init(server_t *srv);
@@ -66,6 +68,8 @@ void commands_free(server_t *srv);
 command_t *commands_lookup(server_t *srv, const char *name, size_t len);
 /* The command or subcommand (XGROUP CREATE) argv names, or NULL; no reply. */
 command_t *commands_lookup_argv(server_t *srv, robj **argv, int argc);
+/* argc (the name included) fits cmd's arity; handlers rely on it. */
+bool commands_arity_ok(const command_t *cmd, int argc);
 /* Run the request in c->argc/c->argv; the reply is queued on c. */
 void commands_process(client_t *c);
 /* Execute an already resolved and checked command, with statistics
@@ -100,6 +104,8 @@ extern command_t keycopy_commands[];   /* keycopy.c: COPY, MOVE */
 extern command_t sort_commands[];      /* sort.c: SORT, SORT_RO */
 extern command_t lcs_commands[];       /* lcs.c */
 extern command_t lolwut_commands[];    /* lolwut.c */
+extern command_t debug_commands[];     /* debug.c */
+extern command_t migrate_commands[];   /* migrate.c */
 extern command_t bitmap_commands[];  /* t_bitmap.c */
 extern command_t hll_commands[];     /* hyperloglog.c */
 extern command_t geo_commands[];     /* geo.c */

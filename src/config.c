@@ -11,6 +11,8 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,8 +26,10 @@
 #include "zmalloc.h"
 
 /* T_NOTIFY: notify-keyspace-events letters (notify.c parses them);
- * T_OBUF: client-output-buffer-limit "<class> <hard> <soft> <secs>"... */
-enum { T_BOOL, T_INT, T_MEM, T_STR, T_ENUM, T_BIND, T_OCTAL, T_NOTIFY, T_OBUF };
+ * T_OBUF: client-output-buffer-limit "<class> <hard> <soft> <secs>"...;
+ * T_PCTL: a space-separated list of percentiles 0..100, kept as a string
+ * in its normalized form ("%f" without trailing zeros, as Redis shows it). */
+enum { T_BOOL, T_INT, T_MEM, T_STR, T_ENUM, T_BIND, T_OCTAL, T_NOTIFY, T_OBUF, T_PCTL };
 #define F_IMMUTABLE 1
 
 typedef struct enum_name {
@@ -44,8 +48,20 @@ static const enum_name policy_enum[] = {
 static const enum_name appendfsync_enum[] = {{"no", APPENDFSYNC_NO}, {"always", APPENDFSYNC_ALWAYS},
                                              {"everysec", APPENDFSYNC_EVERYSEC}, {NULL, 0}};
 
+static const enum_name debug_enum[] = {{"no", DEBUG_CMD_NO}, {"yes", DEBUG_CMD_YES}, {"local", DEBUG_CMD_LOCAL},
+                                       {NULL, 0}};
+static const enum_name diskless_load_enum[] = {{"disabled", REPL_DISKLESS_LOAD_DISABLED},
+                                               {"on-empty-db", REPL_DISKLESS_LOAD_ON_EMPTY_DB},
+                                               {"swapdb", REPL_DISKLESS_LOAD_SWAPDB}, {NULL, 0}};
+
+static const enum_name propagation_error_enum[] = {{"ignore", 0}, {"panic", 1}, {"panic-on-replicas", 2},
+                                                   {NULL, 0}};
+
 static const enum_name sanitize_enum[] = {{"no", SANITIZE_NO}, {"yes", SANITIZE_YES},
                                           {"clients", SANITIZE_CLIENTS}, {NULL, 0}};
+
+static const enum_name acl_pubsub_enum[] = {{"allchannels", ACL_PUBSUB_ALLCHANNELS},
+                                            {"resetchannels", ACL_PUBSUB_RESETCHANNELS}, {NULL, 0}};
 
 typedef struct directive {
     const char *name;
@@ -112,7 +128,7 @@ static const directive directives[] = {
     {"active-defrag-max-scan-fields", T_INT, O(active_defrag_max_scan_fields), "1000", 1, LONG_MAX, NULL, 0},
     {"list-max-listpack-size", T_INT, O(list_max_listpack_size), "-2", -5, INT_MAX, NULL, 0},
     {"list-compress-depth", T_INT, O(list_compress_depth), "0", 0, INT_MAX, NULL, 0},
-    {"hash-max-listpack-entries", T_INT, O(hash_max_listpack_entries), "128", 0, LLONG_MAX, NULL, 0},
+    {"hash-max-listpack-entries", T_INT, O(hash_max_listpack_entries), "512", 0, LLONG_MAX, NULL, 0},
     {"hash-max-listpack-value", T_INT, O(hash_max_listpack_value), "64", 0, LLONG_MAX, NULL, 0},
     {"set-max-intset-entries", T_INT, O(set_max_intset_entries), "512", 0, LLONG_MAX, NULL, 0},
     {"set-max-listpack-entries", T_INT, O(set_max_listpack_entries), "128", 0, LLONG_MAX, NULL, 0},
@@ -125,20 +141,62 @@ static const directive directives[] = {
     {"slowlog-log-slower-than", T_INT, O(slowlog_log_slower_than), "10000", -1, LLONG_MAX, NULL, 0},
     {"slowlog-max-len", T_INT, O(slowlog_max_len), "128", 0, LONG_MAX, NULL, 0},
     {"latency-monitor-threshold", T_INT, O(latency_monitor_threshold), "0", 0, LLONG_MAX, NULL, 0},
+    {"enable-debug-command", T_ENUM, O(enable_debug_command), "no", 0, 0, debug_enum, F_IMMUTABLE},
+    {"latency-tracking", T_BOOL, O(latency_tracking), "yes", 0, 0, NULL, 0},
+    {"latency-tracking-info-percentiles", T_PCTL, O(latency_tracking_info_percentiles), "50 99 99.9", 0, 0, NULL,
+     0},
     {"tracking-table-max-keys", T_INT, O(tracking_table_max_keys), "1000000", 0, LONG_MAX, NULL, 0},
     {"notify-keyspace-events", T_NOTIFY, O(notify_keyspace_flags), "", 0, 0, NULL, 0},
+    /* access control (acl.c); "user" lines are kept apart, see add_user_line() */
+    {"aclfile", T_STR, O(aclfile), "", 0, 0, NULL, F_IMMUTABLE},
+    {"acllog-max-len", T_INT, O(acllog_max_len), "128", 0, LONG_MAX, NULL, 0},
+    {"acl-pubsub-default", T_ENUM, O(acl_pubsub_default), "resetchannels", 0, 0, acl_pubsub_enum, 0},
     {"client-output-buffer-limit", T_OBUF, O(obuf_limits), "normal 0 0 0 slave 256mb 64mb 60 pubsub 32mb 8mb 60", 0, 0,
      NULL, 0},
+    /* replication (repl_*.c); replicaof changes through REPLICAOF only */
+    {"replicaof", T_STR, O(replicaof), "", 0, 0, NULL, F_IMMUTABLE},
+    {"masterauth", T_STR, O(masterauth), "", 0, 0, NULL, 0},
+    {"masteruser", T_STR, O(masteruser), "", 0, 0, NULL, 0},
+    {"replica-read-only", T_BOOL, O(replica_read_only), "yes", 0, 0, NULL, 0},
+    {"replica-serve-stale-data", T_BOOL, O(replica_serve_stale_data), "yes", 0, 0, NULL, 0},
+    {"replica-ignore-maxmemory", T_BOOL, O(replica_ignore_maxmemory), "yes", 0, 0, NULL, 0},
+    {"replica-announced", T_BOOL, O(replica_announced), "yes", 0, 0, NULL, 0},
+    {"repl-diskless-sync", T_BOOL, O(repl_diskless_sync), "yes", 0, 0, NULL, 0},
+    {"repl-diskless-sync-delay", T_INT, O(repl_diskless_sync_delay), "5", 0, INT_MAX, NULL, 0},
+    {"repl-diskless-sync-max-replicas", T_INT, O(repl_diskless_sync_max_replicas), "0", 0, INT_MAX, NULL, 0},
+    {"repl-diskless-load", T_ENUM, O(repl_diskless_load), "disabled", 0, 0, diskless_load_enum, 0},
+    {"repl-backlog-size", T_MEM, O(repl_backlog_size), "1mb", 1, LLONG_MAX, NULL, 0},
+    {"repl-backlog-ttl", T_INT, O(repl_backlog_ttl), "3600", 0, INT_MAX, NULL, 0},
+    {"repl-timeout", T_INT, O(repl_timeout), "60", 1, INT_MAX, NULL, 0},
+    {"repl-ping-replica-period", T_INT, O(repl_ping_replica_period), "10", 1, INT_MAX, NULL, 0},
+    {"min-replicas-to-write", T_INT, O(min_replicas_to_write), "0", 0, INT_MAX, NULL, 0},
+    {"min-replicas-max-lag", T_INT, O(min_replicas_max_lag), "10", 0, INT_MAX, NULL, 0},
+    {"replica-priority", T_INT, O(replica_priority), "100", 0, INT_MAX, NULL, 0},
+    {"replica-lazy-flush", T_BOOL, O(replica_lazy_flush), "no", 0, 0, NULL, 0},
+    {"repl-disable-tcp-nodelay", T_BOOL, O(repl_disable_tcp_nodelay), "no", 0, 0, NULL, 0},
+    {"replica-ignore-disk-write-errors", T_BOOL, O(replica_ignore_disk_write_errors), "no", 0, 0, NULL, 0},
+    {"propagation-error-behavior", T_ENUM, O(propagation_error_behavior), "ignore", 0, 0, propagation_error_enum, 0},
+    {"replica-announce-ip", T_STR, O(replica_announce_ip), "", 0, 0, NULL, 0},
+    {"replica-announce-port", T_INT, O(replica_announce_port), "0", 0, 65535, NULL, 0},
 };
 #undef O
 #define N_DIRECTIVES (sizeof(directives) / sizeof(directives[0]))
 
-/* Redis's old names for the listpack directives still work in files. */
+/* Redis 7.0's other names for directives: accepted wherever the name is
+ * (files, CONFIG SET), and CONFIG GET answers them under the name asked
+ * for; a pattern lists both names, as Redis does. */
 static const struct { const char *alias, *name; } aliases[] = {
     {"hash-max-ziplist-entries", "hash-max-listpack-entries"}, {"hash-max-ziplist-value", "hash-max-listpack-value"},
     {"zset-max-ziplist-entries", "zset-max-listpack-entries"}, {"zset-max-ziplist-value", "zset-max-listpack-value"},
     {"list-max-ziplist-size", "list-max-listpack-size"},
     {"lua-time-limit", "busy-reply-threshold"},
+    /* replication: Redis's older names */
+    {"slaveof", "replicaof"}, {"slave-read-only", "replica-read-only"},
+    {"slave-serve-stale-data", "replica-serve-stale-data"}, {"slave-ignore-maxmemory", "replica-ignore-maxmemory"},
+    {"repl-ping-slave-period", "repl-ping-replica-period"}, {"min-slaves-to-write", "min-replicas-to-write"},
+    {"min-slaves-max-lag", "min-replicas-max-lag"}, {"slave-priority", "replica-priority"},
+    {"slave-announce-ip", "replica-announce-ip"}, {"slave-announce-port", "replica-announce-port"},
+    {"slave-lazy-flush", "replica-lazy-flush"},
 };
 
 static const directive *find_directive(const char *name) {
@@ -148,6 +206,9 @@ static const directive *find_directive(const char *name) {
         if (!strcasecmp(name, directives[i].name)) return &directives[i];
     return NULL;
 }
+
+/* Directives whose value is a zmalloc'ed string owned by the config. */
+static bool owns_string(const directive *d) { return d->type == T_STR || d->type == T_PCTL; }
 
 static void *field(rl_config_t *cfg, const directive *d) { return (char *)cfg + d->offset; }
 static const void *cfield(const rl_config_t *cfg, const directive *d) { return (const char *)cfg + d->offset; }
@@ -205,10 +266,55 @@ static int apply_obuf(rl_config_t *cfg, int argc, char **argv, const char **err)
     return 0;
 }
 
+/* "50 99 99.9": the words are split on single spaces (so "" is an empty
+ * list and doubled spaces are an error, as in Redis), each a number in
+ * 0..100, stored in the form CONFIG GET shows. */
+static int apply_percentiles(rl_config_t *cfg, const directive *d, int argc, char **argv, const char **err) {
+    sds joined = sds_empty();
+    for (int i = 0; i < argc; i++) {
+        if (i) joined = sds_cat(joined, " ");
+        joined = sds_cat(joined, argv[i]);
+    }
+    sds out = sds_empty();
+    const char *p = joined, *end = joined + sds_len(joined);
+    int r = 0;
+    while (sds_len(joined) && p <= end) {
+        const char *sp = memchr(p, ' ', (size_t)(end - p));
+        size_t len = sp ? (size_t)(sp - p) : (size_t)(end - p);
+        double v;
+        if (!util_str2d(p, len, &v) || isnan(v)) {
+            *err = "Invalid latency-tracking-info-percentiles parameters";
+            r = -1;
+            break;
+        }
+        if (v < 0.0 || v > 100.0) {
+            *err = "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]";
+            r = -1;
+            break;
+        }
+        char buf[64];
+        int n = snprintf(buf, sizeof(buf), "%f", v);
+        while (n > 0 && buf[n - 1] == '0') n--;    /* 99.900000 -> 99.9, 50.000000 -> 50 */
+        if (n > 0 && buf[n - 1] == '.') n--;
+        if (sds_len(out)) out = sds_cat(out, " ");
+        out = sds_catlen(out, buf, (size_t)n);
+        if (!sp) break;
+        p = sp + 1;
+    }
+    sds_free(joined);
+    if (r == 0) {
+        char **s = field(cfg, d);
+        zfree(*s);
+        *s = zstrdup(out);
+    }
+    sds_free(out);
+    return r;
+}
+
 /* Parse argv[0..argc) as the value of d into cfg.  err gets a static
  * reason. */
 static int apply_value(rl_config_t *cfg, const directive *d, int argc, char **argv, const char **err) {
-    if (d->type != T_BIND && d->type != T_STR && d->type != T_OBUF && argc != 1) {
+    if (d->type != T_BIND && d->type != T_STR && d->type != T_OBUF && d->type != T_PCTL && argc != 1) {
         *err = "wrong number of arguments";
         return -1;
     }
@@ -247,7 +353,9 @@ static int apply_value(rl_config_t *cfg, const directive *d, int argc, char **ar
             return -1;
         }
         if (v < d->min || v > d->max) {
-            *err = "argument must be between the allowed limits";
+            static char msg[96];   /* Redis 7.0's text, with this directive's limits */
+            snprintf(msg, sizeof(msg), "argument must be between %lld and %lld inclusive", d->min, d->max);
+            *err = msg;
             return -1;
         }
         *(long long *)field(cfg, d) = v;
@@ -286,6 +394,8 @@ static int apply_value(rl_config_t *cfg, const directive *d, int argc, char **ar
     }
     case T_OBUF:
         return apply_obuf(cfg, argc, argv, err);
+    case T_PCTL:
+        return apply_percentiles(cfg, d, argc, argv, err);
     case T_BIND:
         if (argc > CFG_MAX_BIND) {
             *err = "Too many bind addresses specified.";
@@ -299,6 +409,12 @@ static int apply_value(rl_config_t *cfg, const directive *d, int argc, char **ar
 }
 
 static int apply_text(rl_config_t *cfg, const directive *d, const char *text, const char **err) {
+    /* A percentile list is split on single spaces by its own parser, so
+     * that CONFIG SET's value is taken as Redis takes it. */
+    if (d->type == T_PCTL) {
+        char *one[1] = {(char *)text};
+        return apply_value(cfg, d, 1, one, err);
+    }
     int argc;
     sds *argv = sds_splitargs(text, &argc);
     if (!argv) {
@@ -325,8 +441,14 @@ void config_init_defaults(rl_config_t *cfg) {
 
 void config_free(rl_config_t *cfg) {
     free_bind(cfg);
+    for (int i = 0; i < cfg->acl_user_count; i++) zfree(cfg->acl_user_lines[i]);
+    zfree(cfg->acl_user_lines);
+    zfree(cfg->acl_user_linenos);
+    cfg->acl_user_lines = NULL;
+    cfg->acl_user_linenos = NULL;
+    cfg->acl_user_count = 0;
     for (size_t i = 0; i < N_DIRECTIVES; i++) {
-        if (directives[i].type == T_STR) {
+        if (owns_string(&directives[i])) {
             char **s = field(cfg, &directives[i]);
             zfree(*s);
             *s = NULL;
@@ -380,7 +502,23 @@ static int apply_line(rl_config_t *cfg, const char *line, const char **err) {
     return r;
 }
 
-static int load_text(rl_config_t *cfg, const char *name, const char *text) {
+/* "user <name> rules...": not a directive with one value but a list the
+ * ACL layer applies at start-up (acl_init), with the line numbers it
+ * reports errors at.  True if line was one. */
+static bool add_user_line(rl_config_t *cfg, const char *line, int lineno) {
+    if (strncasecmp(line, "user", 4) != 0 || !isspace((unsigned char)line[4])) return false;
+    const char *rest = line + 4;
+    while (isspace((unsigned char)*rest)) rest++;
+    int n = cfg->acl_user_count + 1;
+    cfg->acl_user_lines = zrealloc(cfg->acl_user_lines, sizeof(char *) * (size_t)n);
+    cfg->acl_user_linenos = zrealloc(cfg->acl_user_linenos, sizeof(int) * (size_t)n);
+    cfg->acl_user_lines[n - 1] = zstrdup(rest);
+    cfg->acl_user_linenos[n - 1] = lineno;
+    cfg->acl_user_count = n;
+    return true;
+}
+
+int config_load_text(rl_config_t *cfg, const char *name, const char *text) {
     int lineno = 0;
     const char *p = text;
     while (*p) {
@@ -394,6 +532,10 @@ static int load_text(rl_config_t *cfg, const char *name, const char *text) {
         size_t lead = 0;
         while (lead < sds_len(line) && isspace((unsigned char)line[lead])) lead++;
         if (lead == sds_len(line) || line[lead] == '#') {
+            sds_free(line);
+            continue;
+        }
+        if (add_user_line(cfg, line + lead, lineno)) {
             sds_free(line);
             continue;
         }
@@ -421,7 +563,7 @@ int config_load(rl_config_t *cfg, const char *path, int argc, char **argv) {
         size_t n;
         while ((n = fread(buf, 1, sizeof(buf), f)) > 0) text = sds_catlen(text, buf, n);
         fclose(f);
-        if (load_text(cfg, path, text) != 0) {
+        if (config_load_text(cfg, path, text) != 0) {
             sds_free(text);
             return -1;
         }
@@ -437,7 +579,7 @@ int config_load(rl_config_t *cfg, const char *path, int argc, char **argv) {
             text = sds_catrepr(text, argv[i], strlen(argv[i]));
         }
     }
-    int r = load_text(cfg, "command line", text);
+    int r = config_load_text(cfg, "command line", text);
     sds_free(text);
     return r;
 }
@@ -461,7 +603,8 @@ char *config_get_value(const rl_config_t *cfg, const char *name) {
     case T_INT:
     case T_MEM: return sds_fromll(*(const long long *)cfield(cfg, d));
     case T_OCTAL: return sds_catprintf(sds_empty(), "%llo", *(const long long *)cfield(cfg, d));
-    case T_STR: {
+    case T_STR:
+    case T_PCTL: {
         const char *s = *(char *const *)cfield(cfg, d);
         return sds_new(s ? s : "");
     }
@@ -493,16 +636,31 @@ char *config_get_value(const rl_config_t *cfg, const char *name) {
 
 void config_foreach_match(const rl_config_t *cfg, const char *pattern,
                           void (*fn)(void *arg, const char *name, const char *value), void *arg) {
+    size_t plen = strlen(pattern);
     for (size_t i = 0; i < N_DIRECTIVES; i++) {
         const char *name = directives[i].name;
-        if (!util_glob_match(pattern, strlen(pattern), name, strlen(name), true)) continue;
+        if (!util_glob_match(pattern, plen, name, strlen(name), true)) continue;
         sds v = config_get_value(cfg, name);
         fn(arg, name, v);
         sds_free(v);
     }
 }
 
-int config_set(server_t *srv, const char *name, const char *value, const char **err) {
+void config_foreach_alias_match(const rl_config_t *cfg, const char *pattern,
+                                void (*fn)(void *arg, const char *name, const char *value), void *arg) {
+    size_t plen = strlen(pattern);
+    for (size_t i = 0; i < sizeof(aliases) / sizeof(aliases[0]); i++) {
+        const char *name = aliases[i].alias;
+        if (!util_glob_match(pattern, plen, name, strlen(name), true)) continue;
+        sds v = config_get_value(cfg, name);
+        fn(arg, name, v);
+        sds_free(v);
+    }
+}
+
+/* Parse value into a scratch copy (so a bad value changes nothing), then
+ * keep it only when commit. */
+static int set_value(server_t *srv, const char *name, const char *value, const char **err, bool commit) {
     const directive *d = find_directive(name);
     if (!d) {
         *err = "Unknown option or number of arguments for CONFIG SET";
@@ -512,16 +670,29 @@ int config_set(server_t *srv, const char *name, const char *value, const char **
         *err = "can't set immutable config";
         return -1;
     }
-    /* Parse into a scratch copy so a bad value changes nothing. */
     rl_config_t tmp = srv->cfg;
     void *slot = field(&tmp, d);
-    char *old_str = d->type == T_STR ? *(char **)slot : NULL;
-    if (d->type == T_STR) *(char **)slot = NULL;
-    if (apply_text(&tmp, d, value, err) != 0 || check_supported(&tmp, d, err) != 0) {
-        if (d->type == T_STR) zfree(*(char **)slot);
-        return -1;
+    char *old_str = owns_string(d) ? *(char **)slot : NULL;
+    if (owns_string(d)) *(char **)slot = NULL;
+    int rc = apply_text(&tmp, d, value, err) != 0 || check_supported(&tmp, d, err) != 0 ? -1 : 0;
+    if (rc != 0 || !commit) {
+        if (owns_string(d)) zfree(*(char **)slot);
+        return rc;
     }
     srv->cfg = tmp;
     zfree(old_str);
     return 0;
+}
+
+int config_set(server_t *srv, const char *name, const char *value, const char **err) {
+    return set_value(srv, name, value, err, true);
+}
+
+int config_check(server_t *srv, const char *name, const char *value, const char **err) {
+    return set_value(srv, name, value, err, false);
+}
+
+bool config_is_immutable(const char *name) {
+    const directive *d = find_directive(name);
+    return d && (d->flags & F_IMMUTABLE);
 }

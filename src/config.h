@@ -25,6 +25,9 @@ typedef struct obuf_limit {
     long long soft_secs;   /* seconds */
 } obuf_limit_t;
 
+/* acl-pubsub-default: Redis 7.0 starts new users with no channels. */
+enum { ACL_PUBSUB_RESETCHANNELS = 0, ACL_PUBSUB_ALLCHANNELS = 1 };
+
 enum { APPENDFSYNC_NO = 0, APPENDFSYNC_ALWAYS, APPENDFSYNC_EVERYSEC };
 /* sanitize-dump-payload: "clients" spares RDB files in Redis, as "no" does. */
 enum { SANITIZE_NO = 0, SANITIZE_YES, SANITIZE_CLIENTS };
@@ -100,10 +103,47 @@ typedef struct rl_config {
     long long slowlog_log_slower_than;
     long long slowlog_max_len;
     long long latency_monitor_threshold;
+    int enable_debug_command;         /* DEBUG_CMD_*: who may run DEBUG (debug.c) */
+    bool latency_tracking;            /* latency_track.c: per-command histograms */
+    char *latency_tracking_info_percentiles;  /* normalized "50 99 99.9" (INFO latencystats) */
     long long tracking_table_max_keys;    /* tracking.c: keys remembered; 0 = no bound */
     int notify_keyspace_flags;        /* NOTIFY_* bits (notify.h) */
     obuf_limit_t obuf_limits[OBUF_CLASSES];   /* client-output-buffer-limit */
+    /* replication (repl_*.c) */
+    char *replicaof;                  /* "host port", "" = we are a master */
+    char *masterauth, *masteruser;    /* "" = none */
+    bool replica_read_only;
+    bool replica_serve_stale_data;
+    bool replica_ignore_maxmemory;
+    bool replica_announced;
+    bool repl_diskless_sync;
+    long long repl_diskless_sync_delay;       /* seconds */
+    long long repl_diskless_sync_max_replicas;  /* 0 = no cap */
+    int repl_diskless_load;           /* REPL_DISKLESS_LOAD_* */
+    long long repl_backlog_size;      /* bytes */
+    long long repl_backlog_ttl;       /* seconds without replicas before freeing it; 0 = never */
+    long long repl_timeout;           /* seconds */
+    long long repl_ping_replica_period;  /* seconds */
+    long long min_replicas_to_write;
+    long long min_replicas_max_lag;   /* seconds */
+    long long replica_priority;
+    bool replica_lazy_flush;          /* a full sync empties the old data on the bio thread */
+    bool repl_disable_tcp_nodelay;    /* accepted for compatibility: our replica sockets keep TCP_NODELAY */
+    bool replica_ignore_disk_write_errors;   /* accepted: a replica applies its master's writes whatever */
+    int propagation_error_behavior;   /* accepted: errors in the applied stream are logged, never fatal */
+    char *replica_announce_ip;        /* "" = not announced */
+    long long replica_announce_port;  /* 0 = our port */
+    /* access control (acl.c) */
+    char *aclfile;                    /* "" = users come from "user" lines */
+    long long acllog_max_len;         /* ACL LOG entries kept */
+    int acl_pubsub_default;           /* ACL_PUBSUB_*: channels of a new user */
+    char **acl_user_lines;            /* "user" lines, without the word "user" */
+    int *acl_user_linenos;            /* their line numbers (0 = command line) */
+    int acl_user_count;
 } rl_config_t;
+
+enum { DEBUG_CMD_NO, DEBUG_CMD_YES, DEBUG_CMD_LOCAL };
+enum { REPL_DISKLESS_LOAD_DISABLED = 0, REPL_DISKLESS_LOAD_ON_EMPTY_DB, REPL_DISKLESS_LOAD_SWAPDB };
 
 typedef struct server server_t;
 
@@ -115,13 +155,24 @@ void config_free(rl_config_t *cfg);
  * "*** FATAL CONFIG FILE ERROR ***", the file:line, the line and the reason
  * to stderr and returns -1. */
 int config_load(rl_config_t *cfg, const char *path, int argc, char **argv);
+/* The same for a file's text already in memory (NUL-terminated; name is what
+ * error messages call it).  config_load's body; the fuzz target calls it. */
+int config_load_text(rl_config_t *cfg, const char *name, const char *text);
 /* Set one directive from text; err receives a static reason on failure. */
 int config_set(server_t *srv, const char *name, const char *value, const char **err);
+/* Whether config_set would accept value (0) or not (-1, err set); changes
+ * nothing.  CONFIG SET checks every pair before it sets any. */
+int config_check(server_t *srv, const char *name, const char *value, const char **err);
+bool config_is_immutable(const char *name);
 /* Current value of a directive as text (caller frees with sds_free). */
 char *config_get_value(const rl_config_t *cfg, const char *name);
 /* Visit every directive whose name matches the glob. */
 void config_foreach_match(const rl_config_t *cfg, const char *pattern,
                           void (*fn)(void *arg, const char *name, const char *value), void *arg);
+/* The same over Redis 7.0's alternative names (hash-max-ziplist-entries,
+ * lua-time-limit, ...), each with the value of the directive it names. */
+void config_foreach_alias_match(const rl_config_t *cfg, const char *pattern,
+                                void (*fn)(void *arg, const char *name, const char *value), void *arg);
 const char *config_policy_name(int policy);
 /* The table's name for a directive or one of its aliases; NULL if unknown. */
 const char *config_canonical_name(const char *name);

@@ -19,6 +19,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "acl.h"
 #include "blocking.h"
 #include "commands.h"
 #include "evloop.h"
@@ -28,6 +29,7 @@
 #include "net.h"
 #include "pause.h"
 #include "pubsub.h"
+#include "repl.h"
 #include "reply.h"
 #include "tracking.h"
 #include "script.h"
@@ -63,7 +65,7 @@ static client_t *client_new(server_t *srv, int fd, bool is_unix) {
     resp_parser_init(&c->parser, make_arg, free_arg, c);
     c->ctime_ms = c->last_interaction_ms = srv->mstime;
     if (is_unix) c->flags |= CLIENT_UNIX_SOCKET;
-    if (!srv->cfg.requirepass || !srv->cfg.requirepass[0]) c->flags |= CLIENT_AUTHENTICATED;
+    acl_client_init(c);   /* the default user; authenticated if it has no password */
     net_peer_name(fd, c->addr, sizeof(c->addr), false);
     net_peer_name(fd, c->laddr, sizeof(c->laddr), true);
     c->io = evloop_io_add(srv->loop, fd, client_io, c);
@@ -74,6 +76,7 @@ static client_t *client_new(server_t *srv, int fd, bool is_unix) {
     return c;
 }
 
+client_t *conn_create_client(server_t *srv, int fd) { return client_new(srv, fd, false); }
 
 static void remove_from_chain(client_t **head, client_t *c, size_t next_off) {
     for (client_t **pp = head; *pp; pp = (client_t **)((char *)*pp + next_off)) {
@@ -85,6 +88,7 @@ static void remove_from_chain(client_t **head, client_t *c, size_t next_off) {
 }
 
 void conn_free(client_t *c) {
+    repl_client_freed(c);       /* repl_*.c: a replica leaves, or our master link drops */
     multi_client_free(c);
     server_t *srv = c->srv;
     blocking_client_freed(c);   /* leave every wait list, drop the saved request */
@@ -146,7 +150,8 @@ static void accept_one(server_t *srv, int cfd, bool is_unix) {
         reject(cfd, "-ERR max number of clients reached\r\n");
         return;
     }
-    if (!is_unix && srv->cfg.protected_mode && (!srv->cfg.requirepass || !srv->cfg.requirepass[0]) &&
+    /* Protected mode guards a default user without a password (acl.c). */
+    if (!is_unix && srv->cfg.protected_mode && acl_default_nopass(srv) &&
         !net_peer_is_loopback(cfd)) {
         srv->stats.rejected_conn++;
         reject(cfd, protected_msg);
@@ -193,9 +198,13 @@ static void process_input(client_t *c) {
     server_t *srv = c->srv;
     while (c->qb_pos < sds_len(c->querybuf)) {
         if (c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP)) break;
-        if (c->flags & (CLIENT_BLOCKED | CLIENT_PAUSED)) break;   /* the rest waits until it is served */
+        if (c->flags & (CLIENT_BLOCKED | CLIENT_PAUSED | CLIENT_REPL_WAIT)) break;   /* the rest waits until it is served */
+        size_t req_start = c->qb_pos;
         resp_limits_t lim = {srv->cfg.proto_max_bulk_len, !(c->flags & CLIENT_AUTHENTICATED)};
         int r = resp_parse(&c->parser, c->querybuf, sds_len(c->querybuf), &c->qb_pos, &lim);
+        /* repl.h: the master link's offset counts every byte of a request,
+         * also the part a previous read already parsed */
+        if (c->flags & CLIENT_MASTER) repl_master_consumed(c, c->querybuf + req_start, c->qb_pos - req_start);
         if (r == RESP_NEED_MORE) break;
         if (r == RESP_ERR) {
             protocol_error(c, c->parser.error);
@@ -207,6 +216,7 @@ static void process_input(client_t *c) {
         c->argc = argc;
         c->partial_since_ms = 0;   /* a request completed */
         if (argc > 0) commands_process(c);
+        if (c->flags & CLIENT_MASTER) repl_master_applied(c);
         /* Serve clients blocked on keys this command wrote, before anyone
          * else runs a command (a push and its pop look atomic). */
         blocking_handle_ready(srv);
@@ -317,7 +327,9 @@ void conn_mark_pending_write(client_t *c) {
  * block list is measured; the static buffer is bounded anyway. */
 void conn_check_output_limit(client_t *c) {
     if (c->flags & (CLIENT_CLOSE_ASAP | CLIENT_CLOSE_AFTER_REPLY | CLIENT_FAKE)) return;
-    const obuf_limit_t *lim = &c->srv->cfg.obuf_limits[(c->flags & CLIENT_PUBSUB) ? OBUF_PUBSUB : OBUF_NORMAL];
+    if (c->flags & CLIENT_MASTER) return;   /* its output is dropped anyway */
+    int cls = (c->flags & CLIENT_REPLICA) ? OBUF_REPLICA : (c->flags & CLIENT_PUBSUB) ? OBUF_PUBSUB : OBUF_NORMAL;
+    const obuf_limit_t *lim = &c->srv->cfg.obuf_limits[cls];
     long long used = (long long)c->reply_bytes;
     bool over_hard = lim->hard && used >= lim->hard;
     bool over_soft = false;
@@ -360,6 +372,30 @@ static void consume_output(client_t *c, size_t n) {
         c->sentlen = 0;
         zfree(b);
     }
+}
+
+bool conn_flush_now(client_t *c) {
+    while (conn_has_pending_output(c)) {
+        const char *p;
+        size_t len;
+        if (c->bufpos > 0) {
+            p = c->buf + c->sentlen;
+            len = c->bufpos - c->sentlen;
+        } else {
+            p = c->reply_head->buf + c->sentlen;
+            len = c->reply_head->used - c->sentlen;
+        }
+        if (len == 0) {
+            consume_output(c, 0);
+            continue;
+        }
+        ssize_t n = write(c->fd, p, len);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return false;
+        c->srv->stats.net_output_bytes += n;
+        consume_output(c, (size_t)n);
+    }
+    return true;
 }
 
 /* Write as much as the socket takes.  Returns -1 if the client was freed. */
@@ -509,6 +545,7 @@ void conn_cron(server_t *srv) {
         shrink_querybuf(c, srv->mstime);
         if (timeout_ms <= 0) continue;
         if (c->flags & CLIENT_BLOCKED) continue;   /* as Redis: blocked clients have their own timeout */
+        if (c->flags & (CLIENT_MASTER | CLIENT_REPLICA)) continue;   /* repl-timeout governs replication links */
         if (srv->mstime - c->last_interaction_ms > timeout_ms) {
             log_msg(LL_VERBOSE, "Closing idle client");
             conn_free(c);
@@ -527,6 +564,8 @@ sds conn_info_string(sds s, client_t *c) {
     long long now = c->srv->mstime;
     char flags[16];   /* room for every flag letter */
     int fl = 0;
+    if (c->flags & CLIENT_REPLICA) flags[fl++] = 'S';   /* repl_master.c */
+    if (c->flags & CLIENT_MASTER) flags[fl++] = 'M';    /* repl_replica.c */
     if (c->flags & CLIENT_MONITOR) flags[fl++] = 'O';   /* monitor.c */
     if (c->flags & CLIENT_PUBSUB) flags[fl++] = 'P';    /* pubsub.c */
     if (c->flags & CLIENT_CLOSE_AFTER_REPLY) flags[fl++] = 'c';
@@ -547,12 +586,12 @@ sds conn_info_string(sds s, client_t *c) {
     return sds_catprintf(s,
         "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%zu psub=%zu ssub=%zu "
         "multi=%d qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%d rbp=%zu obl=%zu oll=%zu omem=%zu "
-        "tot-mem=%zu events=%s cmd=%s user=default redir=%lld resp=%d lib-name=%s lib-ver=%s",
+        "tot-mem=%zu events=%s cmd=%s user=%s redir=%lld resp=%d lib-name=%s lib-ver=%s",
         (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
         (now - c->ctime_ms) / 1000, (now - c->last_interaction_ms) / 1000, flags, c->db->id,
         pubsub_client_channels(c), pubsub_client_patterns(c), pubsub_client_shard_channels(c),
         multi_queued_count(c),
         qbuf, sds_avail(c->querybuf), CLIENT_BUF_SIZE, c->querybuf_peak, obl, oll, c->reply_bytes, totmem,
-        events, c->lastcmd ? c->lastcmd->fullname : "NULL", tracking_client_redirect(c), c->resp,
+        events, c->lastcmd ? c->lastcmd->fullname : "NULL", acl_client_username(c), tracking_client_redirect(c), c->resp,
         c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "");
 }

@@ -38,10 +38,15 @@
 #define CLIENT_NO_EVICT (1u << 14)          /* conn_cmds.c: CLIENT NO-EVICT on */
 #define CLIENT_PAUSED (1u << 15)            /* pause.c: its request waits for CLIENT PAUSE to end */
 #define CLIENT_PREVENT_PROP (1u << 16)      /* persist.c: the handler fed the AOF itself (persist_propagate) */
+#define CLIENT_CLOSE_AFTER_COMMAND (1u << 17)   /* acl.c: its user went away; closed once this reply is queued */
 #define CLIENT_PUBSUB (1u << 20)            /* pubsub.c: in subscribed mode */
 #define CLIENT_MONITOR (1u << 21)           /* monitor.c: receives every command */
 #define CLIENT_FAKE (1u << 24)              /* script.c: runs redis.call, replies stay in its buffers */
 #define CLIENT_PROTECTED (1u << 25)         /* script.c: its script runs long, not freed until it returns */
+#define CLIENT_MASTER (1u << 26)            /* repl_replica.c: our master's link; replies are not sent */
+#define CLIENT_MASTER_FORCE_REPLY (1u << 27)   /* repl_replica.c: this write (REPLCONF ACK) goes to the master */
+#define CLIENT_REPLICA (1u << 28)           /* repl_master.c: a replica attached to us (SYNC/PSYNC) */
+#define CLIENT_REPL_WAIT (1u << 29)         /* repl_master.c: blocked in WAIT, input paused */
 
 typedef struct reply_block {
     struct reply_block *next;
@@ -93,6 +98,8 @@ struct client {
     struct multi_state *mstate;     /* multi.c: queued commands, set iff in MULTI */
     struct watch_state *wstate;     /* multi.c: WATCHed keys and their dirty flag */
     struct tracking_client *tracking;   /* tracking.c: NULL until CLIENT TRACKING */
+    struct repl_replica *repl;      /* repl_master.c: set iff CLIENT_REPLICA */
+    struct acl_user *user;       /* acl.c: whose permissions apply; NULL = unrestricted (internal) */
 };
 
 /* Accept handler for listeners (registered by server.c). */
@@ -118,6 +125,13 @@ bool conn_has_pending_output(const client_t *c);
  * closed asynchronously (its output is dropped). */
 void conn_check_output_limit(client_t *c);
 size_t conn_output_bytes(const client_t *c);
+/* A client over an already connected socket (repl_replica.c: the master
+ * link becomes a client once the RDB is loaded). */
+client_t *conn_create_client(server_t *srv, int fd);
+/* Write c's queued output now, without freeing it on error (false: not
+ * all of it left; the caller decides).  repl_master.c: +FULLRESYNC must
+ * be on the wire before a diskless child writes to the same socket. */
+bool conn_flush_now(client_t *c);
 /* Serve other clients while a long script runs (script.c's hook). */
 void conn_serve_while_busy(server_t *srv, client_t *skip);
 

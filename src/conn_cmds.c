@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "acl.h"
 #include "blocking.h"
 #include "commands.h"
 #include "keyspace.h"
@@ -40,36 +41,12 @@ static void cmd_quit(client_t *c) {
     c->flags |= CLIENT_CLOSE_AFTER_REPLY;
 }
 
-static bool requirepass_set(const server_t *srv) { return srv->cfg.requirepass && srv->cfg.requirepass[0]; }
-
-/* Constant-time compare so a wrong password's length of match leaks
- * nothing through timing. */
-static bool password_ok(const server_t *srv, const char *pass, size_t len) {
-    const char *want = srv->cfg.requirepass;
-    size_t wlen = strlen(want);
-    unsigned diff = (unsigned)(wlen ^ len);
-    for (size_t i = 0; i < len; i++) diff |= (unsigned char)pass[i] ^ (unsigned char)want[wlen ? i % wlen : 0];
-    return diff == 0;
-}
-
-/* Check user/password; replies with the error and returns false on failure. */
+/* Check user/password (acl.c); replies with the error and returns false on
+ * failure. */
 static bool authenticate_or_reply(client_t *c, robj *user, robj *pass) {
-    if (user && strcmp(user->ptr, "default") != 0) {
-        reply_error(c, "WRONGPASS invalid username-password pair or user is disabled.");
-        return false;
-    }
-    if (!requirepass_set(c->srv)) {
-        /* The default user has no password: any password works with a user
-         * name given (HELLO, AUTH default x), as in Redis. */
-        c->flags |= CLIENT_AUTHENTICATED;
-        return true;
-    }
-    if (!password_ok(c->srv, pass->ptr, sds_len(pass->ptr))) {
-        reply_error(c, "WRONGPASS invalid username-password pair or user is disabled.");
-        return false;
-    }
-    c->flags |= CLIENT_AUTHENTICATED;
-    return true;
+    if (acl_authenticate(c, user, pass)) return true;
+    reply_error(c, "WRONGPASS invalid username-password pair or user is disabled.");
+    return false;
 }
 
 static void cmd_auth(client_t *c) {
@@ -77,14 +54,20 @@ static void cmd_auth(client_t *c) {
         reply_error(c, RL_ERR_SYNTAX);
         return;
     }
-    if (c->argc == 2 && !requirepass_set(c->srv)) {
-        reply_error(c, "AUTH <password> called without any password configured for the default user. "
-                       "Are you sure your configuration is correct?");
-        return;
-    }
     robj *user = c->argc == 3 ? c->argv[1] : NULL;
-    robj *pass = c->argv[c->argc - 1];
-    if (authenticate_or_reply(c, user, pass)) reply_ok(c);
+    if (!user) {
+        /* The one-argument form means the default user, and is refused
+         * when that user needs no password (a likely misconfiguration). */
+        if (acl_default_nopass(c->srv)) {
+            reply_error(c, "AUTH <password> called without any password configured for the default user. "
+                           "Are you sure your configuration is correct?");
+            return;
+        }
+    }
+    robj *name = user ? user : obj_create_string("default", 7);
+    bool ok = authenticate_or_reply(c, name, c->argv[c->argc - 1]);
+    if (!user) obj_decref(name);
+    if (ok) reply_ok(c);
 }
 
 static void cmd_hello(client_t *c) {
@@ -153,7 +136,8 @@ static void cmd_reset(client_t *c) {
     c->resp = 2;
     sds_free(c->name);
     c->name = NULL;
-    if (requirepass_set(c->srv)) c->flags &= ~CLIENT_AUTHENTICATED;
+    c->flags &= ~CLIENT_AUTHENTICATED;
+    acl_client_init(c);   /* back to the default user */
     reply_simple(c, "RESET");
 }
 
@@ -210,10 +194,25 @@ static void cmd_client_info(client_t *c) {
     sds_free(s);
 }
 
+/* CLIENT LIST/KILL TYPE classes: 0 normal, 1 pubsub, 2 replica, 3 master
+ * (our master's link). */
+static int client_class(const client_t *o) {
+    if (o->flags & CLIENT_MASTER) return 3;
+    if (o->flags & CLIENT_REPLICA) return 2;
+    return (o->flags & CLIENT_PUBSUB) ? 1 : 0;
+}
+
+static int class_by_name(const char *t) {
+    if (!strcasecmp(t, "pubsub")) return 1;
+    if (!strcasecmp(t, "normal")) return 0;
+    if (!strcasecmp(t, "master")) return 3;
+    return 2;
+}
+
 static void cmd_client_list(client_t *c) {
     sds s = sds_empty();
     bool filter_ids = false;
-    int want_type = -1;   /* -1 any, 0 normal, 1 pubsub, 2 replica/master (none) */
+    int want_type = -1;   /* -1 any, else client_class() */
     if (c->argc >= 4 && !strcasecmp(c->argv[2]->ptr, "type")) {
         const char *t = c->argv[3]->ptr;
         if (strcasecmp(t, "normal") && strcasecmp(t, "master") && strcasecmp(t, "replica") && strcasecmp(t, "slave") &&
@@ -222,10 +221,7 @@ static void cmd_client_list(client_t *c) {
             sds_free(s);
             return;
         }
-        /* No replicas exist; subscribers are "pubsub", everyone else "normal". */
-        if (!strcasecmp(t, "pubsub")) want_type = 1;
-        else if (!strcasecmp(t, "normal")) want_type = 0;
-        else want_type = 2;
+        want_type = class_by_name(t);
     } else if (c->argc >= 4 && !strcasecmp(c->argv[2]->ptr, "id")) {
         filter_ids = true;
     } else if (c->argc != 2) {
@@ -234,7 +230,7 @@ static void cmd_client_list(client_t *c) {
         return;
     }
     for (client_t *o = c->srv->clients_head; o; o = o->next) {
-        if (want_type >= 0 && want_type != ((o->flags & CLIENT_PUBSUB) ? 1 : 0)) continue;
+        if (want_type >= 0 && want_type != client_class(o)) continue;
         if (filter_ids) {
             bool hit = false;
             for (int j = 3; j < c->argc; j++) {
@@ -283,9 +279,10 @@ static void cmd_client_kill(client_t *c) {
         return;
     }
     long long id = 0;
-    const char *addr = NULL, *laddr = NULL, *user = NULL;
+    const char *addr = NULL, *laddr = NULL;
+    acl_user_t *user = NULL;
     bool skipme = true;
-    int kill_type = -1;   /* as CLIENT LIST's filter: 0 normal, 1 pubsub, 2 replica (none) */
+    int kill_type = -1;   /* -1 any, else client_class() */
     for (int j = 2; j < c->argc; j += 2) {
         const char *k = c->argv[j]->ptr, *v = c->argv[j + 1]->ptr;
         if (!strcasecmp(k, "id")) {
@@ -296,11 +293,11 @@ static void cmd_client_kill(client_t *c) {
         } else if (!strcasecmp(k, "addr")) addr = v;
         else if (!strcasecmp(k, "laddr")) laddr = v;
         else if (!strcasecmp(k, "user")) {
-            if (strcmp(v, "default")) {   /* the only user until ACLs exist */
+            user = acl_find_user(c->srv, v, strlen(v));
+            if (!user) {
                 reply_error(c, "No such user '%s'", v);
                 return;
             }
-            user = v;
         }
         else if (!strcasecmp(k, "type")) {
             if (strcasecmp(v, "normal") && strcasecmp(v, "master") && strcasecmp(v, "replica") &&
@@ -308,7 +305,7 @@ static void cmd_client_kill(client_t *c) {
                 reply_error(c, "Unknown client type '%s'", v);
                 return;
             }
-            kill_type = !strcasecmp(v, "pubsub") ? 1 : !strcasecmp(v, "normal") ? 0 : 2;
+            kill_type = class_by_name(v);
         } else if (!strcasecmp(k, "skipme")) {
             if (!strcasecmp(v, "yes")) skipme = true;
             else if (!strcasecmp(v, "no")) skipme = false;
@@ -327,9 +324,9 @@ static void cmd_client_kill(client_t *c) {
         if (id && o->id != (uint64_t)id) continue;
         if (addr && strcmp(o->addr, addr)) continue;
         if (laddr && strcmp(o->laddr, laddr)) continue;
-        if (user && strcmp(user, "default")) continue;
+        if (user && o->user != user) continue;
         if (o == c && skipme) continue;
-        if (kill_type >= 0 && kill_type != ((o->flags & CLIENT_PUBSUB) ? 1 : 0)) continue;
+        if (kill_type >= 0 && kill_type != client_class(o)) continue;
         self |= kill_client(c, o);
         killed++;
     }

@@ -13,6 +13,7 @@
 #include <endian.h>
 #include <string.h>
 
+#include "acl.h"
 #include "commands.h"
 #include "crc64.h"
 #include "evict.h"
@@ -45,10 +46,14 @@ bool dump_payload_verify(const unsigned char *p, size_t len) {
     return memcmp(&crc, footer + 2, 8) == 0;
 }
 
-robj *dump_payload_load(server_t *srv, const unsigned char *p, size_t len, char *err) {
+robj *dump_payload_load(client_t *c, const unsigned char *p, size_t len, char *err) {
+    server_t *srv = c->srv;
+    /* "clients" sanitizes what clients send unless their ACL user says
+     * skip-sanitize-payload (acl.c), as in Redis 7.0. */
+    bool trusted = srv->cfg.sanitize_dump_payload == SANITIZE_NO ||
+                   (srv->cfg.sanitize_dump_payload == SANITIZE_CLIENTS && acl_client_skips_sanitize(c));
     /* The footer is not part of the value: a value running into it is
      * truncated, not a value that happens to end with CRC bytes. */
-    bool trusted = srv->cfg.sanitize_dump_payload == SANITIZE_NO;
     return rdb_load_value(srv, p, len - DUMP_FOOTER_LEN, trusted, err);
 }
 
@@ -129,7 +134,7 @@ static void cmd_restore(client_t *c) {
         return;
     }
     char err[256];
-    robj *val = dump_payload_load(c->srv, p, len, err);
+    robj *val = dump_payload_load(c, p, len, err);
     if (!val) {
         reply_error(c, "Bad data format");
         return;
@@ -153,5 +158,7 @@ static void cmd_restore(client_t *c) {
 command_t dump_commands[] = {
     {"dump", cmd_dump, 2, CMD_READONLY, 1, 1, 1, "generic", "Return a serialized version of the value stored at the specified key.", "2.6.0", NULL},
     {"restore", cmd_restore, -4, CMD_WRITE | CMD_DENYOOM, 1, 1, 1, "generic", "Create a key using the provided serialized value, previously obtained using DUMP.", "2.6.0", NULL},
+    /* What MIGRATE sends in a cluster; outside one it is RESTORE (Redis 7.0). */
+    {"restore-asking", cmd_restore, -4, CMD_WRITE | CMD_DENYOOM | CMD_ASKING, 1, 1, 1, "server", "An internal command for migrating keys in a cluster", "3.0.0", NULL},
     {0},
 };

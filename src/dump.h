@@ -16,7 +16,7 @@ sds dump_payload_create(server_t *srv, robj *val);
 bool dump_payload_verify(const unsigned char *p, size_t len);
 /* The value of a verified payload as a new object, or NULL with err (256
  * bytes) saying why. */
-robj *dump_payload_load(server_t *srv, const unsigned char *p, size_t len, char *err);
+robj *dump_payload_load(client_t *c, const unsigned char *p, size_t len, char *err);
 /* A deep copy of val (COPY); NULL only if the value cannot be encoded. */
 robj *dump_copy_value(server_t *srv, robj *val);
 

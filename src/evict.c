@@ -26,6 +26,8 @@
 #include "keyspace.h"
 #include "lazyfree.h"
 #include "notify.h"
+#include "propagate.h"
+#include "repl.h"
 #include "util.h"
 
 typedef struct pool_entry {
@@ -246,13 +248,25 @@ static sds pick_victim(server_t *srv, evict_t *ev, int *dbid) {
 
 /* ---------------------------------------------------------------- main */
 
-static bool over_limit(const server_t *srv) { return zmalloc_used_memory() > (size_t)srv->cfg.maxmemory; }
+/* Memory that eviction cannot win back and must not chase (Redis's
+ * "not counted for evict"): the replication backlog and the replicas'
+ * output buffers; counting them would evict the dataset to make room for
+ * the very stream that carries the evictions. */
+static size_t counted_memory(const server_t *srv) {
+    size_t used = zmalloc_used_memory();
+    size_t skip = repl_backlog_memory(srv) + repl_replica_buffers_memory(srv);
+    return used > skip ? used - skip : 0;
+}
+
+static bool over_limit(const server_t *srv) { return counted_memory(srv) > (size_t)srv->cfg.maxmemory; }
 
 bool evict_perform(server_t *srv) {
     if (srv->cfg.maxmemory <= 0 || !over_limit(srv)) return true;
+    /* repl.h: a replica holds what its master holds (replica-ignore-maxmemory) */
+    if (repl_is_replica(srv) && srv->cfg.replica_ignore_maxmemory) return true;
     if (srv->cfg.maxmemory_policy == MAXMEMORY_NOEVICTION) return false;
     evict_t *ev = srv->evict;
-    size_t to_free = zmalloc_used_memory() - (size_t)srv->cfg.maxmemory, freed = 0;
+    size_t to_free = counted_memory(srv) - (size_t)srv->cfg.maxmemory, freed = 0;
     bool lazy = srv->cfg.lazyfree_lazy_eviction;
     long long start = util_ustime();
     unsigned long evicted = 0;
@@ -263,6 +277,7 @@ bool evict_perform(server_t *srv) {
         size_t before = zmalloc_used_memory();
         robj k = {.type = OBJ_STRING, .encoding = OBJ_ENCODING_RAW, .refcount = 1, .ptr = key};
         db_delete_lazy(&srv->dbs[dbid], &k, lazy);
+        propagate_del(srv, dbid, &k, lazy);   /* replicas and the AOF drop it too */
         size_t after = zmalloc_used_memory();
         notify_keyspace_event(srv, NOTIFY_EVICTED, "evicted", &k, dbid);   /* notify.c */
         sds_free(key);

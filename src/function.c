@@ -233,7 +233,7 @@ void functions_free(server_t *srv) {
     srv->scripting->functions = NULL;
 }
 
-static void functions_flush(server_t *srv) {
+void functions_flush(server_t *srv) {
     functions_t *F = F(srv);
     state_free(F);
     state_new(F, srv);

@@ -9,9 +9,11 @@
 #include <sys/resource.h>
 #include <sys/utsname.h>
 
+#include "acl.h"
 #include "blocking.h"
 #include "commands.h"
 #include "defrag.h"
+#include "latency_track.h"
 #include "lazyfree.h"
 #include "pubsub.h"
 #include "conn.h"
@@ -19,6 +21,7 @@
 #include "keyspace.h"
 #include "memory.h"
 #include "persist.h"
+#include "repl.h"
 #include "tracking.h"
 #include "script.h"
 #include "util.h"
@@ -132,10 +135,10 @@ static sds sec_memory(server_t *srv, sds s) {
         "rss_overhead_bytes:%lld\r\n"
         "mem_fragmentation_ratio:%.2f\r\n"
         "mem_fragmentation_bytes:%lld\r\n"
-        "mem_not_counted_for_evict:0\r\n"
-        "mem_replication_backlog:0\r\n"
-        "mem_total_replication_buffers:0\r\n"
-        "mem_clients_slaves:0\r\n"
+        "mem_not_counted_for_evict:%zu\r\n"
+        "mem_replication_backlog:%zu\r\n"
+        "mem_total_replication_buffers:%zu\r\n"
+        "mem_clients_slaves:%zu\r\n"
         "mem_clients_normal:%zu\r\n"
         "mem_cluster_links:0\r\n"
         "mem_aof_buffer:0\r\n"
@@ -145,7 +148,9 @@ static sds sec_memory(server_t *srv, sds s) {
         "lazyfreed_objects:%llu\r\n",
         config_policy_name(srv->cfg.maxmemory_policy), r.allocator_frag_ratio, r.allocator_frag_bytes,
         r.allocator_rss_ratio, r.allocator_rss_bytes, r.rss_overhead_ratio, r.rss_overhead_bytes, r.frag_ratio,
-        r.frag_bytes, r.clients_normal, zmalloc_lib(), ds.running_cpu_pct, lazy_pending,
+        r.frag_bytes, repl_backlog_memory(srv) + repl_replica_buffers_memory(srv), repl_backlog_memory(srv),
+        repl_backlog_memory(srv) + repl_replica_buffers_memory(srv), repl_replica_buffers_memory(srv),
+        r.clients_normal, zmalloc_lib(), ds.running_cpu_pct, lazy_pending,
         lazy_freed);
 }
 
@@ -162,9 +167,11 @@ static long long ring_avg(const long long *ring) {
 
 static sds sec_stats(server_t *srv, sds s) {
     server_stats_t *st = &srv->stats;
+    long long sync_full, sync_ok, sync_err;
+    repl_sync_stats(srv, &sync_full, &sync_ok, &sync_err);   /* repl_info.c */
     defrag_stats_t ds;
     defrag_get_stats(srv, &ds);
-    return sds_catprintf(s,
+    s = sds_catprintf(s,
         "# Stats\r\n"
         "total_connections_received:%lld\r\n"
         "total_commands_processed:%lld\r\n"
@@ -174,9 +181,9 @@ static sds sec_stats(server_t *srv, sds s) {
         "instantaneous_input_kbps:%.2f\r\n"
         "instantaneous_output_kbps:%.2f\r\n"
         "rejected_connections:%lld\r\n"
-        "sync_full:0\r\n"
-        "sync_partial_ok:0\r\n"
-        "sync_partial_err:0\r\n"
+        "sync_full:%lld\r\n"
+        "sync_partial_ok:%lld\r\n"
+        "sync_partial_err:%lld\r\n"
         "expired_keys:%lld\r\n"
         "expired_stale_perc:0.00\r\n"
         "expired_time_cap_reached_count:0\r\n"
@@ -212,28 +219,25 @@ static sds sec_stats(server_t *srv, sds s) {
         "io_threaded_writes_processed:0\r\n",
         st->numconnections, st->numcommands, ring_avg(st->ops_samples), st->net_input_bytes,
         st->net_output_bytes, ring_avg(st->net_in_samples) / 1024.0, ring_avg(st->net_out_samples) / 1024.0,
-        st->rejected_conn, st->expiredkeys, st->expire_cycle_cpu_ms, st->evictedkeys, st->keyspace_hits,
+        st->rejected_conn, sync_full, sync_ok, sync_err, st->expiredkeys, st->expire_cycle_cpu_ms, st->evictedkeys, st->keyspace_hits,
         st->keyspace_misses, pubsub_channel_count(srv), pubsub_pattern_count(srv), pubsub_shard_channel_count(srv),
         srv->persist->latest_fork_usec, srv->persist->total_forks,   /* persist.c */
         ds.hits, ds.misses, ds.key_hits, ds.key_misses, ds.total_time_ms, ds.current_time_ms,
         tracking_total_keys(srv), tracking_total_items(srv), tracking_total_prefixes(srv), st->unexpected_error_replies, st->total_error_replies, st->io_reads, st->io_writes);
+    /* acl.c: denials by kind (Redis 7.2's names; 7.0 lacks them). */
+    const acl_stats_t *as = acl_get_stats(srv);
+    s = sds_catprintf(s,
+        "acl_access_denied_auth:%lld\r\n"
+        "acl_access_denied_cmd:%lld\r\n"
+        "acl_access_denied_key:%lld\r\n"
+        "acl_access_denied_channel:%lld\r\n",
+        as->denied_auth, as->denied_cmd, as->denied_key, as->denied_channel);
+    return s;
 }
 
 static sds sec_replication(server_t *srv, sds s) {
-    return sds_catprintf(s,
-        "# Replication\r\n"
-        "role:master\r\n"
-        "connected_slaves:0\r\n"
-        "master_failover_state:no-failover\r\n"
-        "master_replid:%s\r\n"
-        "master_replid2:0000000000000000000000000000000000000000\r\n"
-        "master_repl_offset:0\r\n"
-        "second_repl_offset:-1\r\n"
-        "repl_backlog_active:0\r\n"
-        "repl_backlog_size:1048576\r\n"
-        "repl_backlog_first_byte_offset:0\r\n"
-        "repl_backlog_histlen:0\r\n",
-        srv->run_id);
+    s = sds_cat(s, "# Replication\r\n");
+    return repl_info(srv, s);   /* repl_info.c owns these figures */
 }
 
 static sds sec_cpu(server_t *srv, sds s) {
@@ -310,6 +314,7 @@ static const section sections[] = {
     {"persistence", sec_persistence, true}, {"stats", sec_stats, true}, {"replication", sec_replication, true},
     {"cpu", sec_cpu, true}, {"modules", sec_modules, true}, {"errorstats", sec_errorstats, true},
     {"cluster", sec_cluster, true}, {"keyspace", sec_keyspace, true}, {"commandstats", sec_commandstats, false},
+    {"latencystats", latency_track_info, false},   /* latency_track.c */
 };
 #define N_SECTIONS (sizeof(sections) / sizeof(sections[0]))
 

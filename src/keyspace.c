@@ -14,6 +14,8 @@
 #include "lazyfree.h"
 #include "multi.h"
 #include "pause.h"
+#include "propagate.h"
+#include "repl.h"
 #include "tracking.h"
 #include "notify.h"
 #include "reply.h"
@@ -77,11 +79,18 @@ static void replace_value(db_t *db, dict_entry *de, robj *val) {
 bool db_expire_if_needed(db_t *db, robj *key) {
     long long when = db_get_expire(db, key);
     if (when < 0 || when > db->srv->mstime) return false;
+    /* repl.h: on a replica the master decides: its link sees the key until
+     * the DEL arrives, other clients see it gone, nothing is deleted here. */
+    if (!repl_keys_expire_locally(db->srv)) {
+        client_t *cur = db->srv->current_client;
+        return !(cur && (cur->flags & CLIENT_MASTER));
+    }
     /* pause.c: during CLIENT PAUSE the dataset holds still; the key only
      * looks missing until the pause ends. */
     if (pause_active(db->srv)) return true;
     tracking_invalidate_key(db->srv, key->ptr);   /* and cached copies */
     delete_sds_key(db, key->ptr, db->srv->cfg.lazyfree_lazy_expire);
+    propagate_del(db->srv, db->id, key, db->srv->cfg.lazyfree_lazy_expire);   /* AOF and replicas: DEL */
     multi_touch_key(db->srv, db->id, key->ptr);   /* an expiry invalidates WATCH (after: multi.c looks) */
     db->srv->stats.expiredkeys++;
     notify_keyspace_event(db->srv, NOTIFY_EXPIRED, "expired", key, db->id);   /* notify.c */

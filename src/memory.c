@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "alloc_advice.h"
 #include "commands.h"
 #include "conn.h"
 #include "keyspace.h"
@@ -206,9 +207,11 @@ static void cmd_memory_doctor(client_t *c) {
 
 static void cmd_memory_help(client_t *c) {
     static const char *help[] = {
+        "ALLOCATOR-ADVICE", "    Predict what each supported allocator needs for the live allocations (fragmentation from churn is not predicted).",
         "DOCTOR", "    Return memory problems reports.",
         "MALLOC-STATS", "    Return internal statistics report from the memory allocator.",
         "PURGE", "    Attempt to purge dirty pages for reclamation by the allocator.",
+        "SIZES [REQUESTED]", "    Return the live allocation size histogram: [max-size, blocks, bytes] per bucket.",
         "STATS", "    Return information about the memory usage of the server.",
         "USAGE <key> [SAMPLES <count>]", "    Return memory in bytes used by <key> and its value. Nested values are",
         "    sampled up to <count> times (default: 5, 0 means sample all).", NULL};
@@ -221,6 +224,8 @@ static command_t memory_subcommands[] = {
     {"purge", cmd_memory_purge, 2, 0, 0, 0, 0, "server", "Ask the allocator to release memory", "4.0.0", NULL},
     {"malloc-stats", cmd_memory_malloc_stats, 2, 0, 0, 0, 0, "server", "Show allocator internal stats", "4.0.0", NULL},
     {"doctor", cmd_memory_doctor, 2, 0, 0, 0, 0, "server", "Outputs memory problems report", "4.0.0", NULL},
+    {"allocator-advice", cmd_memory_allocator_advice, 2, 0, 0, 0, 0, "server", "Predict each supported allocator's memory for the live allocations", "7.0.0", NULL},
+    {"sizes", cmd_memory_sizes, -2, 0, 0, 0, 0, "server", "Show the live allocation size histogram", "7.0.0", NULL},
     {"help", cmd_memory_help, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Show helpful text about the different subcommands", "4.0.0", NULL},
     {0},
 };

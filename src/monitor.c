@@ -50,6 +50,15 @@ bool monitor_arg_redacted(const client_t *c, int j) {
     if (!c->cmd || j < 1) return false;
     const char *name = c->cmd->parent ? c->cmd->parent->name : c->cmd->name;
     if (!strcmp(name, "auth")) return true;
+    /* ACL SETUSER: the user name and every rule (a rule may be a password). */
+    if (c->cmd->parent && !strcmp(name, "acl") && !strcmp(c->cmd->name, "setuser")) return j >= 2;
+    if (!strcmp(name, "migrate")) {
+        /* MIGRATE ... AUTH password / AUTH2 username password */
+        for (int i = 6; i < j && i < c->argc; i++) {
+            if (!strcasecmp(c->argv[i]->ptr, "auth") && j == i + 1) return true;
+            if (!strcasecmp(c->argv[i]->ptr, "auth2") && (j == i + 1 || j == i + 2)) return true;
+        }
+    }
     if (!strcmp(name, "hello")) {
         /* HELLO [protover [AUTH username password] [SETNAME name]] */
         for (int i = 1; i < j && i < c->argc; i++)

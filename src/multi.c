@@ -6,12 +6,14 @@
  *     it; each client keeps the list of its own watched entries, so both
  *     directions can be undone when it unwatches or disconnects.
  *   - queued argv objects hold a reference each until EXEC or DISCARD. */
+#include "acl.h"
 #include "multi.h"
 
 #include <string.h>
 
 #include "commands.h"
 #include "keyspace.h"
+#include "propagate.h"
 #include "reply.h"
 
 #define CLIENT_MULTI_ERROR 1   /* a queueing error: EXEC aborts */
@@ -318,6 +320,19 @@ static void cmd_discard(client_t *c) {
     reply_ok(c);
 }
 
+/* Redis 7.0's texts for a queued command the user may no longer run. */
+static bool exec_acl_allows_or_reply(client_t *c, command_t *cmd) {
+    int pos;
+    int r = acl_check_and_log(c, c->user, cmd, c->argv, c->argc, ACL_CTX_MULTI, &pos);
+    if (r == ACL_OK) return true;
+    const char *why = r == ACL_DENIED_CMD   ? "no permission to execute the command or subcommand"
+                      : r == ACL_DENIED_KEY ? "no permission to touch the specified keys"
+                                            : "no permission to access one of the channels used as arguments";
+    reply_error(c, "NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC "
+                   "call. This command is no longer allowed for the following reason: %s", why);
+    return false;
+}
+
 static void cmd_exec(client_t *c) {
     if (!c->mstate) {
         reply_error(c, "EXEC without MULTI");
@@ -346,11 +361,16 @@ static void cmd_exec(client_t *c) {
     command_t *saved_cmd = c->cmd;
     reply_array_len(c, m->count);
     c->flags |= CLIENT_DENY_BLOCKING;
+    /* propagate.c: the writes reach the AOF and replicas as one MULTI/EXEC */
+    propagate_unit_begin(c->srv);
     for (int i = 0; i < m->count; i++) {
         c->argc = m->cmds[i].argc;
         c->argv = m->cmds[i].argv;
+        /* acl.c: the rules may have changed since the command was queued. */
+        if (!exec_acl_allows_or_reply(c, m->cmds[i].cmd)) continue;
         commands_call(c, m->cmds[i].cmd);
     }
+    propagate_unit_end(c->srv);
     c->flags &= ~CLIENT_DENY_BLOCKING;
     c->argc = saved_argc;
     c->argv = saved_argv;

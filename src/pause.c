@@ -25,7 +25,8 @@ typedef struct waiting {
 } waiting_t;
 
 struct pause {
-    int type;                   /* PAUSE_* */
+    int type;                   /* PAUSE_* of CLIENT PAUSE */
+    bool held;                  /* FAILOVER holds writes (repl_failover.c) */
     long long end_ms;           /* unix ms */
     waiting_t *waiting;
     size_t n, cap;
@@ -45,7 +46,13 @@ void pause_free(pause_t *p) {
     zfree(p);
 }
 
-bool pause_active(server_t *srv) { return srv->pause->type != PAUSE_NONE; }
+/* The pause in force: CLIENT PAUSE's, or WRITE while FAILOVER holds. */
+static int effective(const pause_t *p) {
+    if (p->type != PAUSE_NONE) return p->type;
+    return p->held ? PAUSE_WRITE : PAUSE_NONE;
+}
+
+bool pause_active(server_t *srv) { return effective(srv->pause) != PAUSE_NONE; }
 
 /* Writes, and commands that may replicate (PUBLISH, ...), or an EXEC of
  * any of them. */
@@ -58,7 +65,11 @@ static bool covered(const client_t *c, const command_t *cmd, int type) {
 
 bool pause_postpone(client_t *c, const command_t *cmd) {
     pause_t *p = c->srv->pause;
-    if (p->type == PAUSE_NONE || !covered(c, cmd, p->type)) return false;
+    /* Replication links are never paused: the master's stream must apply
+     * in order, and replicas' ACKs are what a FAILOVER waits for. */
+    if (c->flags & (CLIENT_MASTER | CLIENT_REPLICA)) return false;
+    int type = effective(p);
+    if (type == PAUSE_NONE || !covered(c, cmd, type)) return false;
     if (p->n == p->cap) {
         p->cap = p->cap ? p->cap * 2 : 8;
         p->waiting = zrealloc(p->waiting, p->cap * sizeof(waiting_t));
@@ -80,7 +91,7 @@ static void end_pause(server_t *srv) {
     p->end_ms = 0;
     /* Run the postponed requests in arrival order; a request may pause the
      * server again, and then the rest wait for that pause. */
-    while (p->n && p->type == PAUSE_NONE) {
+    while (p->n && effective(p) == PAUSE_NONE) {
         waiting_t w = p->waiting[0];
         memmove(p->waiting, p->waiting + 1, (p->n - 1) * sizeof(waiting_t));
         p->n--;
@@ -98,6 +109,12 @@ static void end_pause(server_t *srv) {
         c->argc = 0;
         if (!(c->flags & CLIENT_PAUSED)) conn_process_input(c);
     }
+}
+
+void pause_hold_writes(server_t *srv, bool on) {
+    pause_t *p = srv->pause;
+    p->held = on;
+    if (!on && p->type == PAUSE_NONE) end_pause(srv);
 }
 
 void pause_check_deadline(server_t *srv) {

@@ -27,6 +27,10 @@ bool pause_postpone(client_t *c, const command_t *cmd);
 bool pause_active(server_t *srv);
 /* Cron and before-sleep: end an expired pause and run what waited. */
 void pause_check_deadline(server_t *srv);
+/* repl_failover.c: hold writes (as CLIENT PAUSE WRITE with no deadline)
+ * while FAILOVER hands the master role over; off runs what waited (unless
+ * a CLIENT PAUSE still holds them). */
+void pause_hold_writes(server_t *srv, bool on);
 /* conn.c (conn_free): drop c's postponed request. */
 void pause_client_freed(client_t *c);
 

@@ -23,7 +23,10 @@
 
 #include "aof.h"
 #include "keyspace.h"
+#include "latency.h"
 #include "log.h"
+#include "propagate.h"
+#include "repl.h"
 #include "rdb.h"
 #include "reply.h"
 #include "util.h"
@@ -180,7 +183,9 @@ static int child_main(server_t *srv, int type, int pipe_fd) {
     return rc;
 }
 
-int persist_fork(server_t *srv, int type, const char **err) {
+int persist_fork(server_t *srv, int type, const char **err) { return persist_fork_with(srv, type, NULL, NULL, err); }
+
+int persist_fork_with(server_t *srv, int type, persist_child_fn *body, void *arg, const char **err) {
     persist_t *p = P(srv);
     if (p->child_pid > 0) {
         *err = "child process already active";
@@ -199,7 +204,14 @@ int persist_fork(server_t *srv, int type, const char **err) {
         signal(SIGINT, SIG_DFL);
         signal(SIGUSR1, SIG_DFL);
         close(fds[0]);
-        int rc = child_main(srv, type, fds[1]);
+        int rc;
+        if (body) {
+            uint64_t cow = 0;
+            rc = body(srv, arg);
+            if (rio_write_all(fds[1], &cow, sizeof(cow)) != 0) { /* the parent just reports 0 */ }
+        } else {
+            rc = child_main(srv, type, fds[1]);
+        }
         _exit(rc);
     }
     if (pid < 0) {
@@ -210,12 +222,16 @@ int persist_fork(server_t *srv, int type, const char **err) {
     }
     close(fds[1]);
     p->latest_fork_usec = util_ustime() - start;
+    p->fork_rate = (double)zmalloc_used_memory() * 1000000 / (double)(p->latest_fork_usec ? p->latest_fork_usec : 1) /
+                   (1024.0 * 1024 * 1024);
+    latency_add_sample_if_needed(srv, "fork", p->latest_fork_usec / 1000);   /* latency.c */
     p->total_forks++;
     p->child_pid = pid;
     p->child_type = type;
     p->child_pipe = fds[0];
     p->child_start_ms = start / 1000;
     p->dirty_at_fork = srv->dirty;
+    p->child_writes_no_file = body != NULL;
     return 0;
 }
 
@@ -271,8 +287,12 @@ static void check_child(server_t *srv) {
     p->child_pid = -1;
     p->child_type = PERSIST_CHILD_NONE;
     if (type == PERSIST_CHILD_RDB) {
-        p->rdb_last_cow_size = cow;
-        rdb_child_done(srv, child, ok, signo);
+        /* A child that wrote to sockets (diskless sync) saved nothing. */
+        if (!p->child_writes_no_file) {
+            p->rdb_last_cow_size = cow;
+            rdb_child_done(srv, child, ok, signo);
+        }
+        repl_rdb_child_done(srv, ok);   /* replicas waiting for this RDB */
     } else {
         aof_rewrite_done(srv, p->aof, child, ok, cow);
     }
@@ -378,6 +398,17 @@ static bool load_rdb(server_t *srv) {
     return true;
 }
 
+bool persist_reload_rdb(server_t *srv) {
+    sds path = persist_path(srv, srv->cfg.dbfilename);
+    bool exists = access(path, R_OK) == 0;
+    sds_free(path);
+    if (!exists) return false;
+    P(srv)->loading = true;
+    bool ok = load_rdb(srv);
+    P(srv)->loading = false;
+    return ok;
+}
+
 bool persist_load_at_startup(server_t *srv) {
     persist_t *p = P(srv);
     p->loading = true;
@@ -443,38 +474,23 @@ bool persist_write_allowed_or_reply(client_t *c) {
 
 void persist_after_command(client_t *c, long long dirty_before) {
     server_t *srv = c->srv;
-    persist_t *p = P(srv);
     bool prevented = c->flags & CLIENT_PREVENT_PROP;
     c->flags &= ~CLIENT_PREVENT_PROP;
-    if (prevented || !p || p->loading || srv->dirty == dirty_before || !aof_is_on(p->aof)) return;
-    aof_feed(srv, p->aof, c->db->id, c->argv, c->argc);
+    if (prevented || srv->dirty == dirty_before) return;
+    propagate_command(srv, c->db->id, c->argv, c->argc);   /* AOF and replicas */
 }
 
 /* A script's effects (script.c): every write it runs is fed as usual, and
- * the AOF logs them as one unit when the script ends. */
-void persist_effects_begin(server_t *srv) {
-    persist_t *p = P(srv);
-    if (p && p->aof && !p->loading && aof_is_on(p->aof)) aof_stage_begin(p->aof);
-}
+ * they are logged as one unit when the script ends (propagate.c). */
+void persist_effects_begin(server_t *srv) { propagate_unit_begin(srv); }
+void persist_effects_mute(server_t *srv, bool mute) { propagate_unit_mute(srv, mute); }
+void persist_effects_end(server_t *srv) { propagate_unit_end(srv); }
 
-void persist_effects_mute(server_t *srv, bool mute) {
-    persist_t *p = P(srv);
-    if (p && p->aof) aof_stage_mute(p->aof, mute);
-}
-
-void persist_effects_end(server_t *srv) {
-    persist_t *p = P(srv);
-    if (p && p->aof) aof_stage_end(p->aof);
-}
-
-bool persist_propagation_on(const client_t *c) {
-    persist_t *p = P(c->srv);
-    return p && !p->loading && aof_is_on(p->aof);
-}
+bool persist_propagation_on(const client_t *c) { return propagate_wanted(c->srv); }
 
 void persist_propagate(client_t *c, robj **argv, int argc) {
     c->flags |= CLIENT_PREVENT_PROP;
-    if (argc && persist_propagation_on(c)) aof_feed(c->srv, P(c->srv)->aof, c->db->id, argv, argc);
+    if (argc) propagate_command(c->srv, c->db->id, argv, argc);
 }
 
 /* --------------------------------------------------------------- commands */

@@ -27,7 +27,9 @@ typedef struct persist {
     int child_type;                 /* PERSIST_CHILD_* */
     int child_pipe;                 /* read end: the child reports its COW bytes */
     long long child_start_ms;
+    bool child_writes_no_file;      /* persist_fork_with: its body is not a save */
     long long latest_fork_usec;     /* INFO stats */
+    double fork_rate;               /* GB of used memory per second of the last fork (LATENCY DOCTOR) */
     long long total_forks;
     /* RDB */
     bool last_bgsave_ok;            /* rdb_last_bgsave_status */
@@ -47,6 +49,9 @@ void persist_free(server_t *srv);
 /* Load the AOF (appendonly yes) or the RDB file; false means start-up
  * must stop (the reason is logged). */
 bool persist_load_at_startup(server_t *srv);
+/* DEBUG RELOAD: load the RDB file into the (emptied) databases; false when
+ * it is missing or unreadable (logged). */
+bool persist_reload_rdb(server_t *srv);
 void persist_cron(server_t *srv);
 void persist_before_sleep(server_t *srv);
 /* Final save on shutdown: with save points (or force_save), unless nosave.
@@ -75,6 +80,10 @@ bool persist_propagation_on(const client_t *c);
 int persist_save(server_t *srv);
 /* Fork a child; err gets the reason on failure. */
 int persist_fork(server_t *srv, int type, const char **err);
+/* The same child slot with another body (repl_diskless.c writes the RDB to
+ * replicas' sockets); body's return value is the child's exit code. */
+typedef int persist_child_fn(server_t *srv, void *arg);
+int persist_fork_with(server_t *srv, int type, persist_child_fn *body, void *arg, const char **err);
 bool persist_child_active(const server_t *srv);
 
 sds persist_info(server_t *srv, sds s);   /* the "# Persistence" section body */

@@ -255,6 +255,22 @@ void pubsub_client_freed(client_t *c) {
     c->flags &= ~CLIENT_PUBSUB;
 }
 
+void pubsub_foreach_subscription(client_t *c, void (*fn)(void *arg, const char *name, size_t len, bool is_pattern),
+                                 void *arg) {
+    if (!c->ps) return;
+    dict *sets[3] = {c->ps->channels, c->ps->patterns, c->ps->shard};
+    for (int i = 0; i < 3; i++) {
+        dict_iter it;
+        dict_entry *de;
+        dict_iter_init(&it, sets[i], false);
+        while ((de = dict_next(&it))) {
+            sds name = dict_get_key(sets[i], de);
+            fn(arg, name, sds_len(name), i == 1);
+        }
+        dict_iter_release(&it);
+    }
+}
+
 /* ------------------------------------------------------------ publishing */
 
 long long pubsub_publish(server_t *srv, const char *chan, size_t clen, const char *msg, size_t mlen) {

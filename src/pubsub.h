@@ -40,6 +40,10 @@ size_t pubsub_pattern_count(const server_t *srv);
 size_t pubsub_shard_channel_count(const server_t *srv);
 /* May cmd run on a RESP2 client in subscribed mode? */
 bool pubsub_allowed_in_context(const command_t *cmd);
+/* Visit every channel, pattern and shard channel c is subscribed to
+ * (acl.c: which subscriptions a changed user may keep). */
+void pubsub_foreach_subscription(client_t *c, void (*fn)(void *arg, const char *name, size_t len, bool is_pattern),
+                                 void *arg);
 
 extern command_t pubsub_commands[];
 

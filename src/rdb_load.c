@@ -221,6 +221,15 @@ static robj *get_string_object(reader_t *r) {
     return obj_create_string(sv.p, sv.len);
 }
 
+/* A zmalloc'd copy of len bytes; an empty blob still gets a block (our
+ * encodings never hold NULL) but nothing is read from p, which may point
+ * at the end of the file. */
+static unsigned char *blob_dup(const void *p, size_t len) {
+    unsigned char *b = zmalloc(len ? len : 1);
+    if (len) memcpy(b, p, len);
+    return b;
+}
+
 /* A blob (listpack, intset) as a zmalloc'd copy of exactly its size, the
  * form our encodings own. */
 static unsigned char *get_blob_copy(reader_t *r, size_t *len) {
@@ -231,7 +240,7 @@ static unsigned char *get_blob_copy(reader_t *r, size_t *len) {
         return NULL;
     }
     *len = sv.len;
-    return zmemdup(sv.p, sv.len ? sv.len : 1);
+    return blob_dup(sv.p, sv.len);
 }
 
 static bool skip_string(reader_t *r) {
@@ -755,7 +764,7 @@ unsigned char *rdb_in_blob(rdb_reader_t *r, size_t *len) {
         return zmemdup(buf, (size_t)n);
     }
     *len = sv.len;
-    return zmemdup(sv.p, sv.len ? sv.len : 1);
+    return blob_dup(sv.p, sv.len);
 }
 
 /* ------------------------------------------------------- reading objects */

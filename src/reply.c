@@ -59,6 +59,9 @@ static inline void reply_count(client_t *c) {
 
 /* CLIENT REPLY OFF/SKIP silence replies, but not pushes and messages. */
 static bool silenced(const client_t *c) {
+    /* The master link hears nothing back but what repl_replica.c forces
+     * (REPLCONF ACK). */
+    if (c->flags & CLIENT_MASTER) return !(c->flags & CLIENT_MASTER_FORCE_REPLY);
     return (c->flags & (CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP)) && !(c->flags & CLIENT_PUSHING);
 }
 
@@ -98,7 +101,8 @@ void reply_ok(client_t *c) { reply_raw(c, "+OK\r\n", 5); }
 static const char *const error_codes[] = {
     "ERR", "WRONGTYPE", "NOAUTH", "WRONGPASS", "NOPROTO", "OOM", "EXECABORT", "BUSY", "NOSCRIPT", "LOADING",
     "READONLY", "MISCONF", "BUSYKEY", "NOPERM", "UNBLOCKED", "DENIED", "NOTBUSY", "NOREPLICAS", "MASTERDOWN",
-    "INVALIDOBJ", "TESTFAILED", "UNKILLABLE", "NOGROUP", "BUSYGROUP", NULL};
+    "INVALIDOBJ", "TESTFAILED", "UNKILLABLE", "NOGROUP", "BUSYGROUP",
+    "IOERR" /* migrate.c */, NULL};
 
 static size_t code_len(const char *msg) {
     size_t i = 0;

@@ -24,6 +24,7 @@
 #include "function.h"
 #include "log.h"
 #include "persist.h"
+#include "repl.h"
 #include "reply.h"
 #include "sha1.h"
 #include "util.h"
@@ -193,13 +194,15 @@ bool script_may_run_or_reply(script_run_t *run) {
         reply_error(c, RL_ERR_OOM);
         return false;
     }
-    return persist_write_allowed_or_reply(c);
+    /* repl.h: a script that may write does not start on a read-only replica */
+    return persist_write_allowed_or_reply(c) && repl_write_allowed_or_reply(c, c);
 }
 
 void script_run_begin(script_run_t *run) {
     server_t *srv = run->srv;
     S(srv)->run = run;
     run->fake->db = run->caller->db;
+    run->fake->user = run->caller->user;   /* acl.c: commands run with the caller's rights */
     run->fake->resp = 2;
     run->start_ms = util_monotonic_us() / 1000;
     persist_effects_begin(srv);

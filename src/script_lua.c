@@ -32,9 +32,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "acl.h"
 #include "commands.h"
 #include "log.h"
 #include "persist.h"
+#include "repl.h"
 #include "reply.h"
 #include "script.h"
 #include "sha1.h"
@@ -410,11 +412,22 @@ static command_t *resolve_command(slua_ctx *x, robj **argv, int argc) {
 }
 
 /* Check the request before it runs; NULL if allowed, else the error text. */
-static const char *call_refusal(script_run_t *run, command_t *cmd, int argc) {
+static const char *call_refusal(script_run_t *run, command_t *cmd, robj **argv, int argc) {
     bool arity_ok = cmd->arity > 0 ? argc == cmd->arity : argc >= -cmd->arity;
     if (!arity_ok) return "ERR Wrong number of args calling Redis command from script";
     if ((cmd->flags & CMD_NOSCRIPT) || (cmd->parent && (cmd->parent->flags & CMD_NOSCRIPT)))
         return "ERR This Redis command is not allowed from script";
+    /* acl.c: the caller's permissions apply to what its script runs. */
+    client_t *caller = run->caller;
+    int pos;
+    switch (acl_check_and_log(caller, caller->user, cmd, argv, argc, ACL_CTX_LUA, &pos)) {
+    case ACL_DENIED_CMD: return "ERR The user executing the script can't run this command or subcommand";
+    case ACL_DENIED_KEY:
+        return "ERR The user executing the script can't access at least one of the keys mentioned in the command "
+               "arguments";
+    case ACL_DENIED_CHANNEL: return "ERR The user executing the script can't publish to the channel mentioned in the command";
+    default: break;
+    }
     if ((cmd->flags & CMD_WRITE) && run->read_only)
         return "ERR Write commands are not allowed from read-only scripts.";
     if ((cmd->flags & CMD_DENYOOM) && run->oom && !(run->flags & SCRIPT_FLAG_ALLOW_OOM))
@@ -428,18 +441,8 @@ static int call_fail(lua_State *L, const char *msg, bool raise) {
     return 1;
 }
 
-static int redis_call_generic(lua_State *L, bool raise) {
-    slua_ctx *x = ctx_of(L);
-    script_run_t *run = x->run;
-    free_argv(x);
-    if (!run) return call_fail(L, "ERR redis.call can only be called inside a script invocation", raise);
-    int argc = lua_gettop(L);
-    if (argc == 0) return call_fail(L, "ERR Please specify at least one argument for this redis lib call", raise);
-    for (int i = 1; i <= argc; i++) {
-        int t = lua_type(L, i);
-        if (t != LUA_TSTRING && t != LUA_TNUMBER)
-            return call_fail(L, "ERR Lua redis lib command arguments must be strings or integers", raise);
-    }
+/* The Lua arguments 1..argc (strings or numbers) as x->argv. */
+static void args_to_argv(lua_State *L, slua_ctx *x, int argc) {
     x->argv = zmalloc(sizeof(robj *) * (size_t)argc);
     for (int i = 1; i <= argc; i++) {
         if (lua_type(L, i) == LUA_TNUMBER) {
@@ -454,13 +457,29 @@ static int redis_call_generic(lua_State *L, bool raise) {
         }
         x->argc = i;
     }
+}
+
+static int redis_call_generic(lua_State *L, bool raise) {
+    slua_ctx *x = ctx_of(L);
+    script_run_t *run = x->run;
+    free_argv(x);
+    if (!run) return call_fail(L, "ERR redis.call can only be called inside a script invocation", raise);
+    int argc = lua_gettop(L);
+    if (argc == 0) return call_fail(L, "ERR Please specify at least one argument for this redis lib call", raise);
+    for (int i = 1; i <= argc; i++) {
+        int t = lua_type(L, i);
+        if (t != LUA_TSTRING && t != LUA_TNUMBER)
+            return call_fail(L, "ERR Lua redis lib command arguments must be strings or integers", raise);
+    }
+    args_to_argv(L, x, argc);
     command_t *cmd = resolve_command(x, x->argv, argc);
     if (!cmd) return call_fail(L, "ERR Unknown Redis command called from script", raise);
-    const char *refusal = call_refusal(run, cmd, argc);
+    const char *refusal = call_refusal(run, cmd, x->argv, argc);
     if (refusal) return call_fail(L, refusal, raise);
     client_t *f = run->fake;
     script_fake_reset_output(f);
-    if ((cmd->flags & CMD_WRITE) && !persist_write_allowed_or_reply(f)) {
+    if ((cmd->flags & CMD_WRITE) &&
+        (!persist_write_allowed_or_reply(f) || !repl_write_allowed_or_reply(f, run->caller))) {
         push_fake_reply(L, x, f);
         if (raise) return lua_error(L);
         return 1;
@@ -582,13 +601,26 @@ static int l_redis_debug(lua_State *L) {
 
 static int l_redis_acl_check_cmd(lua_State *L) {
     slua_ctx *x = ctx_of(L);
+    if (!x->run) return raise_err(L, "redis.acl_check_cmd can only be called inside a script invocation");
     int argc = lua_gettop(L);
     if (argc == 0) return raise_err(L, "Please specify at least one argument for this redis lib call");
-    size_t len;
-    const char *name = lua_tolstring(L, 1, &len);
-    if (!name || !commands_lookup(x->srv, name, len))
+    for (int i = 1; i <= argc; i++) {
+        int t = lua_type(L, i);
+        if (t != LUA_TSTRING && t != LUA_TNUMBER)
+            return raise_err(L, "Lua redis lib command arguments must be strings or integers");
+    }
+    free_argv(x);
+    args_to_argv(L, x, argc);
+    command_t *cmd = resolve_command(x, x->argv, argc);
+    if (!cmd) {
+        free_argv(x);
         return raise_err(L, "Invalid command passed to redis.acl_check_cmd()");
-    lua_pushboolean(L, 1);   /* no ACL users yet: the default user may run everything */
+    }
+    /* The caller's user, without logging: this only asks. */
+    int pos;
+    bool ok = acl_check_cmd(x->run->caller->user, cmd, x->argv, argc, &pos) == ACL_OK;
+    free_argv(x);
+    lua_pushboolean(L, ok);
     return 1;
 }
 

@@ -7,6 +7,7 @@
  * ops/sec sample, active expiry, idle-client timeouts, incremental rehash,
  * allocator maintenance.  Shutdown (SIGTERM, SIGINT, SHUTDOWN) stops the
  * loop; main() then frees everything so the process exits valgrind-clean. */
+#include "acl.h"
 #include "server.h"
 
 #include <errno.h>
@@ -37,6 +38,8 @@
 #include "multi.h"
 #include "net.h"
 #include "persist.h"
+#include "propagate.h"
+#include "repl.h"
 #include "util.h"
 
 static dict_type error_stats_type = {dict_sds_hash, dict_sds_eq, NULL, dict_sds_free, NULL, false};
@@ -87,8 +90,9 @@ static void server_cron(void *arg) {
     srv->cron_loops++;
     server_sample_memory(srv);
     sample_rates(srv);
-    expire_active_cycle(srv);
+    if (!srv->active_expire_off) expire_active_cycle(srv);
     persist_cron(srv);                   /* child reaping, save points, AOF fsync/rewrite */
+    repl_cron(srv);                      /* replication: pings, ACKs, timeouts, reconnects, WAIT */
     conn_cron(srv);
     tracking_cron(srv);   /* tracking-table-max-keys */
     pause_check_deadline(srv);   /* CLIENT PAUSE ends on time even when idle */
@@ -101,6 +105,7 @@ static void server_cron(void *arg) {
 /* persist.c writes the AOF buffer before replies leave (appendfsync
  * always: they are on disk before any client sees an acknowledgement). */
 static void server_before_sleep(void *arg) {
+    repl_before_sleep(arg);   /* WAIT: GETACK out and answers, flushed just below */
     persist_before_sleep(arg);
     conn_before_sleep(arg);
 }
@@ -148,6 +153,7 @@ bool server_init(server_t *srv) {
     srv->latency = latency_create();
     srv->monitors = monitor_create();
     commands_init(srv);
+    if (!acl_init(srv)) return false;   /* users: config lines or aclfile */
     multi_init(srv);
     scripting_init(srv);                 /* before loading: RDB functions, AOF scripts */
     srv->loop = evloop_create();
@@ -158,6 +164,8 @@ bool server_init(server_t *srv) {
     evloop_set_before_sleep(srv->loop, server_before_sleep, srv);
     zmalloc_set_background_thread(srv->cfg.jemalloc_bg_thread);
     persist_init(srv);                   /* then load the AOF or RDB before listening */
+    propagate_init(srv);                 /* the write stream to the AOF and replicas */
+    repl_init(srv);                      /* `replicaof`: the cron connects once we run */
     if (!persist_load_at_startup(srv)) return false;
     if (!server_listen(srv)) return false;
     srv->cron_timer = evloop_timer_add(srv->loop, 1000000 / (long)srv->cfg.hz, server_cron, srv);
@@ -276,8 +284,11 @@ void server_free(server_t *srv) {
     defrag_free(srv->defrag);
     srv->evict = NULL;
     srv->defrag = NULL;
+    repl_free(srv);
+    propagate_free(srv);
     persist_free(srv);
     db_free_all(srv);
+    acl_free(srv);
     commands_free(srv);
     multi_free(srv);
     scripting_free(srv);

@@ -120,12 +120,16 @@ struct server {
     long long mstime;           /* cached clock, updated per command batch */
     char run_id[41];
     bool shutdown_asap;
+    bool active_expire_off;     /* debug.c: DEBUG SET-ACTIVE-EXPIRE 0 stops the expiry cycle */
     int exit_code;
     pid_t pid;
     long long dirty;            /* changes since last save (for INFO) */
     long long lastsave;         /* unix seconds */
     struct persist *persist;    /* persist.c: RDB/AOF state, the forked child */
     struct scripting *scripting;   /* script.c: Lua states, cached scripts, the running script */
+    struct repl *repl;             /* repl_*.c: replication state (repl_state.h) */
+    struct propagate *propagate;   /* propagate.c: the one write stream to the AOF and replicas */
+    struct acl *acl;            /* acl.c: users, the default user, the ACL log */
 };
 
 bool server_init(server_t *srv);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "acl.h"
 #include "commands.h"
 #include "evict.h"
 #include "config_rewrite.h"
@@ -17,6 +18,7 @@
 #include "log.h"
 #include "persist.h"
 #include "reply.h"
+#include "rl_assert.h"
 #include "util.h"
 
 /* ---------------------------------------------------------------- INFO */
@@ -55,13 +57,17 @@ static void config_get_one(void *arg, const char *name, const char *value) {
 static void cmd_config_get(client_t *c) {
     get_ctx g = {c, 0, dict_create(&seen_type)};
     void *slot = reply_deferred_len(c);
-    for (int j = 2; j < c->argc; j++) config_foreach_match(&c->srv->cfg, c->argv[j]->ptr, config_get_one, &g);
+    for (int j = 2; j < c->argc; j++) {
+        config_foreach_match(&c->srv->cfg, c->argv[j]->ptr, config_get_one, &g);
+        config_foreach_alias_match(&c->srv->cfg, c->argv[j]->ptr, config_get_one, &g);
+    }
     reply_set_deferred_map_len(c, slot, g.n);
     dict_release(g.seen);
 }
 
 /* Side effects of a changed directive on running subsystems. */
 static void config_apply(server_t *srv, const char *name) {
+    acl_config_changed(srv, name);   /* requirepass, acl-pubsub-default */
     if (!strcasecmp(name, "hz")) evloop_timer_set_interval(srv->cron_timer, 1000000 / (long)srv->cfg.hz);
     else if (!strcasecmp(name, "loglevel")) log_set_level(srv->cfg.loglevel);
     else if (!strcasecmp(name, "jemalloc-bg-thread")) zmalloc_set_background_thread(srv->cfg.jemalloc_bg_thread);
@@ -77,21 +83,44 @@ static void config_apply(server_t *srv, const char *name) {
     }
 }
 
+static void reply_config_set_error(client_t *c, const char *name, const char *err) {
+    if (!strcmp(err, "Unknown option or number of arguments for CONFIG SET"))
+        reply_error(c, "Unknown option or number of arguments for CONFIG SET - '%s'", name);
+    else
+        reply_error(c, "CONFIG SET failed (possibly related to argument '%s') - %s", name, err);
+}
+
+/* As Redis 7.0: every name is checked (known, mutable, not repeated), then
+ * every value, and only then is anything set, so a failing pair leaves
+ * the configuration as it was. */
 static void cmd_config_set(client_t *c) {
     if ((c->argc - 2) % 2 != 0) {
-        reply_error_arity(c);
+        reply_error(c, RL_ERR_SYNTAX);
         return;
     }
-    /* Pairs are applied in order; the first bad one stops with an error. */
+    const char *err = NULL;
     for (int j = 2; j < c->argc; j += 2) {
-        const char *name = c->argv[j]->ptr, *err = NULL;
-        if (config_set(c->srv, name, c->argv[j + 1]->ptr, &err) != 0) {
-            if (!strcmp(err, "Unknown option or number of arguments for CONFIG SET"))
-                reply_error(c, "Unknown option or number of arguments for CONFIG SET - '%s'", name);
-            else
-                reply_error(c, "CONFIG SET failed (possibly related to argument '%s') - %s", name, err);
+        const char *name = c->argv[j]->ptr;
+        if (!config_canonical_name(name)) err = "Unknown option or number of arguments for CONFIG SET";
+        else if (config_is_immutable(name)) err = "can't set immutable config";
+        for (int k = 2; k < j && !err; k += 2)
+            if (!strcasecmp(c->argv[k]->ptr, name)) err = "duplicate parameter";
+        if (err) {
+            reply_config_set_error(c, name, err);
             return;
         }
+    }
+    for (int j = 2; j < c->argc; j += 2) {
+        if (config_check(c->srv, c->argv[j]->ptr, c->argv[j + 1]->ptr, &err) != 0) {
+            reply_config_set_error(c, c->argv[j]->ptr, err);
+            return;
+        }
+    }
+    for (int j = 2; j < c->argc; j += 2) {
+        const char *name = c->argv[j]->ptr;
+        int rc = config_set(c->srv, name, c->argv[j + 1]->ptr, &err);
+        rl_assert(rc == 0);                    /* checked above */
+        (void)rc;
         config_apply(c->srv, name);
     }
     reply_ok(c);
@@ -105,6 +134,7 @@ static void cmd_config_resetstat(client_t *c) {
     srv->stats.errors = errors;
     srv->peak_memory = zmalloc_used_memory();
     commands_reset_stats(srv);
+    acl_reset_stats(srv);
     lazyfree_reset_stats(srv->lazyfree);
     defrag_reset_stats(srv->defrag);
     reply_ok(c);
@@ -168,49 +198,11 @@ static void cmd_shutdown(client_t *c) {
     c->flags |= CLIENT_CLOSE_AFTER_REPLY;
 }
 
-static void cmd_debug_sleep(client_t *c) {
-    double secs;
-    if (!obj_get_double(c->argv[2], &secs) || secs < 0) {
-        reply_error(c, RL_ERR_NOT_FLOAT);
-        return;
-    }
-    usleep((useconds_t)(secs * 1e6));
-    reply_ok(c);
-}
-
-static void cmd_debug_object(client_t *c) {
-    robj *o = db_lookup_read(c->db, c->argv[2], LOOKUP_NOTOUCH | LOOKUP_NOSTATS);
-    if (!o) {
-        reply_error(c, RL_ERR_NO_KEY);
-        return;
-    }
-    char buf[256];
-    snprintf(buf, sizeof(buf), "Value at:%p refcount:%d encoding:%s serializedlength:%zu lru:%u lru_seconds_idle:%llu",
-             (void *)o, o->refcount, obj_encoding_name(o->encoding),
-             o->type == OBJ_STRING ? obj_string_len(o) + 1 : 0, o->lru, obj_idle_ms(o) / 1000);
-    reply_simple(c, buf);
-}
-
-static void cmd_debug_help(client_t *c) {
-    static const char *help[] = {
-        "OBJECT <key>", "    Show low level info about the key and associated value.",
-        "SLEEP <seconds>", "    Stop the server for <seconds>. Decimals allowed.", NULL};
-    reply_help(c, "DEBUG", help);
-}
-
-static command_t debug_subcommands[] = {
-    {"sleep", cmd_debug_sleep, 3, CMD_ADMIN, 0, 0, 0, "server", "Block the server", "1.0.0", NULL},
-    {"object", cmd_debug_object, 3, CMD_ADMIN, 2, 2, 1, "server", "Low level info about a key", "1.0.0", NULL},
-    {"help", cmd_debug_help, 2, CMD_ADMIN, 0, 0, 0, "server", "Show help", "1.0.0", NULL},
-    {0},
-};
-
 command_t server_commands[] = {
     {"info", cmd_info, -1, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Get information and statistics about the server", "1.0.0", NULL},
     {"config", NULL, -2, 0, 0, 0, 0, "server", "A container for server configuration commands", "2.0.0", config_subcommands},
     {"time", cmd_time, 1, CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, "server", "Return the current server time", "2.6.0", NULL},
     {"lastsave", cmd_lastsave, 1, CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, "server", "Get the UNIX time stamp of the last successful save to disk", "1.0.0", NULL},
     {"shutdown", cmd_shutdown, -1, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_NO_MULTI, 0, 0, 0, "server", "Synchronously save the dataset to disk and then shut down the server", "1.0.0", NULL},
-    {"debug", NULL, -2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "A container for debugging commands", "1.0.0", debug_subcommands},
     {0},
 };

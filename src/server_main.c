@@ -9,6 +9,7 @@
 
 #include "log.h"
 #include "server.h"
+#include "sizehist.h"
 
 static void usage(void) {
     fprintf(stderr,
@@ -48,6 +49,7 @@ int main(int argc, char **argv) {
     static server_t srv;
     const char *config_path = NULL;
     int first_opt = 1;
+    sizehist_own_thread(); /* this thread's allocations count without locked adds */
     if (argc >= 2) {
         if (!strcmp(argv[1], "-v") || !strcmp(argv[1], "--version")) version();
         if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) usage();

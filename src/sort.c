@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "acl.h"
+#include "command_meta.h"
 #include "commands.h"
 #include "keyspace.h"
 #include "listpack.h"
@@ -104,6 +106,9 @@ static bool parse_or_reply(client_t *c, bool readonly, sort_spec_t *sp) {
     memset(sp, 0, sizeof(*sp));
     sp->limit_count = -1;
     sp->gets = zmalloc(sizeof(sds) * (size_t)c->argc);
+    /* acl.c: BY and GET patterns reach keys no key spec names, so they
+     * need a user that may read every key. */
+    bool all_keys = acl_check_unrestricted_keys(c->user, c->cmd, c->argv, c->argc, KSF_ACCESS);
     for (int j = 2; j < c->argc; j++) {
         const char *a = c->argv[j]->ptr;
         int left = c->argc - j - 1;
@@ -123,7 +128,15 @@ static bool parse_or_reply(client_t *c, bool readonly, sort_spec_t *sp) {
         } else if (!strcasecmp(a, "by") && left >= 1) {
             sp->by = c->argv[++j]->ptr;
             sp->dontsort = strchr(sp->by, '*') == NULL;
+            if (!sp->dontsort && !all_keys) {
+                reply_error(c, "BY option of SORT denied due to insufficient ACL permissions.");
+                return false;
+            }
         } else if (!strcasecmp(a, "get") && left >= 1) {
+            if (!all_keys) {
+                reply_error(c, "GET option of SORT denied due to insufficient ACL permissions.");
+                return false;
+            }
             sp->gets[sp->ngets++] = c->argv[++j]->ptr;
         } else {
             reply_error(c, RL_ERR_SYNTAX);

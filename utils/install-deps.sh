@@ -17,6 +17,7 @@ build=(build-essential pkg-config libevent-dev libjemalloc-dev
        libgoogle-perftools-dev liburing-dev
        liblua5.1-0-dev lua-cjson-dev lua-bitop-dev)   # scripting: Lua 5.1, cjson, bit
 test=(libmimalloc-dev redis-server redis-tools
+      redis-sentinel    # Sentinel managing our replicas (test_repl_sentinel.py)
       python3-pytest python3-redis
       nutcracker        # twemproxy, for utils/cluster-up and test_twemproxy.py
       clang libclang-rt-14-dev valgrind   # make fuzz, test_valgrind.py

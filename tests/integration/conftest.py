@@ -42,6 +42,10 @@ class ServerProcess:
         cmd += ["--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--dir", self.dir]
         if binary == REDIS_SERVER:
             cmd += ["--appendonly", "no", "--daemonize", "no"]
+        else:
+            # DEBUG is off by default, as in Redis 7.0; tests connect over
+            # loopback, which "local" allows (test_debug.py covers "no").
+            cmd += ["--enable-debug-command", "local"]
         cmd += list(args)
         self.log = open(self.log_path, "w")
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT, cwd=self.dir)

@@ -136,9 +136,9 @@ def defrag_scenario(srv, target, enable=True):
         c.config_set("activedefrag", "yes")
     # Defrag gets cycle-max% of the server's CPU, and on a loaded machine the
     # server gets little: wait while the ratio keeps falling (a pass that
-    # stalls for 20 s fails), up to a hard cap of 120 s.
+    # stalls for 30 s fails), up to a hard cap of 120 s.
     hard_stop = time.time() + 120
-    stall_stop = time.time() + 20
+    stall_stop = time.time() + 30
     after = best = before
     while time.time() < min(hard_stop, stall_stop):
         time.sleep(0.25)
@@ -147,7 +147,7 @@ def defrag_scenario(srv, target, enable=True):
             break
         if after < best - 0.01:
             best = after
-            stall_stop = time.time() + 20
+            stall_stop = time.time() + 30
     st = c.info("stats")
     c.config_set("activedefrag", "no")
     c.memory_purge()

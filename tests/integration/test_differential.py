@@ -212,7 +212,9 @@ def scan_all(c, match=None, count=None):
 
 @pytest.fixture
 def pair(server, redis_ref):
-    ours, ref = ExactConn(server.port), ExactConn(redis_ref.port)
+    # 60 s: SETRANGE at offset 512 MB makes both servers fault in 512 MB,
+    # which takes seconds on a loaded machine.
+    ours, ref = ExactConn(server.port, timeout=60), ExactConn(redis_ref.port, timeout=60)
     for c in (ours, ref):
         assert c.call("FLUSHALL")[0] == b"+OK\r\n"
     yield ours, ref

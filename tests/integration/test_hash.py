@@ -117,7 +117,7 @@ def test_hrandfield(r):
 
 @pytest.mark.parametrize("encoding", ["listpack", "hashtable"])
 def test_hscan_all_fields(r, encoding):
-    n = 10 if encoding == "listpack" else 300
+    n = 10 if encoding == "listpack" else 1000   # above hash-max-listpack-entries (512)
     r.hset("h", mapping={"f%d" % i: i for i in range(n)})
     assert r.object("encoding", "h") == encoding
     seen = {}
@@ -147,7 +147,7 @@ def test_encoding_conversion_entries(r):
         r.hdel("h", "a", "b", "c")
         assert r.object("encoding", "h") == "hashtable"   # never converts back
     finally:
-        r.config_set("hash-max-listpack-entries", 128)
+        r.config_set("hash-max-listpack-entries", 512)
 
 
 def test_encoding_conversion_value_length(r):

@@ -76,9 +76,12 @@ def test_flushall_async(srv):
         if len(p) >= 5000:
             p.execute()
     p.execute()
-    t0 = time.time()
+    c.config_resetstat()
     assert c.flushall(asynchronous=True)
-    elapsed = time.time() - t0
+    # The server's own measure of the command (wall time inside the server,
+    # not the client's round trip, which a loaded machine stretches): the
+    # 200k keys are freed by the background thread, not in the command.
+    elapsed = c.info("commandstats")["cmdstat_flushall"]["usec"] / 1e6
     assert c.dbsize() == 0
     m = wait_lazyfree_idle(c)
     assert int(m["lazyfreed_objects"]) >= 200_000

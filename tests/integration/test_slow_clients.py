@@ -197,3 +197,38 @@ def test_client_memory_fields(start_server):
     assert info["mem_clients_normal"] >= int(slow["omem"]) + int(p["qbuf"])
     c.close()
     part.close()
+
+
+def test_query_buffer_allocation_is_what_is_accounted(start_server):
+    # Clients in the middle of a 10 MB bulk: each query buffer is allocated
+    # a bounded amount ahead of what arrived, and CLIENT LIST (qbuf +
+    # qbuf-free, tot-mem), INFO mem_clients_normal and used_memory all count
+    # that allocation, not just the bytes received.
+    s = start_server()
+    r = s.client()
+    base = r.info("memory")["used_memory"]
+    socks = []
+    for i in range(8):
+        so = socket.create_connection(("127.0.0.1", s.port))
+        so.sendall(b"CLIENT SETNAME q%d\r\n*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$10000000\r\n" % i + b"x" * 200_000)
+        socks.append(so)
+
+    def lines():
+        got = [l for l in r.client_list() if l["name"].startswith("q")]
+        return got if len(got) == 8 and all(int(l["qbuf"]) >= 200_000 for l in got) else None
+    got = wait_for(lines)
+    alloc = 0
+    for l in got:
+        qbuf, free, tot = int(l["qbuf"]), int(l["qbuf-free"]), int(l["tot-mem"])
+        assert qbuf <= 200_100
+        assert qbuf + free <= 2 * qbuf + 256 * 1024, l      # bounded ahead, not 10 MB
+        assert tot >= qbuf + free, l                         # tot-mem counts the allocation
+        alloc += qbuf + free
+    info = r.info("memory")
+    assert info["mem_clients_normal"] >= alloc
+    grown = info["used_memory"] - base
+    assert alloc <= grown < alloc + 4 * 1024 * 1024, (alloc, grown)
+    for so in socks:
+        so.close()
+    wait_for(lambda: not [l for l in r.client_list() if l["name"].startswith("q")])
+    assert r.info("memory")["used_memory"] - base < 1024 * 1024

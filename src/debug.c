@@ -1,0 +1,212 @@
+/* debug.c: the DEBUG command, behind `enable-debug-command`.
+ *
+ * Redis 7.0's default is `no`: DEBUG is refused unless the setting (which
+ * only a config file or the command line can change) is `yes`, or `local`
+ * and the client came over a Unix socket or the loopback interface.  The
+ * subcommands are those that tools and client test suites send: SLEEP
+ * (parsed as leniently as Redis parses it: hiredis sends DEBUG SLEEP 0),
+ * ERROR, POPULATE, RELOAD, OBJECT, SET-ACTIVE-EXPIRE, LISTPACK,
+ * QUICKLIST-PACKED-THRESHOLD (validated; lists here never use plain nodes),
+ * CHANGE-REPL-ID (no replication IDs to change yet), HELP.  Anything else
+ * gets Redis's unknown-subcommand error, as JMAP and STRINGMATCH-LEN do on
+ * Redis 7.0.15.  DEBUG is one command with its subcommand in argv[1], as
+ * in Redis (COMMAND INFO lists no subcommands for it). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "config.h"
+#include "keyspace.h"
+#include "log.h"
+#include "net.h"
+#include "object.h"
+#include "persist.h"
+#include "reply.h"
+#include "server.h"
+#include "util.h"
+
+static bool debug_allowed(client_t *c) {
+    int mode = c->srv->cfg.enable_debug_command;
+    if (mode == DEBUG_CMD_YES) return true;
+    /* Scripts and AOF replay run on fake clients without a socket. */
+    return mode == DEBUG_CMD_LOCAL && (c->fd < 0 || net_peer_is_loopback(c->fd));
+}
+
+/* DEBUG SLEEP <seconds>: strtod without checks, like Redis ("abc" is 0). */
+static void debug_sleep(client_t *c) {
+    double secs = strtod(c->argv[2]->ptr, NULL);
+    if (secs > 0) usleep((useconds_t)(secs * 1e6));
+    reply_ok(c);
+}
+
+/* DEBUG ERROR <text>: the text as the whole error line, no code added. */
+static void debug_error(client_t *c) {
+    reply_error_raw(c, c->argv[2]->ptr, sds_len(c->argv[2]->ptr));
+}
+
+static void debug_object(client_t *c) {
+    robj *o = db_lookup_read(c->db, c->argv[2], LOOKUP_NOTOUCH | LOOKUP_NOSTATS);
+    if (!o) {
+        reply_error(c, RL_ERR_NO_KEY);
+        return;
+    }
+    char buf[256];
+    snprintf(buf, sizeof(buf), "Value at:%p refcount:%d encoding:%s serializedlength:%zu lru:%u lru_seconds_idle:%llu",
+             (void *)o, o->refcount, obj_encoding_name(o->encoding),
+             o->type == OBJ_STRING ? obj_string_len(o) + 1 : 0, o->lru, obj_idle_ms(o) / 1000);
+    reply_simple(c, buf);
+}
+
+/* DEBUG POPULATE <count> [<prefix>] [<size>]: string keys prefix:N with
+ * "value:N" (zero-padded or cut to size); keys that exist are kept. */
+static void debug_populate(client_t *c) {
+    long long count, size = 0;
+    if (!obj_get_ll(c->argv[2], &count) || count < 0) {
+        reply_error(c, "value is out of range, must be positive");
+        return;
+    }
+    if (c->argc == 5 && (!obj_get_ll(c->argv[4], &size) || size < 0)) {
+        reply_error(c, "value is out of range, must be positive");
+        return;
+    }
+    const char *prefix = c->argc >= 4 ? c->argv[3]->ptr : "key";
+    for (long long i = 0; i < count; i++) {
+        sds name = sds_catprintf(sds_empty(), "%s:%lld", prefix, i);
+        robj *key = obj_create_from_sds(name);
+        if (!db_lookup_read(c->db, key, LOOKUP_NOTOUCH | LOOKUP_NOSTATS)) {
+            char text[64];
+            int n = snprintf(text, sizeof(text), "value:%lld", i);
+            robj *val;
+            if (size == 0) {
+                val = obj_create_string(text, (size_t)n);
+            } else {
+                sds v = sds_newlen(NULL, (size_t)size);       /* zero-filled */
+                memcpy(v, text, (size_t)(n < size ? n : size));
+                val = obj_create_from_sds(v);
+            }
+            db_add(c->db, key, val);                   /* takes val */
+        }
+        obj_decref(key);
+    }
+    reply_ok(c);
+}
+
+/* DEBUG RELOAD [NOSAVE] [NOFLUSH] [MERGE]: save the RDB, empty the
+ * databases, load the file again. */
+static void debug_reload(client_t *c) {
+    server_t *srv = c->srv;
+    bool save = true, flush = true;
+    for (int j = 2; j < c->argc; j++) {
+        const char *opt = c->argv[j]->ptr;
+        if (!strcasecmp(opt, "nosave")) save = false;
+        else if (!strcasecmp(opt, "noflush")) flush = false;
+        else if (!strcasecmp(opt, "merge")) {
+            reply_error(c, "DEBUG RELOAD MERGE is not supported by this server");
+            return;
+        } else {
+            reply_error(c, "DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.");
+            return;
+        }
+    }
+    if (!flush) {
+        reply_error(c, "DEBUG RELOAD NOFLUSH is not supported by this server");
+        return;
+    }
+    if (save && persist_save(srv) != 0) {
+        reply_error(c, "ERR");
+        return;
+    }
+    for (int i = 0; i < srv->dbnum; i++) db_empty(&srv->dbs[i]);
+    if (!persist_reload_rdb(srv)) {
+        reply_error(c, "Error trying to load the RDB dump, check server logs.");
+        return;
+    }
+    log_msg(LL_NOTICE, "DB reloaded by DEBUG RELOAD");
+    reply_ok(c);
+}
+
+/* DEBUG SET-ACTIVE-EXPIRE <0|1>: read as atoi reads it ("x" is 0). */
+static void debug_set_active_expire(client_t *c) {
+    c->srv->active_expire_off = atoi(c->argv[2]->ptr) == 0;
+    reply_ok(c);
+}
+
+static void debug_quicklist_threshold(client_t *c) {
+    unsigned long long bytes;
+    if (!util_memtoull(c->argv[2]->ptr, &bytes) || bytes > (1ULL << 32)) {
+        reply_error(c, "argument must be a memory value bigger than 1 and smaller than 4gb");
+        return;
+    }
+    reply_ok(c);
+}
+
+static void debug_listpack(client_t *c) {
+    robj *o = db_lookup_read(c->db, c->argv[2], LOOKUP_NOTOUCH | LOOKUP_NOSTATS);
+    if (!o) {
+        reply_error(c, RL_ERR_NO_KEY);
+        return;
+    }
+    if (o->encoding != OBJ_ENCODING_LISTPACK) {
+        reply_error(c, "Not a listpack encoded object.");
+        return;
+    }
+    log_msg(LL_NOTICE, "DEBUG LISTPACK %s: %zu bytes", (char *)c->argv[2]->ptr, obj_mem_usage(o, 0));
+    reply_simple(c, "Listpack structure printed on stdout");
+}
+
+static void debug_help(client_t *c) {
+    static const char *help[] = {
+        "CHANGE-REPL-ID", "    Change the replication IDs of the instance (none here yet: a no-op).",
+        "ERROR <string>", "    Return a Redis protocol error with <string> as message.",
+        "LISTPACK <key>", "    Show low level info about the listpack encoding of <key>.",
+        "OBJECT <key>", "    Show low level info about the key and associated value.",
+        "POPULATE <count> [<prefix>] [<size>]", "    Create <count> string keys named key:<num> (or <prefix>:<num>).",
+        "QUICKLIST-PACKED-THRESHOLD <size>", "    Check a plain-node threshold (lists here never use plain nodes).",
+        "RELOAD [NOSAVE]", "    Save the RDB on disk and reload it back to memory.",
+        "SET-ACTIVE-EXPIRE <0|1>", "    Stop (0) or resume (1) expiring keys in the background.",
+        "SLEEP <seconds>", "    Stop the server for <seconds>. Decimals allowed.", NULL};
+    reply_help(c, "DEBUG", help);
+}
+
+typedef struct debug_sub {
+    const char *name;
+    void (*fn)(client_t *c);
+    int min_argc, max_argc;   /* including DEBUG and the subcommand */
+} debug_sub;
+
+static const debug_sub subs[] = {
+    {"help", debug_help, 2, 2},
+    {"sleep", debug_sleep, 3, 3},
+    {"error", debug_error, 3, 3},
+    {"object", debug_object, 3, 3},
+    {"populate", debug_populate, 3, 5},
+    {"reload", debug_reload, 2, 5},
+    {"set-active-expire", debug_set_active_expire, 3, 3},
+    {"quicklist-packed-threshold", debug_quicklist_threshold, 3, 3},
+    {"listpack", debug_listpack, 3, 3},
+    {"change-repl-id", reply_ok, 2, 2},
+};
+
+static void cmd_debug(client_t *c) {
+    if (!debug_allowed(c)) {
+        reply_error(c, "DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can "
+                       "run it from a local connection, otherwise you need to set this option in the configuration "
+                       "file, and then restart the server.");
+        return;
+    }
+    const char *name = c->argv[1]->ptr;
+    for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++) {
+        if (strcasecmp(name, subs[i].name) || c->argc < subs[i].min_argc || c->argc > subs[i].max_argc) continue;
+        subs[i].fn(c);
+        return;
+    }
+    reply_subcommand_syntax_error(c);
+}
+
+command_t debug_commands[] = {
+    {"debug", cmd_debug, -2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "A container for debugging commands", "1.0.0", NULL},
+    {0},
+};

@@ -1,0 +1,126 @@
+/* propagate.c: the one propagation point (see propagate.h).
+ *
+ * A command is translated once (aof_translate: relative expiries become
+ * absolute, SPOP becomes the key's state) into RESP bytes, then emitted to
+ * each consumer with its database id; each consumer adds SELECT when its
+ * own stream last selected another database (the AOF file and the
+ * replication stream start at different times, so they keep separate
+ * "current db" states).  Inside a unit (a script, EXEC) commands are
+ * collected and emitted at the end, wrapped in MULTI/EXEC when there is
+ * more than one, so a replica or a reload never sees half of a
+ * transaction. */
+#include "propagate.h"
+
+#include <string.h>
+
+#include "aof.h"
+#include "persist.h"
+#include "repl.h"
+#include "zmalloc.h"
+
+typedef struct staged {
+    int dbid;
+    sds cmd;
+} staged_t;
+
+struct propagate {
+    sds scratch;                /* the translation outside units, reused (no allocation per write) */
+    int depth;                  /* nested units open */
+    bool muted;
+    staged_t *staged;
+    int nstaged, cap;
+};
+
+void propagate_init(server_t *srv) { srv->propagate = zcalloc(sizeof(struct propagate)); }
+
+static void clear_staged(struct propagate *p) {
+    for (int i = 0; i < p->nstaged; i++) sds_free(p->staged[i].cmd);
+    p->nstaged = 0;
+}
+
+void propagate_free(server_t *srv) {
+    struct propagate *p = srv->propagate;
+    if (!p) return;
+    clear_staged(p);
+    zfree(p->staged);
+    sds_free(p->scratch);
+    zfree(p);
+    srv->propagate = NULL;
+}
+
+static bool aof_wants(const server_t *srv) {
+    const persist_t *pp = srv->persist;
+    return pp && pp->aof && !pp->loading && aof_is_on(pp->aof);
+}
+
+bool propagate_wanted(const server_t *srv) {
+    const persist_t *pp = srv->persist;
+    if (pp && pp->loading) return false;
+    return aof_wants(srv) || repl_stream_on(srv);
+}
+
+/* Both consumers get the same bytes, in the same order. */
+static void emit(server_t *srv, int dbid, const char *cmd, size_t len) {
+    if (aof_wants(srv)) aof_append(srv->persist->aof, dbid, cmd, len);
+    if (repl_stream_on(srv)) repl_feed(srv, dbid, cmd, len);
+}
+
+static void emit_or_stage(server_t *srv, int dbid, sds cmd) {
+    struct propagate *p = srv->propagate;
+    if (p->depth == 0) {
+        emit(srv, dbid, cmd, sds_len(cmd));
+        sds_free(cmd);
+        return;
+    }
+    if (p->muted) {
+        sds_free(cmd);
+        return;
+    }
+    if (p->nstaged == p->cap) {
+        p->cap = p->cap ? p->cap * 2 : 8;
+        p->staged = zrealloc(p->staged, sizeof(staged_t) * (size_t)p->cap);
+    }
+    p->staged[p->nstaged++] = (staged_t){dbid, cmd};
+}
+
+void propagate_command(server_t *srv, int dbid, robj **argv, int argc) {
+    struct propagate *p = srv->propagate;
+    if (!propagate_wanted(srv)) return;
+    if (p->depth > 0) {
+        emit_or_stage(srv, dbid, aof_translate(srv, sds_empty(), dbid, argv, argc));
+        return;
+    }
+    if (!p->scratch) p->scratch = sds_empty();
+    sds_clear(p->scratch);
+    p->scratch = aof_translate(srv, p->scratch, dbid, argv, argc);
+    emit(srv, dbid, p->scratch, sds_len(p->scratch));
+}
+
+void propagate_del(server_t *srv, int dbid, robj *key, bool lazy) {
+    if (!propagate_wanted(srv)) return;
+    const char *name = lazy ? "UNLINK" : "DEL";
+    const char *av[2] = {name, key->ptr};
+    size_t lens[2] = {strlen(name), sds_len(key->ptr)};
+    emit_or_stage(srv, dbid, aof_cat_command(sds_empty(), 2, av, lens));
+}
+
+void propagate_unit_begin(server_t *srv) {
+    struct propagate *p = srv->propagate;
+    if (p->depth++ == 0) p->muted = false;
+}
+
+void propagate_unit_mute(server_t *srv, bool mute) { srv->propagate->muted = mute; }
+
+void propagate_unit_end(server_t *srv) {
+    struct propagate *p = srv->propagate;
+    if (p->depth == 0 || --p->depth > 0) return;
+    p->muted = false;
+    if (p->nstaged == 0) return;
+    static const char multi[] = "*1\r\n$5\r\nMULTI\r\n", exec[] = "*1\r\n$4\r\nEXEC\r\n";
+    bool wrap = p->nstaged > 1;
+    /* MULTI takes the first command's db, so its SELECT comes first. */
+    if (wrap) emit(srv, p->staged[0].dbid, multi, sizeof(multi) - 1);
+    for (int i = 0; i < p->nstaged; i++) emit(srv, p->staged[i].dbid, p->staged[i].cmd, sds_len(p->staged[i].cmd));
+    if (wrap) emit(srv, p->staged[p->nstaged - 1].dbid, exec, sizeof(exec) - 1);
+    clear_staged(p);
+}

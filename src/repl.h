@@ -1,0 +1,77 @@
+/* repl.h: replication as the rest of the server sees it (Redis 7.0's PSYNC2
+ * protocol): the replication stream, the master side (replicas attached to
+ * us), the replica side (our link to a master), WAIT, ROLE, INFO.
+ *
+ * The files: repl_backlog.c (the circular history of the stream),
+ * repl_master.c (SYNC/PSYNC/REPLCONF, full and partial resync, feeding
+ * replicas, WAIT, min-replicas), repl_replica.c (REPLICAOF, the handshake,
+ * loading the RDB, applying the stream, ACKs), repl_info.c (ROLE, INFO
+ * replication, memory figures).  Their shared state is repl_state.h.
+ * Callers: server.c (init, cron, before-sleep, free), propagate.c (the
+ * write stream), commands.c (write refusals), conn.c (client hooks),
+ * keyspace.c/expire.c/evict.c (a replica neither expires nor evicts),
+ * persist.c (the RDB child finished), info.c. */
+#ifndef RL_REPL_H
+#define RL_REPL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "commands.h"
+#include "server.h"
+
+void repl_init(server_t *srv);   /* also applies `replicaof` from the config */
+void repl_free(server_t *srv);
+/* Every cron tick (pings, ACKs, timeouts, reconnects run once a second). */
+void repl_cron(server_t *srv);
+/* Before the loop sleeps: GETACK for new WAITers, answer satisfied WAITs. */
+void repl_before_sleep(server_t *srv);
+
+/* ----------------------------------------------------- the write stream */
+/* Whether writes must be fed to the stream (a backlog exists: some replica
+ * attached once, or we are a replica passing the stream on). */
+bool repl_stream_on(const server_t *srv);
+/* propagate.c: one command in RESP (no SELECT) that changed database dbid.
+ * A replica ignores this: it forwards its master's bytes instead. */
+void repl_feed(server_t *srv, int dbid, const char *cmd, size_t len);
+
+/* ---------------------------------------------------------- predicates */
+bool repl_is_replica(const server_t *srv);
+/* The client is our master's link (its commands are the stream). */
+bool repl_client_is_master(const client_t *c);
+/* A replica keeps keys until its master deletes them: expired keys look
+ * missing to ordinary clients but are not deleted. */
+bool repl_keys_expire_locally(const server_t *srv);
+
+/* commands.c, before a command runs: READONLY on a replica, MASTERDOWN
+ * when the link is down and stale data is refused, NOREPLICAS when
+ * min-replicas-to-write is not met (the _or_reply convention). */
+bool repl_command_allowed_or_reply(client_t *c, const command_t *cmd);
+/* The same refusals for a write a script is about to make (script.c,
+ * script_lua.c): the error goes to reply_to; the checks are skipped when
+ * the script's caller is our master's link. */
+bool repl_write_allowed_or_reply(client_t *reply_to, const client_t *caller);
+
+/* conn.c hooks. */
+void repl_client_freed(client_t *c);
+/* The master link's parser consumed bytes [p, p+len) (part or all of a
+ * request); after the request ran, repl_master_applied moves the offset
+ * over all of it and hands the bytes to our backlog and sub-replicas. */
+void repl_master_consumed(client_t *c, const char *p, size_t len);
+void repl_master_applied(client_t *c);
+
+/* persist.c: the RDB child ended (replicas waiting for it get the file). */
+void repl_rdb_child_done(server_t *srv, bool ok);
+
+/* INFO and memory (repl_info.c). */
+sds repl_info(server_t *srv, sds s);
+/* Bytes held by the backlog, and by replicas' output buffers: reported in
+ * INFO memory and not counted for eviction (as in Redis). */
+size_t repl_backlog_memory(const server_t *srv);
+size_t repl_replica_buffers_memory(const server_t *srv);
+/* Counters for INFO stats: sync_full, sync_partial_ok, sync_partial_err. */
+void repl_sync_stats(const server_t *srv, long long *full, long long *partial_ok, long long *partial_err);
+
+extern command_t repl_commands[];
+
+#endif

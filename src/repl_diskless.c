@@ -1,0 +1,85 @@
+/* repl_diskless.c: diskless full resync (repl-diskless-sync yes).
+ *
+ * The forked child (persist.c's one child slot, RDB type) writes to every
+ * waiting replica's socket (one replica: while serialising; several: the
+ * dataset is serialised into memory once, then sent to each)
+ * "$EOF:<40 random chars>\r\n", the RDB, and the same 40 chars: the
+ * replica, which announced "capa eof", reads until the mark instead of a
+ * known length.  The sockets are non-blocking (they are the parent's), so
+ * the child waits in rio_write_all when one is full; a replica that went away
+ * is skipped and the others still get their copy.  The parent holds the
+ * stream meanwhile and starts it at the replica's first ACK (the replica
+ * sends one as soon as it has loaded). */
+#include "repl_state.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "persist.h"
+#include "rdb.h"
+#include "rio.h"
+#include "util.h"
+#include "zmalloc.h"
+
+#define DISKLESS_MAX_TARGETS 64
+
+typedef struct diskless_job {
+    int fds[DISKLESS_MAX_TARGETS];
+    int n;
+} diskless_job_t;
+
+/* One replica (the usual case): the RDB goes to its socket as it is
+ * serialised, so the transfer overlaps the dump. */
+static int diskless_child_one(server_t *srv, int fd, const char *mark) {
+    char hdr[64];
+    int hl = snprintf(hdr, sizeof(hdr), "$EOF:%s\r\n", mark);
+    if (rio_write_all(fd, hdr, (size_t)hl) != 0) return 1;
+    rio_t *r = zmalloc(sizeof(*r));
+    rio_init(r, fd, srv->cfg.rdbchecksum);
+    rdb_save_opts_t opts = {srv->cfg.rdbcompression, srv->cfg.rdbchecksum, false};
+    int rc = rdb_write_dataset(srv, r, &opts);
+    if (rc == 0) rc = rio_flush(r);
+    long long sent = (long long)r->written;
+    zfree(r);
+    if (rc != 0 || rio_write_all(fd, mark, REPL_ID_LEN) != 0) return 1;
+    log_msg(LL_NOTICE, "Diskless RDB transfer: %lld bytes streamed to the replica", sent);
+    return 0;
+}
+
+static int diskless_child(server_t *srv, void *arg) {
+    diskless_job_t *job = arg;
+    char mark[REPL_ID_LEN + 1];
+    util_random_hex(mark, REPL_ID_LEN);
+    mark[REPL_ID_LEN] = '\0';
+    if (job->n == 1) return diskless_child_one(srv, job->fds[0], mark);
+    /* Several: serialise once into memory, then the same bytes to each. */
+    rio_t *r = zmalloc(sizeof(*r));
+    rio_init_mem(r, srv->cfg.rdbchecksum);
+    rdb_save_opts_t opts = {srv->cfg.rdbcompression, srv->cfg.rdbchecksum, false};
+    if (rdb_write_dataset(srv, r, &opts) != 0) return 1;
+    sds rdb = rio_take_mem(r);
+    zfree(r);
+    char hdr[64];
+    int hl = snprintf(hdr, sizeof(hdr), "$EOF:%s\r\n", mark);
+    int ok = 0;
+    for (int i = 0; i < job->n; i++) {
+        int fd = job->fds[i];
+        if (rio_write_all(fd, hdr, (size_t)hl) == 0 && rio_write_all(fd, rdb, sds_len(rdb)) == 0 &&
+            rio_write_all(fd, mark, REPL_ID_LEN) == 0)
+            ok++;
+    }
+    log_msg(LL_NOTICE, "Diskless RDB transfer: %zu bytes sent to %d of %d replicas", sds_len(rdb), ok, job->n);
+    sds_free(rdb);
+    return ok > 0 ? 0 : 1;
+}
+
+int repl_diskless_child_start(server_t *srv) {
+    diskless_job_t job = {.n = 0};
+    for (repl_replica_t *rep = R(srv)->replicas; rep; rep = rep->next)
+        if (rep->state == REPLICA_WAIT_BGSAVE_END && job.n < DISKLESS_MAX_TARGETS) job.fds[job.n++] = rep->c->fd;
+    const char *err;
+    /* job lives on this stack: the child gets its own copy at fork. */
+    return persist_fork_with(srv, PERSIST_CHILD_RDB, diskless_child, &job, &err);
+}

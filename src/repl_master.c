@@ -1,0 +1,639 @@
+/* repl_master.c: the master side of replication (Redis 7.0's protocol).
+ *
+ * A replica connects as an ordinary client, sends REPLCONF (its port,
+ * address, capabilities) and PSYNC <replid> <offset>.  If that history is
+ * ours (replid, or replid2 up to second_replid_offset) and the backlog
+ * still holds the offset, it gets "+CONTINUE <replid>" and the missing
+ * bytes (partial resync).  Otherwise "+FULLRESYNC <replid> <offset>": an
+ * RDB child is forked (disk: the child writes dbfilename and we send the
+ * file as "$<len>\r\n<bytes>"; diskless: the child writes
+ * "$EOF:<mark>\r\n<rdb><mark>" straight to the replicas' sockets) and the
+ * stream written meanwhile waits in the replica's `pending` buffer until
+ * the RDB is through.  From then on every write propagate.c emits reaches
+ * the replica as it reaches the backlog; the replica answers REPLCONF ACK
+ * <offset> each second, which WAIT and min-replicas-to-write read.
+ *
+ * The RDB file is written with its own watcher on a dup() of the
+ * replica's socket (write interest only), so the client's output buffer
+ * stays untouched until the stream starts. */
+#include "repl_state.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "aof.h"
+#include "evloop.h"
+#include "log.h"
+#include "persist.h"
+#include "reply.h"
+#include "util.h"
+
+#define BULK_CHUNK (64 * 1024)      /* bytes per write of the RDB file */
+#define BULK_WRITES_PER_EVENT 16    /* then other clients get a turn */
+
+/* --------------------------------------------------------- the stream */
+
+/* Only a master feeds the stream from its own writes: a replica forwards
+ * its master's bytes (repl_master_applied), so it need not translate. */
+bool repl_stream_on(const server_t *srv) {
+    return R(srv) && R(srv)->backlog != NULL && R(srv)->link.state == LINK_NONE;
+}
+
+static void replica_close(repl_replica_t *rep, const char *why) {
+    log_msg(LL_WARNING, "Connection with replica %s lost (%s).", rep->c->addr, why);
+    conn_close_async(rep->c);
+}
+
+/* Hold the stream for a replica that is still syncing; its limit is the
+ * replica output buffer limit, as if it were queued output. */
+static void hold_pending(server_t *srv, repl_replica_t *rep, const char *p, size_t len) {
+    if (rep->c->flags & (CLIENT_CLOSE_ASAP | CLIENT_CLOSE_AFTER_REPLY)) return;
+    rep->pending = sds_catlen(rep->pending, p, len);
+    const obuf_limit_t *lim = &srv->cfg.obuf_limits[OBUF_REPLICA];
+    if (lim->hard && (long long)sds_len(rep->pending) >= lim->hard) replica_close(rep, "output buffer limit during sync");
+}
+
+void master_feed_raw(server_t *srv, const char *p, size_t len) {
+    repl_t *r = R(srv);
+    backlog_append(r->backlog, p, len);
+    r->master_repl_offset += (long long)len;
+    for (repl_replica_t *rep = r->replicas; rep; rep = rep->next) {
+        switch (rep->state) {
+        case REPLICA_ONLINE: reply_raw(rep->c, p, len); break;
+        case REPLICA_WAIT_BGSAVE_END:
+        case REPLICA_SEND_BULK:
+        case REPLICA_ONLINE_ON_ACK: hold_pending(srv, rep, p, len); break;
+        default: break;   /* WAIT_BGSAVE_START: its RDB will include this */
+        }
+    }
+}
+
+void repl_feed(server_t *srv, int dbid, const char *cmd, size_t len) {
+    repl_t *r = R(srv);
+    if (!r->backlog || r->link.state != LINK_NONE) return;
+    if (dbid != r->stream_db) {
+        char n[16];
+        const char *av[2] = {"SELECT", n};
+        size_t lens[2] = {6, (size_t)util_ll2str(n, sizeof(n), dbid)};
+        sds sel = aof_cat_command(sds_empty(), 2, av, lens);
+        master_feed_raw(srv, sel, sds_len(sel));
+        sds_free(sel);
+        r->stream_db = dbid;
+    }
+    master_feed_raw(srv, cmd, len);
+}
+
+void master_ensure_backlog(server_t *srv) {
+    repl_t *r = R(srv);
+    if (r->backlog) return;
+    /* A master that wrote without a backlog has a gap in its history: a
+     * new ID keeps anyone from continuing across it (Redis does the same). */
+    if (r->link.state == LINK_NONE) {
+        util_random_hex(r->replid, REPL_ID_LEN);
+        memset(r->replid2, '0', REPL_ID_LEN);
+        r->second_replid_offset = -1;
+    }
+    r->backlog = backlog_create((size_t)srv->cfg.repl_backlog_size, r->master_repl_offset + 1);
+    r->stream_db = -1;
+}
+
+void master_shift_replid(server_t *srv) {
+    repl_t *r = R(srv);
+    memcpy(r->replid2, r->replid, sizeof(r->replid));
+    r->second_replid_offset = r->master_repl_offset + 1;
+    util_random_hex(r->replid, REPL_ID_LEN);
+    log_msg(LL_NOTICE, "Setting secondary replication ID to %s, valid up to offset: %lld. New replication ID is %s",
+            r->replid2, r->second_replid_offset, r->replid);
+}
+
+void master_disconnect_replicas(server_t *srv) {
+    for (repl_replica_t *rep = R(srv)->replicas; rep; rep = rep->next) conn_close_async(rep->c);
+}
+
+/* ------------------------------------------------------------ replicas */
+
+static repl_replica_t *replica_of(client_t *c) {
+    if (!c->repl) {
+        repl_replica_t *rep = zcalloc(sizeof(*rep));
+        rep->c = c;
+        rep->rdb_fd = rep->wfd = -1;
+        rep->pending = sds_empty();
+        c->repl = rep;
+    }
+    return c->repl;
+}
+
+static void stop_bulk(repl_replica_t *rep) {
+    if (rep->wio) evloop_io_free(rep->wio);
+    rep->wio = NULL;
+    if (rep->wfd >= 0) close(rep->wfd);
+    if (rep->rdb_fd >= 0) close(rep->rdb_fd);
+    rep->wfd = rep->rdb_fd = -1;
+    sds_free(rep->rdb_hdr);
+    rep->rdb_hdr = NULL;
+}
+
+static void attach(server_t *srv, repl_replica_t *rep, int state) {
+    repl_t *r = R(srv);
+    rep->state = state;
+    rep->ack_ms = srv->mstime;
+    rep->c->flags |= CLIENT_REPLICA;
+    rep->next = r->replicas;
+    r->replicas = rep;
+    r->replica_count++;
+}
+
+static void detach(server_t *srv, repl_replica_t *rep) {
+    repl_t *r = R(srv);
+    for (repl_replica_t **pp = &r->replicas; *pp; pp = &(*pp)->next) {
+        if (*pp == rep) {
+            *pp = rep->next;
+            r->replica_count--;
+            break;
+        }
+    }
+    if (r->replica_count == 0) r->backlog_idle_since_ms = srv->mstime;
+}
+
+void repl_client_freed(client_t *c) {
+    server_t *srv = c->srv;
+    repl_t *r = R(srv);
+    if (!r) return;
+    for (repl_waiter_t **pp = &r->waiters; *pp; pp = &(*pp)->next) {
+        if ((*pp)->c == c) {
+            repl_waiter_t *w = *pp;
+            *pp = w->next;
+            zfree(w);
+            break;
+        }
+    }
+    if (c->repl) {
+        repl_replica_t *rep = c->repl;
+        if (c->flags & CLIENT_REPLICA) detach(srv, rep);
+        stop_bulk(rep);
+        sds_free(rep->pending);
+        zfree(rep);
+        c->repl = NULL;
+    }
+    if ((c->flags & CLIENT_MASTER) && r->link.master == c) {
+        log_msg(LL_NOTICE, "Connection with master lost.");
+        r->link.master = NULL;
+        r->link.fd = -1;   /* conn_free closes it */
+        if (r->link.state == LINK_CONNECTED) r->link.state = LINK_CONNECT;
+        r->link.down_since_ms = srv->mstime;
+    }
+}
+
+/* The RDB is through: the held stream follows, then the live one. */
+static void put_online(server_t *srv, repl_replica_t *rep) {
+    rep->state = REPLICA_ONLINE;
+    rep->ack_ms = srv->mstime;
+    if (sds_len(rep->pending)) reply_raw(rep->c, rep->pending, sds_len(rep->pending));
+    sds_free(rep->pending);
+    rep->pending = sds_empty();
+    log_msg(LL_NOTICE, "Synchronization with replica %s succeeded", rep->c->addr);
+}
+
+/* Write-only watcher on the dup()ed socket: the header, then the file. */
+static void bulk_writer(int fd, bool readable, bool writable, void *arg) {
+    (void)readable;
+    repl_replica_t *rep = arg;
+    client_t *c = rep->c;
+    server_t *srv = c->srv;
+    if (!writable || conn_has_pending_output(c)) return;   /* +FULLRESYNC still leaving */
+    if (rep->rdb_hdr && sds_len(rep->rdb_hdr)) {
+        ssize_t n = write(fd, rep->rdb_hdr, sds_len(rep->rdb_hdr));
+        if (n < 0) {
+            if (errno != EAGAIN && errno != EINTR) replica_close(rep, strerror(errno));
+            return;
+        }
+        sds_range(rep->rdb_hdr, n, -1);
+        if (sds_len(rep->rdb_hdr)) return;
+    }
+    char buf[BULK_CHUNK];
+    for (int i = 0; i < BULK_WRITES_PER_EVENT && rep->rdb_off < rep->rdb_size; i++) {
+        ssize_t got = pread(rep->rdb_fd, buf, sizeof(buf), rep->rdb_off);
+        if (got <= 0) {
+            replica_close(rep, "can't read the RDB file");
+            stop_bulk(rep);
+            return;
+        }
+        ssize_t n = write(fd, buf, (size_t)got);
+        if (n < 0) {
+            if (errno != EAGAIN && errno != EINTR) {
+                replica_close(rep, strerror(errno));
+                stop_bulk(rep);
+            }
+            return;
+        }
+        rep->rdb_off += n;
+        srv->stats.net_output_bytes += n;
+        if (n < got) return;
+    }
+    if (rep->rdb_off < rep->rdb_size) return;
+    stop_bulk(rep);
+    if (rep->rdb_only) {
+        c->flags |= CLIENT_CLOSE_AFTER_REPLY;
+        conn_close_async(c);
+        return;
+    }
+    put_online(srv, rep);
+}
+
+static void start_bulk(server_t *srv, repl_replica_t *rep) {
+    sds path = persist_path(srv, srv->cfg.dbfilename);
+    rep->rdb_fd = open(path, O_RDONLY | O_CLOEXEC);
+    sds_free(path);
+    struct stat st;
+    if (rep->rdb_fd < 0 || fstat(rep->rdb_fd, &st) != 0) {
+        replica_close(rep, "can't open the RDB file");
+        return;
+    }
+    rep->rdb_size = st.st_size;
+    rep->rdb_off = 0;
+    rep->rdb_hdr = sds_catprintf(sds_empty(), "$%lld\r\n", (long long)st.st_size);
+    rep->wfd = dup(rep->c->fd);
+    if (rep->wfd < 0) {
+        replica_close(rep, strerror(errno));
+        return;
+    }
+    rep->state = REPLICA_SEND_BULK;
+    rep->wio = evloop_io_add(srv->loop, rep->wfd, bulk_writer, rep);
+    evloop_io_want_read(rep->wio, false);
+    evloop_io_want_write(rep->wio, true);
+}
+
+/* ------------------------------------------------------ full resync */
+
+/* repl_diskless.c: fork the child that writes to the replicas' sockets. */
+int repl_diskless_child_start(server_t *srv);
+
+static void send_fullresync(server_t *srv, repl_replica_t *rep) {
+    repl_t *r = R(srv);
+    rep->psync_initial_off = r->master_repl_offset;
+    if (rep->old_sync) return;   /* SYNC: the payload comes without a preamble */
+    char line[128];
+    int n = snprintf(line, sizeof(line), "+FULLRESYNC %s %lld\r\n", r->replid, r->master_repl_offset);
+    reply_raw(rep->c, line, (size_t)n);
+}
+
+/* Fork for every replica waiting to start, when no child runs.  Diskless
+ * waits repl-diskless-sync-delay seconds for more replicas to arrive
+ * (or until repl-diskless-sync-max-replicas are waiting). */
+static void maybe_start_sync(server_t *srv) {
+    repl_t *r = R(srv);
+    int waiting = 0;
+    bool all_eof = true;
+    for (repl_replica_t *rep = r->replicas; rep; rep = rep->next) {
+        if (rep->state != REPLICA_WAIT_BGSAVE_START) continue;
+        waiting++;
+        if (!rep->capa_eof) all_eof = false;
+    }
+    if (waiting == 0 || persist_child_active(srv)) return;
+    bool diskless = srv->cfg.repl_diskless_sync && all_eof;
+    if (diskless) {
+        long long max = srv->cfg.repl_diskless_sync_max_replicas;
+        bool enough = max > 0 && waiting >= max;
+        if (!r->diskless_wait_since_ms) r->diskless_wait_since_ms = srv->mstime;
+        if (!enough && srv->mstime - r->diskless_wait_since_ms < srv->cfg.repl_diskless_sync_delay * 1000) return;
+    }
+    r->diskless_wait_since_ms = 0;
+    r->stream_db = -1;   /* the stream after the snapshot starts with SELECT */
+    for (repl_replica_t *rep = r->replicas; rep; rep = rep->next) {
+        if (rep->state != REPLICA_WAIT_BGSAVE_START) continue;
+        rep->state = REPLICA_WAIT_BGSAVE_END;
+        send_fullresync(srv, rep);
+    }
+    int rc;
+    const char *err = "fork failed";
+    if (diskless) {
+        /* The +FULLRESYNC lines must be on the wire before the child writes. */
+        for (repl_replica_t *rep = r->replicas; rep; rep = rep->next)
+            if (rep->state == REPLICA_WAIT_BGSAVE_END && !conn_flush_now(rep->c)) {
+                rep->state = REPLICA_WAIT_BGSAVE_START;   /* not in this child's batch */
+                replica_close(rep, "can't write +FULLRESYNC");
+            }
+        rc = repl_diskless_child_start(srv);
+    } else {
+        rc = persist_fork(srv, PERSIST_CHILD_RDB, &err);
+    }
+    if (rc != 0) {
+        log_msg(LL_WARNING, "Can't start the RDB child for replication: %s", err);
+        for (repl_replica_t *rep = r->replicas; rep; rep = rep->next)
+            if (rep->state == REPLICA_WAIT_BGSAVE_END) replica_close(rep, "BGSAVE failed");
+        return;
+    }
+    r->rdb_child_for_repl = true;
+    r->rdb_child_diskless = diskless;
+    log_msg(LL_NOTICE, "Starting BGSAVE for SYNC with target: %s", diskless ? "replicas sockets" : "disk");
+}
+
+void repl_rdb_child_done(server_t *srv, bool ok) {
+    repl_t *r = R(srv);
+    if (!r || !r->rdb_child_for_repl) return;
+    r->rdb_child_for_repl = false;
+    for (repl_replica_t *rep = r->replicas; rep; rep = rep->next) {
+        if (rep->state != REPLICA_WAIT_BGSAVE_END) continue;
+        if (!ok) {
+            replica_close(rep, "the RDB child failed");
+        } else if (r->rdb_child_diskless) {
+            if (rep->rdb_only) {
+                rep->c->flags |= CLIENT_CLOSE_AFTER_REPLY;
+                conn_close_async(rep->c);
+            } else if (rep->acked_during_sync) {
+                put_online(srv, rep);   /* it loaded before the cron reaped the child */
+            } else {
+                /* The stream starts once it has loaded: its first ACK. */
+                rep->state = REPLICA_ONLINE_ON_ACK;
+            }
+        } else {
+            start_bulk(srv, rep);
+        }
+    }
+    r->rdb_child_diskless = false;
+    maybe_start_sync(srv);
+}
+
+/* ----------------------------------------------------- SYNC and PSYNC */
+
+static void send_backlog_piece(void *arg, const char *p, size_t len) { reply_raw(arg, p, len); }
+
+static bool try_partial(server_t *srv, client_t *c, const char *replid, long long off) {
+    repl_t *r = R(srv);
+    bool ours = !strcasecmp(replid, r->replid);
+    bool former = !strcasecmp(replid, r->replid2) && off <= r->second_replid_offset;
+    if (!r->backlog || (!ours && !former) || !backlog_has(r->backlog, off)) {
+        if (strcmp(replid, "?")) {
+            r->sync_partial_err++;
+            log_msg(LL_NOTICE, "Partial resynchronization not accepted for replica %s (replid %s offset %lld)",
+                    c->addr, replid, off);
+        }
+        return false;
+    }
+    repl_replica_t *rep = replica_of(c);
+    attach(srv, rep, REPLICA_ONLINE);
+    rep->psync_initial_off = off - 1;
+    rep->ack_off = off - 1;
+    char line[128];
+    int n = rep->capa_psync2 ? snprintf(line, sizeof(line), "+CONTINUE %s\r\n", r->replid)
+                             : snprintf(line, sizeof(line), "+CONTINUE\r\n");
+    reply_raw(c, line, (size_t)n);
+    backlog_foreach_from(r->backlog, off, send_backlog_piece, c);
+    r->sync_partial_ok++;
+    log_msg(LL_NOTICE, "Partial resynchronization request from %s accepted. Sending %lld bytes of backlog starting "
+            "from offset %lld.", c->addr, r->master_repl_offset + 1 - off, off);
+    return true;
+}
+
+static void sync_generic(client_t *c, bool psync) {
+    server_t *srv = c->srv;
+    repl_t *r = R(srv);
+    if (c->flags & CLIENT_REPLICA) return;   /* a second SYNC on a replica link is ignored */
+    if (r->link.state != LINK_NONE && r->link.state != LINK_CONNECTED) {
+        reply_error(c, "NOMASTERLINK Can't SYNC while not connected with my master");
+        return;
+    }
+    if (conn_has_pending_output(c)) {
+        reply_error(c, "SYNC and PSYNC are invalid with pending output");
+        return;
+    }
+    long long off = -1;
+    if (psync && c->argc > 3 && !strcasecmp(c->argv[3]->ptr, "failover")) {
+        /* FAILOVER: our master hands its role over to us (repl_failover.c
+         * on its side); it must be following our very history. */
+        if (r->link.state == LINK_NONE || strcasecmp(c->argv[1]->ptr, r->replid)) {
+            reply_error(c, "PSYNC FAILOVER replid must match my replid.");
+            return;
+        }
+        log_msg(LL_NOTICE, "Failover request received for replid %s.", r->replid);
+        replica_unset_master(srv);   /* promoted: the old history stays reachable as replid2 */
+    }
+    if (psync) {
+        if (!obj_get_ll(c->argv[2], &off)) off = -1;
+        if (try_partial(srv, c, c->argv[1]->ptr, off)) return;
+    }
+    repl_replica_t *rep = replica_of(c);
+    rep->old_sync = !psync;
+    master_ensure_backlog(srv);
+    attach(srv, rep, REPLICA_WAIT_BGSAVE_START);
+    r->sync_full++;
+    log_msg(LL_NOTICE, "Replica %s asks for synchronization; full resync", c->addr);
+    maybe_start_sync(srv);
+}
+
+static void cmd_sync(client_t *c) { sync_generic(c, false); }
+static void cmd_psync(client_t *c) { sync_generic(c, true); }
+
+/* ------------------------------------------------------------ REPLCONF */
+
+static void got_ack(server_t *srv, repl_replica_t *rep, long long off) {
+    if (off > rep->ack_off) rep->ack_off = off;
+    rep->ack_ms = srv->mstime;
+    if (rep->state == REPLICA_ONLINE_ON_ACK) put_online(srv, rep);
+    else if (rep->state == REPLICA_WAIT_BGSAVE_END) rep->acked_during_sync = true;
+    if (R(srv)->waiters) evloop_request_before_sleep(srv->loop);
+}
+
+static void cmd_replconf(client_t *c) {
+    server_t *srv = c->srv;
+    if (c->argc % 2 == 0) {
+        reply_error(c, RL_ERR_SYNTAX);
+        return;
+    }
+    for (int i = 1; i < c->argc; i += 2) {
+        const char *opt = c->argv[i]->ptr;
+        robj *val = c->argv[i + 1];
+        long long v;
+        if (!strcasecmp(opt, "listening-port")) {
+            if (!cmd_get_ll_or_reply(c, val, &v, NULL)) return;
+            replica_of(c)->listening_port = v;
+        } else if (!strcasecmp(opt, "ip-address")) {
+            snprintf(replica_of(c)->announced_ip, sizeof(replica_of(c)->announced_ip), "%s", (char *)val->ptr);
+        } else if (!strcasecmp(opt, "capa")) {
+            if (!strcasecmp(val->ptr, "eof")) replica_of(c)->capa_eof = true;
+            else if (!strcasecmp(val->ptr, "psync2")) replica_of(c)->capa_psync2 = true;
+        } else if (!strcasecmp(opt, "ack")) {
+            /* Sent by replicas, never answered. */
+            if ((c->flags & CLIENT_REPLICA) && obj_get_ll(val, &v)) got_ack(srv, c->repl, v);
+            return;
+        } else if (!strcasecmp(opt, "getack")) {
+            if (c->flags & CLIENT_MASTER) replica_send_ack(srv);
+            return;
+        } else if (!strcasecmp(opt, "rdb-only")) {
+            if (!obj_get_ll(val, &v) || (v != 0 && v != 1)) {
+                reply_error(c, "rdb-only value must be 0 or 1");
+                return;
+            }
+            replica_of(c)->rdb_only = v == 1;
+        } else if (!strcasecmp(opt, "rdb-filter-only")) {
+            /* redis-cli --functions-rdb: we send the whole RDB anyway */
+        } else {
+            reply_error(c, "Unrecognized REPLCONF option: %s", opt);
+            return;
+        }
+    }
+    reply_ok(c);
+}
+
+/* ------------------------------------------------- WAIT, min-replicas */
+
+static int acked_count(const server_t *srv, long long off) {
+    int n = 0;
+    for (repl_replica_t *rep = R(srv)->replicas; rep; rep = rep->next)
+        if (rep->state == REPLICA_ONLINE && rep->ack_off >= off) n++;
+    return n;
+}
+
+int master_good_replicas(const server_t *srv) {
+    int n = 0;
+    for (repl_replica_t *rep = R(srv)->replicas; rep; rep = rep->next)
+        if (rep->state == REPLICA_ONLINE && (srv->mstime - rep->ack_ms) / 1000 <= srv->cfg.min_replicas_max_lag) n++;
+    return n;
+}
+
+static void cmd_wait(client_t *c) {
+    server_t *srv = c->srv;
+    repl_t *r = R(srv);
+    if (r->link.state != LINK_NONE) {
+        reply_error(c, "WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a "
+                       "replica is configured to be writable (which is not the default) writes to replicas are just "
+                       "local and are not propagated.");
+        return;
+    }
+    long long num, timeout;
+    if (!cmd_get_ll_or_reply(c, c->argv[1], &num, NULL)) return;
+    if (!cmd_get_ll_or_reply(c, c->argv[2], &timeout, "timeout is not an integer or out of range")) return;
+    if (timeout < 0) {
+        reply_error(c, "timeout is negative");
+        return;
+    }
+    long long off = r->master_repl_offset;
+    int acked = acked_count(srv, off);
+    if (acked >= num || (c->flags & CLIENT_DENY_BLOCKING)) {
+        reply_ll(c, acked);
+        return;
+    }
+    repl_waiter_t *w = zcalloc(sizeof(*w));
+    w->c = c;
+    w->offset = off;
+    w->numreplicas = (long)num;
+    w->deadline_ms = timeout ? srv->mstime + timeout : 0;
+    w->next = r->waiters;
+    r->waiters = w;
+    c->flags |= CLIENT_REPL_WAIT;
+    r->getack_pending = true;
+    evloop_request_before_sleep(srv->loop);
+}
+
+void master_check_waiters(server_t *srv) {
+    repl_t *r = R(srv);
+    long long now = util_mstime();
+    repl_waiter_t **pp = &r->waiters;
+    while (*pp) {
+        repl_waiter_t *w = *pp;
+        int acked = acked_count(srv, w->offset);
+        if (acked < w->numreplicas && (!w->deadline_ms || now < w->deadline_ms)) {
+            pp = &w->next;
+            continue;
+        }
+        *pp = w->next;
+        client_t *c = w->c;
+        zfree(w);
+        c->flags &= ~CLIENT_REPL_WAIT;
+        reply_ll(c, acked);
+        conn_process_input(c);   /* what it pipelined behind WAIT */
+    }
+}
+
+/* ------------------------------------------------------------ cron */
+
+static void ping_replicas(server_t *srv) {
+    repl_t *r = R(srv);
+    if (r->link.state != LINK_NONE || !r->backlog || !r->replicas) return;
+    if (srv->mstime - r->last_ping_ms < srv->cfg.repl_ping_replica_period * 1000) return;
+    r->last_ping_ms = srv->mstime;
+    static const char ping[] = "*1\r\n$4\r\nPING\r\n";
+    master_feed_raw(srv, ping, sizeof(ping) - 1);
+}
+
+void master_cron(server_t *srv) {
+    repl_t *r = R(srv);
+    ping_replicas(srv);
+    maybe_start_sync(srv);   /* after another child ended, or the diskless delay passed */
+    for (repl_replica_t *rep = r->replicas; rep; rep = rep->next) {
+        /* Waiting for the snapshot: a newline keeps its repl-timeout at bay
+         * (not while a diskless child owns the socket). */
+        if (rep->state == REPLICA_WAIT_BGSAVE_START ||
+            (rep->state == REPLICA_WAIT_BGSAVE_END && !r->rdb_child_diskless))
+            reply_raw(rep->c, "\n", 1);
+        if (rep->state == REPLICA_ONLINE && !rep->rdb_only && !rep->old_sync &&
+            srv->mstime - rep->ack_ms > srv->cfg.repl_timeout * 1000)
+            replica_close(rep, "timeout");
+    }
+    if (r->backlog && r->link.state == LINK_NONE && !r->replicas && srv->cfg.repl_backlog_ttl > 0 &&
+        srv->mstime - r->backlog_idle_since_ms > srv->cfg.repl_backlog_ttl * 1000) {
+        log_msg(LL_NOTICE, "Replication backlog freed after %lld seconds without connected replicas.",
+                srv->cfg.repl_backlog_ttl);
+        backlog_free(r->backlog);
+        r->backlog = NULL;
+    }
+    if (r->backlog && r->backlog->size != (size_t)srv->cfg.repl_backlog_size)
+        backlog_resize(r->backlog, (size_t)srv->cfg.repl_backlog_size);
+}
+
+/* ------------------------------------------------------- write refusals */
+
+bool repl_write_allowed_or_reply(client_t *reply_to, const client_t *caller) {
+    server_t *srv = reply_to->srv;
+    if (caller->flags & CLIENT_MASTER) return true;
+    if (R(srv)->link.state != LINK_NONE) {
+        if (!srv->cfg.replica_read_only) return true;
+        reply_error(reply_to, "READONLY You can't write against a read only replica.");
+        return false;
+    }
+    if (srv->cfg.min_replicas_to_write > 0 && srv->cfg.min_replicas_max_lag > 0 &&
+        master_good_replicas(srv) < srv->cfg.min_replicas_to_write) {
+        reply_error(reply_to, "NOREPLICAS Not enough good replicas to write.");
+        return false;
+    }
+    return true;
+}
+
+bool repl_command_allowed_or_reply(client_t *c, const command_t *cmd) {
+    server_t *srv = c->srv;
+    repl_t *r = R(srv);
+    if (c->flags & CLIENT_MASTER) return true;
+    bool write = cmd->flags & CMD_WRITE;
+    if (r->link.state != LINK_NONE) {
+        if (write && !repl_write_allowed_or_reply(c, c)) return false;
+        if (r->link.state != LINK_CONNECTED && !srv->cfg.replica_serve_stale_data && !(cmd->flags & CMD_STALE)) {
+            reply_error(c, "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.");
+            return false;
+        }
+        return true;
+    }
+    return !write || repl_write_allowed_or_reply(c, c);
+}
+
+/* ------------------------------------------------------------ commands */
+
+/* repl_replica.c, repl_info.c, repl_failover.c */
+void cmd_replicaof(client_t *c);
+void cmd_role(client_t *c);
+void cmd_failover(client_t *c);
+
+command_t repl_commands[] = {
+    {"sync", cmd_sync, 1, CMD_ADMIN | CMD_NOSCRIPT | CMD_NO_MULTI, 0, 0, 0, "server", "Internal command used for replication", "1.0.0", NULL},
+    {"psync", cmd_psync, -3, CMD_ADMIN | CMD_NOSCRIPT | CMD_NO_MULTI, 0, 0, 0, "server", "Internal command used for replication", "2.8.0", NULL},
+    {"replconf", cmd_replconf, -1, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "An internal command for configuring the replication stream", "3.0.0", NULL},
+    {"wait", cmd_wait, 3, CMD_NOSCRIPT, 0, 0, 0, "generic", "Wait for the synchronous replication of all the write commands sent in the context of the current connection", "3.0.0", NULL},
+    {"replicaof", cmd_replicaof, 3, CMD_ADMIN | CMD_NOSCRIPT | CMD_STALE, 0, 0, 0, "server", "Make the server a replica of another instance, or promote it as master.", "5.0.0", NULL},
+    {"slaveof", cmd_replicaof, 3, CMD_ADMIN | CMD_NOSCRIPT | CMD_STALE, 0, 0, 0, "server", "Make the server a replica of another instance, or promote it as master.", "1.0.0", NULL},
+    {"failover", cmd_failover, -1, CMD_ADMIN | CMD_NOSCRIPT | CMD_STALE, 0, 0, 0, "server", "Start a coordinated failover between this server and one of its replicas.", "6.2.0", NULL},
+    {"role", cmd_role, 1, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, "server", "Return the role of the instance in the context of replication", "2.8.12", NULL},
+    {NULL},
+};

@@ -1,0 +1,553 @@
+/* repl_replica.c: the replica side of replication (REPLICAOF).
+ *
+ * The link to the master is a small state machine driven by one watcher
+ * on its socket (states in repl_state.h): non-blocking connect, then the
+ * handshake, one command and one reply line per state:
+ *   PING -> [AUTH [masteruser] masterauth] -> REPLCONF listening-port
+ *   -> [REPLCONF ip-address] -> REPLCONF capa eof capa psync2
+ *   -> PSYNC <replid> <offset+1>   (or "? -1" with no history)
+ * "+CONTINUE [replid]" turns the socket into the master client at once;
+ * "+FULLRESYNC <replid> <offset>" is followed by the RDB, either
+ * "$<len>\r\n<bytes>" or "$EOF:<mark>\r\n<bytes><mark>" (diskless
+ * masters), read into memory, loaded over emptied databases, and then the
+ * socket becomes the master client.  Lines are read a byte at a time so
+ * nothing past them is consumed; the payload is read in large chunks.
+ *
+ * The master client (CLIENT_MASTER) runs the stream like any client's
+ * requests, its replies dropped; after each command conn.c reports the
+ * bytes it consumed (repl_master_applied), which advance our offset and
+ * go verbatim to our backlog and our own replicas (chained replication).
+ * Every second we send REPLCONF ACK <offset>; a link silent for
+ * repl-timeout seconds is dropped and re-established, with PSYNC asking
+ * only for what we miss. */
+#include "repl_state.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "aof.h"
+#include "evloop.h"
+#include "function.h"
+#include "keyspace.h"
+#include "log.h"
+#include "net.h"
+#include "persist.h"
+#include "rdb.h"
+#include "reply.h"
+#include "util.h"
+
+#define TRANSFER_CHUNK (1024 * 1024)
+#define LINE_MAX_LEN 1024
+
+static repl_link_t *L(server_t *srv) { return &R(srv)->link; }
+
+bool repl_is_replica(const server_t *srv) { return R(srv) && R(srv)->link.state != LINK_NONE; }
+bool repl_client_is_master(const client_t *c) { return (c->flags & CLIENT_MASTER) != 0; }
+bool repl_keys_expire_locally(const server_t *srv) { return !repl_is_replica(srv); }
+
+/* Close the handshake/transfer socket (not the master client's). */
+static void close_link_socket(repl_link_t *l) {
+    if (l->io) evloop_io_free(l->io);
+    l->io = NULL;
+    if (l->fd >= 0 && !l->master) close(l->fd);
+    l->fd = -1;
+    sds_free(l->line);
+    l->line = NULL;
+    sds_free(l->payload);
+    l->payload = NULL;
+}
+
+/* Give up on this attempt; the cron connects again. */
+static void link_abort(server_t *srv, const char *why) {
+    repl_link_t *l = L(srv);
+    if (why) log_msg(LL_WARNING, "MASTER <-> REPLICA sync: %s", why);
+    close_link_socket(l);
+    if (l->state != LINK_NONE) l->state = LINK_CONNECT;
+}
+
+void replica_free_link(server_t *srv) {
+    repl_link_t *l = L(srv);
+    close_link_socket(l);
+    if (l->master) {
+        client_t *m = l->master;
+        l->master = NULL;
+        m->flags &= ~CLIENT_MASTER;   /* no "link lost" handling: we dropped it */
+        conn_close_async(m);
+    }
+}
+
+/* ------------------------------------------------------------ sending */
+
+static bool send_command(repl_link_t *l, int argc, const char **argv) {
+    size_t lens[8];
+    for (int i = 0; i < argc; i++) lens[i] = strlen(argv[i]);
+    sds cmd = aof_cat_command(sds_empty(), argc, argv, lens);
+    bool ok = rio_write_all(l->fd, cmd, sds_len(cmd)) == 0;
+    sds_free(cmd);
+    return ok;
+}
+
+void replica_send_ack(server_t *srv) {
+    repl_link_t *l = L(srv);
+    if (l->state != LINK_CONNECTED || !l->master) return;
+    char off[32];
+    util_ll2str(off, sizeof(off), R(srv)->master_repl_offset);
+    const char *av[3] = {"REPLCONF", "ACK", off};
+    size_t lens[3] = {8, 3, strlen(off)};
+    sds cmd = aof_cat_command(sds_empty(), 3, av, lens);
+    l->master->flags |= CLIENT_MASTER_FORCE_REPLY;
+    reply_raw(l->master, cmd, sds_len(cmd));
+    l->master->flags &= ~CLIENT_MASTER_FORCE_REPLY;
+    sds_free(cmd);
+}
+
+/* ------------------------------------------------------------ reading */
+
+/* Read one reply line (without CRLF) into l->line; false if incomplete
+ * (or the link failed: state is then CONNECT). */
+static bool read_line(server_t *srv, sds *out) {
+    repl_link_t *l = L(srv);
+    if (!l->line) l->line = sds_empty();
+    for (;;) {
+        char ch;
+        ssize_t n = read(l->fd, &ch, 1);
+        if (n == 0) {
+            link_abort(srv, "Master closed the connection");
+            return false;
+        }
+        if (n < 0) {
+            if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return false;
+            link_abort(srv, strerror(errno));
+            return false;
+        }
+        l->last_io_ms = srv->mstime;
+        if (ch == '\n') break;
+        if (sds_len(l->line) >= LINE_MAX_LEN) {
+            link_abort(srv, "reply line too long");
+            return false;
+        }
+        l->line = sds_catlen(l->line, &ch, 1);
+    }
+    size_t len = sds_len(l->line);
+    if (len && l->line[len - 1] == '\r') sds_setlen(l->line, len - 1);
+    *out = l->line;
+    l->line = NULL;
+    return true;
+}
+
+/* ----------------------------------------------------- the master client */
+
+static void become_connected(server_t *srv, const char *leftover, size_t n) {
+    repl_link_t *l = L(srv);
+    evloop_io_free(l->io);
+    l->io = NULL;
+    client_t *m = conn_create_client(srv, l->fd);
+    if (l->applying) sds_clear(l->applying);
+    m->flags |= CLIENT_MASTER | CLIENT_AUTHENTICATED;
+    m->user = NULL;   /* the master's stream is applied whatever the default user may do */
+    l->master = m;
+    l->state = LINK_CONNECTED;
+    l->last_io_ms = srv->mstime;
+    l->down_since_ms = 0;
+    master_ensure_backlog(srv);
+    failover_link_connected(srv);   /* a FAILOVER handover is complete */
+    if (n) {
+        m->querybuf = sds_catlen(m->querybuf, leftover, n);
+        conn_process_input(m);
+    }
+}
+
+void repl_master_consumed(client_t *c, const char *p, size_t len) {
+    repl_link_t *l = L(c->srv);
+    if (l->master != c || len == 0) return;
+    if (!l->applying) l->applying = sds_empty();
+    l->applying = sds_catlen(l->applying, p, len);
+}
+
+void repl_master_applied(client_t *c) {
+    server_t *srv = c->srv;
+    repl_link_t *l = L(srv);
+    if (l->master != c || !l->applying || sds_len(l->applying) == 0) return;
+    l->last_io_ms = srv->mstime;
+    /* Our backlog and our replicas get exactly the master's bytes. */
+    master_feed_raw(srv, l->applying, sds_len(l->applying));
+    sds_clear(l->applying);
+}
+
+/* ------------------------------------------------------------ the RDB */
+
+static void load_payload(server_t *srv) {
+    repl_link_t *l = L(srv);
+    repl_t *r = R(srv);
+    size_t len = sds_len(l->payload);
+    log_msg(LL_NOTICE, "MASTER <-> REPLICA sync: Flushing old data");
+    for (int i = 0; i < srv->dbnum; i++) {
+        if (srv->cfg.replica_lazy_flush) db_empty_async(&srv->dbs[i]);   /* freed on the bio thread */
+        else db_empty(&srv->dbs[i]);
+    }
+    functions_flush(srv);
+    log_msg(LL_NOTICE, "MASTER <-> REPLICA sync: Loading DB in memory");
+    rdb_load_result_t res;
+    persist_t *p = srv->persist;
+    p->loading = true;
+    /* now_ms 0: keys already expired stay; the master's DEL removes them. */
+    int rc = rdb_load_buffer(srv, (const unsigned char *)l->payload, len, true, 0, &res);
+    p->loading = false;
+    if (rc != 0) {
+        log_msg(LL_WARNING, "Failed trying to load the MASTER synchronization DB from socket: %s", res.err);
+        for (int i = 0; i < srv->dbnum; i++) db_empty(&srv->dbs[i]);
+        link_abort(srv, NULL);
+        return;
+    }
+    sds_free(l->payload);
+    l->payload = NULL;
+    /* The master's history is ours now; our replicas must sync again. */
+    memcpy(r->replid, l->fullsync_replid, sizeof(r->replid));
+    memset(r->replid2, '0', REPL_ID_LEN);
+    r->second_replid_offset = -1;
+    r->master_repl_offset = l->fullsync_offset;
+    backlog_free(r->backlog);
+    r->backlog = backlog_create((size_t)srv->cfg.repl_backlog_size, r->master_repl_offset + 1);
+    master_disconnect_replicas(srv);
+    srv->dirty++;
+    if (aof_is_on(p->aof)) aof_schedule_rewrite(p->aof);   /* the file must describe the new data */
+    log_msg(LL_NOTICE, "MASTER <-> REPLICA sync: Finished with success (%lld keys, %zu bytes)", res.keys, len);
+    become_connected(srv, NULL, 0);
+    replica_send_ack(srv);   /* a diskless master starts the stream at this ACK */
+}
+
+/* Read the payload; returns when the socket has no more for now. */
+static void read_transfer(server_t *srv) {
+    repl_link_t *l = L(srv);
+    if (l->transfer_size == -2) {
+        sds line;
+        if (!read_line(srv, &line)) return;
+        if (sds_len(line) == 0) {   /* a newline: the master is still preparing */
+            sds_free(line);
+            return;
+        }
+        if (line[0] == '-') {
+            log_msg(LL_WARNING, "MASTER aborted replication with an error: %s", line + 1);
+            sds_free(line);
+            link_abort(srv, NULL);
+            return;
+        }
+        if (line[0] != '$') {
+            log_msg(LL_WARNING, "Bad protocol from MASTER, the first byte is not '$': %s", line);
+            sds_free(line);
+            link_abort(srv, NULL);
+            return;
+        }
+        if (!strncmp(line + 1, "EOF:", 4) && sds_len(line) == 5 + REPL_ID_LEN) {
+            memcpy(l->eof_mark, line + 5, REPL_ID_LEN);
+            l->transfer_size = -1;
+            log_msg(LL_NOTICE, "MASTER <-> REPLICA sync: receiving streamed RDB from master with EOF to disk");
+        } else {
+            long long v;
+            if (!util_str2ll(line + 1, sds_len(line) - 1, &v) || v < 0) {
+                sds_free(line);
+                link_abort(srv, "bad bulk length from MASTER");
+                return;
+            }
+            l->transfer_size = v;
+            log_msg(LL_NOTICE, "MASTER <-> REPLICA sync: receiving %lld bytes from master to disk", v);
+        }
+        sds_free(line);
+        l->payload = sds_empty();
+    }
+    for (int rounds = 0; rounds < 64; rounds++) {
+        size_t have = sds_len(l->payload);
+        size_t want = TRANSFER_CHUNK;
+        if (l->transfer_size >= 0) {
+            if ((long long)have >= l->transfer_size) break;
+            if ((long long)(have + want) > l->transfer_size) want = (size_t)(l->transfer_size - (long long)have);
+        }
+        l->payload = sds_make_room(l->payload, want);
+        ssize_t n = read(l->fd, l->payload + have, want);
+        if (n == 0) {
+            link_abort(srv, "Master closed the connection during the transfer");
+            return;
+        }
+        if (n < 0) {
+            if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
+            link_abort(srv, strerror(errno));
+            return;
+        }
+        sds_setlen(l->payload, have + (size_t)n);
+        srv->stats.net_input_bytes += n;
+        l->last_io_ms = l->transfer_last_ms = srv->mstime;
+        if (l->transfer_size < 0) {
+            size_t len = sds_len(l->payload);
+            if (len >= REPL_ID_LEN && !memcmp(l->payload + len - REPL_ID_LEN, l->eof_mark, REPL_ID_LEN)) {
+                sds_setlen(l->payload, len - REPL_ID_LEN);
+                load_payload(srv);
+                return;
+            }
+        }
+    }
+    if (l->transfer_size >= 0 && (long long)sds_len(l->payload) == l->transfer_size) load_payload(srv);
+}
+
+/* ------------------------------------------------------------ handshake */
+
+static void send_psync(server_t *srv) {
+    repl_t *r = R(srv);
+    repl_link_t *l = L(srv);
+    char off[32];
+    const char *av[4] = {"PSYNC", "?", "-1", "FAILOVER"};
+    if (r->backlog) {
+        util_ll2str(off, sizeof(off), r->master_repl_offset + 1);
+        av[1] = r->replid;
+        av[2] = off;
+    }
+    /* FAILOVER (repl_failover.c): the target promotes itself on this PSYNC. */
+    if (!send_command(l, l->psync_failover && r->backlog ? 4 : 3, av)) {
+        link_abort(srv, "can't send PSYNC");
+        return;
+    }
+    l->state = LINK_RECV_PSYNC;
+}
+
+static void send_capa(server_t *srv) {
+    const char *av[5] = {"REPLCONF", "capa", "eof", "capa", "psync2"};
+    if (!send_command(L(srv), 5, av)) link_abort(srv, "can't send REPLCONF capa");
+    else L(srv)->state = LINK_RECV_CAPA;
+}
+
+static void send_port(server_t *srv) {
+    char port[16];
+    long long p = srv->cfg.replica_announce_port ? srv->cfg.replica_announce_port : srv->cfg.port;
+    util_ll2str(port, sizeof(port), p);
+    const char *av[3] = {"REPLCONF", "listening-port", port};
+    if (!send_command(L(srv), 3, av)) link_abort(srv, "can't send REPLCONF listening-port");
+    else L(srv)->state = LINK_RECV_PORT;
+}
+
+static void got_psync_reply(server_t *srv, sds line) {
+    repl_t *r = R(srv);
+    repl_link_t *l = L(srv);
+    if (!strncmp(line, "+FULLRESYNC", 11)) {
+        char id[REPL_ID_LEN + 1];
+        long long off;
+        if (sscanf(line + 11, " %40s %lld", id, &off) != 2 || strlen(id) != REPL_ID_LEN) {
+            link_abort(srv, "bad +FULLRESYNC reply");
+            return;
+        }
+        memcpy(l->fullsync_replid, id, sizeof(id));
+        l->fullsync_offset = off;
+        l->state = LINK_TRANSFER;
+        l->transfer_size = -2;
+        log_msg(LL_NOTICE, "Full resync from master: %s:%lld", id, off);
+        return;
+    }
+    if (!strncmp(line, "+CONTINUE", 9)) {
+        const char *id = line + 9;
+        while (*id == ' ') id++;
+        if (strlen(id) == REPL_ID_LEN && strcmp(id, r->replid)) {
+            /* The master's history went on under a new ID (a failover):
+             * ours follows, the old one stays valid as replid2. */
+            memcpy(r->replid2, r->replid, sizeof(r->replid));
+            r->second_replid_offset = r->master_repl_offset + 1;
+            memcpy(r->replid, id, REPL_ID_LEN);
+            master_disconnect_replicas(srv);
+        }
+        log_msg(LL_NOTICE, "MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization.");
+        become_connected(srv, NULL, 0);
+        return;
+    }
+    log_msg(LL_WARNING, "Unexpected reply to PSYNC from master: %s", line);
+    link_abort(srv, NULL);
+}
+
+static void handshake_step(server_t *srv) {
+    repl_link_t *l = L(srv);
+    sds line;
+    if (!read_line(srv, &line)) return;
+    int state = l->state;
+    bool err = line[0] == '-';
+    switch (state) {
+    case LINK_RECV_PONG:
+        /* -NOAUTH is fine here: AUTH comes next. */
+        if (err && strncmp(line, "-NOAUTH", 7) && strncmp(line, "-NOPERM", 7) &&
+            strncmp(line, "-ERR operation not permitted", 28)) {
+            log_msg(LL_WARNING, "Error reply to PING from master: '%s'", line);
+            link_abort(srv, NULL);
+            break;
+        }
+        if (srv->cfg.masterauth && srv->cfg.masterauth[0]) {
+            bool user = srv->cfg.masteruser && srv->cfg.masteruser[0];
+            const char *av[3] = {"AUTH", user ? srv->cfg.masteruser : srv->cfg.masterauth, srv->cfg.masterauth};
+            if (!send_command(l, user ? 3 : 2, av)) link_abort(srv, "can't send AUTH");
+            else l->state = LINK_RECV_AUTH;
+        } else {
+            send_port(srv);
+        }
+        break;
+    case LINK_RECV_AUTH:
+        if (err) {
+            log_msg(LL_WARNING, "Unable to AUTH to MASTER: %s", line);
+            link_abort(srv, NULL);
+            break;
+        }
+        send_port(srv);
+        break;
+    case LINK_RECV_PORT:
+        if (err) log_msg(LL_NOTICE, "(Non critical) Master does not understand REPLCONF listening-port: %s", line);
+        if (srv->cfg.replica_announce_ip && srv->cfg.replica_announce_ip[0]) {
+            const char *av[3] = {"REPLCONF", "ip-address", srv->cfg.replica_announce_ip};
+            if (!send_command(l, 3, av)) link_abort(srv, "can't send REPLCONF ip-address");
+            else l->state = LINK_RECV_IP;
+        } else {
+            send_capa(srv);
+        }
+        break;
+    case LINK_RECV_IP:
+        if (err) log_msg(LL_NOTICE, "(Non critical) Master does not understand REPLCONF ip-address: %s", line);
+        send_capa(srv);
+        break;
+    case LINK_RECV_CAPA:
+        if (err) log_msg(LL_NOTICE, "(Non critical) Master does not understand REPLCONF capa: %s", line);
+        send_psync(srv);
+        break;
+    case LINK_RECV_PSYNC:
+        if (sds_len(line) == 0) break;   /* keepalive newline */
+        got_psync_reply(srv, line);
+        break;
+    }
+    sds_free(line);
+}
+
+static void link_io(int fd, bool readable, bool writable, void *arg) {
+    (void)fd;
+    server_t *srv = arg;
+    repl_link_t *l = L(srv);
+    if (l->state == LINK_CONNECTING) {
+        if (!writable) return;
+        int e = net_connect_result(l->fd);
+        if (e) {
+            log_msg(LL_WARNING, "Error condition on socket for SYNC: %s", strerror(e));
+            link_abort(srv, NULL);
+            return;
+        }
+        evloop_io_want_write(l->io, false);
+        log_msg(LL_NOTICE, "Non blocking connect for SYNC fired the event.");
+        const char *av[1] = {"PING"};
+        if (!send_command(l, 1, av)) link_abort(srv, "can't send PING");
+        else l->state = LINK_RECV_PONG;
+        return;
+    }
+    if (!readable) return;
+    /* Several replies may be waiting; a step that moves on reads again. */
+    for (int i = 0; i < 8 && l->state >= LINK_RECV_PONG && l->state <= LINK_RECV_PSYNC; i++) {
+        int before = l->state;
+        handshake_step(srv);
+        if (l->state == before) return;
+    }
+    if (l->state == LINK_TRANSFER) read_transfer(srv);
+}
+
+static void connect_to_master(server_t *srv) {
+    repl_link_t *l = L(srv);
+    char err[256];
+    log_msg(LL_NOTICE, "Connecting to MASTER %s:%d", l->host, l->port);
+    int fd = net_connect_tcp_nonblock(l->host, l->port, err, sizeof(err));
+    if (fd < 0) {
+        log_msg(LL_WARNING, "Unable to connect to MASTER: %s", err);
+        return;
+    }
+    l->fd = fd;
+    l->state = LINK_CONNECTING;
+    l->last_io_ms = l->handshake_start_ms = srv->mstime;
+    l->io = evloop_io_add(srv->loop, fd, link_io, srv);
+    evloop_io_want_write(l->io, true);
+    log_msg(LL_NOTICE, "MASTER <-> REPLICA sync started");
+}
+
+/* ------------------------------------------------------------ REPLICAOF */
+
+void replica_set_master(server_t *srv, const char *host, int port) {
+    repl_t *r = R(srv);
+    repl_link_t *l = L(srv);
+    bool was_master = l->state == LINK_NONE;
+    replica_free_link(srv);
+    zfree(l->host);
+    l->host = zstrdup(host);
+    l->port = port;
+    l->state = LINK_CONNECT;
+    l->down_since_ms = srv->mstime;
+    /* WAITers on a former master get what they have. */
+    if (was_master) {
+        for (repl_waiter_t *w = r->waiters; w; w = w->next) w->deadline_ms = 1;
+        master_check_waiters(srv);
+    }
+    zfree(srv->cfg.replicaof);
+    char buf[300];
+    snprintf(buf, sizeof(buf), "%s %d", host, port);
+    srv->cfg.replicaof = zstrdup(buf);
+    connect_to_master(srv);
+}
+
+void replica_unset_master(server_t *srv) {
+    repl_t *r = R(srv);
+    repl_link_t *l = L(srv);
+    if (l->state == LINK_NONE) return;
+    replica_free_link(srv);
+    zfree(l->host);
+    l->host = NULL;
+    l->state = LINK_NONE;
+    zfree(srv->cfg.replicaof);
+    srv->cfg.replicaof = zstrdup("");
+    /* A new history: former peers continue through replid2 (PSYNC2). */
+    if (r->backlog) master_shift_replid(srv);
+    master_ensure_backlog(srv);
+    master_disconnect_replicas(srv);
+    r->stream_db = -1;
+    log_msg(LL_NOTICE, "MASTER MODE enabled (user request from '%s')",
+            srv->current_client ? srv->current_client->addr : "config");
+}
+
+void cmd_replicaof(client_t *c) {
+    server_t *srv = c->srv;
+    if (!strcasecmp(c->argv[1]->ptr, "no") && !strcasecmp(c->argv[2]->ptr, "one")) {
+        replica_unset_master(srv);
+        reply_ok(c);
+        return;
+    }
+    if (c->flags & CLIENT_REPLICA) {
+        reply_error(c, "Command is not valid when client is a replica.");
+        return;
+    }
+    long long port;
+    if (!cmd_get_range_or_reply(c, c->argv[2], 0, 65535, &port, "Invalid master port")) return;
+    repl_link_t *l = L(srv);
+    if (l->state != LINK_NONE && l->port == port && !strcasecmp(l->host, c->argv[1]->ptr)) {
+        reply_simple(c, "OK Already connected to specified master");
+        return;
+    }
+    replica_set_master(srv, c->argv[1]->ptr, (int)port);
+    reply_ok(c);
+}
+
+/* ------------------------------------------------------------ cron */
+
+void replica_cron(server_t *srv) {
+    repl_link_t *l = L(srv);
+    long long timeout = srv->cfg.repl_timeout * 1000;
+    switch (l->state) {
+    case LINK_NONE: return;
+    case LINK_CONNECT: connect_to_master(srv); return;
+    case LINK_CONNECTED:
+        if (l->master && srv->mstime - l->master->last_interaction_ms > timeout) {
+            log_msg(LL_WARNING, "MASTER timeout: no data nor PING received...");
+            conn_close_async(l->master);
+            return;
+        }
+        replica_send_ack(srv);
+        return;
+    default:
+        if (srv->mstime - l->last_io_ms > timeout) link_abort(srv, "Timeout connecting to the MASTER...");
+        return;
+    }
+}

@@ -1,0 +1,64 @@
+"""A transaction in the AOF loads whole or not at all: the loader queues
+the commands after MULTI until their EXEC, as they ran, and a file that
+ends inside a transaction (a crash in the middle of writing it, with or
+without a partial last command) is cut back to before its MULTI with
+aof-load-truncated yes (Redis's "Revert incomplete MULTI/EXEC transaction"),
+or refused with aof-load-truncated no."""
+import subprocess
+
+from conftest import SERVER
+
+
+def cmd(*args):
+    out = b"*%d\r\n" % len(args)
+    for a in args:
+        a = a.encode() if isinstance(a, str) else a
+        out += b"$%d\r\n%s\r\n" % (len(a), a)
+    return out
+
+
+HEAD = cmd("SET", "a", "1")
+TXN = cmd("MULTI") + cmd("SET", "b", "2") + cmd("INCR", "a")
+
+
+def test_complete_transaction_applies(start_server, tmp_path):
+    (tmp_path / "appendonly.aof").write_bytes(HEAD + TXN + cmd("EXEC") + cmd("SET", "c", "3"))
+    s = start_server(args=("--dir", str(tmp_path), "--appendonly", "yes"))
+    r = s.client()
+    assert (r.get("a"), r.get("b"), r.get("c")) == ("2", "2", "3")
+
+
+def test_transaction_without_exec_is_reverted(start_server, tmp_path):
+    path = tmp_path / "appendonly.aof"
+    path.write_bytes(HEAD + TXN)
+    s = start_server(args=("--dir", str(tmp_path), "--appendonly", "yes"))
+    r = s.client()
+    assert (r.get("a"), r.get("b")) == ("1", None)     # nothing of the transaction applied
+    log = s.read_log()
+    assert "Revert incomplete MULTI/EXEC transaction" in log
+    assert "Truncating the AOF at offset %d" % len(HEAD) in log
+    assert path.read_bytes()[:len(HEAD)] == HEAD
+    r.set("d", "4")                                     # the cut file takes appends and reloads
+    s.stop()
+    s2 = start_server(args=("--dir", str(tmp_path), "--appendonly", "yes"))
+    r2 = s2.client()
+    assert (r2.get("a"), r2.get("b"), r2.get("d")) == ("1", None, "4")
+
+
+def test_partial_command_inside_a_transaction_cuts_before_multi(start_server, tmp_path):
+    path = tmp_path / "appendonly.aof"
+    path.write_bytes(HEAD + TXN + cmd("SET", "e", "5")[:-3])
+    s = start_server(args=("--dir", str(tmp_path), "--appendonly", "yes"))
+    r = s.client()
+    assert (r.get("a"), r.get("b"), r.get("e")) == ("1", None, None)
+    assert "Truncating the AOF at offset %d" % len(HEAD) in s.read_log()
+    assert path.read_bytes()[:len(HEAD)] == HEAD
+
+
+def test_transaction_without_exec_refused_when_truncation_is_off(tmp_path):
+    (tmp_path / "appendonly.aof").write_bytes(HEAD + TXN)
+    out = subprocess.run([SERVER, "--port", "0", "--save", "", "--dir", str(tmp_path), "--appendonly", "yes",
+                          "--aof-load-truncated", "no"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1
+    assert "Unexpected end of file reading the append only file" in out.stdout + out.stderr
+    assert (tmp_path / "appendonly.aof").read_bytes() == HEAD + TXN   # left as it was
