@@ -506,7 +506,7 @@ static void geo_search_generic(client_t *c, int srcidx, int flags) {
     size_t n = (o.count == 0 || pts.used < (size_t)o.count) ? pts.used : (size_t)o.count;
     /* Stable (glibc's qsort is a merge sort here): equal distances keep
      * the scan order, as Redis's replies do. */
-    if (o.sort != SORT_NONE) qsort(pts.v, pts.used, sizeof(*pts.v), o.sort == SORT_ASC ? cmp_asc : cmp_desc);
+    if (o.sort != SORT_NONE && pts.used > 0) qsort(pts.v, pts.used, sizeof(*pts.v), o.sort == SORT_ASC ? cmp_asc : cmp_desc);
     if (o.storekey) store_points(c, &pts, n, &shape, &o, flags);
     else reply_points(c, &pts, n, &shape, &o);
     points_free(&pts);

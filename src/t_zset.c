@@ -393,6 +393,7 @@ static void range_walk(zrange_out_t *out, robj *o, zset_cursor_t *cur, bool lex,
         return;
     }
     while (zset_cursor_valid(cur) && offset--) zset_cursor_next(cur);
+    if (limit < 0) limit = -1;   /* any negative count means all; -1 never reaches 0 (nor overflows) */
     for (; zset_cursor_valid(cur) && limit != 0; zset_cursor_next(cur), limit--) {
         size_t len;
         const char *m = zset_cursor_member(cur, &len);
