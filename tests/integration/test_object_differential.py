@@ -45,6 +45,8 @@ def test_object_freq_with_lfu(start_server, policy):
         for c in conns:
             c.call("GET", "k")
             c.call("LRANGE", "l", "0", "-1")
-    assert conns[0].call("OBJECT", "FREQ", "k")[1] == 6
+    # Two reads: the first takes the counter from 5 to 6 for sure, the second
+    # only with probability 1/(1 * lfu-log-factor + 1), as in Redis.
+    assert conns[0].call("OBJECT", "FREQ", "k")[1] in (6, 7)
     for c in conns:
         c.close()
