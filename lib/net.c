@@ -19,19 +19,26 @@ static int set_nonblock(int fd) {
     return (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) ? -1 : 0;
 }
 
-int net_listen_tcp(const char *addr, int port, int backlog, char *err, size_t errlen) {
-    struct addrinfo hints, *res, *ai;
+/* The TCP addresses of host:port (getaddrinfo), or NULL with err set. */
+static struct addrinfo *resolve_tcp(const char *host, int port, int flags, char *err, size_t errlen) {
+    struct addrinfo hints, *res;
     char portstr[8];
     memset(&hints, 0, sizeof(hints));
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_PASSIVE;
+    hints.ai_flags = flags;
     snprintf(portstr, sizeof(portstr), "%d", port);
-    int rv = getaddrinfo(addr, portstr, &hints, &res);
+    int rv = getaddrinfo(host, portstr, &hints, &res);
     if (rv != 0) {
         snprintf(err, errlen, "%s", gai_strerror(rv));
-        return -1;
+        return NULL;
     }
+    return res;
+}
+
+int net_listen_tcp(const char *addr, int port, int backlog, char *err, size_t errlen) {
+    struct addrinfo *res = resolve_tcp(addr, port, AI_PASSIVE, err, errlen), *ai;
+    if (!res) return -1;
     int fd = -1;
     for (ai = res; ai; ai = ai->ai_next) {
         fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
@@ -134,17 +141,8 @@ bool net_peer_is_loopback(int fd) {
 }
 
 int net_connect_tcp_nonblock(const char *host, int port, char *err, size_t errlen) {
-    struct addrinfo hints, *res, *ai;
-    char portstr[8];
-    memset(&hints, 0, sizeof(hints));
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    snprintf(portstr, sizeof(portstr), "%d", port);
-    int rv = getaddrinfo(host, portstr, &hints, &res);
-    if (rv != 0) {
-        snprintf(err, errlen, "%s", gai_strerror(rv));
-        return -1;
-    }
+    struct addrinfo *res = resolve_tcp(host, port, 0, err, errlen), *ai;
+    if (!res) return -1;
     int fd = -1;
     for (ai = res; ai; ai = ai->ai_next) {
         fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
