@@ -143,7 +143,8 @@ $(FUZZ_DIR)/libfuzzsrv.a: $(FUZZ_OBJ)
 	ar rcs $@ $^
 
 $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_DIR)/libfuzzsrv.a
-	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_DIR)/libfuzzsrv.a $(FUZZ_LIBS)
+	clang $(FUZZ_CFLAGS) -Werror=incompatible-pointer-types -Werror=int-conversion -fsanitize=fuzzer \
+	  -o $@ $< $(FUZZ_DIR)/libfuzzsrv.a $(FUZZ_LIBS)
 
 -include $(FUZZ_OBJ:.o=.d)
 
