@@ -71,15 +71,21 @@ void failover_link_connected(server_t *srv) {
     finish(srv);
 }
 
-static bool replica_matches(const repl_replica_t *rep, const char *host, int port) {
-    char ip[64];
+/* The address a replica is reached at: the one it announced, else the
+ * host part of its connection's peer address. */
+static void replica_host(const repl_replica_t *rep, char *ip, size_t size) {
     if (rep->announced_ip[0]) {
-        snprintf(ip, sizeof(ip), "%s", rep->announced_ip);
+        snprintf(ip, size, "%s", rep->announced_ip);
     } else {
-        snprintf(ip, sizeof(ip), "%s", rep->c->addr);
+        snprintf(ip, size, "%s", rep->c->addr);
         char *colon = strrchr(ip, ':');
         if (colon) *colon = '\0';
     }
+}
+
+static bool replica_matches(const repl_replica_t *rep, const char *host, int port) {
+    char ip[64];
+    replica_host(rep, ip, sizeof(ip));
     return rep->listening_port == port && !strcasecmp(ip, host);
 }
 
@@ -93,13 +99,7 @@ static repl_replica_t *find_replica(server_t *srv, const char *host, int port) {
 static void hand_over(server_t *srv, repl_replica_t *rep) {
     repl_failover_t *f = F(srv);
     char ip[64];
-    if (rep->announced_ip[0]) {
-        snprintf(ip, sizeof(ip), "%s", rep->announced_ip);
-    } else {
-        snprintf(ip, sizeof(ip), "%s", rep->c->addr);
-        char *colon = strrchr(ip, ':');
-        if (colon) *colon = '\0';
-    }
+    replica_host(rep, ip, sizeof(ip));
     int port = (int)rep->listening_port;
     log_msg(LL_NOTICE, "FAILOVER: handing the master role to %s:%d (offset %lld)", ip, port, R(srv)->master_repl_offset);
     f->state = FAILOVER_IN_PROGRESS;
