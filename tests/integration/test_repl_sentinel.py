@@ -140,7 +140,16 @@ def test_sentinel_failover_of_our_servers(start_server):
         wait_for(lambda: len(sentinels[0].client.sentinel_slaves("mymaster")) >= 1 and any(
             r["port"] == other.port and "s_down" not in r["flags"]
             for r in sentinels[0].client.sentinel_slaves("mymaster")), 30, step=0.2, what="sentinel sees the replica")
-        sentinels[0].client.execute_command("SENTINEL", "FAILOVER", "mymaster")
+        # Sentinel answers INPROG while it is still finishing the automatic
+        # failover above (reconfiguring replicas): ask again until it takes it.
+        def manual_failover_accepted():
+            try:
+                return sentinels[0].client.execute_command("SENTINEL", "FAILOVER", "mymaster")
+            except redis.ResponseError as e:
+                if str(e).startswith("INPROG"):
+                    return False
+                raise
+        wait_for(manual_failover_accepted, 60, step=0.5, what="SENTINEL FAILOVER accepted")
         wait_for(lambda: int(master_addr(sentinels[0])[1]) == other.port, 40, step=0.2, what="manual failover")
         wait_for(lambda: oc.role()[0] == "master", 20, what="promoted by SENTINEL FAILOVER")
         wait_for(lambda: pc.info("replication").get("master_port") == other.port and
