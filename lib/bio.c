@@ -24,12 +24,12 @@ typedef struct bio_job {
 struct bio {
     pthread_t thread;
     pthread_mutex_t lock;
-    pthread_cond_t work_cond;        /* signalled on submit and on stop */
-    pthread_cond_t done_cond;        /* signalled when a job finishes */
-    bio_job_t *head, *tail;          /* FIFO of queued jobs */
-    unsigned long pending[BIO_NUM_TYPES];   /* queued + running, per type */
-    unsigned long unfinished;        /* queued + running, all types */
-    bool stop;                       /* exit once the queue is empty */
+    pthread_cond_t work_cond;             /* signalled on submit and on stop */
+    pthread_cond_t done_cond;             /* signalled when a job finishes */
+    bio_job_t *head, *tail;               /* FIFO of queued jobs */
+    unsigned long pending[BIO_NUM_TYPES]; /* queued + running, per type */
+    unsigned long unfinished;             /* queued + running, all types */
+    bool stop;                            /* exit once the queue is empty */
 };
 
 static void *bio_main(void *arg) {
@@ -37,7 +37,7 @@ static void *bio_main(void *arg) {
     pthread_mutex_lock(&bio->lock);
     for (;;) {
         while (!bio->head && !bio->stop) pthread_cond_wait(&bio->work_cond, &bio->lock);
-        if (!bio->head) break;   /* stop requested and nothing left to run */
+        if (!bio->head) break; /* stop requested and nothing left to run */
         bio_job_t *job = bio->head;
         bio->head = job->next;
         if (!bio->head) bio->tail = NULL;

@@ -15,7 +15,9 @@
 
 typedef struct bio bio_t;
 
-enum { BIO_LAZY_FREE = 0, BIO_AOF_FSYNC, BIO_NUM_TYPES };
+enum { BIO_LAZY_FREE = 0,
+       BIO_AOF_FSYNC,
+       BIO_NUM_TYPES };
 
 /* A job's work: runs on the helper thread with the three submitted args. */
 typedef void bio_job_fn(void *a, void *b, void *c);

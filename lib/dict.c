@@ -20,10 +20,17 @@
 #include "sds.h"
 #include "zmalloc.h"
 
-typedef struct { dict_entry base; void *key; } entry_ptr;
-typedef struct { dict_entry base; uint8_t key_off; char buf[]; } entry_emb;
+typedef struct {
+    dict_entry base;
+    void *key;
+} entry_ptr;
+typedef struct {
+    dict_entry base;
+    uint8_t key_off;
+    char buf[];
+} entry_emb;
 
-#define DICT_MIN_EXP 2                 /* smallest table: 4 buckets */
+#define DICT_MIN_EXP 2 /* smallest table: 4 buckets */
 #define DICT_SIZE(exp) ((exp) ? (size_t)1 << (exp) : 0)
 #define DICT_MASK(exp) ((exp) ? DICT_SIZE(exp) - 1 : 0)
 
@@ -34,12 +41,23 @@ static uint8_t hash_seed[16];
 void dict_set_hash_seed(const uint8_t seed[16]) { memcpy(hash_seed, seed, 16); }
 
 #define ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
-#define SIP_ROUND() do { \
-    v0 += v1; v1 = ROTL(v1, 13); v1 ^= v0; v0 = ROTL(v0, 32); \
-    v2 += v3; v3 = ROTL(v3, 16); v3 ^= v2; \
-    v0 += v3; v3 = ROTL(v3, 21); v3 ^= v0; \
-    v2 += v1; v1 = ROTL(v1, 17); v1 ^= v2; v2 = ROTL(v2, 32); \
-} while (0)
+#define SIP_ROUND()        \
+    do {                   \
+        v0 += v1;          \
+        v1 = ROTL(v1, 13); \
+        v1 ^= v0;          \
+        v0 = ROTL(v0, 32); \
+        v2 += v3;          \
+        v3 = ROTL(v3, 16); \
+        v3 ^= v2;          \
+        v0 += v3;          \
+        v3 = ROTL(v3, 21); \
+        v3 ^= v0;          \
+        v2 += v1;          \
+        v1 = ROTL(v1, 17); \
+        v1 ^= v2;          \
+        v2 = ROTL(v2, 32); \
+    } while (0)
 
 static inline uint64_t load_le64(const uint8_t *p, bool nocase) {
     uint64_t m = 0;
@@ -57,8 +75,8 @@ static uint64_t siphash12(const uint8_t *in, size_t len, bool nocase) {
     const uint8_t *end = in + (len & ~(size_t)7);
     for (; in != end; in += 8) {
         uint64_t m = (!nocase) ? (uint64_t)in[0] | (uint64_t)in[1] << 8 | (uint64_t)in[2] << 16 |
-                                 (uint64_t)in[3] << 24 | (uint64_t)in[4] << 32 | (uint64_t)in[5] << 40 |
-                                 (uint64_t)in[6] << 48 | (uint64_t)in[7] << 56
+                                     (uint64_t)in[3] << 24 | (uint64_t)in[4] << 32 | (uint64_t)in[5] << 40 |
+                                     (uint64_t)in[6] << 48 | (uint64_t)in[7] << 56
                                : load_le64(in, true);
         v3 ^= m;
         SIP_ROUND();
@@ -328,7 +346,7 @@ void *dict_fetch_value(dict *d, const void *key) {
 
 dict_entry *dict_add_raw(dict *d, void *key, dict_entry **existing) {
     if (existing) *existing = NULL;
-    dict_entry *found = dict_find(d, key);   /* also does a rehash step */
+    dict_entry *found = dict_find(d, key); /* also does a rehash step */
     if (found) {
         if (existing) *existing = found;
         return NULL;
@@ -505,7 +523,10 @@ size_t dict_sample(dict *d, dict_entry **des, size_t count) {
             dict_entry *de = d->table[t][i];
             if (!de) {
                 /* Long empty runs: jump somewhere else. */
-                if (++empty >= 5 && empty > count) { i = (size_t)random() & maxmask; empty = 0; }
+                if (++empty >= 5 && empty > count) {
+                    i = (size_t)random() & maxmask;
+                    empty = 0;
+                }
                 continue;
             }
             empty = 0;
@@ -521,7 +542,10 @@ size_t dict_sample(dict *d, dict_entry **des, size_t count) {
  * visited at least once even if the table grows or shrinks in between. */
 static inline uint64_t rev64(uint64_t v) {
     uint64_t r = 0;
-    for (int i = 0; i < 64; i++) { r = (r << 1) | (v & 1); v >>= 1; }
+    for (int i = 0; i < 64; i++) {
+        r = (r << 1) | (v & 1);
+        v >>= 1;
+    }
     return r;
 }
 
@@ -566,7 +590,10 @@ static unsigned long scan_step(dict *d, unsigned long v, dict_scan_fn *fn, dict_
         v = next_cursor(v, m0);
     } else {
         int small = 0, large = 1;
-        if (DICT_SIZE(d->size_exp[0]) > DICT_SIZE(d->size_exp[1])) { small = 1; large = 0; }
+        if (DICT_SIZE(d->size_exp[0]) > DICT_SIZE(d->size_exp[1])) {
+            small = 1;
+            large = 0;
+        }
         uint64_t m0 = DICT_MASK(d->size_exp[small]), m1 = DICT_MASK(d->size_exp[large]);
         if (fn) scan_bucket(d, small, v & m0, fn, priv);
         else defrag_bucket(d, small, v & m0, dfn, priv);

@@ -32,26 +32,26 @@ typedef union dict_val {
 } dict_val;
 
 typedef struct dict_entry {
-    struct dict_entry *next;   /* bucket chain */
+    struct dict_entry *next; /* bucket chain */
     dict_val v;
 } dict_entry;
 
 typedef struct dict_type {
     uint64_t (*hash)(const void *key);
     bool (*key_eq)(const void *a, const void *b);
-    void *(*key_dup)(const void *key);   /* NULL: store the pointer as given */
+    void *(*key_dup)(const void *key); /* NULL: store the pointer as given */
     void (*key_free)(void *key);
     void (*val_free)(void *val);
-    bool embed_key;                      /* keys are sds copied into the entry */
+    bool embed_key; /* keys are sds copied into the entry */
 } dict_type;
 
 typedef struct dict {
     dict_type *type;
     dict_entry **table[2];
-    uint64_t size_exp[2];      /* log2 of the bucket count; 0 with no table */
-    size_t used[2];            /* entries in each table */
-    long rehash_idx;           /* next bucket of table 0 to move; -1 if idle */
-    int pause_rehash;          /* > 0 while safe iterators are live */
+    uint64_t size_exp[2]; /* log2 of the bucket count; 0 with no table */
+    size_t used[2];       /* entries in each table */
+    long rehash_idx;      /* next bucket of table 0 to move; -1 if idle */
+    int pause_rehash;     /* > 0 while safe iterators are live */
 } dict;
 
 typedef struct dict_iter {
@@ -68,13 +68,13 @@ dict *dict_create(dict_type *type);
 void dict_release(dict *d);
 void dict_empty(dict *d);
 
-int dict_add(dict *d, void *key, void *val);          /* DICT_ERR if exists */
+int dict_add(dict *d, void *key, void *val); /* DICT_ERR if exists */
 dict_entry *dict_add_raw(dict *d, void *key, dict_entry **existing);
-int dict_replace(dict *d, void *key, void *val);       /* 1 added, 0 replaced */
+int dict_replace(dict *d, void *key, void *val); /* 1 added, 0 replaced */
 dict_entry *dict_find(dict *d, const void *key);
 void *dict_fetch_value(dict *d, const void *key);
-int dict_delete(dict *d, const void *key);             /* frees key and value */
-dict_entry *dict_unlink(dict *d, const void *key);     /* take out, no free */
+int dict_delete(dict *d, const void *key);         /* frees key and value */
+dict_entry *dict_unlink(dict *d, const void *key); /* take out, no free */
 void dict_free_unlinked(dict *d, dict_entry *de);
 
 void *dict_get_key(const dict *d, const dict_entry *de);
@@ -87,7 +87,7 @@ static inline void dict_set_double(dict_entry *de, double v) { de->v.d = v; }
 
 static inline size_t dict_size(const dict *d) { return d->used[0] + d->used[1]; }
 size_t dict_buckets(const dict *d);
-size_t dict_mem_usage(const dict *d);   /* bucket arrays + entries, no keys/values */
+size_t dict_mem_usage(const dict *d); /* bucket arrays + entries, no keys/values */
 size_t dict_entry_mem(const dict *d, const dict_entry *de);
 /* MEMORY USAGE of a dict-encoded collection: the dict, its buckets, and the
  * entries (plus what val_bytes says each value holds, if given) measured on
@@ -97,7 +97,7 @@ bool dict_is_rehashing(const dict *d);
 
 int dict_expand(dict *d, size_t size);
 void dict_shrink_if_needed(dict *d);
-int dict_rehash(dict *d, int n);            /* move n buckets; 1 if more to do */
+int dict_rehash(dict *d, int n); /* move n buckets; 1 if more to do */
 int dict_rehash_ms(dict *d, int ms);
 
 void dict_iter_init(dict_iter *it, dict *d, bool safe);

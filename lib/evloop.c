@@ -19,11 +19,11 @@ typedef struct signal_ctx signal_ctx;
 
 struct evloop {
     struct event_base *base;
-    struct event *before_sleep;     /* activated on demand, runs last */
+    struct event *before_sleep; /* activated on demand, runs last */
     evloop_fn *before_sleep_fn;
     void *before_sleep_arg;
     bool before_sleep_pending;
-    struct event *signals[EVLOOP_MAX_SIGNALS];   /* freed with the loop */
+    struct event *signals[EVLOOP_MAX_SIGNALS]; /* freed with the loop */
     struct signal_ctx *signal_ctx[EVLOOP_MAX_SIGNALS];
     int nsignals;
 };

@@ -24,7 +24,7 @@ typedef void evloop_signal_fn(int signo, void *arg);
 
 evloop_t *evloop_create(void);
 void evloop_free(evloop_t *loop);
-int evloop_run(evloop_t *loop);        /* until evloop_stop; 0 or -1 */
+int evloop_run(evloop_t *loop); /* until evloop_stop; 0 or -1 */
 void evloop_stop(evloop_t *loop);
 
 /* Watch fd for reading (on from the start) and, on request, writing. */
@@ -32,7 +32,7 @@ evloop_io_t *evloop_io_add(evloop_t *loop, int fd, evloop_io_fn *fn, void *arg);
 void evloop_io_want_write(evloop_io_t *io, bool want);
 /* Read interest is on from evloop_io_add; a write-only watcher turns it off. */
 void evloop_io_want_read(evloop_io_t *io, bool want);
-void evloop_io_free(evloop_io_t *io);  /* stops watching; does not close fd */
+void evloop_io_free(evloop_io_t *io); /* stops watching; does not close fd */
 
 evloop_timer_t *evloop_timer_add(evloop_t *loop, long interval_us, evloop_fn *fn, void *arg);
 void evloop_timer_set_interval(evloop_timer_t *t, long interval_us);
@@ -48,6 +48,6 @@ int evloop_signal_add(evloop_t *loop, int signo, evloop_signal_fn *fn, void *arg
 void evloop_set_before_sleep(evloop_t *loop, evloop_fn *fn, void *arg);
 void evloop_request_before_sleep(evloop_t *loop);
 
-const char *evloop_backend(evloop_t *loop);   /* "epoll", ... */
+const char *evloop_backend(evloop_t *loop); /* "epoll", ... */
 
 #endif

@@ -183,7 +183,7 @@ static int steps_for_radius(double range_m, double lat) {
         range_m *= 2;
         step++;
     }
-    step -= 2;   /* so that the radius fits in most cases */
+    step -= 2; /* so that the radius fits in most cases */
     if (lat > 66 || lat < -66) {
         step--;
         if (lat > 80 || lat < -80) step--;

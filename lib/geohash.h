@@ -24,8 +24,8 @@
 #define GEO_LONG_MAX 180.0
 
 typedef struct geohash_bits {
-    uint64_t bits;    /* 2*step interleaved bits */
-    uint8_t step;     /* bits per axis; 0 marks an unused cell */
+    uint64_t bits; /* 2*step interleaved bits */
+    uint8_t step;  /* bits per axis; 0 marks an unused cell */
 } geohash_bits_t;
 
 typedef struct geohash_range {
@@ -44,13 +44,14 @@ typedef struct geohash_neighbors {
 /* What a search looks for: a circle (radius) or a box (width x height)
  * around xy (longitude, latitude); sizes are in the unit given by
  * `conversion` (metres per unit). */
-enum { GEO_SHAPE_CIRCLE = 1, GEO_SHAPE_BOX = 2 };
+enum { GEO_SHAPE_CIRCLE = 1,
+       GEO_SHAPE_BOX = 2 };
 typedef struct geo_shape {
     int type;
     double xy[2];
     double conversion;
-    double radius;            /* circle, in units */
-    double width, height;     /* box, in units */
+    double radius;        /* circle, in units */
+    double width, height; /* box, in units */
 } geo_shape_t;
 
 /* The center cell, its 8 neighbours (some zeroed when not needed) and the

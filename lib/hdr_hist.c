@@ -12,7 +12,7 @@ hdr_hist_t *hdr_hist_create(int64_t highest, int digits) {
     if (digits < 1 || digits > 5 || highest < 2) return NULL;
     int64_t need = 2;
     for (int i = 0; i < digits; i++) need *= 10;
-    int sub_mag = 1;                               /* log2(S) */
+    int sub_mag = 1; /* log2(S) */
     while (((int64_t)1 << sub_mag) < need) sub_mag++;
     /* Doubling ranges until one reaches past highest. */
     int ranges = 1;
@@ -35,7 +35,7 @@ static void slot_split(const hdr_hist_t *h, int idx, int *range, int64_t *sub) {
     int half = 1 << h->half_mag;
     int b = (idx >> h->half_mag) - 1;
     int64_t s = (idx & (half - 1)) + half;
-    if (b < 0) {                                   /* the first, one-per-value range */
+    if (b < 0) { /* the first, one-per-value range */
         s -= half;
         b = 0;
     }

@@ -21,11 +21,11 @@
 #include <stdint.h>
 
 typedef struct hdr_hist {
-    int64_t highest;      /* largest value kept apart; larger ones are clamped to it */
-    int half_mag;         /* log2(H) */
-    int counts_len;       /* slots */
-    int64_t total;        /* values recorded; == sum of counts[] */
-    int64_t counts[];     /* counts_len slots */
+    int64_t highest;  /* largest value kept apart; larger ones are clamped to it */
+    int half_mag;     /* log2(H) */
+    int counts_len;   /* slots */
+    int64_t total;    /* values recorded; == sum of counts[] */
+    int64_t counts[]; /* counts_len slots */
 } hdr_hist_t;
 
 /* NULL when digits is outside 1..5 or highest < 2.  Caller frees with
@@ -39,7 +39,7 @@ size_t hdr_hist_bytes(const hdr_hist_t *h);
 static inline void hdr_hist_record(hdr_hist_t *h, int64_t v) {
     if (v < 0) v = 0;
     if (v > h->highest) v = h->highest;
-    int64_t mask = ((int64_t)2 << h->half_mag) - 1;                     /* S - 1 */
+    int64_t mask = ((int64_t)2 << h->half_mag) - 1; /* S - 1 */
     int b = (64 - __builtin_clzll((uint64_t)(v | mask))) - (h->half_mag + 1);
     int idx = ((b + 1) << h->half_mag) + (int)(v >> b) - (1 << h->half_mag);
     h->counts[idx]++;

@@ -21,9 +21,9 @@
 #include <math.h>
 #include <string.h>
 
-#define HLL_Q (64 - HLL_P)   /* hash bits left after the register index: 50 */
+#define HLL_Q (64 - HLL_P) /* hash bits left after the register index: 50 */
 #define HLL_SEED 0xadc83b19ULL
-#define HLL_ALPHA_INF 0.721347520444481703680   /* 1 / (2 ln 2) */
+#define HLL_ALPHA_INF 0.721347520444481703680 /* 1 / (2 ln 2) */
 
 #define SP_ZERO_MAX 64
 #define SP_XZERO_MAX 16384
@@ -84,7 +84,7 @@ int hll_pattern(const unsigned char *ele, size_t len, long *index) {
     uint64_t h = hll_murmur64a(ele, len, HLL_SEED);
     *index = (long)(h & (HLL_REGISTERS - 1));
     h >>= HLL_P;
-    h |= 1ULL << HLL_Q;   /* a sentinel: the count is at most q + 1 */
+    h |= 1ULL << HLL_Q; /* a sentinel: the count is at most q + 1 */
     return __builtin_ctzll(h) + 1;
 }
 
@@ -134,7 +134,7 @@ void hll_dense_put(unsigned char *regs, long idx, uint8_t val) {
     unsigned long b = pos >> 3, shift = pos & 7;
     regs[b] = (unsigned char)((regs[b] & ~(HLL_REGISTER_MAX << shift)) | (val << shift));
     if (shift > 8 - HLL_BITS) {
-        unsigned hi = 8 - shift;   /* bits that went into regs[b] */
+        unsigned hi = 8 - shift; /* bits that went into regs[b] */
         regs[b + 1] = (unsigned char)((regs[b + 1] & ~(HLL_REGISTER_MAX >> hi)) | (val >> hi));
     }
 }
@@ -150,7 +150,7 @@ bool hll_to_dense(sds *s) {
     if (p[4] == HLL_DENSE) return true;
     sds dense = sds_newlen(NULL, HLL_DENSE_SIZE);
     unsigned char *d = (unsigned char *)dense;
-    memcpy(d, p, HLL_HDR_SIZE);   /* magic and the cached cardinality */
+    memcpy(d, p, HLL_HDR_SIZE); /* magic and the cached cardinality */
     d[4] = HLL_DENSE;
     unsigned char *regs = d + HLL_HDR_SIZE;
     const unsigned char *q = p + HLL_HDR_SIZE, *end = p + sds_len(*s);
@@ -201,7 +201,7 @@ static unsigned char *sparse_merge_near(sds s, unsigned char *p, unsigned char *
                 memmove(p, p + 1, (size_t)(end - p - 1));
                 sds_incrlen(s, -1);
                 end--;
-                continue;   /* the merged opcode may merge again to its right */
+                continue; /* the merged opcode may merge again to its right */
             }
         }
         p++;
@@ -220,14 +220,15 @@ static int sparse_raise(sds *s, long idx, uint8_t count, size_t sparse_max) {
     long first = 0, span = 0;
     while (p < end) {
         int oplen = sp_is_xzero(p) ? 2 : 1;
-        span = sp_is_zero(p) ? sp_zero_len(p) : sp_is_val(p) ? sp_val_len(p) : sp_xzero_len(p);
+        span = sp_is_zero(p) ? sp_zero_len(p) : sp_is_val(p) ? sp_val_len(p)
+                                                             : sp_xzero_len(p);
         if (idx <= first + span - 1) break;
         prev = p;
         p += oplen;
         first += span;
     }
     if (span == 0 || p >= end) return -1;
-    if (sp_is_xzero(p) && p + 1 >= end) return -1;   /* cut-off opcode: corrupt */
+    if (sp_is_xzero(p) && p + 1 >= end) return -1; /* cut-off opcode: corrupt */
     unsigned char *next = p + (sp_is_xzero(p) ? 2 : 1);
     if (next >= end) next = NULL;
 
@@ -329,7 +330,7 @@ sds hll_sparse_decode(const unsigned char *p, size_t len) {
             q++;
         }
     }
-    if (sds_len(out)) sds_setlen(out, sds_len(out) - 1);   /* the trailing space */
+    if (sds_len(out)) sds_setlen(out, sds_len(out) - 1); /* the trailing space */
     return out;
 }
 
@@ -404,7 +405,7 @@ uint64_t hll_count(const unsigned char *p, size_t len, bool *invalid) {
             histo[sp_val_value(q)] += (int)n;
             q++;
         }
-        if (idx > HLL_REGISTERS) break;   /* corrupt; also keeps the counts small */
+        if (idx > HLL_REGISTERS) break; /* corrupt; also keeps the counts small */
     }
     if (idx != HLL_REGISTERS) {
         if (invalid) *invalid = true;

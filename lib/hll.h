@@ -30,14 +30,14 @@
 #include "sds.h"
 
 #define HLL_P 14
-#define HLL_REGISTERS (1 << HLL_P)              /* 16384 */
+#define HLL_REGISTERS (1 << HLL_P) /* 16384 */
 #define HLL_BITS 6
 #define HLL_REGISTER_MAX 63
 #define HLL_HDR_SIZE 16
 #define HLL_DENSE_SIZE (HLL_HDR_SIZE + (HLL_REGISTERS * HLL_BITS + 7) / 8)
 #define HLL_DENSE 0
 #define HLL_SPARSE 1
-#define HLL_SPARSE_VAL_MAX 32                   /* largest value a VAL opcode holds */
+#define HLL_SPARSE_VAL_MAX 32 /* largest value a VAL opcode holds */
 
 uint64_t hll_murmur64a(const void *key, size_t len, uint64_t seed);
 /* Register index of an element and its candidate value (1..51). */

@@ -19,16 +19,14 @@
 
 /* ------------------------------ cell access ------------------------------ */
 
-static uint32_t width_for(int64_t v)
-{
+static uint32_t width_for(int64_t v) {
     if (v >= INT16_MIN && v <= INT16_MAX) return 2;
     if (v >= INT32_MIN && v <= INT32_MAX) return 4;
     return 8;
 }
 
 /* Read cell pos of an array of `width`-byte little-endian cells. */
-static int64_t cell_read(const uint8_t *cells, uint32_t width, uint32_t pos)
-{
+static int64_t cell_read(const uint8_t *cells, uint32_t width, uint32_t pos) {
     const uint8_t *c = cells + (size_t)pos * width;
     uint64_t u = 0;
     for (uint32_t i = 0; i < width; i++) u |= (uint64_t)c[i] << (8 * i);
@@ -40,37 +38,42 @@ static int64_t cell_read(const uint8_t *cells, uint32_t width, uint32_t pos)
     return (int64_t)u;
 }
 
-static void cell_write(uint8_t *cells, uint32_t width, uint32_t pos, int64_t v)
-{
+static void cell_write(uint8_t *cells, uint32_t width, uint32_t pos, int64_t v) {
     uint8_t *c = cells + (size_t)pos * width;
     uint64_t u = (uint64_t)v;
     for (uint32_t i = 0; i < width; i++) c[i] = (uint8_t)(u >> (8 * i));
 }
 
-static int64_t get_at(const intset *is, uint32_t pos)
-{
+static int64_t get_at(const intset *is, uint32_t pos) {
     return cell_read(is->cells, is->width, pos);
 }
 
-static intset *resize(intset *is, uint32_t len)
-{
+static intset *resize(intset *is, uint32_t len) {
     return zrealloc(is, INTSET_HDR + (size_t)len * is->width);
 }
 
 /* Binary search: true and *pos = index if found, else false and *pos = the
  * index where v would be inserted to keep the order. */
-static bool search(const intset *is, int64_t v, uint32_t *pos)
-{
-    uint32_t lo = 0, hi = is->length;       /* answer lies in [lo, hi] */
+static bool search(const intset *is, int64_t v, uint32_t *pos) {
+    uint32_t lo = 0, hi = is->length; /* answer lies in [lo, hi] */
     if (is->length > 0) {
         /* The common cases of appending at either end skip the search. */
-        if (v > get_at(is, is->length - 1)) { *pos = is->length; return false; }
-        if (v < get_at(is, 0)) { *pos = 0; return false; }
+        if (v > get_at(is, is->length - 1)) {
+            *pos = is->length;
+            return false;
+        }
+        if (v < get_at(is, 0)) {
+            *pos = 0;
+            return false;
+        }
     }
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
         int64_t cur = get_at(is, mid);
-        if (cur == v) { *pos = mid; return true; }
+        if (cur == v) {
+            *pos = mid;
+            return true;
+        }
         if (cur < v) lo = mid + 1;
         else hi = mid;
     }
@@ -80,24 +83,21 @@ static bool search(const intset *is, int64_t v, uint32_t *pos)
 
 /* ---------------------------------- API ---------------------------------- */
 
-intset *intset_new(void)
-{
+intset *intset_new(void) {
     intset *is = zmalloc(INTSET_HDR);
     is->width = 2;
     is->length = 0;
     return is;
 }
 
-void intset_free(intset *is)
-{
+void intset_free(intset *is) {
     zfree(is);
 }
 
 /* Rewrite every cell at the wider width and add v at the front (v < all) or
  * the back (v > all).  Walks from the end so no cell is overwritten before it
  * has been read (new cells are wider, so they end further right). */
-static intset *upgrade_and_add(intset *is, int64_t v)
-{
+static intset *upgrade_and_add(intset *is, int64_t v) {
     uint32_t old_w = is->width, len = is->length;
     uint32_t front = v < 0 ? 1 : 0;
     is->width = width_for(v);
@@ -109,8 +109,7 @@ static intset *upgrade_and_add(intset *is, int64_t v)
     return is;
 }
 
-intset *intset_add(intset *is, int64_t v, bool *added)
-{
+intset *intset_add(intset *is, int64_t v, bool *added) {
     uint32_t pos;
     if (added) *added = true;
     if (width_for(v) > is->width) return upgrade_and_add(is, v);
@@ -126,8 +125,7 @@ intset *intset_add(intset *is, int64_t v, bool *added)
     return is;
 }
 
-intset *intset_remove(intset *is, int64_t v, bool *removed)
-{
+intset *intset_remove(intset *is, int64_t v, bool *removed) {
     uint32_t pos;
     if (removed) *removed = false;
     if (width_for(v) > is->width || !search(is, v, &pos)) return is;
@@ -138,71 +136,62 @@ intset *intset_remove(intset *is, int64_t v, bool *removed)
     return resize(is, is->length);
 }
 
-bool intset_find(const intset *is, int64_t v)
-{
+bool intset_find(const intset *is, int64_t v) {
     uint32_t pos;
     return width_for(v) <= is->width && search(is, v, &pos);
 }
 
-bool intset_get(const intset *is, uint32_t pos, int64_t *v)
-{
+bool intset_get(const intset *is, uint32_t pos, int64_t *v) {
     if (pos >= is->length) return false;
     *v = get_at(is, pos);
     return true;
 }
 
-uint32_t intset_len(const intset *is)
-{
+uint32_t intset_len(const intset *is) {
     return is->length;
 }
 
-size_t intset_blob_len(const intset *is)
-{
+size_t intset_blob_len(const intset *is) {
     return INTSET_HDR + (size_t)is->length * is->width;
 }
 
-int64_t intset_random(const intset *is)
-{
+int64_t intset_random(const intset *is) {
     return get_at(is, (uint32_t)((unsigned long)random() % is->length));
 }
 
-int64_t intset_min(const intset *is)
-{
+int64_t intset_min(const intset *is) {
     return get_at(is, 0);
 }
 
-int64_t intset_max(const intset *is)
-{
+int64_t intset_max(const intset *is) {
     return get_at(is, is->length - 1);
 }
 
-intset *intset_dup(const intset *is)
-{
+intset *intset_dup(const intset *is) {
     return zmemdup(is, intset_blob_len(is));
 }
 
-static size_t decimal_len(int64_t v)
-{
+static size_t decimal_len(int64_t v) {
     uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
     size_t n = v < 0 ? 2 : 1;
-    while (u >= 10) { u /= 10; n++; }
+    while (u >= 10) {
+        u /= 10;
+        n++;
+    }
     return n;
 }
 
-size_t intset_max_strlen(const intset *is)
-{
+size_t intset_max_strlen(const intset *is) {
     if (is->length == 0) return 0;
     size_t a = decimal_len(intset_min(is)), b = decimal_len(intset_max(is));
     return a > b ? a : b;
 }
 
-bool intset_fits(const intset *is, size_t max_entries)
-{
+bool intset_fits(const intset *is, size_t max_entries) {
     return (size_t)is->length + 1 <= max_entries;
 }
 
-bool intset_validate(const void *buf, size_t size, bool deep)
-{
+bool intset_validate(const void *buf, size_t size, bool deep) {
     intset hdr;
     if (size < INTSET_HDR) return false;
     memcpy(&hdr, buf, INTSET_HDR);
@@ -217,7 +206,6 @@ bool intset_validate(const void *buf, size_t size, bool deep)
     return true;
 }
 
-size_t intset_mem_usage(const intset *is)
-{
+size_t intset_mem_usage(const intset *is) {
     return zmalloc_size(is);
 }

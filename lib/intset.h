@@ -26,16 +26,16 @@
 #include <stdint.h>
 
 typedef struct intset {
-    uint32_t width;     /* bytes per cell: 2, 4 or 8 */
-    uint32_t length;    /* number of members */
-    uint8_t cells[];    /* length * width bytes, little-endian, ascending */
+    uint32_t width;  /* bytes per cell: 2, 4 or 8 */
+    uint32_t length; /* number of members */
+    uint8_t cells[]; /* length * width bytes, little-endian, ascending */
 } intset;
 
 /* The RDB intset blob is this struct as it lies in memory (Redis's layout). */
 _Static_assert(sizeof(intset) == 8, "intset header: two 32-bit fields, no padding");
 
-intset *intset_new(void);                      /* empty set, 16-bit cells */
-void intset_free(intset *is);                  /* NULL is fine */
+intset *intset_new(void);     /* empty set, 16-bit cells */
+void intset_free(intset *is); /* NULL is fine */
 
 /* Add v; *added (may be NULL) says whether it was new.  May realloc: the
  * argument is dead, use the returned pointer. */
@@ -43,13 +43,13 @@ intset *intset_add(intset *is, int64_t v, bool *added);
 /* Remove v; *removed (may be NULL) says whether it was there.  May realloc. */
 intset *intset_remove(intset *is, int64_t v, bool *removed);
 
-bool intset_find(const intset *is, int64_t v);          /* binary search */
+bool intset_find(const intset *is, int64_t v);               /* binary search */
 bool intset_get(const intset *is, uint32_t pos, int64_t *v); /* false if pos out of range */
 uint32_t intset_len(const intset *is);
-size_t intset_blob_len(const intset *is);      /* bytes of the serialized form */
-int64_t intset_random(const intset *is);       /* uniform member; set must be non-empty */
-int64_t intset_min(const intset *is);          /* set must be non-empty */
-int64_t intset_max(const intset *is);          /* set must be non-empty */
+size_t intset_blob_len(const intset *is); /* bytes of the serialized form */
+int64_t intset_random(const intset *is);  /* uniform member; set must be non-empty */
+int64_t intset_min(const intset *is);     /* set must be non-empty */
+int64_t intset_max(const intset *is);     /* set must be non-empty */
 intset *intset_dup(const intset *is);
 
 /* Longest decimal form of any member (e.g. 2 for {-5, 10}): what

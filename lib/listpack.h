@@ -52,14 +52,14 @@
 #include <stdint.h>
 
 #define LP_HDR_SIZE 6
-#define LP_INTBUF_SIZE 21      /* "-9223372036854775808" plus NUL */
+#define LP_INTBUF_SIZE 21 /* "-9223372036854775808" plus NUL */
 #define LP_BEFORE 0
 #define LP_AFTER 1
 /* Beyond this a listpack is not grown further: callers convert instead. */
 #define LP_SAFETY_SIZE (1u << 30)
 
 /* ----------------------------- create / free ----------------------------- */
-unsigned char *lp_new(void);                    /* empty: 7 bytes */
+unsigned char *lp_new(void); /* empty: 7 bytes */
 void lp_free(unsigned char *lp);
 unsigned char *lp_shrink_to_fit(unsigned char *lp);
 unsigned char *lp_dup(const unsigned char *lp);
@@ -100,10 +100,10 @@ unsigned char *lp_delete_range_at(unsigned char *lp, unsigned char **p, unsigned
 unsigned char *lp_delete_range(unsigned char *lp, long index, unsigned long num);
 
 /* ------------------------------- walking -------------------------------- */
-unsigned char *lp_first(unsigned char *lp);               /* NULL if empty */
-unsigned char *lp_last(unsigned char *lp);                /* NULL if empty */
-unsigned char *lp_next(unsigned char *lp, unsigned char *p);  /* NULL at end */
-unsigned char *lp_prev(unsigned char *lp, unsigned char *p);  /* NULL at start */
+unsigned char *lp_first(unsigned char *lp);                  /* NULL if empty */
+unsigned char *lp_last(unsigned char *lp);                   /* NULL if empty */
+unsigned char *lp_next(unsigned char *lp, unsigned char *p); /* NULL at end */
+unsigned char *lp_prev(unsigned char *lp, unsigned char *p); /* NULL at start */
 /* Entry at index (0-based; -1 is the last); NULL when out of range. */
 unsigned char *lp_seek(unsigned char *lp, long index);
 
@@ -137,7 +137,7 @@ bool lp_entries_unique(unsigned char *lp, unsigned skip);
 
 unsigned long lp_length(const unsigned char *lp);
 size_t lp_bytes(const unsigned char *lp);
-size_t lp_mem_usage(const unsigned char *lp);   /* zmalloc_size of the buffer */
+size_t lp_mem_usage(const unsigned char *lp); /* zmalloc_size of the buffer */
 
 /* ------------------------- conversion helpers -------------------------- */
 /* Canonical integer: optional '-', no leading zeros ("0" alone is fine), no

@@ -47,7 +47,8 @@ void log_msg(int level, const char *fmt, ...) {
     n = (m < 0) ? n : n + m;
     if ((size_t)n > sizeof(line) - 2) n = (int)sizeof(line) - 2;
     line[n++] = '\n';
-    if (write(log_fd, line, (size_t)n) < 0) { /* nowhere left to report */ }
+    if (write(log_fd, line, (size_t)n) < 0) { /* nowhere left to report */
+    }
 }
 
 /* The failure path of rl_assert.h: here because the line belongs in the

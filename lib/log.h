@@ -3,10 +3,13 @@
 #ifndef RL_LOG_H
 #define RL_LOG_H
 
-enum { LL_DEBUG = 0, LL_VERBOSE, LL_NOTICE, LL_WARNING };
+enum { LL_DEBUG = 0,
+       LL_VERBOSE,
+       LL_NOTICE,
+       LL_WARNING };
 
 void log_set_level(int level);
-int log_set_file(const char *path);   /* "" = stdout; 0 ok, -1 error */
+int log_set_file(const char *path); /* "" = stdout; 0 ok, -1 error */
 void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

@@ -14,8 +14,8 @@
 #include <string.h>
 
 #define LZF_HASH_BITS 13
-#define LZF_MAX_OFF (1u << 13)       /* distances 1..8192 (stored minus one) */
-#define LZF_MAX_REF (264u)           /* 2 + 7 + 255 */
+#define LZF_MAX_OFF (1u << 13) /* distances 1..8192 (stored minus one) */
+#define LZF_MAX_REF (264u)     /* 2 + 7 + 255 */
 #define LZF_MAX_LIT 32u
 
 static inline uint32_t lzf_hash(const unsigned char *p, unsigned bits) {
@@ -26,7 +26,7 @@ static inline uint32_t lzf_hash(const unsigned char *p, unsigned bits) {
 size_t lzf_compress(const void *in, size_t in_len, void *out, size_t out_len) {
     const unsigned char *ip = in;
     unsigned char *op = out;
-    uint32_t table[1u << LZF_HASH_BITS];   /* position + 1; 0 = empty */
+    uint32_t table[1u << LZF_HASH_BITS]; /* position + 1; 0 = empty */
     /* About two slots per input byte: most strings are short, and clearing
      * the whole 32 KB table for each was a sixth of an RDB save. */
     unsigned bits = 6;
@@ -34,9 +34,9 @@ size_t lzf_compress(const void *in, size_t in_len, void *out, size_t out_len) {
     memset(table, 0, sizeof(uint32_t) << bits);
     size_t i = 0, o = 0, lit = 0;
     if (in_len == 0 || out_len < 2) return 0;
-    o++;                                   /* control byte of the first literal run */
+    o++; /* control byte of the first literal run */
     while (i < in_len) {
-        size_t ref = 0;                    /* the last two bytes can only be literals */
+        size_t ref = 0; /* the last two bytes can only be literals */
         if (i + 2 < in_len) {
             uint32_t h = lzf_hash(ip + i, bits);
             ref = table[h];
@@ -47,7 +47,7 @@ size_t lzf_compress(const void *in, size_t in_len, void *out, size_t out_len) {
             size_t max = in_len - i < LZF_MAX_REF ? in_len - i : LZF_MAX_REF;
             while (len < max && ip[r + len] == ip[i + len]) len++;
             if (lit) op[o - lit - 1] = (unsigned char)(lit - 1);
-            else o--;                      /* drop the unused control byte */
+            else o--; /* drop the unused control byte */
             if (o + 4 > out_len) return 0;
             size_t l = len - 2;
             if (l < 7) {
@@ -62,7 +62,7 @@ size_t lzf_compress(const void *in, size_t in_len, void *out, size_t out_len) {
                 table[lzf_hash(ip + k, bits)] = (uint32_t)(k + 1);
             i += len;
             lit = 0;
-            o++;                           /* control byte of the next literal run */
+            o++; /* control byte of the next literal run */
             continue;
         }
         if (o >= out_len) return 0;

@@ -69,7 +69,7 @@ int net_listen_unix(const char *path, int perm, int backlog, char *err, size_t e
     memset(&sa, 0, sizeof(sa));
     sa.sun_family = AF_UNIX;
     strcpy(sa.sun_path, path);
-    unlink(path);   /* a stale socket file from a previous run */
+    unlink(path); /* a stale socket file from a previous run */
     if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, backlog) < 0 || set_nonblock(fd) < 0) {
         snprintf(err, errlen, "%s", strerror(errno));
         close(fd);

@@ -23,8 +23,7 @@ static const size_t fill_bytes[] = {4096, 8192, 16384, 32768, 65536};
 
 /* ---------------------------------- nodes -------------------------------- */
 
-static ql_node_t *node_new(unsigned char *lp)
-{
+static ql_node_t *node_new(unsigned char *lp) {
     ql_node_t *n = zmalloc(sizeof(*n));
     n->prev = n->next = NULL;
     n->lp = lp;
@@ -33,20 +32,17 @@ static ql_node_t *node_new(unsigned char *lp)
 }
 
 /* Whether a node of `count` entries and `bytes` bytes is within fill. */
-static bool fits(const quicklist *ql, unsigned long count, size_t bytes)
-{
+static bool fits(const quicklist *ql, unsigned long count, size_t bytes) {
     if (ql->fill >= 0) return count <= (unsigned long)ql->fill && bytes <= QL_SAFETY_BYTES;
     return bytes <= fill_bytes[-ql->fill - 1];
 }
 
-static bool node_allows(const quicklist *ql, const ql_node_t *n, size_t add_bytes)
-{
+static bool node_allows(const quicklist *ql, const ql_node_t *n, size_t add_bytes) {
     return n && fits(ql, n->count + 1UL, lp_bytes(n->lp) + add_bytes);
 }
 
 /* Link n after `at` (NULL: as the new head). */
-static void link_after(quicklist *ql, ql_node_t *at, ql_node_t *n)
-{
+static void link_after(quicklist *ql, ql_node_t *at, ql_node_t *n) {
     n->prev = at;
     n->next = at ? at->next : ql->head;
     if (n->next) n->next->prev = n;
@@ -56,8 +52,7 @@ static void link_after(quicklist *ql, ql_node_t *at, ql_node_t *n)
     ql->len++;
 }
 
-static void unlink_free(quicklist *ql, ql_node_t *n)
-{
+static void unlink_free(quicklist *ql, ql_node_t *n) {
     if (n->prev) n->prev->next = n->next;
     else ql->head = n->next;
     if (n->next) n->next->prev = n->prev;
@@ -68,8 +63,7 @@ static void unlink_free(quicklist *ql, ql_node_t *n)
 }
 
 /* Move entries [k, count) of n into a new node linked after n. */
-static ql_node_t *split_node(quicklist *ql, ql_node_t *n, unsigned long k)
-{
+static ql_node_t *split_node(quicklist *ql, ql_node_t *n, unsigned long k) {
     unsigned char *rest = lp_delete_range(lp_dup(n->lp), 0, k);
     n->lp = lp_delete_range(n->lp, (long)k, n->count - k);
     n->count = (uint32_t)k;
@@ -79,8 +73,7 @@ static ql_node_t *split_node(quicklist *ql, ql_node_t *n, unsigned long k)
 }
 
 /* Fold b = a->next into a when both fit in one node. */
-static void try_merge(quicklist *ql, ql_node_t *a)
-{
+static void try_merge(quicklist *ql, ql_node_t *a) {
     ql_node_t *b = a ? a->next : NULL;
     if (!b) return;
     if (!fits(ql, (unsigned long)a->count + b->count,
@@ -92,28 +85,24 @@ static void try_merge(quicklist *ql, ql_node_t *a)
 
 /* ------------------------------ create / free ---------------------------- */
 
-quicklist *ql_new(int fill, int compress)
-{
+quicklist *ql_new(int fill, int compress) {
     quicklist *ql = zcalloc(sizeof(*ql));
     ql_set_options(ql, fill, compress);
     return ql;
 }
 
-void ql_set_options(quicklist *ql, int fill, int compress)
-{
+void ql_set_options(quicklist *ql, int fill, int compress) {
     ql->fill = fill < QL_FILL_MIN ? QL_FILL_MIN : fill;
     ql->compress = compress < 0 ? 0 : compress;
 }
 
-void ql_free(quicklist *ql)
-{
+void ql_free(quicklist *ql) {
     if (!ql) return;
     while (ql->head) unlink_free(ql, ql->head);
     zfree(ql);
 }
 
-quicklist *ql_dup(const quicklist *ql)
-{
+quicklist *ql_dup(const quicklist *ql) {
     quicklist *c = ql_new(ql->fill, ql->compress);
     for (const ql_node_t *n = ql->head; n; n = n->next) {
         link_after(c, c->tail, node_new(lp_dup(n->lp)));
@@ -124,8 +113,7 @@ quicklist *ql_dup(const quicklist *ql)
 
 /* ------------------------------- push / pop ------------------------------ */
 
-void ql_push(quicklist *ql, const void *s, size_t len, int where)
-{
+void ql_push(quicklist *ql, const void *s, size_t len, int where) {
     ql_node_t *n = where == QL_HEAD ? ql->head : ql->tail;
     if (!node_allows(ql, n, lp_encoded_size(s, len))) {
         n = node_new(lp_new());
@@ -136,8 +124,7 @@ void ql_push(quicklist *ql, const void *s, size_t len, int where)
     ql->count++;
 }
 
-void ql_append_listpack(quicklist *ql, unsigned char *lp)
-{
+void ql_append_listpack(quicklist *ql, unsigned char *lp) {
     if (lp_length(lp) == 0) {
         lp_free(lp);
         return;
@@ -149,8 +136,7 @@ void ql_append_listpack(quicklist *ql, unsigned char *lp)
 
 /* Remove the entry e points at; unlinks its node when it empties.
  * Returns the entry that followed it in the node (NULL if none). */
-static unsigned char *delete_entry(quicklist *ql, ql_node_t *n, unsigned char *p)
-{
+static unsigned char *delete_entry(quicklist *ql, ql_node_t *n, unsigned char *p) {
     unsigned char *next;
     n->lp = lp_delete(n->lp, p, &next);
     n->count--;
@@ -162,8 +148,7 @@ static unsigned char *delete_entry(quicklist *ql, ql_node_t *n, unsigned char *p
     return next;
 }
 
-bool ql_pop(quicklist *ql, int where, unsigned char **str, size_t *len, long long *ival)
-{
+bool ql_pop(quicklist *ql, int where, unsigned char **str, size_t *len, long long *ival) {
     ql_node_t *n = where == QL_HEAD ? ql->head : ql->tail;
     if (!n) return false;
     unsigned char *p = where == QL_HEAD ? lp_first(n->lp) : lp_last(n->lp);
@@ -175,8 +160,7 @@ bool ql_pop(quicklist *ql, int where, unsigned char **str, size_t *len, long lon
 
 /* -------------------------------- by index ------------------------------- */
 
-static void fill_entry(quicklist *ql, ql_node_t *n, unsigned char *p, long offset, ql_entry_t *e)
-{
+static void fill_entry(quicklist *ql, ql_node_t *n, unsigned char *p, long offset, ql_entry_t *e) {
     e->ql = ql;
     e->node = n;
     e->p = p;
@@ -184,13 +168,12 @@ static void fill_entry(quicklist *ql, ql_node_t *n, unsigned char *p, long offse
     e->str = lp_get(p, &e->len, &e->ival);
 }
 
-bool ql_index(quicklist *ql, long index, ql_entry_t *e)
-{
+bool ql_index(quicklist *ql, long index, ql_entry_t *e) {
     long long signed_i = index < 0 ? (long long)ql->count + index : index;
     if (signed_i < 0 || (unsigned long long)signed_i >= ql->count) return false;
     unsigned long i = (unsigned long)signed_i;
     ql_node_t *n;
-    unsigned long base;                 /* index of n's first entry */
+    unsigned long base; /* index of n's first entry */
     if (i < ql->count / 2) {
         for (n = ql->head, base = 0; base + n->count <= i; n = n->next) base += n->count;
     } else {
@@ -203,8 +186,7 @@ bool ql_index(quicklist *ql, long index, ql_entry_t *e)
 
 /* Insert s next to e (after or before).  See the file comment for the
  * order of choices when e's node is full. */
-static void insert_at(quicklist *ql, ql_entry_t *e, const void *s, size_t len, bool after)
-{
+static void insert_at(quicklist *ql, ql_entry_t *e, const void *s, size_t len, bool after) {
     ql_node_t *n = e->node;
     size_t add = lp_encoded_size(s, len);
     bool at_tail = after && e->offset == (long)n->count - 1;
@@ -238,18 +220,15 @@ static void insert_at(quicklist *ql, ql_entry_t *e, const void *s, size_t len, b
     try_merge(ql, n);
 }
 
-void ql_insert_before(quicklist *ql, ql_entry_t *e, const void *s, size_t len)
-{
+void ql_insert_before(quicklist *ql, ql_entry_t *e, const void *s, size_t len) {
     insert_at(ql, e, s, len, false);
 }
 
-void ql_insert_after(quicklist *ql, ql_entry_t *e, const void *s, size_t len)
-{
+void ql_insert_after(quicklist *ql, ql_entry_t *e, const void *s, size_t len) {
     insert_at(ql, e, s, len, true);
 }
 
-void ql_replace_entry(quicklist *ql, ql_entry_t *e, const void *s, size_t len)
-{
+void ql_replace_entry(quicklist *ql, ql_entry_t *e, const void *s, size_t len) {
     ql_node_t *n = e->node;
     unsigned long off = (unsigned long)e->offset;
     n->lp = lp_replace(n->lp, &e->p, s, len);
@@ -260,16 +239,14 @@ void ql_replace_entry(quicklist *ql, ql_entry_t *e, const void *s, size_t len)
     }
 }
 
-bool ql_replace_at_index(quicklist *ql, long index, const void *s, size_t len)
-{
+bool ql_replace_at_index(quicklist *ql, long index, const void *s, size_t len) {
     ql_entry_t e;
     if (!ql_index(ql, index, &e)) return false;
     ql_replace_entry(ql, &e, s, len);
     return true;
 }
 
-unsigned long ql_del_range(quicklist *ql, long start, unsigned long count)
-{
+unsigned long ql_del_range(quicklist *ql, long start, unsigned long count) {
     ql_entry_t e;
     if (count == 0 || !ql_index(ql, start, &e)) return 0;
     ql_node_t *n = e.node;
@@ -295,8 +272,7 @@ unsigned long ql_del_range(quicklist *ql, long start, unsigned long count)
 /* -------------------------------- iterator ------------------------------- */
 
 /* Point the iterator at the first (forwards) or last entry of node n. */
-static void iter_enter(ql_iter_t *it, ql_node_t *n)
-{
+static void iter_enter(ql_iter_t *it, ql_node_t *n) {
     it->node = n;
     if (!n) {
         it->p = NULL;
@@ -306,8 +282,7 @@ static void iter_enter(ql_iter_t *it, ql_node_t *n)
     it->offset = it->dir == QL_HEAD ? 0 : (long)n->count - 1;
 }
 
-ql_iter_t *ql_iter_new(quicklist *ql, int dir)
-{
+ql_iter_t *ql_iter_new(quicklist *ql, int dir) {
     ql_iter_t *it = zmalloc(sizeof(*it));
     it->ql = ql;
     it->dir = dir;
@@ -315,8 +290,7 @@ ql_iter_t *ql_iter_new(quicklist *ql, int dir)
     return it;
 }
 
-ql_iter_t *ql_iter_at_index(quicklist *ql, int dir, long index)
-{
+ql_iter_t *ql_iter_at_index(quicklist *ql, int dir, long index) {
     ql_entry_t e;
     ql_iter_t *it = ql_iter_new(ql, dir);
     if (!ql_index(ql, index, &e)) {
@@ -329,8 +303,7 @@ ql_iter_t *ql_iter_at_index(quicklist *ql, int dir, long index)
     return it;
 }
 
-bool ql_next(ql_iter_t *it, ql_entry_t *e)
-{
+bool ql_next(ql_iter_t *it, ql_entry_t *e) {
     while (it->node && !it->p)
         iter_enter(it, it->dir == QL_HEAD ? it->node->next : it->node->prev);
     if (!it->node) return false;
@@ -345,8 +318,7 @@ bool ql_next(ql_iter_t *it, ql_entry_t *e)
     return true;
 }
 
-void ql_iter_del(ql_iter_t *it, ql_entry_t *e)
-{
+void ql_iter_del(ql_iter_t *it, ql_entry_t *e) {
     ql_node_t *n = e->node, *prev = n->prev, *next = n->next;
     bool node_goes = n->count == 1;
     unsigned char *after = delete_entry(it->ql, n, e->p);
@@ -357,7 +329,7 @@ void ql_iter_del(ql_iter_t *it, ql_entry_t *e)
     }
     it->node = n;
     if (it->dir == QL_HEAD) {
-        it->p = after;                      /* the entry that slid into place */
+        it->p = after; /* the entry that slid into place */
         it->offset = e->offset;
     } else {
         it->p = e->offset == 0 ? NULL : (after ? lp_prev(n->lp, after) : lp_last(n->lp));
@@ -365,33 +337,28 @@ void ql_iter_del(ql_iter_t *it, ql_entry_t *e)
     }
 }
 
-void ql_iter_free(ql_iter_t *it)
-{
+void ql_iter_free(ql_iter_t *it) {
     zfree(it);
 }
 
 /* --------------------------------- misc ---------------------------------- */
 
-bool ql_entry_equal(const ql_entry_t *e, const void *s, size_t len)
-{
+bool ql_entry_equal(const ql_entry_t *e, const void *s, size_t len) {
     return lp_entry_equal(e->p, s, len);
 }
 
-unsigned long ql_count(const quicklist *ql)
-{
+unsigned long ql_count(const quicklist *ql) {
     return ql->count;
 }
 
-size_t ql_mem_usage(const quicklist *ql)
-{
+size_t ql_mem_usage(const quicklist *ql) {
     size_t total = zmalloc_size(ql);
     for (const ql_node_t *n = ql->head; n; n = n->next)
         total += zmalloc_size(n) + lp_mem_usage(n->lp);
     return total;
 }
 
-bool ql_verify(const quicklist *ql)
-{
+bool ql_verify(const quicklist *ql) {
     unsigned long count = 0, len = 0;
     const ql_node_t *prev = NULL;
     for (const ql_node_t *n = ql->head; n; prev = n, n = n->next) {

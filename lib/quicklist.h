@@ -25,21 +25,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define QL_HEAD 0          /* push/pop side; iterator direction head -> tail */
-#define QL_TAIL 1          /* push/pop side; iterator direction tail -> head */
+#define QL_HEAD 0 /* push/pop side; iterator direction head -> tail */
+#define QL_TAIL 1 /* push/pop side; iterator direction tail -> head */
 
 typedef struct ql_node {
     struct ql_node *prev, *next;
-    unsigned char *lp;             /* the entries */
-    uint32_t count;                /* entries in lp */
+    unsigned char *lp; /* the entries */
+    uint32_t count;    /* entries in lp */
 } ql_node_t;
 
 typedef struct quicklist {
     ql_node_t *head, *tail;
-    unsigned long count;           /* entries in all nodes */
-    unsigned long len;             /* nodes */
-    int fill;                      /* list-max-listpack-size */
-    int compress;                  /* list-compress-depth: accepted, unused */
+    unsigned long count; /* entries in all nodes */
+    unsigned long len;   /* nodes */
+    int fill;            /* list-max-listpack-size */
+    int compress;        /* list-compress-depth: accepted, unused */
 } quicklist;
 
 /* A position in the list plus the value found there.  Valid until the list
@@ -47,27 +47,27 @@ typedef struct quicklist {
 typedef struct ql_entry {
     quicklist *ql;
     ql_node_t *node;
-    unsigned char *p;              /* entry inside node->lp */
-    long offset;                   /* index of p inside its node */
-    const unsigned char *str;      /* string value, or NULL for an integer */
-    size_t len;                    /* bytes of str */
-    long long ival;                /* integer value when str == NULL */
+    unsigned char *p;         /* entry inside node->lp */
+    long offset;              /* index of p inside its node */
+    const unsigned char *str; /* string value, or NULL for an integer */
+    size_t len;               /* bytes of str */
+    long long ival;           /* integer value when str == NULL */
 } ql_entry_t;
 
 typedef struct ql_iter {
     quicklist *ql;
-    ql_node_t *node;               /* node of the next entry, NULL when done */
-    unsigned char *p;              /* next entry in node, NULL: go to the next node */
-    long offset;                   /* index of p in node */
-    int dir;                       /* QL_HEAD: forwards, QL_TAIL: backwards */
+    ql_node_t *node;  /* node of the next entry, NULL when done */
+    unsigned char *p; /* next entry in node, NULL: go to the next node */
+    long offset;      /* index of p in node */
+    int dir;          /* QL_HEAD: forwards, QL_TAIL: backwards */
 } ql_iter_t;
 
 quicklist *ql_new(int fill, int compress);
 void ql_set_options(quicklist *ql, int fill, int compress);
-void ql_free(quicklist *ql);                    /* NULL is fine */
+void ql_free(quicklist *ql); /* NULL is fine */
 quicklist *ql_dup(const quicklist *ql);
 
-void ql_push(quicklist *ql, const void *s, size_t len, int where);  /* QL_HEAD/QL_TAIL */
+void ql_push(quicklist *ql, const void *s, size_t len, int where); /* QL_HEAD/QL_TAIL */
 /* Take the ownership of a listpack as a new tail node (empty: just freed).
  * Used to convert a listpack-encoded list; lp may exceed fill. */
 void ql_append_listpack(quicklist *ql, unsigned char *lp);
@@ -100,7 +100,7 @@ void ql_iter_free(ql_iter_t *it);
 
 bool ql_entry_equal(const ql_entry_t *e, const void *s, size_t len);
 unsigned long ql_count(const quicklist *ql);
-size_t ql_mem_usage(const quicklist *ql);      /* struct + nodes + listpacks */
+size_t ql_mem_usage(const quicklist *ql); /* struct + nodes + listpacks */
 /* Check the invariants above (and each listpack deeply); tests and DEBUG. */
 bool ql_verify(const quicklist *ql);
 

@@ -15,10 +15,10 @@
 #include "zmalloc.h"
 
 struct rax_node {
-    void *value;              /* meaningful when has_value */
-    rax_node_t **child;       /* nchild pointers, sorted by label[0] */
-    uint32_t len;             /* label bytes (0 only for the root) */
-    uint16_t nchild;          /* 0..256 */
+    void *value;        /* meaningful when has_value */
+    rax_node_t **child; /* nchild pointers, sorted by label[0] */
+    uint32_t len;       /* label bytes (0 only for the root) */
+    uint16_t nchild;    /* 0..256 */
     uint8_t has_value;
     unsigned char label[];
 };
@@ -380,7 +380,7 @@ static bool it_eof(rax_iter_t *it) {
 /* From the top node, go down to the smallest key in its subtree. */
 static bool it_leftmost(rax_iter_t *it) {
     while (!it_top(it)->has_value) {
-        if (it_top(it)->nchild == 0) return it_eof(it);   /* empty tree */
+        if (it_top(it)->nchild == 0) return it_eof(it); /* empty tree */
         it_push(it, 0);
     }
     return it_found(it);
@@ -389,7 +389,7 @@ static bool it_leftmost(rax_iter_t *it) {
 /* From the top node, go down to the largest key in its subtree. */
 static bool it_rightmost(rax_iter_t *it) {
     while (it_top(it)->nchild > 0) it_push(it, it_top(it)->nchild - 1);
-    if (!it_top(it)->has_value) return it_eof(it);       /* empty tree */
+    if (!it_top(it)->has_value) return it_eof(it); /* empty tree */
     return it_found(it);
 }
 
@@ -473,7 +473,8 @@ int rax_iter_compare(const rax_iter_t *it, const unsigned char *key, size_t len)
     size_t m = it->key_len < len ? it->key_len : len;
     int c = m ? memcmp(it->key, key, m) : 0;
     if (c) return c;
-    return it->key_len < len ? -1 : it->key_len > len ? 1 : 0;
+    return it->key_len < len ? -1 : it->key_len > len ? 1
+                                                      : 0;
 }
 
 bool rax_seek(rax_iter_t *it, const char *op, const unsigned char *key, size_t len) {
@@ -508,7 +509,7 @@ static uint64_t branch_count_rec(const rax_node_t *n) {
     uint64_t total = 1;
     for (int i = 0; i < n->nchild; i++) {
         const rax_node_t *c = n->child[i];
-        if (n->nchild >= 2 && c->len > 1) total++;   /* the run after the branch byte */
+        if (n->nchild >= 2 && c->len > 1) total++; /* the run after the branch byte */
         total += branch_count_rec(c);
     }
     return total;

@@ -28,9 +28,9 @@ typedef struct rax_node rax_node_t;
 
 typedef struct rax {
     rax_node_t *root;
-    uint64_t numele;     /* keys stored */
-    uint64_t numnodes;   /* nodes allocated, root included */
-    size_t alloc_bytes;  /* bytes requested for nodes and child arrays */
+    uint64_t numele;    /* keys stored */
+    uint64_t numnodes;  /* nodes allocated, root included */
+    size_t alloc_bytes; /* bytes requested for nodes and child arrays */
 } rax_t;
 
 rax_t *rax_new(void);
@@ -58,16 +58,16 @@ static inline uint64_t rax_size(const rax_t *r) { return r->numele; }
 
 typedef struct rax_iter {
     rax_t *rt;
-    unsigned char *key;       /* current key (key_len bytes), valid while positioned */
+    unsigned char *key; /* current key (key_len bytes), valid while positioned */
     size_t key_len;
-    void *data;               /* current value */
-    bool eof;                 /* not positioned on a key */
+    void *data; /* current value */
+    bool eof;   /* not positioned on a key */
     /* internals: the path from the root to the current node */
     size_t key_cap;
-    rax_node_t **nodes;       /* nodes[0] is the root */
-    int *idx;                 /* idx[i]: index of nodes[i+1] among nodes[i]'s children */
-    size_t *klen;             /* key length at nodes[i] */
-    size_t depth, depth_cap;  /* entries used in nodes/klen; idx has depth-1 */
+    rax_node_t **nodes;      /* nodes[0] is the root */
+    int *idx;                /* idx[i]: index of nodes[i+1] among nodes[i]'s children */
+    size_t *klen;            /* key length at nodes[i] */
+    size_t depth, depth_cap; /* entries used in nodes/klen; idx has depth-1 */
     unsigned char key_static[RAX_ITER_STATIC_KEY];
     rax_node_t *nodes_static[RAX_ITER_STATIC_DEPTH];
     int idx_static[RAX_ITER_STATIC_DEPTH];

@@ -16,7 +16,7 @@
 #include "util.h"
 #include "zmalloc.h"
 
-#define RESP_MIN_ARG_BYTES 6   /* "$0\r\n\r\n": the shortest element */
+#define RESP_MIN_ARG_BYTES 6 /* "$0\r\n\r\n": the shortest element */
 
 void resp_parser_init(resp_parser_t *p, resp_make_arg_fn *make, resp_free_arg_fn *free_arg, void *ctx) {
     memset(p, 0, sizeof(*p));
@@ -111,12 +111,12 @@ static int parse_inline(resp_parser_t *p, const char *buf, size_t len, size_t *p
     if (linelen && start[linelen - 1] == '\r') linelen--;
     *pos = (size_t)(nl - buf) + 1;
     if (!memchr(start, '"', linelen) && !memchr(start, '\'', linelen)) {
-        split_plain(p, start, linelen);   /* the common case: no quoting */
+        split_plain(p, start, linelen); /* the common case: no quoting */
     } else if (split_quoted(p, start, linelen) != 0) {
         return fail(p, "Protocol error: unbalanced quotes in request");
     }
     p->kind = 'i';
-    return RESP_DONE;   /* argc may be 0: an empty line, which the caller skips */
+    return RESP_DONE; /* argc may be 0: an empty line, which the caller skips */
 }
 
 /* Read a "<prefix><integer>\r\n" header at *pos; returns 1 done, 0 need more,
@@ -125,11 +125,17 @@ static int read_header(const char *buf, size_t len, size_t *pos, long long *out,
     const char *start = buf + *pos + 1;
     const char *cr = memchr(start, '\r', len - *pos - 1);
     if (!cr) {
-        if (len - *pos > RESP_INLINE_MAX) { *err = too_big_msg; return -1; }
+        if (len - *pos > RESP_INLINE_MAX) {
+            *err = too_big_msg;
+            return -1;
+        }
         return 0;
     }
-    if (cr + 1 >= buf + len) return 0;   /* wait for the \n */
-    if (!util_str2ll(start, (size_t)(cr - start), out)) { *err = NULL; return -1; }
+    if (cr + 1 >= buf + len) return 0; /* wait for the \n */
+    if (!util_str2ll(start, (size_t)(cr - start), out)) {
+        *err = NULL;
+        return -1;
+    }
     *pos = (size_t)(cr - buf) + 2;
     return 1;
 }
@@ -145,7 +151,7 @@ static int parse_multibulk(resp_parser_t *p, const char *buf, size_t len, size_t
         if (n > 0 && !util_count_fits((uint64_t)n, 0, 0, RESP_MBULK_MAX))
             return fail(p, "Protocol error: invalid multibulk length");
         p->kind = '*';
-        if (n <= 0) return RESP_DONE;   /* "*0" or "*-1": an empty request, skipped */
+        if (n <= 0) return RESP_DONE; /* "*0" or "*-1": an empty request, skipped */
         p->pending = (long)n;
         /* argv is sized for the elements the bytes at hand can hold (the
          * rest grows by doubling as they arrive), never for the count

@@ -23,27 +23,29 @@
 #define RESP_INLINE_MAX (64 * 1024)
 #define RESP_MBULK_MAX (1024 * 1024)
 
-enum { RESP_NEED_MORE = 0, RESP_DONE = 1, RESP_ERR = -1 };
+enum { RESP_NEED_MORE = 0,
+       RESP_DONE = 1,
+       RESP_ERR = -1 };
 
 typedef void *resp_make_arg_fn(void *ctx, const char *p, size_t len);
 typedef void resp_free_arg_fn(void *ctx, void *arg);
 
 typedef struct resp_limits {
-    long long max_bulk_len;   /* proto-max-bulk-len */
-    bool unauthenticated;     /* tighter limits before AUTH */
+    long long max_bulk_len; /* proto-max-bulk-len */
+    bool unauthenticated;   /* tighter limits before AUTH */
 } resp_limits_t;
 
 typedef struct resp_parser {
-    int kind;            /* 0 = between requests, '*' multibulk, 'i' inline */
-    long pending;        /* multibulk elements still to read */
-    long long bulk_len;  /* length of the bulk being read, -1 = header next */
+    int kind;           /* 0 = between requests, '*' multibulk, 'i' inline */
+    long pending;       /* multibulk elements still to read */
+    long long bulk_len; /* length of the bulk being read, -1 = header next */
     int argc, argv_cap;
-    void **argv;         /* made by make_arg, owned by the parser until taken */
+    void **argv; /* made by make_arg, owned by the parser until taken */
     resp_make_arg_fn *make_arg;
     resp_free_arg_fn *free_arg;
     void *ctx;
-    const char *error;   /* text of the last RESP_ERR: a constant or errbuf */
-    char errbuf[64];     /* the parser's own messages that quote input */
+    const char *error; /* text of the last RESP_ERR: a constant or errbuf */
+    char errbuf[64];   /* the parser's own messages that quote input */
 } resp_parser_t;
 
 void resp_parser_init(resp_parser_t *p, resp_make_arg_fn *make, resp_free_arg_fn *free_arg, void *ctx);

@@ -20,13 +20,13 @@
 #define RIO_BUF_SIZE (64 * 1024)
 
 typedef struct rio {
-    int fd;                     /* -1: memory mode, bytes go to mem */
-    sds mem;                    /* memory mode: everything written */
-    bool checksum;              /* keep crc up to date */
-    uint64_t crc;               /* CRC-64 of the bytes written so far */
-    uint64_t written;           /* bytes accepted (buffered or on disk) */
-    int err;                    /* first errno seen, 0 if none */
-    size_t used;                /* bytes in buf */
+    int fd;           /* -1: memory mode, bytes go to mem */
+    sds mem;          /* memory mode: everything written */
+    bool checksum;    /* keep crc up to date */
+    uint64_t crc;     /* CRC-64 of the bytes written so far */
+    uint64_t written; /* bytes accepted (buffered or on disk) */
+    int err;          /* first errno seen, 0 if none */
+    size_t used;      /* bytes in buf */
     unsigned char buf[RIO_BUF_SIZE];
 } rio_t;
 

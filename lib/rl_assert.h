@@ -14,7 +14,7 @@
 #ifndef RL_ASSERT_H
 #define RL_ASSERT_H
 
-#include <assert.h>   /* static_assert */
+#include <assert.h> /* static_assert */
 
 #ifndef RL_DEBUG
 #define RL_DEBUG 0
@@ -22,8 +22,8 @@
 
 void rl_assert_fail(const char *expr, const char *file, int line) __attribute__((noreturn, cold));
 
-#define RL_ASSERT_AT(level, cond) \
-    do { \
+#define RL_ASSERT_AT(level, cond)                                                      \
+    do {                                                                               \
         if (RL_DEBUG >= (level) && !(cond)) rl_assert_fail(#cond, __FILE__, __LINE__); \
     } while (0)
 

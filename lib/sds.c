@@ -15,13 +15,32 @@
 
 #include "zmalloc.h"
 
-enum { SDS_T8 = 0, SDS_T16 = 1, SDS_T32 = 2, SDS_T64 = 3 };
+enum { SDS_T8 = 0,
+       SDS_T16 = 1,
+       SDS_T32 = 2,
+       SDS_T64 = 3 };
 #define SDS_TYPE_MASK 3
 
-struct __attribute__((packed)) sdshdr8 { uint8_t len, alloc; unsigned char flags; char buf[]; };
-struct __attribute__((packed)) sdshdr16 { uint16_t len, alloc; unsigned char flags; char buf[]; };
-struct __attribute__((packed)) sdshdr32 { uint32_t len, alloc; unsigned char flags; char buf[]; };
-struct __attribute__((packed)) sdshdr64 { uint64_t len, alloc; unsigned char flags; char buf[]; };
+struct __attribute__((packed)) sdshdr8 {
+    uint8_t len, alloc;
+    unsigned char flags;
+    char buf[];
+};
+struct __attribute__((packed)) sdshdr16 {
+    uint16_t len, alloc;
+    unsigned char flags;
+    char buf[];
+};
+struct __attribute__((packed)) sdshdr32 {
+    uint32_t len, alloc;
+    unsigned char flags;
+    char buf[];
+};
+struct __attribute__((packed)) sdshdr64 {
+    uint64_t len, alloc;
+    unsigned char flags;
+    char buf[];
+};
 
 #define HDR(T, s) ((struct sdshdr##T *)((s) - sizeof(struct sdshdr##T)))
 /* Growth doubles up to this size, then adds this much at a time. */
@@ -31,10 +50,10 @@ static int sds_type(const sds s) { return ((unsigned char)s[-1]) & SDS_TYPE_MASK
 
 static size_t hdr_size(int type) {
     switch (type) {
-    case SDS_T8: return sizeof(struct sdshdr8);
-    case SDS_T16: return sizeof(struct sdshdr16);
-    case SDS_T32: return sizeof(struct sdshdr32);
-    default: return sizeof(struct sdshdr64);
+        case SDS_T8: return sizeof(struct sdshdr8);
+        case SDS_T16: return sizeof(struct sdshdr16);
+        case SDS_T32: return sizeof(struct sdshdr32);
+        default: return sizeof(struct sdshdr64);
     }
 }
 
@@ -47,19 +66,19 @@ static int type_for(size_t cap) {
 
 size_t sds_len(const sds s) {
     switch (sds_type(s)) {
-    case SDS_T8: return HDR(8, s)->len;
-    case SDS_T16: return HDR(16, s)->len;
-    case SDS_T32: return HDR(32, s)->len;
-    default: return HDR(64, s)->len;
+        case SDS_T8: return HDR(8, s)->len;
+        case SDS_T16: return HDR(16, s)->len;
+        case SDS_T32: return HDR(32, s)->len;
+        default: return HDR(64, s)->len;
     }
 }
 
 size_t sds_alloc(const sds s) {
     switch (sds_type(s)) {
-    case SDS_T8: return HDR(8, s)->alloc;
-    case SDS_T16: return HDR(16, s)->alloc;
-    case SDS_T32: return HDR(32, s)->alloc;
-    default: return HDR(64, s)->alloc;
+        case SDS_T8: return HDR(8, s)->alloc;
+        case SDS_T16: return HDR(16, s)->alloc;
+        case SDS_T32: return HDR(32, s)->alloc;
+        default: return HDR(64, s)->alloc;
     }
 }
 
@@ -67,19 +86,19 @@ size_t sds_avail(const sds s) { return sds_alloc(s) - sds_len(s); }
 
 static void set_alloc(sds s, size_t cap) {
     switch (sds_type(s)) {
-    case SDS_T8: HDR(8, s)->alloc = (uint8_t)cap; break;
-    case SDS_T16: HDR(16, s)->alloc = (uint16_t)cap; break;
-    case SDS_T32: HDR(32, s)->alloc = (uint32_t)cap; break;
-    default: HDR(64, s)->alloc = cap; break;
+        case SDS_T8: HDR(8, s)->alloc = (uint8_t)cap; break;
+        case SDS_T16: HDR(16, s)->alloc = (uint16_t)cap; break;
+        case SDS_T32: HDR(32, s)->alloc = (uint32_t)cap; break;
+        default: HDR(64, s)->alloc = cap; break;
     }
 }
 
 void sds_setlen(sds s, size_t len) {
     switch (sds_type(s)) {
-    case SDS_T8: HDR(8, s)->len = (uint8_t)len; break;
-    case SDS_T16: HDR(16, s)->len = (uint16_t)len; break;
-    case SDS_T32: HDR(32, s)->len = (uint32_t)len; break;
-    default: HDR(64, s)->len = len; break;
+        case SDS_T8: HDR(8, s)->len = (uint8_t)len; break;
+        case SDS_T16: HDR(16, s)->len = (uint16_t)len; break;
+        case SDS_T32: HDR(32, s)->len = (uint32_t)len; break;
+        default: HDR(64, s)->len = len; break;
     }
     s[len] = '\0';
 }
@@ -235,15 +254,16 @@ sds sds_catrepr(sds s, const char *p, size_t len) {
     for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)p[i];
         switch (c) {
-        case '\\': case '"': s = sds_catprintf(s, "\\%c", c); break;
-        case '\n': s = sds_catlen(s, "\\n", 2); break;
-        case '\r': s = sds_catlen(s, "\\r", 2); break;
-        case '\t': s = sds_catlen(s, "\\t", 2); break;
-        case '\a': s = sds_catlen(s, "\\a", 2); break;
-        case '\b': s = sds_catlen(s, "\\b", 2); break;
-        default:
-            if (isprint(c)) s = sds_catlen(s, (const char *)&c, 1);
-            else s = sds_catprintf(s, "\\x%02x", c);
+            case '\\':
+            case '"': s = sds_catprintf(s, "\\%c", c); break;
+            case '\n': s = sds_catlen(s, "\\n", 2); break;
+            case '\r': s = sds_catlen(s, "\\r", 2); break;
+            case '\t': s = sds_catlen(s, "\\t", 2); break;
+            case '\a': s = sds_catlen(s, "\\a", 2); break;
+            case '\b': s = sds_catlen(s, "\\b", 2); break;
+            default:
+                if (isprint(c)) s = sds_catlen(s, (const char *)&c, 1);
+                else s = sds_catprintf(s, "\\x%02x", c);
         }
     }
     return sds_catlen(s, "\"", 1);
@@ -252,12 +272,21 @@ sds sds_catrepr(sds s, const char *p, size_t len) {
 void sds_range(sds s, ssize_t start, ssize_t end) {
     ssize_t len = (ssize_t)sds_len(s);
     if (len == 0) return;
-    if (start < 0) { start += len; if (start < 0) start = 0; }
-    if (end < 0) { end += len; if (end < 0) end = 0; }
+    if (start < 0) {
+        start += len;
+        if (start < 0) start = 0;
+    }
+    if (end < 0) {
+        end += len;
+        if (end < 0) end = 0;
+    }
     ssize_t newlen = (start > end) ? 0 : end - start + 1;
     if (newlen != 0) {
         if (start >= len) newlen = 0;
-        else if (end >= len) { end = len - 1; newlen = end - start + 1; }
+        else if (end >= len) {
+            end = len - 1;
+            newlen = end - start + 1;
+        }
     }
     if (newlen && start) memmove(s, s + start, (size_t)newlen);
     sds_setlen(s, (size_t)newlen);
@@ -304,12 +333,12 @@ static int split_token(const char **pp, sds *out) {
                 char c;
                 p++;
                 switch (*p) {
-                case 'n': c = '\n'; break;
-                case 'r': c = '\r'; break;
-                case 't': c = '\t'; break;
-                case 'b': c = '\b'; break;
-                case 'a': c = '\a'; break;
-                default: c = *p; break;
+                    case 'n': c = '\n'; break;
+                    case 'r': c = '\r'; break;
+                    case 't': c = '\t'; break;
+                    case 'b': c = '\b'; break;
+                    case 'a': c = '\a'; break;
+                    default: c = *p; break;
                 }
                 cur = sds_catlen(cur, &c, 1);
             } else if (*p == '"') {

@@ -20,7 +20,7 @@
 
 typedef char *sds;
 
-sds sds_newlen(const void *init, size_t len);   /* init may be NULL: zeroed */
+sds sds_newlen(const void *init, size_t len); /* init may be NULL: zeroed */
 sds sds_new(const char *cstr);
 sds sds_empty(void);
 sds sds_dup(const sds s);
@@ -29,14 +29,14 @@ void sds_free(sds s);
 
 size_t sds_len(const sds s);
 size_t sds_avail(const sds s);
-size_t sds_alloc(const sds s);                  /* capacity excluding header/NUL */
-size_t sds_alloc_size(const sds s);             /* whole block incl. header */
-void sds_setlen(sds s, size_t len);             /* len <= capacity; writes NUL */
+size_t sds_alloc(const sds s);      /* capacity excluding header/NUL */
+size_t sds_alloc_size(const sds s); /* whole block incl. header */
+void sds_setlen(sds s, size_t len); /* len <= capacity; writes NUL */
 void sds_incrlen(sds s, ssize_t incr);
 
-sds sds_make_room(sds s, size_t addlen);        /* greedy growth */
+sds sds_make_room(sds s, size_t addlen); /* greedy growth */
 sds sds_make_room_exact(sds s, size_t addlen);
-sds sds_remove_free(sds s);                     /* shrink capacity to length */
+sds sds_remove_free(sds s); /* shrink capacity to length */
 
 sds sds_catlen(sds s, const void *t, size_t len);
 sds sds_cat(sds s, const char *t);
@@ -45,13 +45,13 @@ sds sds_cpylen(sds s, const char *t, size_t len);
 sds sds_catprintf(sds s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 sds sds_catvprintf(sds s, const char *fmt, va_list ap);
 sds sds_catrepr(sds s, const char *p, size_t len); /* quoted, escaped */
-sds sds_growzero(sds s, size_t len);            /* extend to len with zeros */
+sds sds_growzero(sds s, size_t len);               /* extend to len with zeros */
 
 void sds_range(sds s, ssize_t start, ssize_t end); /* inclusive, negatives from end */
-void sds_clear(sds s);                          /* len 0, keeps capacity */
+void sds_clear(sds s);                             /* len 0, keeps capacity */
 void sds_tolower(sds s);
 void sds_toupper(sds s);
-int sds_cmp(const sds a, const sds b);          /* memcmp order, then length */
+int sds_cmp(const sds a, const sds b); /* memcmp order, then length */
 
 /* Split a line the way redis-cli and the inline protocol do: whitespace
  * separates, "..." understands \n \r \t \b \a \\ \" \xHH, '...' understands \'.

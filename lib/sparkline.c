@@ -38,13 +38,14 @@ static sds render_block(sds out, const double *values, const char *const *labels
     for (int r = 0; r < rows; r++) {
         for (int j = 0; j < len; j++) {
             int lvl = height(values[from + j], min, range, steps) - LEVELS * (rows - 1 - r);
-            line[j] = lvl < 0 ? ' ' : lvl < LEVELS ? levels[lvl] : '|';
+            line[j] = lvl < 0 ? ' ' : lvl < LEVELS ? levels[lvl]
+                                                   : '|';
         }
         out = sds_catlen(out, line, (size_t)len);
         out = sds_catlen(out, "\n", 1);
     }
     if (any_label) {
-        memset(line, ' ', (size_t)len);                 /* the gap above the labels */
+        memset(line, ' ', (size_t)len); /* the gap above the labels */
         out = sds_catlen(out, line, (size_t)len);
         out = sds_catlen(out, "\n", 1);
         for (size_t k = 0; k < longest; k++) {

@@ -24,7 +24,7 @@ bool util_str2ll(const char *s, size_t len, long long *out) {
         if (len == 1) return false;
     }
     if (s[i] == '0' && len > i + 1) return false;
-    if (s[i] == '0' && neg) return false;   /* "-0" is not canonical */
+    if (s[i] == '0' && neg) return false; /* "-0" is not canonical */
     unsigned long long v = 0;
     for (; i < len; i++) {
         if (s[i] < '0' || s[i] > '9') return false;
@@ -117,13 +117,17 @@ int util_ld2str(char *buf, size_t size, long double v) {
     if (isinf(v)) return snprintf(buf, size, v > 0 ? "inf" : "-inf");
     int n = snprintf(buf, size, "%.17Lf", v);
     if (n < 0) return 0;
-    if ((size_t)n >= size) n = (int)size - 1;   /* truncated: never report more than buf holds */
+    if ((size_t)n >= size) n = (int)size - 1; /* truncated: never report more than buf holds */
     if (strchr(buf, '.')) {
         while (n > 0 && buf[n - 1] == '0') n--;
         if (n > 0 && buf[n - 1] == '.') n--;
         buf[n] = '\0';
     }
-    if (strcmp(buf, "-0") == 0) { buf[0] = '0'; buf[1] = '\0'; n = 1; }
+    if (strcmp(buf, "-0") == 0) {
+        buf[0] = '0';
+        buf[1] = '\0';
+        n = 1;
+    }
     return n;
 }
 
@@ -133,14 +137,21 @@ static inline int fold(int c, bool nocase) { return nocase ? tolower(c) : c; }
 static bool match_class(const char **pp, const char *pend, int c, bool nocase) {
     const char *p = *pp + 1;
     bool negate = false, hit = false;
-    if (p < pend && *p == '^') { negate = true; p++; }
+    if (p < pend && *p == '^') {
+        negate = true;
+        p++;
+    }
     while (p < pend && *p != ']') {
         if (*p == '\\' && p + 1 < pend) {
             p++;
             if (fold(*p, nocase) == fold(c, nocase)) hit = true;
         } else if (p + 2 < pend && p[1] == '-' && p[2] != ']') {
             int lo = fold((unsigned char)p[0], nocase), hi = fold((unsigned char)p[2], nocase);
-            if (lo > hi) { int t = lo; lo = hi; hi = t; }
+            if (lo > hi) {
+                int t = lo;
+                lo = hi;
+                hi = t;
+            }
             int cc = fold(c, nocase);
             if (cc >= lo && cc <= hi) hit = true;
             p += 2;
@@ -149,7 +160,7 @@ static bool match_class(const char **pp, const char *pend, int c, bool nocase) {
         }
         p++;
     }
-    *pp = (p < pend) ? p : pend - 1;   /* an unclosed class ends the pattern */
+    *pp = (p < pend) ? p : pend - 1; /* an unclosed class ends the pattern */
     return negate ? !hit : hit;
 }
 
@@ -161,18 +172,18 @@ static bool match_token(const char **pp, const char *pend, int c, bool nocase) {
     const char *p = *pp;
     bool hit;
     switch (*p) {
-    case '?':
-        hit = true;
-        break;
-    case '[':
-        hit = match_class(&p, pend, c, nocase);
-        break;
-    case '\\':
-        if (p + 1 < pend) p++;
-        /* fall through */
-    default:
-        hit = fold((unsigned char)*p, nocase) == fold(c, nocase);
-        break;
+        case '?':
+            hit = true;
+            break;
+        case '[':
+            hit = match_class(&p, pend, c, nocase);
+            break;
+        case '\\':
+            if (p + 1 < pend) p++;
+            /* fall through */
+        default:
+            hit = fold((unsigned char)*p, nocase) == fold(c, nocase);
+            break;
     }
     *pp = p + 1;
     return hit;
@@ -189,11 +200,11 @@ static bool match_token(const char **pp, const char *pend, int c, bool nocase) {
  * position after the last star and the string position it was tried at;
  * each failure moves that string position one byte right. */
 static bool glob_match(const char *p, const char *pend, const char *s, const char *send, bool nocase) {
-    const char *star_p = NULL, *star_s = NULL;   /* resume point after the last '*' */
+    const char *star_p = NULL, *star_s = NULL; /* resume point after the last '*' */
     while (s < send) {
         if (p < pend && *p == '*') {
             while (p < pend && *p == '*') p++;
-            if (p == pend) return true;   /* a trailing star takes the rest */
+            if (p == pend) return true; /* a trailing star takes the rest */
             star_p = p;
             star_s = s;
             continue;
@@ -205,7 +216,7 @@ static bool glob_match(const char *p, const char *pend, const char *s, const cha
             continue;
         }
         if (!star_p) return false;
-        p = star_p;          /* let the last star take one more byte */
+        p = star_p; /* let the last star take one more byte */
         s = ++star_s;
     }
     while (p < pend && *p == '*') p++;
@@ -247,7 +258,10 @@ void util_bytes_to_human(char *buf, size_t size, unsigned long long n) {
         snprintf(buf, size, "%lluB", n);
         return;
     }
-    while (d >= 1024 && i < 5) { d /= 1024; i++; }
+    while (d >= 1024 && i < 5) {
+        d /= 1024;
+        i++;
+    }
     snprintf(buf, size, "%.2f%c", d, units[i]);
 }
 

@@ -47,8 +47,8 @@ bool util_memtoull(const char *s, unsigned long long *out);
 /* "1.23M" style for *_human fields: B, K, M, G, T, P with two decimals. */
 void util_bytes_to_human(char *buf, size_t size, unsigned long long n);
 
-long long util_ustime(void);   /* wall clock, microseconds */
-long long util_mstime(void);   /* wall clock, milliseconds */
+long long util_ustime(void); /* wall clock, microseconds */
+long long util_mstime(void); /* wall clock, milliseconds */
 long long util_monotonic_us(void);
 
 void util_random_bytes(uint8_t *p, size_t len);

@@ -67,7 +67,7 @@
 #define NEW_BLOCK_SIZE(p, n) RAW_SIZE(p)
 #endif
 
-static size_t used_memory;   /* bytes, updated with relaxed atomics */
+static size_t used_memory; /* bytes, updated with relaxed atomics */
 
 static void default_oom(size_t size) {
     fprintf(stderr, "zmalloc: Out of memory trying to allocate %zu bytes\n", size);
@@ -230,7 +230,7 @@ typedef struct je_util {
 
 static size_t je_util_mib[4];
 static size_t je_util_miblen;
-static int je_util_state;       /* 0 not looked up yet, 1 available, -1 missing */
+static int je_util_state; /* 0 not looked up yet, 1 available, -1 missing */
 
 bool zmalloc_has_defrag(void) {
     if (je_util_state == 0) {
@@ -312,7 +312,10 @@ void zmalloc_malloc_stats(void (*out)(void *arg, const char *text), void *arg) {
 }
 
 bool zmalloc_has_defrag(void) { return false; }
-void *zmalloc_defrag_move(void *ptr) { (void)ptr; return NULL; }
+void *zmalloc_defrag_move(void *ptr) {
+    (void)ptr;
+    return NULL;
+}
 bool zmalloc_allocator_stats_cheap(void) { return true; }
 void zmalloc_set_background_thread(bool enable) { (void)enable; }
 
@@ -382,7 +385,10 @@ void zmalloc_malloc_stats(void (*out)(void *arg, const char *text), void *arg) {
 }
 
 bool zmalloc_has_defrag(void) { return false; }
-void *zmalloc_defrag_move(void *ptr) { (void)ptr; return NULL; }
+void *zmalloc_defrag_move(void *ptr) {
+    (void)ptr;
+    return NULL;
+}
 /* Not from the cron: mallinfo2 walks every free chunk of every arena. */
 bool zmalloc_allocator_stats_cheap(void) { return false; }
 void zmalloc_set_background_thread(bool enable) { (void)enable; }

@@ -18,10 +18,10 @@
 
 void *zmalloc(size_t size);
 void *zcalloc(size_t size);
-void *zrealloc(void *ptr, size_t size);   /* may move: the old pointer is dead */
-void *ztrymalloc(size_t size);            /* NULL on failure, no abort */
+void *zrealloc(void *ptr, size_t size); /* may move: the old pointer is dead */
+void *ztrymalloc(size_t size);          /* NULL on failure, no abort */
 void *ztryrealloc(void *ptr, size_t size);
-void zfree(void *ptr);                    /* zfree(NULL) is a no-op */
+void zfree(void *ptr); /* zfree(NULL) is a no-op */
 char *zstrdup(const char *s);
 void *zmemdup(const void *p, size_t len);
 
@@ -41,11 +41,11 @@ const char *zmalloc_lib(void);
 /* The allocator's own view of the heap.  A figure the allocator cannot give
  * is 0 (as Redis reports it), never guessed. */
 typedef struct zmalloc_stats {
-    size_t allocated;   /* bytes in live blocks, by the allocator's count */
-    size_t active;      /* bytes in pages holding live blocks */
-    size_t resident;    /* bytes the allocator holds resident */
-    size_t mapped;      /* bytes mapped from the OS */
-    size_t retained;    /* bytes unmapped/returned but kept as address space */
+    size_t allocated; /* bytes in live blocks, by the allocator's count */
+    size_t active;    /* bytes in pages holding live blocks */
+    size_t resident;  /* bytes the allocator holds resident */
+    size_t mapped;    /* bytes mapped from the OS */
+    size_t retained;  /* bytes unmapped/returned but kept as address space */
 } zmalloc_stats_t;
 void zmalloc_get_allocator_stats(zmalloc_stats_t *st);
 /* False when reading the stats walks the heap (glibc's mallinfo2 visits

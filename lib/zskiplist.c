@@ -16,8 +16,7 @@
 
 /* ------------------------------- nodes ----------------------------------- */
 
-static zsl_node_t *node_new(int levels, double score, sds ele)
-{
+static zsl_node_t *node_new(int levels, double score, sds ele) {
     zsl_node_t *n = zmalloc(sizeof(*n) + (size_t)levels * sizeof(struct zsl_level));
     n->score = score;
     n->ele = ele;
@@ -25,29 +24,25 @@ static zsl_node_t *node_new(int levels, double score, sds ele)
     return n;
 }
 
-void zsl_free_node(zsl_node_t *node)
-{
+void zsl_free_node(zsl_node_t *node) {
     sds_free(node->ele);
     zfree(node);
 }
 
-static int random_level(void)
-{
+static int random_level(void) {
     int lvl = 1;
     while (lvl < ZSL_MAX_LEVEL && (random() & 0xFFFF) < 0x4000) lvl++;
     return lvl;
 }
 
 /* Order of (s1, e1) against (s2, e2): score first, then member bytes. */
-static int cmp_entry(double s1, const sds e1, double s2, const sds e2)
-{
+static int cmp_entry(double s1, const sds e1, double s2, const sds e2) {
     if (s1 < s2) return -1;
     if (s1 > s2) return 1;
     return sds_cmp(e1, e2);
 }
 
-zskiplist *zsl_new(void)
-{
+zskiplist *zsl_new(void) {
     zskiplist *zsl = zmalloc(sizeof(*zsl));
     zsl->header = node_new(ZSL_MAX_LEVEL, 0, NULL);
     for (int i = 0; i < ZSL_MAX_LEVEL; i++) {
@@ -60,8 +55,7 @@ zskiplist *zsl_new(void)
     return zsl;
 }
 
-void zsl_free(zskiplist *zsl)
-{
+void zsl_free(zskiplist *zsl) {
     if (!zsl) return;
     zsl_node_t *n = zsl->header->level[0].forward;
     while (n) {
@@ -78,8 +72,7 @@ void zsl_free(zskiplist *zsl)
 /* Find, per level, the last node before (score, ele): update[i], and the
  * rank of that node: rank[i].  Returns the level-0 successor of update[0]. */
 static zsl_node_t *find_update(const zskiplist *zsl, double score, const sds ele,
-                               zsl_node_t **update, unsigned long *rank)
-{
+                               zsl_node_t **update, unsigned long *rank) {
     zsl_node_t *x = zsl->header;
     for (int i = zsl->level - 1; i >= 0; i--) {
         if (rank) rank[i] = i == zsl->level - 1 ? 0 : rank[i + 1];
@@ -93,8 +86,7 @@ static zsl_node_t *find_update(const zskiplist *zsl, double score, const sds ele
     return x->level[0].forward;
 }
 
-zsl_node_t *zsl_insert(zskiplist *zsl, double score, sds ele)
-{
+zsl_node_t *zsl_insert(zskiplist *zsl, double score, sds ele) {
     zsl_node_t *update[ZSL_MAX_LEVEL];
     unsigned long rank[ZSL_MAX_LEVEL];
     find_update(zsl, score, ele, update, rank);
@@ -125,8 +117,7 @@ zsl_node_t *zsl_insert(zskiplist *zsl, double score, sds ele)
 }
 
 /* Unlink x given the per-level predecessors; does not free it. */
-static void unlink_node(zskiplist *zsl, zsl_node_t *x, zsl_node_t **update)
-{
+static void unlink_node(zskiplist *zsl, zsl_node_t *x, zsl_node_t **update) {
     for (int i = 0; i < zsl->level; i++) {
         if (update[i]->level[i].forward == x) {
             update[i]->level[i].span += x->level[i].span - 1;
@@ -144,8 +135,7 @@ static void unlink_node(zskiplist *zsl, zsl_node_t *x, zsl_node_t **update)
     zsl->length--;
 }
 
-bool zsl_delete(zskiplist *zsl, double score, const sds ele, zsl_node_t **node)
-{
+bool zsl_delete(zskiplist *zsl, double score, const sds ele, zsl_node_t **node) {
     zsl_node_t *update[ZSL_MAX_LEVEL];
     zsl_node_t *x = find_update(zsl, score, ele, update, NULL);
     if (!x || x->score != score || sds_cmp(x->ele, ele) != 0) return false;
@@ -155,8 +145,7 @@ bool zsl_delete(zskiplist *zsl, double score, const sds ele, zsl_node_t **node)
     return true;
 }
 
-zsl_node_t *zsl_update_score(zskiplist *zsl, double curscore, const sds ele, double newscore)
-{
+zsl_node_t *zsl_update_score(zskiplist *zsl, double curscore, const sds ele, double newscore) {
     zsl_node_t *update[ZSL_MAX_LEVEL];
     zsl_node_t *x = find_update(zsl, curscore, ele, update, NULL);
     if (!x || x->score != curscore || sds_cmp(x->ele, ele) != 0) return NULL;
@@ -174,8 +163,7 @@ zsl_node_t *zsl_update_score(zskiplist *zsl, double curscore, const sds ele, dou
 
 /* ---------------------------------- ranks -------------------------------- */
 
-unsigned long zsl_get_rank(const zskiplist *zsl, double score, const sds ele)
-{
+unsigned long zsl_get_rank(const zskiplist *zsl, double score, const sds ele) {
     const zsl_node_t *x = zsl->header;
     unsigned long rank = 0;
     for (int i = zsl->level - 1; i >= 0; i--) {
@@ -189,8 +177,7 @@ unsigned long zsl_get_rank(const zskiplist *zsl, double score, const sds ele)
     return 0;
 }
 
-zsl_node_t *zsl_get_by_rank(const zskiplist *zsl, unsigned long rank)
-{
+zsl_node_t *zsl_get_by_rank(const zskiplist *zsl, unsigned long rank) {
     zsl_node_t *x = zsl->header;
     unsigned long traversed = 0;
     if (rank == 0 || rank > zsl->length) return NULL;
@@ -204,15 +191,13 @@ zsl_node_t *zsl_get_by_rank(const zskiplist *zsl, unsigned long rank)
     return NULL;
 }
 
-unsigned long zsl_length(const zskiplist *zsl)
-{
+unsigned long zsl_length(const zskiplist *zsl) {
     return zsl->length;
 }
 
 /* ------------------------------ score ranges ----------------------------- */
 
-static bool parse_bound(const char *s, double *v, bool *ex)
-{
+static bool parse_bound(const char *s, double *v, bool *ex) {
     char *end;
     *ex = false;
     if (s[0] == '(') {
@@ -224,46 +209,39 @@ static bool parse_bound(const char *s, double *v, bool *ex)
     return *end == '\0' && !isnan(*v);
 }
 
-bool zsl_parse_range(const char *min, const char *max, zsl_range_t *r)
-{
+bool zsl_parse_range(const char *min, const char *max, zsl_range_t *r) {
     return parse_bound(min, &r->min, &r->minex) && parse_bound(max, &r->max, &r->maxex);
 }
 
-bool zsl_value_gte_min(double v, const zsl_range_t *r)
-{
+bool zsl_value_gte_min(double v, const zsl_range_t *r) {
     return r->minex ? v > r->min : v >= r->min;
 }
 
-bool zsl_value_lte_max(double v, const zsl_range_t *r)
-{
+bool zsl_value_lte_max(double v, const zsl_range_t *r) {
     return r->maxex ? v < r->max : v <= r->max;
 }
 
-static bool range_empty(const zsl_range_t *r)
-{
+static bool range_empty(const zsl_range_t *r) {
     return r->min > r->max || (r->min == r->max && (r->minex || r->maxex));
 }
 
-bool zsl_is_in_range(const zskiplist *zsl, const zsl_range_t *r)
-{
+bool zsl_is_in_range(const zskiplist *zsl, const zsl_range_t *r) {
     if (range_empty(r) || !zsl->tail) return false;
     return zsl_value_gte_min(zsl->tail->score, r) &&
            zsl_value_lte_max(zsl->header->level[0].forward->score, r);
 }
 
-zsl_node_t *zsl_first_in_range(const zskiplist *zsl, const zsl_range_t *r)
-{
+zsl_node_t *zsl_first_in_range(const zskiplist *zsl, const zsl_range_t *r) {
     if (!zsl_is_in_range(zsl, r)) return NULL;
     zsl_node_t *x = zsl->header;
     for (int i = zsl->level - 1; i >= 0; i--)
         while (x->level[i].forward && !zsl_value_gte_min(x->level[i].forward->score, r))
             x = x->level[i].forward;
-    x = x->level[0].forward;       /* exists: the range is not past the tail */
+    x = x->level[0].forward; /* exists: the range is not past the tail */
     return zsl_value_lte_max(x->score, r) ? x : NULL;
 }
 
-zsl_node_t *zsl_last_in_range(const zskiplist *zsl, const zsl_range_t *r)
-{
+zsl_node_t *zsl_last_in_range(const zskiplist *zsl, const zsl_range_t *r) {
     if (!zsl_is_in_range(zsl, r)) return NULL;
     zsl_node_t *x = zsl->header;
     for (int i = zsl->level - 1; i >= 0; i--)
@@ -274,12 +252,17 @@ zsl_node_t *zsl_last_in_range(const zskiplist *zsl, const zsl_range_t *r)
 
 /* ------------------------------- lex ranges ------------------------------ */
 
-static bool parse_lex_bound(const char *s, size_t len, zsl_lex_bound_t *b)
-{
+static bool parse_lex_bound(const char *s, size_t len, zsl_lex_bound_t *b) {
     b->val = NULL;
     b->exclusive = false;
-    if (len == 1 && s[0] == '-') { b->kind = ZSL_LEX_NEG_INF; return true; }
-    if (len == 1 && s[0] == '+') { b->kind = ZSL_LEX_POS_INF; return true; }
+    if (len == 1 && s[0] == '-') {
+        b->kind = ZSL_LEX_NEG_INF;
+        return true;
+    }
+    if (len == 1 && s[0] == '+') {
+        b->kind = ZSL_LEX_POS_INF;
+        return true;
+    }
     if (len == 0 || (s[0] != '(' && s[0] != '[')) return false;
     b->kind = ZSL_LEX_VALUE;
     b->exclusive = s[0] == '(';
@@ -288,8 +271,7 @@ static bool parse_lex_bound(const char *s, size_t len, zsl_lex_bound_t *b)
 }
 
 bool zsl_parse_lex_range(const char *min, size_t minlen, const char *max,
-                         size_t maxlen, zsl_lex_range_t *r)
-{
+                         size_t maxlen, zsl_lex_range_t *r) {
     r->max.val = NULL;
     if (!parse_lex_bound(min, minlen, &r->min) || !parse_lex_bound(max, maxlen, &r->max)) {
         zsl_free_lex_range(r);
@@ -298,62 +280,54 @@ bool zsl_parse_lex_range(const char *min, size_t minlen, const char *max,
     return true;
 }
 
-void zsl_free_lex_range(zsl_lex_range_t *r)
-{
+void zsl_free_lex_range(zsl_lex_range_t *r) {
     sds_free(r->min.val);
     sds_free(r->max.val);
     r->min.val = r->max.val = NULL;
 }
 
 /* Order of s against a bound: "-" is below everything, "+" above. */
-static int lex_cmp(const void *s, size_t len, const zsl_lex_bound_t *b)
-{
+static int lex_cmp(const void *s, size_t len, const zsl_lex_bound_t *b) {
     if (b->kind == ZSL_LEX_NEG_INF) return 1;
     if (b->kind == ZSL_LEX_POS_INF) return -1;
     size_t blen = sds_len(b->val);
     int c = memcmp(s, b->val, len < blen ? len : blen);
     if (c) return c;
-    return len < blen ? -1 : len > blen ? 1 : 0;
+    return len < blen ? -1 : len > blen ? 1
+                                        : 0;
 }
 
-bool zsl_lex_gte_min(const void *s, size_t len, const zsl_lex_range_t *r)
-{
+bool zsl_lex_gte_min(const void *s, size_t len, const zsl_lex_range_t *r) {
     int c = lex_cmp(s, len, &r->min);
     return r->min.exclusive ? c > 0 : c >= 0;
 }
 
-bool zsl_lex_lte_max(const void *s, size_t len, const zsl_lex_range_t *r)
-{
+bool zsl_lex_lte_max(const void *s, size_t len, const zsl_lex_range_t *r) {
     int c = lex_cmp(s, len, &r->max);
     return r->max.exclusive ? c < 0 : c <= 0;
 }
 
-bool zsl_lex_range_empty(const zsl_lex_range_t *r)
-{
+bool zsl_lex_range_empty(const zsl_lex_range_t *r) {
     if (r->min.kind == ZSL_LEX_POS_INF || r->max.kind == ZSL_LEX_NEG_INF) return true;
     if (r->min.kind != ZSL_LEX_VALUE || r->max.kind != ZSL_LEX_VALUE) return false;
     int c = sds_cmp(r->min.val, r->max.val);
     return c > 0 || (c == 0 && (r->min.exclusive || r->max.exclusive));
 }
 
-static bool ele_gte_min(const sds e, const zsl_lex_range_t *r)
-{
+static bool ele_gte_min(const sds e, const zsl_lex_range_t *r) {
     return zsl_lex_gte_min(e, sds_len(e), r);
 }
 
-static bool ele_lte_max(const sds e, const zsl_lex_range_t *r)
-{
+static bool ele_lte_max(const sds e, const zsl_lex_range_t *r) {
     return zsl_lex_lte_max(e, sds_len(e), r);
 }
 
-bool zsl_is_in_lex_range(const zskiplist *zsl, const zsl_lex_range_t *r)
-{
+bool zsl_is_in_lex_range(const zskiplist *zsl, const zsl_lex_range_t *r) {
     if (zsl_lex_range_empty(r) || !zsl->tail) return false;
     return ele_gte_min(zsl->tail->ele, r) && ele_lte_max(zsl->header->level[0].forward->ele, r);
 }
 
-zsl_node_t *zsl_first_in_lex_range(const zskiplist *zsl, const zsl_lex_range_t *r)
-{
+zsl_node_t *zsl_first_in_lex_range(const zskiplist *zsl, const zsl_lex_range_t *r) {
     if (!zsl_is_in_lex_range(zsl, r)) return NULL;
     zsl_node_t *x = zsl->header;
     for (int i = zsl->level - 1; i >= 0; i--)
@@ -363,8 +337,7 @@ zsl_node_t *zsl_first_in_lex_range(const zskiplist *zsl, const zsl_lex_range_t *
     return ele_lte_max(x->ele, r) ? x : NULL;
 }
 
-zsl_node_t *zsl_last_in_lex_range(const zskiplist *zsl, const zsl_lex_range_t *r)
-{
+zsl_node_t *zsl_last_in_lex_range(const zskiplist *zsl, const zsl_lex_range_t *r) {
     if (!zsl_is_in_lex_range(zsl, r)) return NULL;
     zsl_node_t *x = zsl->header;
     for (int i = zsl->level - 1; i >= 0; i--)
@@ -381,8 +354,7 @@ typedef bool (*run_pred)(const zsl_node_t *x, const void *arg, unsigned long ran
 
 static unsigned long delete_run(zskiplist *zsl, zsl_node_t *x, zsl_node_t **update,
                                 unsigned long rank, run_pred keep_going, const void *parg,
-                                zsl_remove_cb cb, void *arg)
-{
+                                zsl_remove_cb cb, void *arg) {
     unsigned long removed = 0;
     while (x && keep_going(x, parg, rank + removed + 1)) {
         zsl_node_t *next = x->level[0].forward;
@@ -395,27 +367,23 @@ static unsigned long delete_run(zskiplist *zsl, zsl_node_t *x, zsl_node_t **upda
     return removed;
 }
 
-static bool score_pred(const zsl_node_t *x, const void *r, unsigned long rank)
-{
+static bool score_pred(const zsl_node_t *x, const void *r, unsigned long rank) {
     (void)rank;
     return zsl_value_lte_max(x->score, r);
 }
 
-static bool lex_pred(const zsl_node_t *x, const void *r, unsigned long rank)
-{
+static bool lex_pred(const zsl_node_t *x, const void *r, unsigned long rank) {
     (void)rank;
     return ele_lte_max(x->ele, r);
 }
 
-static bool rank_pred(const zsl_node_t *x, const void *end, unsigned long rank)
-{
+static bool rank_pred(const zsl_node_t *x, const void *end, unsigned long rank) {
     (void)x;
     return rank <= *(const unsigned long *)end;
 }
 
 unsigned long zsl_delete_range_by_score(zskiplist *zsl, const zsl_range_t *r,
-                                        zsl_remove_cb cb, void *arg)
-{
+                                        zsl_remove_cb cb, void *arg) {
     zsl_node_t *update[ZSL_MAX_LEVEL], *x = zsl->header;
     if (range_empty(r)) return 0;
     for (int i = zsl->level - 1; i >= 0; i--) {
@@ -427,8 +395,7 @@ unsigned long zsl_delete_range_by_score(zskiplist *zsl, const zsl_range_t *r,
 }
 
 unsigned long zsl_delete_range_by_lex(zskiplist *zsl, const zsl_lex_range_t *r,
-                                      zsl_remove_cb cb, void *arg)
-{
+                                      zsl_remove_cb cb, void *arg) {
     zsl_node_t *update[ZSL_MAX_LEVEL], *x = zsl->header;
     if (zsl_lex_range_empty(r)) return 0;
     for (int i = zsl->level - 1; i >= 0; i--) {
@@ -440,8 +407,7 @@ unsigned long zsl_delete_range_by_lex(zskiplist *zsl, const zsl_lex_range_t *r,
 }
 
 unsigned long zsl_delete_range_by_rank(zskiplist *zsl, unsigned long start,
-                                       unsigned long end, zsl_remove_cb cb, void *arg)
-{
+                                       unsigned long end, zsl_remove_cb cb, void *arg) {
     zsl_node_t *update[ZSL_MAX_LEVEL], *x = zsl->header;
     unsigned long traversed = 0;
     if (start == 0 || start > end) return 0;
@@ -458,13 +424,11 @@ unsigned long zsl_delete_range_by_rank(zskiplist *zsl, unsigned long start,
 
 /* ------------------------------ accounting ------------------------------- */
 
-static size_t node_usage(const zsl_node_t *n)
-{
+static size_t node_usage(const zsl_node_t *n) {
     return zmalloc_size(n) + sds_alloc_size(n->ele);
 }
 
-size_t zsl_mem_usage(const zskiplist *zsl, size_t samples)
-{
+size_t zsl_mem_usage(const zskiplist *zsl, size_t samples) {
     size_t total = zmalloc_size(zsl) + zmalloc_size(zsl->header), sum = 0, seen = 0;
     for (const zsl_node_t *n = zsl->header->level[0].forward; n; n = n->level[0].forward) {
         if (samples && seen == samples) break;
@@ -478,8 +442,7 @@ size_t zsl_mem_usage(const zskiplist *zsl, size_t samples)
 
 /* --------------------------------- verify -------------------------------- */
 
-bool zsl_verify(const zskiplist *zsl)
-{
+bool zsl_verify(const zskiplist *zsl) {
     const zsl_node_t *prev = NULL;
     unsigned long n = 0;
     /* Level 0: order, backward links, tail, length. */
@@ -506,7 +469,10 @@ bool zsl_verify(const zskiplist *zsl)
             if (f) {
                 /* count level-0 steps from x to f */
                 const zsl_node_t *y = x;
-                while (y && y != f) { y = y->level[0].forward; want++; }
+                while (y && y != f) {
+                    y = y->level[0].forward;
+                    want++;
+                }
                 if (!y) return false;
             } else {
                 want = zsl->length - rank;
@@ -516,7 +482,7 @@ bool zsl_verify(const zskiplist *zsl)
             x = f;
         }
         if (i > 0 && i == zsl->level - 1 && zsl->level > 1 && !zsl->header->level[i].forward)
-            return false;                     /* top level must be in use */
+            return false; /* top level must be in use */
     }
     return true;
 }

@@ -28,20 +28,20 @@
 #define ZSL_MAX_LEVEL 32
 
 typedef struct zsl_node {
-    sds ele;                        /* member, owned */
+    sds ele; /* member, owned */
     double score;
-    struct zsl_node *backward;      /* previous node at level 0, NULL for the first */
+    struct zsl_node *backward; /* previous node at level 0, NULL for the first */
     struct zsl_level {
         struct zsl_node *forward;
-        unsigned long span;         /* level-0 steps to forward */
+        unsigned long span; /* level-0 steps to forward */
     } level[];
 } zsl_node_t;
 
 typedef struct zskiplist {
-    zsl_node_t *header;             /* sentinel, holds no member */
+    zsl_node_t *header; /* sentinel, holds no member */
     zsl_node_t *tail;
-    unsigned long length;           /* nodes, header excluded */
-    int level;                      /* levels in use, 1..ZSL_MAX_LEVEL */
+    unsigned long length; /* nodes, header excluded */
+    int level;            /* levels in use, 1..ZSL_MAX_LEVEL */
 } zskiplist;
 
 /* Score interval; min/max may be +-inf.  Exclusive bounds are '(' forms. */
@@ -51,11 +51,13 @@ typedef struct zsl_range {
 } zsl_range_t;
 
 /* One end of a lex interval: "-" (below all), "+" (above all), "[v" or "(v". */
-enum { ZSL_LEX_NEG_INF, ZSL_LEX_POS_INF, ZSL_LEX_VALUE };
+enum { ZSL_LEX_NEG_INF,
+       ZSL_LEX_POS_INF,
+       ZSL_LEX_VALUE };
 typedef struct zsl_lex_bound {
-    int kind;                       /* ZSL_LEX_* */
-    bool exclusive;                 /* "(v"; false for "[v", "-", "+" */
-    sds val;                        /* ZSL_LEX_VALUE only, owned by the range */
+    int kind;       /* ZSL_LEX_* */
+    bool exclusive; /* "(v"; false for "[v", "-", "+" */
+    sds val;        /* ZSL_LEX_VALUE only, owned by the range */
 } zsl_lex_bound_t;
 typedef struct zsl_lex_range {
     zsl_lex_bound_t min, max;
@@ -65,8 +67,8 @@ typedef struct zsl_lex_range {
 typedef void (*zsl_remove_cb)(void *arg, sds ele);
 
 zskiplist *zsl_new(void);
-void zsl_free(zskiplist *zsl);                   /* frees every member too */
-void zsl_free_node(zsl_node_t *node);            /* node + member */
+void zsl_free(zskiplist *zsl);        /* frees every member too */
+void zsl_free_node(zsl_node_t *node); /* node + member */
 
 /* Insert a member that is not present yet (caller checks, e.g. in its dict).
  * Takes ele.  score must not be NaN. */

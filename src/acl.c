@@ -38,20 +38,20 @@
 #define ACL_LOG_SCAN 10
 
 typedef struct acl_log_entry {
-    long long count;              /* denials merged into this entry */
-    int reason;                   /* ACL_DENIED_* */
-    int ctx;                      /* ACL_CTX_* */
-    sds object;                   /* command, key, channel or user name */
+    long long count; /* denials merged into this entry */
+    int reason;      /* ACL_DENIED_* */
+    int ctx;         /* ACL_CTX_* */
+    sds object;      /* command, key, channel or user name */
     sds username;
-    long long ctime_ms;           /* last update */
-    sds cinfo;                    /* CLIENT INFO text of the last client */
+    long long ctime_ms; /* last update */
+    sds cinfo;          /* CLIENT INFO text of the last client */
     struct acl_log_entry *next, *prev;
 } acl_log_entry_t;
 
 struct acl {
-    rax_t *users;                 /* name -> acl_user_t *, in name order */
-    acl_user_t *default_user;     /* also in users; never freed before acl_free */
-    acl_log_entry_t *log_head, *log_tail;   /* newest first */
+    rax_t *users;                         /* name -> acl_user_t *, in name order */
+    acl_user_t *default_user;             /* also in users; never freed before acl_free */
+    acl_log_entry_t *log_head, *log_tail; /* newest first */
     long log_len;
     acl_stats_t stats;
 };
@@ -187,9 +187,9 @@ static bool selector_allows_key(const acl_selector_t *s, const char *key, size_t
         if ((k->perm & need) != need) continue;
         bool hit;
         switch (k->kind) {
-        case ACL_PAT_EXACT: hit = sds_len(k->pattern) == len && !memcmp(k->pattern, key, len); break;
-        case ACL_PAT_PREFIX: hit = len >= k->prefix_len && !memcmp(k->pattern, key, k->prefix_len); break;
-        default: hit = util_glob_match(k->pattern, sds_len(k->pattern), key, len, false); break;
+            case ACL_PAT_EXACT: hit = sds_len(k->pattern) == len && !memcmp(k->pattern, key, len); break;
+            case ACL_PAT_PREFIX: hit = len >= k->prefix_len && !memcmp(k->pattern, key, k->prefix_len); break;
+            default: hit = util_glob_match(k->pattern, sds_len(k->pattern), key, len, false); break;
         }
         rl_assert_internal(hit == util_glob_match(k->pattern, sds_len(k->pattern), key, len, false));
         if (hit) return true;
@@ -235,7 +235,7 @@ static bool plain_range_keys(const acl_cmd_info_t *ki, const command_t *cmd, int
     for (int i = first; i <= last; i += ki->kstep) {
         if (i >= argc) {
             if (cmd->arity < 0) continue;
-            *n = 0;   /* arguments that contradict the spec name no key */
+            *n = 0; /* arguments that contradict the spec name no key */
             return true;
         }
         if (*n == max) return false;
@@ -265,24 +265,24 @@ static void key_cache_fill(key_cache_t *kc, const command_t *cmd, robj **argv, i
     const acl_cmd_info_t *ki = &acl_cmd_infos[cmd->acl_id];
     int n;
     switch (ki->keys) {
-    case ACL_KEYS_NONE:
-        kc->n = 0;
-        check_against_meta(kc, cmd, argv, argc);
-        return;
-    case ACL_KEYS_SET:
-        kc->local[0].pos = 1;
-        kc->local[0].flags = cmd_meta_set_key_flags(argv, argc);
-        kc->n = 1;
-        check_against_meta(kc, cmd, argv, argc);
-        return;
-    case ACL_KEYS_RANGE:
-        if (plain_range_keys(ki, cmd, argc, kc->local, 8, &n)) {
-            kc->n = n;
+        case ACL_KEYS_NONE:
+            kc->n = 0;
             check_against_meta(kc, cmd, argv, argc);
             return;
-        }
-        break;
-    case ACL_KEYS_GENERAL: break;
+        case ACL_KEYS_SET:
+            kc->local[0].pos = 1;
+            kc->local[0].flags = cmd_meta_set_key_flags(argv, argc);
+            kc->n = 1;
+            check_against_meta(kc, cmd, argv, argc);
+            return;
+        case ACL_KEYS_RANGE:
+            if (plain_range_keys(ki, cmd, argc, kc->local, 8, &n)) {
+                kc->n = n;
+                check_against_meta(kc, cmd, argv, argc);
+                return;
+            }
+            break;
+        case ACL_KEYS_GENERAL: break;
     }
     n = cmd_meta_get_keys(cmd, argv, argc, kc->local, 8);
     if (n > 8) {
@@ -343,7 +343,7 @@ static inline __attribute__((always_inline)) int check_cmd(acl_user_t *u, const 
      * past it, then the latest key or channel argument that failed. */
     key_cache_t kc;
     kc.ready = false;
-    if (u->nsel == 1) {   /* the usual restricted user: one verdict */
+    if (u->nsel == 1) { /* the usual restricted user: one verdict */
         int pos = 0;
         int r = selector_check(u->sel[0], cmd, argv, argc, &kc, &pos);
         key_cache_free(&kc);
@@ -434,10 +434,10 @@ static void log_push_head(acl_t *a, acl_log_entry_t *e) {
 
 static void count_denial(acl_t *a, int reason) {
     switch (reason) {
-    case ACL_DENIED_AUTH: a->stats.denied_auth++; break;
-    case ACL_DENIED_CMD: a->stats.denied_cmd++; break;
-    case ACL_DENIED_KEY: a->stats.denied_key++; break;
-    case ACL_DENIED_CHANNEL: a->stats.denied_channel++; break;
+        case ACL_DENIED_AUTH: a->stats.denied_auth++; break;
+        case ACL_DENIED_CMD: a->stats.denied_cmd++; break;
+        case ACL_DENIED_KEY: a->stats.denied_key++; break;
+        case ACL_DENIED_CHANNEL: a->stats.denied_channel++; break;
     }
 }
 

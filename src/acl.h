@@ -29,9 +29,15 @@ typedef struct acl acl_t;
 
 /* What a check found (the order ranks errors, as Redis ranks them when no
  * selector allows a command: a key or channel beats a command). */
-enum { ACL_OK = 0, ACL_DENIED_CMD, ACL_DENIED_KEY, ACL_DENIED_AUTH, ACL_DENIED_CHANNEL };
+enum { ACL_OK = 0,
+       ACL_DENIED_CMD,
+       ACL_DENIED_KEY,
+       ACL_DENIED_AUTH,
+       ACL_DENIED_CHANNEL };
 /* Where a denial happened, for ACL LOG's "context". */
-enum { ACL_CTX_TOPLEVEL = 0, ACL_CTX_MULTI, ACL_CTX_LUA };
+enum { ACL_CTX_TOPLEVEL = 0,
+       ACL_CTX_MULTI,
+       ACL_CTX_LUA };
 
 /* The registry: created by server_init() after commands_init(); loads the
  * config's user lines or the aclfile.  Returns false (after printing why)
@@ -104,6 +110,6 @@ void acl_reset_stats(server_t *srv);
  * sds_free and the array with zfree. */
 sds *acl_config_lines(server_t *srv, int *count);
 
-extern command_t acl_commands[];   /* acl_cmds.c: ACL */
+extern command_t acl_commands[]; /* acl_cmds.c: ACL */
 
 #endif

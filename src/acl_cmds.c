@@ -63,8 +63,7 @@ static void cmd_acl_getuser(client_t *c) {
     static const struct {
         unsigned flag;
         const char *name;
-    } flags[] = {{ACL_USER_ENABLED, "on"}, {ACL_USER_DISABLED, "off"}, {ACL_USER_NOPASS, "nopass"},
-                 {ACL_USER_SANITIZE_SKIP, "skip-sanitize-payload"}, {ACL_USER_SANITIZE, "sanitize-payload"}};
+    } flags[] = {{ACL_USER_ENABLED, "on"}, {ACL_USER_DISABLED, "off"}, {ACL_USER_NOPASS, "nopass"}, {ACL_USER_SANITIZE_SKIP, "skip-sanitize-payload"}, {ACL_USER_SANITIZE, "sanitize-payload"}};
     reply_map_len(c, 6);
     reply_bulk_cstr(c, "flags");
     long nflags = 0;
@@ -75,7 +74,7 @@ static void cmd_acl_getuser(client_t *c) {
     reply_bulk_cstr(c, "passwords");
     reply_array_len(c, u->npasswords);
     for (int i = 0; i < u->npasswords; i++) reply_bulk(c, u->passwords[i], sds_len(u->passwords[i]));
-    reply_selector(c, u->sel[0]);   /* the root selector, at the top level */
+    reply_selector(c, u->sel[0]); /* the root selector, at the top level */
     reply_bulk_cstr(c, "selectors");
     reply_array_len(c, u->nsel - 1);
     for (int i = 1; i < u->nsel; i++) {
@@ -166,7 +165,8 @@ static void cmd_acl_genpass(client_t *c) {
     if (c->argc == 3 && !cmd_get_ll_or_reply(c, c->argv[2], &bits, NULL)) return;
     if (bits <= 0 || bits > GENPASS_MAX_BITS) {
         reply_error(c, "ACL GENPASS argument must be the number of bits for the output password, a positive number "
-                       "up to %d", GENPASS_MAX_BITS);
+                       "up to %d",
+                    GENPASS_MAX_BITS);
         return;
     }
     char pass[GENPASS_MAX_BITS / 4];

@@ -26,19 +26,19 @@
 /* ------------------------------------------------------------ commands */
 
 typedef struct acl_cmd {
-    const char *name;        /* full name, "config|get" */
-    uint64_t categories;     /* ACL_CAT_* */
-    int parent;              /* id, or -1 */
-    int first_child, nchildren;   /* children are ids first_child.. in kids[] */
-    acl_cmd_info_t info;     /* channels and plain key range (acl.c's fast path) */
+    const char *name;           /* full name, "config|get" */
+    uint64_t categories;        /* ACL_CAT_* */
+    int parent;                 /* id, or -1 */
+    int first_child, nchildren; /* children are ids first_child.. in kids[] */
+    acl_cmd_info_t info;        /* channels and plain key range (acl.c's fast path) */
 } acl_cmd_t;
 
 /* Immutable after start-up, like the command tables it is derived from. */
 static struct {
     acl_cmd_t *cmds;
     int n;
-    int *kids;               /* child ids grouped by parent */
-    bool pubsub_all;         /* acl-pubsub-default allchannels */
+    int *kids;       /* child ids grouped by parent */
+    bool pubsub_all; /* acl-pubsub-default allchannels */
 } tab;
 
 static void set_id(void *arg, command_t *cmd) {
@@ -172,7 +172,7 @@ static void set_bit(acl_selector_t *s, int id, bool on) {
         s->allowed[id / 64] |= 1ull << (id % 64);
     } else {
         s->allowed[id / 64] &= ~(1ull << (id % 64));
-        s->flags &= ~ACL_SEL_ALLCOMMANDS;   /* no longer "everything" */
+        s->flags &= ~ACL_SEL_ALLCOMMANDS; /* no longer "everything" */
     }
 }
 
@@ -587,20 +587,20 @@ acl_rule_err_t acl_user_set_rule(acl_user_t *u, const char *op, size_t len) {
 
 const char *acl_rule_error_text(acl_rule_err_t e) {
     switch (e) {
-    case ACL_RULE_NO_SUCH_CMD: return "Unknown command or category name in ACL";
-    case ACL_RULE_SYNTAX: return "Syntax error";
-    case ACL_RULE_KEYS_AFTER_ALL:
-        return "Adding a pattern after the * pattern (or the 'allkeys' flag) is not valid and does not have any "
-               "effect. Try 'resetkeys' to start with an empty list of patterns";
-    case ACL_RULE_CHANS_AFTER_ALL:
-        return "Adding a pattern after the * pattern (or the 'allchannels' flag) is not valid and does not have "
-               "any effect. Try 'resetchannels' to start with an empty list of channels";
-    case ACL_RULE_NO_SUCH_PASS: return "The password you are trying to remove from the user does not exist";
-    case ACL_RULE_BAD_HASH:
-        return "The password hash must be exactly 64 characters and contain only lowercase hexadecimal characters";
-    case ACL_RULE_DUP_USER: return "Duplicate user found. A user can only be defined once in config files";
-    case ACL_RULE_SUB_FIRSTARG: return "Allowing first-arg of a subcommand is not supported";
-    case ACL_RULE_OK: break;
+        case ACL_RULE_NO_SUCH_CMD: return "Unknown command or category name in ACL";
+        case ACL_RULE_SYNTAX: return "Syntax error";
+        case ACL_RULE_KEYS_AFTER_ALL:
+            return "Adding a pattern after the * pattern (or the 'allkeys' flag) is not valid and does not have any "
+                   "effect. Try 'resetkeys' to start with an empty list of patterns";
+        case ACL_RULE_CHANS_AFTER_ALL:
+            return "Adding a pattern after the * pattern (or the 'allchannels' flag) is not valid and does not have "
+                   "any effect. Try 'resetchannels' to start with an empty list of channels";
+        case ACL_RULE_NO_SUCH_PASS: return "The password you are trying to remove from the user does not exist";
+        case ACL_RULE_BAD_HASH:
+            return "The password hash must be exactly 64 characters and contain only lowercase hexadecimal characters";
+        case ACL_RULE_DUP_USER: return "Duplicate user found. A user can only be defined once in config files";
+        case ACL_RULE_SUB_FIRSTARG: return "Allowing first-arg of a subcommand is not supported";
+        case ACL_RULE_OK: break;
     }
     return "Wrong format";
 }
@@ -689,7 +689,7 @@ sds acl_selector_describe_commands(const acl_selector_t *s) {
         applied[best] = true;
     }
     out = describe_single_commands(s, &fake, out);
-    sds_setlen(out, sds_len(out) - 1);   /* the trailing space */
+    sds_setlen(out, sds_len(out) - 1); /* the trailing space */
     /* The printed rules must rebuild exactly this bitmap: anything else
      * would silently change a user's rights on ACL SAVE / LOAD. */
     rl_assert(memcmp(fake.allowed, s->allowed, sizeof(s->allowed)) == 0);
@@ -754,8 +754,7 @@ const char *acl_user_describe(acl_user_t *u) {
     static const struct {
         unsigned flag;
         const char *name;
-    } flags[] = {{ACL_USER_ENABLED, "on"}, {ACL_USER_DISABLED, "off"}, {ACL_USER_NOPASS, "nopass"},
-                 {ACL_USER_SANITIZE_SKIP, "skip-sanitize-payload"}, {ACL_USER_SANITIZE, "sanitize-payload"}};
+    } flags[] = {{ACL_USER_ENABLED, "on"}, {ACL_USER_DISABLED, "off"}, {ACL_USER_NOPASS, "nopass"}, {ACL_USER_SANITIZE_SKIP, "skip-sanitize-payload"}, {ACL_USER_SANITIZE, "sanitize-payload"}};
     sds out = sds_empty();
     for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
         if (u->flags & flags[i].flag) out = sds_catprintf(out, "%s ", flags[i].name);

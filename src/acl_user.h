@@ -56,19 +56,21 @@ typedef enum {
 
 /* How a key pattern is matched: most are a literal or "prefix*", which
  * need no glob engine on the command path. */
-typedef enum { ACL_PAT_GLOB = 0, ACL_PAT_EXACT, ACL_PAT_PREFIX } acl_pat_kind_t;
+typedef enum { ACL_PAT_GLOB = 0,
+               ACL_PAT_EXACT,
+               ACL_PAT_PREFIX } acl_pat_kind_t;
 
 typedef struct acl_keypat {
     sds pattern;
-    unsigned perm;            /* ACL_KEY_* */
+    unsigned perm; /* ACL_KEY_* */
     acl_pat_kind_t kind;
-    size_t prefix_len;        /* ACL_PAT_PREFIX: bytes before the final '*' */
+    size_t prefix_len; /* ACL_PAT_PREFIX: bytes before the final '*' */
 } acl_keypat_t;
 
 typedef struct acl_selector {
-    unsigned flags;                           /* ACL_SEL_* */
-    uint64_t allowed[ACL_CMD_BITS / 64];      /* bit per command id */
-    sds **firstargs;          /* NULL, or per id a NULL-terminated list of
+    unsigned flags;                      /* ACL_SEL_* */
+    uint64_t allowed[ACL_CMD_BITS / 64]; /* bit per command id */
+    sds **firstargs;                     /* NULL, or per id a NULL-terminated list of
                                  allowed argv[1] for a blocked command */
     acl_keypat_t *keys;
     int nkeys;
@@ -80,13 +82,13 @@ typedef struct acl_user acl_user_t;
 
 struct acl_user {
     sds name;
-    unsigned flags;            /* ACL_USER_* */
-    sds *passwords;            /* SHA-256 hex of each password */
+    unsigned flags; /* ACL_USER_* */
+    sds *passwords; /* SHA-256 hex of each password */
     int npasswords;
-    acl_selector_t **sel;      /* sel[0] is the root selector */
+    acl_selector_t **sel; /* sel[0] is the root selector */
     int nsel;
-    sds described;             /* cached acl_user_describe(), NULL if stale */
-    bool unrestricted;         /* only a root selector allowing everything:
+    sds described;     /* cached acl_user_describe(), NULL if stale */
+    bool unrestricted; /* only a root selector allowing everything:
                                   checks can be skipped */
 };
 
@@ -103,18 +105,21 @@ uint64_t acl_cmdtab_categories(int id);
  * once: which arguments are channels, and for commands whose only key spec
  * is a plain range (GET, MGET, HSET...), that range, so the common case
  * finds its keys without the general extractor. */
-typedef enum { ACL_CHAN_NONE = 0, ACL_CHAN_FIRST, ACL_CHAN_ALL, ACL_CHAN_ALL_PATTERNS } acl_chan_kind_t;
+typedef enum { ACL_CHAN_NONE = 0,
+               ACL_CHAN_FIRST,
+               ACL_CHAN_ALL,
+               ACL_CHAN_ALL_PATTERNS } acl_chan_kind_t;
 typedef enum {
-    ACL_KEYS_GENERAL = 0,     /* ask cmd_meta_get_keys */
-    ACL_KEYS_NONE,            /* a row without key specs */
-    ACL_KEYS_RANGE,           /* the range below is the whole key spec */
-    ACL_KEYS_SET,             /* SET: argv[1], flags by cmd_meta_set_key_flags */
+    ACL_KEYS_GENERAL = 0, /* ask cmd_meta_get_keys */
+    ACL_KEYS_NONE,        /* a row without key specs */
+    ACL_KEYS_RANGE,       /* the range below is the whole key spec */
+    ACL_KEYS_SET,         /* SET: argv[1], flags by cmd_meta_set_key_flags */
 } acl_keys_kind_t;
 typedef struct acl_cmd_info {
     acl_chan_kind_t chan;
     acl_keys_kind_t keys;
-    int kfirst, klast, kstep, klimit;   /* begin index; find_keys range */
-    unsigned kflags;          /* KSF_* of those keys */
+    int kfirst, klast, kstep, klimit; /* begin index; find_keys range */
+    unsigned kflags;                  /* KSF_* of those keys */
 } acl_cmd_info_t;
 /* Indexed by command id; immutable after acl_cmdtab_init(). */
 extern const acl_cmd_info_t *acl_cmd_infos;

@@ -52,18 +52,18 @@
 #include "util.h"
 #include "zset.h"
 
-#define AOF_MIN_ARG_BYTES 6    /* "$0\r\n\r\n": the shortest argument in a file */
-#define AOF_BATCH 64            /* elements per RPUSH/SADD/ZADD/HSET in a rewrite */
+#define AOF_MIN_ARG_BYTES 6 /* "$0\r\n\r\n": the shortest argument in a file */
+#define AOF_BATCH 64        /* elements per RPUSH/SADD/ZADD/HSET in a rewrite */
 
 struct aof {
-    bool on;                    /* file open, commands logged */
-    bool enabling;              /* appendonly set at run time: waiting for the first rewrite */
+    bool on;       /* file open, commands logged */
+    bool enabling; /* appendonly set at run time: waiting for the first rewrite */
     int fd;
-    sds buf;                    /* fed, not yet written */
-    sds rewrite_buf;            /* fed while a rewrite child runs, or NULL */
-    int last_db;                /* db of the last SELECT logged, -1 = unknown */
-    long long current_size;     /* bytes in the file */
-    long long base_size;        /* size after the last rewrite/load (auto rewrite) */
+    sds buf;                /* fed, not yet written */
+    sds rewrite_buf;        /* fed while a rewrite child runs, or NULL */
+    int last_db;            /* db of the last SELECT logged, -1 = unknown */
+    long long current_size; /* bytes in the file */
+    long long base_size;    /* size after the last rewrite/load (auto rewrite) */
     bool write_failed;
     int write_errno;
     bool rewrite_scheduled;
@@ -72,11 +72,11 @@ struct aof {
     long long rewrite_start_ms, last_rewrite_time_sec;
     size_t last_cow_size;
     long long last_fsync_ms;
-    long long fsynced_size;     /* current_size at the last fsync request */
+    long long fsynced_size; /* current_size at the last fsync request */
     /* everysec: fsync jobs on our own bio thread; the job records its
      * outcome here and the main thread reads it (MISCONF, INFO). */
-    bio_t *bio;                 /* NULL if the thread could not start: fsync inline */
-    atomic_int fsync_errno;     /* 0 = the last background fsync succeeded */
+    bio_t *bio;             /* NULL if the thread could not start: fsync inline */
+    atomic_int fsync_errno; /* 0 = the last background fsync succeeded */
 };
 
 /* ------------------------------------------------------------ fsync jobs */
@@ -123,7 +123,7 @@ aof_t *aof_create(void) {
 
 void aof_free(aof_t *aof) {
     if (!aof) return;
-    bio_destroy(aof->bio);   /* runs a queued fsync, then joins */
+    bio_destroy(aof->bio); /* runs a queued fsync, then joins */
     if (aof->fd >= 0) close(aof->fd);
     sds_free(aof->buf);
     sds_free(aof->rewrite_buf);
@@ -137,7 +137,7 @@ bool aof_write_failed(const aof_t *aof) {
 
 int aof_last_errno(const aof_t *aof) {
     if (aof->write_failed) return aof->write_errno;
-    return atomic_load(&((aof_t *)aof)->fsync_errno);   /* a load does not modify */
+    return atomic_load(&((aof_t *)aof)->fsync_errno); /* a load does not modify */
 }
 bool aof_rewrite_scheduled(const aof_t *aof) { return aof->rewrite_scheduled; }
 void aof_schedule_rewrite(aof_t *aof) { aof->rewrite_scheduled = true; }
@@ -201,8 +201,8 @@ sds aof_cat_command(sds buf, int argc, const char **argv, const size_t *lens) {
 typedef struct cmdbuf {
     const char *argv[2 + 2 * AOF_BATCH + 2];
     size_t lens[2 + 2 * AOF_BATCH + 2];
-    char nums[AOF_BATCH][32];    /* formatted scores / integers */
-    int argc, nnums, fixed;      /* fixed: the command name and key */
+    char nums[AOF_BATCH][32]; /* formatted scores / integers */
+    int argc, nnums, fixed;   /* fixed: the command name and key */
 } cmdbuf_t;
 
 static void cb_start(cmdbuf_t *cb, const char *name, sds key) {
@@ -312,41 +312,41 @@ static sds emit_zset(sds buf, cmdbuf_t *cb, robj *o) {
 sds aof_emit_key(sds buf, sds key, robj *val, long long expire_ms) {
     cmdbuf_t *cb = zmalloc(sizeof(*cb));
     switch (val->type) {
-    case OBJ_STRING: {
-        char tmp[LP_INTBUF_SIZE];
-        size_t len;
-        const char *s = obj_string_view(val, tmp, sizeof(tmp), &len);
-        cb_start(cb, "SET", key);
-        cb_arg(cb, s, len);
-        buf = cb_flush(buf, cb);
-        break;
-    }
-    case OBJ_LIST:
-        cb_start(cb, "RPUSH", key);
-        if (val->encoding == OBJ_ENCODING_LISTPACK) {
-            buf = emit_lp(buf, cb, val->ptr, 1);
-        } else {
-            for (ql_node_t *n = ((quicklist *)val->ptr)->head; n; n = n->next) buf = emit_lp(buf, cb, n->lp, 1);
+        case OBJ_STRING: {
+            char tmp[LP_INTBUF_SIZE];
+            size_t len;
+            const char *s = obj_string_view(val, tmp, sizeof(tmp), &len);
+            cb_start(cb, "SET", key);
+            cb_arg(cb, s, len);
+            buf = cb_flush(buf, cb);
+            break;
         }
-        break;
-    case OBJ_SET:
-        cb_start(cb, "SADD", key);
-        if (val->encoding == OBJ_ENCODING_INTSET) buf = emit_intset(buf, cb, val->ptr);
-        else if (val->encoding == OBJ_ENCODING_LISTPACK) buf = emit_lp(buf, cb, val->ptr, 1);
-        else buf = emit_dict(buf, cb, val->ptr, false);
-        break;
-    case OBJ_ZSET:
-        cb_start(cb, "ZADD", key);
-        buf = emit_zset(buf, cb, val);
-        break;
-    case OBJ_HASH:
-        cb_start(cb, "HSET", key);
-        if (val->encoding == OBJ_ENCODING_LISTPACK) buf = emit_lp(buf, cb, val->ptr, 2);
-        else buf = emit_dict(buf, cb, val->ptr, true);
-        break;
-    case OBJ_STREAM:
-        buf = stream_aof_emit(buf, key, val);   /* stream_aof.c */
-        break;
+        case OBJ_LIST:
+            cb_start(cb, "RPUSH", key);
+            if (val->encoding == OBJ_ENCODING_LISTPACK) {
+                buf = emit_lp(buf, cb, val->ptr, 1);
+            } else {
+                for (ql_node_t *n = ((quicklist *)val->ptr)->head; n; n = n->next) buf = emit_lp(buf, cb, n->lp, 1);
+            }
+            break;
+        case OBJ_SET:
+            cb_start(cb, "SADD", key);
+            if (val->encoding == OBJ_ENCODING_INTSET) buf = emit_intset(buf, cb, val->ptr);
+            else if (val->encoding == OBJ_ENCODING_LISTPACK) buf = emit_lp(buf, cb, val->ptr, 1);
+            else buf = emit_dict(buf, cb, val->ptr, false);
+            break;
+        case OBJ_ZSET:
+            cb_start(cb, "ZADD", key);
+            buf = emit_zset(buf, cb, val);
+            break;
+        case OBJ_HASH:
+            cb_start(cb, "HSET", key);
+            if (val->encoding == OBJ_ENCODING_LISTPACK) buf = emit_lp(buf, cb, val->ptr, 2);
+            else buf = emit_dict(buf, cb, val->ptr, true);
+            break;
+        case OBJ_STREAM:
+            buf = stream_aof_emit(buf, key, val); /* stream_aof.c */
+            break;
     }
     if (expire_ms >= 0) {
         char tmp[32];
@@ -367,7 +367,7 @@ static sds cat_argv(sds buf, robj **argv, int argc, int skip_from, int skip_n, c
     const char *av[argc + 2];
     size_t lens[argc + 2];
     char tmp[32];
-    char (*ints)[LP_INTBUF_SIZE] = zmalloc((size_t)argc * LP_INTBUF_SIZE);
+    char(*ints)[LP_INTBUF_SIZE] = zmalloc((size_t)argc * LP_INTBUF_SIZE);
     int n = 0;
     for (int i = 0; i < argc; i++) {
         if (i >= skip_from && i < skip_from + skip_n) continue;
@@ -480,7 +480,7 @@ static size_t write_counted(int fd, const char *p, size_t len) {
         ssize_t n = write(fd, p + done, len - done);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) {
-            if (n == 0) errno = ENOSPC;   /* no progress: treat as a full disk */
+            if (n == 0) errno = ENOSPC; /* no progress: treat as a full disk */
             break;
         }
         done += (size_t)n;
@@ -676,7 +676,8 @@ static bool rewrite_install(server_t *srv, aof_t *aof, const char *tmp) {
     }
     int dfd = open(srv->cfg.dir && srv->cfg.dir[0] ? srv->cfg.dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd >= 0) {
-        if (fsync(dfd) != 0) { /* the rename itself happened; durability of it is best effort */ }
+        if (fsync(dfd) != 0) { /* the rename itself happened; durability of it is best effort */
+        }
         close(dfd);
     }
     sds_free(path);
@@ -701,7 +702,7 @@ void aof_rewrite_done(server_t *srv, aof_t *aof, pid_t pid, bool ok, size_t cow_
     sds tmp = rewrite_tmp_name(srv, pid);
     aof->last_rewrite_time_sec = (util_mstime() - aof->rewrite_start_ms) / 1000;
     aof->last_cow_size = cow_bytes;
-    aof_flush(srv, aof);   /* the old file gets everything up to now, too */
+    aof_flush(srv, aof); /* the old file gets everything up to now, too */
     if (ok && rewrite_install(srv, aof, tmp)) {
         log_msg(LL_NOTICE, "Background AOF rewrite finished successfully");
         aof->last_rewrite_ok = true;
@@ -814,7 +815,7 @@ static bool replay(server_t *srv, client_t *c, const unsigned char *buf, aof_cmd
     robj *argv_stack[16];
     robj **argv = cmd->argc <= 16 ? argv_stack : zmalloc(sizeof(robj *) * (size_t)cmd->argc);
     for (int i = 0; i < cmd->argc; i++) argv[i] = obj_create_string((const char *)buf + cmd->off[i], cmd->len[i]);
-    command_t *cc = commands_lookup_argv(srv, argv, cmd->argc);   /* subcommands too (XGROUP CREATE) */
+    command_t *cc = commands_lookup_argv(srv, argv, cmd->argc); /* subcommands too (XGROUP CREATE) */
     bool ok = cc && cc->proc;
     if (!ok) {
         log_msg(LL_WARNING, "Unknown command '%.64s' reading the append only file %s", (char *)argv[0]->ptr, path);
@@ -850,7 +851,8 @@ static int load_cut(server_t *srv, const char *path, size_t at) {
         log_msg(LL_WARNING, "Unexpected end of file reading the append only file %s. You can: "
                             "1) Make a backup of your AOF file, then use ./redis-like-check-aof --fix <filename>. "
                             "2) Alternatively you can set the 'aof-load-truncated' configuration option to yes "
-                            "and restart the server.", path);
+                            "and restart the server.",
+                path);
         return -1;
     }
     log_msg(LL_WARNING, "!!! Warning: short read while loading the AOF file %s!!!", path);
@@ -867,8 +869,8 @@ static int load_commands(server_t *srv, const unsigned char *buf, size_t len, si
     client_t *c = fake_client(srv);
     aof_cmd_t cmd = {0};
     int result = 1;
-    size_t multi_at = 0;   /* offset of the open transaction's MULTI */
-    bool ended = true;     /* the loop read the whole file */
+    size_t multi_at = 0; /* offset of the open transaction's MULTI */
+    bool ended = true;   /* the loop read the whole file */
     while (pos < len) {
         size_t at = pos;
         int rc = aof_parse_command(buf, len, &pos, &cmd);
@@ -888,7 +890,8 @@ static int load_commands(server_t *srv, const unsigned char *buf, size_t len, si
             break;
         }
         log_msg(LL_WARNING, "Bad file format reading the append only file %s at offset %zu: make a backup of your "
-                            "AOF file, then use ./redis-like-check-aof --fix <filename>", path, pos);
+                            "AOF file, then use ./redis-like-check-aof --fix <filename>",
+                path, pos);
         result = -1;
         ended = false;
         break;
@@ -897,7 +900,7 @@ static int load_commands(server_t *srv, const unsigned char *buf, size_t len, si
         log_msg(LL_WARNING, "Revert incomplete MULTI/EXEC transaction in AOF file %s", path);
         result = load_cut(srv, path, multi_at);
     }
-    multi_client_free(c);   /* an unfinished transaction is dropped, never run */
+    multi_client_free(c); /* an unfinished transaction is dropped, never run */
     aof_cmd_free(&cmd);
     fake_client_drop_replies(c);
     zfree(c);
@@ -943,28 +946,28 @@ sds aof_info(server_t *srv, aof_t *aof, sds s) {
     persist_t *p = srv->persist;
     bool rewriting = p->child_pid > 0 && p->child_type == PERSIST_CHILD_AOF;
     s = sds_catprintf(s,
-        "aof_enabled:%d\r\n"
-        "aof_rewrite_in_progress:%d\r\n"
-        "aof_rewrite_scheduled:%d\r\n"
-        "aof_last_rewrite_time_sec:%lld\r\n"
-        "aof_current_rewrite_time_sec:%lld\r\n"
-        "aof_last_bgrewrite_status:%s\r\n"
-        "aof_rewrites:%lld\r\n"
-        "aof_last_write_status:%s\r\n"
-        "aof_last_cow_size:%zu\r\n",
-        aof->on ? 1 : 0, rewriting ? 1 : 0, aof->rewrite_scheduled ? 1 : 0, aof->last_rewrite_time_sec,
-        rewriting ? (util_mstime() - aof->rewrite_start_ms) / 1000 : -1, aof->last_rewrite_ok ? "ok" : "err",
-        aof->rewrites, aof->write_failed || atomic_load(&aof->fsync_errno) ? "err" : "ok", aof->last_cow_size);
+                      "aof_enabled:%d\r\n"
+                      "aof_rewrite_in_progress:%d\r\n"
+                      "aof_rewrite_scheduled:%d\r\n"
+                      "aof_last_rewrite_time_sec:%lld\r\n"
+                      "aof_current_rewrite_time_sec:%lld\r\n"
+                      "aof_last_bgrewrite_status:%s\r\n"
+                      "aof_rewrites:%lld\r\n"
+                      "aof_last_write_status:%s\r\n"
+                      "aof_last_cow_size:%zu\r\n",
+                      aof->on ? 1 : 0, rewriting ? 1 : 0, aof->rewrite_scheduled ? 1 : 0, aof->last_rewrite_time_sec,
+                      rewriting ? (util_mstime() - aof->rewrite_start_ms) / 1000 : -1, aof->last_rewrite_ok ? "ok" : "err",
+                      aof->rewrites, aof->write_failed || atomic_load(&aof->fsync_errno) ? "err" : "ok", aof->last_cow_size);
     if (aof->on) {
         s = sds_catprintf(s,
-            "aof_current_size:%lld\r\n"
-            "aof_base_size:%lld\r\n"
-            "aof_pending_rewrite:0\r\n"
-            "aof_buffer_length:%zu\r\n"
-            "aof_pending_bio_fsync:%d\r\n"
-            "aof_delayed_fsync:0\r\n",
-            aof->current_size, aof->base_size, sds_len(aof->buf),
-            aof->bio ? (int)bio_pending(aof->bio, BIO_AOF_FSYNC) : 0);
+                          "aof_current_size:%lld\r\n"
+                          "aof_base_size:%lld\r\n"
+                          "aof_pending_rewrite:0\r\n"
+                          "aof_buffer_length:%zu\r\n"
+                          "aof_pending_bio_fsync:%d\r\n"
+                          "aof_delayed_fsync:0\r\n",
+                          aof->current_size, aof->base_size, sds_len(aof->buf),
+                          aof->bio ? (int)bio_pending(aof->bio, BIO_AOF_FSYNC) : 0);
     }
     return s;
 }

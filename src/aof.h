@@ -70,7 +70,9 @@ typedef struct aof_cmd {
     int argc, cap;
     size_t *off, *len;
 } aof_cmd_t;
-enum { AOF_PARSE_OK = 0, AOF_PARSE_TRUNCATED = 1, AOF_PARSE_CORRUPT = 2 };
+enum { AOF_PARSE_OK = 0,
+       AOF_PARSE_TRUNCATED = 1,
+       AOF_PARSE_CORRUPT = 2 };
 /* Parse the command at *pos; on OK *pos moves past it.  On CORRUPT *pos is
  * the offset of the bad byte.  Pure: used by the loader and the check tool. */
 int aof_parse_command(const unsigned char *buf, size_t len, size_t *pos, aof_cmd_t *cmd);

@@ -17,7 +17,8 @@
 #include "server.h"
 
 /* What a timed-out client receives. */
-enum { BLOCK_REPLY_NULL_ARRAY = 0, BLOCK_REPLY_NULL = 1 };
+enum { BLOCK_REPLY_NULL_ARRAY = 0,
+       BLOCK_REPLY_NULL = 1 };
 
 blocking_t *blocking_create(server_t *srv);
 void blocking_free(blocking_t *b);

@@ -31,7 +31,7 @@ typedef struct {
 
 static void info_one(void *arg, command_t *cmd) {
     walk_t *w = arg;
-    if (cmd->parent) return;   /* containers list their subcommands */
+    if (cmd->parent) return; /* containers list their subcommands */
     cmd_meta_reply_info(w->c, cmd);
     w->n++;
 }
@@ -49,14 +49,14 @@ static void cmd_command_count(client_t *c) { reply_ll(c, (long long)dict_size(c-
 typedef struct {
     client_t *c;
     long n;
-    int kind;              /* 0 none, 1 module, 2 aclcat, 3 pattern */
+    int kind; /* 0 none, 1 module, 2 aclcat, 3 pattern */
     uint64_t cat;
     sds pattern;
 } list_walk_t;
 
 static void list_one(void *arg, command_t *cmd) {
     list_walk_t *w = arg;
-    if (w->kind == 1 || !cmd_meta_listed(cmd)) return;   /* no modules: nothing belongs to one */
+    if (w->kind == 1 || !cmd_meta_listed(cmd)) return; /* no modules: nothing belongs to one */
     if (w->kind == 2 && !(cmd_meta_acl_categories(cmd) & w->cat)) return;
     if (w->kind == 3 && !util_glob_match(w->pattern, sds_len(w->pattern), cmd->fullname, strlen(cmd->fullname), true))
         return;
@@ -73,7 +73,7 @@ static void cmd_command_list(client_t *c) {
         else if (!strcasecmp(kind, "pattern")) w.kind = 3;
         if (w.kind == 2) {
             int idx = cmd_meta_acl_category_index(c->argv[4]->ptr);
-            if (idx < 0) w.kind = 1;   /* an unknown category matches nothing */
+            if (idx < 0) w.kind = 1; /* an unknown category matches nothing */
             else w.cat = 1ull << idx;
         }
         w.pattern = c->argv[4]->ptr;

@@ -17,8 +17,27 @@
 #include "util.h"
 
 const char *const acl_category_names[ACL_CAT_COUNT] = {
-    "keyspace", "read", "write", "set", "sortedset", "list", "hash", "string", "bitmap", "hyperloglog", "geo",
-    "stream", "pubsub", "admin", "fast", "slow", "blocking", "dangerous", "connection", "transaction", "scripting",
+    "keyspace",
+    "read",
+    "write",
+    "set",
+    "sortedset",
+    "list",
+    "hash",
+    "string",
+    "bitmap",
+    "hyperloglog",
+    "geo",
+    "stream",
+    "pubsub",
+    "admin",
+    "fast",
+    "slow",
+    "blocking",
+    "dangerous",
+    "connection",
+    "transaction",
+    "scripting",
 };
 
 /* COMMAND INFO's flag names in Redis 7.0's order (may_replicate and the
@@ -27,18 +46,32 @@ static const struct {
     uint32_t bit;
     const char *name;
 } cmd_flag_names[] = {
-    {CMD_WRITE, "write"}, {CMD_READONLY, "readonly"}, {CMD_DENYOOM, "denyoom"}, {CMD_MODULE, "module"},
-    {CMD_ADMIN, "admin"}, {CMD_PUBSUB, "pubsub"}, {CMD_NOSCRIPT, "noscript"}, {CMD_BLOCKING, "blocking"},
-    {CMD_LOADING, "loading"}, {CMD_STALE, "stale"}, {CMD_SKIP_MONITOR, "skip_monitor"},
-    {CMD_SKIP_SLOWLOG, "skip_slowlog"}, {CMD_ASKING, "asking"}, {CMD_FAST, "fast"}, {CMD_NO_AUTH, "no_auth"},
-    {CMD_NO_MANDATORY_KEYS, "no_mandatory_keys"}, {CMD_NO_ASYNC_LOADING, "no_async_loading"},
-    {CMD_NO_MULTI, "no_multi"}, {CMD_MOVABLE_KEYS, "movablekeys"}, {CMD_ALLOW_BUSY, "allow_busy"},
+    {CMD_WRITE, "write"},
+    {CMD_READONLY, "readonly"},
+    {CMD_DENYOOM, "denyoom"},
+    {CMD_MODULE, "module"},
+    {CMD_ADMIN, "admin"},
+    {CMD_PUBSUB, "pubsub"},
+    {CMD_NOSCRIPT, "noscript"},
+    {CMD_BLOCKING, "blocking"},
+    {CMD_LOADING, "loading"},
+    {CMD_STALE, "stale"},
+    {CMD_SKIP_MONITOR, "skip_monitor"},
+    {CMD_SKIP_SLOWLOG, "skip_slowlog"},
+    {CMD_ASKING, "asking"},
+    {CMD_FAST, "fast"},
+    {CMD_NO_AUTH, "no_auth"},
+    {CMD_NO_MANDATORY_KEYS, "no_mandatory_keys"},
+    {CMD_NO_ASYNC_LOADING, "no_async_loading"},
+    {CMD_NO_MULTI, "no_multi"},
+    {CMD_MOVABLE_KEYS, "movablekeys"},
+    {CMD_ALLOW_BUSY, "allow_busy"},
 };
 
-static const char *const key_flag_names[] = {"RO",     "RW",     "OW",      "RM",         "access",        "update",
+static const char *const key_flag_names[] = {"RO", "RW", "OW", "RM", "access", "update",
                                              "insert", "delete", "not_key", "incomplete", "variable_flags"};
-static const char *const arg_type_names[] = {"string",    "integer",    "double", "key",  "pattern",
-                                             "unix-time", "pure-token", "oneof",  "block"};
+static const char *const arg_type_names[] = {"string", "integer", "double", "key", "pattern",
+                                             "unix-time", "pure-token", "oneof", "block"};
 static const char *const arg_flag_names[] = {"optional", "multiple", "multiple_token"};
 static const char *const doc_flag_names[] = {"deprecated", "syscmd"};
 

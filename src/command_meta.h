@@ -36,12 +36,12 @@ typedef enum {
 typedef struct cmd_arg {
     const char *name;
     cmd_arg_type_t type;
-    int key_spec_index;             /* -1 unless type is key */
-    unsigned flags;                 /* ARG_FLAG_* */
-    const char *token;              /* NULL if none */
-    const char *since;              /* NULL if as old as the command */
+    int key_spec_index; /* -1 unless type is key */
+    unsigned flags;     /* ARG_FLAG_* */
+    const char *token;  /* NULL if none */
+    const char *since;  /* NULL if as old as the command */
     const char *deprecated_since;
-    const struct cmd_arg *args;     /* oneof/block members */
+    const struct cmd_arg *args; /* oneof/block members */
     int nargs;
 } cmd_arg_t;
 
@@ -58,8 +58,12 @@ typedef struct cmd_arg {
 #define KSF_INCOMPLETE (1u << 9)
 #define KSF_VARIABLE_FLAGS (1u << 10)
 
-typedef enum { KS_BEGIN_INDEX, KS_BEGIN_KEYWORD, KS_BEGIN_UNKNOWN } ks_begin_t;
-typedef enum { KS_FIND_RANGE, KS_FIND_KEYNUM, KS_FIND_UNKNOWN } ks_find_t;
+typedef enum { KS_BEGIN_INDEX,
+               KS_BEGIN_KEYWORD,
+               KS_BEGIN_UNKNOWN } ks_begin_t;
+typedef enum { KS_FIND_RANGE,
+               KS_FIND_KEYNUM,
+               KS_FIND_UNKNOWN } ks_find_t;
 
 /* Where a command's keys are: begin_search finds the first candidate
  * (an argv index, or the argument after a keyword searched from startfrom,
@@ -69,12 +73,12 @@ typedef enum { KS_FIND_RANGE, KS_FIND_KEYNUM, KS_FIND_UNKNOWN } ks_find_t;
  * begin position). */
 typedef struct cmd_key_spec {
     const char *notes;
-    unsigned flags;                 /* KSF_* */
+    unsigned flags; /* KSF_* */
     ks_begin_t begin;
-    int begin_pos;                  /* index, or keyword startfrom */
+    int begin_pos; /* index, or keyword startfrom */
     const char *keyword;
     ks_find_t find;
-    int fk_a, fk_b, fk_c;           /* range: lastkey, keystep, limit;
+    int fk_a, fk_b, fk_c; /* range: lastkey, keystep, limit;
                                        keynum: keynumidx, firstkey, keystep */
 } cmd_key_spec_t;
 
@@ -111,17 +115,17 @@ typedef struct cmd_history {
 } cmd_history_t;
 
 struct cmd_meta {
-    const char *fullname;           /* "get", "client|tracking" */
+    const char *fullname; /* "get", "client|tracking" */
     int arity;
-    uint32_t flags;                 /* CMD_*, the ones COMMAND INFO shows */
+    uint32_t flags; /* CMD_*, the ones COMMAND INFO shows */
     int first_key, last_key, key_step;
-    uint64_t acl_categories;        /* ACL_CAT_* */
+    uint64_t acl_categories; /* ACL_CAT_* */
     const char *const *tips;
     int ntips;
     const cmd_key_spec_t *key_specs;
     int nkey_specs;
     const char *summary, *since, *group, *complexity;
-    unsigned doc_flags;             /* DOC_FLAG_* */
+    unsigned doc_flags; /* DOC_FLAG_* */
     const char *deprecated_since, *replaced_by;
     const cmd_history_t *history;
     int nhistory;
@@ -129,14 +133,14 @@ struct cmd_meta {
     int nargs;
 };
 
-extern const cmd_meta_t cmd_meta_table[];   /* sorted by fullname */
+extern const cmd_meta_t cmd_meta_table[]; /* sorted by fullname */
 extern const size_t cmd_meta_count;
 
 /* The row of a full name ("config|get"), case-insensitive, or NULL. */
 const cmd_meta_t *cmd_meta_lookup(const char *fullname);
 /* Flags COMMAND INFO shows; the rest (CMD_MAY_REPLICATE, CMD_SENTINEL)
  * stay as the handler's table sets them. */
-#define CMD_META_VISIBLE_FLAGS                                                                            \
+#define CMD_META_VISIBLE_FLAGS                                                                         \
     (CMD_WRITE | CMD_READONLY | CMD_DENYOOM | CMD_ADMIN | CMD_PUBSUB | CMD_NOSCRIPT | CMD_BLOCKING |   \
      CMD_LOADING | CMD_STALE | CMD_FAST | CMD_NO_AUTH | CMD_NO_MULTI | CMD_SKIP_MONITOR |              \
      CMD_SKIP_SLOWLOG | CMD_ASKING | CMD_NO_MANDATORY_KEYS | CMD_NO_ASYNC_LOADING | CMD_MOVABLE_KEYS | \
@@ -150,7 +154,7 @@ int cmd_meta_acl_category_index(const char *name);
 /* One key found in argv: its index and the key-spec flags that apply. */
 typedef struct cmd_key_ref {
     int pos;
-    unsigned flags;                 /* KSF_* */
+    unsigned flags; /* KSF_* */
 } cmd_key_ref_t;
 
 /* Keys of argv[0..argc) for cmd, from its key specs (and, for the commands

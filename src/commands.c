@@ -31,23 +31,23 @@
 
 /* Every family's table; a new family adds one line here. */
 static command_t *const all_tables[] = {string_commands, keyspace_commands, server_commands, conn_commands,
-                                          memory_commands,
-                                          hash_commands, set_commands, zset_commands,
-                                          list_commands /* t_list.c */, zset_blocking_commands /* blocking.c */,
-                                          multi_commands,
-                                          pubsub_commands, slowlog_commands, latency_commands, monitor_commands,
-                                          persist_commands /* persist.c */,
-                                          dump_commands /* dump.c */, keycopy_commands /* keycopy.c */,
-                                          sort_commands /* sort.c */,
-                                          lcs_commands /* lcs.c */, lolwut_commands /* lolwut.c */, debug_commands /* debug.c */,
-                                          migrate_commands /* migrate.c */,
-                                          command_commands /* command_cmds.c */,
-                                          bitmap_commands /* t_bitmap.c */, hll_commands /* hyperloglog.c */,
-                                          geo_commands /* geo.c */,
-                                          script_commands /* script.c */, function_commands /* function.c */,
-                                          stream_commands, stream_cg_commands /* t_stream*.c */,
-                                          repl_commands /* repl_master.c, repl_replica.c, repl_info.c */,
-                                          acl_commands /* acl_cmds.c */};
+                                        memory_commands,
+                                        hash_commands, set_commands, zset_commands,
+                                        list_commands /* t_list.c */, zset_blocking_commands /* blocking.c */,
+                                        multi_commands,
+                                        pubsub_commands, slowlog_commands, latency_commands, monitor_commands,
+                                        persist_commands /* persist.c */,
+                                        dump_commands /* dump.c */, keycopy_commands /* keycopy.c */,
+                                        sort_commands /* sort.c */,
+                                        lcs_commands /* lcs.c */, lolwut_commands /* lolwut.c */, debug_commands /* debug.c */,
+                                        migrate_commands /* migrate.c */,
+                                        command_commands /* command_cmds.c */,
+                                        bitmap_commands /* t_bitmap.c */, hll_commands /* hyperloglog.c */,
+                                        geo_commands /* geo.c */,
+                                        script_commands /* script.c */, function_commands /* function.c */,
+                                        stream_commands, stream_cg_commands /* t_stream*.c */,
+                                        repl_commands /* repl_master.c, repl_replica.c, repl_info.c */,
+                                        acl_commands /* acl_cmds.c */};
 
 static dict_type command_dict_type = {dict_sds_hash_nocase, dict_sds_eq_nocase, NULL, dict_sds_free, NULL, false};
 
@@ -83,8 +83,8 @@ void commands_init(server_t *srv) {
     obj_register_type(OBJ_HASH, &hash_type_ops);
     obj_register_type(OBJ_SET, &set_type_ops);
     obj_register_type(OBJ_ZSET, &zset_type_ops);
-    obj_register_type(OBJ_LIST, &list_type_ops);   /* t_list.c */
-    obj_register_type(OBJ_STREAM, &stream_type_ops);   /* stream.c */
+    obj_register_type(OBJ_LIST, &list_type_ops);     /* t_list.c */
+    obj_register_type(OBJ_STREAM, &stream_type_ops); /* stream.c */
     for (size_t t = 0; t < sizeof(all_tables) / sizeof(all_tables[0]); t++) {
         for (command_t *cmd = all_tables[t]; cmd->name; cmd++) {
             init_command(cmd, NULL);
@@ -222,7 +222,7 @@ static void process(client_t *c);
 /* NOPERM with Redis's texts; the denial is in the ACL log.  A refused
  * EXEC aborts its transaction, as any refused EXEC does. */
 static bool acl_allows_or_reply(client_t *c, command_t *cmd) {
-    if (!c->user || c->user->unrestricted) return true;   /* the common case, inline */
+    if (!c->user || c->user->unrestricted) return true; /* the common case, inline */
     int pos;
     int r = acl_check_and_log(c, c->user, cmd, c->argv, c->argc, c->mstate ? ACL_CTX_MULTI : ACL_CTX_TOPLEVEL, &pos);
     if (r == ACL_OK) return true;
@@ -249,9 +249,9 @@ static void advance_reply_skip(client_t *c) {
 
 void commands_process(client_t *c) {
     process(c);
-    if (c->flags & CLIENT_PAUSED) return;   /* pause.c runs it later */
+    if (c->flags & CLIENT_PAUSED) return; /* pause.c runs it later */
     advance_reply_skip(c);
-    tracking_command_done(c, c->lastcmd);   /* CLIENT CACHING lasts one command */
+    tracking_command_done(c, c->lastcmd); /* CLIENT CACHING lasts one command */
 }
 
 static void process(client_t *c) {
@@ -259,10 +259,10 @@ static void process(client_t *c) {
     c->cmd = NULL;
     command_t *cmd = resolve(c);
     if (!cmd) {
-        multi_flag_error(c);   /* inside MULTI, EXEC will abort */
+        multi_flag_error(c); /* inside MULTI, EXEC will abort */
         return;
     }
-    c->lastcmd = cmd;   /* CLIENT LIST's cmd= names queued commands too */
+    c->lastcmd = cmd; /* CLIENT LIST's cmd= names queued commands too */
     if (!(c->flags & CLIENT_AUTHENTICATED) && !(cmd->flags & CMD_NO_AUTH) && acl_auth_required(c)) {
         reply_error(c, RL_ERR_NOAUTH);
         cmd->rejected_calls++;
@@ -298,7 +298,8 @@ static void process(client_t *c) {
      * subscriptions (RESP3 multiplexes pushes with ordinary replies). */
     if ((c->flags & CLIENT_PUBSUB) && c->resp == 2 && !pubsub_allowed_in_context(cmd)) {
         reply_error(c, "Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are "
-                       "allowed in this context", cmd->fullname);
+                       "allowed in this context",
+                    cmd->fullname);
         cmd->rejected_calls++;
         multi_flag_error(c);
         return;
@@ -358,13 +359,13 @@ void commands_call(client_t *c, command_t *cmd) {
     srv->mstime = start / 1000;
     long long dirty_before = srv->dirty;
     unsigned long long replies_before = c->reply_calls;
-    client_t *outer = srv->current_client;   /* EXEC runs commands inside a command */
+    client_t *outer = srv->current_client; /* EXEC runs commands inside a command */
     srv->current_client = c;
     cmd->proc(c);
     check_replied(c, cmd, replies_before);
     /* acl.c: the client's user was deleted by this very command. */
     if (c->flags & CLIENT_CLOSE_AFTER_COMMAND) c->flags = (c->flags & ~CLIENT_CLOSE_AFTER_COMMAND) | CLIENT_CLOSE_AFTER_REPLY;
-    tracking_after_command(c, cmd);   /* tracking.c: remember the keys it read */
+    tracking_after_command(c, cmd); /* tracking.c: remember the keys it read */
     srv->current_client = outer;
     /* The caller's own invalidations follow its reply (Redis's order). */
     if (!outer) tracking_flush_pending(srv);

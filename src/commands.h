@@ -38,29 +38,29 @@
 #define CMD_MODULE (1u << 21)
 
 typedef void command_proc(client_t *c);
-typedef struct cmd_meta cmd_meta_t;   /* command_meta.h */
+typedef struct cmd_meta cmd_meta_t; /* command_meta.h */
 
 struct command {
-    const char *name;         /* lowercase */
+    const char *name; /* lowercase */
     command_proc *proc;
-    int arity;                /* n = exactly n args, -n = at least n */
+    int arity; /* n = exactly n args, -n = at least n */
     uint32_t flags;
-    int first_key, last_key, key_step;  /* key positions for COMMAND */
-    const char *group;        /* "string", "generic", ... for COMMAND DOCS */
+    int first_key, last_key, key_step; /* key positions for COMMAND */
+    const char *group;                 /* "string", "generic", ... for COMMAND DOCS */
     const char *summary;
     const char *since;
-    struct command *subcommands;  /* zero-terminated table or NULL */
+    struct command *subcommands; /* zero-terminated table or NULL */
     /* Redis 7.0's row for this command (command_meta.h), attached by
      * commands_init(); when present, arity, flags and key positions above
      * are overwritten from it, so the table entry's values only matter for
      * commands Redis lacks. */
     const cmd_meta_t *meta;
-    int acl_id;               /* acl_user.c: bit index in ACL permission maps */
+    int acl_id; /* acl_user.c: bit index in ACL permission maps */
     /* runtime statistics (INFO commandstats) */
     struct command *parent;
-    char *fullname;           /* "config|get" */
+    char *fullname; /* "config|get" */
     long long calls, usec, rejected_calls, failed_calls;
-    struct hdr_hist *latency_hist;   /* latency_track.c: NULL until the first tracked call */
+    struct hdr_hist *latency_hist; /* latency_track.c: NULL until the first tracked call */
 };
 
 void commands_init(server_t *srv);
@@ -89,28 +89,28 @@ bool cmd_get_range_or_reply(client_t *c, robj *o, long long min, long long max, 
 extern command_t string_commands[];
 extern command_t keyspace_commands[];
 extern command_t server_commands[];
-extern command_t command_commands[];  /* command_cmds.c: COMMAND */
+extern command_t command_commands[]; /* command_cmds.c: COMMAND */
 extern command_t conn_commands[];
 extern command_t memory_commands[];
-extern command_t multi_commands[];   /* multi.c */
-extern command_t script_commands[];  /* script.c: EVAL*, SCRIPT */
-extern command_t function_commands[];   /* function.c: FUNCTION, FCALL* */
+extern command_t multi_commands[];    /* multi.c */
+extern command_t script_commands[];   /* script.c: EVAL*, SCRIPT */
+extern command_t function_commands[]; /* function.c: FUNCTION, FCALL* */
 extern command_t hash_commands[];
 extern command_t set_commands[];
 extern command_t zset_commands[];
-extern command_t list_commands[];     /* t_list.c */
-extern command_t dump_commands[];      /* dump.c: DUMP, RESTORE */
-extern command_t keycopy_commands[];   /* keycopy.c: COPY, MOVE */
-extern command_t sort_commands[];      /* sort.c: SORT, SORT_RO */
-extern command_t lcs_commands[];       /* lcs.c */
-extern command_t lolwut_commands[];    /* lolwut.c */
-extern command_t debug_commands[];     /* debug.c */
-extern command_t migrate_commands[];   /* migrate.c */
-extern command_t bitmap_commands[];  /* t_bitmap.c */
-extern command_t hll_commands[];     /* hyperloglog.c */
-extern command_t geo_commands[];     /* geo.c */
-extern command_t zset_blocking_commands[];   /* blocking.c: BZPOPMIN, BZPOPMAX, BZMPOP */
-extern command_t stream_commands[], stream_cg_commands[];   /* t_stream.c, t_stream_cg.c */
+extern command_t list_commands[];                         /* t_list.c */
+extern command_t dump_commands[];                         /* dump.c: DUMP, RESTORE */
+extern command_t keycopy_commands[];                      /* keycopy.c: COPY, MOVE */
+extern command_t sort_commands[];                         /* sort.c: SORT, SORT_RO */
+extern command_t lcs_commands[];                          /* lcs.c */
+extern command_t lolwut_commands[];                       /* lolwut.c */
+extern command_t debug_commands[];                        /* debug.c */
+extern command_t migrate_commands[];                      /* migrate.c */
+extern command_t bitmap_commands[];                       /* t_bitmap.c */
+extern command_t hll_commands[];                          /* hyperloglog.c */
+extern command_t geo_commands[];                          /* geo.c */
+extern command_t zset_blocking_commands[];                /* blocking.c: BZPOPMIN, BZPOPMAX, BZMPOP */
+extern command_t stream_commands[], stream_cg_commands[]; /* t_stream.c, t_stream_cg.c */
 extern const obj_type_ops_t list_type_ops, stream_type_ops;
 /* Object ops of the collection types, registered by commands_init(). */
 extern const obj_type_ops_t hash_type_ops, set_type_ops, zset_type_ops;

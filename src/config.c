@@ -29,7 +29,16 @@
  * T_OBUF: client-output-buffer-limit "<class> <hard> <soft> <secs>"...;
  * T_PCTL: a space-separated list of percentiles 0..100, kept as a string
  * in its normalized form ("%f" without trailing zeros, as Redis shows it). */
-enum { T_BOOL, T_INT, T_MEM, T_STR, T_ENUM, T_BIND, T_OCTAL, T_NOTIFY, T_OBUF, T_PCTL };
+enum { T_BOOL,
+       T_INT,
+       T_MEM,
+       T_STR,
+       T_ENUM,
+       T_BIND,
+       T_OCTAL,
+       T_NOTIFY,
+       T_OBUF,
+       T_PCTL };
 #define F_IMMUTABLE 1
 
 typedef struct enum_name {
@@ -37,31 +46,25 @@ typedef struct enum_name {
     int value;
 } enum_name;
 
-static const enum_name loglevel_enum[] = {{"debug", LL_DEBUG}, {"verbose", LL_VERBOSE}, {"notice", LL_NOTICE},
-                                          {"warning", LL_WARNING}, {NULL, 0}};
+static const enum_name loglevel_enum[] = {{"debug", LL_DEBUG}, {"verbose", LL_VERBOSE}, {"notice", LL_NOTICE}, {"warning", LL_WARNING}, {NULL, 0}};
 static const enum_name policy_enum[] = {
-    {"noeviction", MAXMEMORY_NOEVICTION}, {"allkeys-lru", MAXMEMORY_ALLKEYS_LRU},
-    {"volatile-lru", MAXMEMORY_VOLATILE_LRU}, {"allkeys-lfu", MAXMEMORY_ALLKEYS_LFU},
-    {"volatile-lfu", MAXMEMORY_VOLATILE_LFU}, {"allkeys-random", MAXMEMORY_ALLKEYS_RANDOM},
-    {"volatile-random", MAXMEMORY_VOLATILE_RANDOM}, {"volatile-ttl", MAXMEMORY_VOLATILE_TTL}, {NULL, 0}};
+    {"noeviction", MAXMEMORY_NOEVICTION}, {"allkeys-lru", MAXMEMORY_ALLKEYS_LRU}, {"volatile-lru", MAXMEMORY_VOLATILE_LRU}, {"allkeys-lfu", MAXMEMORY_ALLKEYS_LFU}, {"volatile-lfu", MAXMEMORY_VOLATILE_LFU}, {"allkeys-random", MAXMEMORY_ALLKEYS_RANDOM}, {"volatile-random", MAXMEMORY_VOLATILE_RANDOM}, {"volatile-ttl", MAXMEMORY_VOLATILE_TTL}, {NULL, 0}};
 
-static const enum_name appendfsync_enum[] = {{"no", APPENDFSYNC_NO}, {"always", APPENDFSYNC_ALWAYS},
-                                             {"everysec", APPENDFSYNC_EVERYSEC}, {NULL, 0}};
+static const enum_name appendfsync_enum[] = {{"no", APPENDFSYNC_NO}, {"always", APPENDFSYNC_ALWAYS}, {"everysec", APPENDFSYNC_EVERYSEC}, {NULL, 0}};
 
-static const enum_name debug_enum[] = {{"no", DEBUG_CMD_NO}, {"yes", DEBUG_CMD_YES}, {"local", DEBUG_CMD_LOCAL},
-                                       {NULL, 0}};
+static const enum_name debug_enum[] = {{"no", DEBUG_CMD_NO}, {"yes", DEBUG_CMD_YES}, {"local", DEBUG_CMD_LOCAL}, {NULL, 0}};
 static const enum_name diskless_load_enum[] = {{"disabled", REPL_DISKLESS_LOAD_DISABLED},
                                                {"on-empty-db", REPL_DISKLESS_LOAD_ON_EMPTY_DB},
-                                               {"swapdb", REPL_DISKLESS_LOAD_SWAPDB}, {NULL, 0}};
+                                               {"swapdb", REPL_DISKLESS_LOAD_SWAPDB},
+                                               {NULL, 0}};
 
-static const enum_name propagation_error_enum[] = {{"ignore", 0}, {"panic", 1}, {"panic-on-replicas", 2},
-                                                   {NULL, 0}};
+static const enum_name propagation_error_enum[] = {{"ignore", 0}, {"panic", 1}, {"panic-on-replicas", 2}, {NULL, 0}};
 
-static const enum_name sanitize_enum[] = {{"no", SANITIZE_NO}, {"yes", SANITIZE_YES},
-                                          {"clients", SANITIZE_CLIENTS}, {NULL, 0}};
+static const enum_name sanitize_enum[] = {{"no", SANITIZE_NO}, {"yes", SANITIZE_YES}, {"clients", SANITIZE_CLIENTS}, {NULL, 0}};
 
 static const enum_name acl_pubsub_enum[] = {{"allchannels", ACL_PUBSUB_ALLCHANNELS},
-                                            {"resetchannels", ACL_PUBSUB_RESETCHANNELS}, {NULL, 0}};
+                                            {"resetchannels", ACL_PUBSUB_RESETCHANNELS},
+                                            {NULL, 0}};
 
 typedef struct directive {
     const char *name;
@@ -186,16 +189,23 @@ static const directive directives[] = {
  * (files, CONFIG SET), and CONFIG GET answers them under the name asked
  * for; a pattern lists both names, as Redis does. */
 static const struct { const char *alias, *name; } aliases[] = {
-    {"hash-max-ziplist-entries", "hash-max-listpack-entries"}, {"hash-max-ziplist-value", "hash-max-listpack-value"},
-    {"zset-max-ziplist-entries", "zset-max-listpack-entries"}, {"zset-max-ziplist-value", "zset-max-listpack-value"},
+    {"hash-max-ziplist-entries", "hash-max-listpack-entries"},
+    {"hash-max-ziplist-value", "hash-max-listpack-value"},
+    {"zset-max-ziplist-entries", "zset-max-listpack-entries"},
+    {"zset-max-ziplist-value", "zset-max-listpack-value"},
     {"list-max-ziplist-size", "list-max-listpack-size"},
     {"lua-time-limit", "busy-reply-threshold"},
     /* replication: Redis's older names */
-    {"slaveof", "replicaof"}, {"slave-read-only", "replica-read-only"},
-    {"slave-serve-stale-data", "replica-serve-stale-data"}, {"slave-ignore-maxmemory", "replica-ignore-maxmemory"},
-    {"repl-ping-slave-period", "repl-ping-replica-period"}, {"min-slaves-to-write", "min-replicas-to-write"},
-    {"min-slaves-max-lag", "min-replicas-max-lag"}, {"slave-priority", "replica-priority"},
-    {"slave-announce-ip", "replica-announce-ip"}, {"slave-announce-port", "replica-announce-port"},
+    {"slaveof", "replicaof"},
+    {"slave-read-only", "replica-read-only"},
+    {"slave-serve-stale-data", "replica-serve-stale-data"},
+    {"slave-ignore-maxmemory", "replica-ignore-maxmemory"},
+    {"repl-ping-slave-period", "repl-ping-replica-period"},
+    {"min-slaves-to-write", "min-replicas-to-write"},
+    {"min-slaves-max-lag", "min-replicas-max-lag"},
+    {"slave-priority", "replica-priority"},
+    {"slave-announce-ip", "replica-announce-ip"},
+    {"slave-announce-port", "replica-announce-port"},
     {"slave-lazy-flush", "replica-lazy-flush"},
 };
 
@@ -294,7 +304,7 @@ static int apply_percentiles(rl_config_t *cfg, const directive *d, int argc, cha
         }
         char buf[64];
         int n = snprintf(buf, sizeof(buf), "%f", v);
-        while (n > 0 && buf[n - 1] == '0') n--;    /* 99.900000 -> 99.9, 50.000000 -> 50 */
+        while (n > 0 && buf[n - 1] == '0') n--; /* 99.900000 -> 99.9, 50.000000 -> 50 */
         if (n > 0 && buf[n - 1] == '.') n--;
         if (sds_len(out)) out = sds_cat(out, " ");
         out = sds_catlen(out, buf, (size_t)n);
@@ -319,91 +329,91 @@ static int apply_value(rl_config_t *cfg, const directive *d, int argc, char **ar
         return -1;
     }
     switch (d->type) {
-    case T_BOOL: {
-        bool *b = field(cfg, d);
-        if (!strcasecmp(argv[0], "yes")) *b = true;
-        else if (!strcasecmp(argv[0], "no")) *b = false;
-        else {
-            *err = "argument must be 'yes' or 'no'";
-            return -1;
-        }
-        return 0;
-    }
-    case T_INT:
-    case T_MEM:
-    case T_OCTAL: {
-        long long v;
-        if (d->type == T_MEM) {
-            unsigned long long u;
-            if (!util_memtoull(argv[0], &u) || u > LLONG_MAX) {
-                *err = "argument must be a memory value";
+        case T_BOOL: {
+            bool *b = field(cfg, d);
+            if (!strcasecmp(argv[0], "yes")) *b = true;
+            else if (!strcasecmp(argv[0], "no")) *b = false;
+            else {
+                *err = "argument must be 'yes' or 'no'";
                 return -1;
             }
-            v = (long long)u;
-        } else if (d->type == T_OCTAL) {
-            char *end;
-            errno = 0;
-            v = strtoll(argv[0], &end, 8);
-            if (*end || errno || !*argv[0]) {
-                *err = "argument must be an octal number";
+            return 0;
+        }
+        case T_INT:
+        case T_MEM:
+        case T_OCTAL: {
+            long long v;
+            if (d->type == T_MEM) {
+                unsigned long long u;
+                if (!util_memtoull(argv[0], &u) || u > LLONG_MAX) {
+                    *err = "argument must be a memory value";
+                    return -1;
+                }
+                v = (long long)u;
+            } else if (d->type == T_OCTAL) {
+                char *end;
+                errno = 0;
+                v = strtoll(argv[0], &end, 8);
+                if (*end || errno || !*argv[0]) {
+                    *err = "argument must be an octal number";
+                    return -1;
+                }
+            } else if (!util_str2ll(argv[0], strlen(argv[0]), &v)) {
+                *err = "argument couldn't be parsed into an integer";
                 return -1;
             }
-        } else if (!util_str2ll(argv[0], strlen(argv[0]), &v)) {
-            *err = "argument couldn't be parsed into an integer";
-            return -1;
-        }
-        if (v < d->min || v > d->max) {
-            static char msg[96];   /* Redis 7.0's text, with this directive's limits */
-            snprintf(msg, sizeof(msg), "argument must be between %lld and %lld inclusive", d->min, d->max);
-            *err = msg;
-            return -1;
-        }
-        *(long long *)field(cfg, d) = v;
-        return 0;
-    }
-    case T_ENUM:
-        for (const enum_name *e = d->enums; e->name; e++) {
-            if (!strcasecmp(argv[0], e->name)) {
-                *(int *)field(cfg, d) = e->value;
-                return 0;
+            if (v < d->min || v > d->max) {
+                static char msg[96]; /* Redis 7.0's text, with this directive's limits */
+                snprintf(msg, sizeof(msg), "argument must be between %lld and %lld inclusive", d->min, d->max);
+                *err = msg;
+                return -1;
             }
+            *(long long *)field(cfg, d) = v;
+            return 0;
         }
-        *err = "argument(s) must be one of the allowed values";
-        return -1;
-    case T_STR: {
-        /* Multi-word values (save "3600 1 300 100") are joined by spaces. */
-        sds joined = sds_empty();
-        for (int i = 0; i < argc; i++) {
-            if (i) joined = sds_cat(joined, " ");
-            joined = sds_cat(joined, argv[i]);
-        }
-        char **s = field(cfg, d);
-        zfree(*s);
-        *s = zstrdup(joined);
-        sds_free(joined);
-        return 0;
-    }
-    case T_NOTIFY: {
-        int flags = notify_flags_from_string(argv[0]);
-        if (flags < 0) {
-            *err = NOTIFY_ERR_FLAGS;
+        case T_ENUM:
+            for (const enum_name *e = d->enums; e->name; e++) {
+                if (!strcasecmp(argv[0], e->name)) {
+                    *(int *)field(cfg, d) = e->value;
+                    return 0;
+                }
+            }
+            *err = "argument(s) must be one of the allowed values";
             return -1;
+        case T_STR: {
+            /* Multi-word values (save "3600 1 300 100") are joined by spaces. */
+            sds joined = sds_empty();
+            for (int i = 0; i < argc; i++) {
+                if (i) joined = sds_cat(joined, " ");
+                joined = sds_cat(joined, argv[i]);
+            }
+            char **s = field(cfg, d);
+            zfree(*s);
+            *s = zstrdup(joined);
+            sds_free(joined);
+            return 0;
         }
-        *(int *)field(cfg, d) = flags;
-        return 0;
-    }
-    case T_OBUF:
-        return apply_obuf(cfg, argc, argv, err);
-    case T_PCTL:
-        return apply_percentiles(cfg, d, argc, argv, err);
-    case T_BIND:
-        if (argc > CFG_MAX_BIND) {
-            *err = "Too many bind addresses specified.";
-            return -1;
+        case T_NOTIFY: {
+            int flags = notify_flags_from_string(argv[0]);
+            if (flags < 0) {
+                *err = NOTIFY_ERR_FLAGS;
+                return -1;
+            }
+            *(int *)field(cfg, d) = flags;
+            return 0;
         }
-        free_bind(cfg);
-        for (int i = 0; i < argc; i++) cfg->bind[cfg->bind_count++] = zstrdup(argv[i]);
-        return 0;
+        case T_OBUF:
+            return apply_obuf(cfg, argc, argv, err);
+        case T_PCTL:
+            return apply_percentiles(cfg, d, argc, argv, err);
+        case T_BIND:
+            if (argc > CFG_MAX_BIND) {
+                *err = "Too many bind addresses specified.";
+                return -1;
+            }
+            free_bind(cfg);
+            for (int i = 0; i < argc; i++) cfg->bind[cfg->bind_count++] = zstrdup(argv[i]);
+            return 0;
     }
     return -1;
 }
@@ -471,7 +481,8 @@ static int check_supported(const rl_config_t *cfg, const directive *d, const cha
     static char msg[200];
     snprintf(msg, sizeof(msg),
              "Active defragmentation is not supported with this build's allocator (%s): it needs jemalloc or "
-             "ebbmalloc (build with MALLOC=jemalloc or MALLOC=ebbmalloc)", zmalloc_lib());
+             "ebbmalloc (build with MALLOC=jemalloc or MALLOC=ebbmalloc)",
+             zmalloc_lib());
     *err = msg;
     return -1;
 }
@@ -599,37 +610,37 @@ char *config_get_value(const rl_config_t *cfg, const char *name) {
     const directive *d = find_directive(name);
     if (!d) return NULL;
     switch (d->type) {
-    case T_BOOL: return sds_new(*(const bool *)cfield(cfg, d) ? "yes" : "no");
-    case T_INT:
-    case T_MEM: return sds_fromll(*(const long long *)cfield(cfg, d));
-    case T_OCTAL: return sds_catprintf(sds_empty(), "%llo", *(const long long *)cfield(cfg, d));
-    case T_STR:
-    case T_PCTL: {
-        const char *s = *(char *const *)cfield(cfg, d);
-        return sds_new(s ? s : "");
-    }
-    case T_ENUM:
-        for (const enum_name *e = d->enums; e->name; e++)
-            if (e->value == *(const int *)cfield(cfg, d)) return sds_new(e->name);
-        return sds_empty();
-    case T_NOTIFY: return notify_flags_to_string(*(const int *)cfield(cfg, d));
-    case T_OBUF: {
-        sds s = sds_empty();
-        for (int i = 0; i < OBUF_CLASSES; i++) {
-            const obuf_limit_t *l = &cfg->obuf_limits[i];
-            s = sds_catprintf(s, "%s%s %lld %lld %lld", i ? " " : "", obuf_class_names[i], l->hard, l->soft,
-                              l->soft_secs);
+        case T_BOOL: return sds_new(*(const bool *)cfield(cfg, d) ? "yes" : "no");
+        case T_INT:
+        case T_MEM: return sds_fromll(*(const long long *)cfield(cfg, d));
+        case T_OCTAL: return sds_catprintf(sds_empty(), "%llo", *(const long long *)cfield(cfg, d));
+        case T_STR:
+        case T_PCTL: {
+            const char *s = *(char *const *)cfield(cfg, d);
+            return sds_new(s ? s : "");
         }
-        return s;
-    }
-    case T_BIND: {
-        sds s = sds_empty();
-        for (int i = 0; i < cfg->bind_count; i++) {
-            if (i) s = sds_cat(s, " ");
-            s = sds_cat(s, cfg->bind[i]);
+        case T_ENUM:
+            for (const enum_name *e = d->enums; e->name; e++)
+                if (e->value == *(const int *)cfield(cfg, d)) return sds_new(e->name);
+            return sds_empty();
+        case T_NOTIFY: return notify_flags_to_string(*(const int *)cfield(cfg, d));
+        case T_OBUF: {
+            sds s = sds_empty();
+            for (int i = 0; i < OBUF_CLASSES; i++) {
+                const obuf_limit_t *l = &cfg->obuf_limits[i];
+                s = sds_catprintf(s, "%s%s %lld %lld %lld", i ? " " : "", obuf_class_names[i], l->hard, l->soft,
+                                  l->soft_secs);
+            }
+            return s;
         }
-        return s;
-    }
+        case T_BIND: {
+            sds s = sds_empty();
+            for (int i = 0; i < cfg->bind_count; i++) {
+                if (i) s = sds_cat(s, " ");
+                s = sds_cat(s, cfg->bind[i]);
+            }
+            return s;
+        }
     }
     return NULL;
 }

@@ -13,24 +13,38 @@
 
 #define CFG_MAX_BIND 16
 
-enum { MAXMEMORY_NOEVICTION = 0, MAXMEMORY_ALLKEYS_LRU, MAXMEMORY_VOLATILE_LRU, MAXMEMORY_ALLKEYS_LFU,
-       MAXMEMORY_VOLATILE_LFU, MAXMEMORY_ALLKEYS_RANDOM, MAXMEMORY_VOLATILE_RANDOM, MAXMEMORY_VOLATILE_TTL };
+enum { MAXMEMORY_NOEVICTION = 0,
+       MAXMEMORY_ALLKEYS_LRU,
+       MAXMEMORY_VOLATILE_LRU,
+       MAXMEMORY_ALLKEYS_LFU,
+       MAXMEMORY_VOLATILE_LFU,
+       MAXMEMORY_ALLKEYS_RANDOM,
+       MAXMEMORY_VOLATILE_RANDOM,
+       MAXMEMORY_VOLATILE_TTL };
 
 /* client-output-buffer-limit: per client class, a hard limit and a soft
  * limit that may be exceeded for at most soft_secs seconds; 0 = no limit. */
-enum { OBUF_NORMAL = 0, OBUF_REPLICA, OBUF_PUBSUB, OBUF_CLASSES };
+enum { OBUF_NORMAL = 0,
+       OBUF_REPLICA,
+       OBUF_PUBSUB,
+       OBUF_CLASSES };
 typedef struct obuf_limit {
-    long long hard;        /* bytes */
-    long long soft;        /* bytes */
-    long long soft_secs;   /* seconds */
+    long long hard;      /* bytes */
+    long long soft;      /* bytes */
+    long long soft_secs; /* seconds */
 } obuf_limit_t;
 
 /* acl-pubsub-default: Redis 7.0 starts new users with no channels. */
-enum { ACL_PUBSUB_RESETCHANNELS = 0, ACL_PUBSUB_ALLCHANNELS = 1 };
+enum { ACL_PUBSUB_RESETCHANNELS = 0,
+       ACL_PUBSUB_ALLCHANNELS = 1 };
 
-enum { APPENDFSYNC_NO = 0, APPENDFSYNC_ALWAYS, APPENDFSYNC_EVERYSEC };
+enum { APPENDFSYNC_NO = 0,
+       APPENDFSYNC_ALWAYS,
+       APPENDFSYNC_EVERYSEC };
 /* sanitize-dump-payload: "clients" spares RDB files in Redis, as "no" does. */
-enum { SANITIZE_NO = 0, SANITIZE_YES, SANITIZE_CLIENTS };
+enum { SANITIZE_NO = 0,
+       SANITIZE_YES,
+       SANITIZE_CLIENTS };
 
 typedef struct rl_config {
     /* network */
@@ -40,38 +54,38 @@ typedef struct rl_config {
     char *unixsocket;
     long long unixsocketperm;
     long long tcp_backlog;
-    long long tcp_keepalive;          /* seconds */
-    long long timeout;                /* idle client timeout, seconds; 0 = none */
+    long long tcp_keepalive; /* seconds */
+    long long timeout;       /* idle client timeout, seconds; 0 = none */
     bool protected_mode;
     long long maxclients;
-    long long proto_max_bulk_len;     /* bytes */
-    long long client_query_buffer_limit;  /* bytes */
+    long long proto_max_bulk_len;        /* bytes */
+    long long client_query_buffer_limit; /* bytes */
     /* general */
     long long hz;
     long long databases;
-    char *requirepass;                /* "" = none */
+    char *requirepass; /* "" = none */
     int loglevel;
     char *logfile;
     char *pidfile;
     bool daemonize;
     char *dir;
     char *dbfilename;
-    char *save;                       /* accepted for compatibility (persistence issue) */
+    char *save; /* accepted for compatibility (persistence issue) */
     bool appendonly;
     char *appendfilename;
     /* persistence (persist.c, rdb_*.c, aof.c) */
     bool rdbcompression;
     bool rdbchecksum;
     bool stop_writes_on_bgsave_error;
-    int appendfsync;                  /* APPENDFSYNC_* */
+    int appendfsync; /* APPENDFSYNC_* */
     long long auto_aof_rewrite_percentage;
-    long long auto_aof_rewrite_min_size;  /* bytes */
+    long long auto_aof_rewrite_min_size; /* bytes */
     bool aof_load_truncated;
-    int sanitize_dump_payload;        /* SANITIZE_*: yes checks every RDB blob fully */
+    int sanitize_dump_payload; /* SANITIZE_*: yes checks every RDB blob fully */
     /* memory */
     long long maxmemory;
     int maxmemory_policy;
-    long long busy_reply_threshold;   /* ms a script runs before others get -BUSY */
+    long long busy_reply_threshold; /* ms a script runs before others get -BUSY */
     long long maxmemory_samples;
     bool jemalloc_bg_thread;
     long long active_expire_effort;
@@ -82,13 +96,13 @@ typedef struct rl_config {
     bool lazyfree_lazy_user_flush;
     bool activedefrag;
     long long lfu_log_factor;
-    long long lfu_decay_time;             /* minutes per counter decrement; 0 = never */
-    long long active_defrag_ignore_bytes; /* bytes of fragmentation tolerated */
-    long long active_defrag_threshold_lower;  /* % fragmentation to start */
-    long long active_defrag_threshold_upper;  /* % at which max effort is used */
-    long long active_defrag_cycle_min;    /* % CPU at the lower threshold */
-    long long active_defrag_cycle_max;    /* % CPU at the upper threshold */
-    long long active_defrag_max_scan_fields;  /* bigger collections: later work */
+    long long lfu_decay_time;                /* minutes per counter decrement; 0 = never */
+    long long active_defrag_ignore_bytes;    /* bytes of fragmentation tolerated */
+    long long active_defrag_threshold_lower; /* % fragmentation to start */
+    long long active_defrag_threshold_upper; /* % at which max effort is used */
+    long long active_defrag_cycle_min;       /* % CPU at the lower threshold */
+    long long active_defrag_cycle_max;       /* % CPU at the upper threshold */
+    long long active_defrag_max_scan_fields; /* bigger collections: later work */
     /* encodings (data types issue) */
     long long list_max_listpack_size;
     long long list_compress_depth;
@@ -96,54 +110,58 @@ typedef struct rl_config {
     long long set_max_intset_entries;
     long long set_max_listpack_entries, set_max_listpack_value;
     long long zset_max_listpack_entries, zset_max_listpack_value;
-    long long hll_sparse_max_bytes;   /* a sparse HLL grows up to this, then goes dense */
-    long long stream_node_max_bytes;      /* bytes per stream node, 0 = no limit */
-    long long stream_node_max_entries;    /* entries per stream node, 0 = no limit */
+    long long hll_sparse_max_bytes;    /* a sparse HLL grows up to this, then goes dense */
+    long long stream_node_max_bytes;   /* bytes per stream node, 0 = no limit */
+    long long stream_node_max_entries; /* entries per stream node, 0 = no limit */
     /* introspection */
     long long slowlog_log_slower_than;
     long long slowlog_max_len;
     long long latency_monitor_threshold;
-    int enable_debug_command;         /* DEBUG_CMD_*: who may run DEBUG (debug.c) */
-    bool latency_tracking;            /* latency_track.c: per-command histograms */
-    char *latency_tracking_info_percentiles;  /* normalized "50 99 99.9" (INFO latencystats) */
-    long long tracking_table_max_keys;    /* tracking.c: keys remembered; 0 = no bound */
-    int notify_keyspace_flags;        /* NOTIFY_* bits (notify.h) */
-    obuf_limit_t obuf_limits[OBUF_CLASSES];   /* client-output-buffer-limit */
+    int enable_debug_command;                /* DEBUG_CMD_*: who may run DEBUG (debug.c) */
+    bool latency_tracking;                   /* latency_track.c: per-command histograms */
+    char *latency_tracking_info_percentiles; /* normalized "50 99 99.9" (INFO latencystats) */
+    long long tracking_table_max_keys;       /* tracking.c: keys remembered; 0 = no bound */
+    int notify_keyspace_flags;               /* NOTIFY_* bits (notify.h) */
+    obuf_limit_t obuf_limits[OBUF_CLASSES];  /* client-output-buffer-limit */
     /* replication (repl_*.c) */
-    char *replicaof;                  /* "host port", "" = we are a master */
-    char *masterauth, *masteruser;    /* "" = none */
+    char *replicaof;               /* "host port", "" = we are a master */
+    char *masterauth, *masteruser; /* "" = none */
     bool replica_read_only;
     bool replica_serve_stale_data;
     bool replica_ignore_maxmemory;
     bool replica_announced;
     bool repl_diskless_sync;
-    long long repl_diskless_sync_delay;       /* seconds */
-    long long repl_diskless_sync_max_replicas;  /* 0 = no cap */
-    int repl_diskless_load;           /* REPL_DISKLESS_LOAD_* */
-    long long repl_backlog_size;      /* bytes */
-    long long repl_backlog_ttl;       /* seconds without replicas before freeing it; 0 = never */
-    long long repl_timeout;           /* seconds */
-    long long repl_ping_replica_period;  /* seconds */
+    long long repl_diskless_sync_delay;        /* seconds */
+    long long repl_diskless_sync_max_replicas; /* 0 = no cap */
+    int repl_diskless_load;                    /* REPL_DISKLESS_LOAD_* */
+    long long repl_backlog_size;               /* bytes */
+    long long repl_backlog_ttl;                /* seconds without replicas before freeing it; 0 = never */
+    long long repl_timeout;                    /* seconds */
+    long long repl_ping_replica_period;        /* seconds */
     long long min_replicas_to_write;
-    long long min_replicas_max_lag;   /* seconds */
+    long long min_replicas_max_lag; /* seconds */
     long long replica_priority;
-    bool replica_lazy_flush;          /* a full sync empties the old data on the bio thread */
-    bool repl_disable_tcp_nodelay;    /* accepted for compatibility: our replica sockets keep TCP_NODELAY */
-    bool replica_ignore_disk_write_errors;   /* accepted: a replica applies its master's writes whatever */
-    int propagation_error_behavior;   /* accepted: errors in the applied stream are logged, never fatal */
-    char *replica_announce_ip;        /* "" = not announced */
-    long long replica_announce_port;  /* 0 = our port */
+    bool replica_lazy_flush;               /* a full sync empties the old data on the bio thread */
+    bool repl_disable_tcp_nodelay;         /* accepted for compatibility: our replica sockets keep TCP_NODELAY */
+    bool replica_ignore_disk_write_errors; /* accepted: a replica applies its master's writes whatever */
+    int propagation_error_behavior;        /* accepted: errors in the applied stream are logged, never fatal */
+    char *replica_announce_ip;             /* "" = not announced */
+    long long replica_announce_port;       /* 0 = our port */
     /* access control (acl.c) */
-    char *aclfile;                    /* "" = users come from "user" lines */
-    long long acllog_max_len;         /* ACL LOG entries kept */
-    int acl_pubsub_default;           /* ACL_PUBSUB_*: channels of a new user */
-    char **acl_user_lines;            /* "user" lines, without the word "user" */
-    int *acl_user_linenos;            /* their line numbers (0 = command line) */
+    char *aclfile;            /* "" = users come from "user" lines */
+    long long acllog_max_len; /* ACL LOG entries kept */
+    int acl_pubsub_default;   /* ACL_PUBSUB_*: channels of a new user */
+    char **acl_user_lines;    /* "user" lines, without the word "user" */
+    int *acl_user_linenos;    /* their line numbers (0 = command line) */
     int acl_user_count;
 } rl_config_t;
 
-enum { DEBUG_CMD_NO, DEBUG_CMD_YES, DEBUG_CMD_LOCAL };
-enum { REPL_DISKLESS_LOAD_DISABLED = 0, REPL_DISKLESS_LOAD_ON_EMPTY_DB, REPL_DISKLESS_LOAD_SWAPDB };
+enum { DEBUG_CMD_NO,
+       DEBUG_CMD_YES,
+       DEBUG_CMD_LOCAL };
+enum { REPL_DISKLESS_LOAD_DISABLED = 0,
+       REPL_DISKLESS_LOAD_ON_EMPTY_DB,
+       REPL_DISKLESS_LOAD_SWAPDB };
 
 typedef struct server server_t;
 

@@ -32,7 +32,7 @@ static const char *const obuf_classes[OBUF_CLASSES] = {"normal", "slave", "pubsu
 typedef struct kv {
     const char *name;
     sds cur, def;
-    bool seen;                   /* a line of the file already carries it */
+    bool seen; /* a line of the file already carries it */
     bool class_seen[OBUF_CLASSES];
 } kv;
 
@@ -129,7 +129,7 @@ static sds rewrite_line(rewrite_state *st, int argc, sds *argv, bool *keep) {
     }
     const char *name = config_canonical_name(argv[0]);
     kv *it = name ? find_kv(st, name) : NULL;
-    if (!it || argc < 2) return NULL;   /* unknown to us: leave it alone */
+    if (!it || argc < 2) return NULL; /* unknown to us: leave it alone */
     int cls = -1;
     if (!strcmp(name, OBUF_NAME)) {
         if (argc != 5 || (cls = obuf_class_index(argv[1])) < 0) return NULL;
@@ -162,7 +162,7 @@ static sds rewrite_line(rewrite_state *st, int argc, sds *argv, bool *keep) {
 static sds read_file(const char *path) {
     sds text = sds_empty();
     FILE *f = fopen(path, "r");
-    if (!f) return text;   /* a missing file is rewritten from nothing */
+    if (!f) return text; /* a missing file is rewritten from nothing */
     char buf[4096];
     size_t n;
     while ((n = fread(buf, 1, sizeof(buf), f)) > 0) text = sds_catlen(text, buf, n);

@@ -38,7 +38,7 @@
 
 #define MAX_ACCEPTS_PER_EVENT 1000
 #define MAX_IOV 32
-#define QUERYBUF_GREEDY_MAX (1024 * 1024)   /* below this the query buffer doubles, above it grows by this much */
+#define QUERYBUF_GREEDY_MAX (1024 * 1024) /* below this the query buffer doubles, above it grows by this much */
 
 /* ------------------------------------------------------------ creation */
 
@@ -65,7 +65,7 @@ static client_t *client_new(server_t *srv, int fd, bool is_unix) {
     resp_parser_init(&c->parser, make_arg, free_arg, c);
     c->ctime_ms = c->last_interaction_ms = srv->mstime;
     if (is_unix) c->flags |= CLIENT_UNIX_SOCKET;
-    acl_client_init(c);   /* the default user; authenticated if it has no password */
+    acl_client_init(c); /* the default user; authenticated if it has no password */
     net_peer_name(fd, c->addr, sizeof(c->addr), false);
     net_peer_name(fd, c->laddr, sizeof(c->laddr), true);
     c->io = evloop_io_add(srv->loop, fd, client_io, c);
@@ -88,14 +88,14 @@ static void remove_from_chain(client_t **head, client_t *c, size_t next_off) {
 }
 
 void conn_free(client_t *c) {
-    repl_client_freed(c);       /* repl_*.c: a replica leaves, or our master link drops */
+    repl_client_freed(c); /* repl_*.c: a replica leaves, or our master link drops */
     multi_client_free(c);
     server_t *srv = c->srv;
-    blocking_client_freed(c);   /* leave every wait list, drop the saved request */
-    pubsub_client_freed(c);     /* pubsub.c: drop every subscription */
-    tracking_client_freed(c);   /* tracking.c: tracking off, BCAST prefixes left */
-    pause_client_freed(c);      /* pause.c: a postponed request is dropped */
-    monitor_client_freed(c);    /* monitor.c: leave the MONITOR feed */
+    blocking_client_freed(c); /* leave every wait list, drop the saved request */
+    pubsub_client_freed(c);   /* pubsub.c: drop every subscription */
+    tracking_client_freed(c); /* tracking.c: tracking off, BCAST prefixes left */
+    pause_client_freed(c);    /* pause.c: a postponed request is dropped */
+    monitor_client_freed(c);  /* monitor.c: leave the MONITOR feed */
     if (c->flags & CLIENT_PENDING_WRITE)
         remove_from_chain(&srv->pending_write, c, offsetof(client_t, next_pending));
     if (c->flags & CLIENT_CLOSE_ASAP) remove_from_chain(&srv->close_asap, c, offsetof(client_t, next_close));
@@ -131,7 +131,8 @@ void conn_close_async(client_t *c) {
 /* Reject with a one-line error written straight to the fresh socket: the
  * client never gets a client_t, so nothing else is allocated for it. */
 static void reject(int fd, const char *msg) {
-    if (write(fd, msg, strlen(msg)) < 0) { /* the peer is gone anyway */ }
+    if (write(fd, msg, strlen(msg)) < 0) { /* the peer is gone anyway */
+    }
     close(fd);
 }
 
@@ -198,7 +199,7 @@ static void process_input(client_t *c) {
     server_t *srv = c->srv;
     while (c->qb_pos < sds_len(c->querybuf)) {
         if (c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP)) break;
-        if (c->flags & (CLIENT_BLOCKED | CLIENT_PAUSED | CLIENT_REPL_WAIT)) break;   /* the rest waits until it is served */
+        if (c->flags & (CLIENT_BLOCKED | CLIENT_PAUSED | CLIENT_REPL_WAIT)) break; /* the rest waits until it is served */
         size_t req_start = c->qb_pos;
         resp_limits_t lim = {srv->cfg.proto_max_bulk_len, !(c->flags & CLIENT_AUTHENTICATED)};
         int r = resp_parse(&c->parser, c->querybuf, sds_len(c->querybuf), &c->qb_pos, &lim);
@@ -214,7 +215,7 @@ static void process_input(client_t *c) {
         int argc;
         c->argv = (robj **)resp_take_argv(&c->parser, &argc);
         c->argc = argc;
-        c->partial_since_ms = 0;   /* a request completed */
+        c->partial_since_ms = 0; /* a request completed */
         if (argc > 0) commands_process(c);
         if (c->flags & CLIENT_MASTER) repl_master_applied(c);
         /* Serve clients blocked on keys this command wrote, before anyone
@@ -271,7 +272,8 @@ static size_t reserve_query_room(client_t *c) {
     if (len < limit && readlen > limit - len) readlen = limit - len;
     if (sds_avail(c->querybuf) >= readlen) return readlen;
     size_t need = len + readlen;
-    size_t cap = exact ? need : need < QUERYBUF_GREEDY_MAX ? need * 2 : need + QUERYBUF_GREEDY_MAX;
+    size_t cap = exact ? need : need < QUERYBUF_GREEDY_MAX ? need * 2
+                                                           : need + QUERYBUF_GREEDY_MAX;
     if (cap > limit) cap = need > limit ? need : limit;
     c->querybuf = sds_make_room_exact(c->querybuf, cap - len);
     return readlen;
@@ -327,8 +329,9 @@ void conn_mark_pending_write(client_t *c) {
  * block list is measured; the static buffer is bounded anyway. */
 void conn_check_output_limit(client_t *c) {
     if (c->flags & (CLIENT_CLOSE_ASAP | CLIENT_CLOSE_AFTER_REPLY | CLIENT_FAKE)) return;
-    if (c->flags & CLIENT_MASTER) return;   /* its output is dropped anyway */
-    int cls = (c->flags & CLIENT_REPLICA) ? OBUF_REPLICA : (c->flags & CLIENT_PUBSUB) ? OBUF_PUBSUB : OBUF_NORMAL;
+    if (c->flags & CLIENT_MASTER) return; /* its output is dropped anyway */
+    int cls = (c->flags & CLIENT_REPLICA) ? OBUF_REPLICA : (c->flags & CLIENT_PUBSUB) ? OBUF_PUBSUB
+                                                                                      : OBUF_NORMAL;
     const obuf_limit_t *lim = &c->srv->cfg.obuf_limits[cls];
     long long used = (long long)c->reply_bytes;
     bool over_hard = lim->hard && used >= lim->hard;
@@ -411,12 +414,15 @@ static int write_to_client(client_t *c) {
             off = 0;
         }
         for (reply_block *b = c->reply_head; b && cnt < MAX_IOV; b = b->next) {
-            if (b->used == off) { off = 0; continue; }
+            if (b->used == off) {
+                off = 0;
+                continue;
+            }
             iov[cnt].iov_base = b->buf + off;
             iov[cnt++].iov_len = b->used - off;
             off = 0;
         }
-        if (cnt == 0) {           /* only empty blocks left: drop them */
+        if (cnt == 0) { /* only empty blocks left: drop them */
             consume_output(c, 0);
             continue;
         }
@@ -451,18 +457,18 @@ static int write_to_client(client_t *c) {
 
 void conn_before_sleep(void *arg) {
     server_t *srv = arg;
-    blocking_resume_unblocked(srv);   /* their replies are flushed just below */
-    pause_check_deadline(srv);        /* postponed requests run when a pause ends */
-    tracking_before_sleep(srv);       /* BCAST invalidations */
+    blocking_resume_unblocked(srv); /* their replies are flushed just below */
+    pause_check_deadline(srv);      /* postponed requests run when a pause ends */
+    tracking_before_sleep(srv);     /* BCAST invalidations */
     while (srv->pending_write) {
         client_t *c = srv->pending_write;
         srv->pending_write = c->next_pending;
         c->flags &= ~CLIENT_PENDING_WRITE;
         if (c->flags & CLIENT_CLOSE_ASAP) continue;
-        if (c->flags & CLIENT_IN_WRITE_WAIT) continue;   /* the write event will do it */
+        if (c->flags & CLIENT_IN_WRITE_WAIT) continue; /* the write event will do it */
         write_to_client(c);
     }
-    client_t *kept = NULL;   /* a client running a script is freed after it returns */
+    client_t *kept = NULL; /* a client running a script is freed after it returns */
     while (srv->close_asap) {
         client_t *c = srv->close_asap;
         srv->close_asap = c->next_close;
@@ -544,8 +550,8 @@ void conn_cron(server_t *srv) {
         next = c->next;
         shrink_querybuf(c, srv->mstime);
         if (timeout_ms <= 0) continue;
-        if (c->flags & CLIENT_BLOCKED) continue;   /* as Redis: blocked clients have their own timeout */
-        if (c->flags & (CLIENT_MASTER | CLIENT_REPLICA)) continue;   /* repl-timeout governs replication links */
+        if (c->flags & CLIENT_BLOCKED) continue;                   /* as Redis: blocked clients have their own timeout */
+        if (c->flags & (CLIENT_MASTER | CLIENT_REPLICA)) continue; /* repl-timeout governs replication links */
         if (srv->mstime - c->last_interaction_ms > timeout_ms) {
             log_msg(LL_VERBOSE, "Closing idle client");
             conn_free(c);
@@ -562,16 +568,16 @@ void conn_cron(server_t *srv) {
 
 sds conn_info_string(sds s, client_t *c) {
     long long now = c->srv->mstime;
-    char flags[16];   /* room for every flag letter */
+    char flags[16]; /* room for every flag letter */
     int fl = 0;
-    if (c->flags & CLIENT_REPLICA) flags[fl++] = 'S';   /* repl_master.c */
-    if (c->flags & CLIENT_MASTER) flags[fl++] = 'M';    /* repl_replica.c */
-    if (c->flags & CLIENT_MONITOR) flags[fl++] = 'O';   /* monitor.c */
-    if (c->flags & CLIENT_PUBSUB) flags[fl++] = 'P';    /* pubsub.c */
+    if (c->flags & CLIENT_REPLICA) flags[fl++] = 'S'; /* repl_master.c */
+    if (c->flags & CLIENT_MASTER) flags[fl++] = 'M';  /* repl_replica.c */
+    if (c->flags & CLIENT_MONITOR) flags[fl++] = 'O'; /* monitor.c */
+    if (c->flags & CLIENT_PUBSUB) flags[fl++] = 'P';  /* pubsub.c */
     if (c->flags & CLIENT_CLOSE_AFTER_REPLY) flags[fl++] = 'c';
     if (c->flags & (CLIENT_BLOCKED | CLIENT_PAUSED)) flags[fl++] = 'b';
     if (c->flags & CLIENT_UNIX_SOCKET) flags[fl++] = 'U';
-    fl = tracking_client_flag_letters(c, flags, fl);   /* t, R, B */
+    fl = tracking_client_flag_letters(c, flags, fl); /* t, R, B */
     if (c->mstate) flags[fl++] = 'x';
     if (c->flags & CLIENT_NO_EVICT) flags[fl++] = 'e';
     if (fl == 0) flags[fl++] = 'N';
@@ -584,14 +590,14 @@ sds conn_info_string(sds s, client_t *c) {
     for (reply_block *b = c->reply_head; b; b = b->next) oll++;
     size_t totmem = zmalloc_size(c) + sds_alloc_size(c->querybuf) + c->reply_bytes;
     return sds_catprintf(s,
-        "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%zu psub=%zu ssub=%zu "
-        "multi=%d qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%d rbp=%zu obl=%zu oll=%zu omem=%zu "
-        "tot-mem=%zu events=%s cmd=%s user=%s redir=%lld resp=%d lib-name=%s lib-ver=%s",
-        (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
-        (now - c->ctime_ms) / 1000, (now - c->last_interaction_ms) / 1000, flags, c->db->id,
-        pubsub_client_channels(c), pubsub_client_patterns(c), pubsub_client_shard_channels(c),
-        multi_queued_count(c),
-        qbuf, sds_avail(c->querybuf), CLIENT_BUF_SIZE, c->querybuf_peak, obl, oll, c->reply_bytes, totmem,
-        events, c->lastcmd ? c->lastcmd->fullname : "NULL", acl_client_username(c), tracking_client_redirect(c), c->resp,
-        c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "");
+                         "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%zu psub=%zu ssub=%zu "
+                         "multi=%d qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%d rbp=%zu obl=%zu oll=%zu omem=%zu "
+                         "tot-mem=%zu events=%s cmd=%s user=%s redir=%lld resp=%d lib-name=%s lib-ver=%s",
+                         (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
+                         (now - c->ctime_ms) / 1000, (now - c->last_interaction_ms) / 1000, flags, c->db->id,
+                         pubsub_client_channels(c), pubsub_client_patterns(c), pubsub_client_shard_channels(c),
+                         multi_queued_count(c),
+                         qbuf, sds_avail(c->querybuf), CLIENT_BUF_SIZE, c->querybuf_peak, obl, oll, c->reply_bytes, totmem,
+                         events, c->lastcmd ? c->lastcmd->fullname : "NULL", acl_client_username(c), tracking_client_redirect(c), c->resp,
+                         c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "");
 }

@@ -16,41 +16,41 @@
 #include "resp.h"
 #include "server.h"
 
-#define CLIENT_BUF_SIZE (16 * 1024)      /* static reply buffer */
-#define CLIENT_READ_CHUNK (16 * 1024)    /* bytes per read() */
+#define CLIENT_BUF_SIZE (16 * 1024)   /* static reply buffer */
+#define CLIENT_READ_CHUNK (16 * 1024) /* bytes per read() */
 #define REPLY_BLOCK_MIN (16 * 1024)
 
 /* Client flags (client_t.flags): every bit in this one list, each with the
  * module that sets and clears it.  A new owner adds its bit here. */
-#define CLIENT_CLOSE_AFTER_REPLY (1u << 0)  /* conn.c: close once output is flushed */
-#define CLIENT_CLOSE_ASAP (1u << 1)         /* conn.c: close at the next before-sleep */
-#define CLIENT_PENDING_WRITE (1u << 2)      /* conn.c: on srv->pending_write */
-#define CLIENT_AUTHENTICATED (1u << 3)      /* conn_cmds.c: AUTH/HELLO passed */
-#define CLIENT_UNIX_SOCKET (1u << 4)        /* conn.c */
-#define CLIENT_IN_WRITE_WAIT (1u << 5)      /* conn.c: socket full, waiting for EV_WRITE */
-#define CLIENT_BLOCKED (1u << 7)            /* blocking.c: waiting on keys, input paused */
-#define CLIENT_UNBLOCKED (1u << 8)          /* blocking.c: served/timed out, input resumes at before-sleep */
-#define CLIENT_DENY_BLOCKING (1u << 9)      /* blocking.c: e.g. inside EXEC, must not block */
-#define CLIENT_REPLY_OFF (1u << 10)         /* conn_cmds.c: CLIENT REPLY OFF, replies dropped */
-#define CLIENT_REPLY_SKIP (1u << 11)        /* conn_cmds.c: this command's reply is dropped */
-#define CLIENT_REPLY_SKIP_NEXT (1u << 12)   /* conn_cmds.c: CLIENT REPLY SKIP, drop the next one */
-#define CLIENT_PUSHING (1u << 13)           /* pubsub.c, tracking.c: a push is written, not silenced */
-#define CLIENT_NO_EVICT (1u << 14)          /* conn_cmds.c: CLIENT NO-EVICT on */
-#define CLIENT_PAUSED (1u << 15)            /* pause.c: its request waits for CLIENT PAUSE to end */
-#define CLIENT_PREVENT_PROP (1u << 16)      /* persist.c: the handler fed the AOF itself (persist_propagate) */
-#define CLIENT_CLOSE_AFTER_COMMAND (1u << 17)   /* acl.c: its user went away; closed once this reply is queued */
-#define CLIENT_PUBSUB (1u << 20)            /* pubsub.c: in subscribed mode */
-#define CLIENT_MONITOR (1u << 21)           /* monitor.c: receives every command */
-#define CLIENT_FAKE (1u << 24)              /* script.c: runs redis.call, replies stay in its buffers */
-#define CLIENT_PROTECTED (1u << 25)         /* script.c: its script runs long, not freed until it returns */
-#define CLIENT_MASTER (1u << 26)            /* repl_replica.c: our master's link; replies are not sent */
-#define CLIENT_MASTER_FORCE_REPLY (1u << 27)   /* repl_replica.c: this write (REPLCONF ACK) goes to the master */
-#define CLIENT_REPLICA (1u << 28)           /* repl_master.c: a replica attached to us (SYNC/PSYNC) */
-#define CLIENT_REPL_WAIT (1u << 29)         /* repl_master.c: blocked in WAIT, input paused */
+#define CLIENT_CLOSE_AFTER_REPLY (1u << 0)    /* conn.c: close once output is flushed */
+#define CLIENT_CLOSE_ASAP (1u << 1)           /* conn.c: close at the next before-sleep */
+#define CLIENT_PENDING_WRITE (1u << 2)        /* conn.c: on srv->pending_write */
+#define CLIENT_AUTHENTICATED (1u << 3)        /* conn_cmds.c: AUTH/HELLO passed */
+#define CLIENT_UNIX_SOCKET (1u << 4)          /* conn.c */
+#define CLIENT_IN_WRITE_WAIT (1u << 5)        /* conn.c: socket full, waiting for EV_WRITE */
+#define CLIENT_BLOCKED (1u << 7)              /* blocking.c: waiting on keys, input paused */
+#define CLIENT_UNBLOCKED (1u << 8)            /* blocking.c: served/timed out, input resumes at before-sleep */
+#define CLIENT_DENY_BLOCKING (1u << 9)        /* blocking.c: e.g. inside EXEC, must not block */
+#define CLIENT_REPLY_OFF (1u << 10)           /* conn_cmds.c: CLIENT REPLY OFF, replies dropped */
+#define CLIENT_REPLY_SKIP (1u << 11)          /* conn_cmds.c: this command's reply is dropped */
+#define CLIENT_REPLY_SKIP_NEXT (1u << 12)     /* conn_cmds.c: CLIENT REPLY SKIP, drop the next one */
+#define CLIENT_PUSHING (1u << 13)             /* pubsub.c, tracking.c: a push is written, not silenced */
+#define CLIENT_NO_EVICT (1u << 14)            /* conn_cmds.c: CLIENT NO-EVICT on */
+#define CLIENT_PAUSED (1u << 15)              /* pause.c: its request waits for CLIENT PAUSE to end */
+#define CLIENT_PREVENT_PROP (1u << 16)        /* persist.c: the handler fed the AOF itself (persist_propagate) */
+#define CLIENT_CLOSE_AFTER_COMMAND (1u << 17) /* acl.c: its user went away; closed once this reply is queued */
+#define CLIENT_PUBSUB (1u << 20)              /* pubsub.c: in subscribed mode */
+#define CLIENT_MONITOR (1u << 21)             /* monitor.c: receives every command */
+#define CLIENT_FAKE (1u << 24)                /* script.c: runs redis.call, replies stay in its buffers */
+#define CLIENT_PROTECTED (1u << 25)           /* script.c: its script runs long, not freed until it returns */
+#define CLIENT_MASTER (1u << 26)              /* repl_replica.c: our master's link; replies are not sent */
+#define CLIENT_MASTER_FORCE_REPLY (1u << 27)  /* repl_replica.c: this write (REPLCONF ACK) goes to the master */
+#define CLIENT_REPLICA (1u << 28)             /* repl_master.c: a replica attached to us (SYNC/PSYNC) */
+#define CLIENT_REPL_WAIT (1u << 29)           /* repl_master.c: blocked in WAIT, input paused */
 
 typedef struct reply_block {
     struct reply_block *next;
-    size_t size, used;       /* bytes of buf[] allocated / filled */
+    size_t size, used; /* bytes of buf[] allocated / filled */
     char buf[];
 } reply_block;
 
@@ -63,43 +63,43 @@ struct client {
     db_t *db;
     evloop_io_t *io;
     unsigned flags;
-    int resp;                    /* protocol: 2 or 3 */
-    sds name;                    /* CLIENT SETNAME, or NULL */
-    sds lib_name, lib_ver;       /* CLIENT SETINFO */
-    char addr[64];               /* "ip:port" of the peer */
-    char laddr[64];              /* "ip:port" of our end */
+    int resp;              /* protocol: 2 or 3 */
+    sds name;              /* CLIENT SETNAME, or NULL */
+    sds lib_name, lib_ver; /* CLIENT SETINFO */
+    char addr[64];         /* "ip:port" of the peer */
+    char laddr[64];        /* "ip:port" of our end */
 
     sds querybuf;
-    size_t qb_pos;               /* bytes of querybuf already parsed */
+    size_t qb_pos; /* bytes of querybuf already parsed */
     size_t querybuf_peak;
     resp_parser_t parser;
     int argc;
-    robj **argv;                 /* current request, owned by the parser */
+    robj **argv; /* current request, owned by the parser */
     command_t *cmd, *lastcmd;
 
-    char buf[CLIENT_BUF_SIZE];   /* replies go here first... */
+    char buf[CLIENT_BUF_SIZE]; /* replies go here first... */
     size_t bufpos;
-    size_t sentlen;              /* bytes of the head already written */
-    reply_block *reply_head, *reply_tail;   /* ...then into blocks */
-    size_t reply_bytes;          /* bytes held in blocks */
-    unsigned long long reply_calls;   /* reply_raw calls; counted at RL_DEBUG >= 2 only */
+    size_t sentlen;                       /* bytes of the head already written */
+    reply_block *reply_head, *reply_tail; /* ...then into blocks */
+    size_t reply_bytes;                   /* bytes held in blocks */
+    unsigned long long reply_calls;       /* reply_raw calls; counted at RL_DEBUG >= 2 only */
 
-    long long ctime_ms;          /* connection time */
+    long long ctime_ms; /* connection time */
     long long last_interaction_ms;
-    long long partial_since_ms;  /* a request has been incomplete since then; 0 = none pending */
-    client_t *next, *prev;       /* srv->clients_head list */
-    client_t *next_pending;      /* srv->pending_write list */
-    client_t *next_close;        /* srv->close_asap list */
+    long long partial_since_ms; /* a request has been incomplete since then; 0 = none pending */
+    client_t *next, *prev;      /* srv->clients_head list */
+    client_t *next_pending;     /* srv->pending_write list */
+    client_t *next_close;       /* srv->close_asap list */
     long long commands_processed;
-    struct blocked_state *bstate;   /* blocking.c: set iff CLIENT_BLOCKED */
+    struct blocked_state *bstate; /* blocking.c: set iff CLIENT_BLOCKED */
     /* pub/sub and introspection (pubsub.c, monitor.c) */
-    struct pubsub_client *ps;    /* subscriptions; NULL until the first SUBSCRIBE */
-    long long obuf_soft_since_ms;   /* when output first exceeded the soft limit; 0 = not over */
-    struct multi_state *mstate;     /* multi.c: queued commands, set iff in MULTI */
-    struct watch_state *wstate;     /* multi.c: WATCHed keys and their dirty flag */
-    struct tracking_client *tracking;   /* tracking.c: NULL until CLIENT TRACKING */
-    struct repl_replica *repl;      /* repl_master.c: set iff CLIENT_REPLICA */
-    struct acl_user *user;       /* acl.c: whose permissions apply; NULL = unrestricted (internal) */
+    struct pubsub_client *ps;         /* subscriptions; NULL until the first SUBSCRIBE */
+    long long obuf_soft_since_ms;     /* when output first exceeded the soft limit; 0 = not over */
+    struct multi_state *mstate;       /* multi.c: queued commands, set iff in MULTI */
+    struct watch_state *wstate;       /* multi.c: WATCHed keys and their dirty flag */
+    struct tracking_client *tracking; /* tracking.c: NULL until CLIENT TRACKING */
+    struct repl_replica *repl;        /* repl_master.c: set iff CLIENT_REPLICA */
+    struct acl_user *user;            /* acl.c: whose permissions apply; NULL = unrestricted (internal) */
 };
 
 /* Accept handler for listeners (registered by server.c). */

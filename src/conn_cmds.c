@@ -129,15 +129,15 @@ static void cmd_hello(client_t *c) {
 
 static void cmd_reset(client_t *c) {
     multi_client_free(c);
-    pubsub_client_freed(c);   /* leave subscribed mode without replies */
+    pubsub_client_freed(c); /* leave subscribed mode without replies */
     monitor_stop(c);
-    tracking_client_freed(c);   /* tracking off */
+    tracking_client_freed(c); /* tracking off */
     c->db = &c->srv->dbs[0];
     c->resp = 2;
     sds_free(c->name);
     c->name = NULL;
     c->flags &= ~CLIENT_AUTHENTICATED;
-    acl_client_init(c);   /* back to the default user */
+    acl_client_init(c); /* back to the default user */
     reply_simple(c, "RESET");
 }
 
@@ -212,7 +212,7 @@ static int class_by_name(const char *t) {
 static void cmd_client_list(client_t *c) {
     sds s = sds_empty();
     bool filter_ids = false;
-    int want_type = -1;   /* -1 any, else client_class() */
+    int want_type = -1; /* -1 any, else client_class() */
     if (c->argc >= 4 && !strcasecmp(c->argv[2]->ptr, "type")) {
         const char *t = c->argv[3]->ptr;
         if (strcasecmp(t, "normal") && strcasecmp(t, "master") && strcasecmp(t, "replica") && strcasecmp(t, "slave") &&
@@ -263,7 +263,7 @@ static bool kill_client(client_t *self, client_t *victim) {
 static void close_after_reply(client_t *c) { c->flags |= CLIENT_CLOSE_AFTER_REPLY; }
 
 static void cmd_client_kill(client_t *c) {
-    if (c->argc == 3) {   /* old form: CLIENT KILL ip:port */
+    if (c->argc == 3) { /* old form: CLIENT KILL ip:port */
         for (client_t *o = c->srv->clients_head; o; o = o->next) {
             if (!strcmp(o->addr, c->argv[2]->ptr)) {
                 reply_ok(c);
@@ -282,7 +282,7 @@ static void cmd_client_kill(client_t *c) {
     const char *addr = NULL, *laddr = NULL;
     acl_user_t *user = NULL;
     bool skipme = true;
-    int kill_type = -1;   /* -1 any, else client_class() */
+    int kill_type = -1; /* -1 any, else client_class() */
     for (int j = 2; j < c->argc; j += 2) {
         const char *k = c->argv[j]->ptr, *v = c->argv[j + 1]->ptr;
         if (!strcasecmp(k, "id")) {
@@ -298,8 +298,7 @@ static void cmd_client_kill(client_t *c) {
                 reply_error(c, "No such user '%s'", v);
                 return;
             }
-        }
-        else if (!strcasecmp(k, "type")) {
+        } else if (!strcasecmp(k, "type")) {
             if (strcasecmp(v, "normal") && strcasecmp(v, "master") && strcasecmp(v, "replica") &&
                 strcasecmp(v, "slave") && strcasecmp(v, "pubsub")) {
                 reply_error(c, "Unknown client type '%s'", v);
@@ -446,9 +445,9 @@ static command_t client_subcommands[] = {
     {"reply", cmd_client_reply, 3, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", NULL, NULL, NULL},
     {"no-evict", cmd_client_no_evict, 3, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", NULL, NULL, NULL},
     {"unblock", cmd_client_unblock, -3, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", NULL, NULL, NULL},
-    {"pause", cmd_client_pause, -3, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", NULL, NULL, NULL},   /* pause.c */
+    {"pause", cmd_client_pause, -3, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", NULL, NULL, NULL}, /* pause.c */
     {"unpause", cmd_client_unpause, 2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", NULL, NULL, NULL},
-    {"tracking", cmd_client_tracking, -3, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", NULL, NULL, NULL},   /* tracking.c */
+    {"tracking", cmd_client_tracking, -3, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", NULL, NULL, NULL}, /* tracking.c */
     {"caching", cmd_client_caching, 3, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", NULL, NULL, NULL},
     {"getredir", cmd_client_getredir, 2, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", NULL, NULL, NULL},
     {"trackinginfo", cmd_client_trackinginfo, 2, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", NULL, NULL, NULL},

@@ -83,11 +83,11 @@ static void debug_populate(client_t *c) {
             if (size == 0) {
                 val = obj_create_string(text, (size_t)n);
             } else {
-                sds v = sds_newlen(NULL, (size_t)size);       /* zero-filled */
+                sds v = sds_newlen(NULL, (size_t)size); /* zero-filled */
                 memcpy(v, text, (size_t)(n < size ? n : size));
                 val = obj_create_from_sds(v);
             }
-            db_add(c->db, key, val);                   /* takes val */
+            db_add(c->db, key, val); /* takes val */
         }
         obj_decref(key);
     }
@@ -174,7 +174,7 @@ static void debug_help(client_t *c) {
 typedef struct debug_sub {
     const char *name;
     void (*fn)(client_t *c);
-    int min_argc, max_argc;   /* including DEBUG and the subcommand */
+    int min_argc, max_argc; /* including DEBUG and the subcommand */
 } debug_sub;
 
 static const debug_sub subs[] = {

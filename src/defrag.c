@@ -32,14 +32,15 @@
 #include "stream.h"
 #include "util.h"
 
-enum { PHASE_KEYS = 0, PHASE_EXPIRES = 1 };
+enum { PHASE_KEYS = 0,
+       PHASE_EXPIRES = 1 };
 
 struct defrag {
     bool running;
-    int cpu_pct;                 /* effort of the current cycle */
-    int dbid, phase;             /* table being walked */
-    unsigned long cursor;        /* dict_scan cursor in that table */
-    sds big_key;                 /* collection done in slices, or NULL */
+    int cpu_pct;          /* effort of the current cycle */
+    int dbid, phase;      /* table being walked */
+    unsigned long cursor; /* dict_scan cursor in that table */
+    sds big_key;          /* collection done in slices, or NULL */
     int big_db;
     unsigned long big_cursor;
     long long cycle_start_ms;
@@ -159,27 +160,27 @@ static void defrag_encoded(scan_ctx_t *cx, robj *o, sds key) {
     defrag_t *df = cx->df;
     void *p;
     switch (o->encoding) {
-    case OBJ_ENCODING_LISTPACK:
-    case OBJ_ENCODING_INTSET:
-        if ((p = offer(df, o->ptr))) o->ptr = p;
-        break;
-    case OBJ_ENCODING_QUICKLIST:
-        defrag_quicklist(df, o);
-        break;
-    case OBJ_ENCODING_STREAM:
-        defrag_stream(df, o);
-        break;
-    case OBJ_ENCODING_HT:
-        if (o->type == OBJ_HASH || o->type == OBJ_SET) defrag_ht(cx, o, key);
-        break;
-    case OBJ_ENCODING_RAW:
-        if (o->type == OBJ_STRING) {
-            size_t h = sds_hdr_len(o->ptr);
-            if ((p = offer(df, (char *)o->ptr - h))) o->ptr = (char *)p + h;
-        }
-        break;
-    default:   /* int, embstr (moved with the robj), skiplist */
-        break;
+        case OBJ_ENCODING_LISTPACK:
+        case OBJ_ENCODING_INTSET:
+            if ((p = offer(df, o->ptr))) o->ptr = p;
+            break;
+        case OBJ_ENCODING_QUICKLIST:
+            defrag_quicklist(df, o);
+            break;
+        case OBJ_ENCODING_STREAM:
+            defrag_stream(df, o);
+            break;
+        case OBJ_ENCODING_HT:
+            if (o->type == OBJ_HASH || o->type == OBJ_SET) defrag_ht(cx, o, key);
+            break;
+        case OBJ_ENCODING_RAW:
+            if (o->type == OBJ_STRING) {
+                size_t h = sds_hdr_len(o->ptr);
+                if ((p = offer(df, (char *)o->ptr - h))) o->ptr = (char *)p + h;
+            }
+            break;
+        default: /* int, embstr (moved with the robj), skiplist */
+            break;
     }
 }
 
@@ -191,7 +192,7 @@ static robj *defrag_value(scan_ctx_t *cx, robj *o, sds key) {
     size_t emb_off = emb ? (size_t)((char *)o->ptr - (char *)o) : 0;
     robj *n = offer(cx->df, o);
     if (n) {
-        if (emb) n->ptr = (char *)n + emb_off;   /* the string lives inside the robj */
+        if (emb) n->ptr = (char *)n + emb_off; /* the string lives inside the robj */
         o = n;
     }
     defrag_encoded(cx, o, key);
@@ -229,7 +230,7 @@ static bool big_key_step(server_t *srv, defrag_t *df) {
         }
         if (df->big_cursor != 0) return true;
     }
-    sds_free(df->big_key);   /* finished, deleted or changed type */
+    sds_free(df->big_key); /* finished, deleted or changed type */
     df->big_key = NULL;
     return true;
 }
@@ -317,7 +318,7 @@ void defrag_cron(server_t *srv) {
     }
     double pct = ((double)active / (double)allocated - 1.0) * 100.0;
     if (!df->running) {
-        defrag_release_timer(df);   /* idle: no timer ticking for nothing */
+        defrag_release_timer(df); /* idle: no timer ticking for nothing */
         if (pct <= (double)srv->cfg.active_defrag_threshold_lower ||
             (long long)(active - allocated) <= srv->cfg.active_defrag_ignore_bytes)
             return;

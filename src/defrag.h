@@ -17,13 +17,13 @@
 #include "server.h"
 
 typedef struct defrag_stats {
-    long long hits;          /* blocks moved */
-    long long misses;        /* blocks looked at and left in place */
-    long long key_hits;      /* keys with at least one block moved */
-    long long key_misses;    /* keys looked at with nothing moved */
-    long long total_time_ms; /* wall time of finished and current cycles */
-    long long current_time_ms;  /* of the current cycle, 0 when idle */
-    int running_cpu_pct;     /* effort of the current cycle, 0 when idle */
+    long long hits;            /* blocks moved */
+    long long misses;          /* blocks looked at and left in place */
+    long long key_hits;        /* keys with at least one block moved */
+    long long key_misses;      /* keys looked at with nothing moved */
+    long long total_time_ms;   /* wall time of finished and current cycles */
+    long long current_time_ms; /* of the current cycle, 0 when idle */
+    int running_cpu_pct;       /* effort of the current cycle, 0 when idle */
 } defrag_stats_t;
 
 defrag_t *defrag_create(void);

@@ -22,10 +22,10 @@
 #include "rdb.h"
 #include "reply.h"
 
-#define DUMP_FOOTER_LEN 10   /* 2 bytes of RDB version + 8 of CRC-64 */
+#define DUMP_FOOTER_LEN 10 /* 2 bytes of RDB version + 8 of CRC-64 */
 
 sds dump_payload_create(server_t *srv, robj *val) {
-    rio_t r;   /* memory mode: its inline buffer stays untouched */
+    rio_t r; /* memory mode: its inline buffer stays untouched */
     rio_init_mem(&r, true);
     rdb_write_value(&r, val, srv->cfg.rdbcompression);
     unsigned char footer[DUMP_FOOTER_LEN];
@@ -78,7 +78,7 @@ static void cmd_dump(client_t *c) {
 
 typedef struct restore_opts {
     bool replace, absttl;
-    long long idle, freq;   /* -1 = not given */
+    long long idle, freq; /* -1 = not given */
 } restore_opts_t;
 
 /* Options after the payload, checked in Redis's order; IDLETIME and FREQ

@@ -31,8 +31,8 @@
 #include "util.h"
 
 typedef struct pool_entry {
-    unsigned long long score;   /* higher = better to evict */
-    sds key;                    /* our copy; NULL = empty slot */
+    unsigned long long score; /* higher = better to evict */
+    sds key;                  /* our copy; NULL = empty slot */
     int dbid;
 } pool_entry_t;
 
@@ -40,10 +40,10 @@ typedef struct pool_entry {
 struct evict {
     pool_entry_t pool[EVICT_POOL_SIZE];
     int count;
-    int next_db;                /* round robin start for random policies */
+    int next_db; /* round robin start for random policies */
 };
 
-#define EVICT_MAX_US 50000      /* one call never spends more than this */
+#define EVICT_MAX_US 50000 /* one call never spends more than this */
 
 evict_t *evict_create(void) { return zcalloc(sizeof(evict_t)); }
 
@@ -137,10 +137,10 @@ void evict_stamp_restore(server_t *srv, robj *val, long long lfu_freq, long long
 
 static unsigned long long score_of(server_t *srv, const robj *val, long long expire_ms) {
     switch (srv->cfg.maxmemory_policy) {
-    case MAXMEMORY_VOLATILE_TTL: return ULLONG_MAX - (unsigned long long)expire_ms;
-    case MAXMEMORY_ALLKEYS_LFU:
-    case MAXMEMORY_VOLATILE_LFU: return 255 - evict_lfu_counter(srv, val);
-    default: return obj_idle_ms(val);
+        case MAXMEMORY_VOLATILE_TTL: return ULLONG_MAX - (unsigned long long)expire_ms;
+        case MAXMEMORY_ALLKEYS_LFU:
+        case MAXMEMORY_VOLATILE_LFU: return 255 - evict_lfu_counter(srv, val);
+        default: return obj_idle_ms(val);
     }
 }
 
@@ -277,9 +277,9 @@ bool evict_perform(server_t *srv) {
         size_t before = zmalloc_used_memory();
         robj k = {.type = OBJ_STRING, .encoding = OBJ_ENCODING_RAW, .refcount = 1, .ptr = key};
         db_delete_lazy(&srv->dbs[dbid], &k, lazy);
-        propagate_del(srv, dbid, &k, lazy);   /* replicas and the AOF drop it too */
+        propagate_del(srv, dbid, &k, lazy); /* replicas and the AOF drop it too */
         size_t after = zmalloc_used_memory();
-        notify_keyspace_event(srv, NOTIFY_EVICTED, "evicted", &k, dbid);   /* notify.c */
+        notify_keyspace_event(srv, NOTIFY_EVICTED, "evicted", &k, dbid); /* notify.c */
         sds_free(key);
         if (before > after) freed += before - after;
         srv->stats.evictedkeys++;

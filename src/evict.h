@@ -16,7 +16,7 @@
 #include "server.h"
 
 #define EVICT_POOL_SIZE 16
-#define LFU_INIT_VAL 5     /* a new key's counter, so it is not evicted first */
+#define LFU_INIT_VAL 5 /* a new key's counter, so it is not evicted first */
 
 typedef struct evict evict_t;
 

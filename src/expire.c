@@ -18,7 +18,7 @@
 #include "util.h"
 
 #define EXPIRE_KEYS_PER_LOOP 20
-#define EXPIRE_ACCEPTABLE_STALE 10   /* percent */
+#define EXPIRE_ACCEPTABLE_STALE 10 /* percent */
 #define EXPIRE_CPU_PERCENT 25
 
 typedef struct sample_ctx {
@@ -67,8 +67,8 @@ static long expire_round(server_t *srv, db_t *db, long per_loop) {
 }
 
 void expire_active_cycle(server_t *srv) {
-    if (pause_active(srv)) return;   /* pause.c: the dataset holds still */
-    if (!repl_keys_expire_locally(srv)) return;   /* repl.h: a replica waits for its master's DEL */
+    if (pause_active(srv)) return;              /* pause.c: the dataset holds still */
+    if (!repl_keys_expire_locally(srv)) return; /* repl.h: a replica waits for its master's DEL */
     long effort = srv->cfg.active_expire_effort - 1;
     long per_loop = EXPIRE_KEYS_PER_LOOP + EXPIRE_KEYS_PER_LOOP / 4 * effort;
     long long budget_us = 1000000LL * EXPIRE_CPU_PERCENT / 100 / srv->cfg.hz;

@@ -33,9 +33,9 @@ typedef struct fn_lib fn_lib;
 
 typedef struct fn_def {
     sds name;
-    sds desc;            /* NULL if none */
-    int ref;             /* callback in the Lua registry */
-    int flags;           /* SCRIPT_FLAG_* */
+    sds desc;  /* NULL if none */
+    int ref;   /* callback in the Lua registry */
+    int flags; /* SCRIPT_FLAG_* */
     fn_lib *lib;
 } fn_def;
 
@@ -48,10 +48,10 @@ struct fn_lib {
 
 struct functions {
     lua_State *L;
-    dict *libs;          /* name -> fn_lib */
-    dict *fns;           /* function name -> fn_def (owned by its library) */
+    dict *libs; /* name -> fn_lib */
+    dict *fns;  /* function name -> fn_def (owned by its library) */
     size_t code_bytes;
-    fn_lib *loading;     /* the library being built by FUNCTION LOAD */
+    fn_lib *loading; /* the library being built by FUNCTION LOAD */
     long long load_start_ms;
 };
 
@@ -135,10 +135,10 @@ static int l_register_function(lua_State *L) {
             if (strcmp(k, "function_name") && strcmp(k, "callback") && strcmp(k, "flags") && strcmp(k, "description"))
                 return reg_fail(L, "ERR unknown argument given to redis.register_function");
         }
-        lua_getfield(L, 1, "function_name");   /* 2 */
-        lua_getfield(L, 1, "callback");        /* 3 */
-        lua_getfield(L, 1, "flags");           /* 4 */
-        lua_getfield(L, 1, "description");     /* 5 */
+        lua_getfield(L, 1, "function_name"); /* 2 */
+        lua_getfield(L, 1, "callback");      /* 3 */
+        lua_getfield(L, 1, "flags");         /* 4 */
+        lua_getfield(L, 1, "description");   /* 5 */
         name_idx = 2;
         cb_idx = 3;
         if (lua_isnil(L, 2)) return reg_fail(L, "ERR redis.register_function must get a function name argument");
@@ -353,7 +353,7 @@ void functions_foreach_library(server_t *srv, void (*fn)(void *arg, const char *
 }
 
 sds functions_load_code(server_t *srv, const char *code, size_t len) {
-    if (!srv->scripting || !F(srv)) return NULL;   /* tools without an engine skip functions */
+    if (!srv->scripting || !F(srv)) return NULL; /* tools without an engine skip functions */
     sds name = NULL;
     sds err = load_library(srv, code, len, false, &name);
     sds_free(name);
@@ -599,20 +599,24 @@ static bool get_rdb_len(const unsigned char *p, size_t end, size_t *pos, uint64_
     if (*pos >= end) return false;
     unsigned b = p[(*pos)++];
     switch (b >> 6) {
-    case 0: *len = b & 0x3f; return true;
-    case 1:
-        if (*pos >= end) return false;
-        *len = ((uint64_t)(b & 0x3f) << 8) | p[(*pos)++];
-        return true;
-    case 3: *encoded = true; *len = b & 0x3f; return true;
-    default: {
-        int n = b == RDB_32BITLEN ? 4 : b == RDB_64BITLEN ? 8 : 0;
-        if (!n || end - *pos < (size_t)n) return false;
-        uint64_t v = 0;
-        for (int i = 0; i < n; i++) v = (v << 8) | p[(*pos)++];
-        *len = v;
-        return true;
-    }
+        case 0: *len = b & 0x3f; return true;
+        case 1:
+            if (*pos >= end) return false;
+            *len = ((uint64_t)(b & 0x3f) << 8) | p[(*pos)++];
+            return true;
+        case 3:
+            *encoded = true;
+            *len = b & 0x3f;
+            return true;
+        default: {
+            int n = b == RDB_32BITLEN ? 4 : b == RDB_64BITLEN ? 8
+                                                              : 0;
+            if (!n || end - *pos < (size_t)n) return false;
+            uint64_t v = 0;
+            for (int i = 0; i < n; i++) v = (v << 8) | p[(*pos)++];
+            *len = v;
+            return true;
+        }
     }
 }
 
@@ -658,7 +662,7 @@ static void free_codes(sds *codes, int n) {
 }
 
 static void cmd_function_restore(client_t *c) {
-    int policy = 0;   /* 0 append, 1 replace, 2 flush */
+    int policy = 0; /* 0 append, 1 replace, 2 flush */
     if (c->argc > 4) {
         reply_error_arity(c);
         return;

@@ -15,10 +15,10 @@
 void functions_init(server_t *srv);
 void functions_free(server_t *srv);
 
-size_t functions_count(server_t *srv);           /* number_of_functions */
-size_t functions_library_count(server_t *srv);   /* number_of_libraries */
-size_t functions_vm_memory(server_t *srv);       /* used_memory_vm_functions */
-size_t functions_overhead(server_t *srv);        /* used_memory_functions */
+size_t functions_count(server_t *srv);         /* number_of_functions */
+size_t functions_library_count(server_t *srv); /* number_of_libraries */
+size_t functions_vm_memory(server_t *srv);     /* used_memory_vm_functions */
+size_t functions_overhead(server_t *srv);      /* used_memory_functions */
 
 /* RDB (opcode 245): every library's code, and loading one back (NULL or
  * the error text, caller frees; a server without scripting skips it). */

@@ -219,7 +219,7 @@ static void cmd_geohash(client_t *c) {
         geohash_encode(&lon_r, &lat_r, xy[0], xy[1], GEO_STEP_MAX, &h);
         char buf[11];
         for (int i = 0; i < 10; i++) buf[i] = alphabet[(h.bits >> (52 - (i + 1) * 5)) & 0x1f];
-        buf[10] = alphabet[0];   /* 52 bits fill 10.4 characters; the 11th is 0 */
+        buf[10] = alphabet[0]; /* 52 bits fill 10.4 characters; the 11th is 0 */
         reply_bulk(c, buf, 11);
     }
 }
@@ -245,7 +245,7 @@ static void cmd_geopos(client_t *c) {
 
 typedef struct geo_point {
     double xy[2];
-    double dist;     /* metres until the reply divides by the unit */
+    double dist; /* metres until the reply divides by the unit */
     double score;
     sds member;
 } geo_point_t;
@@ -314,18 +314,21 @@ static void scan_cells(robj *zobj, const geohash_radius_t *r, const geo_shape_t 
 
 static int cmp_asc(const void *a, const void *b) {
     double x = ((const geo_point_t *)a)->dist, y = ((const geo_point_t *)b)->dist;
-    return x < y ? -1 : x > y ? 1 : 0;
+    return x < y ? -1 : x > y ? 1
+                              : 0;
 }
 
 static int cmp_desc(const void *a, const void *b) { return -cmp_asc(a, b); }
 
-#define GEO_COORDS (1 << 0)     /* GEORADIUS: center from argv */
-#define GEO_MEMBER (1 << 1)     /* GEORADIUSBYMEMBER: center from a member */
-#define GEO_NOSTORE (1 << 2)    /* _RO forms */
-#define GEO_SEARCH (1 << 3)     /* GEOSEARCH syntax */
+#define GEO_COORDS (1 << 0)  /* GEORADIUS: center from argv */
+#define GEO_MEMBER (1 << 1)  /* GEORADIUSBYMEMBER: center from a member */
+#define GEO_NOSTORE (1 << 2) /* _RO forms */
+#define GEO_SEARCH (1 << 3)  /* GEOSEARCH syntax */
 #define GEO_SEARCHSTORE (1 << 4)
 
-enum { SORT_NONE, SORT_ASC, SORT_DESC };
+enum { SORT_NONE,
+       SORT_ASC,
+       SORT_DESC };
 
 typedef struct geo_opts {
     bool withdist, withhash, withcoord, any, storedist;
@@ -435,7 +438,7 @@ static void store_points(client_t *c, geo_points_t *pts, size_t n, const geo_sha
         return;
     }
     zset_limits_t l = {c->srv->cfg.zset_max_listpack_entries, c->srv->cfg.zset_max_listpack_value};
-    zset_limits_t unlimited = {0, 0};   /* build as a skiplist, then fit */
+    zset_limits_t unlimited = {0, 0}; /* build as a skiplist, then fit */
     robj *z = zset_create_skiplist();
     size_t maxlen = 0, totlen = 0;
     for (size_t i = 0; i < n; i++) {

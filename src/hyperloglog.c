@@ -77,7 +77,7 @@ static void pfcount_union(client_t *c) {
     uint8_t *max = zcalloc(HLL_REGISTERS);
     for (int j = 1; j < c->argc; j++) {
         robj *o = db_lookup_read(c->db, c->argv[j], LOOKUP_NONE);
-        if (!o) continue;   /* a missing key is an empty HLL */
+        if (!o) continue; /* a missing key is an empty HLL */
         if (!is_hll_or_reply(c, o)) goto done;
         if (!hll_merge_max(max, (unsigned char *)o->ptr, sds_len(o->ptr))) {
             reply_error(c, ERR_INVALID_HLL);
@@ -140,7 +140,7 @@ static void cmd_pfmerge(client_t *c) {
         o = obj_create_from_sds(hll_new());
         db_add(c->db, key, o);
     } else {
-        o = writable_hll(c, key, o);   /* checked as a source above */
+        o = writable_hll(c, key, o); /* checked as a source above */
     }
     sds s = o->ptr;
     if (dense && !hll_to_dense(&s)) {
@@ -243,7 +243,7 @@ static const char *hll_selftest(void) {
             snprintf(msg, sizeof(msg), "TESTFAILED sparse count %llu != dense %llu at %ld",
                      (unsigned long long)a, (unsigned long long)b, n);
             fail = msg;
-        } else if (err > (double)n * 0.05 + 1) {   /* ~6 standard errors of 0.81% */
+        } else if (err > (double)n * 0.05 + 1) { /* ~6 standard errors of 0.81% */
             snprintf(msg, sizeof(msg), "TESTFAILED estimate %llu for %ld elements", (unsigned long long)b, n);
             fail = msg;
         }

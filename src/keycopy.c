@@ -86,7 +86,7 @@ static void cmd_copy(client_t *c) {
         return;
     }
     robj *copy = dump_copy_value(c->srv, o);
-    if (!copy) {   /* cannot happen for the types we store */
+    if (!copy) { /* cannot happen for the types we store */
         reply_error(c, "Unable to copy the value of this key");
         return;
     }

@@ -60,7 +60,7 @@ static bool delete_sds_key(db_t *db, sds key, bool lazy) {
     dict_entry *de = dict_unlink(db->keys, key);
     if (!de) return false;
     robj *val = dict_get_val(de);
-    de->v.ptr = NULL;   /* the entry goes now, the value as lazyfree decides */
+    de->v.ptr = NULL; /* the entry goes now, the value as lazyfree decides */
     dict_free_unlinked(db->keys, de);
     lazyfree_free_value(db->srv->lazyfree, val, lazy);
     return true;
@@ -88,12 +88,12 @@ bool db_expire_if_needed(db_t *db, robj *key) {
     /* pause.c: during CLIENT PAUSE the dataset holds still; the key only
      * looks missing until the pause ends. */
     if (pause_active(db->srv)) return true;
-    tracking_invalidate_key(db->srv, key->ptr);   /* and cached copies */
+    tracking_invalidate_key(db->srv, key->ptr); /* and cached copies */
     delete_sds_key(db, key->ptr, db->srv->cfg.lazyfree_lazy_expire);
-    propagate_del(db->srv, db->id, key, db->srv->cfg.lazyfree_lazy_expire);   /* AOF and replicas: DEL */
-    multi_touch_key(db->srv, db->id, key->ptr);   /* an expiry invalidates WATCH (after: multi.c looks) */
+    propagate_del(db->srv, db->id, key, db->srv->cfg.lazyfree_lazy_expire); /* AOF and replicas: DEL */
+    multi_touch_key(db->srv, db->id, key->ptr);                             /* an expiry invalidates WATCH (after: multi.c looks) */
     db->srv->stats.expiredkeys++;
-    notify_keyspace_event(db->srv, NOTIFY_EXPIRED, "expired", key, db->id);   /* notify.c */
+    notify_keyspace_event(db->srv, NOTIFY_EXPIRED, "expired", key, db->id); /* notify.c */
     return true;
 }
 
@@ -101,7 +101,7 @@ static robj *lookup(db_t *db, robj *key, int flags) {
     dict_entry *de = dict_find(db->keys, key->ptr);
     if (!de) return NULL;
     robj *val = dict_get_val(de);
-    if (!(flags & LOOKUP_NOTOUCH)) evict_touch(db->srv, val);   /* LRU clock or LFU counter */
+    if (!(flags & LOOKUP_NOTOUCH)) evict_touch(db->srv, val); /* LRU clock or LFU counter */
     return val;
 }
 
@@ -112,12 +112,12 @@ robj *db_lookup_read(db_t *db, robj *key, int flags) {
         if (val) db->srv->stats.keyspace_hits++;
         else db->srv->stats.keyspace_misses++;
     }
-    if (!val) notify_keyspace_event(db->srv, NOTIFY_KEY_MISS, "keymiss", key, db->id);   /* notify.c */
+    if (!val) notify_keyspace_event(db->srv, NOTIFY_KEY_MISS, "keymiss", key, db->id); /* notify.c */
     return val;
 }
 
 robj *db_lookup_write(db_t *db, robj *key) {
-    if (db_expire_if_needed(db, key)) return NULL;   /* gone, or held by a pause */
+    if (db_expire_if_needed(db, key)) return NULL; /* gone, or held by a pause */
     return lookup(db, key, LOOKUP_NONE);
 }
 
@@ -130,7 +130,7 @@ void db_add(db_t *db, robj *key, robj *val) {
     dict_add(db->keys, key->ptr, val);
     evict_stamp_new(db->srv, val);
     db_signal_modified(db, key);
-    notify_keyspace_event(db->srv, NOTIFY_NEW, "new", key, db->id);   /* notify.c */
+    notify_keyspace_event(db->srv, NOTIFY_NEW, "new", key, db->id); /* notify.c */
 }
 
 bool db_add_loaded(db_t *db, sds key, robj *val, long long expire_ms) {
@@ -159,7 +159,7 @@ void db_set_key(db_t *db, robj *key, robj *val, bool keep_ttl) {
     if (de) {
         de->v.ptr = val;
         evict_stamp_new(db->srv, val);
-        notify_keyspace_event(db->srv, NOTIFY_NEW, "new", key, db->id);   /* notify.c */
+        notify_keyspace_event(db->srv, NOTIFY_NEW, "new", key, db->id); /* notify.c */
     } else {
         replace_value(db, existing, val);
         if (!keep_ttl && dict_size(db->expires)) dict_delete(db->expires, key->ptr);
@@ -178,7 +178,7 @@ bool db_delete_lazy(db_t *db, robj *key, bool lazy) {
 long long db_empty(db_t *db) {
     long long n = (long long)dict_size(db->keys);
     multi_touch_db(db->srv, db->id, -1);
-    blocking_signal_db_flushed(db);   /* stream readers learn their key is gone */
+    blocking_signal_db_flushed(db); /* stream readers learn their key is gone */
     dict_empty(db->expires);
     dict_empty(db->keys);
     db->avg_ttl = 0;
@@ -191,7 +191,7 @@ long long db_empty(db_t *db) {
 long long db_empty_async(db_t *db) {
     long long n = (long long)dict_size(db->keys);
     multi_touch_db(db->srv, db->id, -1);
-    blocking_signal_db_flushed(db);   /* stream readers learn their key is gone */
+    blocking_signal_db_flushed(db); /* stream readers learn their key is gone */
     lazyfree_free_tables(db->srv->lazyfree, db->keys, db->expires);
     db->keys = dict_create(&keys_type);
     db->expires = dict_create(&expires_type);
@@ -215,9 +215,9 @@ bool db_remove_expire(db_t *db, robj *key) {
 
 void db_signal_modified(db_t *db, robj *key) {
     db->srv->dirty++;
-    blocking_signal_key(db, key);   /* wakes clients blocked on key, if any */
-    multi_touch_key(db->srv, db->id, key->ptr);   /* invalidates WATCH */
-    tracking_invalidate_key(db->srv, key->ptr);   /* tracking.c: client-side caches */
+    blocking_signal_key(db, key);               /* wakes clients blocked on key, if any */
+    multi_touch_key(db->srv, db->id, key->ptr); /* invalidates WATCH */
+    tracking_invalidate_key(db->srv, key->ptr); /* tracking.c: client-side caches */
 }
 
 sds db_random_key(db_t *db) {

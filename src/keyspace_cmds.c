@@ -198,7 +198,7 @@ static void expire_generic(client_t *c, long long base, long long unit_ms) {
         if ((flags & EXP_LT) && cur != -1 && when >= cur) goto no;
     }
     if (when <= c->srv->mstime) {
-        db_delete(c->db, c->argv[1]);   /* a time in the past deletes at once */
+        db_delete(c->db, c->argv[1]); /* a time in the past deletes at once */
         notify_keyspace_event(c->srv, NOTIFY_GENERIC, "del", c->argv[1], c->db->id);
     } else {
         db_set_expire(c->db, c->argv[1], when);
@@ -292,7 +292,7 @@ static void cmd_object_freq(client_t *c) {
                        "when switching between policies at runtime LRU and LFU data will take some time to adjust.");
         return;
     }
-    reply_ll(c, evict_lfu_counter(c->srv, o));   /* with the decay due by now */
+    reply_ll(c, evict_lfu_counter(c->srv, o)); /* with the decay due by now */
 }
 
 static void cmd_object_help(client_t *c) {
@@ -392,7 +392,7 @@ static void cmd_flushdb(client_t *c) {
     bool async;
     if (!flush_mode_or_reply(c, &async)) return;
     c->srv->dirty += flush_one(c->db, async);
-    tracking_on_flush(c->srv);   /* tracking.c: every cache is stale */
+    tracking_on_flush(c->srv); /* tracking.c: every cache is stale */
     reply_ok(c);
 }
 
@@ -400,7 +400,7 @@ static void cmd_flushall(client_t *c) {
     bool async;
     if (!flush_mode_or_reply(c, &async)) return;
     for (int i = 0; i < c->srv->dbnum; i++) c->srv->dirty += flush_one(&c->srv->dbs[i], async);
-    tracking_on_flush(c->srv);   /* tracking.c: every cache is stale */
+    tracking_on_flush(c->srv); /* tracking.c: every cache is stale */
     reply_ok(c);
 }
 

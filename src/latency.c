@@ -29,16 +29,16 @@
 #define LATENCY_MAX_EVENTS 32
 
 typedef struct latency_sample {
-    long long time;              /* unix seconds */
-    long long latency;           /* ms */
+    long long time;    /* unix seconds */
+    long long latency; /* ms */
 } latency_sample;
 
 typedef struct latency_event {
     char name[64];
     latency_sample ring[LATENCY_SAMPLES];
-    int idx;                     /* next slot to write */
-    int count;                   /* samples held */
-    long long max;               /* ms, all-time for this event */
+    int idx;       /* next slot to write */
+    int count;     /* samples held */
+    long long max; /* ms, all-time for this event */
 } latency_event;
 
 struct latency {
@@ -119,7 +119,7 @@ static void cmd_latency_history(client_t *c) {
     }
     latency_event *e = l->events[i];
     reply_array_len(c, e->count);
-    int first = (e->idx + LATENCY_SAMPLES - e->count) % LATENCY_SAMPLES;   /* oldest */
+    int first = (e->idx + LATENCY_SAMPLES - e->count) % LATENCY_SAMPLES; /* oldest */
     for (int k = 0; k < e->count; k++) {
         latency_sample *s = &e->ring[(first + k) % LATENCY_SAMPLES];
         reply_array_len(c, 2);
@@ -175,7 +175,7 @@ static void cmd_latency_graph(client_t *c) {
     char labels[LATENCY_SAMPLES][24];
     const char *label_ptrs[LATENCY_SAMPLES];
     long long lo = 0, hi = 0, now = (long long)time(NULL);
-    int first = (e->idx + LATENCY_SAMPLES - e->count) % LATENCY_SAMPLES;   /* oldest */
+    int first = (e->idx + LATENCY_SAMPLES - e->count) % LATENCY_SAMPLES; /* oldest */
     for (int k = 0; k < e->count; k++) {
         latency_sample *smp = &e->ring[(first + k) % LATENCY_SAMPLES];
         if (k == 0 || smp->latency < lo) lo = smp->latency;
@@ -196,8 +196,8 @@ static void cmd_latency_graph(client_t *c) {
 /* ------------------------------------------------------------ DOCTOR */
 
 typedef struct event_stats {
-    long long samples, avg, mad, min, max;   /* ms; avg and mad rounded down */
-    long long period;                        /* seconds since the oldest sample, at least 1 */
+    long long samples, avg, mad, min, max; /* ms; avg and mad rounded down */
+    long long period;                      /* seconds since the oldest sample, at least 1 */
 } event_stats;
 
 static event_stats analyze(const latency_event *e, long long now) {
@@ -216,15 +216,23 @@ static event_stats analyze(const latency_event *e, long long now) {
     st.period = now - oldest > 0 ? now - oldest : 1;
     long long dev = 0;
     for (int k = 0; k < e->count; k++) dev += st.avg > e->ring[k].latency ? st.avg - e->ring[k].latency
-                                                                         : e->ring[k].latency - st.avg;
+                                                                          : e->ring[k].latency - st.avg;
     st.mad = dev / e->count;
     return st;
 }
 
 /* The advice DOCTOR can give, each raised by the events that call for it. */
 enum {
-    ADV_BETTER_VM, ADV_SLOWLOG_ENABLE, ADV_SLOWLOG_TUNE, ADV_SLOWLOG_READ, ADV_SCHEDULER, ADV_HZ,
-    ADV_BIG_OBJECTS, ADV_MASS_EVICTION, ADV_THP, ADV_COUNT
+    ADV_BETTER_VM,
+    ADV_SLOWLOG_ENABLE,
+    ADV_SLOWLOG_TUNE,
+    ADV_SLOWLOG_READ,
+    ADV_SCHEDULER,
+    ADV_HZ,
+    ADV_BIG_OBJECTS,
+    ADV_MASS_EVICTION,
+    ADV_THP,
+    ADV_COUNT
 };
 
 /* Bytes of transparent huge pages mapped by this process (0 if unknown). */
@@ -241,14 +249,17 @@ static long long anon_huge_pages(void) {
 
 static const char *fork_quality(double rate, bool *advise) {
     *advise = rate < 25;
-    return rate < 10 ? "terrible" : rate < 25 ? "poor" : rate < 100 ? "good" : "excellent";
+    return rate < 10 ? "terrible" : rate < 25 ? "poor"
+                                : rate < 100  ? "good"
+                                              : "excellent";
 }
 
 /* Appends one event's line and raises the advice it calls for. */
 static sds doctor_event(server_t *srv, sds r, int num, const latency_event *e, bool adv[ADV_COUNT], int *advices) {
     event_stats st = analyze(e, (long long)time(NULL));
     r = sds_catprintf(r, "%d. %s: %lld latency spikes (average %lldms, mean deviation %lldms, period %.2f sec). Worst all "
-                      "time event %lldms.", num, e->name, st.samples, st.avg, st.mad,
+                         "time event %lldms.",
+                      num, e->name, st.samples, st.avg, st.mad,
                       st.samples ? (double)st.period / (double)st.samples : 0.0, e->max);
     const rl_config_t *cfg = &srv->cfg;
     if (!strcasecmp(e->name, "fork")) {
@@ -284,10 +295,12 @@ static sds doctor_advice(server_t *srv, sds r, const bool adv[ADV_COUNT]) {
                        "BGREWRITEAOF.\n");
     if (adv[ADV_SLOWLOG_ENABLE])
         r = sds_catprintf(r, "- Slow commands cause latency here, but the slow log is off, so it cannot name them. "
-                             "Turn it on with 'CONFIG SET slowlog-log-slower-than %llu'.\n", us);
+                             "Turn it on with 'CONFIG SET slowlog-log-slower-than %llu'.\n",
+                          us);
     if (adv[ADV_SLOWLOG_TUNE])
         r = sds_catprintf(r, "- The slow log threshold is above the latency monitor's, so the slow commands seen here "
-                             "are not in the slow log. Use 'CONFIG SET slowlog-log-slower-than %llu'.\n", us);
+                             "are not in the slow log. Use 'CONFIG SET slowlog-log-slower-than %llu'.\n",
+                          us);
     if (adv[ADV_SLOWLOG_READ])
         r = sds_cat(r, "- Read the slow log (SLOWLOG GET) to find which commands take long; "
                        "https://redis.io/commands/slowlog explains its fields.\n");
@@ -372,7 +385,7 @@ static command_t latency_subcommands[] = {
     {"reset", cmd_latency_reset, -2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Reset latency data for one or more events", "2.8.13", NULL},
     {"graph", cmd_latency_graph, 3, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Return a latency graph for the event", "2.8.13", NULL},
     {"doctor", cmd_latency_doctor, 2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Return a human readable latency analysis report", "2.8.13", NULL},
-    {"histogram", latency_track_cmd_histogram, -2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Return the cumulative distribution of latencies of a subset of commands or all commands", "7.0.0", NULL},   /* latency_track.c */
+    {"histogram", latency_track_cmd_histogram, -2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Return the cumulative distribution of latencies of a subset of commands or all commands", "7.0.0", NULL}, /* latency_track.c */
     {"help", cmd_latency_help, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Show helpful text about the different subcommands", "2.8.13", NULL},
     {0},
 };

@@ -27,7 +27,7 @@
 #define TRACK_LOWEST_NS 1LL
 #define TRACK_HIGHEST_NS 1000000000LL
 #define TRACK_DIGITS 2
-#define TRACK_FIRST_LEVEL_NS 1024   /* LATENCY HISTOGRAM's first reported edge */
+#define TRACK_FIRST_LEVEL_NS 1024 /* LATENCY HISTOGRAM's first reported edge */
 
 void latency_track_record(server_t *srv, command_t *cmd, long long duration_us) {
     if (!srv->cfg.latency_tracking) return;
@@ -46,8 +46,8 @@ void latency_track_reset(command_t *cmd) {
 
 typedef struct info_ctx {
     sds s;
-    double pct[128];     /* the configured percentiles, in order */
-    sds label[128];      /* their names as shown: "50", "99.9" */
+    double pct[128]; /* the configured percentiles, in order */
+    sds label[128];  /* their names as shown: "50", "99.9" */
     int n;
 } info_ctx;
 
@@ -125,7 +125,7 @@ void latency_track_cmd_histogram(client_t *c) {
             const char *name = c->argv[j]->ptr;
             command_t *cmd;
             const char *bar = strchr(name, '|');
-            if (bar) {                                   /* "config|get" */
+            if (bar) { /* "config|get" */
                 command_t *parent = commands_lookup(c->srv, name, (size_t)(bar - name));
                 cmd = NULL;
                 if (parent && parent->subcommands)

@@ -16,9 +16,9 @@
 #include "zset.h"
 
 struct lazyfree {
-    bio_t *bio;                      /* NULL: no thread, free synchronously */
-    unsigned long long pending;      /* objects queued, not yet freed (atomic) */
-    unsigned long long freed;        /* objects freed by the thread (atomic) */
+    bio_t *bio;                 /* NULL: no thread, free synchronously */
+    unsigned long long pending; /* objects queued, not yet freed (atomic) */
+    unsigned long long freed;   /* objects freed by the thread (atomic) */
 };
 
 lazyfree_t *lazyfree_create(void) {
@@ -29,7 +29,7 @@ lazyfree_t *lazyfree_create(void) {
 
 void lazyfree_destroy(lazyfree_t *lf) {
     if (!lf) return;
-    bio_destroy(lf->bio);   /* runs what is queued, then joins */
+    bio_destroy(lf->bio); /* runs what is queued, then joins */
     zfree(lf);
 }
 
@@ -39,20 +39,20 @@ void lazyfree_drain(lazyfree_t *lf) {
 
 size_t lazyfree_effort(const robj *o) {
     switch (o->type) {
-    case OBJ_LIST:
-        if (o->encoding == OBJ_ENCODING_QUICKLIST) return ((const quicklist *)o->ptr)->len;
-        return 1;
-    case OBJ_SET:
-    case OBJ_HASH:
-        if (o->encoding == OBJ_ENCODING_HT) return dict_size(o->ptr);
-        return 1;
-    case OBJ_ZSET:
-        if (o->encoding == OBJ_ENCODING_SKIPLIST) return dict_size(((const zset_t *)o->ptr)->dict);
-        return 1;
-    case OBJ_STREAM:
-        return stream_free_effort(o->ptr);
-    default:
-        return 1;
+        case OBJ_LIST:
+            if (o->encoding == OBJ_ENCODING_QUICKLIST) return ((const quicklist *)o->ptr)->len;
+            return 1;
+        case OBJ_SET:
+        case OBJ_HASH:
+            if (o->encoding == OBJ_ENCODING_HT) return dict_size(o->ptr);
+            return 1;
+        case OBJ_ZSET:
+            if (o->encoding == OBJ_ENCODING_SKIPLIST) return dict_size(((const zset_t *)o->ptr)->dict);
+            return 1;
+        case OBJ_STREAM:
+            return stream_free_effort(o->ptr);
+        default:
+            return 1;
     }
 }
 

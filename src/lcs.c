@@ -122,7 +122,7 @@ static long walk_back(client_t *c, const lcs_opts_t *o, const uint32_t *t, sds a
             } else {
                 emit = true;
             }
-            if (as == 0 || bs == 0) emit = true;   /* the walk ends here */
+            if (as == 0 || bs == 0) emit = true; /* the walk ends here */
             i--;
             j--;
         } else {

@@ -144,8 +144,8 @@ static void enc_table(lua_State *L, mpbuf *b, int level) {
     lua_pushnil(L);
     while (lua_next(L, -2)) {
         lua_pushvalue(L, -2);
-        enc_value(L, b, level + 1);   /* key */
-        enc_value(L, b, level + 1);   /* value */
+        enc_value(L, b, level + 1); /* key */
+        enc_value(L, b, level + 1); /* value */
     }
 }
 
@@ -153,26 +153,26 @@ static void enc_table(lua_State *L, mpbuf *b, int level) {
  * stack, so luaL_Buffer's own pushes are balanced before each add. */
 static void enc_value(lua_State *L, mpbuf *b, int level) {
     switch (lua_type(L, -1)) {
-    case LUA_TBOOLEAN:
-        mp_addc(b, lua_toboolean(L, -1) ? (char)0xc3 : (char)0xc2);
-        break;
-    case LUA_TNUMBER:
-        enc_number(b, lua_tonumber(L, -1));
-        break;
-    case LUA_TSTRING: {
-        size_t len;
-        const char *s = lua_tolstring(L, -1, &len);
-        enc_len(b, len, 0xa0, 32, 0xd9, 0xda, 0xdb);
-        mp_add(b, s, len);
-        break;
-    }
-    case LUA_TTABLE:
-        if (level < MAX_NESTING) enc_table(L, b, level);
-        else mp_addc(b, (char)0xc0);
-        break;
-    default:
-        mp_addc(b, (char)0xc0);
-        break;
+        case LUA_TBOOLEAN:
+            mp_addc(b, lua_toboolean(L, -1) ? (char)0xc3 : (char)0xc2);
+            break;
+        case LUA_TNUMBER:
+            enc_number(b, lua_tonumber(L, -1));
+            break;
+        case LUA_TSTRING: {
+            size_t len;
+            const char *s = lua_tolstring(L, -1, &len);
+            enc_len(b, len, 0xa0, 32, 0xd9, 0xda, 0xdb);
+            mp_add(b, s, len);
+            break;
+        }
+        case LUA_TTABLE:
+            if (level < MAX_NESTING) enc_table(L, b, level);
+            else mp_addc(b, (char)0xc0);
+            break;
+        default:
+            mp_addc(b, (char)0xc0);
+            break;
     }
     lua_pop(L, 1);
 }
@@ -229,7 +229,7 @@ static bool dec_array(lua_State *L, cursor *c, uint64_t n, bool map, int depth) 
     for (uint64_t i = 0; i < n; i++) {
         if (map) {
             if (!dec_value(L, c, depth + 1) || !dec_value(L, c, depth + 1)) return false;
-            if (lua_isnil(L, -2)) lua_pop(L, 2);   /* a nil key cannot be stored */
+            if (lua_isnil(L, -2)) lua_pop(L, 2); /* a nil key cannot be stored */
             else lua_settable(L, -3);
         } else {
             if (!dec_value(L, c, depth + 1)) return false;
@@ -253,80 +253,103 @@ static bool dec_value(lua_State *L, cursor *c, int depth) {
     }
     if (!need(c, 1)) return false;
     unsigned t = c->p[c->pos++];
-    if (t <= 0x7f) { lua_pushnumber(L, t); return true; }
-    if (t >= 0xe0) { lua_pushnumber(L, (int)t - 256); return true; }
+    if (t <= 0x7f) {
+        lua_pushnumber(L, t);
+        return true;
+    }
+    if (t >= 0xe0) {
+        lua_pushnumber(L, (int)t - 256);
+        return true;
+    }
     if ((t & 0xe0) == 0xa0) return dec_str(L, c, t & 0x1f);
     if ((t & 0xf0) == 0x90) return dec_array(L, c, t & 0x0f, false, depth);
     if ((t & 0xf0) == 0x80) return dec_array(L, c, t & 0x0f, true, depth);
     static const int ext_fixed[] = {1, 2, 4, 8, 16};
     switch (t) {
-    case 0xc0: lua_pushnil(L); return true;
-    case 0xc2: lua_pushboolean(L, 0); return true;
-    case 0xc3: lua_pushboolean(L, 1); return true;
-    case 0xca: {
-        if (!need(c, 4)) return false;
-        uint32_t u = (uint32_t)get_be(c, 4);
-        float f;
-        memcpy(&f, &u, 4);
-        lua_pushnumber(L, f);
-        return true;
-    }
-    case 0xcb: {
-        if (!need(c, 8)) return false;
-        uint64_t u = get_be(c, 8);
-        double d;
-        memcpy(&d, &u, 8);
-        lua_pushnumber(L, d);
-        return true;
-    }
-    case 0xcc: case 0xcd: case 0xce: case 0xcf: {
-        int bytes = 1 << (t - 0xcc);
-        if (!need(c, (size_t)bytes)) return false;
-        lua_pushnumber(L, (lua_Number)get_be(c, bytes));
-        return true;
-    }
-    case 0xd0: case 0xd1: case 0xd2: case 0xd3: {
-        int bytes = 1 << (t - 0xd0);
-        if (!need(c, (size_t)bytes)) return false;
-        uint64_t v = get_be(c, bytes);
-        if (bytes < 8 && (v >> (bytes * 8 - 1)) & 1) v |= ~0ULL << (bytes * 8);
-        lua_pushnumber(L, (lua_Number)(int64_t)v);
-        return true;
-    }
-    case 0xd9: case 0xc4:
-        if (!need(c, 1)) return false;
-        return dec_str(L, c, get_be(c, 1));
-    case 0xda: case 0xc5:
-        if (!need(c, 2)) return false;
-        return dec_str(L, c, get_be(c, 2));
-    case 0xdb: case 0xc6:
-        if (!need(c, 4)) return false;
-        return dec_str(L, c, get_be(c, 4));
-    case 0xdc: case 0xde:
-        if (!need(c, 2)) return false;
-        return dec_array(L, c, get_be(c, 2), t == 0xde, depth);
-    case 0xdd: case 0xdf:
-        if (!need(c, 4)) return false;
-        return dec_array(L, c, get_be(c, 4), t == 0xdf, depth);
-    case 0xd4: case 0xd5: case 0xd6: case 0xd7: case 0xd8: {
-        size_t n = (size_t)ext_fixed[t - 0xd4] + 1;
-        if (!need(c, n)) return false;
-        c->pos += n;
-        lua_pushnil(L);
-        return true;
-    }
-    case 0xc7: case 0xc8: case 0xc9: {
-        int bytes = 1 << (t - 0xc7);
-        if (!need(c, (size_t)bytes)) return false;
-        uint64_t n = get_be(c, bytes) + 1;
-        if (!need(c, (size_t)n) || n > c->len) return false;
-        c->pos += (size_t)n;
-        lua_pushnil(L);
-        return true;
-    }
-    default:
-        c->err = "Bad data format in input.";
-        return false;
+        case 0xc0: lua_pushnil(L); return true;
+        case 0xc2: lua_pushboolean(L, 0); return true;
+        case 0xc3: lua_pushboolean(L, 1); return true;
+        case 0xca: {
+            if (!need(c, 4)) return false;
+            uint32_t u = (uint32_t)get_be(c, 4);
+            float f;
+            memcpy(&f, &u, 4);
+            lua_pushnumber(L, f);
+            return true;
+        }
+        case 0xcb: {
+            if (!need(c, 8)) return false;
+            uint64_t u = get_be(c, 8);
+            double d;
+            memcpy(&d, &u, 8);
+            lua_pushnumber(L, d);
+            return true;
+        }
+        case 0xcc:
+        case 0xcd:
+        case 0xce:
+        case 0xcf: {
+            int bytes = 1 << (t - 0xcc);
+            if (!need(c, (size_t)bytes)) return false;
+            lua_pushnumber(L, (lua_Number)get_be(c, bytes));
+            return true;
+        }
+        case 0xd0:
+        case 0xd1:
+        case 0xd2:
+        case 0xd3: {
+            int bytes = 1 << (t - 0xd0);
+            if (!need(c, (size_t)bytes)) return false;
+            uint64_t v = get_be(c, bytes);
+            if (bytes < 8 && (v >> (bytes * 8 - 1)) & 1) v |= ~0ULL << (bytes * 8);
+            lua_pushnumber(L, (lua_Number)(int64_t)v);
+            return true;
+        }
+        case 0xd9:
+        case 0xc4:
+            if (!need(c, 1)) return false;
+            return dec_str(L, c, get_be(c, 1));
+        case 0xda:
+        case 0xc5:
+            if (!need(c, 2)) return false;
+            return dec_str(L, c, get_be(c, 2));
+        case 0xdb:
+        case 0xc6:
+            if (!need(c, 4)) return false;
+            return dec_str(L, c, get_be(c, 4));
+        case 0xdc:
+        case 0xde:
+            if (!need(c, 2)) return false;
+            return dec_array(L, c, get_be(c, 2), t == 0xde, depth);
+        case 0xdd:
+        case 0xdf:
+            if (!need(c, 4)) return false;
+            return dec_array(L, c, get_be(c, 4), t == 0xdf, depth);
+        case 0xd4:
+        case 0xd5:
+        case 0xd6:
+        case 0xd7:
+        case 0xd8: {
+            size_t n = (size_t)ext_fixed[t - 0xd4] + 1;
+            if (!need(c, n)) return false;
+            c->pos += n;
+            lua_pushnil(L);
+            return true;
+        }
+        case 0xc7:
+        case 0xc8:
+        case 0xc9: {
+            int bytes = 1 << (t - 0xc7);
+            if (!need(c, (size_t)bytes)) return false;
+            uint64_t n = get_be(c, bytes) + 1;
+            if (!need(c, (size_t)n) || n > c->len) return false;
+            c->pos += (size_t)n;
+            lua_pushnil(L);
+            return true;
+        }
+        default:
+            c->err = "Bad data format in input.";
+            return false;
     }
 }
 
@@ -339,7 +362,7 @@ static int unpack_generic(lua_State *L, long limit, long offset, bool with_offse
     if (offset < 0 || (size_t)offset > len) return luaL_error(L, "Start offset %d greater than input length %d.", (int)offset, (int)len);
     cursor c = {(const unsigned char *)s, len, (size_t)offset, NULL};
     int base = lua_gettop(L);
-    if (with_offset) lua_pushnil(L);   /* slot for the offset */
+    if (with_offset) lua_pushnil(L); /* slot for the offset */
     int n = 0;
     while (c.pos < c.len && (limit <= 0 || n < limit)) {
         if (!dec_value(L, &c, 0)) return luaL_error(L, "%s", c.err ? c.err : "Bad data format in input.");
@@ -360,8 +383,7 @@ static int l_unpack_limit(lua_State *L) {
 }
 
 int slua_open_cmsgpack(lua_State *L) {
-    static const luaL_Reg fns[] = {{"pack", l_pack}, {"unpack", l_unpack}, {"unpack_one", l_unpack_one},
-                                   {"unpack_limit", l_unpack_limit}, {NULL, NULL}};
+    static const luaL_Reg fns[] = {{"pack", l_pack}, {"unpack", l_unpack}, {"unpack_one", l_unpack_one}, {"unpack_limit", l_unpack_limit}, {NULL, NULL}};
     luaL_register(L, "cmsgpack", fns);
     lua_pushliteral(L, "lua-cmsgpack 0.4.0");
     lua_setfield(L, -2, "_VERSION");

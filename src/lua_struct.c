@@ -34,21 +34,25 @@ static size_t read_num(const char **f, size_t def) {
 /* The size of the next item; handles the modifiers in place (returns 0). */
 static size_t opt_size(lua_State *L, char opt, const char **f) {
     switch (opt) {
-    case 'B': case 'b': return 1;
-    case 'H': case 'h': return sizeof(short);
-    case 'L': case 'l': return sizeof(long);
-    case 'T': return sizeof(size_t);
-    case 'f': return sizeof(float);
-    case 'd': return sizeof(double);
-    case 'x': return 1;
-    case 'c': return read_num(f, 1);
-    case 'i': case 'I': {
-        size_t sz = read_num(f, sizeof(int));
-        if (sz > MAX_INT_SIZE) luaL_error(L, "integral size %d is larger than limit of %d", (int)sz, MAX_INT_SIZE);
-        if (sz == 0) luaL_error(L, "integral size 0 is not allowed");
-        return sz;
-    }
-    default: return 0;
+        case 'B':
+        case 'b': return 1;
+        case 'H':
+        case 'h': return sizeof(short);
+        case 'L':
+        case 'l': return sizeof(long);
+        case 'T': return sizeof(size_t);
+        case 'f': return sizeof(float);
+        case 'd': return sizeof(double);
+        case 'x': return 1;
+        case 'c': return read_num(f, 1);
+        case 'i':
+        case 'I': {
+            size_t sz = read_num(f, sizeof(int));
+            if (sz > MAX_INT_SIZE) luaL_error(L, "integral size %d is larger than limit of %d", (int)sz, MAX_INT_SIZE);
+            if (sz == 0) luaL_error(L, "integral size 0 is not allowed");
+            return sz;
+        }
+        default: return 0;
     }
 }
 
@@ -60,17 +64,17 @@ static size_t gap(size_t pos, size_t size, const fmt_state *st) {
 
 static bool control(lua_State *L, char opt, const char **f, fmt_state *st) {
     switch (opt) {
-    case ' ': return true;
-    case '>': st->little = false; return true;
-    case '<': st->little = true; return true;
-    case '=': st->little = true; return true;   /* x86-64 */
-    case '!': {
-        size_t a = read_num(f, sizeof(double));
-        if (a == 0 || (a & (a - 1))) luaL_error(L, "alignment %d is not a power of 2", (int)a);
-        st->align = a;
-        return true;
-    }
-    default: return false;
+        case ' ': return true;
+        case '>': st->little = false; return true;
+        case '<': st->little = true; return true;
+        case '=': st->little = true; return true; /* x86-64 */
+        case '!': {
+            size_t a = read_num(f, sizeof(double));
+            if (a == 0 || (a & (a - 1))) luaL_error(L, "alignment %d is not a power of 2", (int)a);
+            st->align = a;
+            return true;
+        }
+        default: return false;
     }
 }
 
@@ -86,7 +90,7 @@ static void put_int(luaL_Buffer *b, uint64_t v, bool little, size_t size) {
 static void put_raw(luaL_Buffer *b, const void *p, size_t size, bool little) {
     char buf[8];
     memcpy(buf, p, size);
-    if (!little)   /* the host is little endian: reverse for big */
+    if (!little) /* the host is little endian: reverse for big */
         for (size_t i = 0; i < size / 2; i++) {
             char t = buf[i];
             buf[i] = buf[size - 1 - i];
@@ -110,41 +114,50 @@ static int l_pack(lua_State *L) {
         pos += g;
         while (g-- > 0) luaL_addchar(&b, '\0');
         switch (opt) {
-        case 'b': case 'B': case 'h': case 'H': case 'l': case 'L': case 'T': case 'i': case 'I': {
-            lua_Number n = luaL_checknumber(L, arg++);
-            uint64_t v = n < 0 ? (uint64_t)(int64_t)n : (uint64_t)n;
-            put_int(&b, v, st.little, size);
-            break;
-        }
-        case 'x':
-            luaL_addchar(&b, '\0');
-            break;
-        case 'f': {
-            float v = (float)luaL_checknumber(L, arg++);
-            put_raw(&b, &v, size, st.little);
-            break;
-        }
-        case 'd': {
-            double v = (double)luaL_checknumber(L, arg++);
-            put_raw(&b, &v, size, st.little);
-            break;
-        }
-        case 'c': case 's': {
-            size_t l;
-            const char *s = luaL_checklstring(L, arg++, &l);
-            if (opt == 'c' && size == 0) size = l;
-            if (opt == 'c') {
-                luaL_argcheck(L, l >= size, arg - 1, "string too short");
-                luaL_addlstring(&b, s, size);
-            } else {
-                luaL_addlstring(&b, s, l);
-                luaL_addchar(&b, '\0');
-                size = l + 1;
+            case 'b':
+            case 'B':
+            case 'h':
+            case 'H':
+            case 'l':
+            case 'L':
+            case 'T':
+            case 'i':
+            case 'I': {
+                lua_Number n = luaL_checknumber(L, arg++);
+                uint64_t v = n < 0 ? (uint64_t)(int64_t)n : (uint64_t)n;
+                put_int(&b, v, st.little, size);
+                break;
             }
-            break;
-        }
-        default:
-            return luaL_error(L, "invalid format option '%c'", opt);
+            case 'x':
+                luaL_addchar(&b, '\0');
+                break;
+            case 'f': {
+                float v = (float)luaL_checknumber(L, arg++);
+                put_raw(&b, &v, size, st.little);
+                break;
+            }
+            case 'd': {
+                double v = (double)luaL_checknumber(L, arg++);
+                put_raw(&b, &v, size, st.little);
+                break;
+            }
+            case 'c':
+            case 's': {
+                size_t l;
+                const char *s = luaL_checklstring(L, arg++, &l);
+                if (opt == 'c' && size == 0) size = l;
+                if (opt == 'c') {
+                    luaL_argcheck(L, l >= size, arg - 1, "string too short");
+                    luaL_addlstring(&b, s, size);
+                } else {
+                    luaL_addlstring(&b, s, l);
+                    luaL_addchar(&b, '\0');
+                    size = l + 1;
+                }
+                break;
+            }
+            default:
+                return luaL_error(L, "invalid format option '%c'", opt);
         }
         pos += size;
     }
@@ -175,55 +188,63 @@ static int l_unpack(lua_State *L) {
         luaL_argcheck(L, pos <= ld && size <= ld - pos, 2, "data string too short");
         luaL_checkstack(L, 2, "too many results");
         switch (opt) {
-        case 'b': case 'B': case 'h': case 'H': case 'l': case 'L': case 'T': case 'i': case 'I': {
-            uint64_t v = get_uint(data + pos, st.little, size);
-            bool issigned = islower((unsigned char)opt);
-            if (issigned && size < 8 && (v >> (size * 8 - 1)) & 1) v |= ~0ULL << (size * 8);
-            lua_pushnumber(L, issigned ? (lua_Number)(int64_t)v : (lua_Number)v);
-            n++;
-            break;
-        }
-        case 'x':
-            break;
-        case 'f': {
-            float v;
-            char buf[4];
-            for (size_t i = 0; i < 4; i++) buf[i] = data[pos + (st.little ? i : 3 - i)];
-            memcpy(&v, buf, 4);
-            lua_pushnumber(L, v);
-            n++;
-            break;
-        }
-        case 'd': {
-            double v;
-            char buf[8];
-            for (size_t i = 0; i < 8; i++) buf[i] = data[pos + (st.little ? i : 7 - i)];
-            memcpy(&v, buf, 8);
-            lua_pushnumber(L, v);
-            n++;
-            break;
-        }
-        case 'c':
-            if (size == 0) {
-                if (n == 0 || !lua_isnumber(L, -1)) return luaL_error(L, "format 'c0' needs a previous size");
-                size = (size_t)lua_tonumber(L, -1);
-                lua_pop(L, 1);
-                n--;
-                luaL_argcheck(L, size <= ld - pos, 2, "data string too short");
+            case 'b':
+            case 'B':
+            case 'h':
+            case 'H':
+            case 'l':
+            case 'L':
+            case 'T':
+            case 'i':
+            case 'I': {
+                uint64_t v = get_uint(data + pos, st.little, size);
+                bool issigned = islower((unsigned char)opt);
+                if (issigned && size < 8 && (v >> (size * 8 - 1)) & 1) v |= ~0ULL << (size * 8);
+                lua_pushnumber(L, issigned ? (lua_Number)(int64_t)v : (lua_Number)v);
+                n++;
+                break;
             }
-            lua_pushlstring(L, data + pos, size);
-            n++;
-            break;
-        case 's': {
-            const char *e = memchr(data + pos, '\0', ld - pos);
-            if (!e) return luaL_error(L, "unfinished string in data");
-            size = (size_t)(e - (data + pos)) + 1;
-            lua_pushlstring(L, data + pos, size - 1);
-            n++;
-            break;
-        }
-        default:
-            return luaL_error(L, "invalid format option '%c'", opt);
+            case 'x':
+                break;
+            case 'f': {
+                float v;
+                char buf[4];
+                for (size_t i = 0; i < 4; i++) buf[i] = data[pos + (st.little ? i : 3 - i)];
+                memcpy(&v, buf, 4);
+                lua_pushnumber(L, v);
+                n++;
+                break;
+            }
+            case 'd': {
+                double v;
+                char buf[8];
+                for (size_t i = 0; i < 8; i++) buf[i] = data[pos + (st.little ? i : 7 - i)];
+                memcpy(&v, buf, 8);
+                lua_pushnumber(L, v);
+                n++;
+                break;
+            }
+            case 'c':
+                if (size == 0) {
+                    if (n == 0 || !lua_isnumber(L, -1)) return luaL_error(L, "format 'c0' needs a previous size");
+                    size = (size_t)lua_tonumber(L, -1);
+                    lua_pop(L, 1);
+                    n--;
+                    luaL_argcheck(L, size <= ld - pos, 2, "data string too short");
+                }
+                lua_pushlstring(L, data + pos, size);
+                n++;
+                break;
+            case 's': {
+                const char *e = memchr(data + pos, '\0', ld - pos);
+                if (!e) return luaL_error(L, "unfinished string in data");
+                size = (size_t)(e - (data + pos)) + 1;
+                lua_pushlstring(L, data + pos, size - 1);
+                n++;
+                break;
+            }
+            default:
+                return luaL_error(L, "invalid format option '%c'", opt);
         }
         pos += size;
     }

@@ -68,7 +68,7 @@ static void cmd_memory_usage(client_t *c) {
     for (int j = 3; j < c->argc; j++) {
         if (!strcasecmp(c->argv[j]->ptr, "samples") && j + 1 < c->argc) {
             if (!cmd_get_ll_or_reply(c, c->argv[++j], &samples, NULL)) return;
-            if (samples < 0) {   /* Redis 7.0's answer to a negative count */
+            if (samples < 0) { /* Redis 7.0's answer to a negative count */
                 reply_error(c, RL_ERR_SYNTAX);
                 return;
             }
@@ -170,30 +170,35 @@ static void cmd_memory_doctor(client_t *c) {
     int issues = 0;
     if (r.used < 5 * 1024 * 1024) {
         s = sds_catprintf(s, "Hi. This instance holds less than 5 MB (%s), so there is not much to diagnose: "
-                             "ratios on such a small heap are dominated by fixed costs.\n", used);
+                             "ratios on such a small heap are dominated by fixed costs.\n",
+                          used);
     } else {
         s = sds_catprintf(s, "Memory report for this instance (allocator %s): used %s, resident %s, peak %s.\n\n",
                           zmalloc_lib(), used, rss, peak);
         if (r.peak > r.used * 3 / 2) {
             issues++;
             s = sds_catprintf(s, " * Peak memory: the peak (%s) is more than 1.5x what is used now. Memory freed "
-                                 "since then may still be held by the allocator; see the ratios below.\n", peak);
+                                 "since then may still be held by the allocator; see the ratios below.\n",
+                              peak);
         }
         if (r.frag_ratio > 1.4) {
             issues++;
             s = sds_catprintf(s, " * High fragmentation: the process holds %.2fx the memory the data needs "
                                  "(%lld bytes more). Running MEMORY PURGE returns free pages; a different "
-                                 "allocator (make MALLOC=...) or activedefrag may help.\n", r.frag_ratio, r.frag_bytes);
+                                 "allocator (make MALLOC=...) or activedefrag may help.\n",
+                              r.frag_ratio, r.frag_bytes);
         }
         if (r.allocator_frag_ratio > 1.1) {
             issues++;
             s = sds_catprintf(s, " * Allocator fragmentation %.2f: live blocks are spread over partly empty pages. "
-                                 "Active defragmentation would compact them.\n", r.allocator_frag_ratio);
+                                 "Active defragmentation would compact them.\n",
+                              r.allocator_frag_ratio);
         }
         if (r.allocator_rss_ratio > 1.1) {
             issues++;
             s = sds_catprintf(s, " * The allocator keeps %.2fx its active pages resident: free pages not yet returned. "
-                                 "MEMORY PURGE gives them back now.\n", r.allocator_rss_ratio);
+                                 "MEMORY PURGE gives them back now.\n",
+                              r.allocator_rss_ratio);
         }
         if (r.clients_normal > 200 * 1024 * 1024) {
             issues++;

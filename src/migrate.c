@@ -29,8 +29,8 @@
 
 typedef struct migrate_args {
     bool copy, replace;
-    const char *user, *password;   /* NULL when not given */
-    int first_key, num_keys;       /* argv positions of the keys */
+    const char *user, *password; /* NULL when not given */
+    int first_key, num_keys;     /* argv positions of the keys */
     long long db, timeout_ms;
 } migrate_args;
 
@@ -57,7 +57,7 @@ static bool parse_or_reply(client_t *c, migrate_args *a) {
             }
             a->first_key = j + 1;
             a->num_keys = c->argc - j - 1;
-            break;                       /* the rest are keys */
+            break; /* the rest are keys */
         } else {
             reply_error(c, RL_ERR_SYNTAX);
             return false;
@@ -150,7 +150,7 @@ static sds build_request(client_t *c, const migrate_args *a, int *live, int *nli
         long long ttl = 0, when = db_get_expire(c->db, key);
         if (when != -1) {
             ttl = when - util_mstime();
-            if (ttl < 0) continue;         /* expired meanwhile */
+            if (ttl < 0) continue; /* expired meanwhile */
             if (ttl < 1) ttl = 1;
         }
         char ttlstr[32];

@@ -103,7 +103,7 @@ void monitor_feed(client_t *c) {
 }
 
 static void cmd_monitor(client_t *c) {
-    if (c->flags & CLIENT_MONITOR) return;   /* already one: Redis stays silent */
+    if (c->flags & CLIENT_MONITOR) return; /* already one: Redis stays silent */
     monitors_t *m = c->srv->monitors;
     if (m->n == m->cap) {
         m->cap = m->cap ? m->cap * 2 : 4;

@@ -20,7 +20,7 @@ void multi_init(server_t *srv);
 void multi_free(server_t *srv);
 /* True if c is in MULTI and cmd must be queued rather than run. */
 bool multi_should_queue(const client_t *c, const command_t *cmd);
-void multi_queue(client_t *c, command_t *cmd);     /* replies +QUEUED */
+void multi_queue(client_t *c, command_t *cmd); /* replies +QUEUED */
 /* A command was rejected while queueing: EXEC will abort. */
 void multi_flag_error(client_t *c);
 /* EXEC would run a command that may grow memory (CMD_DENYOOM). */

@@ -15,10 +15,20 @@ static const struct {
     char letter;
     int flag;
 } letters[] = {
-    {'g', NOTIFY_GENERIC}, {'$', NOTIFY_STRING}, {'l', NOTIFY_LIST},    {'s', NOTIFY_SET},
-    {'h', NOTIFY_HASH},    {'z', NOTIFY_ZSET},   {'x', NOTIFY_EXPIRED}, {'e', NOTIFY_EVICTED},
-    {'t', NOTIFY_STREAM},  {'d', NOTIFY_MODULE}, {'n', NOTIFY_NEW},     {'K', NOTIFY_KEYSPACE},
-    {'E', NOTIFY_KEYEVENT}, {'m', NOTIFY_KEY_MISS},
+    {'g', NOTIFY_GENERIC},
+    {'$', NOTIFY_STRING},
+    {'l', NOTIFY_LIST},
+    {'s', NOTIFY_SET},
+    {'h', NOTIFY_HASH},
+    {'z', NOTIFY_ZSET},
+    {'x', NOTIFY_EXPIRED},
+    {'e', NOTIFY_EVICTED},
+    {'t', NOTIFY_STREAM},
+    {'d', NOTIFY_MODULE},
+    {'n', NOTIFY_NEW},
+    {'K', NOTIFY_KEYSPACE},
+    {'E', NOTIFY_KEYEVENT},
+    {'m', NOTIFY_KEY_MISS},
 };
 #define N_LETTERS (sizeof(letters) / sizeof(letters[0]))
 

@@ -187,16 +187,16 @@ const char *obj_type_name(int type) {
 
 const char *obj_encoding_name(int encoding) {
     switch (encoding) {
-    case OBJ_ENCODING_RAW: return "raw";
-    case OBJ_ENCODING_INT: return "int";
-    case OBJ_ENCODING_HT: return "hashtable";
-    case OBJ_ENCODING_INTSET: return "intset";
-    case OBJ_ENCODING_SKIPLIST: return "skiplist";
-    case OBJ_ENCODING_EMBSTR: return "embstr";
-    case OBJ_ENCODING_QUICKLIST: return "quicklist";
-    case OBJ_ENCODING_LISTPACK: return "listpack";
-    case OBJ_ENCODING_STREAM: return "stream";
-    default: return "unknown";
+        case OBJ_ENCODING_RAW: return "raw";
+        case OBJ_ENCODING_INT: return "int";
+        case OBJ_ENCODING_HT: return "hashtable";
+        case OBJ_ENCODING_INTSET: return "intset";
+        case OBJ_ENCODING_SKIPLIST: return "skiplist";
+        case OBJ_ENCODING_EMBSTR: return "embstr";
+        case OBJ_ENCODING_QUICKLIST: return "quicklist";
+        case OBJ_ENCODING_LISTPACK: return "listpack";
+        case OBJ_ENCODING_STREAM: return "stream";
+        default: return "unknown";
     }
 }
 

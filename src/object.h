@@ -16,13 +16,25 @@
 #include "sds.h"
 
 /* 5 is Redis's module type (unused here); streams keep Redis's number 6. */
-enum { OBJ_STRING = 0, OBJ_LIST = 1, OBJ_SET = 2, OBJ_ZSET = 3, OBJ_HASH = 4, OBJ_STREAM = 6, OBJ_TYPE_MAX = 7 };
+enum { OBJ_STRING = 0,
+       OBJ_LIST = 1,
+       OBJ_SET = 2,
+       OBJ_ZSET = 3,
+       OBJ_HASH = 4,
+       OBJ_STREAM = 6,
+       OBJ_TYPE_MAX = 7 };
 
 /* Encoding numbers follow Redis's, so tools that print them agree. */
 enum {
-    OBJ_ENCODING_RAW = 0, OBJ_ENCODING_INT = 1, OBJ_ENCODING_HT = 2,
-    OBJ_ENCODING_INTSET = 6, OBJ_ENCODING_SKIPLIST = 7, OBJ_ENCODING_EMBSTR = 8,
-    OBJ_ENCODING_QUICKLIST = 9, OBJ_ENCODING_STREAM = 10, OBJ_ENCODING_LISTPACK = 11,
+    OBJ_ENCODING_RAW = 0,
+    OBJ_ENCODING_INT = 1,
+    OBJ_ENCODING_HT = 2,
+    OBJ_ENCODING_INTSET = 6,
+    OBJ_ENCODING_SKIPLIST = 7,
+    OBJ_ENCODING_EMBSTR = 8,
+    OBJ_ENCODING_QUICKLIST = 9,
+    OBJ_ENCODING_STREAM = 10,
+    OBJ_ENCODING_LISTPACK = 11,
 };
 
 #define OBJ_SHARED_REFCOUNT INT32_MAX
@@ -35,24 +47,24 @@ enum {
 typedef struct robj {
     unsigned type : 4;
     unsigned encoding : 4;
-    unsigned lru : LRU_BITS;  /* LRU clock (s) or LFU: 16-bit minutes + 8-bit counter */
+    unsigned lru : LRU_BITS; /* LRU clock (s) or LFU: 16-bit minutes + 8-bit counter */
     int refcount;
     void *ptr;
 } robj;
 
 typedef struct obj_type_ops {
-    void (*free_value)(robj *o);              /* free o->ptr per encoding */
-    size_t (*mem_usage)(robj *o, size_t samples);   /* bytes of o->ptr's data */
+    void (*free_value)(robj *o);                  /* free o->ptr per encoding */
+    size_t (*mem_usage)(robj *o, size_t samples); /* bytes of o->ptr's data */
 } obj_type_ops_t;
 
 void obj_register_type(int type, const obj_type_ops_t *ops);
 
-robj *obj_create(int type, void *ptr);          /* takes ptr */
-robj *obj_create_string(const char *p, size_t len);  /* embstr or raw */
+robj *obj_create(int type, void *ptr);              /* takes ptr */
+robj *obj_create_string(const char *p, size_t len); /* embstr or raw */
 robj *obj_create_raw_string(const char *p, size_t len);
 robj *obj_create_embstr(const char *p, size_t len);
-robj *obj_create_from_ll(long long v);          /* may return a shared object */
-robj *obj_create_from_sds(sds s);               /* takes s */
+robj *obj_create_from_ll(long long v); /* may return a shared object */
+robj *obj_create_from_sds(sds s);      /* takes s */
 void obj_incref(robj *o);
 void obj_decref(robj *o);
 void obj_decref_void(void *o);

@@ -16,18 +16,20 @@
 #include "util.h"
 #include "zmalloc.h"
 
-enum { PAUSE_NONE = 0, PAUSE_WRITE = 1, PAUSE_ALL = 2 };
+enum { PAUSE_NONE = 0,
+       PAUSE_WRITE = 1,
+       PAUSE_ALL = 2 };
 
 typedef struct waiting {
     client_t *c;
-    robj **argv;                /* the request, owned here while waiting */
+    robj **argv; /* the request, owned here while waiting */
     int argc;
 } waiting_t;
 
 struct pause {
-    int type;                   /* PAUSE_* of CLIENT PAUSE */
-    bool held;                  /* FAILOVER holds writes (repl_failover.c) */
-    long long end_ms;           /* unix ms */
+    int type;         /* PAUSE_* of CLIENT PAUSE */
+    bool held;        /* FAILOVER holds writes (repl_failover.c) */
+    long long end_ms; /* unix ms */
     waiting_t *waiting;
     size_t n, cap;
 };
@@ -100,7 +102,7 @@ static void end_pause(server_t *srv) {
         c->argv = w.argv;
         c->argc = w.argc;
         commands_process(c);
-        blocking_handle_ready(srv);   /* as after any command (conn.c) */
+        blocking_handle_ready(srv); /* as after any command (conn.c) */
         /* Put aside again, the references moved to a new copy (argc is 0
          * then); otherwise they are released here. */
         for (int i = 0; i < c->argc; i++) obj_decref(c->argv[i]);

@@ -31,7 +31,7 @@
 #include "reply.h"
 #include "util.h"
 
-#define PERSIST_RETRY_DELAY 5   /* seconds between automatic BGSAVE retries after an error */
+#define PERSIST_RETRY_DELAY 5 /* seconds between automatic BGSAVE retries after an error */
 
 static persist_t *P(const server_t *srv) { return srv->persist; }
 
@@ -179,7 +179,8 @@ static int child_main(server_t *srv, int type, int pipe_fd) {
         log_msg(LL_NOTICE, "%s: %zu MB of memory used by copy-on-write",
                 type == PERSIST_CHILD_RDB ? "RDB" : "AOF rewrite", (size_t)(cow / (1024 * 1024)));
     }
-    if (rio_write_all(pipe_fd, &cow, sizeof(cow)) != 0) { /* the parent just reports 0 */ }
+    if (rio_write_all(pipe_fd, &cow, sizeof(cow)) != 0) { /* the parent just reports 0 */
+    }
     return rc;
 }
 
@@ -208,7 +209,8 @@ int persist_fork_with(server_t *srv, int type, persist_child_fn *body, void *arg
         if (body) {
             uint64_t cow = 0;
             rc = body(srv, arg);
-            if (rio_write_all(fds[1], &cow, sizeof(cow)) != 0) { /* the parent just reports 0 */ }
+            if (rio_write_all(fds[1], &cow, sizeof(cow)) != 0) { /* the parent just reports 0 */
+            }
         } else {
             rc = child_main(srv, type, fds[1]);
         }
@@ -224,7 +226,7 @@ int persist_fork_with(server_t *srv, int type, persist_child_fn *body, void *arg
     p->latest_fork_usec = util_ustime() - start;
     p->fork_rate = (double)zmalloc_used_memory() * 1000000 / (double)(p->latest_fork_usec ? p->latest_fork_usec : 1) /
                    (1024.0 * 1024 * 1024);
-    latency_add_sample_if_needed(srv, "fork", p->latest_fork_usec / 1000);   /* latency.c */
+    latency_add_sample_if_needed(srv, "fork", p->latest_fork_usec / 1000); /* latency.c */
     p->total_forks++;
     p->child_pid = pid;
     p->child_type = type;
@@ -292,7 +294,7 @@ static void check_child(server_t *srv) {
             p->rdb_last_cow_size = cow;
             rdb_child_done(srv, child, ok, signo);
         }
-        repl_rdb_child_done(srv, ok);   /* replicas waiting for this RDB */
+        repl_rdb_child_done(srv, ok); /* replicas waiting for this RDB */
     } else {
         aof_rewrite_done(srv, p->aof, child, ok, cow);
     }
@@ -443,7 +445,7 @@ bool persist_shutdown(server_t *srv, bool nosave, bool force_save) {
     if (persist_save(srv) != 0) {
         log_msg(LL_WARNING, "Error trying to save the DB, can't exit.");
         p->shutdown_done = false;
-        if (srv->cfg.appendonly) aof_open(srv, p->aof);   /* keep logging while we stay up */
+        if (srv->cfg.appendonly) aof_open(srv, p->aof); /* keep logging while we stay up */
         return false;
     }
     return true;
@@ -453,7 +455,7 @@ bool persist_shutdown(server_t *srv, bool nosave, bool force_save) {
 
 #define MISCONF_RDB                                                                                              \
     "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. "          \
-    "Commands that may modify the data set are disabled, because this instance is configured to report errors " \
+    "Commands that may modify the data set are disabled, because this instance is configured to report errors "  \
     "during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs " \
     "for details about the RDB error."
 
@@ -477,7 +479,7 @@ void persist_after_command(client_t *c, long long dirty_before) {
     bool prevented = c->flags & CLIENT_PREVENT_PROP;
     c->flags &= ~CLIENT_PREVENT_PROP;
     if (prevented || srv->dirty == dirty_before) return;
-    propagate_command(srv, c->db->id, c->argv, c->argc);   /* AOF and replicas */
+    propagate_command(srv, c->db->id, c->argv, c->argc); /* AOF and replicas */
 }
 
 /* A script's effects (script.c): every write it runs is fed as usual, and
@@ -568,25 +570,25 @@ sds persist_info(server_t *srv, sds s) {
     long long now = util_mstime();
     bool rdb_child = p->child_pid > 0 && p->child_type == PERSIST_CHILD_RDB;
     s = sds_catprintf(s,
-        "loading:%d\r\n"
-        "async_loading:0\r\n"
-        "current_cow_peak:0\r\n"
-        "current_cow_size:0\r\n"
-        "current_cow_size_age:0\r\n"
-        "current_fork_perc:0.00\r\n"
-        "current_save_keys_processed:0\r\n"
-        "current_save_keys_total:0\r\n"
-        "rdb_changes_since_last_save:%lld\r\n"
-        "rdb_bgsave_in_progress:%d\r\n"
-        "rdb_last_save_time:%lld\r\n"
-        "rdb_last_bgsave_status:%s\r\n"
-        "rdb_last_bgsave_time_sec:%lld\r\n"
-        "rdb_current_bgsave_time_sec:%lld\r\n"
-        "rdb_saves:%lld\r\n"
-        "rdb_last_cow_size:%zu\r\n",
-        p->loading ? 1 : 0, srv->dirty, rdb_child ? 1 : 0, srv->lastsave, p->last_bgsave_ok ? "ok" : "err",
-        p->last_bgsave_time_sec, rdb_child ? (now - p->child_start_ms) / 1000 : -1, p->rdb_saves,
-        p->rdb_last_cow_size);
+                      "loading:%d\r\n"
+                      "async_loading:0\r\n"
+                      "current_cow_peak:0\r\n"
+                      "current_cow_size:0\r\n"
+                      "current_cow_size_age:0\r\n"
+                      "current_fork_perc:0.00\r\n"
+                      "current_save_keys_processed:0\r\n"
+                      "current_save_keys_total:0\r\n"
+                      "rdb_changes_since_last_save:%lld\r\n"
+                      "rdb_bgsave_in_progress:%d\r\n"
+                      "rdb_last_save_time:%lld\r\n"
+                      "rdb_last_bgsave_status:%s\r\n"
+                      "rdb_last_bgsave_time_sec:%lld\r\n"
+                      "rdb_current_bgsave_time_sec:%lld\r\n"
+                      "rdb_saves:%lld\r\n"
+                      "rdb_last_cow_size:%zu\r\n",
+                      p->loading ? 1 : 0, srv->dirty, rdb_child ? 1 : 0, srv->lastsave, p->last_bgsave_ok ? "ok" : "err",
+                      p->last_bgsave_time_sec, rdb_child ? (now - p->child_start_ms) / 1000 : -1, p->rdb_saves,
+                      p->rdb_last_cow_size);
     s = aof_info(srv, p->aof, s);
     return sds_cat(s, "module_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n");
 }

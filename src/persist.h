@@ -16,32 +16,34 @@
 #include "commands.h"
 #include "server.h"
 
-enum { PERSIST_CHILD_NONE = 0, PERSIST_CHILD_RDB, PERSIST_CHILD_AOF };
+enum { PERSIST_CHILD_NONE = 0,
+       PERSIST_CHILD_RDB,
+       PERSIST_CHILD_AOF };
 
 typedef struct aof aof_t;
 
 /* Owned by persist.c; srv->persist points at it. */
 typedef struct persist {
     /* the forked child (at most one, as in Redis) */
-    pid_t child_pid;                /* -1 when none */
-    int child_type;                 /* PERSIST_CHILD_* */
-    int child_pipe;                 /* read end: the child reports its COW bytes */
+    pid_t child_pid; /* -1 when none */
+    int child_type;  /* PERSIST_CHILD_* */
+    int child_pipe;  /* read end: the child reports its COW bytes */
     long long child_start_ms;
-    bool child_writes_no_file;      /* persist_fork_with: its body is not a save */
-    long long latest_fork_usec;     /* INFO stats */
-    double fork_rate;               /* GB of used memory per second of the last fork (LATENCY DOCTOR) */
+    bool child_writes_no_file;  /* persist_fork_with: its body is not a save */
+    long long latest_fork_usec; /* INFO stats */
+    double fork_rate;           /* GB of used memory per second of the last fork (LATENCY DOCTOR) */
     long long total_forks;
     /* RDB */
     bool last_bgsave_ok;            /* rdb_last_bgsave_status */
     long long last_bgsave_try;      /* unix s of the last attempt (retry delay after errors) */
     long long last_bgsave_time_sec; /* duration of the last BGSAVE, -1 if none */
     long long rdb_saves;
-    long long dirty_at_fork;        /* srv->dirty when the child started */
-    size_t rdb_last_cow_size;       /* bytes */
-    bool bgsave_scheduled;          /* BGSAVE SCHEDULE while the AOF child runs */
+    long long dirty_at_fork;  /* srv->dirty when the child started */
+    size_t rdb_last_cow_size; /* bytes */
+    bool bgsave_scheduled;    /* BGSAVE SCHEDULE while the AOF child runs */
     bool loading;
-    bool shutdown_done;             /* the final save/flush ran (SHUTDOWN or exit) */
-    aof_t *aof;                     /* aof.c */
+    bool shutdown_done; /* the final save/flush ran (SHUTDOWN or exit) */
+    aof_t *aof;         /* aof.c */
 } persist_t;
 
 void persist_init(server_t *srv);
@@ -86,7 +88,7 @@ typedef int persist_child_fn(server_t *srv, void *arg);
 int persist_fork_with(server_t *srv, int type, persist_child_fn *body, void *arg, const char **err);
 bool persist_child_active(const server_t *srv);
 
-sds persist_info(server_t *srv, sds s);   /* the "# Persistence" section body */
+sds persist_info(server_t *srv, sds s); /* the "# Persistence" section body */
 /* Full path of a file in the configured dir (caller sds_frees). */
 sds persist_path(const server_t *srv, const char *name);
 

@@ -24,8 +24,8 @@ typedef struct staged {
 } staged_t;
 
 struct propagate {
-    sds scratch;                /* the translation outside units, reused (no allocation per write) */
-    int depth;                  /* nested units open */
+    sds scratch; /* the translation outside units, reused (no allocation per write) */
+    int depth;   /* nested units open */
     bool muted;
     staged_t *staged;
     int nstaged, cap;

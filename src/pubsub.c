@@ -26,19 +26,19 @@
 
 typedef struct sub_list {
     size_t n, cap;
-    client_t **v;            /* subscribers, oldest first */
+    client_t **v; /* subscribers, oldest first */
 } sub_list;
 
 struct pubsub {
-    dict *channels;          /* sds channel -> sub_list */
-    dict *patterns;          /* sds pattern -> sub_list */
-    dict *shard;             /* sds shard channel -> sub_list */
+    dict *channels; /* sds channel -> sub_list */
+    dict *patterns; /* sds pattern -> sub_list */
+    dict *shard;    /* sds shard channel -> sub_list */
 };
 
 typedef struct pubsub_client {
-    dict *channels;          /* set of sds channels */
-    dict *patterns;          /* set of sds patterns */
-    dict *shard;             /* set of sds shard channels */
+    dict *channels; /* set of sds channels */
+    dict *patterns; /* set of sds patterns */
+    dict *shard;    /* set of sds shard channels */
 } pubsub_client;
 
 static void sub_list_free(void *p) {
@@ -176,19 +176,19 @@ static void deliver_pmessage(client_t *c, sds pat, const char *chan, size_t clen
 
 /* ------------------------------------------------------------ (un)subscribe */
 
-static const char *const subscribe_kind[] = {[PS_CHANNEL] = "subscribe", [PS_PATTERN] = "psubscribe",
-                                             [PS_SHARD] = "ssubscribe"};
-static const char *const unsubscribe_kind[] = {[PS_CHANNEL] = "unsubscribe", [PS_PATTERN] = "punsubscribe",
-                                               [PS_SHARD] = "sunsubscribe"};
+static const char *const subscribe_kind[] = {[PS_CHANNEL] = "subscribe", [PS_PATTERN] = "psubscribe", [PS_SHARD] = "ssubscribe"};
+static const char *const unsubscribe_kind[] = {[PS_CHANNEL] = "unsubscribe", [PS_PATTERN] = "punsubscribe", [PS_SHARD] = "sunsubscribe"};
 
 static dict *server_dict(client_t *c, int which) {
     pubsub_t *ps = c->srv->pubsub;
-    return which == PS_PATTERN ? ps->patterns : which == PS_SHARD ? ps->shard : ps->channels;
+    return which == PS_PATTERN ? ps->patterns : which == PS_SHARD ? ps->shard
+                                                                  : ps->channels;
 }
 
 static dict *client_dict(client_t *c, int which) {
     pubsub_client *pc = client_state(c);
-    return which == PS_PATTERN ? pc->patterns : which == PS_SHARD ? pc->shard : pc->channels;
+    return which == PS_PATTERN ? pc->patterns : which == PS_SHARD ? pc->shard
+                                                                  : pc->channels;
 }
 
 static void subscribe_generic(client_t *c, int which) {

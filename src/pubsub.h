@@ -20,7 +20,9 @@ typedef struct pubsub pubsub_t;
 
 
 /* The three subscription namespaces. */
-enum { PS_CHANNEL = 0, PS_PATTERN = 1, PS_SHARD = 2 };
+enum { PS_CHANNEL = 0,
+       PS_PATTERN = 1,
+       PS_SHARD = 2 };
 
 pubsub_t *pubsub_create(void);
 void pubsub_free(pubsub_t *ps);

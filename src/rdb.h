@@ -26,19 +26,40 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "RDB encodings are lit
 
 /* Object types (the byte before each key). */
 enum {
-    RDB_TYPE_STRING = 0, RDB_TYPE_LIST = 1, RDB_TYPE_SET = 2, RDB_TYPE_ZSET = 3, RDB_TYPE_HASH = 4,
-    RDB_TYPE_ZSET_2 = 5, RDB_TYPE_MODULE = 6, RDB_TYPE_MODULE_2 = 7, RDB_TYPE_HASH_ZIPMAP = 9,
-    RDB_TYPE_LIST_ZIPLIST = 10, RDB_TYPE_SET_INTSET = 11, RDB_TYPE_ZSET_ZIPLIST = 12,
-    RDB_TYPE_HASH_ZIPLIST = 13, RDB_TYPE_LIST_QUICKLIST = 14, RDB_TYPE_STREAM_LISTPACKS = 15,
-    RDB_TYPE_HASH_LISTPACK = 16, RDB_TYPE_ZSET_LISTPACK = 17, RDB_TYPE_LIST_QUICKLIST_2 = 18,
-    RDB_TYPE_STREAM_LISTPACKS_2 = 19, RDB_TYPE_SET_LISTPACK = 20,
+    RDB_TYPE_STRING = 0,
+    RDB_TYPE_LIST = 1,
+    RDB_TYPE_SET = 2,
+    RDB_TYPE_ZSET = 3,
+    RDB_TYPE_HASH = 4,
+    RDB_TYPE_ZSET_2 = 5,
+    RDB_TYPE_MODULE = 6,
+    RDB_TYPE_MODULE_2 = 7,
+    RDB_TYPE_HASH_ZIPMAP = 9,
+    RDB_TYPE_LIST_ZIPLIST = 10,
+    RDB_TYPE_SET_INTSET = 11,
+    RDB_TYPE_ZSET_ZIPLIST = 12,
+    RDB_TYPE_HASH_ZIPLIST = 13,
+    RDB_TYPE_LIST_QUICKLIST = 14,
+    RDB_TYPE_STREAM_LISTPACKS = 15,
+    RDB_TYPE_HASH_LISTPACK = 16,
+    RDB_TYPE_ZSET_LISTPACK = 17,
+    RDB_TYPE_LIST_QUICKLIST_2 = 18,
+    RDB_TYPE_STREAM_LISTPACKS_2 = 19,
+    RDB_TYPE_SET_LISTPACK = 20,
 };
 
 /* Opcodes (in place of a type byte). */
 enum {
-    RDB_OPCODE_FUNCTION2 = 245, RDB_OPCODE_FUNCTION = 246, RDB_OPCODE_MODULE_AUX = 247,
-    RDB_OPCODE_IDLE = 248, RDB_OPCODE_FREQ = 249, RDB_OPCODE_AUX = 250, RDB_OPCODE_RESIZEDB = 251,
-    RDB_OPCODE_EXPIRETIME_MS = 252, RDB_OPCODE_EXPIRETIME = 253, RDB_OPCODE_SELECTDB = 254,
+    RDB_OPCODE_FUNCTION2 = 245,
+    RDB_OPCODE_FUNCTION = 246,
+    RDB_OPCODE_MODULE_AUX = 247,
+    RDB_OPCODE_IDLE = 248,
+    RDB_OPCODE_FREQ = 249,
+    RDB_OPCODE_AUX = 250,
+    RDB_OPCODE_RESIZEDB = 251,
+    RDB_OPCODE_EXPIRETIME_MS = 252,
+    RDB_OPCODE_EXPIRETIME = 253,
+    RDB_OPCODE_SELECTDB = 254,
     RDB_OPCODE_EOF = 255,
 };
 
@@ -58,9 +79,9 @@ enum {
 #define RDB_QL_PACKED 2
 
 typedef struct rdb_save_opts {
-    bool compress;              /* rdbcompression */
-    bool checksum;              /* rdbchecksum (no: the trailer is zero) */
-    bool aof_base;              /* aux aof-base 1 (an AOF preamble) */
+    bool compress; /* rdbcompression */
+    bool checksum; /* rdbchecksum (no: the trailer is zero) */
+    bool aof_base; /* aux aof-base 1 (an AOF preamble) */
 } rdb_save_opts_t;
 
 /* Write every database of srv to r, trailer included; 0 or -1 (r->err). */
@@ -68,12 +89,12 @@ int rdb_write_dataset(server_t *srv, rio_t *r, const rdb_save_opts_t *opts);
 
 /* What a load found; err is set when the load fails. */
 typedef struct rdb_load_result {
-    long long keys;             /* keys added */
-    long long expired;          /* keys skipped because already expired */
+    long long keys;    /* keys added */
+    long long expired; /* keys skipped because already expired */
     int version;
     bool checksum_verified;
-    size_t consumed;            /* bytes up to and including the trailer */
-    char err[256];              /* "why" with the byte offset */
+    size_t consumed; /* bytes up to and including the trailer */
+    char err[256];   /* "why" with the byte offset */
 } rdb_load_result_t;
 
 /* Load an RDB image held in memory into srv's databases (which should be

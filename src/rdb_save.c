@@ -27,7 +27,7 @@
 #include "util.h"
 #include "zset.h"
 
-#define RDB_LZF_MIN 20          /* shorter strings are never compressed */
+#define RDB_LZF_MIN 20 /* shorter strings are never compressed */
 
 static void put_u8(rio_t *r, unsigned v) {
     unsigned char b = (unsigned char)v;
@@ -220,24 +220,24 @@ static void put_hash(rio_t *r, robj *o, bool compress) {
 
 static int rdb_type_of(const robj *o) {
     switch (o->type) {
-    case OBJ_STRING: return RDB_TYPE_STRING;
-    case OBJ_LIST: return RDB_TYPE_LIST_QUICKLIST_2;
-    case OBJ_SET: return o->encoding == OBJ_ENCODING_INTSET ? RDB_TYPE_SET_INTSET : RDB_TYPE_SET;
-    case OBJ_ZSET: return o->encoding == OBJ_ENCODING_LISTPACK ? RDB_TYPE_ZSET_LISTPACK : RDB_TYPE_ZSET_2;
-    case OBJ_HASH: return o->encoding == OBJ_ENCODING_LISTPACK ? RDB_TYPE_HASH_LISTPACK : RDB_TYPE_HASH;
-    case OBJ_STREAM: return RDB_TYPE_STREAM_LISTPACKS_2;
+        case OBJ_STRING: return RDB_TYPE_STRING;
+        case OBJ_LIST: return RDB_TYPE_LIST_QUICKLIST_2;
+        case OBJ_SET: return o->encoding == OBJ_ENCODING_INTSET ? RDB_TYPE_SET_INTSET : RDB_TYPE_SET;
+        case OBJ_ZSET: return o->encoding == OBJ_ENCODING_LISTPACK ? RDB_TYPE_ZSET_LISTPACK : RDB_TYPE_ZSET_2;
+        case OBJ_HASH: return o->encoding == OBJ_ENCODING_LISTPACK ? RDB_TYPE_HASH_LISTPACK : RDB_TYPE_HASH;
+        case OBJ_STREAM: return RDB_TYPE_STREAM_LISTPACKS_2;
     }
     return -1;
 }
 
 static void put_value(rio_t *r, robj *val, bool compress) {
     switch (val->type) {
-    case OBJ_STRING: put_obj_string(r, val, compress); break;
-    case OBJ_LIST: put_list(r, val, compress); break;
-    case OBJ_SET: put_set(r, val, compress); break;
-    case OBJ_ZSET: put_zset(r, val, compress); break;
-    case OBJ_HASH: put_hash(r, val, compress); break;
-    case OBJ_STREAM: rdb_stream_save(r, val, compress); break;   /* rdb_stream.c */
+        case OBJ_STRING: put_obj_string(r, val, compress); break;
+        case OBJ_LIST: put_list(r, val, compress); break;
+        case OBJ_SET: put_set(r, val, compress); break;
+        case OBJ_ZSET: put_zset(r, val, compress); break;
+        case OBJ_HASH: put_hash(r, val, compress); break;
+        case OBJ_STREAM: rdb_stream_save(r, val, compress); break; /* rdb_stream.c */
     }
 }
 

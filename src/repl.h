@@ -20,7 +20,7 @@
 #include "commands.h"
 #include "server.h"
 
-void repl_init(server_t *srv);   /* also applies `replicaof` from the config */
+void repl_init(server_t *srv); /* also applies `replicaof` from the config */
 void repl_free(server_t *srv);
 /* Every cron tick (pings, ACKs, timeouts, reconnects run once a second). */
 void repl_cron(server_t *srv);

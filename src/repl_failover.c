@@ -23,14 +23,14 @@
 #include "reply.h"
 #include "util.h"
 
-#define FAILOVER_HANDOVER_MS 10000   /* from our PSYNC FAILOVER to a connected link */
+#define FAILOVER_HANDOVER_MS 10000 /* from our PSYNC FAILOVER to a connected link */
 
 static repl_failover_t *F(server_t *srv) { return &R(srv)->failover; }
 
 const char *failover_state_name(const server_t *srv) {
     switch (R(srv)->failover.state) {
-    case FAILOVER_WAIT_SYNC: return "waiting-for-sync";
-    case FAILOVER_IN_PROGRESS: return "failover-in-progress";
+        case FAILOVER_WAIT_SYNC: return "waiting-for-sync";
+        case FAILOVER_IN_PROGRESS: return "failover-in-progress";
     }
     return "no-failover";
 }
@@ -105,7 +105,7 @@ static void hand_over(server_t *srv, repl_replica_t *rep) {
     f->state = FAILOVER_IN_PROGRESS;
     f->started_ms = srv->mstime;
     R(srv)->link.psync_failover = true;
-    replica_set_master(srv, ip, port);   /* rep may be freed from here on */
+    replica_set_master(srv, ip, port); /* rep may be freed from here on */
 }
 
 void failover_cron(server_t *srv) {
@@ -172,7 +172,7 @@ void cmd_failover(client_t *c) {
     }
     if (abort_req) {
         if (host || force || has_timeout) {
-            reply_error(c, RL_ERR_SYNTAX);   /* Redis 7.0.15's answer */
+            reply_error(c, RL_ERR_SYNTAX); /* Redis 7.0.15's answer */
             return;
         }
         if (f->state == FAILOVER_NONE) {

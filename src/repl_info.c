@@ -27,7 +27,7 @@ void repl_init(server_t *srv) {
         if (sscanf(ro, "%255s %d", host, &port) == 2) {
             r->link.host = zstrdup(host);
             r->link.port = port;
-            r->link.state = LINK_CONNECT;   /* the first cron tick connects */
+            r->link.state = LINK_CONNECT; /* the first cron tick connects */
             r->link.down_since_ms = srv->mstime;
         } else log_msg(LL_WARNING, "Ignoring the replicaof directive '%s': expected 'host port'", ro);
     }
@@ -52,8 +52,8 @@ void repl_free(server_t *srv) {
 
 void repl_cron(server_t *srv) {
     repl_t *r = R(srv);
-    master_check_waiters(srv);   /* WAIT timeouts */
-    failover_cron(srv);          /* FAILOVER: hand over as soon as the target caught up */
+    master_check_waiters(srv); /* WAIT timeouts */
+    failover_cron(srv);        /* FAILOVER: hand over as soon as the target caught up */
     if (srv->mstime - r->last_cron_sec_ms < 1000) return;
     r->last_cron_sec_ms = srv->mstime;
     replica_cron(srv);
@@ -109,22 +109,22 @@ static void replica_ip(const repl_replica_t *rep, char *ip, size_t len) {
 
 static const char *replica_state_name(int state) {
     switch (state) {
-    case REPLICA_WAIT_BGSAVE_START:
-    case REPLICA_WAIT_BGSAVE_END: return "wait_bgsave";
-    case REPLICA_SEND_BULK: return "send_bulk";
-    case REPLICA_ONLINE_ON_ACK:
-    case REPLICA_ONLINE: return "online";
+        case REPLICA_WAIT_BGSAVE_START:
+        case REPLICA_WAIT_BGSAVE_END: return "wait_bgsave";
+        case REPLICA_SEND_BULK: return "send_bulk";
+        case REPLICA_ONLINE_ON_ACK:
+        case REPLICA_ONLINE: return "online";
     }
     return "unknown";
 }
 
 static const char *link_state_name(int state) {
     switch (state) {
-    case LINK_CONNECT: return "connect";
-    case LINK_CONNECTING: return "connecting";
-    case LINK_TRANSFER: return "sync";
-    case LINK_CONNECTED: return "connected";
-    default: return "handshake";
+        case LINK_CONNECT: return "connect";
+        case LINK_CONNECTING: return "connecting";
+        case LINK_TRANSFER: return "sync";
+        case LINK_CONNECTED: return "connected";
+        default: return "handshake";
     }
 }
 
@@ -166,35 +166,35 @@ static sds info_replica_side(server_t *srv, sds s) {
     bool up = l->state == LINK_CONNECTED;
     long long last_io = up && l->master ? (srv->mstime - l->master->last_interaction_ms) / 1000 : -1;
     s = sds_catprintf(s,
-        "master_host:%s\r\n"
-        "master_port:%d\r\n"
-        "master_link_status:%s\r\n"
-        "master_last_io_seconds_ago:%lld\r\n"
-        "master_sync_in_progress:%d\r\n"
-        "slave_read_repl_offset:%lld\r\n"
-        "slave_repl_offset:%lld\r\n",
-        l->host, l->port, up ? "up" : "down", last_io, l->state == LINK_TRANSFER ? 1 : 0, r->master_repl_offset,
-        r->master_repl_offset);
+                      "master_host:%s\r\n"
+                      "master_port:%d\r\n"
+                      "master_link_status:%s\r\n"
+                      "master_last_io_seconds_ago:%lld\r\n"
+                      "master_sync_in_progress:%d\r\n"
+                      "slave_read_repl_offset:%lld\r\n"
+                      "slave_repl_offset:%lld\r\n",
+                      l->host, l->port, up ? "up" : "down", last_io, l->state == LINK_TRANSFER ? 1 : 0, r->master_repl_offset,
+                      r->master_repl_offset);
     if (l->state == LINK_TRANSFER) {
         long long total = l->transfer_size >= 0 ? l->transfer_size : -1;
         long long got = l->payload ? (long long)sds_len(l->payload) : 0;
         s = sds_catprintf(s,
-            "master_sync_total_bytes:%lld\r\n"
-            "master_sync_read_bytes:%lld\r\n"
-            "master_sync_left_bytes:%lld\r\n"
-            "master_sync_perc:%.2f\r\n"
-            "master_sync_last_io_seconds_ago:%lld\r\n",
-            total, got, total >= 0 ? total - got : -1, total > 0 ? (double)got * 100 / (double)total : 0.0,
-            (srv->mstime - l->last_io_ms) / 1000);
+                          "master_sync_total_bytes:%lld\r\n"
+                          "master_sync_read_bytes:%lld\r\n"
+                          "master_sync_left_bytes:%lld\r\n"
+                          "master_sync_perc:%.2f\r\n"
+                          "master_sync_last_io_seconds_ago:%lld\r\n",
+                          total, got, total >= 0 ? total - got : -1, total > 0 ? (double)got * 100 / (double)total : 0.0,
+                          (srv->mstime - l->last_io_ms) / 1000);
     }
     if (!up)
         s = sds_catprintf(s, "master_link_down_since_seconds:%lld\r\n",
                           l->down_since_ms ? (srv->mstime - l->down_since_ms) / 1000 : -1);
     return sds_catprintf(s,
-        "slave_priority:%lld\r\n"
-        "slave_read_only:%d\r\n"
-        "replica_announced:%d\r\n",
-        srv->cfg.replica_priority, srv->cfg.replica_read_only ? 1 : 0, srv->cfg.replica_announced ? 1 : 0);
+                         "slave_priority:%lld\r\n"
+                         "slave_read_only:%d\r\n"
+                         "replica_announced:%d\r\n",
+                         srv->cfg.replica_priority, srv->cfg.replica_read_only ? 1 : 0, srv->cfg.replica_announced ? 1 : 0);
 }
 
 sds repl_info(server_t *srv, sds s) {
@@ -216,15 +216,15 @@ sds repl_info(server_t *srv, sds s) {
     }
     const repl_backlog_t *b = r->backlog;
     return sds_catprintf(s,
-        "master_failover_state:%s\r\n"
-        "master_replid:%s\r\n"
-        "master_replid2:%s\r\n"
-        "master_repl_offset:%lld\r\n"
-        "second_repl_offset:%lld\r\n"
-        "repl_backlog_active:%d\r\n"
-        "repl_backlog_size:%lld\r\n"
-        "repl_backlog_first_byte_offset:%lld\r\n"
-        "repl_backlog_histlen:%zu\r\n",
-        failover_state_name(srv), r->replid, r->replid2, r->master_repl_offset, r->second_replid_offset, b ? 1 : 0,
-        srv->cfg.repl_backlog_size, b ? b->first_off : 0, b ? b->histlen : 0);
+                         "master_failover_state:%s\r\n"
+                         "master_replid:%s\r\n"
+                         "master_replid2:%s\r\n"
+                         "master_repl_offset:%lld\r\n"
+                         "second_repl_offset:%lld\r\n"
+                         "repl_backlog_active:%d\r\n"
+                         "repl_backlog_size:%lld\r\n"
+                         "repl_backlog_first_byte_offset:%lld\r\n"
+                         "repl_backlog_histlen:%zu\r\n",
+                         failover_state_name(srv), r->replid, r->replid2, r->master_repl_offset, r->second_replid_offset, b ? 1 : 0,
+                         srv->cfg.repl_backlog_size, b ? b->first_off : 0, b ? b->histlen : 0);
 }

@@ -32,8 +32,8 @@
 #include "reply.h"
 #include "util.h"
 
-#define BULK_CHUNK (64 * 1024)      /* bytes per write of the RDB file */
-#define BULK_WRITES_PER_EVENT 16    /* then other clients get a turn */
+#define BULK_CHUNK (64 * 1024)   /* bytes per write of the RDB file */
+#define BULK_WRITES_PER_EVENT 16 /* then other clients get a turn */
 
 /* --------------------------------------------------------- the stream */
 
@@ -63,11 +63,11 @@ void master_feed_raw(server_t *srv, const char *p, size_t len) {
     r->master_repl_offset += (long long)len;
     for (repl_replica_t *rep = r->replicas; rep; rep = rep->next) {
         switch (rep->state) {
-        case REPLICA_ONLINE: reply_raw(rep->c, p, len); break;
-        case REPLICA_WAIT_BGSAVE_END:
-        case REPLICA_SEND_BULK:
-        case REPLICA_ONLINE_ON_ACK: hold_pending(srv, rep, p, len); break;
-        default: break;   /* WAIT_BGSAVE_START: its RDB will include this */
+            case REPLICA_ONLINE: reply_raw(rep->c, p, len); break;
+            case REPLICA_WAIT_BGSAVE_END:
+            case REPLICA_SEND_BULK:
+            case REPLICA_ONLINE_ON_ACK: hold_pending(srv, rep, p, len); break;
+            default: break; /* WAIT_BGSAVE_START: its RDB will include this */
         }
     }
 }
@@ -182,7 +182,7 @@ void repl_client_freed(client_t *c) {
     if ((c->flags & CLIENT_MASTER) && r->link.master == c) {
         log_msg(LL_NOTICE, "Connection with master lost.");
         r->link.master = NULL;
-        r->link.fd = -1;   /* conn_free closes it */
+        r->link.fd = -1; /* conn_free closes it */
         if (r->link.state == LINK_CONNECTED) r->link.state = LINK_CONNECT;
         r->link.down_since_ms = srv->mstime;
     }
@@ -204,7 +204,7 @@ static void bulk_writer(int fd, bool readable, bool writable, void *arg) {
     repl_replica_t *rep = arg;
     client_t *c = rep->c;
     server_t *srv = c->srv;
-    if (!writable || conn_has_pending_output(c)) return;   /* +FULLRESYNC still leaving */
+    if (!writable || conn_has_pending_output(c)) return; /* +FULLRESYNC still leaving */
     if (rep->rdb_hdr && sds_len(rep->rdb_hdr)) {
         ssize_t n = write(fd, rep->rdb_hdr, sds_len(rep->rdb_hdr));
         if (n < 0) {
@@ -275,7 +275,7 @@ int repl_diskless_child_start(server_t *srv);
 static void send_fullresync(server_t *srv, repl_replica_t *rep) {
     repl_t *r = R(srv);
     rep->psync_initial_off = r->master_repl_offset;
-    if (rep->old_sync) return;   /* SYNC: the payload comes without a preamble */
+    if (rep->old_sync) return; /* SYNC: the payload comes without a preamble */
     char line[128];
     int n = snprintf(line, sizeof(line), "+FULLRESYNC %s %lld\r\n", r->replid, r->master_repl_offset);
     reply_raw(rep->c, line, (size_t)n);
@@ -302,7 +302,7 @@ static void maybe_start_sync(server_t *srv) {
         if (!enough && srv->mstime - r->diskless_wait_since_ms < srv->cfg.repl_diskless_sync_delay * 1000) return;
     }
     r->diskless_wait_since_ms = 0;
-    r->stream_db = -1;   /* the stream after the snapshot starts with SELECT */
+    r->stream_db = -1; /* the stream after the snapshot starts with SELECT */
     for (repl_replica_t *rep = r->replicas; rep; rep = rep->next) {
         if (rep->state != REPLICA_WAIT_BGSAVE_START) continue;
         rep->state = REPLICA_WAIT_BGSAVE_END;
@@ -314,7 +314,7 @@ static void maybe_start_sync(server_t *srv) {
         /* The +FULLRESYNC lines must be on the wire before the child writes. */
         for (repl_replica_t *rep = r->replicas; rep; rep = rep->next)
             if (rep->state == REPLICA_WAIT_BGSAVE_END && !conn_flush_now(rep->c)) {
-                rep->state = REPLICA_WAIT_BGSAVE_START;   /* not in this child's batch */
+                rep->state = REPLICA_WAIT_BGSAVE_START; /* not in this child's batch */
                 replica_close(rep, "can't write +FULLRESYNC");
             }
         rc = repl_diskless_child_start(srv);
@@ -345,7 +345,7 @@ void repl_rdb_child_done(server_t *srv, bool ok) {
                 rep->c->flags |= CLIENT_CLOSE_AFTER_REPLY;
                 conn_close_async(rep->c);
             } else if (rep->acked_during_sync) {
-                put_online(srv, rep);   /* it loaded before the cron reaped the child */
+                put_online(srv, rep); /* it loaded before the cron reaped the child */
             } else {
                 /* The stream starts once it has loaded: its first ACK. */
                 rep->state = REPLICA_ONLINE_ON_ACK;
@@ -385,14 +385,15 @@ static bool try_partial(server_t *srv, client_t *c, const char *replid, long lon
     backlog_foreach_from(r->backlog, off, send_backlog_piece, c);
     r->sync_partial_ok++;
     log_msg(LL_NOTICE, "Partial resynchronization request from %s accepted. Sending %lld bytes of backlog starting "
-            "from offset %lld.", c->addr, r->master_repl_offset + 1 - off, off);
+                       "from offset %lld.",
+            c->addr, r->master_repl_offset + 1 - off, off);
     return true;
 }
 
 static void sync_generic(client_t *c, bool psync) {
     server_t *srv = c->srv;
     repl_t *r = R(srv);
-    if (c->flags & CLIENT_REPLICA) return;   /* a second SYNC on a replica link is ignored */
+    if (c->flags & CLIENT_REPLICA) return; /* a second SYNC on a replica link is ignored */
     if (r->link.state != LINK_NONE && r->link.state != LINK_CONNECTED) {
         reply_error(c, "NOMASTERLINK Can't SYNC while not connected with my master");
         return;
@@ -410,7 +411,7 @@ static void sync_generic(client_t *c, bool psync) {
             return;
         }
         log_msg(LL_NOTICE, "Failover request received for replid %s.", r->replid);
-        replica_unset_master(srv);   /* promoted: the old history stays reachable as replid2 */
+        replica_unset_master(srv); /* promoted: the old history stays reachable as replid2 */
     }
     if (psync) {
         if (!obj_get_ll(c->argv[2], &off)) off = -1;
@@ -545,7 +546,7 @@ void master_check_waiters(server_t *srv) {
         zfree(w);
         c->flags &= ~CLIENT_REPL_WAIT;
         reply_ll(c, acked);
-        conn_process_input(c);   /* what it pipelined behind WAIT */
+        conn_process_input(c); /* what it pipelined behind WAIT */
     }
 }
 
@@ -563,7 +564,7 @@ static void ping_replicas(server_t *srv) {
 void master_cron(server_t *srv) {
     repl_t *r = R(srv);
     ping_replicas(srv);
-    maybe_start_sync(srv);   /* after another child ended, or the diskless delay passed */
+    maybe_start_sync(srv); /* after another child ended, or the diskless delay passed */
     for (repl_replica_t *rep = r->replicas; rep; rep = rep->next) {
         /* Waiting for the snapshot: a newline keeps its repl-timeout at bay
          * (not while a diskless child owns the socket). */

@@ -73,7 +73,7 @@ void replica_free_link(server_t *srv) {
     if (l->master) {
         client_t *m = l->master;
         l->master = NULL;
-        m->flags &= ~CLIENT_MASTER;   /* no "link lost" handling: we dropped it */
+        m->flags &= ~CLIENT_MASTER; /* no "link lost" handling: we dropped it */
         conn_close_async(m);
     }
 }
@@ -146,13 +146,13 @@ static void become_connected(server_t *srv, const char *leftover, size_t n) {
     client_t *m = conn_create_client(srv, l->fd);
     if (l->applying) sds_clear(l->applying);
     m->flags |= CLIENT_MASTER | CLIENT_AUTHENTICATED;
-    m->user = NULL;   /* the master's stream is applied whatever the default user may do */
+    m->user = NULL; /* the master's stream is applied whatever the default user may do */
     l->master = m;
     l->state = LINK_CONNECTED;
     l->last_io_ms = srv->mstime;
     l->down_since_ms = 0;
     master_ensure_backlog(srv);
-    failover_link_connected(srv);   /* a FAILOVER handover is complete */
+    failover_link_connected(srv); /* a FAILOVER handover is complete */
     if (n) {
         m->querybuf = sds_catlen(m->querybuf, leftover, n);
         conn_process_input(m);
@@ -184,7 +184,7 @@ static void load_payload(server_t *srv) {
     size_t len = sds_len(l->payload);
     log_msg(LL_NOTICE, "MASTER <-> REPLICA sync: Flushing old data");
     for (int i = 0; i < srv->dbnum; i++) {
-        if (srv->cfg.replica_lazy_flush) db_empty_async(&srv->dbs[i]);   /* freed on the bio thread */
+        if (srv->cfg.replica_lazy_flush) db_empty_async(&srv->dbs[i]); /* freed on the bio thread */
         else db_empty(&srv->dbs[i]);
     }
     functions_flush(srv);
@@ -212,10 +212,10 @@ static void load_payload(server_t *srv) {
     r->backlog = backlog_create((size_t)srv->cfg.repl_backlog_size, r->master_repl_offset + 1);
     master_disconnect_replicas(srv);
     srv->dirty++;
-    if (aof_is_on(p->aof)) aof_schedule_rewrite(p->aof);   /* the file must describe the new data */
+    if (aof_is_on(p->aof)) aof_schedule_rewrite(p->aof); /* the file must describe the new data */
     log_msg(LL_NOTICE, "MASTER <-> REPLICA sync: Finished with success (%lld keys, %zu bytes)", res.keys, len);
     become_connected(srv, NULL, 0);
-    replica_send_ack(srv);   /* a diskless master starts the stream at this ACK */
+    replica_send_ack(srv); /* a diskless master starts the stream at this ACK */
 }
 
 /* Read the payload; returns when the socket has no more for now. */
@@ -224,7 +224,7 @@ static void read_transfer(server_t *srv) {
     if (l->transfer_size == -2) {
         sds line;
         if (!read_line(srv, &line)) return;
-        if (sds_len(line) == 0) {   /* a newline: the master is still preparing */
+        if (sds_len(line) == 0) { /* a newline: the master is still preparing */
             sds_free(line);
             return;
         }
@@ -368,53 +368,53 @@ static void handshake_step(server_t *srv) {
     int state = l->state;
     bool err = line[0] == '-';
     switch (state) {
-    case LINK_RECV_PONG:
-        /* -NOAUTH is fine here: AUTH comes next. */
-        if (err && strncmp(line, "-NOAUTH", 7) && strncmp(line, "-NOPERM", 7) &&
-            strncmp(line, "-ERR operation not permitted", 28)) {
-            log_msg(LL_WARNING, "Error reply to PING from master: '%s'", line);
-            link_abort(srv, NULL);
+        case LINK_RECV_PONG:
+            /* -NOAUTH is fine here: AUTH comes next. */
+            if (err && strncmp(line, "-NOAUTH", 7) && strncmp(line, "-NOPERM", 7) &&
+                strncmp(line, "-ERR operation not permitted", 28)) {
+                log_msg(LL_WARNING, "Error reply to PING from master: '%s'", line);
+                link_abort(srv, NULL);
+                break;
+            }
+            if (srv->cfg.masterauth && srv->cfg.masterauth[0]) {
+                bool user = srv->cfg.masteruser && srv->cfg.masteruser[0];
+                const char *av[3] = {"AUTH", user ? srv->cfg.masteruser : srv->cfg.masterauth, srv->cfg.masterauth};
+                if (!send_command(l, user ? 3 : 2, av)) link_abort(srv, "can't send AUTH");
+                else l->state = LINK_RECV_AUTH;
+            } else {
+                send_port(srv);
+            }
             break;
-        }
-        if (srv->cfg.masterauth && srv->cfg.masterauth[0]) {
-            bool user = srv->cfg.masteruser && srv->cfg.masteruser[0];
-            const char *av[3] = {"AUTH", user ? srv->cfg.masteruser : srv->cfg.masterauth, srv->cfg.masterauth};
-            if (!send_command(l, user ? 3 : 2, av)) link_abort(srv, "can't send AUTH");
-            else l->state = LINK_RECV_AUTH;
-        } else {
+        case LINK_RECV_AUTH:
+            if (err) {
+                log_msg(LL_WARNING, "Unable to AUTH to MASTER: %s", line);
+                link_abort(srv, NULL);
+                break;
+            }
             send_port(srv);
-        }
-        break;
-    case LINK_RECV_AUTH:
-        if (err) {
-            log_msg(LL_WARNING, "Unable to AUTH to MASTER: %s", line);
-            link_abort(srv, NULL);
             break;
-        }
-        send_port(srv);
-        break;
-    case LINK_RECV_PORT:
-        if (err) log_msg(LL_NOTICE, "(Non critical) Master does not understand REPLCONF listening-port: %s", line);
-        if (srv->cfg.replica_announce_ip && srv->cfg.replica_announce_ip[0]) {
-            const char *av[3] = {"REPLCONF", "ip-address", srv->cfg.replica_announce_ip};
-            if (!send_command(l, 3, av)) link_abort(srv, "can't send REPLCONF ip-address");
-            else l->state = LINK_RECV_IP;
-        } else {
+        case LINK_RECV_PORT:
+            if (err) log_msg(LL_NOTICE, "(Non critical) Master does not understand REPLCONF listening-port: %s", line);
+            if (srv->cfg.replica_announce_ip && srv->cfg.replica_announce_ip[0]) {
+                const char *av[3] = {"REPLCONF", "ip-address", srv->cfg.replica_announce_ip};
+                if (!send_command(l, 3, av)) link_abort(srv, "can't send REPLCONF ip-address");
+                else l->state = LINK_RECV_IP;
+            } else {
+                send_capa(srv);
+            }
+            break;
+        case LINK_RECV_IP:
+            if (err) log_msg(LL_NOTICE, "(Non critical) Master does not understand REPLCONF ip-address: %s", line);
             send_capa(srv);
-        }
-        break;
-    case LINK_RECV_IP:
-        if (err) log_msg(LL_NOTICE, "(Non critical) Master does not understand REPLCONF ip-address: %s", line);
-        send_capa(srv);
-        break;
-    case LINK_RECV_CAPA:
-        if (err) log_msg(LL_NOTICE, "(Non critical) Master does not understand REPLCONF capa: %s", line);
-        send_psync(srv);
-        break;
-    case LINK_RECV_PSYNC:
-        if (sds_len(line) == 0) break;   /* keepalive newline */
-        got_psync_reply(srv, line);
-        break;
+            break;
+        case LINK_RECV_CAPA:
+            if (err) log_msg(LL_NOTICE, "(Non critical) Master does not understand REPLCONF capa: %s", line);
+            send_psync(srv);
+            break;
+        case LINK_RECV_PSYNC:
+            if (sds_len(line) == 0) break; /* keepalive newline */
+            got_psync_reply(srv, line);
+            break;
     }
     sds_free(line);
 }
@@ -536,18 +536,18 @@ void replica_cron(server_t *srv) {
     repl_link_t *l = L(srv);
     long long timeout = srv->cfg.repl_timeout * 1000;
     switch (l->state) {
-    case LINK_NONE: return;
-    case LINK_CONNECT: connect_to_master(srv); return;
-    case LINK_CONNECTED:
-        if (l->master && srv->mstime - l->master->last_interaction_ms > timeout) {
-            log_msg(LL_WARNING, "MASTER timeout: no data nor PING received...");
-            conn_close_async(l->master);
+        case LINK_NONE: return;
+        case LINK_CONNECT: connect_to_master(srv); return;
+        case LINK_CONNECTED:
+            if (l->master && srv->mstime - l->master->last_interaction_ms > timeout) {
+                log_msg(LL_WARNING, "MASTER timeout: no data nor PING received...");
+                conn_close_async(l->master);
+                return;
+            }
+            replica_send_ack(srv);
             return;
-        }
-        replica_send_ack(srv);
-        return;
-    default:
-        if (srv->mstime - l->last_io_ms > timeout) link_abort(srv, "Timeout connecting to the MASTER...");
-        return;
+        default:
+            if (srv->mstime - l->last_io_ms > timeout) link_abort(srv, "Timeout connecting to the MASTER...");
+            return;
     }
 }

@@ -23,10 +23,10 @@
 /* ------------------------------------------------------------- backlog */
 typedef struct repl_backlog {
     char *buf;
-    size_t size;              /* bytes of buf */
-    size_t idx;               /* next write position in buf */
-    size_t histlen;           /* bytes of history held (<= size) */
-    long long first_off;      /* stream offset of the oldest byte held */
+    size_t size;         /* bytes of buf */
+    size_t idx;          /* next write position in buf */
+    size_t histlen;      /* bytes of history held (<= size) */
+    long long first_off; /* stream offset of the oldest byte held */
 } repl_backlog_t;
 
 repl_backlog_t *backlog_create(size_t size, long long first_off);
@@ -42,91 +42,93 @@ void backlog_resize(repl_backlog_t *b, size_t size);
 
 /* --------------------------------------------------------- replicas (us as master) */
 enum {
-    REPLICA_WAIT_BGSAVE_START = 1,   /* needs a full sync; no fork for it yet */
-    REPLICA_WAIT_BGSAVE_END,         /* attached to the running fork; stream held in `pending` */
-    REPLICA_SEND_BULK,               /* the RDB file is being written to it */
-    REPLICA_ONLINE_ON_ACK,           /* diskless: RDB sent, the stream starts at its first ACK */
-    REPLICA_ONLINE,                  /* receives the stream */
+    REPLICA_WAIT_BGSAVE_START = 1, /* needs a full sync; no fork for it yet */
+    REPLICA_WAIT_BGSAVE_END,       /* attached to the running fork; stream held in `pending` */
+    REPLICA_SEND_BULK,             /* the RDB file is being written to it */
+    REPLICA_ONLINE_ON_ACK,         /* diskless: RDB sent, the stream starts at its first ACK */
+    REPLICA_ONLINE,                /* receives the stream */
 };
 
 typedef struct repl_replica {
     client_t *c;
-    int state;                       /* REPLICA_* */
+    int state; /* REPLICA_* */
     bool capa_eof, capa_psync2;
-    bool rdb_only;                   /* redis-cli --rdb: close after the RDB */
-    bool old_sync;                   /* SYNC, not PSYNC: no +FULLRESYNC line */
-    long long listening_port;        /* REPLCONF listening-port */
-    char announced_ip[64];           /* REPLCONF ip-address, "" = the peer's address */
-    long long ack_off;               /* last REPLCONF ACK offset */
-    long long ack_ms;                /* when it arrived (lag) */
-    long long psync_initial_off;     /* offset it started from */
-    bool acked_during_sync;          /* diskless: it loaded (and ACKed) before we reaped the child */
-    sds pending;                     /* stream held while it syncs */
+    bool rdb_only;               /* redis-cli --rdb: close after the RDB */
+    bool old_sync;               /* SYNC, not PSYNC: no +FULLRESYNC line */
+    long long listening_port;    /* REPLCONF listening-port */
+    char announced_ip[64];       /* REPLCONF ip-address, "" = the peer's address */
+    long long ack_off;           /* last REPLCONF ACK offset */
+    long long ack_ms;            /* when it arrived (lag) */
+    long long psync_initial_off; /* offset it started from */
+    bool acked_during_sync;      /* diskless: it loaded (and ACKed) before we reaped the child */
+    sds pending;                 /* stream held while it syncs */
     /* the RDB transfer (disk) */
-    int rdb_fd;                      /* the file, -1 when not sending */
-    int wfd;                         /* dup of c->fd, write-only watcher */
+    int rdb_fd; /* the file, -1 when not sending */
+    int wfd;    /* dup of c->fd, write-only watcher */
     evloop_io_t *wio;
-    long long rdb_off, rdb_size;     /* bytes sent / total */
-    sds rdb_hdr;                     /* "$<size>\r\n" left to send */
+    long long rdb_off, rdb_size; /* bytes sent / total */
+    sds rdb_hdr;                 /* "$<size>\r\n" left to send */
     struct repl_replica *next;
 } repl_replica_t;
 
 /* -------------------------------------------------- the link to our master */
 enum {
-    LINK_NONE = 0,         /* not a replica */
-    LINK_CONNECT,          /* must connect (the cron retries every second) */
-    LINK_CONNECTING,       /* non-blocking connect in progress */
-    LINK_RECV_PONG,        /* the handshake: each state waits for one reply line */
+    LINK_NONE = 0,   /* not a replica */
+    LINK_CONNECT,    /* must connect (the cron retries every second) */
+    LINK_CONNECTING, /* non-blocking connect in progress */
+    LINK_RECV_PONG,  /* the handshake: each state waits for one reply line */
     LINK_RECV_AUTH,
     LINK_RECV_PORT,
     LINK_RECV_IP,
     LINK_RECV_CAPA,
     LINK_RECV_PSYNC,
-    LINK_TRANSFER,         /* reading the RDB payload */
-    LINK_CONNECTED,        /* the master client applies the stream */
+    LINK_TRANSFER,  /* reading the RDB payload */
+    LINK_CONNECTED, /* the master client applies the stream */
 };
 
 typedef struct repl_link {
     char *host;
     int port;
-    int state;                       /* LINK_* */
-    int fd;                          /* handshake and transfer socket (then the master client's) */
+    int state; /* LINK_* */
+    int fd;    /* handshake and transfer socket (then the master client's) */
     evloop_io_t *io;
-    sds line;                        /* a reply line being read */
-    long long last_io_ms;            /* last byte from the master */
-    long long down_since_ms;         /* link down since (INFO master_link_down_since_seconds) */
+    sds line;                /* a reply line being read */
+    long long last_io_ms;    /* last byte from the master */
+    long long down_since_ms; /* link down since (INFO master_link_down_since_seconds) */
     long long handshake_start_ms;
     /* the transfer */
     sds payload;
-    long long transfer_size;         /* -1: EOF-marker form */
+    long long transfer_size; /* -1: EOF-marker form */
     char eof_mark[REPL_ID_LEN];
     char fullsync_replid[REPL_ID_LEN + 1];
     long long fullsync_offset;
     long long transfer_last_ms;
-    client_t *master;                /* the master client when LINK_CONNECTED */
-    bool psync_failover;             /* FAILOVER: our PSYNC asks the target to take over */
-    sds applying;                    /* bytes of the request the master client is parsing/running */
+    client_t *master;    /* the master client when LINK_CONNECTED */
+    bool psync_failover; /* FAILOVER: our PSYNC asks the target to take over */
+    sds applying;        /* bytes of the request the master client is parsing/running */
 } repl_link_t;
 
 /* ------------------------------------------------------------- WAIT */
 typedef struct repl_waiter {
     client_t *c;
-    long long offset;                /* acknowledged up to here */
+    long long offset; /* acknowledged up to here */
     long numreplicas;
-    long long deadline_ms;           /* 0 = forever */
+    long long deadline_ms; /* 0 = forever */
     struct repl_waiter *next;
 } repl_waiter_t;
 
 /* ------------------------------------------------------------- FAILOVER */
-enum { FAILOVER_NONE = 0, FAILOVER_WAIT_SYNC, FAILOVER_IN_PROGRESS };
+enum { FAILOVER_NONE = 0,
+       FAILOVER_WAIT_SYNC,
+       FAILOVER_IN_PROGRESS };
 
 typedef struct repl_failover {
-    int state;                       /* FAILOVER_* */
-    char *host;                      /* TO host port, or NULL: the first replica caught up */
+    int state;  /* FAILOVER_* */
+    char *host; /* TO host port, or NULL: the first replica caught up */
     int port;
-    bool force;                      /* FORCE: hand over at the timeout even if behind */
-    long long deadline_ms;           /* TIMEOUT, 0 = none */
-    long long started_ms;            /* when the handover (IN_PROGRESS) began */
+    bool force;            /* FORCE: hand over at the timeout even if behind */
+    long long deadline_ms; /* TIMEOUT, 0 = none */
+    long long started_ms;  /* when the handover (IN_PROGRESS) began */
 } repl_failover_t;
 
 typedef struct repl {
@@ -139,15 +141,15 @@ typedef struct repl {
     int stream_db;                   /* db of the last SELECT in the stream, -1 = must emit */
     repl_replica_t *replicas;
     int replica_count;
-    bool rdb_child_for_repl;         /* the running RDB child serves replicas */
-    bool rdb_child_diskless;         /* ...and writes straight to their sockets */
-    long long diskless_wait_since_ms;/* first replica waiting for a diskless fork */
+    bool rdb_child_for_repl;          /* the running RDB child serves replicas */
+    bool rdb_child_diskless;          /* ...and writes straight to their sockets */
+    long long diskless_wait_since_ms; /* first replica waiting for a diskless fork */
     repl_link_t link;
     repl_waiter_t *waiters;
     repl_failover_t failover;
-    bool getack_pending;             /* a WAIT needs fresh ACKs */
-    long long last_cron_sec_ms;      /* once-a-second work */
-    long long last_ping_ms;          /* last PING fed to replicas */
+    bool getack_pending;        /* a WAIT needs fresh ACKs */
+    long long last_cron_sec_ms; /* once-a-second work */
+    long long last_ping_ms;     /* last PING fed to replicas */
     long long sync_full, sync_partial_ok, sync_partial_err;
 } repl_t;
 

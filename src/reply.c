@@ -121,7 +121,7 @@ static void count_error(client_t *c, const char *code, size_t len) {
     dict_entry *existing;
     dict_entry *de = dict_add_raw(st->errors, k, &existing);
     if (de) {
-        dict_set_s64(de, 1);   /* the dict now owns k */
+        dict_set_s64(de, 1); /* the dict now owns k */
         return;
     }
     dict_set_s64(existing, dict_get_s64(existing) + 1);
@@ -157,7 +157,8 @@ void reply_error_raw(client_t *c, const char *msg, size_t len) {
     count_error(c, msg, cl);
     for (size_t i = 0; i < len; i++) {
         const char *nl = memchr(msg + i, '\n', len - i), *cr = memchr(msg + i, '\r', len - i);
-        const char *stop = !nl ? cr : !cr ? nl : (nl < cr ? nl : cr);
+        const char *stop = !nl ? cr : !cr ? nl
+                                          : (nl < cr ? nl : cr);
         size_t n = stop ? (size_t)(stop - (msg + i)) : len - i;
         reply_raw(c, msg + i, n);
         i += n;
@@ -187,7 +188,7 @@ void reply_ll(client_t *c, long long v) {
 void reply_bulk(client_t *c, const char *p, size_t len) {
     char hdr[32];
     size_t h;
-    if (len < 10) {   /* the most common lengths: no number formatting */
+    if (len < 10) { /* the most common lengths: no number formatting */
         hdr[0] = '$';
         hdr[1] = (char)('0' + len);
         hdr[2] = '\r';
@@ -310,7 +311,7 @@ void reply_verbatim(client_t *c, const char *p, size_t len, const char *ext) {
 void reply_help(client_t *c, const char *cmdname, const char **lines) {
     long n = 0;
     while (lines[n]) n++;
-    reply_array_len(c, n + 3);   /* the head, the lines, HELP and its text */
+    reply_array_len(c, n + 3); /* the head, the lines, HELP and its text */
     char head[128];
     snprintf(head, sizeof(head), "%s <subcommand> [<arg> [value] [opt] ...]. Subcommands are:", cmdname);
     reply_simple(c, head);
@@ -326,7 +327,7 @@ void *reply_deferred_len(client_t *c) {
     if (c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP)) return NULL;
     if (silenced(c)) return NULL;
     reply_block *b = zmalloc(sizeof(*b) + 24);
-    b->size = 0;   /* full: nothing else is appended here */
+    b->size = 0; /* full: nothing else is appended here */
     b->used = 0;
     b->next = NULL;
     if (c->reply_tail) c->reply_tail->next = b;

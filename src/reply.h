@@ -27,28 +27,28 @@
 #define RL_ERR_POSITIVE "value is out of range, must be positive"
 
 void reply_raw(client_t *c, const char *p, size_t len);
-void reply_simple(client_t *c, const char *s);        /* +s */
+void reply_simple(client_t *c, const char *s); /* +s */
 void reply_ok(client_t *c);
 void reply_error(client_t *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void reply_error_arity(client_t *c);
 /* An error line exactly as given (no "ERR " added): scripts' {err=...}
  * replies, whose first word is the code whatever it is. */
 void reply_error_raw(client_t *c, const char *msg, size_t len);
-void reply_ll(client_t *c, long long v);               /* :v */
+void reply_ll(client_t *c, long long v); /* :v */
 void reply_bulk(client_t *c, const char *p, size_t len);
-void reply_bulk_cstr(client_t *c, const char *s);      /* NULL -> null */
-void reply_bulk_sds_take(client_t *c, sds s);          /* takes s */
+void reply_bulk_cstr(client_t *c, const char *s); /* NULL -> null */
+void reply_bulk_sds_take(client_t *c, sds s);     /* takes s */
 void reply_bulk_obj(client_t *c, const robj *o);
 void reply_bulk_ll(client_t *c, long long v);
-void reply_null(client_t *c);                          /* $-1 / _ */
-void reply_null_array(client_t *c);                    /* *-1 / _ */
+void reply_null(client_t *c);       /* $-1 / _ */
+void reply_null_array(client_t *c); /* *-1 / _ */
 void reply_array_len(client_t *c, long n);
-void reply_push_len(client_t *c, long n);              /* RESP2 '*', RESP3 '>' */
-void reply_map_len(client_t *c, long n);               /* RESP2: n*2 array */
-void reply_set_len(client_t *c, long n);               /* RESP2: array */
-void reply_double(client_t *c, double d);              /* RESP2 bulk, RESP3 ',' */
+void reply_push_len(client_t *c, long n); /* RESP2 '*', RESP3 '>' */
+void reply_map_len(client_t *c, long n);  /* RESP2: n*2 array */
+void reply_set_len(client_t *c, long n);  /* RESP2: array */
+void reply_double(client_t *c, double d); /* RESP2 bulk, RESP3 ',' */
 void reply_bool(client_t *c, int b);
-void reply_big_number(client_t *c, const char *p, size_t len);   /* RESP2 bulk, RESP3 '(' */                   /* RESP2 :0/:1, RESP3 #t/#f */
+void reply_big_number(client_t *c, const char *p, size_t len); /* RESP2 bulk, RESP3 '(' */ /* RESP2 :0/:1, RESP3 #t/#f */
 void reply_verbatim(client_t *c, const char *p, size_t len, const char *ext);
 void reply_help(client_t *c, const char *cmdname, const char **lines);
 void reply_subcommand_syntax_error(client_t *c);

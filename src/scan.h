@@ -19,10 +19,10 @@
 
 typedef struct scan_args {
     unsigned long cursor;
-    long long count;    /* COUNT, default 10 */
-    const char *pat;    /* MATCH pattern; NULL when absent or "*" */
+    long long count; /* COUNT, default 10 */
+    const char *pat; /* MATCH pattern; NULL when absent or "*" */
     size_t patlen;
-    const char *type;   /* TYPE (SCAN only); NULL when absent */
+    const char *type; /* TYPE (SCAN only); NULL when absent */
 } scan_args_t;
 
 /* Parse the cursor at argv[cursor_arg] and the options after it; TYPE is
@@ -34,7 +34,7 @@ bool scan_match(const scan_args_t *a, const char *s, size_t len);
 
 typedef struct scan_source scan_source_t;
 struct scan_source {
-    dict *d;   /* dict source; NULL for a compact one */
+    dict *d; /* dict source; NULL for a compact one */
     /* Compact source: advance to the next element, naming it in s and len;
      * false at the end.  `state` is the caller's iterator. */
     bool (*next)(void *state, const char **s, size_t *len);

@@ -31,8 +31,8 @@
 
 typedef struct script_entry {
     sds body;
-    int ref;          /* the compiled function in the Lua registry */
-    int flags;        /* SCRIPT_FLAG_* from the shebang */
+    int ref;   /* the compiled function in the Lua registry */
+    int flags; /* SCRIPT_FLAG_* from the shebang */
 } script_entry;
 
 static void entry_free(void *p) {
@@ -188,7 +188,7 @@ bool script_may_run_or_reply(script_run_t *run) {
     /* Used memory over the limit at the start decides for the whole run
      * (no eviction in the middle of a script). */
     run->oom = srv->cfg.maxmemory > 0 && !evict_perform(srv);
-    if (run->flags & SCRIPT_FLAG_EVAL_COMPAT) return true;   /* checked per command */
+    if (run->flags & SCRIPT_FLAG_EVAL_COMPAT) return true; /* checked per command */
     if (run->flags & SCRIPT_FLAG_NO_WRITES) return true;
     if (run->oom && !(run->flags & SCRIPT_FLAG_ALLOW_OOM)) {
         reply_error(c, RL_ERR_OOM);
@@ -202,7 +202,7 @@ void script_run_begin(script_run_t *run) {
     server_t *srv = run->srv;
     S(srv)->run = run;
     run->fake->db = run->caller->db;
-    run->fake->user = run->caller->user;   /* acl.c: commands run with the caller's rights */
+    run->fake->user = run->caller->user; /* acl.c: commands run with the caller's rights */
     run->fake->resp = 2;
     run->start_ms = util_monotonic_us() / 1000;
     persist_effects_begin(srv);
@@ -230,10 +230,11 @@ void script_exec_command(script_run_t *run, command_t *cmd) {
 /* ------------------------------------------------------------ shebang */
 
 int script_flag_from_name(const char *name) {
-    static const struct { const char *name; int flag; } names[] = {
-        {"no-writes", SCRIPT_FLAG_NO_WRITES}, {"allow-oom", SCRIPT_FLAG_ALLOW_OOM},
-        {"allow-stale", SCRIPT_FLAG_ALLOW_STALE}, {"no-cluster", SCRIPT_FLAG_NO_CLUSTER},
-        {"allow-cross-slot-keys", SCRIPT_FLAG_ALLOW_CROSS_SLOT}};
+    static const struct {
+        const char *name;
+        int flag;
+    } names[] = {
+        {"no-writes", SCRIPT_FLAG_NO_WRITES}, {"allow-oom", SCRIPT_FLAG_ALLOW_OOM}, {"allow-stale", SCRIPT_FLAG_ALLOW_STALE}, {"no-cluster", SCRIPT_FLAG_NO_CLUSTER}, {"allow-cross-slot-keys", SCRIPT_FLAG_ALLOW_CROSS_SLOT}};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (!strcmp(names[i].name, name)) return names[i].flag;
     return -1;
@@ -458,21 +459,21 @@ sds scripting_info_memory(server_t *srv, sds s) {
     util_bytes_to_human(h2, sizeof(h2), vm_eval + vm_fn);
     util_bytes_to_human(h3, sizeof(h3), scripts + fn_bytes);
     return sds_catprintf(s,
-        "used_memory_lua:%zu\r\n"
-        "used_memory_vm_eval:%zu\r\n"
-        "used_memory_lua_human:%s\r\n"
-        "used_memory_scripts_eval:%zu\r\n"
-        "number_of_cached_scripts:%zu\r\n"
-        "number_of_functions:%zu\r\n"
-        "number_of_libraries:%zu\r\n"
-        "used_memory_vm_functions:%zu\r\n"
-        "used_memory_vm_total:%zu\r\n"
-        "used_memory_vm_total_human:%s\r\n"
-        "used_memory_functions:%zu\r\n"
-        "used_memory_scripts:%zu\r\n"
-        "used_memory_scripts_human:%s\r\n",
-        vm_eval, vm_eval, h1, scripts, dict_size(sc->scripts), functions_count(srv), functions_library_count(srv),
-        vm_fn, vm_eval + vm_fn, h2, fn_bytes, scripts + fn_bytes, h3);
+                         "used_memory_lua:%zu\r\n"
+                         "used_memory_vm_eval:%zu\r\n"
+                         "used_memory_lua_human:%s\r\n"
+                         "used_memory_scripts_eval:%zu\r\n"
+                         "number_of_cached_scripts:%zu\r\n"
+                         "number_of_functions:%zu\r\n"
+                         "number_of_libraries:%zu\r\n"
+                         "used_memory_vm_functions:%zu\r\n"
+                         "used_memory_vm_total:%zu\r\n"
+                         "used_memory_vm_total_human:%s\r\n"
+                         "used_memory_functions:%zu\r\n"
+                         "used_memory_scripts:%zu\r\n"
+                         "used_memory_scripts_human:%s\r\n",
+                         vm_eval, vm_eval, h1, scripts, dict_size(sc->scripts), functions_count(srv), functions_library_count(srv),
+                         vm_fn, vm_eval + vm_fn, h2, fn_bytes, scripts + fn_bytes, h3);
 }
 
 /* ------------------------------------------------------------ table */

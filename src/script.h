@@ -15,15 +15,15 @@
 #include "commands.h"
 #include "script_lua.h"
 
-typedef struct functions functions_t;   /* function.c */
+typedef struct functions functions_t; /* function.c */
 
 typedef struct scripting {
-    lua_State *L;            /* EVAL's state */
-    dict *scripts;           /* sha1 hex (sds) -> script_entry */
-    size_t scripts_bytes;    /* bytes of cached bodies (used_memory_scripts_eval) */
-    client_t *fake;          /* runs redis.call for EVAL and FCALL */
-    script_run_t *run;       /* the running script, or NULL */
-    functions_t *functions;  /* function.c */
+    lua_State *L;           /* EVAL's state */
+    dict *scripts;          /* sha1 hex (sds) -> script_entry */
+    size_t scripts_bytes;   /* bytes of cached bodies (used_memory_scripts_eval) */
+    client_t *fake;         /* runs redis.call for EVAL and FCALL */
+    script_run_t *run;      /* the running script, or NULL */
+    functions_t *functions; /* function.c */
 } scripting_t;
 
 void scripting_init(server_t *srv);

@@ -22,7 +22,7 @@
 #include "reply.h"
 #include "script_lua.h"
 
-#define MAX_DEPTH 1000   /* a command reply is never nested this deep */
+#define MAX_DEPTH 1000 /* a command reply is never nested this deep */
 
 /* ------------------------------------------------------- reply -> Lua */
 
@@ -40,7 +40,7 @@ static void set_field_str(lua_State *L, const char *field, const char *p, size_t
 }
 
 static const char *push_aggregate(lua_State *L, char type, long long n, const char *p, const char *end, int depth) {
-    if (n < 0 || n > (long long)(end - p)) return NULL;   /* each element takes >= 1 byte */
+    if (n < 0 || n > (long long)(end - p)) return NULL; /* each element takes >= 1 byte */
     if (type == '%' || type == '~') {
         lua_newtable(L);
         lua_pushstring(L, type == '%' ? "map" : "set");
@@ -74,80 +74,80 @@ const char *sconv_push_reply(lua_State *L, const char *p, const char *end, int d
     size_t slen = (size_t)(le - s);
     long long n = 0;
     switch (type) {
-    case '+':
-        set_field_str(L, "ok", s, slen);
-        return next;
-    case '-':
-        set_field_str(L, "err", s, slen);
-        return next;
-    case ':':
-        lua_pushnumber(L, (lua_Number)strtoll(s, NULL, 10));
-        return next;
-    case '_':
-        lua_pushnil(L);
-        return next;
-    case '#':
-        lua_pushboolean(L, slen > 0 && s[0] == 't');
-        return next;
-    case ',': {
-        char buf[64];
-        size_t l = slen < sizeof(buf) - 1 ? slen : sizeof(buf) - 1;
-        memcpy(buf, s, l);
-        buf[l] = '\0';
-        lua_newtable(L);
-        lua_pushliteral(L, "double");
-        lua_pushnumber(L, strtod(buf, NULL));
-        lua_rawset(L, -3);
-        return next;
-    }
-    case '(':
-        set_field_str(L, "big_number", s, slen);
-        return next;
-    case '$':
-    case '=':
-        n = strtoll(s, NULL, 10);
-        if (n < 0) {
-            lua_pushboolean(L, 0);
+        case '+':
+            set_field_str(L, "ok", s, slen);
+            return next;
+        case '-':
+            set_field_str(L, "err", s, slen);
+            return next;
+        case ':':
+            lua_pushnumber(L, (lua_Number)strtoll(s, NULL, 10));
+            return next;
+        case '_':
+            lua_pushnil(L);
+            return next;
+        case '#':
+            lua_pushboolean(L, slen > 0 && s[0] == 't');
+            return next;
+        case ',': {
+            char buf[64];
+            size_t l = slen < sizeof(buf) - 1 ? slen : sizeof(buf) - 1;
+            memcpy(buf, s, l);
+            buf[l] = '\0';
+            lua_newtable(L);
+            lua_pushliteral(L, "double");
+            lua_pushnumber(L, strtod(buf, NULL));
+            lua_rawset(L, -3);
             return next;
         }
-        if (n > (long long)(end - next) - 2) return NULL;
-        if (type == '$') {
-            lua_pushlstring(L, next, (size_t)n);
-        } else {
-            /* "fmt:payload": the first three bytes name the format */
-            if (n < 4) return NULL;
-            lua_newtable(L);
-            lua_pushliteral(L, "verbatim_string");
-            lua_newtable(L);
-            lua_pushliteral(L, "format");
-            lua_pushlstring(L, next, 3);
-            lua_rawset(L, -3);
-            lua_pushliteral(L, "string");
-            lua_pushlstring(L, next + 4, (size_t)n - 4);
-            lua_rawset(L, -3);
-            lua_rawset(L, -3);
-        }
-        return next + n + 2;
-    case '*':
-    case '>':
-    case '%':
-    case '~':
-        n = strtoll(s, NULL, 10);
-        if (n < 0) {
-            lua_pushboolean(L, 0);
+        case '(':
+            set_field_str(L, "big_number", s, slen);
             return next;
+        case '$':
+        case '=':
+            n = strtoll(s, NULL, 10);
+            if (n < 0) {
+                lua_pushboolean(L, 0);
+                return next;
+            }
+            if (n > (long long)(end - next) - 2) return NULL;
+            if (type == '$') {
+                lua_pushlstring(L, next, (size_t)n);
+            } else {
+                /* "fmt:payload": the first three bytes name the format */
+                if (n < 4) return NULL;
+                lua_newtable(L);
+                lua_pushliteral(L, "verbatim_string");
+                lua_newtable(L);
+                lua_pushliteral(L, "format");
+                lua_pushlstring(L, next, 3);
+                lua_rawset(L, -3);
+                lua_pushliteral(L, "string");
+                lua_pushlstring(L, next + 4, (size_t)n - 4);
+                lua_rawset(L, -3);
+                lua_rawset(L, -3);
+            }
+            return next + n + 2;
+        case '*':
+        case '>':
+        case '%':
+        case '~':
+            n = strtoll(s, NULL, 10);
+            if (n < 0) {
+                lua_pushboolean(L, 0);
+                return next;
+            }
+            return push_aggregate(L, type == '>' ? '*' : type, n, next, end, depth);
+        case '|': {
+            /* Attributes carry metadata the script never sees: skip them. */
+            n = strtoll(s, NULL, 10);
+            const char *q = push_aggregate(L, '%', n, next, end, depth);
+            if (!q) return NULL;
+            lua_pop(L, 1);
+            return sconv_push_reply(L, q, end, depth);
         }
-        return push_aggregate(L, type == '>' ? '*' : type, n, next, end, depth);
-    case '|': {
-        /* Attributes carry metadata the script never sees: skip them. */
-        n = strtoll(s, NULL, 10);
-        const char *q = push_aggregate(L, '%', n, next, end, depth);
-        if (!q) return NULL;
-        lua_pop(L, 1);
-        return sconv_push_reply(L, q, end, depth);
-    }
-    default:
-        return NULL;
+        default:
+            return NULL;
     }
 }
 
@@ -181,7 +181,7 @@ static void reply_map_or_set(client_t *c, lua_State *L, int script_resp, int dep
     else reply_set_len(c, n);
     lua_pushnil(L);
     while (lua_next(L, -2)) {
-        lua_pushvalue(L, -2);   /* key copy: the reply must not convert the iteration key */
+        lua_pushvalue(L, -2); /* key copy: the reply must not convert the iteration key */
         sconv_reply_value(c, L, script_resp, depth + 1);
         if (map) sconv_reply_value(c, L, script_resp, depth + 1);
         else lua_pop(L, 1);
@@ -254,29 +254,29 @@ void sconv_reply_value(client_t *c, lua_State *L, int script_resp, int depth) {
         return;
     }
     switch (lua_type(L, -1)) {
-    case LUA_TSTRING: {
-        size_t len;
-        const char *s = lua_tolstring(L, -1, &len);
-        reply_bulk(c, s, len);
-        break;
-    }
-    case LUA_TBOOLEAN:
-        if (script_resp == 2) {
-            if (lua_toboolean(L, -1)) reply_ll(c, 1);
-            else reply_null(c);
-        } else {
-            reply_bool(c, lua_toboolean(L, -1));
+        case LUA_TSTRING: {
+            size_t len;
+            const char *s = lua_tolstring(L, -1, &len);
+            reply_bulk(c, s, len);
+            break;
         }
-        break;
-    case LUA_TNUMBER:
-        reply_ll(c, (long long)lua_tonumber(L, -1));
-        break;
-    case LUA_TTABLE:
-        reply_table(c, L, script_resp, depth);
-        break;
-    default:
-        reply_null(c);
-        break;
+        case LUA_TBOOLEAN:
+            if (script_resp == 2) {
+                if (lua_toboolean(L, -1)) reply_ll(c, 1);
+                else reply_null(c);
+            } else {
+                reply_bool(c, lua_toboolean(L, -1));
+            }
+            break;
+        case LUA_TNUMBER:
+            reply_ll(c, (long long)lua_tonumber(L, -1));
+            break;
+        case LUA_TTABLE:
+            reply_table(c, L, script_resp, depth);
+            break;
+        default:
+            reply_null(c);
+            break;
     }
     lua_pop(L, 1);
 }

@@ -43,25 +43,25 @@
 #include "util.h"
 #include "zmalloc.h"
 
-int luaopen_cjson(lua_State *L);   /* Debian's lua-cjson (static) */
-int luaopen_bit(lua_State *L);     /* Debian's lua-bitop (static) */
+int luaopen_cjson(lua_State *L); /* Debian's lua-cjson (static) */
+int luaopen_bit(lua_State *L);   /* Debian's lua-bitop (static) */
 
-#define HOOK_EVERY_INSNS 100000    /* the busy check runs this often */
-#define GC_STEP_EVERY_RUNS 50      /* an incremental GC step per so many runs */
+#define HOOK_EVERY_INSNS 100000 /* the busy check runs this often */
+#define GC_STEP_EVERY_RUNS 50   /* an incremental GC step per so many runs */
 
 typedef struct slua_ctx {
     server_t *srv;
-    script_run_t *run;       /* the running script, NULL between runs */
+    script_run_t *run; /* the running script, NULL between runs */
     bool functions;
-    size_t heap;             /* bytes the Lua heap holds */
-    size_t host_half;        /* half the machine's memory (the limit without maxmemory) */
-    int globals_ref;         /* registry ref of the real globals table */
-    uint64_t rand48;         /* math.random state */
+    size_t heap;      /* bytes the Lua heap holds */
+    size_t host_half; /* half the machine's memory (the limit without maxmemory) */
+    int globals_ref;  /* registry ref of the real globals table */
+    uint64_t rand48;  /* math.random state */
     int runs_since_gc;
-    command_t *last_cmd;     /* redis.call's last top-level command (lookup cache) */
-    robj **argv;             /* redis.call's last argv (freed on the next call) */
+    command_t *last_cmd; /* redis.call's last top-level command (lookup cache) */
+    robj **argv;         /* redis.call's last argv (freed on the next call) */
     int argc;
-    sds replybuf;            /* the fake client's reply, flattened */
+    sds replybuf; /* the fake client's reply, flattened */
 } slua_ctx;
 
 static slua_ctx *ctx_of(lua_State *L) {
@@ -89,7 +89,7 @@ static void *slua_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
         }
         return NULL;
     }
-    if (!ptr) osize = 0;   /* Lua 5.1 passes 0 here, but be safe */
+    if (!ptr) osize = 0; /* Lua 5.1 passes 0 here, but be safe */
     if (nsize > osize && x->heap + (nsize - osize) > heap_limit(x)) return NULL;
     void *p = ztryrealloc(ptr, nsize);
     if (!p) return NULL;
@@ -224,23 +224,23 @@ static int l_math_random(lua_State *L) {
     slua_ctx *x = ctx_of(L);
     lua_Number r = (lua_Number)(rand48_next(&x->rand48) % 2147483647u) / (lua_Number)2147483647;
     switch (lua_gettop(L)) {
-    case 0:
-        lua_pushnumber(L, r);
-        break;
-    case 1: {
-        int u = luaL_checkint(L, 1);
-        luaL_argcheck(L, 1 <= u, 1, "interval is empty");
-        lua_pushnumber(L, floor(r * u) + 1);
-        break;
-    }
-    case 2: {
-        int l = luaL_checkint(L, 1), u = luaL_checkint(L, 2);
-        luaL_argcheck(L, l <= u, 2, "interval is empty");
-        lua_pushnumber(L, floor(r * (u - l + 1)) + l);
-        break;
-    }
-    default:
-        return luaL_error(L, "wrong number of arguments");
+        case 0:
+            lua_pushnumber(L, r);
+            break;
+        case 1: {
+            int u = luaL_checkint(L, 1);
+            luaL_argcheck(L, 1 <= u, 1, "interval is empty");
+            lua_pushnumber(L, floor(r * u) + 1);
+            break;
+        }
+        case 2: {
+            int l = luaL_checkint(L, 1), u = luaL_checkint(L, 2);
+            luaL_argcheck(L, l <= u, 2, "interval is empty");
+            lua_pushnumber(L, floor(r * (u - l + 1)) + l);
+            break;
+        }
+        default:
+            return luaL_error(L, "wrong number of arguments");
     }
     return 1;
 }
@@ -421,12 +421,12 @@ static const char *call_refusal(script_run_t *run, command_t *cmd, robj **argv, 
     client_t *caller = run->caller;
     int pos;
     switch (acl_check_and_log(caller, caller->user, cmd, argv, argc, ACL_CTX_LUA, &pos)) {
-    case ACL_DENIED_CMD: return "ERR The user executing the script can't run this command or subcommand";
-    case ACL_DENIED_KEY:
-        return "ERR The user executing the script can't access at least one of the keys mentioned in the command "
-               "arguments";
-    case ACL_DENIED_CHANNEL: return "ERR The user executing the script can't publish to the channel mentioned in the command";
-    default: break;
+        case ACL_DENIED_CMD: return "ERR The user executing the script can't run this command or subcommand";
+        case ACL_DENIED_KEY:
+            return "ERR The user executing the script can't access at least one of the keys mentioned in the command "
+                   "arguments";
+        case ACL_DENIED_CHANNEL: return "ERR The user executing the script can't publish to the channel mentioned in the command";
+        default: break;
     }
     if ((cmd->flags & CMD_WRITE) && run->read_only)
         return "ERR Write commands are not allowed from read-only scripts.";
@@ -585,12 +585,12 @@ static int l_redis_set_repl(lua_State *L) {
 }
 
 static int l_redis_replicate_commands(lua_State *L) {
-    lua_pushboolean(L, 1);   /* always on since 7.0: effects are what is replicated */
+    lua_pushboolean(L, 1); /* always on since 7.0: effects are what is replicated */
     return 1;
 }
 
 static int l_redis_breakpoint(lua_State *L) {
-    lua_pushboolean(L, 0);   /* no debugger attached */
+    lua_pushboolean(L, 0); /* no debugger attached */
     return 1;
 }
 
@@ -668,9 +668,9 @@ static void register_redis_lib(lua_State *L) {
 void slua_set_redis_fn(lua_State *L, const char *name, lua_CFunction fn) {
     slua_ctx *x = ctx_of(L);
     lua_rawgeti(L, LUA_REGISTRYINDEX, x->globals_ref);
-    lua_getfield(L, -1, "redis");      /* the proxy */
+    lua_getfield(L, -1, "redis"); /* the proxy */
     lua_getmetatable(L, -1);
-    lua_getfield(L, -1, "__index");    /* the real table */
+    lua_getfield(L, -1, "__index"); /* the real table */
     lua_pushcfunction(L, fn);
     lua_setfield(L, -2, name);
     lua_pop(L, 4);
@@ -690,34 +690,34 @@ static void lock_globals(lua_State *L, slua_ctx *x) {
     lua_getglobal(L, "string");
     lua_setfield(L, -2, "__index");
     push_readonly_proxy(L, -1);
-    lua_setfield(L, -2, "__metatable");   /* getmetatable('') sees a read-only view */
+    lua_setfield(L, -2, "__metatable"); /* getmetatable('') sees a read-only view */
     lua_pop(L, 2);
     set_global_fn(L, "__redis__err__handler", error_handler);
 
-    lua_pushvalue(L, LUA_GLOBALSINDEX);          /* real */
-    lua_newtable(L);                             /* real's metatable */
+    lua_pushvalue(L, LUA_GLOBALSINDEX); /* real */
+    lua_newtable(L);                    /* real's metatable */
     lua_pushcfunction(L, nonexistent_global);
     lua_setfield(L, -2, "__index");
     lua_pushboolean(L, 0);
     lua_setfield(L, -2, "__metatable");
     lua_setmetatable(L, -2);
-    push_readonly_proxy(L, -1);                  /* real, proxy */
+    push_readonly_proxy(L, -1); /* real, proxy */
     lua_pushvalue(L, -1);
-    lua_setfield(L, -3, "_G");                   /* real._G = proxy (rawset: field is new) */
-    lua_replace(L, LUA_GLOBALSINDEX);            /* scripts see the proxy */
+    lua_setfield(L, -3, "_G");        /* real._G = proxy (rawset: field is new) */
+    lua_replace(L, LUA_GLOBALSINDEX); /* scripts see the proxy */
     x->globals_ref = luaL_ref(L, LUA_REGISTRYINDEX);
 }
 
 /* FUNCTION LOAD's environment: only redis.register_function, redis.log
  * and the pure libraries; anything else is a nonexistent global. */
 static void build_load_env(lua_State *L, lua_CFunction register_fn) {
-    lua_newtable(L);                                   /* env */
+    lua_newtable(L); /* env */
     static const char *const libs[] = {"string", "table", "math", "cjson", "bit", "struct", "cmsgpack", NULL};
     for (int i = 0; libs[i]; i++) {
         lua_getglobal(L, libs[i]);
         lua_setfield(L, -2, libs[i]);
     }
-    lua_newtable(L);                                   /* env.redis */
+    lua_newtable(L); /* env.redis */
     set_fn(L, "register_function", register_fn);
     set_fn(L, "log", l_redis_log);
     set_fn(L, "setresp", l_redis_setresp);
@@ -735,10 +735,10 @@ static void build_load_env(lua_State *L, lua_CFunction register_fn) {
     lua_pushboolean(L, 0);
     lua_setfield(L, -2, "__metatable");
     lua_pushvalue(L, -1);
-    lua_setmetatable(L, -3);                           /* redis's metatable */
-    lua_insert(L, -2);                                 /* env, mt, redis */
-    lua_setfield(L, -3, "redis");                      /* env, mt */
-    lua_setmetatable(L, -2);                           /* env (same rules) */
+    lua_setmetatable(L, -3);      /* redis's metatable */
+    lua_insert(L, -2);            /* env, mt, redis */
+    lua_setfield(L, -3, "redis"); /* env, mt */
+    lua_setmetatable(L, -2);      /* env (same rules) */
     lua_setfield(L, LUA_REGISTRYINDEX, "__rl_load_env");
 }
 
@@ -751,8 +751,8 @@ sds slua_run_library(lua_State *L, const char *code, size_t len, lua_Hook timeou
     }
     /* The chunk's globals: an empty table reading through a metatable
      * whose __index is the load environment now, the real globals later. */
-    lua_newtable(L);                                   /* fn, E */
-    lua_newtable(L);                                   /* fn, E, M */
+    lua_newtable(L); /* fn, E */
+    lua_newtable(L); /* fn, E, M */
     lua_getfield(L, LUA_REGISTRYINDEX, "__rl_load_env");
     lua_setfield(L, -2, "__index");
     lua_pushcfunction(L, readonly_error);
@@ -760,11 +760,11 @@ sds slua_run_library(lua_State *L, const char *code, size_t len, lua_Hook timeou
     lua_pushboolean(L, 0);
     lua_setfield(L, -2, "__metatable");
     lua_pushvalue(L, -1);
-    lua_setmetatable(L, -3);                           /* fn, E, M */
-    lua_insert(L, -3);                                 /* M, fn, E */
-    lua_setfenv(L, -2);                                /* M, fn */
+    lua_setmetatable(L, -3); /* fn, E, M */
+    lua_insert(L, -3);       /* M, fn, E */
+    lua_setfenv(L, -2);      /* M, fn */
     lua_pushcfunction(L, error_handler);
-    lua_insert(L, -2);                                 /* M, handler, fn */
+    lua_insert(L, -2); /* M, handler, fn */
     if (timeout_hook) lua_sethook(L, timeout_hook, LUA_MASKCOUNT, HOOK_EVERY_INSNS);
     int rc = lua_pcall(L, 0, 0, -2);
     lua_sethook(L, NULL, 0, 0);
@@ -781,7 +781,7 @@ sds slua_run_library(lua_State *L, const char *code, size_t len, lua_Hook timeou
         err = sds_catprintf(sds_empty(), "Error registering functions: %s", msg ? msg : "unknown error");
         lua_pop(L, 1);
     }
-    lua_pop(L, 1);                                     /* M */
+    lua_pop(L, 1); /* M */
     /* From now on the library's functions see the normal globals. */
     lua_pushvalue(L, LUA_GLOBALSINDEX);
     lua_setfield(L, -2, "__index");
@@ -796,7 +796,7 @@ lua_State *slua_new(server_t *srv, lua_CFunction register_fn) {
     x->replybuf = sds_empty();
     size_t total = zmalloc_total_system_memory();
     x->host_half = total ? total / 2 : SIZE_MAX;
-    x->rand48 = 0x1234ABCD330EULL;   /* lrand48's initial state, as Redis 7.0 starts */
+    x->rand48 = 0x1234ABCD330EULL; /* lrand48's initial state, as Redis 7.0 starts */
     lua_State *L = lua_newstate(slua_alloc, x);
     if (!L) {
         sds_free(x->replybuf);
@@ -878,13 +878,13 @@ static void reply_run_error(lua_State *L, script_run_t *run) {
 void slua_call(lua_State *L, script_run_t *run, robj **keys, int nkeys, robj **args, int nargs, bool as_globals) {
     slua_ctx *x = ctx_of(L);
     lua_pushcfunction(L, error_handler);
-    lua_insert(L, -2);                   /* handler, fn */
+    lua_insert(L, -2); /* handler, fn */
     int base = lua_gettop(L) - 1;
     int nargs_lua = 0;
     if (as_globals) {
         lua_rawgeti(L, LUA_REGISTRYINDEX, x->globals_ref);
         push_array(L, keys, nkeys);
-        lua_setfield(L, -2, "KEYS");     /* existing fields: no metamethod */
+        lua_setfield(L, -2, "KEYS"); /* existing fields: no metamethod */
         push_array(L, args, nargs);
         lua_setfield(L, -2, "ARGV");
         lua_pop(L, 1);

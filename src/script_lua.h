@@ -21,7 +21,7 @@
 #define SCRIPT_FLAG_ALLOW_STALE (1 << 2)
 #define SCRIPT_FLAG_NO_CLUSTER (1 << 3)
 #define SCRIPT_FLAG_ALLOW_CROSS_SLOT (1 << 4)
-#define SCRIPT_FLAG_EVAL_COMPAT (1 << 5)   /* EVAL without a shebang: 6.x rules */
+#define SCRIPT_FLAG_EVAL_COMPAT (1 << 5) /* EVAL without a shebang: 6.x rules */
 
 /* redis.set_repl flags */
 #define SCRIPT_REPL_AOF 1
@@ -30,20 +30,20 @@
 
 typedef struct script_run {
     server_t *srv;
-    client_t *caller;        /* who ran EVAL/FCALL; protected while we run */
-    client_t *fake;          /* runs redis.call's commands */
-    const char *name;        /* sha1 (EVAL) or function name, for error texts */
-    int flags;               /* SCRIPT_FLAG_* */
-    bool read_only;          /* EVAL_RO/FCALL_RO or no-writes: writes refused */
-    bool is_function;        /* FUNCTION KILL vs SCRIPT KILL, BUSY text */
-    bool wrote;              /* a write command ran: SCRIPT KILL refuses */
-    bool timed_out;          /* past busy-reply-threshold: others get -BUSY */
-    bool killed;             /* SCRIPT/FUNCTION KILL or SHUTDOWN asked to stop */
-    bool oom;                /* used_memory was over maxmemory at the start */
-    int resp;                /* protocol of redis.call replies (redis.setresp) */
-    int repl;                /* SCRIPT_REPL_* (redis.set_repl) */
-    long long start_ms;      /* monotonic start, for the busy threshold */
-    long long last_events_ms;/* when the hook last served other clients */
+    client_t *caller;         /* who ran EVAL/FCALL; protected while we run */
+    client_t *fake;           /* runs redis.call's commands */
+    const char *name;         /* sha1 (EVAL) or function name, for error texts */
+    int flags;                /* SCRIPT_FLAG_* */
+    bool read_only;           /* EVAL_RO/FCALL_RO or no-writes: writes refused */
+    bool is_function;         /* FUNCTION KILL vs SCRIPT KILL, BUSY text */
+    bool wrote;               /* a write command ran: SCRIPT KILL refuses */
+    bool timed_out;           /* past busy-reply-threshold: others get -BUSY */
+    bool killed;              /* SCRIPT/FUNCTION KILL or SHUTDOWN asked to stop */
+    bool oom;                 /* used_memory was over maxmemory at the start */
+    int resp;                 /* protocol of redis.call replies (redis.setresp) */
+    int repl;                 /* SCRIPT_REPL_* (redis.set_repl) */
+    long long start_ms;       /* monotonic start, for the busy threshold */
+    long long last_events_ms; /* when the hook last served other clients */
 } script_run_t;
 
 /* The sandboxed state; a register_fn selects the FUNCTION flavour: it
@@ -54,7 +54,7 @@ lua_State *slua_new(server_t *srv, lua_CFunction register_fn);
  * timeout_hook (may be NULL) runs every 100k instructions. */
 sds slua_run_library(lua_State *L, const char *code, size_t len, lua_Hook timeout_hook);
 void slua_free(lua_State *L);
-size_t slua_used_memory(lua_State *L);   /* bytes of the Lua heap */
+size_t slua_used_memory(lua_State *L); /* bytes of the Lua heap */
 
 /* Compile `code` as chunk `chunkname`; on success the function is left on
  * the stack and NULL returned, else an sds error text (caller frees). */

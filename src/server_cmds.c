@@ -45,7 +45,7 @@ static dict_type seen_type = {dict_sds_hash, dict_sds_eq, NULL, dict_sds_free, N
 static void config_get_one(void *arg, const char *name, const char *value) {
     get_ctx *g = arg;
     sds key = sds_new(name);
-    if (dict_add(g->seen, key, NULL) != DICT_OK) {   /* listed by an earlier pattern */
+    if (dict_add(g->seen, key, NULL) != DICT_OK) { /* listed by an earlier pattern */
         sds_free(key);
         return;
     }
@@ -67,7 +67,7 @@ static void cmd_config_get(client_t *c) {
 
 /* Side effects of a changed directive on running subsystems. */
 static void config_apply(server_t *srv, const char *name) {
-    acl_config_changed(srv, name);   /* requirepass, acl-pubsub-default */
+    acl_config_changed(srv, name); /* requirepass, acl-pubsub-default */
     if (!strcasecmp(name, "hz")) evloop_timer_set_interval(srv->cron_timer, 1000000 / (long)srv->cfg.hz);
     else if (!strcasecmp(name, "loglevel")) log_set_level(srv->cfg.loglevel);
     else if (!strcasecmp(name, "jemalloc-bg-thread")) zmalloc_set_background_thread(srv->cfg.jemalloc_bg_thread);
@@ -77,8 +77,9 @@ static void config_apply(server_t *srv, const char *name) {
         size_t used = zmalloc_used_memory();
         if ((unsigned long long)srv->cfg.maxmemory < used)
             log_msg(LL_WARNING, "WARNING: the new maxmemory value set via CONFIG SET (%lld) is smaller than the "
-                    "current memory usage (%zu). This will result in key eviction and/or the inability to "
-                    "accept new write commands depending on the maxmemory-policy.", srv->cfg.maxmemory, used);
+                                "current memory usage (%zu). This will result in key eviction and/or the inability to "
+                                "accept new write commands depending on the maxmemory-policy.",
+                    srv->cfg.maxmemory, used);
         evict_perform(srv);
     }
 }
@@ -119,7 +120,7 @@ static void cmd_config_set(client_t *c) {
     for (int j = 2; j < c->argc; j += 2) {
         const char *name = c->argv[j]->ptr;
         int rc = config_set(c->srv, name, c->argv[j + 1]->ptr, &err);
-        rl_assert(rc == 0);                    /* checked above */
+        rl_assert(rc == 0); /* checked above */
         (void)rc;
         config_apply(c->srv, name);
     }
@@ -152,7 +153,7 @@ static void cmd_config_help(client_t *c) {
 static command_t config_subcommands[] = {
     {"get", cmd_config_get, -3, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Get the values of configuration parameters", "2.0.0", NULL},
     {"set", cmd_config_set, -4, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Set configuration parameters to the given values", "2.0.0", NULL},
-    {"rewrite", cmd_config_rewrite, 2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Rewrite the configuration file with the in memory configuration", "2.8.0", NULL},   /* config_rewrite.c */
+    {"rewrite", cmd_config_rewrite, 2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Rewrite the configuration file with the in memory configuration", "2.8.0", NULL}, /* config_rewrite.c */
     {"resetstat", cmd_config_resetstat, 2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Reset the stats returned by INFO", "2.0.0", NULL},
     {"help", cmd_config_help, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Show helpful text about the different subcommands", "5.0.0", NULL},
     {0},
@@ -170,7 +171,7 @@ static void cmd_time(client_t *c) {
 static void cmd_lastsave(client_t *c) { reply_ll(c, c->srv->lastsave); }
 
 static void cmd_shutdown(client_t *c) {
-    bool nosave = false, save = false, force = false;   /* persist.c semantics */
+    bool nosave = false, save = false, force = false; /* persist.c semantics */
     for (int j = 1; j < c->argc; j++) {
         const char *a = c->argv[j]->ptr;
         if (strcasecmp(a, "nosave") && strcasecmp(a, "save") && strcasecmp(a, "now") && strcasecmp(a, "force") &&

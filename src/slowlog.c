@@ -16,21 +16,21 @@
 #include "reply.h"
 #include "zmalloc.h"
 
-#define SLOWLOG_MAX_ARGC 32      /* arguments kept per entry */
-#define SLOWLOG_MAX_ARGLEN 128   /* bytes kept per argument */
+#define SLOWLOG_MAX_ARGC 32    /* arguments kept per entry */
+#define SLOWLOG_MAX_ARGLEN 128 /* bytes kept per argument */
 
 typedef struct slowlog_entry {
     struct slowlog_entry *prev, *next;
     long long id;
-    long long time;              /* unix seconds */
-    long long duration;          /* microseconds */
+    long long time;     /* unix seconds */
+    long long duration; /* microseconds */
     int argc;
     sds *argv;
     sds addr, name;
 } slowlog_entry;
 
 struct slowlog {
-    slowlog_entry *head, *tail;  /* head = newest */
+    slowlog_entry *head, *tail; /* head = newest */
     long long len;
     long long next_id;
 };

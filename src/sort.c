@@ -31,16 +31,16 @@
 #include "zset.h"
 
 typedef struct sort_item {
-    sds ele;       /* the element (owned) */
-    double score;  /* numeric weight (0 when the BY key is missing) */
-    sds cmp;       /* ALPHA + BY: the weight string (owned), NULL if missing */
+    sds ele;      /* the element (owned) */
+    double score; /* numeric weight (0 when the BY key is missing) */
+    sds cmp;      /* ALPHA + BY: the weight string (owned), NULL if missing */
 } sort_item_t;
 
 typedef struct sort_spec {
     bool desc, alpha, dontsort;
-    sds by;                 /* BY pattern, or NULL */
-    robj *store;            /* STORE destination, or NULL */
-    sds *gets;              /* GET patterns */
+    sds by;      /* BY pattern, or NULL */
+    robj *store; /* STORE destination, or NULL */
+    sds *gets;   /* GET patterns */
     int ngets;
     long long limit_start, limit_count;
 } sort_spec_t;
@@ -213,9 +213,11 @@ static int item_cmp(const void *pa, const void *pb, void *arg) {
     const sort_cmp_ctx_t *ctx = arg;
     int r;
     if (!ctx->alpha) {
-        r = a->score > b->score ? 1 : a->score < b->score ? -1 : bytes_cmp(a->ele, b->ele);
+        r = a->score > b->score ? 1 : a->score < b->score ? -1
+                                                          : bytes_cmp(a->ele, b->ele);
     } else if (ctx->by) {
-        if (!a->cmp || !b->cmp) r = a->cmp == b->cmp ? 0 : !a->cmp ? -1 : 1;
+        if (!a->cmp || !b->cmp) r = a->cmp == b->cmp ? 0 : !a->cmp ? -1
+                                                                   : 1;
         else r = ctx->store ? bytes_cmp(a->cmp, b->cmp) : strcoll(a->cmp, b->cmp);
     } else {
         r = ctx->store ? bytes_cmp(a->ele, b->ele) : strcoll(a->ele, b->ele);
@@ -247,7 +249,7 @@ static bool weigh(db_t *db, const sort_spec_t *sp, sort_vec_t *vec) {
 
 static robj *list_from_ql(quicklist *ql) {
     robj *o;
-    if (ql->len == 1) {   /* one node: the listpack encoding a new list has */
+    if (ql->len == 1) { /* one node: the listpack encoding a new list has */
         o = obj_create(OBJ_LIST, ql->head->lp);
         o->encoding = OBJ_ENCODING_LISTPACK;
         ql->head->lp = NULL;
@@ -305,7 +307,7 @@ static void sort_generic(client_t *c, bool readonly) {
         goto done;
     }
     if (sp.dontsort && o && o->type == OBJ_SET && sp.store) {
-        sp.dontsort = false;   /* a stored set must not depend on hash order */
+        sp.dontsort = false; /* a stored set must not depend on hash order */
         sp.alpha = true;
         sp.by = NULL;
     }
@@ -313,8 +315,10 @@ static void sort_generic(client_t *c, bool readonly) {
     /* LIMIT clamped to the vector as Redis does; an empty range is
      * start = len-1, end = len-2. */
     long len = (long)vec.n;
-    long long start = sp.limit_start < 0 ? 0 : sp.limit_start > len ? len : sp.limit_start;
-    long long count = sp.limit_count < -1 ? -1 : sp.limit_count > len ? len : sp.limit_count;
+    long long start = sp.limit_start < 0 ? 0 : sp.limit_start > len ? len
+                                                                    : sp.limit_start;
+    long long count = sp.limit_count < -1 ? -1 : sp.limit_count > len ? len
+                                                                      : sp.limit_count;
     long long end = count < 0 ? len - 1 : start + count - 1;
     if (start >= len) {
         start = len - 1;

@@ -98,7 +98,7 @@ static void free_lp(void *lp) { lp_free(lp); }
 
 static void free_consumer(void *p) {
     stream_consumer_t *c = p;
-    rax_free(c->pel, NULL);     /* the nacks belong to the group's PEL */
+    rax_free(c->pel, NULL); /* the nacks belong to the group's PEL */
     sds_free(c->name);
     zfree(c);
 }
@@ -145,15 +145,15 @@ static int64_t lp_int(const unsigned char *p) {
  * fills the master fields' count and position. */
 static unsigned char *lp_skip_master(unsigned char *lp, int64_t *nfields, unsigned char **fields,
                                      unsigned char **terminator) {
-    unsigned char *p = lp_first(lp);       /* count */
-    p = lp_next(lp, p);                    /* deleted */
-    p = lp_next(lp, p);                    /* nfields */
+    unsigned char *p = lp_first(lp); /* count */
+    p = lp_next(lp, p);              /* deleted */
+    p = lp_next(lp, p);              /* nfields */
     int64_t n = lp_int(p);
     if (nfields) *nfields = n;
     p = lp_next(lp, p);
     if (fields) *fields = p;
     for (int64_t i = 0; i < n; i++) p = lp_next(lp, p);
-    if (terminator) *terminator = p;       /* the 0 */
+    if (terminator) *terminator = p; /* the 0 */
     return lp_next(lp, p);
 }
 
@@ -163,8 +163,8 @@ typedef struct entry_view {
     int64_t flags;
     stream_id_t id;
     int64_t nfields;
-    unsigned char *fields;   /* first field, or first value when SAMEFIELDS */
-    unsigned char *next;     /* next entry's flags, or NULL */
+    unsigned char *fields; /* first field, or first value when SAMEFIELDS */
+    unsigned char *next;   /* next entry's flags, or NULL */
 } entry_view_t;
 
 static void read_entry(unsigned char *lp, unsigned char *p, const stream_id_t *master, int64_t master_fields,
@@ -186,7 +186,7 @@ static void read_entry(unsigned char *lp, unsigned char *p, const stream_id_t *m
     }
     e->fields = p;
     for (int64_t i = 0; i < skip; i++) p = lp_next(lp, p);
-    e->next = lp_next(lp, p);              /* skip lp-count */
+    e->next = lp_next(lp, p); /* skip lp-count */
 }
 
 /* ------------------------------------------------------------ append */
@@ -231,11 +231,12 @@ int stream_append(stream_t *s, const stream_limits_t *lim, robj **argv, int64_t 
         lp = ri.data;
         memcpy(key, ri.key, 16);
         size_t max_bytes = lim->max_bytes > 0 && lim->max_bytes <= STREAM_LISTPACK_MAX_SIZE
-                               ? (size_t)lim->max_bytes : STREAM_LISTPACK_MAX_SIZE;
+                               ? (size_t)lim->max_bytes
+                               : STREAM_LISTPACK_MAX_SIZE;
         bool full = lp_bytes(lp) + totlen >= max_bytes;
         if (!full && lim->max_entries > 0) {
             unsigned char *p = lp_first(lp);
-            int64_t count = lp_int(p) + lp_int(lp_next(lp, p));   /* live + deleted */
+            int64_t count = lp_int(p) + lp_int(lp_next(lp, p)); /* live + deleted */
             full = count >= lim->max_entries;
         }
         if (full) {
@@ -248,9 +249,9 @@ int stream_append(stream_t *s, const stream_limits_t *lim, robj **argv, int64_t 
 
     int flags = STREAM_ITEM_FLAG_NONE;
     stream_id_t master;
-    bool changed = !lp;               /* the rax must learn a new pointer */
+    bool changed = !lp; /* the rax must learn a new pointer */
     lp_item_t stack[40];
-    size_t nitems = (size_t)nfields * 2 + 6;   /* the largest of both uses below */
+    size_t nitems = (size_t)nfields * 2 + 6; /* the largest of both uses below */
     lp_item_t *it = nitems <= 40 ? stack : zmalloc(sizeof(*it) * nitems);
     size_t n = 0;
     if (!lp) {
@@ -293,7 +294,7 @@ int stream_append(stream_t *s, const stream_limits_t *lim, robj **argv, int64_t 
         if (!same) it[n++] = (lp_item_t){argv[i * 2]->ptr, sds_len(argv[i * 2]->ptr), 0};
         it[n++] = (lp_item_t){argv[i * 2 + 1]->ptr, sds_len(argv[i * 2 + 1]->ptr), 0};
     }
-    it[n++] = (lp_item_t){NULL, 0, nfields + 3 + (same ? 0 : nfields + 1)};   /* lp-count */
+    it[n++] = (lp_item_t){NULL, 0, nfields + 3 + (same ? 0 : nfields + 1)}; /* lp-count */
     unsigned char *before = lp;
     lp = lp_append_batch(lp, it, n);
     if (it != stack) zfree(it);

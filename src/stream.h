@@ -39,32 +39,32 @@ typedef struct stream_id {
 } stream_id_t;
 
 typedef struct stream_consumer {
-    long long seen_time;     /* unix ms of the last interaction */
+    long long seen_time; /* unix ms of the last interaction */
     sds name;
-    rax_t *pel;              /* ID -> stream_nack_t (shared with the group's PEL) */
+    rax_t *pel; /* ID -> stream_nack_t (shared with the group's PEL) */
 } stream_consumer_t;
 
 typedef struct stream_nack {
-    long long delivery_time;     /* unix ms of the last delivery */
+    long long delivery_time; /* unix ms of the last delivery */
     uint64_t delivery_count;
     stream_consumer_t *consumer; /* current owner */
 } stream_nack_t;
 
 typedef struct stream_cg {
-    stream_id_t last_id;         /* last delivered ID */
-    long long entries_read;      /* logical reads counter, or SCG_INVALID_ENTRIES_READ */
-    rax_t *pel;                  /* ID -> stream_nack_t (owned here) */
-    rax_t *consumers;            /* name -> stream_consumer_t */
+    stream_id_t last_id;    /* last delivered ID */
+    long long entries_read; /* logical reads counter, or SCG_INVALID_ENTRIES_READ */
+    rax_t *pel;             /* ID -> stream_nack_t (owned here) */
+    rax_t *consumers;       /* name -> stream_consumer_t */
 } stream_cg_t;
 
 typedef struct stream {
-    rax_t *rax;                  /* master ID -> listpack */
-    uint64_t length;             /* live entries */
-    stream_id_t last_id;         /* 0-0 for a new stream */
-    stream_id_t first_id;        /* first live entry, 0-0 when empty */
+    rax_t *rax;           /* master ID -> listpack */
+    uint64_t length;      /* live entries */
+    stream_id_t last_id;  /* 0-0 for a new stream */
+    stream_id_t first_id; /* first live entry, 0-0 when empty */
     stream_id_t max_deleted_entry_id;
-    uint64_t entries_added;      /* all entries ever added */
-    rax_t *cgroups;              /* name -> stream_cg_t, NULL until the first group */
+    uint64_t entries_added; /* all entries ever added */
+    rax_t *cgroups;         /* name -> stream_cg_t, NULL until the first group */
 } stream_t;
 
 /* Node limits (stream-node-max-bytes / -entries, 0 = unlimited). */
@@ -102,27 +102,29 @@ bool stream_edge_id(stream_t *s, bool first, stream_id_t *id);
 
 /* Trimming: maxlen or minid; approx stops at node boundaries; limit caps
  * the entries removed (0 = no cap).  Returns the entries removed. */
-enum { STREAM_TRIM_NONE = 0, STREAM_TRIM_MAXLEN, STREAM_TRIM_MINID };
+enum { STREAM_TRIM_NONE = 0,
+       STREAM_TRIM_MAXLEN,
+       STREAM_TRIM_MINID };
 int64_t stream_trim(stream_t *s, int strategy, long long maxlen, const stream_id_t *minid, bool approx, long long limit);
 
 /* ------------------------------------------------------------ iteration */
 typedef struct stream_iter {
     stream_t *s;
-    stream_id_t start, end;      /* inclusive */
+    stream_id_t start, end; /* inclusive */
     bool rev;
     bool started;
     bool done;
     rax_iter_t ri;
-    unsigned char *lp;           /* current node, NULL between nodes */
-    unsigned char *p;            /* next entry (forward: flags; reverse: lp-count) */
-    unsigned char *master_end;   /* the master entry's 0 terminator */
+    unsigned char *lp;         /* current node, NULL between nodes */
+    unsigned char *p;          /* next entry (forward: flags; reverse: lp-count) */
+    unsigned char *master_end; /* the master entry's 0 terminator */
     stream_id_t master_id;
     int64_t master_fields;
-    unsigned char *master_fields_p;   /* first master field */
+    unsigned char *master_fields_p; /* first master field */
     /* current entry */
     unsigned char *entry_flags_p;
     int64_t entry_flags;
-    unsigned char *fp, *vp;      /* next field / value to read */
+    unsigned char *fp, *vp; /* next field / value to read */
     int64_t fields_left;
     char fbuf[21], vbuf[21];
 } stream_iter_t;

@@ -191,8 +191,8 @@ static void cmd_bitcount(client_t *c) {
      * in the first and the last byte. */
     long long sb = start >> 3, eb = end >> 3;
     long long n = popcount(p + sb, (size_t)(eb - sb + 1));
-    unsigned head = (0xFFu << (8 - (start & 7))) & 0xFF;   /* bits before start */
-    unsigned tail = (1u << (7 - (end & 7))) - 1;            /* bits after end */
+    unsigned head = (0xFFu << (8 - (start & 7))) & 0xFF; /* bits before start */
+    unsigned tail = (1u << (7 - (end & 7))) - 1;         /* bits after end */
     n -= __builtin_popcount(p[sb] & head) + __builtin_popcount(p[eb] & tail);
     reply_ll(c, n);
 }
@@ -202,7 +202,7 @@ static void cmd_bitcount(client_t *c) {
 /* First bit equal to `bit` in bit positions [from, to], or -1. */
 static long long find_bit(const unsigned char *p, uint64_t from, uint64_t to, int bit) {
     uint64_t i = from;
-    unsigned char skip = bit ? 0x00 : 0xFF;   /* bytes that cannot hold a match */
+    unsigned char skip = bit ? 0x00 : 0xFF; /* bytes that cannot hold a match */
     while (i <= to) {
         if ((i & 7) == 0 && i + 7 <= to) {
             /* Whole bytes: skip 8 at a time, words where possible. */
@@ -256,7 +256,7 @@ static void cmd_bitpos(client_t *c) {
     }
     long long total = isbit ? (long long)len * 8 : (long long)len;
     if (!clamp_range(&start, &end, total)) {
-        reply_ll(c, -1);   /* an empty range holds neither a 0 nor a 1 */
+        reply_ll(c, -1); /* an empty range holds neither a 0 nor a 1 */
         return;
     }
     uint64_t from = isbit ? (uint64_t)start : (uint64_t)start * 8;
@@ -270,7 +270,10 @@ static void cmd_bitpos(client_t *c) {
 
 /* ------------------------------------------------------------ BITOP */
 
-enum { BITOP_AND, BITOP_OR, BITOP_XOR, BITOP_NOT };
+enum { BITOP_AND,
+       BITOP_OR,
+       BITOP_XOR,
+       BITOP_NOT };
 
 static void cmd_bitop(client_t *c) {
     const char *name = c->argv[1]->ptr;
@@ -290,11 +293,11 @@ static void cmd_bitop(client_t *c) {
     int n = c->argc - 3;
     const unsigned char **src = zcalloc(sizeof(*src) * (size_t)n);
     size_t *lens = zcalloc(sizeof(*lens) * (size_t)n);
-    char (*bufs)[32] = zmalloc(sizeof(*bufs) * (size_t)n);
+    char(*bufs)[32] = zmalloc(sizeof(*bufs) * (size_t)n);
     size_t maxlen = 0;
     for (int j = 0; j < n; j++) {
         robj *o = db_lookup_read(c->db, c->argv[j + 3], LOOKUP_NONE);
-        if (!o) continue;   /* a missing key is an empty string */
+        if (!o) continue; /* a missing key is an empty string */
         if (!db_check_type_or_reply(c, o, OBJ_STRING)) goto done;
         src[j] = bytes_of(o, bufs[j], sizeof(bufs[j]), &lens[j]);
         if (lens[j] > maxlen) maxlen = lens[j];
@@ -330,15 +333,19 @@ done:
 
 /* ------------------------------------------------------------ BITFIELD */
 
-enum { BF_GET, BF_SET, BF_INCRBY };
-enum { BF_WRAP, BF_SAT, BF_FAIL };
+enum { BF_GET,
+       BF_SET,
+       BF_INCRBY };
+enum { BF_WRAP,
+       BF_SAT,
+       BF_FAIL };
 
 typedef struct bf_op {
-    uint64_t offset;   /* bits */
-    long long value;   /* SET value or INCRBY increment */
-    int opcode;        /* BF_* */
-    int overflow;      /* BF_WRAP, BF_SAT, BF_FAIL as in force for this op */
-    int bits;          /* 1..64 signed, 1..63 unsigned */
+    uint64_t offset; /* bits */
+    long long value; /* SET value or INCRBY increment */
+    int opcode;      /* BF_* */
+    int overflow;    /* BF_WRAP, BF_SAT, BF_FAIL as in force for this op */
+    int bits;        /* 1..64 signed, 1..63 unsigned */
     bool sign;
 } bf_op_t;
 
@@ -383,7 +390,7 @@ static bool bf_signed_add(long long value, long long incr, int bits, int mode, l
 /* Same for an unsigned field: value is the field (or a SET value taken as
  * unsigned, so negative SET values are above the maximum). */
 static bool bf_unsigned_add(uint64_t value, long long incr, int bits, int mode, uint64_t *res) {
-    uint64_t max = (1ULL << bits) - 1;   /* bits <= 63 */
+    uint64_t max = (1ULL << bits) - 1; /* bits <= 63 */
     __int128 sum = (__int128)value + incr;
     if (sum >= 0 && sum <= (__int128)max) {
         *res = (uint64_t)sum;

@@ -52,7 +52,7 @@ static void hash_convert_to_dict(robj *o) {
         const unsigned char *f = lp_get_str(p, &flen, fbuf);
         const unsigned char *v = lp_get_str(lp_next(lp, p), &vlen, vbuf);
         sds key = sds_newlen(f, flen);
-        dict_add(d, key, sds_newlen(v, vlen));   /* the key is copied in */
+        dict_add(d, key, sds_newlen(v, vlen)); /* the key is copied in */
         sds_free(key);
     }
     lp_free(lp);
@@ -114,7 +114,7 @@ static bool hash_exists(robj *o, sds f) {
 static bool hash_set(client_t *c, robj *o, const char *f, size_t flen, const char *v, size_t vlen) {
     long long maxv = c->srv->cfg.hash_max_listpack_value;
     if (o->encoding == OBJ_ENCODING_LISTPACK && ((long long)flen > maxv || (long long)vlen > maxv))
-        hash_convert_to_dict(o);   /* e.g. a counter that grew long */
+        hash_convert_to_dict(o); /* e.g. a counter that grew long */
     if (o->encoding == OBJ_ENCODING_LISTPACK) {
         unsigned char *lp = o->ptr;
         unsigned char *p = lp_hash_find(lp, f, flen);
@@ -156,7 +156,7 @@ static bool hash_delete(robj *o, sds f) {
  * needed: nothing modifies the hash while one is live. */
 typedef struct hash_iter {
     robj *o;
-    unsigned char *fp;          /* listpack: current field entry */
+    unsigned char *fp; /* listpack: current field entry */
     dict_iter di;
     dict_entry *de;
     char fbuf[LP_INTBUF_SIZE], vbuf[LP_INTBUF_SIZE];
@@ -245,7 +245,7 @@ static void hset_generic(client_t *c, bool reply_count) {
         created += hash_set(c, o, f, sds_len(f), v, sds_len(v));
     }
     db_signal_modified(c->db, c->argv[1]);
-    notify_keyspace_event(c->srv, NOTIFY_HASH, "hset", c->argv[1], c->db->id);   /* even if no field is new */
+    notify_keyspace_event(c->srv, NOTIFY_HASH, "hset", c->argv[1], c->db->id); /* even if no field is new */
     if (reply_count) reply_ll(c, created);
     else reply_ok(c);
 }
@@ -264,7 +264,7 @@ static void cmd_hsetnx(client_t *c) {
     sds f = c->argv[2]->ptr, v = c->argv[3]->ptr;
     hash_set(c, o, f, sds_len(f), v, sds_len(v));
     db_signal_modified(c->db, c->argv[1]);
-    notify_keyspace_event(c->srv, NOTIFY_HASH, "hset", c->argv[1], c->db->id);   /* Redis's name for it */
+    notify_keyspace_event(c->srv, NOTIFY_HASH, "hset", c->argv[1], c->db->id); /* Redis's name for it */
     reply_ll(c, 1);
 }
 
@@ -306,7 +306,7 @@ static void cmd_hdel(client_t *c) {
     }
     if (deleted) notify_keyspace_event(c->srv, NOTIFY_HASH, "hdel", c->argv[1], c->db->id);
     if (emptied) {
-        db_delete(c->db, c->argv[1]);   /* frees o */
+        db_delete(c->db, c->argv[1]); /* frees o */
         notify_keyspace_event(c->srv, NOTIFY_GENERIC, "del", c->argv[1], c->db->id);
     } else if (deleted) {
         db_signal_modified(c->db, c->argv[1]);
@@ -521,7 +521,7 @@ static void hrandfield_with_count(client_t *c) {
         return;
     }
     unsigned long size = hash_len(o);
-    if (l < 0) {   /* repetitions allowed */
+    if (l < 0) { /* repetitions allowed */
         unsigned long count = (unsigned long)-l;
         reply_array_len(c, (long)(withvalues && c->resp == 2 ? count * 2 : count));
         if (o->encoding == OBJ_ENCODING_HT) {

@@ -23,8 +23,8 @@
 #include "reply.h"
 #include "util.h"
 
-#define LIST_HEAD QL_HEAD   /* left end; iterating from it goes head -> tail */
-#define LIST_TAIL QL_TAIL   /* right end */
+#define LIST_HEAD QL_HEAD /* left end; iterating from it goes head -> tail */
+#define LIST_TAIL QL_TAIL /* right end */
 
 /* ------------------------------------------------------------ encodings */
 
@@ -70,7 +70,7 @@ static void list_grow_check(server_t *srv, robj *o, robj **vals, int n) {
     unsigned char *lp = o->ptr;
     if (!list_exceeds(srv->cfg.list_max_listpack_size, lp_bytes(lp) + add, lp_length(lp) + (size_t)n)) return;
     quicklist *ql = ql_new((int)srv->cfg.list_max_listpack_size, (int)srv->cfg.list_compress_depth);
-    ql_append_listpack(ql, lp);   /* takes lp (frees it if empty) */
+    ql_append_listpack(ql, lp); /* takes lp (frees it if empty) */
     o->ptr = ql;
     o->encoding = OBJ_ENCODING_QUICKLIST;
 }
@@ -85,7 +85,7 @@ static void list_shrink_check(server_t *srv, robj *o) {
     list_node_limit(srv->cfg.list_max_listpack_size, &max_bytes, &max_count);
     if (lp_bytes(ql->head->lp) > max_bytes / 2 || ql->count > max_count / 2) return;
     unsigned char *lp = ql->head->lp;
-    ql->head->lp = NULL;          /* ours now; ql_free frees a NULL listpack as a no-op */
+    ql->head->lp = NULL; /* ours now; ql_free frees a NULL listpack as a no-op */
     ql_free(ql);
     o->ptr = lp;
     o->encoding = OBJ_ENCODING_LISTPACK;
@@ -138,14 +138,14 @@ static robj *list_pop(robj *o, int where) {
  * list while it is live. */
 typedef struct list_iter {
     robj *o;
-    int dir;                /* LIST_HEAD: towards the tail; LIST_TAIL: back */
-    unsigned char *p;       /* listpack: the next entry, NULL at the end */
-    ql_iter_t *qi;          /* quicklist */
+    int dir;          /* LIST_HEAD: towards the tail; LIST_TAIL: back */
+    unsigned char *p; /* listpack: the next entry, NULL at the end */
+    ql_iter_t *qi;    /* quicklist */
 } list_iter_t;
 
 typedef struct list_entry {
-    unsigned char *p;       /* listpack entry */
-    ql_entry_t qe;          /* quicklist entry */
+    unsigned char *p; /* listpack entry */
+    ql_entry_t qe;    /* quicklist entry */
 } list_entry_t;
 
 /* index: 0-based, negative from the tail, must be in range. */
@@ -240,7 +240,7 @@ static void list_free_value(robj *o) {
 }
 
 static size_t list_mem_usage(robj *o, size_t samples) {
-    (void)samples;   /* exact: every node is counted */
+    (void)samples; /* exact: every node is counted */
     return o->encoding == OBJ_ENCODING_LISTPACK ? lp_mem_usage(o->ptr) : ql_mem_usage(o->ptr);
 }
 
@@ -318,7 +318,7 @@ static void pop_generic(client_t *c, int where) {
     }
     if (has_count) {
         pop_range_reply(c, o, where, count);
-        if (count == 0) return;           /* nothing changed */
+        if (count == 0) return; /* nothing changed */
     } else {
         robj *v = list_pop(o, where);
         reply_bulk_obj(c, v);
@@ -352,7 +352,7 @@ static bool mpop_serve(client_t *c, robj **keys, int nkeys, int where, long long
 static bool mpop_args_or_reply(client_t *c, int idx, int *nkeys, int *where, long long *count) {
     long long n;
     if (!cmd_get_range_or_reply(c, c->argv[idx], 1, LONG_MAX, &n, "numkeys should be greater than 0")) return false;
-    if (n > c->argc - idx - 2) {       /* no room left for LEFT|RIGHT */
+    if (n > c->argc - idx - 2) { /* no room left for LEFT|RIGHT */
         reply_error(c, RL_ERR_SYNTAX);
         return false;
     }
@@ -453,7 +453,7 @@ static void cmd_lindex(client_t *c) {
 
 /* LPOS key element [RANK r] [COUNT n] [MAXLEN m] */
 static void cmd_lpos(client_t *c) {
-    long long rank = 1, count = -1, maxlen = 0;   /* count -1: no COUNT given */
+    long long rank = 1, count = -1, maxlen = 0; /* count -1: no COUNT given */
     for (int j = 3; j < c->argc; j++) {
         const char *opt = c->argv[j]->ptr;
         bool more = j + 1 < c->argc;
@@ -464,7 +464,7 @@ static void cmd_lpos(client_t *c) {
                                "or use negative to start from the end of the list");
                 return;
             }
-            if (rank == LLONG_MIN) {      /* cannot be negated */
+            if (rank == LLONG_MIN) { /* cannot be negated */
                 reply_error(c, "value is out of range, value must between -9223372036854775807 and "
                                "9223372036854775807");
                 return;
@@ -538,7 +538,7 @@ static void cmd_lset(client_t *c) {
         reply_error(c, RL_ERR_OUT_OF_RANGE);
         return;
     }
-    list_shrink_check(c->srv, o);   /* a big value may have been replaced by a small one */
+    list_shrink_check(c->srv, o); /* a big value may have been replaced by a small one */
     db_signal_modified(c->db, c->argv[1]);
     notify_keyspace_event(c->srv, NOTIFY_LIST, "lset", c->argv[1], c->db->id);
     reply_ok(c);
@@ -627,7 +627,7 @@ static void cmd_ltrim(client_t *c) {
     if (end < 0) end += len;
     if (start < 0) start = 0;
     if (start > end || start >= len) {
-        ltrim = len;           /* empty range: everything goes */
+        ltrim = len; /* empty range: everything goes */
         rtrim = 0;
     } else {
         if (end >= len) end = len - 1;
@@ -641,7 +641,7 @@ static void cmd_ltrim(client_t *c) {
         if (ltrim) ql_del_range(o->ptr, 0, (unsigned long)ltrim);
         if (rtrim) ql_del_range(o->ptr, (long)-rtrim, (unsigned long)rtrim);
     }
-    list_after_remove(c, c->argv[1], o, "ltrim");   /* published even if nothing went */
+    list_after_remove(c, c->argv[1], o, "ltrim"); /* published even if nothing went */
     reply_ok(c);
 }
 
@@ -667,7 +667,7 @@ static void move_generic(client_t *c, robj *src, int from, int to) {
     notify_keyspace_event(c->srv, NOTIFY_LIST, push_event(to), c->argv[2], c->db->id);
     reply_bulk_obj(c, v);
     obj_decref(v);
-    list_after_remove(c, c->argv[1], src, pop_event(from));   /* src == dst: it is not empty */
+    list_after_remove(c, c->argv[1], src, pop_event(from)); /* src == dst: it is not empty */
 }
 
 static void lmove_generic(client_t *c, int from, int to) {

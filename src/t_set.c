@@ -71,9 +71,9 @@ static robj *set_create_for(const set_limits_t *l, const char *s, size_t len) {
 
 static unsigned long set_size(const robj *o) {
     switch (o->encoding) {
-    case OBJ_ENCODING_INTSET: return intset_len(o->ptr);
-    case OBJ_ENCODING_LISTPACK: return lp_length(o->ptr);
-    default: return dict_size((const dict *)o->ptr);
+        case OBJ_ENCODING_INTSET: return intset_len(o->ptr);
+        case OBJ_ENCODING_LISTPACK: return lp_length(o->ptr);
+        default: return dict_size((const dict *)o->ptr);
     }
 }
 
@@ -81,8 +81,8 @@ static unsigned long set_size(const robj *o) {
  * while the iterator is live. */
 typedef struct set_iter {
     robj *o;
-    uint32_t ipos;              /* intset: next position */
-    unsigned char *p;           /* listpack: current entry */
+    uint32_t ipos;    /* intset: next position */
+    unsigned char *p; /* listpack: current entry */
     dict_iter di;
     char buf[LP_INTBUF_SIZE];
 } set_iter_t;
@@ -235,7 +235,7 @@ static void set_free_value(robj *o) {
 static size_t set_mem_usage(robj *o, size_t samples) {
     if (o->encoding == OBJ_ENCODING_INTSET) return intset_mem_usage(o->ptr);
     if (o->encoding == OBJ_ENCODING_LISTPACK) return lp_mem_usage(o->ptr);
-    return dict_mem_usage_sampled(o->ptr, samples, NULL);   /* members are embedded */
+    return dict_mem_usage_sampled(o->ptr, samples, NULL); /* members are embedded */
 }
 
 /* Registered by commands_init(). */
@@ -561,7 +561,9 @@ static void set_store_result(client_t *c, robj *dstkey, robj *result, const char
     reply_ll(c, n);
 }
 
-typedef enum { SINTER_REPLY, SINTER_STORE, SINTER_CARD } sinter_mode_t;
+typedef enum { SINTER_REPLY,
+               SINTER_STORE,
+               SINTER_CARD } sinter_mode_t;
 
 /* SINTER, SINTERSTORE, SINTERCARD over argv[first..first+n).  Walks the
  * smallest set and keeps the members every other set has. */

@@ -137,7 +137,7 @@ static void propagate_take(client_t *c, robj **argv, int argc) {
 void stream_propagate_claim(client_t *c, const stream_prop_t *p, stream_cg_t *cg, const stream_id_t *id,
                             const stream_nack_t *nack) {
     if (!persist_propagation_on(c)) {
-        persist_propagate(c, NULL, 0);   /* nothing to log: the command itself stays out too */
+        persist_propagate(c, NULL, 0); /* nothing to log: the command itself stays out too */
         return;
     }
     robj *argv[14];
@@ -162,7 +162,7 @@ void stream_propagate_claim(client_t *c, const stream_prop_t *p, stream_cg_t *cg
 
 void stream_propagate_setid(client_t *c, const stream_prop_t *p, stream_cg_t *cg) {
     if (!persist_propagation_on(c)) {
-        persist_propagate(c, NULL, 0);   /* nothing to log: the command itself stays out too */
+        persist_propagate(c, NULL, 0); /* nothing to log: the command itself stays out too */
         return;
     }
     robj *argv[7];
@@ -180,7 +180,7 @@ void stream_propagate_setid(client_t *c, const stream_prop_t *p, stream_cg_t *cg
 
 void stream_propagate_createconsumer(client_t *c, const stream_prop_t *p, robj *consumer) {
     if (!persist_propagation_on(c)) {
-        persist_propagate(c, NULL, 0);   /* nothing to log: the command itself stays out too */
+        persist_propagate(c, NULL, 0); /* nothing to log: the command itself stays out too */
         return;
     }
     robj *argv[5];
@@ -312,11 +312,11 @@ size_t stream_reply_range(client_t *c, stream_t *s, const stream_id_t *start, co
 /* ------------------------------------------------------------ XADD / XTRIM arguments */
 
 typedef struct trim_args {
-    stream_id_t id;          /* XADD: explicit ID */
+    stream_id_t id; /* XADD: explicit ID */
     bool id_given, seq_given;
     bool no_mkstream;
-    int strategy;            /* STREAM_TRIM_* */
-    int strategy_arg;        /* argv index of the threshold */
+    int strategy;     /* STREAM_TRIM_* */
+    int strategy_arg; /* argv index of the threshold */
     bool approx;
     long long limit;
     long long maxlen;
@@ -389,7 +389,7 @@ static int parse_add_trim_args_or_reply(client_t *c, trim_args_t *a, bool xadd) 
         return -1;
     }
     if (c->fd == -1) {
-        a->limit = 0;          /* replaying the AOF: the threshold was made exact */
+        a->limit = 0; /* replaying the AOF: the threshold was made exact */
     } else if (limit_given) {
         if (!a->approx) {
             reply_error(c, "syntax error, LIMIT cannot be used without the special ~ option");
@@ -454,7 +454,7 @@ static void cmd_xadd(client_t *c) {
             return;
         }
         o = stream_create_object();
-        db_add(c->db, c->argv[1], o);   /* takes o */
+        db_add(c->db, c->argv[1], o); /* takes o */
     }
     stream_t *s = o->ptr;
     if (s->last_id.ms == UINT64_MAX && s->last_id.seq == UINT64_MAX) {
@@ -471,7 +471,7 @@ static void cmd_xadd(client_t *c) {
         return;
     }
     char idbuf[STREAM_ID_STR_MAX];
-    size_t idlen = stream_id_format(idbuf, &id);   /* once, for the reply and the AOF */
+    size_t idlen = stream_id_format(idbuf, &id); /* once, for the reply and the AOF */
     reply_bulk(c, idbuf, idlen);
     notify_keyspace_event(c->srv, NOTIFY_STREAM, "xadd", c->argv[1], c->db->id);
     if (a.strategy != STREAM_TRIM_NONE) {
@@ -479,7 +479,7 @@ static void cmd_xadd(client_t *c) {
         if (a.approx) rewrite_trim_for_aof(c, s, &a);
     }
     if (!a.id_given || !a.seq_given) stream_rewrite_arg(c, i, obj_create_string(idbuf, idlen));
-    db_signal_modified(c->db, c->argv[1]);   /* wakes blocked readers */
+    db_signal_modified(c->db, c->argv[1]); /* wakes blocked readers */
 }
 
 /* XRANGE / XREVRANGE key start end [COUNT n] */
@@ -573,7 +573,7 @@ static void cmd_xdel(client_t *c) {
 /* XTRIM key MAXLEN|MINID [=|~] threshold [LIMIT n] */
 static void cmd_xtrim(client_t *c) {
     trim_args_t a;
-    if (parse_add_trim_args_or_reply(c, &a, false) < 0) return;   /* before the key, as 7.0.15 */
+    if (parse_add_trim_args_or_reply(c, &a, false) < 0) return; /* before the key, as 7.0.15 */
     bool wrong;
     robj *o = stream_lookup_or_reply(c, c->argv[1], true, &wrong);
     if (wrong) return;
@@ -668,7 +668,7 @@ static bool block_timeout_or_reply(client_t *c, robj *arg, long long *when) {
 }
 
 typedef struct read_args {
-    long long timeout;        /* -1: no BLOCK */
+    long long timeout; /* -1: no BLOCK */
     long long count;
     int streams_arg, nstreams;
     bool noack;
@@ -830,7 +830,7 @@ static void rerun_ready(client_t *c, const read_args_t *a, robj *ready, bool xgr
     robj *o = db_lookup_read(c->db, ready, LOOKUP_NOTOUCH | LOOKUP_NOSTATS);
     if (k == a->nstreams || !o || o->type != OBJ_STREAM) {
         if (xgroup) reply_error(c, "UNBLOCKED the stream key no longer exists");
-        else blocking_block(c, 0, 0, OBJ_STREAM, 0, BLOCK_REPLY_NULL_ARRAY);   /* keep waiting */
+        else blocking_block(c, 0, 0, OBJ_STREAM, 0, BLOCK_REPLY_NULL_ARRAY); /* keep waiting */
         return;
     }
     stream_cg_t *group = NULL;

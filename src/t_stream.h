@@ -48,8 +48,8 @@ void stream_propagate_setid(client_t *c, const stream_prop_t *p, stream_cg_t *cg
 void stream_propagate_createconsumer(client_t *c, const stream_prop_t *p, robj *consumer);
 
 #define STREAM_RWR_NOACK (1 << 0)
-#define STREAM_RWR_RAWENTRIES (1 << 1)   /* no outer array length */
-#define STREAM_RWR_HISTORY (1 << 2)      /* only the consumer's PEL */
+#define STREAM_RWR_RAWENTRIES (1 << 1) /* no outer array length */
+#define STREAM_RWR_HISTORY (1 << 2)    /* only the consumer's PEL */
 /* Reply entries of [start, end] (end NULL = to the top), at most count
  * (0 = all); with a group, deliver them to consumer (PEL, last_id). */
 size_t stream_reply_range(client_t *c, stream_t *s, const stream_id_t *start, const stream_id_t *end, size_t count,
@@ -63,6 +63,6 @@ void stream_read_command(client_t *c, bool group);
 
 long long stream_now(client_t *c);
 
-extern command_t stream_cg_commands[];   /* t_stream_cg.c */
+extern command_t stream_cg_commands[]; /* t_stream_cg.c */
 
 #endif

@@ -65,7 +65,7 @@ static void nack_move(stream_nack_t *nack, stream_consumer_t *consumer, const un
 /* ------------------------------------------------------------ XGROUP */
 
 typedef struct xgroup_ctx {
-    robj *o;            /* the stream object or NULL */
+    robj *o; /* the stream object or NULL */
     stream_t *s;
     stream_cg_t *cg;
 } xgroup_ctx_t;
@@ -130,7 +130,7 @@ static void cmd_xgroup_create(client_t *c) {
     }
     if (!x.s) {
         x.o = stream_create_object();
-        db_add(c->db, c->argv[2], x.o);   /* takes o */
+        db_add(c->db, c->argv[2], x.o); /* takes o */
         x.s = x.o->ptr;
     }
     sds g = c->argv[3]->ptr;
@@ -384,8 +384,8 @@ static void cmd_xpending(client_t *c) {
 
 typedef struct claim_opts {
     long long minidle;
-    long long retrycount;     /* -1: not given */
-    long long deliverytime;   /* -1: not given */
+    long long retrycount;   /* -1: not given */
+    long long deliverytime; /* -1: not given */
     bool force, justid;
     stream_id_t last_id;
 } claim_opts_t;
@@ -438,7 +438,7 @@ static void cmd_xclaim(client_t *c) {
     stream_id_t *ids = zmalloc(sizeof(*ids) * (size_t)(nids > 0 ? nids : 1));
     int j;
     for (j = 5; j < c->argc; j++) {
-        if (!stream_parse_id(c->argv[j], &ids[j - 5], 0, true, NULL)) break;   /* options follow */
+        if (!stream_parse_id(c->argv[j], &ids[j - 5], 0, true, NULL)) break; /* options follow */
     }
     int last_id_arg = j - 1;
     long long now = stream_now(c);
@@ -448,7 +448,7 @@ static void cmd_xclaim(client_t *c) {
     }
     stream_t *s = o->ptr;
     stream_prop_t prop = {c->argv[1], c->argv[2]};
-    bool setid = false;   /* LASTID moved the group: logged unless an XCLAIM carries it */
+    bool setid = false; /* LASTID moved the group: logged unless an XCLAIM carries it */
     if (stream_id_cmp(&op.last_id, &cg->last_id) > 0) {
         cg->last_id = op.last_id;
         setid = true;
@@ -470,9 +470,9 @@ static void cmd_xclaim(client_t *c) {
         stream_nack_t *nack = rax_find(cg->pel, buf, 16, &v) ? v : NULL;
         if (!entry_exists(s, &id)) {
             if (nack) {
-                stream_propagate_claim(c, &prop, cg, &id, nack);   /* replayed, it drops the entry too */
+                stream_propagate_claim(c, &prop, cg, &id, nack); /* replayed, it drops the entry too */
                 setid = false;
-                pel_remove(cg, buf, nack);   /* the entry is gone: so is its claim */
+                pel_remove(cg, buf, nack); /* the entry is gone: so is its claim */
                 c->srv->dirty++;
             }
             continue;
@@ -763,7 +763,7 @@ static void xinfo_full_groups(client_t *c, stream_t *s, long long count) {
 static void cmd_xinfo_stream(client_t *c) {
     bool full = false;
     long long count = 10;
-    stream_t *s = xinfo_stream_or_reply(c);   /* the key is checked first, as in Redis */
+    stream_t *s = xinfo_stream_or_reply(c); /* the key is checked first, as in Redis */
     if (!s) return;
     if (c->argc > 3) {
         if ((c->argc != 4 && c->argc != 6) || strcasecmp(c->argv[3]->ptr, "full")) {

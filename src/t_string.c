@@ -361,7 +361,7 @@ static void cmd_setrange(client_t *c) {
     if (!db_check_type_or_reply(c, o, OBJ_STRING)) return;
     size_t cur = o ? obj_string_len(o) : 0;
     if (vlen == 0) {
-        reply_ll(c, (long long)cur);   /* nothing to write: no key is created */
+        reply_ll(c, (long long)cur); /* nothing to write: no key is created */
         return;
     }
     if (!check_length_or_reply(c, offset, (long long)vlen)) return;

@@ -310,10 +310,10 @@ static void cmd_zlexcount(client_t *c) {
  * into a new zset stored at dstkey (ZRANGESTORE). */
 typedef struct zrange_out {
     client_t *c;
-    robj *dstkey;               /* NULL: reply to the client */
-    robj *dst;                  /* the zset being built when storing */
+    robj *dstkey; /* NULL: reply to the client */
+    robj *dst;    /* the zset being built when storing */
     bool withscores;
-    void *slot;                 /* deferred reply length, when unknown */
+    void *slot; /* deferred reply length, when unknown */
     long count;
     zset_limits_t lim;
 } zrange_out_t;
@@ -350,7 +350,7 @@ static void zout_finish(zrange_out_t *out) {
             reply_set_deferred_array_len(c, out->slot, out->withscores && c->resp == 2 ? out->count * 2 : out->count);
         return;
     }
-    zset_store(c, out->dstkey, out->dst, "zrangestore");   /* only ZRANGESTORE has a dstkey here */
+    zset_store(c, out->dstkey, out->dst, "zrangestore"); /* only ZRANGESTORE has a dstkey here */
     reply_ll(c, out->count);
 }
 
@@ -393,7 +393,7 @@ static void range_walk(zrange_out_t *out, robj *o, zset_cursor_t *cur, bool lex,
         return;
     }
     while (zset_cursor_valid(cur) && offset--) zset_cursor_next(cur);
-    if (limit < 0) limit = -1;   /* any negative count means all; -1 never reaches 0 (nor overflows) */
+    if (limit < 0) limit = -1; /* any negative count means all; -1 never reaches 0 (nor overflows) */
     for (; zset_cursor_valid(cur) && limit != 0; zset_cursor_next(cur), limit--) {
         size_t len;
         const char *m = zset_cursor_member(cur, &len);
@@ -407,8 +407,13 @@ static void range_walk(zrange_out_t *out, robj *o, zset_cursor_t *cur, bool lex,
     zout_finish(out);
 }
 
-enum { ZR_AUTO, ZR_RANK, ZR_SCORE, ZR_LEX };
-enum { ZD_AUTO, ZD_FWD, ZD_REV };
+enum { ZR_AUTO,
+       ZR_RANK,
+       ZR_SCORE,
+       ZR_LEX };
+enum { ZD_AUTO,
+       ZD_FWD,
+       ZD_REV };
 
 /* Every ZRANGE flavour.  argv[first] is the source key, then min and max,
  * then options; dstkey set for ZRANGESTORE. */
@@ -449,7 +454,7 @@ static void zrange_generic(client_t *c, int first, robj *dstkey, int type, int d
     }
     bool rev = dir == ZD_REV;
     int minidx = first + 1, maxidx = first + 2;
-    if (rev && type != ZR_RANK) {   /* given as max, min */
+    if (rev && type != ZR_RANK) { /* given as max, min */
         minidx = first + 2;
         maxidx = first + 1;
     }
@@ -546,8 +551,7 @@ static void zremrange_generic(client_t *c, int type) {
     } else {
         removed = zset_delete_range_by_lex(o, &lex);
     }
-    static const char *const events[] = {[ZR_RANK] = "zremrangebyrank", [ZR_SCORE] = "zremrangebyscore",
-                                         [ZR_LEX] = "zremrangebylex"};
+    static const char *const events[] = {[ZR_RANK] = "zremrangebyrank", [ZR_SCORE] = "zremrangebyscore", [ZR_LEX] = "zremrangebylex"};
     zset_after_write(c, c->argv[1], o, removed > 0 ? events[type] : NULL);
     reply_ll(c, (long long)removed);
 done:
@@ -718,11 +722,15 @@ static void cmd_zrandmember(client_t *c) {
 
 /* ------------------------------------------------------------ ZUNION / ZINTER / ZDIFF */
 
-enum { ZOP_UNION, ZOP_INTER, ZOP_DIFF };
-enum { AGG_SUM, AGG_MIN, AGG_MAX };
+enum { ZOP_UNION,
+       ZOP_INTER,
+       ZOP_DIFF };
+enum { AGG_SUM,
+       AGG_MIN,
+       AGG_MAX };
 
 typedef struct zop_src {
-    robj *o;                    /* zset, set, or NULL (missing = empty) */
+    robj *o; /* zset, set, or NULL (missing = empty) */
     double weight;
 } zop_src_t;
 
@@ -743,7 +751,7 @@ static bool src_score(const zop_src_t *s, const char *m, size_t len, double *sco
 static void aggregate(double *target, double v, int agg) {
     if (agg == AGG_SUM) {
         *target += v;
-        if (isnan(*target)) *target = 0.0;   /* inf + -inf counts as 0 */
+        if (isnan(*target)) *target = 0.0; /* inf + -inf counts as 0 */
     } else if (agg == AGG_MIN) {
         if (v < *target) *target = v;
     } else if (v > *target) {
@@ -755,18 +763,21 @@ static void aggregate(double *target, double v, int agg) {
  * can become a listpack at the end. */
 typedef struct zop_acc {
     robj *dst;
-    zset_limits_t none;         /* limits that never convert while building */
+    zset_limits_t none; /* limits that never convert while building */
     size_t maxlen, totlen;
     int agg;
-    double weight;              /* of the source being read */
-    const zop_src_t *srcs;      /* ZINTER/ZDIFF: every source */
+    double weight;         /* of the source being read */
+    const zop_src_t *srcs; /* ZINTER/ZDIFF: every source */
     int nsrc, op;
 } zop_acc_t;
 
 /* Visit (member, score) of one source: its zset members or set members. */
 typedef void zop_visit_fn(zop_acc_t *acc, const char *m, size_t len, double score);
 
-typedef struct { zop_acc_t *acc; zop_visit_fn *fn; } set_visit_ctx;
+typedef struct {
+    zop_acc_t *acc;
+    zop_visit_fn *fn;
+} set_visit_ctx;
 
 static void set_visit(void *arg, const char *s, size_t len) {
     set_visit_ctx *v = arg;
@@ -913,8 +924,7 @@ static void zop_generic(client_t *c, int numkeys_idx, robj *dstkey, int op) {
             zset_limits_t l = zset_limits(c);
             zset_convert_to_listpack_if_fits(acc.dst, &l, acc.maxlen, acc.totlen);
         }
-        static const char *const events[] = {[ZOP_UNION] = "zunionstore", [ZOP_INTER] = "zinterstore",
-                                             [ZOP_DIFF] = "zdiffstore"};
+        static const char *const events[] = {[ZOP_UNION] = "zunionstore", [ZOP_INTER] = "zinterstore", [ZOP_DIFF] = "zdiffstore"};
         zset_store(c, dstkey, acc.dst, events[op]);
         reply_ll(c, len);
         goto done;

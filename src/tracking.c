@@ -32,14 +32,14 @@
 #define TRK_BCAST (1u << 1)
 #define TRK_OPTIN (1u << 2)
 #define TRK_OPTOUT (1u << 3)
-#define TRK_CACHING (1u << 4)   /* CLIENT CACHING yes/no given for the next command */
+#define TRK_CACHING (1u << 4) /* CLIENT CACHING yes/no given for the next command */
 #define TRK_NOLOOP (1u << 5)
 #define TRK_BROKEN_REDIR (1u << 6)
 
 struct tracking_client {
-    unsigned flags;           /* TRK_* */
-    uint64_t redirect;        /* client id, 0 = none */
-    sds *prefixes;            /* BCAST prefixes, sorted */
+    unsigned flags;    /* TRK_* */
+    uint64_t redirect; /* client id, 0 = none */
+    sds *prefixes;     /* BCAST prefixes, sorted */
     int nprefixes;
 };
 
@@ -49,23 +49,23 @@ typedef struct id_set {
 } id_set_t;
 
 typedef struct bcast {
-    dict *clients;            /* id -> NULL */
-    dict *keys;               /* changed key (sds) -> id of the changer (u64) */
+    dict *clients; /* id -> NULL */
+    dict *keys;    /* changed key (sds) -> id of the changer (u64) */
 } bcast_t;
 
 typedef struct pending {
-    sds *keys;                /* NULL element: a flush */
+    sds *keys; /* NULL element: a flush */
     size_t n, cap;
 } pending_t;
 
 struct tracking {
     dict *table;
-    size_t total_items;       /* ids over all table entries */
+    size_t total_items; /* ids over all table entries */
     dict *prefixes;
     dict *by_id;
     pending_t pending;
-    long long clients;        /* clients with tracking on */
-    unsigned limit_rounds;    /* before-sleeps spent over the max-keys bound */
+    long long clients;     /* clients with tracking on */
+    unsigned limit_rounds; /* before-sleeps spent over the max-keys bound */
 };
 
 /* ------------------------------------------------------------ tables */
@@ -505,7 +505,8 @@ static bool prefixes_ok_or_reply(client_t *c, robj **p, int n) {
         for (int j = 0; tc && j < tc->nprefixes; j++) {
             if (prefix_overlap(tc->prefixes[j], sds_len(tc->prefixes[j]), a, sds_len(a))) {
                 reply_error(c, "Prefix '%s' overlaps with an existing prefix '%s'. Prefixes for a single client "
-                               "must not overlap.", a, tc->prefixes[j]);
+                               "must not overlap.",
+                            a, tc->prefixes[j]);
                 return false;
             }
         }
@@ -513,7 +514,8 @@ static bool prefixes_ok_or_reply(client_t *c, robj **p, int n) {
             sds b = p[j]->ptr;
             if (prefix_overlap(a, sds_len(a), b, sds_len(b))) {
                 reply_error(c, "Prefix '%s' overlaps with another provided prefix '%s'. Prefixes for a single "
-                               "client must not overlap.", a, b);
+                               "client must not overlap.",
+                            a, b);
                 return false;
             }
         }

@@ -20,13 +20,13 @@
 #include "zskiplist.h"
 
 typedef struct zset {
-    dict *dict;                 /* member (borrowed from zsl) -> score in v.d */
+    dict *dict; /* member (borrowed from zsl) -> score in v.d */
     zskiplist *zsl;
 } zset_t;
 
 typedef struct zset_limits {
-    long long max_entries;      /* zset-max-listpack-entries */
-    long long max_value;        /* zset-max-listpack-value, bytes */
+    long long max_entries; /* zset-max-listpack-entries */
+    long long max_value;   /* zset-max-listpack-value, bytes */
 } zset_limits_t;
 
 /* ZADD input and output flags. */
@@ -75,8 +75,8 @@ unsigned long zset_delete_range_by_lex(robj *o, const zsl_lex_range_t *r);
 typedef struct zset_cursor {
     robj *o;
     bool rev;
-    unsigned char *ep;          /* listpack: member entry, NULL at the end */
-    zsl_node_t *node;           /* skiplist: node, NULL at the end */
+    unsigned char *ep; /* listpack: member entry, NULL at the end */
+    zsl_node_t *node;  /* skiplist: node, NULL at the end */
     char buf[LP_INTBUF_SIZE];
 } zset_cursor_t;
 

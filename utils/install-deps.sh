@@ -21,6 +21,7 @@ test=(libmimalloc-dev redis-server redis-tools
       python3-pytest python3-redis
       nutcracker        # twemproxy, for utils/cluster-up and test_twemproxy.py
       clang libclang-rt-14-dev valgrind   # make fuzz, test_valgrind.py
+      clang-format                        # make format-check (CI)
       gnuplot-nox)                        # plots of the allocator shootout (also in make test)
 
 profile=test

@@ -36,7 +36,7 @@ static void run(const uint8_t *data, size_t size, size_t step, bool unauth) {
         for (;;) {
             int r = resp_parse(&p, buf, sds_len(buf), &pos, &lim);
             if (r == RESP_NEED_MORE) break;
-            if (r == RESP_ERR) goto done;   /* the connection would close */
+            if (r == RESP_ERR) goto done; /* the connection would close */
             int argc;
             void **argv = resp_take_argv(&p, &argc);
             for (int i = 0; i < argc; i++) {
@@ -45,7 +45,7 @@ static void run(const uint8_t *data, size_t size, size_t step, bool unauth) {
             }
             resp_reset(&p);
         }
-        if (pos > 0) {   /* drop consumed bytes, as conn.c does */
+        if (pos > 0) { /* drop consumed bytes, as conn.c does */
             if (pos >= sds_len(buf)) sds_clear(buf);
             else sds_range(buf, (ssize_t)pos, -1);
             pos = 0;

@@ -23,7 +23,7 @@
 #include "server.h"
 
 static server_t srv;
-static client_t caller;   /* RESTORE's caller: no ACL user, so no skip-sanitize-payload */
+static client_t caller; /* RESTORE's caller: no ACL user, so no skip-sanitize-payload */
 
 static void setup(void) {
     static int done;
@@ -33,7 +33,7 @@ static void setup(void) {
     caller.srv = &srv;
     obj_create_shared();
     db_init_all(&srv);
-    commands_init(&srv);   /* registers the value types' free functions */
+    commands_init(&srv); /* registers the value types' free functions */
 }
 
 static void try_payload(const unsigned char *p, size_t len) {
@@ -41,7 +41,7 @@ static void try_payload(const unsigned char *p, size_t len) {
     char err[256];
     robj *o = dump_payload_load(&caller, p, len, err);
     if (!o) return;
-    sds again = dump_payload_create(&srv, o);   /* a loaded value must write back */
+    sds again = dump_payload_create(&srv, o); /* a loaded value must write back */
     if (!dump_payload_verify((unsigned char *)again, sds_len(again))) __builtin_trap();
     sds_free(again);
     obj_decref(o);

@@ -48,11 +48,11 @@ static int test_every_prefix_is_truncated(void) {
 }
 
 static int test_corruption_names_the_byte(void) {
-    const char *bad = "*2\r\n$3\r\nGETx\r\n$1\r\nk\r\n";   /* bulk longer than announced */
+    const char *bad = "*2\r\n$3\r\nGETx\r\n$1\r\nk\r\n"; /* bulk longer than announced */
     size_t pos = 0;
     aof_cmd_t cmd = {0};
     CHECK_EQ_INT(aof_parse_command((const unsigned char *)bad, strlen(bad), &pos, &cmd), AOF_PARSE_CORRUPT);
-    CHECK_EQ_INT(pos, 11);   /* the 'x' where CRLF should be */
+    CHECK_EQ_INT(pos, 11); /* the 'x' where CRLF should be */
     pos = 0;
     CHECK_EQ_INT(aof_parse_command((const unsigned char *)"#junk\r\n", 7, &pos, &cmd), AOF_PARSE_CORRUPT);
     pos = 0;

@@ -69,7 +69,9 @@ static int test_command_line_overrides_file(void) {
 }
 
 static int test_bad_line_names_its_number(void) {
-    struct { const char *text, *reason; } cases[] = {
+    struct {
+        const char *text, *reason;
+    } cases[] = {
         {"port 7000\nmaxmemory-policy sometimes\n", "maxmemory-policy"},
         {"port 7000\n\nno-such-directive 1\n", "no-such-directive"},
         {"port 7000\nport seventy\n", "port"},

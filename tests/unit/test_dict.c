@@ -26,12 +26,18 @@ static int run_model(dict_type *type) {
         if (r < 2) {
             int added = dict_add(d, key, (void *)(long)(k + 1)) == DICT_OK;
             CHECK(added == !present[k]);
-            if (added) { present[k] = 1; count++; if (type->embed_key) sds_free(key); }
-            else sds_free(key);
+            if (added) {
+                present[k] = 1;
+                count++;
+                if (type->embed_key) sds_free(key);
+            } else sds_free(key);
         } else {
             int deleted = dict_delete(d, key) == DICT_OK;
             CHECK(deleted == present[k]);
-            if (deleted) { present[k] = 0; count--; }
+            if (deleted) {
+                present[k] = 0;
+                count--;
+            }
             dict_shrink_if_needed(d);
             sds_free(key);
         }
@@ -77,7 +83,11 @@ static int test_iter_and_safe_delete(void) {
     return 0;
 }
 
-struct scan_ctx { dict *d; int *seen; int n; };
+struct scan_ctx {
+    dict *d;
+    int *seen;
+    int n;
+};
 
 static void scan_cb(void *p, const dict_entry *de) {
     struct scan_ctx *c = p;
@@ -88,7 +98,11 @@ static void scan_cb(void *p, const dict_entry *de) {
 static int test_scan_covers_all(void) {
     dict *d = dict_create(&emb_type);
     enum { N = 3000 };
-    for (int i = 0; i < N; i++) { sds k = key_of(i); dict_add(d, k, NULL); sds_free(k); }
+    for (int i = 0; i < N; i++) {
+        sds k = key_of(i);
+        dict_add(d, k, NULL);
+        sds_free(k);
+    }
     static int seen[N];
     memset(seen, 0, sizeof(seen));
     unsigned long cursor = 0;
@@ -97,7 +111,11 @@ static int test_scan_covers_all(void) {
         struct scan_ctx ctx = {d, seen, N};
         cursor = dict_scan(d, cursor, scan_cb, &ctx);
         /* Grow the table during the scan: no key present throughout may be missed. */
-        if (i < N + 4000) { sds k = key_of(i++); dict_add(d, k, NULL); sds_free(k); }
+        if (i < N + 4000) {
+            sds k = key_of(i++);
+            dict_add(d, k, NULL);
+            sds_free(k);
+        }
     } while (cursor != 0);
     for (int k = 0; k < N; k++) CHECK(seen[k]);
     dict_release(d);
@@ -106,7 +124,11 @@ static int test_scan_covers_all(void) {
 
 static int test_random_and_sample(void) {
     dict *d = dict_create(&emb_type);
-    for (int i = 0; i < 100; i++) { sds k = key_of(i); dict_add(d, k, NULL); sds_free(k); }
+    for (int i = 0; i < 100; i++) {
+        sds k = key_of(i);
+        dict_add(d, k, NULL);
+        sds_free(k);
+    }
     for (int i = 0; i < 100; i++) CHECK(dict_random_entry(d) != NULL);
     dict_entry *des[16];
     size_t n = dict_sample(d, des, 16);
@@ -138,7 +160,7 @@ static int test_fair_random_is_uniform(void) {
     double chi2;
     CHECK(fair_chi2(d, 500, 250000, &chi2) == 0);
     CHECK(chi2 < 650);
-    dict_expand(d, 4096);   /* rehashing: both tables are drawn from */
+    dict_expand(d, 4096); /* rehashing: both tables are drawn from */
     CHECK(dict_is_rehashing(d));
     CHECK(fair_chi2(d, 500, 250000, &chi2) == 0);
     CHECK(chi2 < 650);

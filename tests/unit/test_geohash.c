@@ -49,12 +49,12 @@ static int test_decode_and_distance(void) {
 }
 
 static int test_neighbors_wrap(void) {
-    geohash_bits_t h = {0, 3};   /* south-west corner cell at 3 steps */
+    geohash_bits_t h = {0, 3}; /* south-west corner cell at 3 steps */
     geohash_neighbors_t n;
     geohash_neighbors(&h, &n);
     uint64_t w = geohash_deinterleave(n.west.bits), s = geohash_deinterleave(n.south.bits);
-    CHECK((uint32_t)(w >> 32) == 7 && (uint32_t)w == 0);   /* longitude wrapped */
-    CHECK((uint32_t)(s >> 32) == 0 && (uint32_t)s == 7);   /* latitude wrapped */
+    CHECK((uint32_t)(w >> 32) == 7 && (uint32_t)w == 0); /* longitude wrapped */
+    CHECK((uint32_t)(s >> 32) == 0 && (uint32_t)s == 7); /* latitude wrapped */
     uint64_t ne = geohash_deinterleave(n.north_east.bits);
     CHECK((uint32_t)(ne >> 32) == 1 && (uint32_t)ne == 1);
     CHECK(n.east.step == 3);
@@ -92,9 +92,9 @@ static int test_search_cells_cover(void) {
 static int test_box_shape(void) {
     geo_shape_t b = {GEO_SHAPE_BOX, {0, 0}, 1000, 0, 200, 100};
     double d;
-    CHECK(geohash_within_shape(&b, 0.8, 0.3, &d));    /* ~89 km E, ~33 km N */
-    CHECK(!geohash_within_shape(&b, 0.0, 0.5, &d));   /* ~56 km N > 50 */
-    CHECK(!geohash_within_shape(&b, 1.0, 0.0, &d));   /* ~111 km E > 100 */
+    CHECK(geohash_within_shape(&b, 0.8, 0.3, &d));  /* ~89 km E, ~33 km N */
+    CHECK(!geohash_within_shape(&b, 0.0, 0.5, &d)); /* ~56 km N > 50 */
+    CHECK(!geohash_within_shape(&b, 1.0, 0.0, &d)); /* ~111 km E > 100 */
     return 0;
 }
 

@@ -18,14 +18,21 @@ static int ref_fold(int c, bool nocase) { return nocase ? tolower(c) : c; }
 static bool ref_class(const char **pp, const char *pend, int c, bool nocase) {
     const char *p = *pp + 1;
     bool negate = false, hit = false;
-    if (p < pend && *p == '^') { negate = true; p++; }
+    if (p < pend && *p == '^') {
+        negate = true;
+        p++;
+    }
     while (p < pend && *p != ']') {
         if (*p == '\\' && p + 1 < pend) {
             p++;
             if (ref_fold(*p, nocase) == ref_fold(c, nocase)) hit = true;
         } else if (p + 2 < pend && p[1] == '-' && p[2] != ']') {
             int lo = ref_fold((unsigned char)p[0], nocase), hi = ref_fold((unsigned char)p[2], nocase);
-            if (lo > hi) { int t = lo; lo = hi; hi = t; }
+            if (lo > hi) {
+                int t = lo;
+                lo = hi;
+                hi = t;
+            }
             int cc = ref_fold(c, nocase);
             if (cc >= lo && cc <= hi) hit = true;
             p += 2;
@@ -41,28 +48,28 @@ static bool ref_class(const char **pp, const char *pend, int c, bool nocase) {
 static bool ref_match(const char *p, const char *pend, const char *s, const char *send, bool nocase) {
     while (p < pend) {
         switch (*p) {
-        case '*':
-            while (p + 1 < pend && p[1] == '*') p++;
-            if (p + 1 == pend) return true;
-            for (const char *t = s; t <= send; t++)
-                if (ref_match(p + 1, pend, t, send, nocase)) return true;
-            return false;
-        case '?':
-            if (s == send) return false;
-            s++;
-            break;
-        case '[':
-            if (s == send) return false;
-            if (!ref_class(&p, pend, (unsigned char)*s, nocase)) return false;
-            s++;
-            break;
-        case '\\':
-            if (p + 1 < pend) p++;
-            /* fall through */
-        default:
-            if (s == send || ref_fold((unsigned char)*p, nocase) != ref_fold((unsigned char)*s, nocase)) return false;
-            s++;
-            break;
+            case '*':
+                while (p + 1 < pend && p[1] == '*') p++;
+                if (p + 1 == pend) return true;
+                for (const char *t = s; t <= send; t++)
+                    if (ref_match(p + 1, pend, t, send, nocase)) return true;
+                return false;
+            case '?':
+                if (s == send) return false;
+                s++;
+                break;
+            case '[':
+                if (s == send) return false;
+                if (!ref_class(&p, pend, (unsigned char)*s, nocase)) return false;
+                s++;
+                break;
+            case '\\':
+                if (p + 1 < pend) p++;
+                /* fall through */
+            default:
+                if (s == send || ref_fold((unsigned char)*p, nocase) != ref_fold((unsigned char)*s, nocase)) return false;
+                s++;
+                break;
         }
         p++;
     }
@@ -89,14 +96,14 @@ static int test_fixed_cases(void) {
     CHECK(glob("h[^e]llo", "hallo"));
     CHECK(!glob("h[^e]llo", "hello"));
     CHECK(glob("h[a-b]llo", "hbllo"));
-    CHECK(glob("h[b-a]llo", "hbllo"));      /* reversed ranges work, as in Redis */
+    CHECK(glob("h[b-a]llo", "hbllo")); /* reversed ranges work, as in Redis */
     CHECK(glob("a\\*b", "a*b"));
     CHECK(!glob("a\\*b", "axb"));
     CHECK(glob("*a*b*c*", "xxaxxbxxcxx"));
     CHECK(!glob("*a*b*c*", "xxaxxcxxbxx"));
     CHECK(glob("a*", "a"));
-    CHECK(glob("[abc", "c"));               /* an unclosed class ends the pattern */
-    CHECK(!glob("**", ""));                 /* Redis: only "" matches "" */
+    CHECK(glob("[abc", "c")); /* an unclosed class ends the pattern */
+    CHECK(!glob("**", ""));   /* Redis: only "" matches "" */
     CHECK(glob("", ""));
     CHECK(util_glob_match("HeLLo", 5, "hello", 5, true));
     CHECK(!util_glob_match("HeLLo", 5, "hello", 5, false));
@@ -144,7 +151,10 @@ static int test_worst_case(void) {
     CHECK(!glob("a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*b", str));
     memset(str, 'a', 10000);
     str[10000] = '\0';
-    for (int i = 0; i < 1000; i++) { pat[2 * i] = '*'; pat[2 * i + 1] = 'a'; }
+    for (int i = 0; i < 1000; i++) {
+        pat[2 * i] = '*';
+        pat[2 * i + 1] = 'a';
+    }
     pat[2000] = '\0';
     CHECK(glob(pat, str));
     pat[1999] = 'b';

@@ -13,7 +13,7 @@
 static int test_layout(void) {
     hdr_hist_t *h = hdr_hist_create(NS_1S, 2);
     CHECK(h != NULL);
-    CHECK_EQ_INT(h->counts_len, 3072);              /* 24 ranges x 128 */
+    CHECK_EQ_INT(h->counts_len, 3072); /* 24 ranges x 128 */
     /* One slot per value below 256, then width 2^b. */
     for (int64_t v = 0; v < 256; v++) CHECK_EQ_INT(hdr_hist_slot_of(h, v), v);
     CHECK_EQ_INT(hdr_hist_slot_low(h, hdr_hist_slot_of(h, 1000)), 1000);
@@ -26,7 +26,7 @@ static int test_layout(void) {
         int i = hdr_hist_slot_of(h, v);
         CHECK(hdr_hist_slot_low(h, i) <= v && v <= hdr_hist_slot_high(h, i));
     }
-    CHECK_EQ_INT(hdr_hist_slot_of(h, NS_1S * 5), hdr_hist_slot_of(h, NS_1S));   /* clamped */
+    CHECK_EQ_INT(hdr_hist_slot_of(h, NS_1S * 5), hdr_hist_slot_of(h, NS_1S)); /* clamped */
     CHECK(hdr_hist_bytes(h) >= 3072 * 8);
     hdr_hist_free(h);
     CHECK(hdr_hist_create(NS_1S, 0) == NULL);
@@ -36,15 +36,15 @@ static int test_layout(void) {
 
 static int test_percentiles(void) {
     hdr_hist_t *h = hdr_hist_create(NS_1S, 2);
-    CHECK_EQ_INT(hdr_hist_percentile(h, 50), 0);    /* empty */
+    CHECK_EQ_INT(hdr_hist_percentile(h, 50), 0); /* empty */
     hdr_hist_record(h, 1000);
     CHECK_EQ_INT(hdr_hist_percentile(h, 50), 1003);
     CHECK_EQ_INT(hdr_hist_percentile(h, 99.9), 1003);
-    CHECK_EQ_INT(hdr_hist_percentile(h, 0), 1000);  /* p0: the slot's lowest value */
+    CHECK_EQ_INT(hdr_hist_percentile(h, 0), 1000); /* p0: the slot's lowest value */
     for (int i = 0; i < 99; i++) hdr_hist_record(h, 8000);
     CHECK_EQ_INT(hdr_hist_percentile(h, 0), 1000);
-    CHECK_EQ_INT(hdr_hist_percentile(h, 1), 1003);  /* round(1% of 100) = 1st value */
-    CHECK_EQ_INT(hdr_hist_percentile(h, 1.6), 8031);  /* round(1.6) = 2nd */
+    CHECK_EQ_INT(hdr_hist_percentile(h, 1), 1003);   /* round(1% of 100) = 1st value */
+    CHECK_EQ_INT(hdr_hist_percentile(h, 1.6), 8031); /* round(1.6) = 2nd */
     CHECK_EQ_INT(hdr_hist_percentile(h, 100), 8031);
     CHECK_EQ_INT(hdr_hist_percentile(h, 250), 8031);
     CHECK_EQ_INT(h->total, 100);

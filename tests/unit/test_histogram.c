@@ -11,18 +11,16 @@
 #define NS_60S 60000000000ULL
 
 /* |got - want| <= want / 1000 (3 significant digits), plus 1 for rounding. */
-static int within_precision(uint64_t got, uint64_t want)
-{
+static int within_precision(uint64_t got, uint64_t want) {
     uint64_t diff = got > want ? got - want : want - got;
     return diff <= want / 1000 + 1;
 }
 
-static int test_uniform_quantiles(void)
-{
+static int test_uniform_quantiles(void) {
     hist_t *h = hist_create(NS_60S, 3);
     CHECK(h != NULL);
     for (uint64_t v = 1; v <= 100000; v++)
-        hist_record(h, v * 1000);      /* 1 us .. 100 ms, in ns */
+        hist_record(h, v * 1000); /* 1 us .. 100 ms, in ns */
     CHECK_EQ_INT(h->total, 100000);
     CHECK_EQ_INT(h->min, 1000);
     CHECK_EQ_INT(h->max, 100000000);
@@ -47,8 +45,7 @@ static int test_uniform_quantiles(void)
     return 0;
 }
 
-static int test_precision_over_range(void)
-{
+static int test_precision_over_range(void) {
     hist_t *h = hist_create(NS_60S, 3);
     CHECK(h != NULL);
     /* One value at a time across 1 us .. 60 s: the single value is its own
@@ -57,8 +54,8 @@ static int test_precision_over_range(void)
         hist_reset(h);
         hist_record(h, v);
         hist_record(h, v);
-        hist_record(h, 1);            /* keeps min below, so no clamp to min */
-        hist_record(h, NS_60S);       /* keeps max above, so no clamp to max */
+        hist_record(h, 1);      /* keeps min below, so no clamp to min */
+        hist_record(h, NS_60S); /* keeps max above, so no clamp to max */
         uint64_t got = hist_percentile(h, 50);
         if (!within_precision(got, v)) {
             fprintf(stderr, "  v=%llu got=%llu\n", (unsigned long long)v,
@@ -70,12 +67,11 @@ static int test_precision_over_range(void)
     return 0;
 }
 
-static int test_two_point_mix(void)
-{
+static int test_two_point_mix(void) {
     hist_t *h = hist_create(NS_60S, 3);
     CHECK(h != NULL);
-    hist_record_n(h, 100000, 990);      /* 100 us */
-    hist_record_n(h, 50000000, 10);     /* 50 ms: the 1% tail */
+    hist_record_n(h, 100000, 990);  /* 100 us */
+    hist_record_n(h, 50000000, 10); /* 50 ms: the 1% tail */
     CHECK(within_precision(hist_percentile(h, 50), 100000));
     CHECK(within_precision(hist_percentile(h, 99), 100000));
     CHECK(within_precision(hist_percentile(h, 99.1), 50000000));
@@ -85,21 +81,20 @@ static int test_two_point_mix(void)
     return 0;
 }
 
-static int test_clamp_and_merge(void)
-{
+static int test_clamp_and_merge(void) {
     hist_t *a = hist_create(1000000, 3), *b = hist_create(1000000, 3);
     hist_t *c = hist_create(NS_60S, 3);
     CHECK(a && b && c);
     hist_record(a, 5);
-    hist_record(b, 5000000);            /* above highest: clamped in a slot */
-    CHECK_EQ_INT(b->max, 5000000);      /* but the exact max is kept */
+    hist_record(b, 5000000);       /* above highest: clamped in a slot */
+    CHECK_EQ_INT(b->max, 5000000); /* but the exact max is kept */
     CHECK_EQ_INT(hist_merge(a, b), 0);
     CHECK_EQ_INT(a->total, 2);
     CHECK_EQ_INT(a->min, 5);
     CHECK_EQ_INT(a->max, 5000000);
     CHECK_EQ_INT(hist_percentile(a, 50), 5);
     CHECK(hist_percentile(a, 100) >= 1000000);
-    CHECK_EQ_INT(hist_merge(a, c), -1);  /* different shapes refuse */
+    CHECK_EQ_INT(hist_merge(a, c), -1); /* different shapes refuse */
     CHECK(hist_create(100, 0) == NULL);
     CHECK(hist_create(1, 3) == NULL);
     hist_free(a);
@@ -108,11 +103,10 @@ static int test_clamp_and_merge(void)
     return 0;
 }
 
-static int test_bucket_iteration(void)
-{
+static int test_bucket_iteration(void) {
     hist_t *h = hist_create(NS_60S, 3);
     CHECK(h != NULL);
-    CHECK_EQ_INT(hist_percentile(h, 99), 0);     /* empty */
+    CHECK_EQ_INT(hist_percentile(h, 99), 0); /* empty */
     hist_record_n(h, 10, 3);
     hist_record_n(h, 123456, 2);
     hist_record_n(h, 7000000000ULL, 1);
@@ -134,8 +128,7 @@ static int test_bucket_iteration(void)
     return 0;
 }
 
-int main(void)
-{
+int main(void) {
     RUN_TEST(test_uniform_quantiles);
     RUN_TEST(test_precision_over_range);
     RUN_TEST(test_two_point_mix);

@@ -10,7 +10,8 @@
 
 /* PFADD h a b c on Redis 7.0.15, before PFCOUNT (stale cache flag set). */
 static const unsigned char REDIS_ABC[] = "HYLL\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x80"
-                                         "`\xf3\x80P\xb1\x84K\xfb\x80" "BZ";
+                                         "`\xf3\x80P\xb1\x84K\xfb\x80"
+                                         "BZ";
 
 static sds add_all(sds s, int from, int to, size_t sparse_max) {
     char buf[32];
@@ -46,7 +47,7 @@ static int test_cache_field(void) {
     hll_cache_set(hdr, 0x0102030405060708ULL);
     CHECK(hll_cache_valid(hdr));
     CHECK(hll_cache_get(hdr) == 0x0102030405060708ULL);
-    CHECK_EQ_INT(hdr[8], 0x08);   /* little endian */
+    CHECK_EQ_INT(hdr[8], 0x08); /* little endian */
     hll_cache_invalidate(hdr);
     CHECK(!hll_cache_valid(hdr));
     return 0;
@@ -103,7 +104,7 @@ static int test_promotion_at_limit(void) {
 
 static int test_corrupt_detected(void) {
     sds s = add_all(hll_new(), 0, 10, 3000);
-    sds extra = sds_catlen(sds_dup(s), "\x7f\xff", 2);   /* 16384 more zeros */
+    sds extra = sds_catlen(sds_dup(s), "\x7f\xff", 2); /* 16384 more zeros */
     bool inv = false;
     hll_count((unsigned char *)extra, sds_len(extra), &inv);
     CHECK(inv);
@@ -113,7 +114,7 @@ static int test_corrupt_detected(void) {
     CHECK_EQ_INT(hll_add(&extra, (unsigned char *)"zz", 2, 3000) >= 0 ? 0 : -1, 0);
     sds_free(extra);
     sds cut = sds_dup(s);
-    sds_setlen(cut, HLL_HDR_SIZE + 1);   /* opcodes missing */
+    sds_setlen(cut, HLL_HDR_SIZE + 1); /* opcodes missing */
     inv = false;
     hll_count((unsigned char *)cut, sds_len(cut), &inv);
     CHECK(inv);
@@ -146,7 +147,7 @@ static int test_estimator_error(void) {
         double est = (double)hll_count((unsigned char *)s, sds_len(s), &inv);
         double err = est > done ? est - done : done - est;
         CHECK(!inv);
-        CHECK(err <= done * 0.03 + 0.5);   /* standard error 0.81% */
+        CHECK(err <= done * 0.03 + 0.5); /* standard error 0.81% */
     }
     uint8_t zero[HLL_REGISTERS] = {0};
     CHECK_EQ_INT(hll_count_registers(zero), 0);

@@ -11,8 +11,7 @@
 #include "zmalloc.h"
 
 /* Whole-set check: length, strict order and every model member found. */
-static int check_against_model(const intset *is, const int64_t *model, uint32_t n)
-{
+static int check_against_model(const intset *is, const int64_t *model, uint32_t n) {
     CHECK_EQ_INT(intset_len(is), n);
     for (uint32_t i = 0; i < n; i++) {
         int64_t v;
@@ -30,8 +29,7 @@ static int check_against_model(const intset *is, const int64_t *model, uint32_t 
     return 0;
 }
 
-static int test_empty(void)
-{
+static int test_empty(void) {
     intset *is = intset_new();
     CHECK_EQ_INT(intset_len(is), 0);
     CHECK(!intset_find(is, 0));
@@ -45,8 +43,7 @@ static int test_empty(void)
     return 0;
 }
 
-static int test_add_duplicates(void)
-{
+static int test_add_duplicates(void) {
     intset *is = intset_new();
     bool added;
     is = intset_add(is, 7, &added);
@@ -64,14 +61,21 @@ static int test_add_duplicates(void)
 
 /* Every width edge: the last value of a width keeps it, one past upgrades,
  * and the upgraded member lands at the right end of the array. */
-static int test_width_edges(void)
-{
-    struct { int64_t v; uint32_t width; } edges[] = {
-        {INT16_MAX, 2}, {INT16_MIN, 2},
-        {(int64_t)INT16_MAX + 1, 4}, {(int64_t)INT16_MIN - 1, 4},
-        {INT32_MAX, 4}, {INT32_MIN, 4},
-        {(int64_t)INT32_MAX + 1, 8}, {(int64_t)INT32_MIN - 1, 8},
-        {INT64_MAX, 8}, {INT64_MIN, 8},
+static int test_width_edges(void) {
+    struct {
+        int64_t v;
+        uint32_t width;
+    } edges[] = {
+        {INT16_MAX, 2},
+        {INT16_MIN, 2},
+        {(int64_t)INT16_MAX + 1, 4},
+        {(int64_t)INT16_MIN - 1, 4},
+        {INT32_MAX, 4},
+        {INT32_MIN, 4},
+        {(int64_t)INT32_MAX + 1, 8},
+        {(int64_t)INT32_MIN - 1, 8},
+        {INT64_MAX, 8},
+        {INT64_MIN, 8},
     };
     for (size_t i = 0; i < sizeof(edges) / sizeof(edges[0]); i++) {
         intset *is = intset_new();
@@ -81,7 +85,11 @@ static int test_width_edges(void)
         CHECK_EQ_INT(is->width, edges[i].width);
         CHECK_EQ_INT(intset_blob_len(is), 8 + 3 * edges[i].width);
         int64_t model[3] = {-1, 1, edges[i].v};
-        if (edges[i].v < 0) { model[0] = edges[i].v; model[1] = -1; model[2] = 1; }
+        if (edges[i].v < 0) {
+            model[0] = edges[i].v;
+            model[1] = -1;
+            model[2] = 1;
+        }
         if (check_against_model(is, model, 3)) return 1;
         /* Removing the wide member does not narrow the cells. */
         bool removed;
@@ -101,8 +109,7 @@ static int test_width_edges(void)
     return 0;
 }
 
-static int test_upgrade_keeps_order(void)
-{
+static int test_upgrade_keeps_order(void) {
     intset *is = intset_new();
     for (int64_t v = -100; v <= 100; v += 3) is = intset_add(is, v, NULL);
     is = intset_add(is, (int64_t)1 << 40, NULL);
@@ -121,28 +128,26 @@ static int test_upgrade_keeps_order(void)
     return 0;
 }
 
-static int test_max_strlen_and_fits(void)
-{
+static int test_max_strlen_and_fits(void) {
     intset *is = intset_new();
     is = intset_add(is, -5, NULL);
     is = intset_add(is, 10, NULL);
     CHECK_EQ_INT(intset_max_strlen(is), 2);
     is = intset_add(is, INT64_MIN, NULL);
-    CHECK_EQ_INT(intset_max_strlen(is), 20);   /* "-9223372036854775808" */
+    CHECK_EQ_INT(intset_max_strlen(is), 20); /* "-9223372036854775808" */
     CHECK(intset_fits(is, 4));
     CHECK(!intset_fits(is, 3));
     intset_free(is);
     return 0;
 }
 
-static int test_validate(void)
-{
+static int test_validate(void) {
     intset *is = intset_new();
     for (int v = 0; v < 10; v++) is = intset_add(is, v * 1000, NULL);
     size_t n = intset_blob_len(is);
     CHECK(intset_validate(is, n, true));
-    CHECK(!intset_validate(is, n - 1, false));   /* size mismatch */
-    CHECK(!intset_validate(is, 7, false));       /* shorter than a header */
+    CHECK(!intset_validate(is, n - 1, false)); /* size mismatch */
+    CHECK(!intset_validate(is, 7, false));     /* shorter than a header */
     intset *bad = intset_dup(is);
     bad->width = 3;
     CHECK(!intset_validate(bad, n, false));
@@ -162,19 +167,18 @@ static int test_validate(void)
     return 0;
 }
 
-static int64_t rand_value(int round)
-{
+static int64_t rand_value(int round) {
     /* Mostly small values (many collisions), sometimes each wider class. */
     switch (random() % 8) {
-    case 0: return (int64_t)(random() % 70000) - 35000;
-    case 1: if (round > 2000) return ((int64_t)random() << 20) - ((int64_t)1 << 50);
+        case 0: return (int64_t)(random() % 70000) - 35000;
+        case 1:
+            if (round > 2000) return ((int64_t)random() << 20) - ((int64_t)1 << 50);
             return random() % 50;
-    default: return (int64_t)(random() % 400) - 200;
+        default: return (int64_t)(random() % 400) - 200;
     }
 }
 
-static int test_random_vs_model(void)
-{
+static int test_random_vs_model(void) {
     srandom(12345);
     enum { CAP = 5000 };
     static int64_t model[CAP];
@@ -212,8 +216,7 @@ static int test_random_vs_model(void)
     return 0;
 }
 
-int main(void)
-{
+int main(void) {
     RUN_TEST(test_empty);
     RUN_TEST(test_add_duplicates);
     RUN_TEST(test_width_edges);

@@ -14,15 +14,17 @@
 
 /* ------------------------------ the model -------------------------------- */
 
-typedef struct { char *s; size_t len; } mstr_t;
+typedef struct {
+    char *s;
+    size_t len;
+} mstr_t;
 
 typedef struct {
     mstr_t *v;
     size_t n, cap;
 } model_t;
 
-static void model_insert(model_t *m, size_t at, const char *s, size_t len)
-{
+static void model_insert(model_t *m, size_t at, const char *s, size_t len) {
     if (m->n == m->cap) {
         m->cap = m->cap ? m->cap * 2 : 16;
         m->v = realloc(m->v, m->cap * sizeof(*m->v));
@@ -34,23 +36,20 @@ static void model_insert(model_t *m, size_t at, const char *s, size_t len)
     m->n++;
 }
 
-static void model_delete(model_t *m, size_t at, size_t num)
-{
+static void model_delete(model_t *m, size_t at, size_t num) {
     if (at + num > m->n) num = m->n - at;
     for (size_t i = at; i < at + num; i++) free(m->v[i].s);
     memmove(m->v + at, m->v + at + num, (m->n - at - num) * sizeof(*m->v));
     m->n -= num;
 }
 
-static void model_free(model_t *m)
-{
+static void model_free(model_t *m) {
     model_delete(m, 0, m->n);
     free(m->v);
 }
 
 /* Entry p holds exactly s[0..len) in its string form. */
-static int entry_is(const unsigned char *p, const char *s, size_t len)
-{
+static int entry_is(const unsigned char *p, const char *s, size_t len) {
     char buf[LP_INTBUF_SIZE];
     size_t elen;
     const unsigned char *e = lp_get_str(p, &elen, buf);
@@ -62,8 +61,7 @@ static int entry_is(const unsigned char *p, const char *s, size_t len)
 }
 
 /* Walk both directions, seek, and validate deeply. */
-static int check_model(unsigned char *lp, const model_t *m)
-{
+static int check_model(unsigned char *lp, const model_t *m) {
     CHECK(lp_validate(lp, lp_bytes(lp), true, NULL, NULL));
     CHECK_EQ_INT(lp_length(lp), m->n);
     unsigned char *p = lp_first(lp);
@@ -94,8 +92,7 @@ static int check_model(unsigned char *lp, const model_t *m)
 
 /* ------------------------------- encodings ------------------------------- */
 
-static int test_empty(void)
-{
+static int test_empty(void) {
     unsigned char *lp = lp_new();
     CHECK_EQ_INT(lp_bytes(lp), 7);
     CHECK_EQ_INT(lp_length(lp), 0);
@@ -111,15 +108,33 @@ static int test_empty(void)
 }
 
 /* Each integer lands in the narrowest form: entry bytes = body + 1. */
-static int test_int_edges(void)
-{
-    struct { long long v; size_t body; } cases[] = {
-        {0, 1}, {127, 1}, {128, 2}, {-1, 2}, {4095, 2}, {-4096, 2},
-        {4096, 3}, {-4097, 3}, {INT16_MAX, 3}, {INT16_MIN, 3},
-        {INT16_MAX + 1, 4}, {INT16_MIN - 1, 4}, {(1 << 23) - 1, 4}, {-(1 << 23), 4},
-        {1 << 23, 5}, {-(1 << 23) - 1, 5}, {INT32_MAX, 5}, {INT32_MIN, 5},
-        {(long long)INT32_MAX + 1, 9}, {(long long)INT32_MIN - 1, 9},
-        {INT64_MAX, 9}, {INT64_MIN, 9},
+static int test_int_edges(void) {
+    struct {
+        long long v;
+        size_t body;
+    } cases[] = {
+        {0, 1},
+        {127, 1},
+        {128, 2},
+        {-1, 2},
+        {4095, 2},
+        {-4096, 2},
+        {4096, 3},
+        {-4097, 3},
+        {INT16_MAX, 3},
+        {INT16_MIN, 3},
+        {INT16_MAX + 1, 4},
+        {INT16_MIN - 1, 4},
+        {(1 << 23) - 1, 4},
+        {-(1 << 23), 4},
+        {1 << 23, 5},
+        {-(1 << 23) - 1, 5},
+        {INT32_MAX, 5},
+        {INT32_MIN, 5},
+        {(long long)INT32_MAX + 1, 9},
+        {(long long)INT32_MIN - 1, 9},
+        {INT64_MAX, 9},
+        {INT64_MIN, 9},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         unsigned char *lp = lp_new();
@@ -145,16 +160,22 @@ static int test_int_edges(void)
 
 /* String headers of 1/2/5 bytes and back-lengths of 1/2/3 bytes, with
  * Redis's size boundaries (an RDB file carries listpacks as they are). */
-static int test_string_edges(void)
-{
-    struct { size_t len; size_t entry; } cases[] = {
-        {0, 2}, {1, 3}, {63, 65}, {64, 64 + 2 + 1},
-        {125, 125 + 2 + 1},          /* body 127: 1-byte back-length */
-        {126, 126 + 2 + 2},          /* body 128: 2-byte back-length */
-        {4095, 4095 + 2 + 2}, {4096, 4096 + 5 + 2},
-        {16377, 16377 + 5 + 2},      /* body 16382: the last 2-byte back-length */
-        {16378, 16378 + 5 + 3},      /* body 16383: 3 bytes, as Redis writes it */
-        {16379, 16379 + 5 + 3},      /* body 16384 */
+static int test_string_edges(void) {
+    struct {
+        size_t len;
+        size_t entry;
+    } cases[] = {
+        {0, 2},
+        {1, 3},
+        {63, 65},
+        {64, 64 + 2 + 1},
+        {125, 125 + 2 + 1}, /* body 127: 1-byte back-length */
+        {126, 126 + 2 + 2}, /* body 128: 2-byte back-length */
+        {4095, 4095 + 2 + 2},
+        {4096, 4096 + 5 + 2},
+        {16377, 16377 + 5 + 2}, /* body 16382: the last 2-byte back-length */
+        {16378, 16378 + 5 + 3}, /* body 16383: 3 bytes, as Redis writes it */
+        {16379, 16379 + 5 + 3}, /* body 16384 */
         {70000, 70000 + 5 + 3},
     };
     char *big = malloc(70001);
@@ -166,7 +187,7 @@ static int test_string_edges(void)
         lp = lp_append_int(lp, 2);
         CHECK_EQ_INT(lp_bytes(lp), 7 + 2 + cases[i].entry + 2);
         CHECK_EQ_INT(lp_encoded_size(big, cases[i].len), cases[i].entry);
-        unsigned char *mid = lp_prev(lp, lp_last(lp));   /* walks the back-length */
+        unsigned char *mid = lp_prev(lp, lp_last(lp)); /* walks the back-length */
         CHECK(mid == lp_next(lp, lp_first(lp)));
         if (entry_is(mid, big, cases[i].len)) return 1;
         CHECK(lp_validate(lp, lp_bytes(lp), true, NULL, NULL));
@@ -176,8 +197,7 @@ static int test_string_edges(void)
     return 0;
 }
 
-static int test_canonical_ints(void)
-{
+static int test_canonical_ints(void) {
     const char *yes[] = {"0", "1", "-1", "123", "-5", "9223372036854775807",
                          "-9223372036854775808"};
     const char *no[] = {"", "-", "-0", "0123", "+1", " 1", "1 ", "1a", "00",
@@ -208,20 +228,19 @@ static int test_canonical_ints(void)
 
 /* ---------------------------- operations ---------------------------------- */
 
-static int test_insert_replace_delete(void)
-{
+static int test_insert_replace_delete(void) {
     unsigned char *lp = lp_new(), *p, *np;
     lp = lp_append(lp, "b", 1);
     lp = lp_prepend(lp, "a", 1);
     lp = lp_append_int(lp, 300);
-    lp = lp_prepend_int(lp, -7);              /* -7 a b 300 */
+    lp = lp_prepend_int(lp, -7); /* -7 a b 300 */
     p = lp_seek(lp, 1);
-    lp = lp_insert(lp, "x", 1, p, LP_AFTER, &np);   /* -7 a x b 300 */
+    lp = lp_insert(lp, "x", 1, p, LP_AFTER, &np); /* -7 a x b 300 */
     CHECK(entry_is(np, "x", 1) == 0);
     lp = lp_insert_int(lp, 42, np, LP_BEFORE, &np); /* -7 a 42 x b 300 */
     CHECK(entry_is(np, "42", 2) == 0);
     p = lp_last(lp);
-    lp = lp_insert(lp, "z", 1, p, LP_AFTER, NULL);  /* ... 300 z */
+    lp = lp_insert(lp, "z", 1, p, LP_AFTER, NULL); /* ... 300 z */
     p = lp_seek(lp, 3);
     lp = lp_replace(lp, &p, "a much longer replacement value", 31);
     CHECK(entry_is(p, "a much longer replacement value", 31) == 0);
@@ -237,7 +256,7 @@ static int test_insert_replace_delete(void)
     CHECK(entry_is(np, "5", 1) == 0);
     lp = lp_delete(lp, lp_last(lp), &np);
     CHECK(np == NULL);
-    lp = lp_delete_range(lp, -2, 10);          /* drops b 300 */
+    lp = lp_delete_range(lp, -2, 10); /* drops b 300 */
     CHECK_EQ_INT(lp_length(lp), 3);
     CHECK(entry_is(lp_last(lp), "5", 1) == 0);
     CHECK(lp_validate(lp, lp_bytes(lp), true, NULL, NULL));
@@ -246,8 +265,7 @@ static int test_insert_replace_delete(void)
 }
 
 /* A hash as field,value pairs: find with skip 1 only matches fields. */
-static int test_find_skip(void)
-{
+static int test_find_skip(void) {
     unsigned char *lp = lp_new();
     char k[16], v[16];
     for (int i = 0; i < 50; i++) {
@@ -272,8 +290,7 @@ static int test_find_skip(void)
     return 0;
 }
 
-static int test_cmp_merge_fits(void)
-{
+static int test_cmp_merge_fits(void) {
     unsigned char *a = lp_new(), *b = lp_new();
     a = lp_append(a, "abc", 3);
     a = lp_append_int(a, 10);
@@ -282,7 +299,7 @@ static int test_cmp_merge_fits(void)
     CHECK(lp_entry_cmp(lp_first(a), "abd", 3) < 0);
     CHECK(lp_entry_cmp(lp_first(a), "ab", 2) > 0);
     CHECK(lp_entry_cmp(lp_first(a), "abcd", 4) < 0);
-    CHECK(lp_entry_cmp(lp_last(a), "9", 1) < 0);      /* "10" < "9" bytewise */
+    CHECK(lp_entry_cmp(lp_last(a), "9", 1) < 0); /* "10" < "9" bytewise */
     CHECK(lp_entry_cmp(lp_last(a), "10", 2) == 0);
     CHECK(!lp_entry_equal(lp_last(a), "010", 3));
     a = lp_merge(a, b);
@@ -293,7 +310,7 @@ static int test_cmp_merge_fits(void)
     CHECK(lp_validate(a, lp_bytes(a), true, NULL, NULL));
     CHECK(lp_fits(a, 4, 6));
     CHECK(!lp_fits(a, 3, 6));
-    CHECK(!lp_fits(a, 4, 5));                /* "-99999" is 6 bytes */
+    CHECK(!lp_fits(a, 4, 5)); /* "-99999" is 6 bytes */
     CHECK(lp_safe_to_add(a, 100));
     CHECK(!lp_safe_to_add(a, LP_SAFETY_SIZE));
     unsigned char *c = lp_dup(a);
@@ -307,8 +324,7 @@ static int test_cmp_merge_fits(void)
 }
 
 /* Past 65534 entries the header count saturates and length walks. */
-static int test_count_saturation(void)
-{
+static int test_count_saturation(void) {
     /* Built by merging 1000-entry blocks: 70000 single appends would cost
      * minutes of reallocation under ASan. */
     unsigned char *lp = lp_new();
@@ -334,15 +350,13 @@ static int test_count_saturation(void)
     return 0;
 }
 
-static bool reject_long(const unsigned char *p, void *arg)
-{
+static bool reject_long(const unsigned char *p, void *arg) {
     (*(int *)arg)++;
     return lp_value_strlen(p) <= 5;
 }
 
 /* Corruption is rejected or accepted, never read out of bounds (ASan). */
-static int test_validate(void)
-{
+static int test_validate(void) {
     unsigned char *lp = lp_new();
     lp = lp_append(lp, "hello", 5);
     lp = lp_append_int(lp, 12345);
@@ -350,25 +364,25 @@ static int test_validate(void)
     size_t n = lp_bytes(lp);
     int seen = 0;
     CHECK(lp_validate(lp, n, true, NULL, NULL));
-    CHECK(!lp_validate(lp, n, true, reject_long, &seen));  /* "world!" */
+    CHECK(!lp_validate(lp, n, true, reject_long, &seen)); /* "world!" */
     CHECK_EQ_INT(seen, 3);
     CHECK(!lp_validate(lp, n - 1, false, NULL, NULL));
     CHECK(!lp_validate(lp, 6, false, NULL, NULL));
     unsigned char *bad = lp_dup(lp);
-    bad[n - 1] = 0;                                 /* no end marker */
+    bad[n - 1] = 0; /* no end marker */
     CHECK(!lp_validate(bad, n, false, NULL, NULL));
     memcpy(bad, lp, n);
-    bad[4] = 2;                                     /* wrong count */
+    bad[4] = 2; /* wrong count */
     CHECK(lp_validate(bad, n, false, NULL, NULL));
     CHECK(!lp_validate(bad, n, true, NULL, NULL));
     memcpy(bad, lp, n);
-    bad[6] = 0xF7;                                  /* invalid encoding */
+    bad[6] = 0xF7; /* invalid encoding */
     CHECK(!lp_validate(bad, n, true, NULL, NULL));
     memcpy(bad, lp, n);
-    bad[6] = 0x80 | 40;                             /* string runs past end */
+    bad[6] = 0x80 | 40; /* string runs past end */
     CHECK(!lp_validate(bad, n, true, NULL, NULL));
     memcpy(bad, lp, n);
-    bad[6 + 6] ^= 1;                                /* back-length mismatch */
+    bad[6 + 6] ^= 1; /* back-length mismatch */
     CHECK(!lp_validate(bad, n, true, NULL, NULL));
     lp_free(bad);
     /* Random byte flips: each must either validate or be rejected, and a
@@ -394,28 +408,26 @@ static int test_validate(void)
 
 /* ------------------------------ random vs model --------------------------- */
 
-static size_t rand_value(char *buf)
-{
+static size_t rand_value(char *buf) {
     switch (random() % 6) {
-    case 0: return (size_t)snprintf(buf, 32, "%ld", random() % 300 - 150);
-    case 1: return (size_t)snprintf(buf, 32, "%lld", (long long)random() * random() - 5);
-    case 2: return (size_t)snprintf(buf, 32, "0%ld", random() % 100);  /* not canonical */
-    case 3: {
-        size_t len = (size_t)random() % 5000 < 50 ? 4000 + (size_t)random() % 200
-                                                   : (size_t)random() % 80;
-        for (size_t i = 0; i < len; i++) buf[i] = (char)(random() % 256);
-        return len;
-    }
-    default: {
-        size_t len = (size_t)random() % 20;
-        for (size_t i = 0; i < len; i++) buf[i] = (char)('a' + random() % 26);
-        return len;
-    }
+        case 0: return (size_t)snprintf(buf, 32, "%ld", random() % 300 - 150);
+        case 1: return (size_t)snprintf(buf, 32, "%lld", (long long)random() * random() - 5);
+        case 2: return (size_t)snprintf(buf, 32, "0%ld", random() % 100); /* not canonical */
+        case 3: {
+            size_t len = (size_t)random() % 5000 < 50 ? 4000 + (size_t)random() % 200
+                                                      : (size_t)random() % 80;
+            for (size_t i = 0; i < len; i++) buf[i] = (char)(random() % 256);
+            return len;
+        }
+        default: {
+            size_t len = (size_t)random() % 20;
+            for (size_t i = 0; i < len; i++) buf[i] = (char)('a' + random() % 26);
+            return len;
+        }
     }
 }
 
-static int test_random_vs_model(void)
-{
+static int test_random_vs_model(void) {
     srandom(4242);
     static char buf[5000];
     model_t m = {0};
@@ -424,58 +436,64 @@ static int test_random_vs_model(void)
         size_t len = rand_value(buf);
         size_t at = m.n ? (size_t)random() % m.n : 0;
         int op = (int)(random() % 9);
-        if (m.n > 300 && op < 5) op = 6;                  /* keep it bounded */
+        if (m.n > 300 && op < 5) op = 6; /* keep it bounded */
         switch (m.n ? op : 0) {
-        case 0: lp = lp_append(lp, buf, len); model_insert(&m, m.n, buf, len); break;
-        case 1: lp = lp_prepend(lp, buf, len); model_insert(&m, 0, buf, len); break;
-        case 2:
-            p = lp_seek(lp, (long)at);
-            lp = lp_insert(lp, buf, len, p, LP_BEFORE, &p);
-            model_insert(&m, at, buf, len);
-            CHECK(entry_is(p, buf, len) == 0);
-            break;
-        case 3:
-            p = lp_seek(lp, (long)at);
-            lp = lp_insert(lp, buf, len, p, LP_AFTER, &p);
-            model_insert(&m, at + 1, buf, len);
-            CHECK(entry_is(p, buf, len) == 0);
-            break;
-        case 4:
-            p = lp_seek(lp, (long)at);
-            lp = lp_replace(lp, &p, buf, len);
-            model_delete(&m, at, 1);
-            model_insert(&m, at, buf, len);
-            CHECK(entry_is(p, buf, len) == 0);
-            break;
-        case 5: {
-            long long v = (long long)random() - (1LL << 30);
-            len = (size_t)snprintf(buf, 32, "%lld", v);
-            p = lp_seek(lp, (long)at);
-            lp = lp_replace_int(lp, &p, v);
-            model_delete(&m, at, 1);
-            model_insert(&m, at, buf, len);
-            break;
-        }
-        case 6:
-            p = lp_seek(lp, -(long)(m.n - at));
-            lp = lp_delete(lp, p, &p);
-            model_delete(&m, at, 1);
-            if (at < m.n) CHECK(entry_is(p, m.v[at].s, m.v[at].len) == 0);
-            else CHECK(p == NULL);
-            break;
-        case 7: {
-            size_t num = (size_t)random() % 6;
-            lp = lp_delete_range(lp, (long)at, num);
-            model_delete(&m, at, num);
-            break;
-        }
-        default: {              /* find a member: the model's first match */
-            size_t j = 0;
-            while (!(m.v[j].len == m.v[at].len &&
-                     memcmp(m.v[j].s, m.v[at].s, m.v[at].len) == 0)) j++;
-            p = lp_find(lp, lp_first(lp), m.v[at].s, m.v[at].len, 0);
-            CHECK(p == lp_seek(lp, (long)j));
-        }
+            case 0:
+                lp = lp_append(lp, buf, len);
+                model_insert(&m, m.n, buf, len);
+                break;
+            case 1:
+                lp = lp_prepend(lp, buf, len);
+                model_insert(&m, 0, buf, len);
+                break;
+            case 2:
+                p = lp_seek(lp, (long)at);
+                lp = lp_insert(lp, buf, len, p, LP_BEFORE, &p);
+                model_insert(&m, at, buf, len);
+                CHECK(entry_is(p, buf, len) == 0);
+                break;
+            case 3:
+                p = lp_seek(lp, (long)at);
+                lp = lp_insert(lp, buf, len, p, LP_AFTER, &p);
+                model_insert(&m, at + 1, buf, len);
+                CHECK(entry_is(p, buf, len) == 0);
+                break;
+            case 4:
+                p = lp_seek(lp, (long)at);
+                lp = lp_replace(lp, &p, buf, len);
+                model_delete(&m, at, 1);
+                model_insert(&m, at, buf, len);
+                CHECK(entry_is(p, buf, len) == 0);
+                break;
+            case 5: {
+                long long v = (long long)random() - (1LL << 30);
+                len = (size_t)snprintf(buf, 32, "%lld", v);
+                p = lp_seek(lp, (long)at);
+                lp = lp_replace_int(lp, &p, v);
+                model_delete(&m, at, 1);
+                model_insert(&m, at, buf, len);
+                break;
+            }
+            case 6:
+                p = lp_seek(lp, -(long)(m.n - at));
+                lp = lp_delete(lp, p, &p);
+                model_delete(&m, at, 1);
+                if (at < m.n) CHECK(entry_is(p, m.v[at].s, m.v[at].len) == 0);
+                else CHECK(p == NULL);
+                break;
+            case 7: {
+                size_t num = (size_t)random() % 6;
+                lp = lp_delete_range(lp, (long)at, num);
+                model_delete(&m, at, num);
+                break;
+            }
+            default: { /* find a member: the model's first match */
+                size_t j = 0;
+                while (!(m.v[j].len == m.v[at].len &&
+                         memcmp(m.v[j].s, m.v[at].s, m.v[at].len) == 0)) j++;
+                p = lp_find(lp, lp_first(lp), m.v[at].s, m.v[at].len, 0);
+                CHECK(p == lp_seek(lp, (long)j));
+            }
         }
         if (round % 50 == 0 && check_model(lp, &m)) return 1;
         CHECK_EQ_INT(lp_length(lp), m.n);
@@ -490,8 +508,7 @@ static int test_random_vs_model(void)
 /* lp_append_batch writes exactly what one lp_append per item would, with
  * integers, canonical-integer strings and long strings mixed (40 items:
  * past the encoder's stack array). */
-static int test_append_batch(void)
-{
+static int test_append_batch(void) {
     static char big[5000];
     memset(big, 'b', sizeof(big));
     lp_item_t items[40];
@@ -517,8 +534,7 @@ static int test_append_batch(void)
     return 0;
 }
 
-int main(void)
-{
+int main(void) {
     RUN_TEST(test_empty);
     RUN_TEST(test_int_edges);
     RUN_TEST(test_string_edges);

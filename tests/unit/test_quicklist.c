@@ -14,12 +14,14 @@
 
 /* ------------------------------- the model -------------------------------- */
 
-typedef struct { char *s; size_t len; } mstr_t;
+typedef struct {
+    char *s;
+    size_t len;
+} mstr_t;
 static mstr_t *mv;
 static size_t mn, mcap;
 
-static void m_insert(size_t at, const char *s, size_t len)
-{
+static void m_insert(size_t at, const char *s, size_t len) {
     if (mn == mcap) {
         mcap = mcap ? mcap * 2 : 64;
         mv = realloc(mv, mcap * sizeof(*mv));
@@ -31,21 +33,18 @@ static void m_insert(size_t at, const char *s, size_t len)
     mn++;
 }
 
-static void m_delete(size_t at, size_t num)
-{
+static void m_delete(size_t at, size_t num) {
     if (at + num > mn) num = mn - at;
     for (size_t i = at; i < at + num; i++) free(mv[i].s);
     memmove(mv + at, mv + at + num, (mn - at - num) * sizeof(*mv));
     mn -= num;
 }
 
-static void m_clear(void)
-{
+static void m_clear(void) {
     m_delete(0, mn);
 }
 
-static int entry_is(const ql_entry_t *e, const char *s, size_t len)
-{
+static int entry_is(const ql_entry_t *e, const char *s, size_t len) {
     char buf[32];
     const unsigned char *p = e->str;
     size_t elen = e->len;
@@ -59,8 +58,7 @@ static int entry_is(const ql_entry_t *e, const char *s, size_t len)
     return 0;
 }
 
-static int check_model(quicklist *ql)
-{
+static int check_model(quicklist *ql) {
     CHECK(ql_verify(ql));
     CHECK_EQ_INT(ql_count(ql), mn);
     ql_entry_t e;
@@ -89,8 +87,7 @@ static int check_model(quicklist *ql)
 }
 
 /* Every node within the fill limit, unless it holds a single entry. */
-static int check_fill(const quicklist *ql, unsigned long max_count, size_t max_bytes)
-{
+static int check_fill(const quicklist *ql, unsigned long max_count, size_t max_bytes) {
     for (const ql_node_t *n = ql->head; n; n = n->next) {
         if (n->count == 1) continue;
         CHECK(n->count <= max_count);
@@ -101,8 +98,7 @@ static int check_fill(const quicklist *ql, unsigned long max_count, size_t max_b
 
 /* --------------------------------- tests ---------------------------------- */
 
-static int test_fill_by_count(void)
-{
+static int test_fill_by_count(void) {
     quicklist *ql = ql_new(4, 0);
     char buf[16];
     for (int i = 0; i < 10; i++) {
@@ -125,8 +121,7 @@ static int test_fill_by_count(void)
     return 0;
 }
 
-static int test_fill_by_bytes(void)
-{
+static int test_fill_by_bytes(void) {
     static const size_t limits[] = {4096, 8192, 16384, 32768, 65536};
     static char val[100];
     memset(val, 'y', sizeof(val));
@@ -157,8 +152,7 @@ static int test_fill_by_bytes(void)
     return 0;
 }
 
-static int test_push_pop(void)
-{
+static int test_push_pop(void) {
     quicklist *ql = ql_new(3, 0);
     ql_push(ql, "1", 1, QL_TAIL);
     ql_push(ql, "two", 3, QL_TAIL);
@@ -186,8 +180,7 @@ static int test_push_pop(void)
 
 /* Inserts in full nodes: at the tail edge (goes to the next node), the head
  * edge (previous node), and the middle (split). */
-static int test_insert_full_nodes(void)
-{
+static int test_insert_full_nodes(void) {
     quicklist *ql = ql_new(3, 0);
     const char *init[] = {"a", "b", "c", "d", "e", "f"};
     for (int i = 0; i < 6; i++) {
@@ -196,15 +189,15 @@ static int test_insert_full_nodes(void)
     }
     CHECK_EQ_INT(ql->len, 2);
     ql_entry_t e;
-    CHECK(ql_index(ql, 2, &e));                  /* "c", end of node 1 */
+    CHECK(ql_index(ql, 2, &e)); /* "c", end of node 1 */
     ql_insert_after(ql, &e, "X", 1);
     m_insert(3, "X", 1);
     if (check_model(ql)) return 1;
-    CHECK(ql_index(ql, 3, &e));                  /* "X" */
+    CHECK(ql_index(ql, 3, &e)); /* "X" */
     ql_insert_before(ql, &e, "Y", 1);
     m_insert(3, "Y", 1);
     if (check_model(ql)) return 1;
-    CHECK(ql_index(ql, 1, &e));                  /* middle of a full node */
+    CHECK(ql_index(ql, 1, &e)); /* middle of a full node */
     ql_insert_after(ql, &e, "Z", 1);
     m_insert(2, "Z", 1);
     if (check_model(ql)) return 1;
@@ -221,8 +214,7 @@ static int test_insert_full_nodes(void)
     return 0;
 }
 
-static int test_replace_and_del_range(void)
-{
+static int test_replace_and_del_range(void) {
     quicklist *ql = ql_new(-1, 0);
     char buf[16];
     for (int i = 0; i < 500; i++) {
@@ -258,8 +250,7 @@ static int test_replace_and_del_range(void)
 }
 
 /* LREM-style: delete every match while iterating, both directions. */
-static int test_iter_delete(void)
-{
+static int test_iter_delete(void) {
     for (int dir = QL_HEAD; dir <= QL_TAIL; dir++) {
         quicklist *ql = ql_new(4, 0);
         for (int i = 0; i < 40; i++) {
@@ -295,8 +286,7 @@ static int test_iter_delete(void)
     return 0;
 }
 
-static int test_iter_at_index(void)
-{
+static int test_iter_at_index(void) {
     quicklist *ql = ql_new(5, 0);
     char buf[16];
     for (int i = 0; i < 23; i++) {
@@ -310,7 +300,7 @@ static int test_iter_at_index(void)
     }
     CHECK(!ql_next(it, &e));
     ql_iter_free(it);
-    it = ql_iter_at_index(ql, QL_TAIL, -3);      /* 20, 19, ... 0 */
+    it = ql_iter_at_index(ql, QL_TAIL, -3); /* 20, 19, ... 0 */
     for (int want = 20; want >= 0; want--) CHECK(ql_next(it, &e) && e.ival == want);
     CHECK(!ql_next(it, &e));
     ql_iter_free(it);
@@ -321,13 +311,12 @@ static int test_iter_at_index(void)
     return 0;
 }
 
-static int test_dup_append_listpack_mem(void)
-{
+static int test_dup_append_listpack_mem(void) {
     unsigned char *lp = lp_new();
     for (int i = 0; i < 10; i++) lp = lp_append_int(lp, i);
     quicklist *ql = ql_new(-2, 0);
     ql_append_listpack(ql, lp);
-    ql_append_listpack(ql, lp_new());          /* empty: dropped */
+    ql_append_listpack(ql, lp_new()); /* empty: dropped */
     ql_push(ql, "tail", 4, QL_TAIL);
     CHECK_EQ_INT(ql_count(ql), 11);
     CHECK_EQ_INT(ql->len, 1);
@@ -343,8 +332,7 @@ static int test_dup_append_listpack_mem(void)
     return 0;
 }
 
-static size_t rand_value(char *buf)
-{
+static size_t rand_value(char *buf) {
     int kind = (int)(random() % 10);
     if (kind < 3) return (size_t)snprintf(buf, 32, "%ld", random() % 2000 - 1000);
     size_t len = kind == 9 ? (size_t)random() % 3000 : (size_t)random() % 30;
@@ -352,8 +340,7 @@ static size_t rand_value(char *buf)
     return len;
 }
 
-static int random_run(int fill, unsigned seed)
-{
+static int random_run(int fill, unsigned seed) {
     srandom(seed);
     quicklist *ql = ql_new(fill, 0);
     static char buf[4000];
@@ -365,59 +352,72 @@ static int random_run(int fill, unsigned seed)
         size_t at = mn ? (size_t)random() % mn : 0;
         if (!mn && op >= 2) op = 0;
         switch (op) {
-        case 0: ql_push(ql, buf, len, QL_TAIL); m_insert(mn, buf, len); break;
-        case 1: ql_push(ql, buf, len, QL_HEAD); m_insert(0, buf, len); break;
-        case 2: case 3:
-            CHECK(ql_index(ql, (long)at, &e));
-            if (op == 2) { ql_insert_before(ql, &e, buf, len); m_insert(at, buf, len); }
-            else { ql_insert_after(ql, &e, buf, len); m_insert(at + 1, buf, len); }
-            break;
-        case 4:
-            CHECK(ql_replace_at_index(ql, (long)at - (long)mn, buf, len));
-            m_delete(at, 1);
-            m_insert(at, buf, len);
-            break;
-        case 5: {
-            unsigned long num = (unsigned long)random() % 20;
-            unsigned long want = at + num > mn ? mn - at : num;
-            CHECK_EQ_INT(ql_del_range(ql, (long)at, num), want);
-            m_delete(at, num);
-            break;
-        }
-        case 6: case 7: {
-            unsigned char *s;
-            size_t sl;
-            long long v;
-            int where = op == 6 ? QL_HEAD : QL_TAIL;
-            size_t mi = where == QL_HEAD ? 0 : mn - 1;
-            CHECK(ql_pop(ql, where, &s, &sl, &v));
-            if (s) {
-                CHECK(sl == mv[mi].len && memcmp(s, mv[mi].s, sl) == 0);
-                zfree(s);
-            } else {
-                char nb[32];
-                int nl = snprintf(nb, sizeof(nb), "%lld", v);
-                CHECK((size_t)nl == mv[mi].len && memcmp(nb, mv[mi].s, mv[mi].len) == 0);
-            }
-            m_delete(mi, 1);
-            break;
-        }
-        default: {        /* iterate from a random index, deleting some */
-            int dir = random() % 2 ? QL_HEAD : QL_TAIL;
-            ql_iter_t *it = ql_iter_at_index(ql, dir, (long)at);
-            long i = (long)at;
-            int steps = 0;
-            while (steps++ < 30 && ql_next(it, &e)) {
-                if (entry_is(&e, mv[i].s, mv[i].len)) return 1;
-                if (random() % 3 == 0) {
-                    ql_iter_del(it, &e);
-                    m_delete((size_t)i, 1);
-                    if (dir == QL_HEAD) i--;
+            case 0:
+                ql_push(ql, buf, len, QL_TAIL);
+                m_insert(mn, buf, len);
+                break;
+            case 1:
+                ql_push(ql, buf, len, QL_HEAD);
+                m_insert(0, buf, len);
+                break;
+            case 2:
+            case 3:
+                CHECK(ql_index(ql, (long)at, &e));
+                if (op == 2) {
+                    ql_insert_before(ql, &e, buf, len);
+                    m_insert(at, buf, len);
+                } else {
+                    ql_insert_after(ql, &e, buf, len);
+                    m_insert(at + 1, buf, len);
                 }
-                i += dir == QL_HEAD ? 1 : -1;
+                break;
+            case 4:
+                CHECK(ql_replace_at_index(ql, (long)at - (long)mn, buf, len));
+                m_delete(at, 1);
+                m_insert(at, buf, len);
+                break;
+            case 5: {
+                unsigned long num = (unsigned long)random() % 20;
+                unsigned long want = at + num > mn ? mn - at : num;
+                CHECK_EQ_INT(ql_del_range(ql, (long)at, num), want);
+                m_delete(at, num);
+                break;
             }
-            ql_iter_free(it);
-        }
+            case 6:
+            case 7: {
+                unsigned char *s;
+                size_t sl;
+                long long v;
+                int where = op == 6 ? QL_HEAD : QL_TAIL;
+                size_t mi = where == QL_HEAD ? 0 : mn - 1;
+                CHECK(ql_pop(ql, where, &s, &sl, &v));
+                if (s) {
+                    CHECK(sl == mv[mi].len && memcmp(s, mv[mi].s, sl) == 0);
+                    zfree(s);
+                } else {
+                    char nb[32];
+                    int nl = snprintf(nb, sizeof(nb), "%lld", v);
+                    CHECK((size_t)nl == mv[mi].len && memcmp(nb, mv[mi].s, mv[mi].len) == 0);
+                }
+                m_delete(mi, 1);
+                break;
+            }
+            default: { /* iterate from a random index, deleting some */
+                int dir = random() % 2 ? QL_HEAD : QL_TAIL;
+                ql_iter_t *it = ql_iter_at_index(ql, dir, (long)at);
+                long i = (long)at;
+                int steps = 0;
+                while (steps++ < 30 && ql_next(it, &e)) {
+                    if (entry_is(&e, mv[i].s, mv[i].len)) return 1;
+                    if (random() % 3 == 0) {
+                        ql_iter_del(it, &e);
+                        m_delete((size_t)i, 1);
+                        if (dir == QL_HEAD) i--;
+                    }
+                    i += dir == QL_HEAD ? 1 : -1;
+                }
+                ql_iter_free(it);
+            }
         }
         CHECK_EQ_INT(ql_count(ql), mn);
         if (round % 40 == 0 && check_model(ql)) return 1;
@@ -429,8 +429,7 @@ static int random_run(int fill, unsigned seed)
     return 0;
 }
 
-static int test_random_vs_model(void)
-{
+static int test_random_vs_model(void) {
     int fills[] = {1, 3, 16, 128, -1, -2};
     for (size_t i = 0; i < sizeof(fills) / sizeof(*fills); i++)
         if (random_run(fills[i], 1000 + (unsigned)i)) {
@@ -440,8 +439,7 @@ static int test_random_vs_model(void)
     return 0;
 }
 
-int main(void)
-{
+int main(void) {
     RUN_TEST(test_fill_by_count);
     RUN_TEST(test_fill_by_bytes);
     RUN_TEST(test_push_pop);

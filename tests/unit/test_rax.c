@@ -119,7 +119,8 @@ static int mcmp(const unsigned char *a, size_t al, const unsigned char *b, size_
     size_t m = al < bl ? al : bl;
     int c = m ? memcmp(a, b, m) : 0;
     if (c) return c;
-    return al < bl ? -1 : al > bl ? 1 : 0;
+    return al < bl ? -1 : al > bl ? 1
+                                  : 0;
 }
 
 /* Index of the first model key >= k. */

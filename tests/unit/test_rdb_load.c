@@ -15,11 +15,17 @@
 #include "test_help.h"
 #include "zmalloc.h"
 
-typedef struct { unsigned char b[4096]; size_t n; } img_t;
+typedef struct {
+    unsigned char b[4096];
+    size_t n;
+} img_t;
 
-static void put(img_t *m, const void *p, size_t n) { memcpy(m->b + m->n, p, n); m->n += n; }
+static void put(img_t *m, const void *p, size_t n) {
+    memcpy(m->b + m->n, p, n);
+    m->n += n;
+}
 static void put_byte(img_t *m, unsigned v) { m->b[m->n++] = (unsigned char)v; }
-static void put_str(img_t *m, const char *s) {   /* 6-bit length strings only */
+static void put_str(img_t *m, const char *s) { /* 6-bit length strings only */
     put_byte(m, (unsigned)strlen(s));
     put(m, s, strlen(s));
 }
@@ -43,16 +49,16 @@ static void build(img_t *m, unsigned resize_hint_32bit, bool huge_hint) {
     } else {
         put_byte(m, 2);
     }
-    put_byte(m, 1);   /* one key with an expiry */
+    put_byte(m, 1); /* one key with an expiry */
     put_byte(m, RDB_OPCODE_EXPIRETIME_MS);
-    long long when = 4102444800000LL;   /* 2100-01-01, little-endian */
+    long long when = 4102444800000LL; /* 2100-01-01, little-endian */
     put(m, &when, 8);
     put_byte(m, RDB_TYPE_STRING);
     put_str(m, "k1");
     put_str(m, "hello");
     put_byte(m, RDB_TYPE_STRING);
     put_str(m, "k2");
-    put_byte(m, 0xC0);   /* integer-encoded string, 8 bits */
+    put_byte(m, 0xC0); /* integer-encoded string, 8 bits */
     put_byte(m, 42);
     put_byte(m, RDB_OPCODE_EOF);
     unsigned char zero[8] = {0};
@@ -119,7 +125,7 @@ static int test_bad_header_refused(void) {
     rdb_load_result_t res;
     CHECK_EQ_INT(rdb_load_buffer(srv, m.b, m.n, true, 0, &res), -1);
     build(&m, 0, false);
-    memcpy(m.b + 5, "9999", 4);   /* a version from the future */
+    memcpy(m.b + 5, "9999", 4); /* a version from the future */
     CHECK_EQ_INT(rdb_load_buffer(srv, m.b, m.n, true, 0, &res), -1);
     free_server(srv);
     return 0;
@@ -164,7 +170,7 @@ static int test_empty_blob_at_end_is_not_read_past(void) {
         put(&m, types[i] == RDB_TYPE_SET_LISTPACK ? "REDIS0011" : "REDIS0010", 9);
         put_byte(&m, types[i]);
         put_str(&m, "k");
-        if (types[i] == RDB_TYPE_STREAM_LISTPACKS) put_byte(&m, 1);   /* one node, its key blob empty */
+        if (types[i] == RDB_TYPE_STREAM_LISTPACKS) put_byte(&m, 1); /* one node, its key blob empty */
         put_byte(&m, 0);
         size_t map_len;
         unsigned char *p = at_page_end(m.b, m.n, &map_len);
@@ -205,9 +211,9 @@ static void hostile(img_t *m, unsigned type, bool wide) {
 static int test_every_collection_count_is_checked_against_the_file(void) {
     /* Issue 14: a count read from the file is checked against the bytes
      * left before it sizes anything; the error says so. */
-    static const unsigned types[] = {RDB_TYPE_LIST,           RDB_TYPE_SET,
-                                     RDB_TYPE_ZSET,           RDB_TYPE_ZSET_2,
-                                     RDB_TYPE_HASH,           RDB_TYPE_LIST_QUICKLIST,
+    static const unsigned types[] = {RDB_TYPE_LIST, RDB_TYPE_SET,
+                                     RDB_TYPE_ZSET, RDB_TYPE_ZSET_2,
+                                     RDB_TYPE_HASH, RDB_TYPE_LIST_QUICKLIST,
                                      RDB_TYPE_LIST_QUICKLIST_2, RDB_TYPE_STREAM_LISTPACKS,
                                      RDB_TYPE_STREAM_LISTPACKS_2};
     for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
@@ -234,7 +240,7 @@ static int test_lzf_lengths_are_checked(void) {
     /* A 4-byte LZF payload announcing 4 GB, then one announcing more than
      * LZF can expand its input to: refused before the output buffer. */
     static const unsigned char ulen_4g[] = {RDB_32BITLEN, 0xFF, 0xFF, 0xFF, 0xF0};
-    static const unsigned char ulen_2k[] = {0x40 | 0x08, 0x00};   /* 14-bit length 2048 */
+    static const unsigned char ulen_2k[] = {0x40 | 0x08, 0x00}; /* 14-bit length 2048 */
     const unsigned char *ulens[] = {ulen_4g, ulen_2k};
     size_t ulen_sizes[] = {sizeof(ulen_4g), sizeof(ulen_2k)};
     for (int i = 0; i < 2; i++) {
@@ -243,8 +249,8 @@ static int test_lzf_lengths_are_checked(void) {
         put_byte(&m, RDB_TYPE_STRING);
         put_str(&m, "k");
         put_byte(&m, 0xC0 | RDB_ENC_LZF);
-        put_byte(&m, 4);                      /* compressed length */
-        put(&m, ulens[i], ulen_sizes[i]);     /* uncompressed length */
+        put_byte(&m, 4);                  /* compressed length */
+        put(&m, ulens[i], ulen_sizes[i]); /* uncompressed length */
         static const unsigned char payload[4] = {0x01, 'a', 'b', 0x00};
         put(&m, payload, sizeof(payload));
         put_byte(&m, RDB_OPCODE_EOF);

@@ -8,7 +8,7 @@
 #include "repl_state.h"
 #include "test_help.h"
 
-static char flat[1 << 16];   /* every byte ever appended; stream offset o is flat[o - 1] */
+static char flat[1 << 16]; /* every byte ever appended; stream offset o is flat[o - 1] */
 static long long flat_len;
 
 typedef struct collect {
@@ -50,12 +50,12 @@ static int check_all(repl_backlog_t *b) {
 static int test_wraps_and_reads_back(void) {
     flat_len = 0;
     repl_backlog_t *b = backlog_create(100, 1);
-    CHECK(backlog_has(b, 1));        /* empty: "nothing missing" is held */
+    CHECK(backlog_has(b, 1)); /* empty: "nothing missing" is held */
     for (unsigned i = 0; i < 40; i++) {
         feed(b, 1 + (i * 13) % 37, i);
         if (check_all(b)) return 1;
     }
-    feed(b, 250, 3);                 /* one append bigger than the buffer */
+    feed(b, 250, 3); /* one append bigger than the buffer */
     if (check_all(b)) return 1;
     CHECK_EQ_INT(b->histlen, 100);
     backlog_free(b);
@@ -66,10 +66,10 @@ static int test_resize_keeps_newest(void) {
     flat_len = 0;
     repl_backlog_t *b = backlog_create(64, 1);
     feed(b, 150, 1);
-    backlog_resize(b, 32);           /* shrink: the newest 32 bytes stay */
+    backlog_resize(b, 32); /* shrink: the newest 32 bytes stay */
     CHECK_EQ_INT(b->histlen, 32);
     if (check_all(b)) return 1;
-    backlog_resize(b, 200);          /* grow: history kept, room for more */
+    backlog_resize(b, 200); /* grow: history kept, room for more */
     if (check_all(b)) return 1;
     feed(b, 100, 2);
     if (check_all(b)) return 1;
@@ -80,7 +80,7 @@ static int test_resize_keeps_newest(void) {
 
 static int test_starts_at_any_offset(void) {
     flat_len = 0;
-    repl_backlog_t *b = backlog_create(50, 1001);   /* a history that began elsewhere */
+    repl_backlog_t *b = backlog_create(50, 1001); /* a history that began elsewhere */
     CHECK(backlog_has(b, 1001) && !backlog_has(b, 1000) && !backlog_has(b, 1002));
     backlog_append(b, "hello", 5);
     CHECK(backlog_has(b, 1003) && backlog_has(b, 1006) && !backlog_has(b, 1007));

@@ -17,7 +17,7 @@ typedef struct arg {
     char bytes[];
 } arg_t;
 
-static long live_args;   /* made and not yet freed */
+static long live_args; /* made and not yet freed */
 
 static void *make_arg(void *ctx, const char *p, size_t len) {
     (void)ctx;
@@ -81,12 +81,15 @@ static int test_simple_multibulk(void) {
 }
 
 static int test_binary_bulk(void) {
-    const char req[] = "*2\r\n$4\r\nECHO\r\n$6\r\na\r\n\0\xff" "b\r\n";
+    const char req[] = "*2\r\n$4\r\nECHO\r\n$6\r\na\r\n\0\xff"
+                       "b\r\n";
     resp_parser_t p;
     resp_parser_init(&p, make_arg, free_arg, NULL);
     size_t pos = 0;
     CHECK_EQ_INT(resp_parse(&p, req, sizeof(req) - 1, &pos, &LIM), RESP_DONE);
-    CHECK(arg_is(&p, 1, "a\r\n\0\xff" "b", 6));
+    CHECK(arg_is(&p, 1, "a\r\n\0\xff"
+                        "b",
+                 6));
     consume(&p);
     resp_parser_free(&p);
     CHECK_EQ_INT(live_args, 0);
@@ -257,7 +260,7 @@ static int test_free_mid_request(void) {
     CHECK_EQ_INT(resp_parse(&p, req, sizeof(req) - 1, &pos, &LIM), RESP_NEED_MORE);
     CHECK(resp_in_request(&p));
     CHECK_EQ_INT(live_args, 2);
-    resp_parser_free(&p);   /* a client closing mid-request */
+    resp_parser_free(&p); /* a client closing mid-request */
     CHECK_EQ_INT(live_args, 0);
     return 0;
 }
@@ -267,7 +270,10 @@ static int test_many_arguments(void) {
     size_t cap = 16 + (size_t)n * 16, len = 0;
     char *buf = malloc(cap);
     len += (size_t)sprintf(buf, "*%d\r\n", n);
-    for (int i = 0; i < n; i++) len += (size_t)sprintf(buf + len, "$%d\r\n%d\r\n", i < 10 ? 1 : i < 100 ? 2 : i < 1000 ? 3 : 4, i);
+    for (int i = 0; i < n; i++) len += (size_t)sprintf(buf + len, "$%d\r\n%d\r\n", i < 10 ? 1 : i < 100 ? 2
+                                                                                            : i < 1000  ? 3
+                                                                                                        : 4,
+                                                       i);
     resp_parser_t p;
     resp_parser_init(&p, make_arg, free_arg, NULL);
     size_t pos = 0;
@@ -275,7 +281,7 @@ static int test_many_arguments(void) {
     CHECK_EQ_INT(p.argc, n);
     CHECK(ARG_IS(&p, 2999, "2999") && ARG_IS(&p, 0, "0"));
     consume(&p);
-    CHECK(p.argv_cap <= 1024);   /* a huge argv is not kept after reset */
+    CHECK(p.argv_cap <= 1024); /* a huge argv is not kept after reset */
     resp_parser_free(&p);
     free(buf);
     CHECK_EQ_INT(live_args, 0);

@@ -7,12 +7,12 @@
 #include "rio.h"
 #include "test_help.h"
 
-static rio_t r1, r2;   /* 64 KB each: kept off the stack */
+static rio_t r1, r2; /* 64 KB each: kept off the stack */
 
 static int test_mem_collects_bytes(void) {
     rio_init_mem(&r1, true);
     rio_write(&r1, "abc", 3);
-    for (int i = 0; i < 70000; i++) rio_write(&r1, "x", 1);   /* past the inline buffer's size */
+    for (int i = 0; i < 70000; i++) rio_write(&r1, "x", 1); /* past the inline buffer's size */
     CHECK(rio_flush(&r1) == 0);
     sds s = rio_take_mem(&r1);
     CHECK_EQ_INT(sds_len(s), 70003);

@@ -42,7 +42,10 @@ static int test_cmp_and_ll(void) {
     CHECK(sds_cmp(a, a) == 0);
     sds n = sds_fromll(-9223372036854775807LL - 1);
     CHECK(strcmp(n, "-9223372036854775808") == 0);
-    sds_free(a); sds_free(b); sds_free(c); sds_free(n);
+    sds_free(a);
+    sds_free(b);
+    sds_free(c);
+    sds_free(n);
     return 0;
 }
 

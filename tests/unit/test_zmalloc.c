@@ -36,7 +36,7 @@ static int test_used_memory_returns_to_start(void) {
     void *p[N];
     size_t sum = 0;
     for (int i = 0; i < N; i++) {
-        size_t sz = (size_t)1 << (i % 21);   /* 1 B .. 1 MB */
+        size_t sz = (size_t)1 << (i % 21); /* 1 B .. 1 MB */
         sz += (size_t)(i * 7) % 13;
         p[i] = zmalloc(sz);
         CHECK(p[i] != NULL);
@@ -45,7 +45,7 @@ static int test_used_memory_returns_to_start(void) {
         sum += zmalloc_size(p[i]);
     }
     CHECK_EQ_INT(zmalloc_used_memory() - start, sum);
-    for (int i = 0; i < N; i += 2) {   /* grow and shrink half of them */
+    for (int i = 0; i < N; i += 2) { /* grow and shrink half of them */
         size_t sz = (i % 3 == 0) ? 3 * ((size_t)1 << (i % 21)) + 5 : 7;
         p[i] = zrealloc(p[i], sz);
         CHECK(zmalloc_size(p[i]) >= sz);
@@ -70,11 +70,11 @@ static int test_exact_accounting_per_call(void) {
     zfree(d);
     zfree(NULL);
     CHECK_EQ_INT(zmalloc_used_memory(), start);
-    void *r = zrealloc(NULL, 100);   /* realloc of NULL allocates */
+    void *r = zrealloc(NULL, 100); /* realloc of NULL allocates */
     CHECK(r && zmalloc_size(r) >= 100);
-    CHECK(zrealloc(r, 0) == NULL);   /* realloc to 0 frees */
+    CHECK(zrealloc(r, 0) == NULL); /* realloc to 0 frees */
     CHECK_EQ_INT(zmalloc_used_memory(), start);
-    void *m0 = zmalloc(0);           /* a real, freeable block */
+    void *m0 = zmalloc(0); /* a real, freeable block */
     CHECK(m0 != NULL);
     zfree(m0);
     CHECK_EQ_INT(zmalloc_used_memory(), start);
@@ -101,7 +101,7 @@ static int test_try_variants_fail_softly(void) {
     memcpy(p, "still here", 11);
     size_t with_p = zmalloc_used_memory();
     CHECK(ztryrealloc(p, HUGE_REQUEST) == NULL);
-    CHECK(strcmp(p, "still here") == 0);   /* the old block is untouched */
+    CHECK(strcmp(p, "still here") == 0); /* the old block is untouched */
     CHECK_EQ_INT(zmalloc_used_memory(), with_p);
     zfree(p);
     CHECK_EQ_INT(zmalloc_used_memory(), start);
@@ -115,7 +115,7 @@ static int test_oom_handler_is_called(void) {
     if (UNDER_ASAN) return 0;
     zmalloc_set_oom_handler(record_oom);
     void *p = zmalloc(HUGE_REQUEST);
-    zmalloc_set_oom_handler(NULL);   /* back to the aborting default */
+    zmalloc_set_oom_handler(NULL); /* back to the aborting default */
     CHECK(p == NULL);
     CHECK_EQ_INT(oom_seen, HUGE_REQUEST);
     return 0;
@@ -161,7 +161,7 @@ static int test_allocator_stats(void) {
     }
     CHECK(st.allocated >= big);
     if (!strcmp(RL_MALLOC_NAME, "libc")) {
-        CHECK_EQ_INT(st.active, 0);       /* glibc cannot tell: 0, not a guess */
+        CHECK_EQ_INT(st.active, 0); /* glibc cannot tell: 0, not a guess */
         CHECK_EQ_INT(st.resident, 0);
     } else {
         CHECK(st.active >= st.allocated);
@@ -171,7 +171,7 @@ static int test_allocator_stats(void) {
     zfree(p);
     zmalloc_stats_t after;
     zmalloc_get_allocator_stats(&after);
-    CHECK(after.allocated + big / 2 <= st.allocated);   /* the stats see the free */
+    CHECK(after.allocated + big / 2 <= st.allocated); /* the stats see the free */
     CHECK_EQ_INT(zmalloc_purge(), 0);
     return 0;
 }
@@ -193,7 +193,7 @@ static int test_rss_and_system_memory(void) {
     CHECK(rss > 0);
     size_t big = 32 * 1024 * 1024;
     char *p = zmalloc(big);
-    memset(p, 7, big);   /* touch every page */
+    memset(p, 7, big); /* touch every page */
     size_t rss2 = zmalloc_get_rss();
     CHECK(rss2 >= rss + big / 2);
     CHECK(zmalloc_total_system_memory() > rss2);

@@ -13,29 +13,31 @@
 
 /* ------------------------------- the model -------------------------------- */
 
-typedef struct { double score; char name[16]; size_t len; } mentry_t;
+typedef struct {
+    double score;
+    char name[16];
+    size_t len;
+} mentry_t;
 
 enum { MCAP = 4096 };
 static mentry_t model[MCAP];
 static size_t mlen;
 
-static int mcmp(double s1, const char *e1, size_t l1, double s2, const char *e2, size_t l2)
-{
+static int mcmp(double s1, const char *e1, size_t l1, double s2, const char *e2, size_t l2) {
     if (s1 != s2) return s1 < s2 ? -1 : 1;
     int c = memcmp(e1, e2, l1 < l2 ? l1 : l2);
     if (c) return c;
-    return l1 < l2 ? -1 : l1 > l2 ? 1 : 0;
+    return l1 < l2 ? -1 : l1 > l2 ? 1
+                                  : 0;
 }
 
-static long mfind(const char *name, size_t len)
-{
+static long mfind(const char *name, size_t len) {
     for (size_t i = 0; i < mlen; i++)
         if (model[i].len == len && memcmp(model[i].name, name, len) == 0) return (long)i;
     return -1;
 }
 
-static void madd(double score, const char *name, size_t len)
-{
+static void madd(double score, const char *name, size_t len) {
     size_t at = 0;
     while (at < mlen && mcmp(model[at].score, model[at].name, model[at].len, score, name, len) < 0) at++;
     memmove(model + at + 1, model + at, (mlen - at) * sizeof(*model));
@@ -45,20 +47,17 @@ static void madd(double score, const char *name, size_t len)
     mlen++;
 }
 
-static void mdel(size_t at)
-{
+static void mdel(size_t at) {
     memmove(model + at, model + at + 1, (mlen - at - 1) * sizeof(*model));
     mlen--;
 }
 
-static bool node_is(const zsl_node_t *n, size_t i)
-{
+static bool node_is(const zsl_node_t *n, size_t i) {
     return n && n->score == model[i].score && sds_len(n->ele) == model[i].len &&
            memcmp(n->ele, model[i].name, model[i].len) == 0;
 }
 
-static int check_model(const zskiplist *zsl)
-{
+static int check_model(const zskiplist *zsl) {
     CHECK(zsl_verify(zsl));
     CHECK_EQ_INT(zsl_length(zsl), mlen);
     const zsl_node_t *n = zsl->header->level[0].forward;
@@ -78,8 +77,7 @@ static int check_model(const zskiplist *zsl)
 }
 
 /* Model answers for a score range: first and last index inside, or -1. */
-static void mrange(const zsl_range_t *r, long *first, long *last)
-{
+static void mrange(const zsl_range_t *r, long *first, long *last) {
     *first = *last = -1;
     for (size_t i = 0; i < mlen; i++)
         if (zsl_value_gte_min(model[i].score, r) && zsl_value_lte_max(model[i].score, r)) {
@@ -88,8 +86,7 @@ static void mrange(const zsl_range_t *r, long *first, long *last)
         }
 }
 
-static void mlexrange(const zsl_lex_range_t *r, long *first, long *last)
-{
+static void mlexrange(const zsl_lex_range_t *r, long *first, long *last) {
     *first = *last = -1;
     for (size_t i = 0; i < mlen; i++)
         if (zsl_lex_gte_min(model[i].name, model[i].len, r) &&
@@ -100,8 +97,7 @@ static void mlexrange(const zsl_lex_range_t *r, long *first, long *last)
 }
 
 static int count_cb_calls;
-static void count_cb(void *arg, sds ele)
-{
+static void count_cb(void *arg, sds ele) {
     (void)ele;
     (*(int *)arg)++;
     count_cb_calls++;
@@ -109,8 +105,7 @@ static void count_cb(void *arg, sds ele)
 
 /* --------------------------------- tests ---------------------------------- */
 
-static int test_parse_ranges(void)
-{
+static int test_parse_ranges(void) {
     zsl_range_t r;
     CHECK(zsl_parse_range("1", "(2.5", &r));
     CHECK(r.min == 1 && !r.minex && r.max == 2.5 && r.maxex);
@@ -151,8 +146,7 @@ static int test_parse_ranges(void)
     return 0;
 }
 
-static int test_basic_order(void)
-{
+static int test_basic_order(void) {
     zskiplist *zsl = zsl_new();
     CHECK(zsl_verify(zsl));
     zsl_insert(zsl, 2, sds_new("b"));
@@ -168,7 +162,7 @@ static int test_basic_order(void)
     CHECK(strcmp(zsl->tail->ele, "n") == 0);
     sds a = sds_new("a");
     CHECK_EQ_INT(zsl_get_rank(zsl, 2, a), 3);
-    CHECK(!zsl_delete(zsl, 3, a, NULL));          /* wrong score */
+    CHECK(!zsl_delete(zsl, 3, a, NULL)); /* wrong score */
     zsl_node_t *out;
     CHECK(zsl_delete(zsl, 2, a, &out));
     CHECK(strcmp(out->ele, "a") == 0);
@@ -176,9 +170,9 @@ static int test_basic_order(void)
     CHECK_EQ_INT(zsl_get_rank(zsl, 2, a), 0);
     sds_free(a);
     sds b = sds_new("b");
-    n = zsl_update_score(zsl, 2, b, 2.5);         /* in place */
+    n = zsl_update_score(zsl, 2, b, 2.5); /* in place */
     CHECK(n && n->score == 2.5 && zsl_verify(zsl));
-    n = zsl_update_score(zsl, 2.5, b, -5);        /* moves */
+    n = zsl_update_score(zsl, 2.5, b, -5); /* moves */
     CHECK(n && zsl_get_rank(zsl, -5, b) == 2 && zsl_verify(zsl));
     CHECK(zsl_update_score(zsl, 99, b, 1) == NULL);
     sds_free(b);
@@ -195,8 +189,7 @@ static int test_basic_order(void)
     return 0;
 }
 
-static int test_random_vs_model(void)
-{
+static int test_random_vs_model(void) {
     srandom(99);
     zskiplist *zsl = zsl_new();
     mlen = 0;
@@ -274,8 +267,7 @@ static int test_random_vs_model(void)
 }
 
 /* All scores equal (as ZRANGEBYLEX requires): lex queries and deletions. */
-static int test_lex_vs_model(void)
-{
+static int test_lex_vs_model(void) {
     srandom(5);
     zskiplist *zsl = zsl_new();
     mlen = 0;
@@ -313,8 +305,7 @@ static int test_lex_vs_model(void)
 }
 
 /* Many nodes: levels grow, and ranks stay right across the whole length. */
-static int test_large_ranks(void)
-{
+static int test_large_ranks(void) {
     srandom(1);
     zskiplist *zsl = zsl_new();
     char name[16];
@@ -338,8 +329,7 @@ static int test_large_ranks(void)
     return 0;
 }
 
-int main(void)
-{
+int main(void) {
     RUN_TEST(test_parse_ranges);
     RUN_TEST(test_basic_order);
     RUN_TEST(test_random_vs_model);

@@ -7,7 +7,7 @@
  * histograms and counters.  The per-connection hot path lives in
  * bench_worker.c and the engines (bench_epoll.c, bench_uring.c). */
 #ifndef _GNU_SOURCE
-#define _GNU_SOURCE   /* pthread_timedjoin_np */
+#define _GNU_SOURCE /* pthread_timedjoin_np */
 #endif
 #include "bench_engine.h"
 #include "bench_worker.h"
@@ -20,8 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-uint64_t bench_engine_live_done(void)
-{
+uint64_t bench_engine_live_done(void) {
     uint64_t n = 0;
     for (int i = 0; i < BENCH_MAX_THREADS; i++)
         n += bench_worker_live_done(i);
@@ -32,8 +31,7 @@ uint64_t bench_engine_live_done(void)
  * probing builds and tears down a ring, so it is done once. */
 static const bench_io_t *engine_io;
 
-static const bench_io_t *engine_pick(const bench_opts_t *o, char *err, size_t errlen)
-{
+static const bench_io_t *engine_pick(const bench_opts_t *o, char *err, size_t errlen) {
     char why[160];
     if (engine_io)
         return engine_io;
@@ -52,8 +50,7 @@ static const bench_io_t *engine_pick(const bench_opts_t *o, char *err, size_t er
     return engine_io;
 }
 
-static void *worker_main(void *arg)
-{
+static void *worker_main(void *arg) {
     bench_worker_t *w = arg;
     if (w->io->init(w) == 0) {
         for (int i = 0; i < w->nconns && !w->fail; i++) {
@@ -73,8 +70,7 @@ static void *worker_main(void *arg)
 }
 
 static int worker_setup(bench_worker_t *w, const bench_opts_t *o, const bench_test_t *t,
-                        const char *payload, int nconns)
-{
+                        const char *payload, int nconns) {
     w->o = o;
     w->t = t;
     w->nconns = nconns;
@@ -97,8 +93,7 @@ static int worker_setup(bench_worker_t *w, const bench_opts_t *o, const bench_te
 }
 
 /* The engine goes first: an io_uring may still reference the sockets. */
-static void worker_teardown(bench_worker_t *w)
-{
+static void worker_teardown(bench_worker_t *w) {
     if (w->io)
         w->io->fini(w);
     for (int i = 0; w->conns && i < w->nconns; i++) {
@@ -114,17 +109,15 @@ static void worker_teardown(bench_worker_t *w)
     hist_free(w->hist);
 }
 
-static double tv_sec(struct timeval tv)
-{
+static double tv_sec(struct timeval tv) {
     return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
 }
 
 /* Waits for the workers, calling progress about 4 times a second. */
 static void engine_wait(bench_worker_t *ws, int nt, const bench_test_t *t,
-                        bench_progress_fn progress, void *parg)
-{
+                        bench_progress_fn progress, void *parg) {
     uint64_t start = bench_now_ns(), base = bench_engine_live_done();
-    for (int i = 0; progress && i < nt; ) {
+    for (int i = 0; progress && i < nt;) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         ts.tv_nsec += 250000000L;
@@ -150,8 +143,7 @@ static void engine_wait(bench_worker_t *ws, int nt, const bench_test_t *t,
             pthread_join(ws[i].tid, NULL);
 }
 
-static void engine_merge(bench_worker_t *ws, int nt, bench_result_t *res)
-{
+static void engine_merge(bench_worker_t *ws, int nt, bench_result_t *res) {
     uint64_t start = UINT64_MAX, end = 0;
     for (int i = 0; i < nt; i++) {
         bench_worker_t *w = &ws[i];
@@ -172,11 +164,10 @@ static void engine_merge(bench_worker_t *ws, int nt, bench_result_t *res)
 
 int bench_engine_run(const bench_opts_t *o, const bench_test_t *t, const char *payload,
                      bench_progress_fn progress, void *parg,
-                     bench_result_t *res, char *err, size_t errlen)
-{
+                     bench_result_t *res, char *err, size_t errlen) {
     int clients = o->clients;
     if (o->duration <= 0 && (uint64_t)clients > o->requests)
-        clients = (int)o->requests;   /* more connections than requests: idle ones would only skew setup */
+        clients = (int)o->requests; /* more connections than requests: idle ones would only skew setup */
     int nt = o->threads < clients ? o->threads : clients;
     memset(res, 0, sizeof(*res));
     const bench_io_t *io = engine_pick(o, err, errlen);

@@ -14,20 +14,20 @@
 #include "bench_workload.h"
 #include "histogram.h"
 
-#define BENCH_HIST_HIGHEST 60000000000ULL   /* 60 s in ns */
+#define BENCH_HIST_HIGHEST 60000000000ULL /* 60 s in ns */
 #define BENCH_HIST_DIGITS 3
 
 typedef struct bench_result {
     const bench_test_t *test;
-    uint64_t requests;          /* replies received */
-    uint64_t errors;            /* of which error replies */
-    uint64_t kind_count[BENCH_MAX_CMDS];   /* replies per template (mixed tests) */
-    char first_error[160];      /* text of the first error reply */
-    double seconds;             /* first send .. last reply */
-    int clients, threads;       /* as actually used (clients <= -n) */
-    const char *engine;         /* "io_uring" or "epoll" */
-    double cpu_user, cpu_sys;   /* this process's CPU seconds during the test */
-    hist_t *hist;               /* latency in ns; caller frees */
+    uint64_t requests;                   /* replies received */
+    uint64_t errors;                     /* of which error replies */
+    uint64_t kind_count[BENCH_MAX_CMDS]; /* replies per template (mixed tests) */
+    char first_error[160];               /* text of the first error reply */
+    double seconds;                      /* first send .. last reply */
+    int clients, threads;                /* as actually used (clients <= -n) */
+    const char *engine;                  /* "io_uring" or "epoll" */
+    double cpu_user, cpu_sys;            /* this process's CPU seconds during the test */
+    hist_t *hist;                        /* latency in ns; caller frees */
 } bench_result_t;
 
 /* Called about 4 times a second from the main thread while a test runs. */

@@ -14,15 +14,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define EPOLL_BATCH 256   /* events taken per epoll_wait */
+#define EPOLL_BATCH 256 /* events taken per epoll_wait */
 
 typedef struct epoll_state {
     int epfd;
     struct epoll_event evs[EPOLL_BATCH];
 } epoll_state_t;
 
-static int epoll_init(bench_worker_t *w)
-{
+static int epoll_init(bench_worker_t *w) {
     epoll_state_t *s = calloc(1, sizeof(*s));
     if (!s) {
         bench_worker_fail(w, "out of memory");
@@ -37,8 +36,7 @@ static int epoll_init(bench_worker_t *w)
     return 0;
 }
 
-static int epoll_add(bench_worker_t *w, bench_conn_t *c)
-{
+static int epoll_add(bench_worker_t *w, bench_conn_t *c) {
     epoll_state_t *s = w->io_state;
     struct epoll_event ev = {.events = EPOLLIN, .data.u32 = (uint32_t)c->idx};
     c->writing = 0;
@@ -49,22 +47,19 @@ static int epoll_add(bench_worker_t *w, bench_conn_t *c)
     return 0;
 }
 
-static void epoll_del(bench_worker_t *w, bench_conn_t *c)
-{
+static void epoll_del(bench_worker_t *w, bench_conn_t *c) {
     epoll_state_t *s = w->io_state;
     epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 }
 
-static void epoll_set_writing(bench_worker_t *w, bench_conn_t *c, int on)
-{
+static void epoll_set_writing(bench_worker_t *w, bench_conn_t *c, int on) {
     epoll_state_t *s = w->io_state;
     struct epoll_event ev = {.events = EPOLLIN | (on ? EPOLLOUT : 0), .data.u32 = (uint32_t)c->idx};
     epoll_ctl(s->epfd, EPOLL_CTL_MOD, c->fd, &ev);
     c->writing = on;
 }
 
-static int epoll_flush(bench_worker_t *w, bench_conn_t *c)
-{
+static int epoll_flush(bench_worker_t *w, bench_conn_t *c) {
     while (c->woff < c->wlen) {
         ssize_t n = send(c->fd, c->batch.buf + c->woff, c->wlen - c->woff, MSG_NOSIGNAL);
         if (n > 0) {
@@ -86,8 +81,7 @@ static int epoll_flush(bench_worker_t *w, bench_conn_t *c)
     return 0;
 }
 
-static int epoll_read(bench_worker_t *w, bench_conn_t *c)
-{
+static int epoll_read(bench_worker_t *w, bench_conn_t *c) {
     ssize_t n = recv(c->fd, c->rbuf + c->rlen, BENCH_RBUF - c->rlen, 0);
     if (n < 0 && (errno == EAGAIN || errno == EINTR))
         return 0;
@@ -98,8 +92,7 @@ static int epoll_read(bench_worker_t *w, bench_conn_t *c)
     return bench_worker_input_rbuf(w, c, (size_t)n, bench_now_ns());
 }
 
-static int epoll_wait_once(bench_worker_t *w, int timeout_ms)
-{
+static int epoll_wait_once(bench_worker_t *w, int timeout_ms) {
     epoll_state_t *s = w->io_state;
     int n = epoll_wait(s->epfd, s->evs, EPOLL_BATCH, timeout_ms);
     if (n < 0 && errno != EINTR) {
@@ -116,8 +109,7 @@ static int epoll_wait_once(bench_worker_t *w, int timeout_ms)
     return 0;
 }
 
-static void epoll_fini(bench_worker_t *w)
-{
+static void epoll_fini(bench_worker_t *w) {
     epoll_state_t *s = w->io_state;
     if (!s)
         return;

@@ -15,7 +15,7 @@ static struct {
     const bench_opts_t *o;
     FILE *f;
     int fd;
-    long pid;                 /* server process_id when local, else 0 */
+    long pid; /* server process_id when local, else 0 */
     int stop;
     pthread_t tid;
     pthread_mutex_t mu;
@@ -24,15 +24,13 @@ static struct {
     uint64_t done_last;
 } ms = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
-static double mono(void)
-{
+static double mono(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static long long vmrss_bytes(long pid)
-{
+static long long vmrss_bytes(long pid) {
     char path[64], line[256];
     long long kb = -1;
     snprintf(path, sizeof(path), "/proc/%ld/status", pid);
@@ -46,8 +44,7 @@ static long long vmrss_bytes(long pid)
     return kb < 0 ? -1 : kb * 1024;
 }
 
-static void sample_once(void)
-{
+static void sample_once(void) {
     static char info[65536];
     const char *argv[] = {"INFO", "memory"};
     int t = bench_net_call(ms.fd, info, sizeof(info), 2, argv);
@@ -76,8 +73,7 @@ static void sample_once(void)
     fflush(ms.f);
 }
 
-static void *sampler_main(void *arg)
-{
+static void *sampler_main(void *arg) {
     (void)arg;
     pthread_mutex_lock(&ms.mu);
     while (!ms.stop) {
@@ -95,8 +91,7 @@ static void *sampler_main(void *arg)
     return NULL;
 }
 
-int bench_memsample_start(const bench_opts_t *o, const char *path)
-{
+int bench_memsample_start(const bench_opts_t *o, const char *path) {
     char err[256], reply[8192];
     ms.o = o;
     ms.fd = bench_net_connect(o, err, sizeof(err));
@@ -132,8 +127,7 @@ int bench_memsample_start(const bench_opts_t *o, const char *path)
     return 0;
 }
 
-void bench_memsample_stop(void)
-{
+void bench_memsample_stop(void) {
     if (!ms.f)
         return;
     pthread_mutex_lock(&ms.mu);

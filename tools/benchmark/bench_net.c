@@ -15,8 +15,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-int bench_net_connect(const bench_opts_t *o, char *err, size_t errlen)
-{
+int bench_net_connect(const bench_opts_t *o, char *err, size_t errlen) {
     if (o->socket) {
         int fd = socket(AF_UNIX, SOCK_STREAM, 0);
         struct sockaddr_un sa = {.sun_family = AF_UNIX};
@@ -58,8 +57,7 @@ int bench_net_connect(const bench_opts_t *o, char *err, size_t errlen)
     return fd;
 }
 
-static int net_write_all(int fd, const char *p, size_t n)
-{
+static int net_write_all(int fd, const char *p, size_t n) {
     while (n) {
         ssize_t w = write(fd, p, n);
         if (w < 0 && errno == EINTR)
@@ -72,8 +70,7 @@ static int net_write_all(int fd, const char *p, size_t n)
     return 0;
 }
 
-int bench_net_call(int fd, char *reply, size_t cap, int argc, const char **argv)
-{
+int bench_net_call(int fd, char *reply, size_t cap, int argc, const char **argv) {
     size_t need = 32;
     for (int i = 0; i < argc; i++)
         need += strlen(argv[i]) + 32;
@@ -99,7 +96,7 @@ int bench_net_call(int fd, char *reply, size_t cap, int argc, const char **argv)
     bench_resp_t rs;
     bench_resp_init(&rs);
     char scratch[4096];
-    size_t kept = 0, pend = 0;   /* pend: unparsed tail at scratch start */
+    size_t kept = 0, pend = 0; /* pend: unparsed tail at scratch start */
     int type = -1;
     for (;;) {
         ssize_t r = read(fd, scratch + pend, sizeof(scratch) - pend);
@@ -126,12 +123,11 @@ int bench_net_call(int fd, char *reply, size_t cap, int argc, const char **argv)
         pend = have - (size_t)used;
         memmove(scratch, scratch + used, pend);
         if (pend == sizeof(scratch))
-            return -1;   /* a header line longer than 4 KB: not RESP */
+            return -1; /* a header line longer than 4 KB: not RESP */
     }
 }
 
-int bench_net_handshake(int fd, const bench_opts_t *o, char *err, size_t errlen)
-{
+int bench_net_handshake(int fd, const bench_opts_t *o, char *err, size_t errlen) {
     char reply[512];
     if (o->password) {
         const char *a2[] = {"AUTH", o->password};
@@ -168,8 +164,7 @@ int bench_net_handshake(int fd, const bench_opts_t *o, char *err, size_t errlen)
 }
 
 /* Skips one "$len\r\n<bytes>\r\n"; copies bytes to out when out != NULL. */
-static const char *net_bulk(const char *p, char *out, size_t cap)
-{
+static const char *net_bulk(const char *p, char *out, size_t cap) {
     if (*p != '$')
         return NULL;
     long n = strtol(p + 1, NULL, 10);
@@ -192,8 +187,7 @@ static const char *net_bulk(const char *p, char *out, size_t cap)
     return p + n + 2;
 }
 
-int bench_net_array_bulk(const char *reply, int idx, char *out, size_t cap)
-{
+int bench_net_array_bulk(const char *reply, int idx, char *out, size_t cap) {
     if (*reply != '*')
         return -1;
     const char *p = strchr(reply, '\n');
@@ -206,8 +200,7 @@ int bench_net_array_bulk(const char *reply, int idx, char *out, size_t cap)
     return p && net_bulk(p, out, cap) ? 0 : -1;
 }
 
-int bench_net_info_field(const char *info, const char *field, char *out, size_t cap)
-{
+int bench_net_info_field(const char *info, const char *field, char *out, size_t cap) {
     size_t fl = strlen(field);
     for (const char *p = info; (p = strstr(p, field)) != NULL; p += fl) {
         if ((p != info && p[-1] != '\n') || p[fl] != ':')
@@ -223,8 +216,7 @@ int bench_net_info_field(const char *info, const char *field, char *out, size_t 
     return -1;
 }
 
-int bench_net_is_local(const bench_opts_t *o)
-{
+int bench_net_is_local(const bench_opts_t *o) {
     return o->socket || !strcmp(o->host, "localhost") || !strncmp(o->host, "127.", 4) ||
            !strcmp(o->host, "::1");
 }

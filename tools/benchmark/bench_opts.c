@@ -15,60 +15,57 @@
 
 #define BENCH_VERSION "redis-like-benchmark 1.0 (redis-benchmark 7 compatible)"
 
-static void opts_usage(void)
-{
+static void opts_usage(void) {
     printf(
-"Usage: redis-like-benchmark [OPTIONS] [COMMAND ARGS...]\n\n"
-"Options (as redis-benchmark):\n"
-" -h <hostname>      Server hostname (default 127.0.0.1)\n"
-" -p <port>          Server port (default 6379)\n"
-" -s <socket>        Server socket (overrides host and port)\n"
-" -a <password>      Password for AUTH\n"
-" --user <username>  ACL user for 'AUTH username pass'. Needs -a.\n"
-" -c <clients>       Number of parallel connections (default 50)\n"
-" -n <requests>      Total number of requests (default 100000)\n"
-" -d <size>          Data size of SET/GET value in bytes (default 3)\n"
-" --dbnum <db>       SELECT the specified db number (default 0)\n"
-" -3                 Start sessions in RESP3 mode (HELLO 3)\n"
-" --threads <num>    Split connections over <num> threads\n"
-" -k <boolean>       1=keep alive 0=reconnect (default 1)\n"
-" -r <keyspacelen>   Replace __rand_int__ in arguments with a 12 digit\n"
-"                    number in 0..keyspacelen-1 (new for every request)\n"
-" -P <numreq>        Pipeline <numreq> requests (default 1)\n"
-" -q                 Quiet: just show requests per second\n"
-" --precision <n>    Decimal places of latency output (default 3)\n"
-" --csv              Output in CSV format\n"
-" -l                 Loop: run the tests forever\n"
-" -e                 Print error replies from the server to stderr\n"
-" -t <tests>         Only run the comma separated list of tests\n"
-" -I                 Idle mode: open N idle connections and wait\n"
-" --seed <num>       Seed of the random generator (default: time)\n"
-"\nBeyond redis-benchmark:\n"
-" --duration <sec>   Run each test for <sec> seconds instead of -n requests\n"
-" --rate <ops>       Open loop: send <ops> requests/s in total; latency is\n"
-"                    measured from each request's intended send time\n"
-" --ratio <S:G>      One mixed test of SET and GET in the ratio S:G\n"
-" --key-pattern <p>  uniform|sequential|gaussian|zipf over the -r keyspace\n"
-" --data-size <a-b>  Random value sizes between a and b bytes\n"
-" --data-size-list <size:weight,...>  Weighted value sizes, e.g.\n"
-"                    32:60,1024:30,16384:10\n"
-" --json <file>      Write every figure and the latency distribution\n"
-" --memory-sample <file>  Poll INFO memory once a second into a CSV file\n"
-" --engine <e>       auto|uring|epoll: how sockets are driven (default auto:\n"
-"                    io_uring when the kernel allows it and\n"
-"                    RL_BENCH_NO_IO_URING is unset, else epoll)\n"
-" --help, --version\n");
+        "Usage: redis-like-benchmark [OPTIONS] [COMMAND ARGS...]\n\n"
+        "Options (as redis-benchmark):\n"
+        " -h <hostname>      Server hostname (default 127.0.0.1)\n"
+        " -p <port>          Server port (default 6379)\n"
+        " -s <socket>        Server socket (overrides host and port)\n"
+        " -a <password>      Password for AUTH\n"
+        " --user <username>  ACL user for 'AUTH username pass'. Needs -a.\n"
+        " -c <clients>       Number of parallel connections (default 50)\n"
+        " -n <requests>      Total number of requests (default 100000)\n"
+        " -d <size>          Data size of SET/GET value in bytes (default 3)\n"
+        " --dbnum <db>       SELECT the specified db number (default 0)\n"
+        " -3                 Start sessions in RESP3 mode (HELLO 3)\n"
+        " --threads <num>    Split connections over <num> threads\n"
+        " -k <boolean>       1=keep alive 0=reconnect (default 1)\n"
+        " -r <keyspacelen>   Replace __rand_int__ in arguments with a 12 digit\n"
+        "                    number in 0..keyspacelen-1 (new for every request)\n"
+        " -P <numreq>        Pipeline <numreq> requests (default 1)\n"
+        " -q                 Quiet: just show requests per second\n"
+        " --precision <n>    Decimal places of latency output (default 3)\n"
+        " --csv              Output in CSV format\n"
+        " -l                 Loop: run the tests forever\n"
+        " -e                 Print error replies from the server to stderr\n"
+        " -t <tests>         Only run the comma separated list of tests\n"
+        " -I                 Idle mode: open N idle connections and wait\n"
+        " --seed <num>       Seed of the random generator (default: time)\n"
+        "\nBeyond redis-benchmark:\n"
+        " --duration <sec>   Run each test for <sec> seconds instead of -n requests\n"
+        " --rate <ops>       Open loop: send <ops> requests/s in total; latency is\n"
+        "                    measured from each request's intended send time\n"
+        " --ratio <S:G>      One mixed test of SET and GET in the ratio S:G\n"
+        " --key-pattern <p>  uniform|sequential|gaussian|zipf over the -r keyspace\n"
+        " --data-size <a-b>  Random value sizes between a and b bytes\n"
+        " --data-size-list <size:weight,...>  Weighted value sizes, e.g.\n"
+        "                    32:60,1024:30,16384:10\n"
+        " --json <file>      Write every figure and the latency distribution\n"
+        " --memory-sample <file>  Poll INFO memory once a second into a CSV file\n"
+        " --engine <e>       auto|uring|epoll: how sockets are driven (default auto:\n"
+        "                    io_uring when the kernel allows it and\n"
+        "                    RL_BENCH_NO_IO_URING is unset, else epoll)\n"
+        " --help, --version\n");
 }
 
-static int opts_bad(const char *opt, const char *val)
-{
+static int opts_bad(const char *opt, const char *val) {
     fprintf(stderr, "Invalid value for %s: '%s'\n", opt, val ? val : "");
     return -1;
 }
 
 /* Strict unsigned parse in [lo, hi]; returns 0 or -1. */
-static int opts_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
-{
+static int opts_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out) {
     if (!s || !*s || !isdigit((unsigned char)*s))
         return -1;
     errno = 0;
@@ -80,8 +77,7 @@ static int opts_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
     return 0;
 }
 
-static int opts_int(const char *s, int lo, int hi, int *out)
-{
+static int opts_int(const char *s, int lo, int hi, int *out) {
     uint64_t v;
     if (opts_u64(s, (uint64_t)lo, (uint64_t)hi, &v) < 0)
         return -1;
@@ -89,8 +85,7 @@ static int opts_int(const char *s, int lo, int hi, int *out)
     return 0;
 }
 
-static int opts_double(const char *s, double lo, double *out)
-{
+static int opts_double(const char *s, double lo, double *out) {
     if (!s || !*s)
         return -1;
     errno = 0;
@@ -103,8 +98,7 @@ static int opts_double(const char *s, double lo, double *out)
 }
 
 /* "S:G" with both >= 0 and not both 0. */
-static int opts_ratio(bench_opts_t *o, const char *s)
-{
+static int opts_ratio(bench_opts_t *o, const char *s) {
     unsigned a, b;
     char tail;
     if (sscanf(s, "%u:%u%c", &a, &b, &tail) != 2 || a + b == 0 || a > 1000000 || b > 1000000)
@@ -114,8 +108,7 @@ static int opts_ratio(bench_opts_t *o, const char *s)
     return 0;
 }
 
-static int opts_size_range(bench_opts_t *o, const char *s)
-{
+static int opts_size_range(bench_opts_t *o, const char *s) {
     unsigned a, b;
     char tail;
     if (sscanf(s, "%u-%u%c", &a, &b, &tail) != 2 || a == 0 || b < a || b > 512u * 1024 * 1024)
@@ -125,8 +118,7 @@ static int opts_size_range(bench_opts_t *o, const char *s)
     return 0;
 }
 
-static int opts_size_list(bench_opts_t *o, const char *s)
-{
+static int opts_size_list(bench_opts_t *o, const char *s) {
     const char *p = s;
     o->dlist_len = 0;
     while (*p) {
@@ -151,12 +143,10 @@ static int opts_size_list(bench_opts_t *o, const char *s)
 static const char *opts_known_tests[] = {
     "ping_inline", "ping_mbulk", "ping", "set", "get", "incr", "lpush", "rpush",
     "lpop", "rpop", "sadd", "hset", "spop", "zadd", "zpopmin", "lrange",
-    "lrange_100", "lrange_300", "lrange_500", "lrange_600", "mset", NULL
-};
+    "lrange_100", "lrange_300", "lrange_500", "lrange_600", "mset", NULL};
 
 /* Lowercases -t into ",a,b," and rejects names no test answers to. */
-static int opts_tests(bench_opts_t *o, const char *s)
-{
+static int opts_tests(bench_opts_t *o, const char *s) {
     size_t n = strlen(s);
     char *t = malloc(n + 3);
     if (!t)
@@ -188,8 +178,7 @@ static int opts_tests(bench_opts_t *o, const char *s)
     return 0;
 }
 
-static void opts_defaults(bench_opts_t *o)
-{
+static void opts_defaults(bench_opts_t *o) {
     memset(o, 0, sizeof(*o));
     o->host = "127.0.0.1";
     o->port = 6379;
@@ -204,31 +193,48 @@ static void opts_defaults(bench_opts_t *o)
 }
 
 /* Options that take a value; returns 0, -1 on a bad value, -2 if unknown. */
-static int opts_with_value(bench_opts_t *o, const char *opt, const char *v)
-{
+static int opts_with_value(bench_opts_t *o, const char *opt, const char *v) {
     uint64_t u;
     if (!strcmp(opt, "-h")) o->host = v;
-    else if (!strcmp(opt, "-p")) { if (opts_int(v, 1, 65535, &o->port) < 0) return -1; }
-    else if (!strcmp(opt, "-s")) o->socket = v;
+    else if (!strcmp(opt, "-p")) {
+        if (opts_int(v, 1, 65535, &o->port) < 0) return -1;
+    } else if (!strcmp(opt, "-s")) o->socket = v;
     else if (!strcmp(opt, "-a")) o->password = v;
     else if (!strcmp(opt, "--user")) o->user = v;
-    else if (!strcmp(opt, "-c")) { if (opts_int(v, 1, 100000, &o->clients) < 0) return -1; }
-    else if (!strcmp(opt, "-n")) { if (opts_u64(v, 1, UINT64_MAX / 4, &o->requests) < 0) return -1; }
-    else if (!strcmp(opt, "-d")) { if (opts_u64(v, 1, 512u * 1024 * 1024, &u) < 0) return -1; o->datasize = (uint32_t)u; }
-    else if (!strcmp(opt, "-k")) { if (opts_int(v, 0, 1, &o->keepalive) < 0) return -1; }
-    else if (!strcmp(opt, "-r")) { if (opts_u64(v, 1, 999999999999ULL, &o->keyspace) < 0) return -1; }
-    else if (!strcmp(opt, "-P")) { if (opts_int(v, 1, 100000, &o->pipeline) < 0) return -1; }
-    else if (!strcmp(opt, "-t")) { if (opts_tests(o, v) < 0) return -1; }
-    else if (!strcmp(opt, "--threads")) { if (opts_int(v, 1, BENCH_MAX_THREADS, &o->threads) < 0) return -1; }
-    else if (!strcmp(opt, "--precision")) { if (opts_int(v, 0, 6, &o->precision) < 0) return -1; }
-    else if (!strcmp(opt, "--dbnum")) { if (opts_int(v, 0, 1000000, &o->dbnum) < 0) return -1; }
-    else if (!strcmp(opt, "--seed")) { if (opts_u64(v, 0, UINT64_MAX, &o->seed) < 0) return -1; }
-    else if (!strcmp(opt, "--duration")) { if (opts_double(v, 0.001, &o->duration) < 0) return -1; }
-    else if (!strcmp(opt, "--rate")) { if (opts_double(v, 0.001, &o->rate) < 0) return -1; }
-    else if (!strcmp(opt, "--ratio")) { if (opts_ratio(o, v) < 0) return -1; }
-    else if (!strcmp(opt, "--data-size")) { if (opts_size_range(o, v) < 0) return -1; }
-    else if (!strcmp(opt, "--data-size-list")) { if (opts_size_list(o, v) < 0) return -1; }
-    else if (!strcmp(opt, "--json")) o->json_path = v;
+    else if (!strcmp(opt, "-c")) {
+        if (opts_int(v, 1, 100000, &o->clients) < 0) return -1;
+    } else if (!strcmp(opt, "-n")) {
+        if (opts_u64(v, 1, UINT64_MAX / 4, &o->requests) < 0) return -1;
+    } else if (!strcmp(opt, "-d")) {
+        if (opts_u64(v, 1, 512u * 1024 * 1024, &u) < 0) return -1;
+        o->datasize = (uint32_t)u;
+    } else if (!strcmp(opt, "-k")) {
+        if (opts_int(v, 0, 1, &o->keepalive) < 0) return -1;
+    } else if (!strcmp(opt, "-r")) {
+        if (opts_u64(v, 1, 999999999999ULL, &o->keyspace) < 0) return -1;
+    } else if (!strcmp(opt, "-P")) {
+        if (opts_int(v, 1, 100000, &o->pipeline) < 0) return -1;
+    } else if (!strcmp(opt, "-t")) {
+        if (opts_tests(o, v) < 0) return -1;
+    } else if (!strcmp(opt, "--threads")) {
+        if (opts_int(v, 1, BENCH_MAX_THREADS, &o->threads) < 0) return -1;
+    } else if (!strcmp(opt, "--precision")) {
+        if (opts_int(v, 0, 6, &o->precision) < 0) return -1;
+    } else if (!strcmp(opt, "--dbnum")) {
+        if (opts_int(v, 0, 1000000, &o->dbnum) < 0) return -1;
+    } else if (!strcmp(opt, "--seed")) {
+        if (opts_u64(v, 0, UINT64_MAX, &o->seed) < 0) return -1;
+    } else if (!strcmp(opt, "--duration")) {
+        if (opts_double(v, 0.001, &o->duration) < 0) return -1;
+    } else if (!strcmp(opt, "--rate")) {
+        if (opts_double(v, 0.001, &o->rate) < 0) return -1;
+    } else if (!strcmp(opt, "--ratio")) {
+        if (opts_ratio(o, v) < 0) return -1;
+    } else if (!strcmp(opt, "--data-size")) {
+        if (opts_size_range(o, v) < 0) return -1;
+    } else if (!strcmp(opt, "--data-size-list")) {
+        if (opts_size_list(o, v) < 0) return -1;
+    } else if (!strcmp(opt, "--json")) o->json_path = v;
     else if (!strcmp(opt, "--memory-sample")) o->memsample_path = v;
     else if (!strcmp(opt, "--engine")) {
         if (!strcmp(v, "auto")) o->engine = BENCH_ENGINE_AUTO;
@@ -245,23 +251,46 @@ static int opts_with_value(bench_opts_t *o, const char *opt, const char *v)
     return 0;
 }
 
-int bench_opts_parse(bench_opts_t *o, int argc, char **argv)
-{
+int bench_opts_parse(bench_opts_t *o, int argc, char **argv) {
     opts_defaults(o);
     int seed_given = 0;
     int i;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (a[0] != '-')
-            break;   /* start of the custom command */
-        if (!strcmp(a, "--help")) { opts_usage(); return 1; }
-        if (!strcmp(a, "--version")) { printf("%s\n", BENCH_VERSION); return 1; }
-        if (!strcmp(a, "-q")) { o->quiet = 1; continue; }
-        if (!strcmp(a, "-l")) { o->loop = 1; continue; }
-        if (!strcmp(a, "-e")) { o->show_errors = 1; continue; }
-        if (!strcmp(a, "-I")) { o->idle = 1; continue; }
-        if (!strcmp(a, "--csv")) { o->csv = 1; continue; }
-        if (!strcmp(a, "-3")) { o->resp3 = 1; continue; }
+            break; /* start of the custom command */
+        if (!strcmp(a, "--help")) {
+            opts_usage();
+            return 1;
+        }
+        if (!strcmp(a, "--version")) {
+            printf("%s\n", BENCH_VERSION);
+            return 1;
+        }
+        if (!strcmp(a, "-q")) {
+            o->quiet = 1;
+            continue;
+        }
+        if (!strcmp(a, "-l")) {
+            o->loop = 1;
+            continue;
+        }
+        if (!strcmp(a, "-e")) {
+            o->show_errors = 1;
+            continue;
+        }
+        if (!strcmp(a, "-I")) {
+            o->idle = 1;
+            continue;
+        }
+        if (!strcmp(a, "--csv")) {
+            o->csv = 1;
+            continue;
+        }
+        if (!strcmp(a, "-3")) {
+            o->resp3 = 1;
+            continue;
+        }
         if (i + 1 >= argc) {
             fprintf(stderr, "Missing value for %s (try --help)\n", a);
             return -1;
@@ -295,14 +324,12 @@ int bench_opts_parse(bench_opts_t *o, int argc, char **argv)
     return 0;
 }
 
-void bench_opts_free(bench_opts_t *o)
-{
+void bench_opts_free(bench_opts_t *o) {
     free(o->tests);
     o->tests = NULL;
 }
 
-uint32_t bench_opts_max_value(const bench_opts_t *o)
-{
+uint32_t bench_opts_max_value(const bench_opts_t *o) {
     uint32_t m = o->datasize;
     if (o->dsize_max > m)
         m = o->dsize_max;
@@ -312,7 +339,6 @@ uint32_t bench_opts_max_value(const bench_opts_t *o)
     return m;
 }
 
-int bench_opts_variable_size(const bench_opts_t *o)
-{
+int bench_opts_variable_size(const bench_opts_t *o) {
     return (o->dsize_max && o->dsize_max != o->dsize_min) || o->dlist_len > 1;
 }

@@ -14,31 +14,27 @@
 
 static int progress_shown;
 
-static double ms(uint64_t ns)
-{
+static double ms(uint64_t ns) {
     return (double)ns / 1e6;
 }
 
-static double rps(const bench_result_t *r)
-{
+static double rps(const bench_result_t *r) {
     return r->seconds > 0 ? (double)r->requests / r->seconds : 0;
 }
 
-void bench_out_begin(const bench_opts_t *o)
-{
+void bench_out_begin(const bench_opts_t *o) {
     if (o->csv)
         printf("\"test\",\"rps\",\"avg_latency_ms\",\"min_latency_ms\",\"p50_latency_ms\","
                "\"p95_latency_ms\",\"p99_latency_ms\",\"max_latency_ms\"\n");
 }
 
 void bench_out_progress(const bench_test_t *t, uint64_t done, double elapsed,
-                        uint64_t p99_ns, void *arg)
-{
+                        uint64_t p99_ns, void *arg) {
     const bench_opts_t *o = arg;
     static uint64_t last_done;
     static double last_elapsed;
     if (elapsed < last_elapsed || done < last_done)
-        last_done = 0, last_elapsed = 0;   /* a new test started */
+        last_done = 0, last_elapsed = 0; /* a new test started */
     double cur = elapsed > last_elapsed ? (double)(done - last_done) / (elapsed - last_elapsed) : 0;
     printf("\r%s: rps=%.1f (overall: %.1f) p99=%.*f msec, %llu requests    ",
            t->name, cur, elapsed > 0 ? (double)done / elapsed : 0, o->precision, ms(p99_ns),
@@ -49,16 +45,14 @@ void bench_out_progress(const bench_test_t *t, uint64_t done, double elapsed,
     last_elapsed = elapsed;
 }
 
-void bench_out_progress_clear(void)
-{
+void bench_out_progress_clear(void) {
     if (progress_shown) {
         printf("\r%100s\r", "");
         progress_shown = 0;
     }
 }
 
-static void out_percentile_block(const bench_opts_t *o, const hist_t *h)
-{
+static void out_percentile_block(const bench_opts_t *o, const hist_t *h) {
     int d = o->precision;
     printf("Latency by percentile distribution:\n");
     double p = 0;
@@ -91,19 +85,17 @@ static void out_percentile_block(const bench_opts_t *o, const hist_t *h)
     printf("\n");
 }
 
-static void out_errors_line(const bench_result_t *r)
-{
+static void out_errors_line(const bench_result_t *r) {
     if (r->errors)
         printf("  error replies: %llu (first: %s)\n", (unsigned long long)r->errors, r->first_error);
 }
 
-static void out_full(const bench_opts_t *o, const bench_hostconf_t *hc, const bench_result_t *r)
-{
+static void out_full(const bench_opts_t *o, const bench_hostconf_t *hc, const bench_result_t *r) {
     const hist_t *h = r->hist;
     int d = o->precision;
     printf("====== %s ======\n", r->test->name);
     printf("  %llu requests completed in %.2f seconds\n", (unsigned long long)r->requests, r->seconds);
-    if (r->clients < o->clients)   /* -n below -c: one request per connection at most */
+    if (r->clients < o->clients) /* -n below -c: one request per connection at most */
         printf("  %d parallel clients (lowered from -c %d to match -n)\n", r->clients, o->clients);
     else
         printf("  %d parallel clients\n", r->clients);
@@ -141,8 +133,7 @@ static void out_full(const bench_opts_t *o, const bench_hostconf_t *hc, const be
            r->cpu_user, r->cpu_sys, per_m);
 }
 
-void bench_out_result(const bench_opts_t *o, const bench_hostconf_t *hc, const bench_result_t *r)
-{
+void bench_out_result(const bench_opts_t *o, const bench_hostconf_t *hc, const bench_result_t *r) {
     const hist_t *h = r->hist;
     int d = o->precision;
     bench_out_progress_clear();
@@ -168,11 +159,10 @@ void bench_out_result(const bench_opts_t *o, const bench_hostconf_t *hc, const b
 
 /* ---- JSON --------------------------------------------------------------- */
 
-static char *json_doc;       /* comma-separated test objects so far */
+static char *json_doc; /* comma-separated test objects so far */
 static size_t json_len, json_cap;
 
-static void jputs(const char *s, size_t n)
-{
+static void jputs(const char *s, size_t n) {
     if (json_len + n + 1 > json_cap) {
         size_t cap = json_cap ? json_cap * 2 : 65536;
         while (cap < json_len + n + 1)
@@ -191,8 +181,7 @@ static void jputs(const char *s, size_t n)
 }
 
 static void jprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void jprintf(const char *fmt, ...)
-{
+static void jprintf(const char *fmt, ...) {
     char buf[512];
     va_list ap;
     va_start(ap, fmt);
@@ -201,8 +190,7 @@ static void jprintf(const char *fmt, ...)
     jputs(buf, n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
 }
 
-static void jstr(const char *s)
-{
+static void jstr(const char *s) {
     jputs("\"", 1);
     for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
@@ -216,8 +204,7 @@ static void jstr(const char *s)
     jputs("\"", 1);
 }
 
-int bench_json_add(const bench_opts_t *o, const bench_result_t *r)
-{
+int bench_json_add(const bench_opts_t *o, const bench_result_t *r) {
     const hist_t *h = r->hist;
     (void)o;
     if (json_len)
@@ -252,8 +239,7 @@ int bench_json_add(const bench_opts_t *o, const bench_result_t *r)
     return 0;
 }
 
-int bench_json_write(const bench_opts_t *o, const char *path)
-{
+int bench_json_write(const bench_opts_t *o, const char *path) {
     FILE *f = fopen(path, "w");
     if (!f) {
         perror(path);
@@ -279,8 +265,7 @@ int bench_json_write(const bench_opts_t *o, const char *path)
     return fclose(f) == 0 ? 0 : -1;
 }
 
-void bench_json_free(void)
-{
+void bench_json_free(void) {
     free(json_doc);
     json_doc = NULL;
     json_len = json_cap = 0;

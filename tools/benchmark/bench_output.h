@@ -12,8 +12,8 @@
 #include "bench_opts.h"
 
 typedef struct bench_hostconf {
-    char save[128];          /* CONFIG GET save, "" if unknown */
-    char appendonly[32];     /* CONFIG GET appendonly */
+    char save[128];      /* CONFIG GET save, "" if unknown */
+    char appendonly[32]; /* CONFIG GET appendonly */
 } bench_hostconf_t;
 
 void bench_out_begin(const bench_opts_t *o);

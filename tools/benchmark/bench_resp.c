@@ -8,27 +8,24 @@
 
 #include <string.h>
 
-void bench_resp_init(bench_resp_t *r)
-{
+void bench_resp_init(bench_resp_t *r) {
     memset(r, 0, sizeof(*r));
 }
 
 /* An element finished: close every aggregate it completes.  Returns 1 when a
  * top-level reply (not an attribute) is now complete. */
-static int resp_element_done(bench_resp_t *r)
-{
+static int resp_element_done(bench_resp_t *r) {
     while (r->depth > 0) {
         if (--r->remaining[r->depth - 1] > 0)
             return 0;
         r->depth--;
         if (r->depth == 0 && r->is_attr[0])
-            return 0;   /* an attribute precedes the real reply */
+            return 0; /* an attribute precedes the real reply */
     }
     return 1;
 }
 
-static int64_t resp_parse_int(const char *p, const char *end, int *ok)
-{
+static int64_t resp_parse_int(const char *p, const char *end, int *ok) {
     int neg = 0;
     int64_t v = 0;
     *ok = 0;
@@ -49,8 +46,7 @@ static int64_t resp_parse_int(const char *p, const char *end, int *ok)
     return neg ? -v : v;
 }
 
-long bench_resp_feed(bench_resp_t *r, const char *buf, size_t len, bench_resp_out_t *out)
-{
+long bench_resp_feed(bench_resp_t *r, const char *buf, size_t len, bench_resp_out_t *out) {
     size_t pos = 0;
     memset(out, 0, sizeof(*out));
     while (pos < len) {
@@ -68,58 +64,68 @@ long bench_resp_feed(bench_resp_t *r, const char *buf, size_t len, bench_resp_ou
             const char *line = buf + pos;
             const char *nl = memchr(line, '\n', len - pos);
             if (!nl)
-                break;   /* partial header line: caller keeps it */
+                break; /* partial header line: caller keeps it */
             const char *end = nl > line && nl[-1] == '\r' ? nl - 1 : nl;
             pos = (size_t)(nl - buf) + 1;
             int ok = 1;
             int64_t n = 0;
             char type = line[0];
             switch (type) {
-            case '-':
-                if (r->depth == 0) {
-                    r->top_error = 1;
-                    if (!out->err) {
-                        out->err = line + 1;
-                        out->err_len = (size_t)(end - line - 1);
+                case '-':
+                    if (r->depth == 0) {
+                        r->top_error = 1;
+                        if (!out->err) {
+                            out->err = line + 1;
+                            out->err_len = (size_t)(end - line - 1);
+                        }
                     }
-                }
-                /* fall through */
-            case '+': case ':': case '_': case ',': case '#': case '(':
-                complete = resp_element_done(r);
-                break;
-            case '!':
-                if (r->depth == 0)
-                    r->top_error = 1;
-                /* fall through */
-            case '$': case '=':
-                n = resp_parse_int(line + 1, end, &ok);
-                if (!ok)
-                    return -1;
-                if (n < 0) {
-                    complete = resp_element_done(r);
-                } else {
-                    r->bulk_left = n + 2;
-                    continue;
-                }
-                break;
-            case '*': case '~': case '>': case '%': case '|':
-                n = resp_parse_int(line + 1, end, &ok);
-                if (!ok)
-                    return -1;
-                if (type == '%' || type == '|')
-                    n *= 2;
-                if (n <= 0) {
+                    /* fall through */
+                case '+':
+                case ':':
+                case '_':
+                case ',':
+                case '#':
+                case '(':
                     complete = resp_element_done(r);
                     break;
-                }
-                if (r->depth == BENCH_RESP_MAX_DEPTH)
+                case '!':
+                    if (r->depth == 0)
+                        r->top_error = 1;
+                    /* fall through */
+                case '$':
+                case '=':
+                    n = resp_parse_int(line + 1, end, &ok);
+                    if (!ok)
+                        return -1;
+                    if (n < 0) {
+                        complete = resp_element_done(r);
+                    } else {
+                        r->bulk_left = n + 2;
+                        continue;
+                    }
+                    break;
+                case '*':
+                case '~':
+                case '>':
+                case '%':
+                case '|':
+                    n = resp_parse_int(line + 1, end, &ok);
+                    if (!ok)
+                        return -1;
+                    if (type == '%' || type == '|')
+                        n *= 2;
+                    if (n <= 0) {
+                        complete = resp_element_done(r);
+                        break;
+                    }
+                    if (r->depth == BENCH_RESP_MAX_DEPTH)
+                        return -1;
+                    r->remaining[r->depth] = n;
+                    r->is_attr[r->depth] = type == '|';
+                    r->depth++;
+                    continue;
+                default:
                     return -1;
-                r->remaining[r->depth] = n;
-                r->is_attr[r->depth] = type == '|';
-                r->depth++;
-                continue;
-            default:
-                return -1;
             }
         }
         if (complete) {

@@ -14,18 +14,18 @@
 #define BENCH_RESP_MAX_DEPTH 32
 
 typedef struct bench_resp {
-    int depth;                                   /* open aggregates */
-    int64_t remaining[BENCH_RESP_MAX_DEPTH];     /* elements still due per level */
-    uint8_t is_attr[BENCH_RESP_MAX_DEPTH];       /* level is a |attribute| */
-    int64_t bulk_left;                           /* payload+CRLF bytes to skip */
-    int top_error;                               /* current top reply is -ERR/!bulk */
+    int depth;                               /* open aggregates */
+    int64_t remaining[BENCH_RESP_MAX_DEPTH]; /* elements still due per level */
+    uint8_t is_attr[BENCH_RESP_MAX_DEPTH];   /* level is a |attribute| */
+    int64_t bulk_left;                       /* payload+CRLF bytes to skip */
+    int top_error;                           /* current top reply is -ERR/!bulk */
 } bench_resp_t;
 
 typedef struct bench_resp_out {
-    uint32_t replies;        /* complete top-level replies seen in this call */
-    uint32_t errors;         /* of which error replies */
-    const char *err;         /* first error line in this call (inside buf), or NULL */
-    size_t err_len;          /* its length, without CRLF */
+    uint32_t replies; /* complete top-level replies seen in this call */
+    uint32_t errors;  /* of which error replies */
+    const char *err;  /* first error line in this call (inside buf), or NULL */
+    size_t err_len;   /* its length, without CRLF */
 } bench_resp_out_t;
 
 void bench_resp_init(bench_resp_t *r);

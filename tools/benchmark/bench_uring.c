@@ -45,23 +45,21 @@
 
 typedef struct uring_state {
     struct io_uring ring;
-    int ring_ok;                   /* ring was created: exit it in fini */
-    int fixed;                     /* sockets are fixed files: sqe fd = conn idx */
-    int skip_send_cqe;             /* successful sends post no completion */
-    struct io_uring_buf_ring *br;  /* provided buffer ring, URING_BGID */
-    size_t br_bytes;               /* its mmap length */
-    char *bufs;                    /* nbufs * bufsize bytes of receive buffers */
+    int ring_ok;                  /* ring was created: exit it in fini */
+    int fixed;                    /* sockets are fixed files: sqe fd = conn idx */
+    int skip_send_cqe;            /* successful sends post no completion */
+    struct io_uring_buf_ring *br; /* provided buffer ring, URING_BGID */
+    size_t br_bytes;              /* its mmap length */
+    char *bufs;                   /* nbufs * bufsize bytes of receive buffers */
     unsigned nbufs, bufsize, mask;
-    unsigned returned;             /* buffers given back, not yet published */
+    unsigned returned; /* buffers given back, not yet published */
 } uring_state_t;
 
-static uint64_t uring_tag(unsigned kind, const bench_conn_t *c)
-{
+static uint64_t uring_tag(unsigned kind, const bench_conn_t *c) {
     return kind | ((uint64_t)c->idx << 2) | ((uint64_t)c->gen << 32);
 }
 
-static unsigned uring_pow2(unsigned n, unsigned lo, unsigned hi)
-{
+static unsigned uring_pow2(unsigned n, unsigned lo, unsigned hi) {
     unsigned p = lo;
     while (p < n && p < hi)
         p <<= 1;
@@ -69,11 +67,10 @@ static unsigned uring_pow2(unsigned n, unsigned lo, unsigned hi)
 }
 
 /* Creates the ring with the cheapest task-work mode this kernel accepts. */
-static int uring_ring_init(struct io_uring *ring, unsigned entries, unsigned cq_entries)
-{
+static int uring_ring_init(struct io_uring *ring, unsigned entries, unsigned cq_entries) {
     static const unsigned modes[] = {
-        IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN,   /* 6.1+ */
-        IORING_SETUP_COOP_TASKRUN,                                  /* 5.19+ */
+        IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN, /* 6.1+ */
+        IORING_SETUP_COOP_TASKRUN,                               /* 5.19+ */
         0,
     };
     int rc = -EINVAL;
@@ -90,8 +87,7 @@ static int uring_ring_init(struct io_uring *ring, unsigned entries, unsigned cq_
 }
 
 /* Registers nbufs receive buffers of bufsize bytes as group URING_BGID. */
-static int uring_bufs_init(uring_state_t *s, unsigned nbufs, unsigned bufsize)
-{
+static int uring_bufs_init(uring_state_t *s, unsigned nbufs, unsigned bufsize) {
     s->br_bytes = (size_t)nbufs * sizeof(struct io_uring_buf);
     void *mem = mmap(NULL, s->br_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (mem == MAP_FAILED) {
@@ -122,24 +118,21 @@ static int uring_bufs_init(uring_state_t *s, unsigned nbufs, unsigned bufsize)
 }
 
 /* Gives buffer bid back; visible to the kernel at uring_bufs_publish(). */
-static void uring_buf_return(uring_state_t *s, unsigned bid)
-{
+static void uring_buf_return(uring_state_t *s, unsigned bid) {
     io_uring_buf_ring_add(s->br, s->bufs + (size_t)bid * s->bufsize, s->bufsize,
                           (unsigned short)bid, s->mask, (int)s->returned++);
 }
 
-static void uring_bufs_publish(uring_state_t *s)
-{
+static void uring_bufs_publish(uring_state_t *s) {
     if (s->returned) {
         io_uring_buf_ring_advance(s->br, (int)s->returned);
         s->returned = 0;
     }
 }
 
-static void uring_state_free(uring_state_t *s)
-{
+static void uring_state_free(uring_state_t *s) {
     if (s->ring_ok)
-        io_uring_queue_exit(&s->ring);   /* cancels what is still armed */
+        io_uring_queue_exit(&s->ring); /* cancels what is still armed */
     if (s->br)
         munmap(s->br, s->br_bytes);
     free(s->bufs);
@@ -147,8 +140,7 @@ static void uring_state_free(uring_state_t *s)
 }
 
 /* A free SQE, submitting the queued ones first when the queue is full. */
-static struct io_uring_sqe *uring_sqe(bench_worker_t *w, uring_state_t *s)
-{
+static struct io_uring_sqe *uring_sqe(bench_worker_t *w, uring_state_t *s) {
     struct io_uring_sqe *sqe = io_uring_get_sqe(&s->ring);
     if (!sqe) {
         io_uring_submit(&s->ring);
@@ -159,16 +151,14 @@ static struct io_uring_sqe *uring_sqe(bench_worker_t *w, uring_state_t *s)
     return sqe;
 }
 
-static void uring_set_file(uring_state_t *s, struct io_uring_sqe *sqe, const bench_conn_t *c)
-{
+static void uring_set_file(uring_state_t *s, struct io_uring_sqe *sqe, const bench_conn_t *c) {
     if (s->fixed) {
         sqe->fd = c->idx;
         sqe->flags |= IOSQE_FIXED_FILE;
     }
 }
 
-static int uring_arm_recv(bench_worker_t *w, uring_state_t *s, bench_conn_t *c)
-{
+static int uring_arm_recv(bench_worker_t *w, uring_state_t *s, bench_conn_t *c) {
     struct io_uring_sqe *sqe = uring_sqe(w, s);
     if (!sqe)
         return -1;
@@ -181,8 +171,7 @@ static int uring_arm_recv(bench_worker_t *w, uring_state_t *s, bench_conn_t *c)
 }
 
 /* Queues the unsent part of c's batch; it goes out at the next wait. */
-static int uring_send(bench_worker_t *w, uring_state_t *s, bench_conn_t *c)
-{
+static int uring_send(bench_worker_t *w, uring_state_t *s, bench_conn_t *c) {
     struct io_uring_sqe *sqe = uring_sqe(w, s);
     if (!sqe)
         return -1;
@@ -197,8 +186,7 @@ static int uring_send(bench_worker_t *w, uring_state_t *s, bench_conn_t *c)
     return 0;
 }
 
-static int uring_init(bench_worker_t *w)
-{
+static int uring_init(bench_worker_t *w) {
     uring_state_t *s = calloc(1, sizeof(*s));
     char msg[160];
     if (!s) {
@@ -226,12 +214,11 @@ static int uring_init(bench_worker_t *w)
         bench_worker_fail(w, msg);
         return -1;
     }
-    s->fixed = io_uring_register_files_sparse(&s->ring, n) == 0;   /* optional */
+    s->fixed = io_uring_register_files_sparse(&s->ring, n) == 0; /* optional */
     return 0;
 }
 
-static int uring_add(bench_worker_t *w, bench_conn_t *c)
-{
+static int uring_add(bench_worker_t *w, bench_conn_t *c) {
     uring_state_t *s = w->io_state;
     /* io_uring retries a socket that is not ready by itself; a blocking
      * socket lets it do so instead of failing with EAGAIN. */
@@ -246,8 +233,7 @@ static int uring_add(bench_worker_t *w, bench_conn_t *c)
 }
 
 /* -k 0: the connection is closed and replaced; stop its receive first. */
-static void uring_del(bench_worker_t *w, bench_conn_t *c)
-{
+static void uring_del(bench_worker_t *w, bench_conn_t *c) {
     uring_state_t *s = w->io_state;
     struct io_uring_sqe *sqe = uring_sqe(w, s);
     if (sqe) {
@@ -257,8 +243,7 @@ static void uring_del(bench_worker_t *w, bench_conn_t *c)
     c->gen++;
 }
 
-static int uring_flush(bench_worker_t *w, bench_conn_t *c)
-{
+static int uring_flush(bench_worker_t *w, bench_conn_t *c) {
     if (c->send_busy) {
         /* All replies of the previous batch are in, so the kernel has sent
          * its bytes; only its completion is still unread.  Send after it. */
@@ -269,8 +254,7 @@ static int uring_flush(bench_worker_t *w, bench_conn_t *c)
 }
 
 static int uring_on_recv(bench_worker_t *w, uring_state_t *s, bench_conn_t *c, uint32_t gen,
-                         const struct io_uring_cqe *cqe, uint64_t now)
-{
+                         const struct io_uring_cqe *cqe, uint64_t now) {
     int res = cqe->res;
     if (cqe->flags & IORING_CQE_F_BUFFER) {
         unsigned bid = cqe->flags >> IORING_CQE_BUFFER_SHIFT;
@@ -282,7 +266,7 @@ static int uring_on_recv(bench_worker_t *w, uring_state_t *s, bench_conn_t *c, u
             return -1;
     }
     if (gen != c->gen)
-        return 0;   /* stale, or the input above reconnected (-k 0) */
+        return 0; /* stale, or the input above reconnected (-k 0) */
     if (res == 0 || (res < 0 && res != -ENOBUFS)) {
         char msg[160];
         if (res == 0 || res == -ECONNRESET)
@@ -293,13 +277,12 @@ static int uring_on_recv(bench_worker_t *w, uring_state_t *s, bench_conn_t *c, u
         return -1;
     }
     if (!(cqe->flags & IORING_CQE_F_MORE))
-        return uring_arm_recv(w, s, c);   /* ran out of buffers: go on */
+        return uring_arm_recv(w, s, c); /* ran out of buffers: go on */
     return 0;
 }
 
 static int uring_on_send(bench_worker_t *w, uring_state_t *s, bench_conn_t *c, uint32_t gen,
-                         int res)
-{
+                         int res) {
     if (gen != c->gen)
         return 0;
     c->send_busy = 0;
@@ -317,8 +300,7 @@ static int uring_on_send(bench_worker_t *w, uring_state_t *s, bench_conn_t *c, u
 }
 
 static int uring_on_cqe(bench_worker_t *w, uring_state_t *s, const struct io_uring_cqe *cqe,
-                        uint64_t now)
-{
+                        uint64_t now) {
     uint64_t tag = io_uring_cqe_get_data64(cqe);
     unsigned kind = (unsigned)(tag & 3);
     unsigned idx = (unsigned)(tag >> 2) & 0x3fffffffu;
@@ -337,14 +319,12 @@ static int uring_on_cqe(bench_worker_t *w, uring_state_t *s, const struct io_uri
  * reply: about 7% less client CPU without pipelining, 20% less with -P 16,
  * p50 no worse).  Open loop (--rate): wake for every reply, since its
  * arrival time is the measurement. */
-static unsigned uring_wait_nr(const bench_worker_t *w)
-{
+static unsigned uring_wait_nr(const bench_worker_t *w) {
     unsigned want = w->o->rate > 0 ? 1 : (unsigned)w->active / 2;
     return want ? want : 1;
 }
 
-static int uring_wait(bench_worker_t *w, int timeout_ms)
-{
+static int uring_wait(bench_worker_t *w, int timeout_ms) {
     uring_state_t *s = w->io_state;
     struct __kernel_timespec ts = {.tv_sec = timeout_ms / 1000,
                                    .tv_nsec = (long long)(timeout_ms % 1000) * 1000000};
@@ -371,8 +351,7 @@ static int uring_wait(bench_worker_t *w, int timeout_ms)
     return ret;
 }
 
-static void uring_fini(bench_worker_t *w)
-{
+static void uring_fini(bench_worker_t *w) {
     if (w->io_state)
         uring_state_free(w->io_state);
     w->io_state = NULL;
@@ -381,8 +360,7 @@ static void uring_fini(bench_worker_t *w)
 /* End to end on a socketpair: ring, buffer ring, fixed file, multishot
  * receive.  Seccomp filters and io_uring_disabled fail the first step;
  * kernels older than 6.0 fail one of the others. */
-int bench_uring_probe(char *err, size_t errlen)
-{
+int bench_uring_probe(char *err, size_t errlen) {
     if (getenv("RL_BENCH_NO_IO_URING")) {
         snprintf(err, errlen, "disabled by RL_BENCH_NO_IO_URING");
         return -1;
@@ -446,20 +424,17 @@ const bench_io_t bench_io_uring = {
 
 #else /* !BENCH_HAVE_URING */
 
-int bench_uring_probe(char *err, size_t errlen)
-{
+int bench_uring_probe(char *err, size_t errlen) {
     snprintf(err, errlen, "built without liburing");
     return -1;
 }
 
-static int uring_unavailable(bench_worker_t *w)
-{
+static int uring_unavailable(bench_worker_t *w) {
     bench_worker_fail(w, "built without liburing");
     return -1;
 }
 
-static void uring_noop(bench_worker_t *w)
-{
+static void uring_noop(bench_worker_t *w) {
     (void)w;
 }
 

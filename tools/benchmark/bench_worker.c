@@ -27,25 +27,21 @@ static struct {
     char pad[48];
 } live[BENCH_MAX_THREADS];
 
-uint64_t bench_now_ns(void)
-{
+uint64_t bench_now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-uint64_t bench_worker_live_done(int i)
-{
+uint64_t bench_worker_live_done(int i) {
     return atomic_load_explicit(&live[i].done, memory_order_relaxed);
 }
 
-uint64_t bench_worker_live_p99(int i)
-{
+uint64_t bench_worker_live_p99(int i) {
     return atomic_load_explicit(&live[i].p99_ns, memory_order_relaxed);
 }
 
-void bench_worker_fail(bench_worker_t *w, const char *msg)
-{
+void bench_worker_fail(bench_worker_t *w, const char *msg) {
     if (!w->fail) {
         w->fail = 1;
         snprintf(w->errmsg, sizeof(w->errmsg), "%s", msg);
@@ -53,8 +49,7 @@ void bench_worker_fail(bench_worker_t *w, const char *msg)
 }
 
 /* Blocking connect + handshake, then non-blocking and given to the engine. */
-int bench_worker_open(bench_worker_t *w, bench_conn_t *c)
-{
+int bench_worker_open(bench_worker_t *w, bench_conn_t *c) {
     char err[256];
     c->fd = bench_net_connect(w->o, err, sizeof(err));
     if (c->fd < 0 || bench_net_handshake(c->fd, w->o, err, sizeof(err)) < 0) {
@@ -68,8 +63,7 @@ int bench_worker_open(bench_worker_t *w, bench_conn_t *c)
 }
 
 /* Requests this connection may send now (0 = none left for the test). */
-static int worker_budget(bench_worker_t *w, uint64_t now)
-{
+static int worker_budget(bench_worker_t *w, uint64_t now) {
     if (w->deadline_ns && now >= w->deadline_ns)
         return 0;
     uint64_t left = w->quota - w->issued;
@@ -77,8 +71,7 @@ static int worker_budget(bench_worker_t *w, uint64_t now)
 }
 
 /* Sends a batch of k requests whose latencies start at t0, t0+step, ... */
-static int worker_send(bench_worker_t *w, bench_conn_t *c, int k, double t0, double step)
-{
+static int worker_send(bench_worker_t *w, bench_conn_t *c, int k, double t0, double step) {
     c->wlen = bench_batch_next(&c->batch, &w->gen, k);
     c->woff = 0;
     c->inflight = k;
@@ -91,8 +84,7 @@ static int worker_send(bench_worker_t *w, bench_conn_t *c, int k, double t0, dou
 }
 
 /* Closed loop: the next batch goes out right away. */
-static int worker_next(bench_worker_t *w, bench_conn_t *c, uint64_t now)
-{
+static int worker_next(bench_worker_t *w, bench_conn_t *c, uint64_t now) {
     if (w->o->rate > 0) {
         w->idle[w->nidle++] = c->idx;
         return 0;
@@ -106,8 +98,7 @@ static int worker_next(bench_worker_t *w, bench_conn_t *c, uint64_t now)
 }
 
 /* Open loop: hand due requests to idle connections. */
-static int worker_dispatch_due(bench_worker_t *w, uint64_t now)
-{
+static int worker_dispatch_due(bench_worker_t *w, uint64_t now) {
     while (w->nidle > 0 && w->next_due_ns <= (double)now) {
         bench_conn_t *c = &w->conns[w->idle[w->nidle - 1]];
         int k = worker_budget(w, now);
@@ -124,8 +115,7 @@ static int worker_dispatch_due(bench_worker_t *w, uint64_t now)
     return 0;
 }
 
-static void worker_note_error(bench_worker_t *w, const char *e, size_t len)
-{
+static void worker_note_error(bench_worker_t *w, const char *e, size_t len) {
     if (!w->first_error[0]) {
         size_t n = len < sizeof(w->first_error) - 1 ? len : sizeof(w->first_error) - 1;
         memcpy(w->first_error, e, n);
@@ -138,8 +128,7 @@ static void worker_note_error(bench_worker_t *w, const char *e, size_t len)
 /* Counts the complete replies in buf[0, len) against c's batch; returns the
  * bytes consumed (the rest is an unfinished header line) or -1. */
 static long worker_feed(bench_worker_t *w, bench_conn_t *c, const char *buf, size_t len,
-                        uint64_t now)
-{
+                        uint64_t now) {
     bench_resp_out_t out;
     long used = bench_resp_feed(&c->rs, buf, len, &out);
     if (used < 0) {
@@ -169,8 +158,7 @@ static long worker_feed(bench_worker_t *w, bench_conn_t *c, const char *buf, siz
 /* After new replies: when the batch is complete, reconnect (-k 0) and send
  * the next one. */
 static int worker_after_replies(bench_worker_t *w, bench_conn_t *c, uint32_t replies,
-                                uint64_t now)
-{
+                                uint64_t now) {
     if (c->inflight > 0 || replies == 0)
         return 0;
     w->active--;
@@ -184,8 +172,7 @@ static int worker_after_replies(bench_worker_t *w, bench_conn_t *c, uint32_t rep
     return worker_next(w, c, now);
 }
 
-int bench_worker_input_rbuf(bench_worker_t *w, bench_conn_t *c, size_t n, uint64_t now)
-{
+int bench_worker_input_rbuf(bench_worker_t *w, bench_conn_t *c, size_t n, uint64_t now) {
     size_t have = c->rlen + n;
     int before = c->got;
     long used = worker_feed(w, c, c->rbuf, have, now);
@@ -202,8 +189,7 @@ int bench_worker_input_rbuf(bench_worker_t *w, bench_conn_t *c, size_t n, uint64
 }
 
 int bench_worker_input(bench_worker_t *w, bench_conn_t *c, const char *data, size_t len,
-                       uint64_t now)
-{
+                       uint64_t now) {
     int before = c->got;
     while (len > 0) {
         if (c->rlen == 0) {
@@ -240,16 +226,14 @@ int bench_worker_input(bench_worker_t *w, bench_conn_t *c, const char *data, siz
     return worker_after_replies(w, c, (uint32_t)(c->got - before), now);
 }
 
-static void worker_publish(bench_worker_t *w, uint64_t base_done)
-{
+static void worker_publish(bench_worker_t *w, uint64_t base_done) {
     atomic_store_explicit(&live[w->idx].done, base_done + w->completed, memory_order_relaxed);
     atomic_store_explicit(&live[w->idx].p99_ns, hist_percentile(w->hist, 99), memory_order_relaxed);
 }
 
 /* How long the engine may block: until the next due request (--rate), the
  * deadline (--duration), and at most 250 ms to keep the live counters fresh. */
-static int worker_timeout_ms(bench_worker_t *w, uint64_t now, int budget_left)
-{
+static int worker_timeout_ms(bench_worker_t *w, uint64_t now, int budget_left) {
     int timeout = -1;
     if (w->o->rate > 0 && w->nidle > 0 && budget_left) {
         double wait = (w->next_due_ns - (double)now) / 1e6;
@@ -265,8 +249,7 @@ static int worker_timeout_ms(bench_worker_t *w, uint64_t now, int budget_left)
     return timeout;
 }
 
-int bench_worker_loop(bench_worker_t *w)
-{
+int bench_worker_loop(bench_worker_t *w) {
     uint64_t base_done = atomic_load_explicit(&live[w->idx].done, memory_order_relaxed);
     uint64_t next_publish = 0;
     w->start_ns = bench_now_ns();

@@ -18,25 +18,25 @@
 #include "bench_resp.h"
 #include "bench_workload.h"
 
-#define BENCH_RBUF 65536   /* bytes a partial reply header line may take */
+#define BENCH_RBUF 65536 /* bytes a partial reply header line may take */
 
 /* Invariants: 0 <= got <= got + inflight <= batch.slots; woff <= wlen;
  * rbuf[0, rlen) holds an incomplete header line, nothing else. */
 typedef struct bench_conn {
     int fd;
-    int idx;                    /* position in the worker's conns[] */
-    uint32_t gen;               /* bumped at each reconnect (-k 0) */
+    int idx;      /* position in the worker's conns[] */
+    uint32_t gen; /* bumped at each reconnect (-k 0) */
     bench_batch_t batch;
-    size_t wlen, woff;          /* current batch bytes, bytes sent so far */
-    int inflight;               /* requests of the batch still without reply */
-    int got;                    /* replies of the batch received */
-    int finished;               /* no more requests for this connection */
-    int writing;                /* epoll: EPOLLOUT armed for a short send */
-    int send_busy;              /* io_uring: a send of this batch is in flight */
-    int send_queued;            /* io_uring: a new batch waits for send_busy */
-    uint64_t *t0;               /* per request: start of its latency, ns */
+    size_t wlen, woff; /* current batch bytes, bytes sent so far */
+    int inflight;      /* requests of the batch still without reply */
+    int got;           /* replies of the batch received */
+    int finished;      /* no more requests for this connection */
+    int writing;       /* epoll: EPOLLOUT armed for a short send */
+    int send_busy;     /* io_uring: a send of this batch is in flight */
+    int send_queued;   /* io_uring: a new batch waits for send_busy */
+    uint64_t *t0;      /* per request: start of its latency, ns */
     bench_resp_t rs;
-    char *rbuf;                 /* BENCH_RBUF bytes */
+    char *rbuf; /* BENCH_RBUF bytes */
     size_t rlen;
 } bench_conn_t;
 
@@ -45,27 +45,27 @@ struct bench_io;
 typedef struct bench_worker {
     const bench_opts_t *o;
     const bench_test_t *t;
-    const struct bench_io *io;  /* the engine this worker runs on */
-    void *io_state;             /* engine's own per-worker state */
+    const struct bench_io *io; /* the engine this worker runs on */
+    void *io_state;            /* engine's own per-worker state */
     int idx, nthreads;
     int nconns;
     bench_conn_t *conns;
     bench_gen_t gen;
     hist_t *hist;
-    uint64_t quota, issued;     /* requests this worker may send / has sent */
+    uint64_t quota, issued; /* requests this worker may send / has sent */
     uint64_t completed, errors;
     uint64_t kind_count[BENCH_MAX_CMDS];
     uint64_t start_ns, end_ns, deadline_ns;
-    int active;                 /* connections with a batch in flight */
-    double interval_ns;         /* --rate: ns between this worker's requests */
+    int active;         /* connections with a batch in flight */
+    double interval_ns; /* --rate: ns between this worker's requests */
     double next_due_ns;
-    int *idle;                  /* --rate: connections waiting for a due time */
+    int *idle; /* --rate: connections waiting for a due time */
     int nidle;
     char first_error[160];
     int fail;
     char errmsg[256];
     pthread_barrier_t *barrier;
-    struct bench_worker *all;   /* every worker, to see failures after the barrier */
+    struct bench_worker *all; /* every worker, to see failures after the barrier */
     pthread_t tid;
 } bench_worker_t;
 
@@ -73,12 +73,12 @@ typedef struct bench_worker {
  * 0 or -1 after bench_worker_fail(). */
 typedef struct bench_io {
     const char *name;
-    int (*init)(bench_worker_t *w);                    /* before any connection */
-    int (*add)(bench_worker_t *w, bench_conn_t *c);    /* c->fd open, non-blocking */
-    void (*del)(bench_worker_t *w, bench_conn_t *c);   /* c->fd is closed next */
-    int (*flush)(bench_worker_t *w, bench_conn_t *c);  /* send batch [woff, wlen) */
-    int (*wait)(bench_worker_t *w, int timeout_ms);    /* block, handle what came */
-    void (*fini)(bench_worker_t *w);                   /* frees io_state; idempotent */
+    int (*init)(bench_worker_t *w);                   /* before any connection */
+    int (*add)(bench_worker_t *w, bench_conn_t *c);   /* c->fd open, non-blocking */
+    void (*del)(bench_worker_t *w, bench_conn_t *c);  /* c->fd is closed next */
+    int (*flush)(bench_worker_t *w, bench_conn_t *c); /* send batch [woff, wlen) */
+    int (*wait)(bench_worker_t *w, int timeout_ms);   /* block, handle what came */
+    void (*fini)(bench_worker_t *w);                  /* frees io_state; idempotent */
 } bench_io_t;
 
 extern const bench_io_t bench_io_epoll;

@@ -14,12 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char WL_VALUE[] = "<value>";   /* marks the payload argument */
+static const char WL_VALUE[] = "<value>"; /* marks the payload argument */
 
 /* ---- templates ---------------------------------------------------------- */
 
-static int wl_cmd(bench_cmd_t *c, const bench_opts_t *o, const char *const *args, int argc)
-{
+static int wl_cmd(bench_cmd_t *c, const bench_opts_t *o, const char *const *args, int argc) {
     c->argc = argc;
     c->argv = calloc((size_t)argc, sizeof(bench_arg_t));
     if (!c->argv)
@@ -34,7 +33,7 @@ static int wl_cmd(bench_cmd_t *c, const bench_opts_t *o, const char *const *args
         a->text = args[i];
         a->len = (uint32_t)strlen(args[i]);
         if (!o->keyspace)
-            continue;   /* without -r the tag stays literal, as redis-benchmark does */
+            continue; /* without -r the tag stays literal, as redis-benchmark does */
         for (const char *p = a->text; (p = strstr(p, BENCH_RAND_TAG)) != NULL; p += BENCH_RAND_LEN) {
             if (a->nrand == BENCH_MAX_RAND_PER_ARG)
                 break;
@@ -45,10 +44,9 @@ static int wl_cmd(bench_cmd_t *c, const bench_opts_t *o, const char *const *args
 }
 
 #define WL_ARGS(...) ((const char *const[]){__VA_ARGS__}), \
-    (int)(sizeof((const char *const[]){__VA_ARGS__}) / sizeof(const char *))
+                     (int)(sizeof((const char *const[]){__VA_ARGS__}) / sizeof(const char *))
 
-static int wl_selected(const bench_opts_t *o, const char *a, const char *b)
-{
+static int wl_selected(const bench_opts_t *o, const char *a, const char *b) {
     char key[64];
     if (!o->tests)
         return 1;
@@ -61,8 +59,7 @@ static int wl_selected(const bench_opts_t *o, const char *a, const char *b)
     return strstr(o->tests, key) != NULL;
 }
 
-static bench_test_t *wl_add(bench_test_t *v, int *n, const char *name)
-{
+static bench_test_t *wl_add(bench_test_t *v, int *n, const char *name) {
     bench_test_t *t = &v[(*n)++];
     memset(t, 0, sizeof(*t));
     t->name = strdup(name);
@@ -70,8 +67,7 @@ static bench_test_t *wl_add(bench_test_t *v, int *n, const char *name)
     return t;
 }
 
-static int wl_custom(const bench_opts_t *o, bench_test_t *v, int *n)
-{
+static int wl_custom(const bench_opts_t *o, bench_test_t *v, int *n) {
     size_t len = 0;
     for (int i = 0; i < o->custom_argc; i++)
         len += strlen(o->custom_argv[i]) + 1;
@@ -89,8 +85,7 @@ static int wl_custom(const bench_opts_t *o, bench_test_t *v, int *n)
     return wl_cmd(&t->cmds[0], o, (const char *const *)o->custom_argv, o->custom_argc);
 }
 
-static int wl_ratio(const bench_opts_t *o, bench_test_t *v, int *n)
-{
+static int wl_ratio(const bench_opts_t *o, bench_test_t *v, int *n) {
     bench_test_t *t = wl_add(v, n, "SET:GET");
     t->ncmds = 2;
     t->variable = 1;
@@ -102,13 +97,12 @@ static int wl_ratio(const bench_opts_t *o, bench_test_t *v, int *n)
     return 0;
 }
 
-static int wl_defaults(const bench_opts_t *o, bench_test_t *v, int *n)
-{
+static int wl_defaults(const bench_opts_t *o, bench_test_t *v, int *n) {
     const char *score = o->keyspace ? "__rand_int__" : "0";
     int rc = 0;
 #define WL_TEST(sel, alt, name, ...) \
-    if (wl_selected(o, sel, alt)) \
-        rc |= wl_cmd(&wl_add(v, n, name)->cmds[0], o, WL_ARGS(__VA_ARGS__))
+    if (wl_selected(o, sel, alt))    \
+    rc |= wl_cmd(&wl_add(v, n, name)->cmds[0], o, WL_ARGS(__VA_ARGS__))
     if (wl_selected(o, "ping_inline", "ping")) {
         bench_test_t *t = wl_add(v, n, "PING_INLINE");
         rc |= wl_cmd(&t->cmds[0], o, WL_ARGS("PING"));
@@ -145,8 +139,7 @@ static int wl_defaults(const bench_opts_t *o, bench_test_t *v, int *n)
     return rc ? -1 : 0;
 }
 
-int bench_tests_build(const bench_opts_t *o, bench_test_t **out)
-{
+int bench_tests_build(const bench_opts_t *o, bench_test_t **out) {
     bench_test_t *v = calloc(32, sizeof(*v));
     int n = 0, rc;
     if (!v)
@@ -168,8 +161,7 @@ int bench_tests_build(const bench_opts_t *o, bench_test_t **out)
     return n;
 }
 
-void bench_tests_free(bench_test_t *v, int n)
-{
+void bench_tests_free(bench_test_t *v, int n) {
     for (int i = 0; i < n; i++) {
         free(v[i].name);
         for (int c = 0; c < v[i].ncmds; c++)
@@ -178,8 +170,7 @@ void bench_tests_free(bench_test_t *v, int n)
     free(v);
 }
 
-static size_t wl_cmd_max(const bench_cmd_t *c, uint32_t maxval)
-{
+static size_t wl_cmd_max(const bench_cmd_t *c, uint32_t maxval) {
     if (c->is_inline)
         return c->argv[0].len + 2;
     size_t n = 16;
@@ -188,8 +179,7 @@ static size_t wl_cmd_max(const bench_cmd_t *c, uint32_t maxval)
     return n;
 }
 
-size_t bench_test_max_request(const bench_opts_t *o, const bench_test_t *t)
-{
+size_t bench_test_max_request(const bench_opts_t *o, const bench_test_t *t) {
     size_t m = 0;
     for (int i = 0; i < t->ncmds; i++) {
         size_t n = wl_cmd_max(&t->cmds[i], bench_opts_max_value(o));
@@ -201,23 +191,20 @@ size_t bench_test_max_request(const bench_opts_t *o, const bench_test_t *t)
 
 /* ---- random draws ------------------------------------------------------- */
 
-uint64_t bench_gen_rand(bench_gen_t *g)
-{
+uint64_t bench_gen_rand(bench_gen_t *g) {
     uint64_t z = (g->rng += 0x9E3779B97F4A7C15ULL);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
     return z ^ (z >> 31);
 }
 
-static double wl_unit(bench_gen_t *g)
-{
+static double wl_unit(bench_gen_t *g) {
     return (double)(bench_gen_rand(g) >> 11) * (1.0 / 9007199254740992.0);
 }
 
 #define WL_ZIPF_S 0.99
 
-static uint64_t wl_gcd(uint64_t a, uint64_t b)
-{
+static uint64_t wl_gcd(uint64_t a, uint64_t b) {
     while (b) {
         uint64_t t = a % b;
         a = b;
@@ -233,8 +220,7 @@ static uint64_t wl_gcd(uint64_t a, uint64_t b)
  * and a multiplier near r times the golden ratio sends consecutive ranks
  * far apart.  It depends on r only, so every thread and every run agree on
  * which keys are hot. */
-static void wl_zipf_scramble(bench_gen_t *g, uint64_t r)
-{
+static void wl_zipf_scramble(bench_gen_t *g, uint64_t r) {
     uint64_t mul = (uint64_t)((double)r * 0.6180339887498949);
     if (mul == 0)
         mul = 1;
@@ -245,8 +231,7 @@ static void wl_zipf_scramble(bench_gen_t *g, uint64_t r)
 }
 
 void bench_gen_init(bench_gen_t *g, const bench_opts_t *o, const bench_test_t *t,
-                    const char *payload, int thread_idx, int nthreads)
-{
+                    const char *payload, int thread_idx, int nthreads) {
     memset(g, 0, sizeof(*g));
     g->o = o;
     g->t = t;
@@ -264,38 +249,36 @@ void bench_gen_init(bench_gen_t *g, const bench_opts_t *o, const bench_test_t *t
         g->size_weight_total += o->dlist[i].weight;
 }
 
-uint64_t bench_gen_key(bench_gen_t *g)
-{
+uint64_t bench_gen_key(bench_gen_t *g) {
     uint64_t r = g->o->keyspace;
     switch (g->o->keypat) {
-    case BENCH_KEYS_SEQUENTIAL: {
-        uint64_t k = g->seq % r;
-        g->seq += g->seq_step;
-        return k;
-    }
-    case BENCH_KEYS_GAUSSIAN: {
-        /* Box-Muller; mean r/2, sigma r/6, so 99.7% fall inside. */
-        double u1 = wl_unit(g), u2 = wl_unit(g);
-        double z = sqrt(-2.0 * log(u1 > 0 ? u1 : 1e-300)) * cos(2 * M_PI * u2);
-        double k = (double)r / 2 + z * (double)r / 6;
-        if (k < 0)
-            k = 0;
-        return k >= (double)r ? r - 1 : (uint64_t)k;
-    }
-    case BENCH_KEYS_ZIPF: {
-        /* Inverse of the continuous approximation of a zipf(s) CDF: rank 0
+        case BENCH_KEYS_SEQUENTIAL: {
+            uint64_t k = g->seq % r;
+            g->seq += g->seq_step;
+            return k;
+        }
+        case BENCH_KEYS_GAUSSIAN: {
+            /* Box-Muller; mean r/2, sigma r/6, so 99.7% fall inside. */
+            double u1 = wl_unit(g), u2 = wl_unit(g);
+            double z = sqrt(-2.0 * log(u1 > 0 ? u1 : 1e-300)) * cos(2 * M_PI * u2);
+            double k = (double)r / 2 + z * (double)r / 6;
+            if (k < 0)
+                k = 0;
+            return k >= (double)r ? r - 1 : (uint64_t)k;
+        }
+        case BENCH_KEYS_ZIPF: {
+            /* Inverse of the continuous approximation of a zipf(s) CDF: rank 0
          * is the hottest; wl_zipf_scramble() spreads ranks over the range. */
-        double x = pow(g->zipf_a * wl_unit(g) + 1.0, 1.0 / (1.0 - WL_ZIPF_S)) - 1.0;
-        uint64_t rank = x >= (double)r ? r - 1 : (uint64_t)x;
-        return (uint64_t)(((unsigned __int128)rank * g->zipf_mul + g->zipf_add) % r);
-    }
-    default:
-        return bench_gen_rand(g) % r;
+            double x = pow(g->zipf_a * wl_unit(g) + 1.0, 1.0 / (1.0 - WL_ZIPF_S)) - 1.0;
+            uint64_t rank = x >= (double)r ? r - 1 : (uint64_t)x;
+            return (uint64_t)(((unsigned __int128)rank * g->zipf_mul + g->zipf_add) % r);
+        }
+        default:
+            return bench_gen_rand(g) % r;
     }
 }
 
-static uint32_t wl_value_size(bench_gen_t *g)
-{
+static uint32_t wl_value_size(bench_gen_t *g) {
     const bench_opts_t *o = g->o;
     if (o->dlist_len) {
         uint64_t w = bench_gen_rand(g) % g->size_weight_total;
@@ -310,8 +293,7 @@ static uint32_t wl_value_size(bench_gen_t *g)
     return o->datasize;
 }
 
-char *bench_payload_create(uint32_t size, uint64_t seed)
-{
+char *bench_payload_create(uint32_t size, uint64_t seed) {
     char *p = malloc((size_t)size + 1);
     if (!p)
         return NULL;
@@ -329,8 +311,7 @@ char *bench_payload_create(uint32_t size, uint64_t seed)
 
 /* ---- request buffers ---------------------------------------------------- */
 
-static char *wl_u64(char *p, uint64_t v)
-{
+static char *wl_u64(char *p, uint64_t v) {
     char tmp[24];
     int n = 0;
     do {
@@ -345,8 +326,7 @@ static char *wl_u64(char *p, uint64_t v)
 /* Writes one request at dst with literal tags; appends the absolute offsets
  * of its tags (relative to base) to offs.  Returns the end pointer. */
 static char *wl_emit(const bench_cmd_t *c, uint32_t vsize, const char *payload,
-                     char *dst, const char *base, uint32_t *offs, uint32_t *noffs)
-{
+                     char *dst, const char *base, uint32_t *offs, uint32_t *noffs) {
     char *p = dst;
     if (!c->is_inline) {
         *p++ = '*';
@@ -381,16 +361,14 @@ static char *wl_emit(const bench_cmd_t *c, uint32_t vsize, const char *payload,
     return p;
 }
 
-static int wl_cmd_nrand(const bench_cmd_t *c)
-{
+static int wl_cmd_nrand(const bench_cmd_t *c) {
     int n = 0;
     for (int i = 0; i < c->argc; i++)
         n += c->argv[i].nrand;
     return n;
 }
 
-static int wl_pick(bench_gen_t *g)
-{
+static int wl_pick(bench_gen_t *g) {
     if (g->t->ncmds == 1)
         return 0;
     uint64_t w = bench_gen_rand(g) % g->cmd_weight_total;
@@ -402,8 +380,7 @@ static int wl_pick(bench_gen_t *g)
     return 0;
 }
 
-static void wl_build_slots(bench_batch_t *b, bench_gen_t *g, int from, int to)
-{
+static void wl_build_slots(bench_batch_t *b, bench_gen_t *g, int from, int to) {
     char *p = from ? b->buf + b->slot_end[from - 1] : b->buf;
     uint32_t nr = from ? b->rand_end[from - 1] : 0;
     for (int i = from; i < to; i++) {
@@ -416,8 +393,7 @@ static void wl_build_slots(bench_batch_t *b, bench_gen_t *g, int from, int to)
     }
 }
 
-int bench_batch_init(bench_batch_t *b, bench_gen_t *g, int slots)
-{
+int bench_batch_init(bench_batch_t *b, bench_gen_t *g, int slots) {
     const bench_test_t *t = g->t;
     memset(b, 0, sizeof(*b));
     int maxr = 0;
@@ -437,12 +413,11 @@ int bench_batch_init(bench_batch_t *b, bench_gen_t *g, int slots)
         return -1;
     }
     if (!t->variable)
-        wl_build_slots(b, g, 0, slots);   /* built once, patched per batch */
+        wl_build_slots(b, g, 0, slots); /* built once, patched per batch */
     return 0;
 }
 
-void bench_batch_free(bench_batch_t *b)
-{
+void bench_batch_free(bench_batch_t *b) {
     free(b->buf);
     free(b->slot_end);
     free(b->rand_end);
@@ -451,8 +426,7 @@ void bench_batch_free(bench_batch_t *b)
     memset(b, 0, sizeof(*b));
 }
 
-size_t bench_batch_next(bench_batch_t *b, bench_gen_t *g, int k)
-{
+size_t bench_batch_next(bench_batch_t *b, bench_gen_t *g, int k) {
     if (g->t->variable)
         wl_build_slots(b, g, 0, k);
     uint32_t n = b->rand_end[k - 1];

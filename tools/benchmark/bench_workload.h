@@ -16,31 +16,31 @@
 #include "bench_opts.h"
 
 #define BENCH_RAND_TAG "__rand_int__"
-#define BENCH_RAND_LEN 12           /* strlen(BENCH_RAND_TAG) == digits written */
+#define BENCH_RAND_LEN 12 /* strlen(BENCH_RAND_TAG) == digits written */
 #define BENCH_MAX_RAND_PER_ARG 8
 
 typedef struct bench_arg {
-    const char *text;        /* literal bytes (unused for a value argument) */
+    const char *text; /* literal bytes (unused for a value argument) */
     uint32_t len;
-    uint8_t is_value;        /* the payload: -d bytes or a drawn size */
-    uint8_t nrand;           /* __rand_int__ tags to rewrite (0 without -r) */
-    uint32_t rand_pos[BENCH_MAX_RAND_PER_ARG];  /* their offsets in text */
+    uint8_t is_value;                          /* the payload: -d bytes or a drawn size */
+    uint8_t nrand;                             /* __rand_int__ tags to rewrite (0 without -r) */
+    uint32_t rand_pos[BENCH_MAX_RAND_PER_ARG]; /* their offsets in text */
 } bench_arg_t;
 
 typedef struct bench_cmd {
     int argc;
     bench_arg_t *argv;
-    int is_inline;           /* sent as "PING\r\n" rather than multibulk */
-    uint32_t weight;         /* share of requests in a mixed test */
+    int is_inline;   /* sent as "PING\r\n" rather than multibulk */
+    uint32_t weight; /* share of requests in a mixed test */
 } bench_cmd_t;
 
 #define BENCH_MAX_CMDS 2
 
 typedef struct bench_test {
-    char *name;              /* as printed: "SET", "LRANGE_100 (first 100 elements)" */
+    char *name; /* as printed: "SET", "LRANGE_100 (first 100 elements)" */
     bench_cmd_t cmds[BENCH_MAX_CMDS];
     int ncmds;
-    int variable;            /* requests differ in shape: rebuild every batch */
+    int variable; /* requests differ in shape: rebuild every batch */
 } bench_test_t;
 
 /* Builds the test list; returns the count (0 means nothing selected) and
@@ -54,12 +54,12 @@ size_t bench_test_max_request(const bench_opts_t *o, const bench_test_t *t);
 typedef struct bench_gen {
     const bench_opts_t *o;
     const bench_test_t *t;
-    uint64_t rng;            /* splitmix64 state */
-    uint64_t seq, seq_step;  /* sequential key pattern */
-    double zipf_a;           /* keyspace^(1-s) - 1, for --key-pattern zipf */
-    uint64_t zipf_mul, zipf_add;  /* rank -> key: (rank * mul + add) % keyspace */
+    uint64_t rng;                /* splitmix64 state */
+    uint64_t seq, seq_step;      /* sequential key pattern */
+    double zipf_a;               /* keyspace^(1-s) - 1, for --key-pattern zipf */
+    uint64_t zipf_mul, zipf_add; /* rank -> key: (rank * mul + add) % keyspace */
     uint32_t cmd_weight_total, size_weight_total;
-    const char *payload;     /* shared value bytes, >= max value size */
+    const char *payload; /* shared value bytes, >= max value size */
 } bench_gen_t;
 
 void bench_gen_init(bench_gen_t *g, const bench_opts_t *o, const bench_test_t *t,
@@ -77,7 +77,7 @@ char *bench_payload_create(uint32_t size, uint64_t seed);
 typedef struct bench_batch {
     char *buf;
     size_t cap;
-    int slots;               /* -P */
+    int slots; /* -P */
     size_t *slot_end;
     uint32_t *rand_end;
     uint32_t *rand_offs;

@@ -14,25 +14,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int hist_msb(uint64_t v)
-{
+static int hist_msb(uint64_t v) {
     return 63 - __builtin_clzll(v);
 }
 
 /* Slot of a value already clamped to h->highest. */
-static size_t hist_index(const hist_t *h, uint64_t v)
-{
+static size_t hist_index(const hist_t *h, uint64_t v) {
     uint64_t sub_count = 1ULL << h->sub_bits;
     if (v < sub_count)
         return (size_t)v;
-    int shift = hist_msb(v) - h->sub_bits + 1;       /* >= 1 */
+    int shift = hist_msb(v) - h->sub_bits + 1; /* >= 1 */
     uint64_t half = sub_count >> 1;
     return (size_t)(sub_count + (uint64_t)(shift - 1) * half + ((v >> shift) - half));
 }
 
 /* Inclusive value range of slot i. */
-static void hist_slot_range(const hist_t *h, size_t i, uint64_t *lo, uint64_t *hi)
-{
+static void hist_slot_range(const hist_t *h, size_t i, uint64_t *lo, uint64_t *hi) {
     uint64_t sub_count = 1ULL << h->sub_bits;
     if (i < sub_count) {
         *lo = *hi = i;
@@ -45,8 +42,7 @@ static void hist_slot_range(const hist_t *h, size_t i, uint64_t *lo, uint64_t *h
     *hi = *lo + (1ULL << shift) - 1;
 }
 
-hist_t *hist_create(uint64_t highest, int sig_digits)
-{
+hist_t *hist_create(uint64_t highest, int sig_digits) {
     if (sig_digits < 1 || sig_digits > 5 || highest < 2)
         return NULL;
     uint64_t need = 2;
@@ -73,16 +69,14 @@ hist_t *hist_create(uint64_t highest, int sig_digits)
     return h;
 }
 
-void hist_free(hist_t *h)
-{
+void hist_free(hist_t *h) {
     if (!h)
         return;
     free(h->counts);
     free(h);
 }
 
-void hist_reset(hist_t *h)
-{
+void hist_reset(hist_t *h) {
     memset(h->counts, 0, h->counts_len * sizeof(uint64_t));
     h->total = 0;
     h->min = UINT64_MAX;
@@ -90,8 +84,7 @@ void hist_reset(hist_t *h)
     h->sum = 0;
 }
 
-void hist_record_n(hist_t *h, uint64_t value, uint64_t n)
-{
+void hist_record_n(hist_t *h, uint64_t value, uint64_t n) {
     if (n == 0)
         return;
     if (value < h->min)
@@ -103,13 +96,11 @@ void hist_record_n(hist_t *h, uint64_t value, uint64_t n)
     h->counts[hist_index(h, value > h->highest ? h->highest : value)] += n;
 }
 
-void hist_record(hist_t *h, uint64_t value)
-{
+void hist_record(hist_t *h, uint64_t value) {
     hist_record_n(h, value, 1);
 }
 
-int hist_merge(hist_t *dst, const hist_t *src)
-{
+int hist_merge(hist_t *dst, const hist_t *src) {
     if (dst->counts_len != src->counts_len || dst->sub_bits != src->sub_bits)
         return -1;
     for (size_t i = 0; i < src->counts_len; i++)
@@ -123,8 +114,7 @@ int hist_merge(hist_t *dst, const hist_t *src)
     return 0;
 }
 
-uint64_t hist_percentile(const hist_t *h, double p)
-{
+uint64_t hist_percentile(const hist_t *h, double p) {
     if (h->total == 0)
         return 0;
     if (p < 0)
@@ -154,13 +144,11 @@ uint64_t hist_percentile(const hist_t *h, double p)
     return h->max;
 }
 
-double hist_mean(const hist_t *h)
-{
+double hist_mean(const hist_t *h) {
     return h->total ? (double)(h->sum / (long double)h->total) : 0.0;
 }
 
-uint64_t hist_count_le(const hist_t *h, uint64_t v)
-{
+uint64_t hist_count_le(const hist_t *h, uint64_t v) {
     uint64_t n = 0;
     for (size_t i = 0; i < h->counts_len; i++) {
         uint64_t lo, hi;
@@ -172,8 +160,7 @@ uint64_t hist_count_le(const hist_t *h, uint64_t v)
     return n;
 }
 
-int hist_next_bucket(const hist_t *h, size_t *pos, hist_bucket_t *b)
-{
+int hist_next_bucket(const hist_t *h, size_t *pos, hist_bucket_t *b) {
     /* cumulative of the previous call is carried in b when *pos > 0. */
     uint64_t cum = *pos ? b->cumulative : 0;
     for (size_t i = *pos; i < h->counts_len; i++) {

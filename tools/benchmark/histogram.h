@@ -16,21 +16,21 @@
 #include <stddef.h>
 
 typedef struct hist {
-    uint64_t highest;          /* largest trackable value (caller's unit) */
-    int sub_bits;              /* log2 of sub-buckets per doubling range */
-    int bucket_count;          /* doubling ranges above the first linear one */
-    size_t counts_len;         /* entries in counts[] */
-    uint64_t total;            /* values recorded */
-    uint64_t min, max;         /* exact extremes; min = UINT64_MAX when empty */
-    long double sum;           /* exact sum, for the mean */
-    uint64_t *counts;          /* counts_len slots, index from hist_index() */
+    uint64_t highest;  /* largest trackable value (caller's unit) */
+    int sub_bits;      /* log2 of sub-buckets per doubling range */
+    int bucket_count;  /* doubling ranges above the first linear one */
+    size_t counts_len; /* entries in counts[] */
+    uint64_t total;    /* values recorded */
+    uint64_t min, max; /* exact extremes; min = UINT64_MAX when empty */
+    long double sum;   /* exact sum, for the mean */
+    uint64_t *counts;  /* counts_len slots, index from hist_index() */
 } hist_t;
 
 /* One non-empty bucket, as handed out by hist_next_bucket(). */
 typedef struct hist_bucket {
-    uint64_t lo, hi;           /* value range covered, inclusive */
-    uint64_t count;            /* values in this bucket */
-    uint64_t cumulative;       /* values in this and all lower buckets */
+    uint64_t lo, hi;     /* value range covered, inclusive */
+    uint64_t count;      /* values in this bucket */
+    uint64_t cumulative; /* values in this and all lower buckets */
 } hist_bucket_t;
 
 /* Returns NULL on bad arguments (sig_digits outside 1..5, highest < 2) or

@@ -22,8 +22,7 @@
 #include <unistd.h>
 
 /* -I: open the connections and wait until killed. */
-static int idle_mode(const bench_opts_t *o)
-{
+static int idle_mode(const bench_opts_t *o) {
     char err[256];
     printf("Creating %d idle connections and waiting forever (Ctrl+C when done)\n", o->clients);
     fflush(stdout);
@@ -40,8 +39,7 @@ static int idle_mode(const bench_opts_t *o)
 
 /* One connection before any test: reachability, AUTH, and the two host
  * settings redis-benchmark prints.  Exits 1 with a message on failure. */
-static void probe_server(const bench_opts_t *o, bench_hostconf_t *hc)
-{
+static void probe_server(const bench_opts_t *o, bench_hostconf_t *hc) {
     char err[256], reply[1024];
     int fd = bench_net_connect(o, err, sizeof(err));
     if (fd < 0 || bench_net_handshake(fd, o, err, sizeof(err)) < 0) {
@@ -56,8 +54,7 @@ static void probe_server(const bench_opts_t *o, bench_hostconf_t *hc)
     close(fd);
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     bench_opts_t o;
     int rc = bench_opts_parse(&o, argc, argv);
     if (rc) {

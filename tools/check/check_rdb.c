@@ -20,10 +20,10 @@ int main(int argc, char **argv) {
     }
     static server_t srv;
     config_init_defaults(&srv.cfg);
-    srv.cfg.databases = 1024;   /* accept any SELECTDB a server might write */
+    srv.cfg.databases = 1024; /* accept any SELECTDB a server might write */
     obj_create_shared();
     db_init_all(&srv);
-    commands_init(&srv);        /* registers the value types' free functions */
+    commands_init(&srv); /* registers the value types' free functions */
     size_t len;
     unsigned char *buf = rdb_read_file(argv[1], &len);
     if (!buf) {

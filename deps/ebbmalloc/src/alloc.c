@@ -78,7 +78,7 @@ void *ebb_calloc(size_t n, size_t size) {
     }
     void *p = ebb_fast_malloc(total);
     if (p != NULL && ebb_chunk_of(p)->kind != EBB_CHUNK_HUGE)
-        memset(p, 0, total);   /* fresh huge mappings are already zero */
+        memset(p, 0, total); /* fresh huge mappings are already zero */
     return p;
 }
 

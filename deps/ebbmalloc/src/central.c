@@ -26,18 +26,18 @@
 
 typedef struct {
     ebb_lock_t lock;
-    ebb_span_t *bucket[NBUCKETS + 1];  /* 0: empty slabs; 1..: by fullness */
-    uint32_t nempty;                /* slabs in bucket 0 */
-    uint32_t empty_max;             /* most slabs bucket 0 may keep */
-    uint64_t empty_since;           /* ms: bucket 0 last became non-empty */
-    size_t nslabs;                  /* slabs of this class */
-    size_t used;                    /* blocks out of slabs */
-    size_t cap;                     /* blocks all slabs hold */
-    uint64_t nrefills, nflushes;    /* batches moved */
+    ebb_span_t *bucket[NBUCKETS + 1]; /* 0: empty slabs; 1..: by fullness */
+    uint32_t nempty;                  /* slabs in bucket 0 */
+    uint32_t empty_max;               /* most slabs bucket 0 may keep */
+    uint64_t empty_since;             /* ms: bucket 0 last became non-empty */
+    size_t nslabs;                    /* slabs of this class */
+    size_t used;                      /* blocks out of slabs */
+    size_t cap;                       /* blocks all slabs hold */
+    uint64_t nrefills, nflushes;      /* batches moved */
 } __attribute__((aligned(64))) central_t;
 
 static central_t cent[EBB_NCLASSES] = {
-    [0 ... EBB_NCLASSES - 1] = { .lock = EBB_LOCK_INIT },
+    [0 ... EBB_NCLASSES - 1] = {.lock = EBB_LOCK_INIT},
 };
 
 static int bucket_of(const ebb_span_t *s) {
@@ -252,7 +252,7 @@ void _ebb_central_unlock_all(int reinit) {
  * class lock and then the page lock held, the page walk sums slab used/cap per class, which must equal the class totals;
  * every slab on a bucket list must be partial and in the right bucket. */
 int ebb_check(void) {
-    size_t used[EBB_NCLASSES] = { 0 }, cap[EBB_NCLASSES] = { 0 };
+    size_t used[EBB_NCLASSES] = {0}, cap[EBB_NCLASSES] = {0};
     ebb_ensure_init();
     _ebb_xfer_drain_all();
     _ebb_central_lock_all();

@@ -28,8 +28,14 @@ static bool key_is(const char *k, size_t klen, const char *name) {
 }
 
 static bool parse_bool(const char *v, size_t vlen, int *out) {
-    if (key_is(v, vlen, "true") || key_is(v, vlen, "1")) { *out = 1; return true; }
-    if (key_is(v, vlen, "false") || key_is(v, vlen, "0")) { *out = 0; return true; }
+    if (key_is(v, vlen, "true") || key_is(v, vlen, "1")) {
+        *out = 1;
+        return true;
+    }
+    if (key_is(v, vlen, "false") || key_is(v, vlen, "0")) {
+        *out = 0;
+        return true;
+    }
     return false;
 }
 
@@ -37,7 +43,10 @@ static bool parse_bool(const char *v, size_t vlen, int *out) {
 static bool parse_long(const char *v, size_t vlen, long *out) {
     long sign = 1, n = 0;
     size_t i = 0;
-    if (vlen > 0 && v[0] == '-') { sign = -1; i = 1; }
+    if (vlen > 0 && v[0] == '-') {
+        sign = -1;
+        i = 1;
+    }
     if (i == vlen || vlen - i > 15)
         return false;
     for (; i < vlen; i++) {
@@ -91,8 +100,8 @@ void _ebb_conf_init(void) {
         size_t len = end ? (size_t)(end - s) : strlen(s);
         const char *colon = memchr(item, ':', len);
         if (len > 0 && (colon == NULL ||
-            !apply(item, (size_t)(colon - item), colon + 1,
-                   len - (size_t)(colon - item) - 1))) {
+                        !apply(item, (size_t)(colon - item), colon + 1,
+                               len - (size_t)(colon - item) - 1))) {
             _ebb_os_write_err("ebbmalloc: ignoring bad EBBMALLOC_CONF item: ");
             char tmp[128];
             size_t n = len < sizeof(tmp) - 2 ? len : sizeof(tmp) - 2;
@@ -108,11 +117,11 @@ void _ebb_conf_init(void) {
 /* The settings in EBBMALLOC_CONF syntax, for the stats report. */
 size_t _ebb_conf_describe(char *buf, size_t len) {
     int n = snprintf(buf, len,
-        "decay_ms:%ld,purge:%s,tcache_bytes:%zu,stats_print:%s,"
-        "background_thread:%s,thp:%s",
-        _ebb_conf.decay_ms, _ebb_conf.purge_free ? "free" : "dontneed",
-        _ebb_conf.tcache_bytes, _ebb_conf.stats_print ? "true" : "false",
-        _ebb_conf.background_thread ? "true" : "false",
-        _ebb_conf.thp ? "default" : "never");
+                     "decay_ms:%ld,purge:%s,tcache_bytes:%zu,stats_print:%s,"
+                     "background_thread:%s,thp:%s",
+                     _ebb_conf.decay_ms, _ebb_conf.purge_free ? "free" : "dontneed",
+                     _ebb_conf.tcache_bytes, _ebb_conf.stats_print ? "true" : "false",
+                     _ebb_conf.background_thread ? "true" : "false",
+                     _ebb_conf.thp ? "default" : "never");
     return n < 0 ? 0 : (size_t)n;
 }

@@ -12,7 +12,7 @@
 
 #include "internal.h"
 
-static size_t huge_mapped, huge_usable;   /* bytes, atomic */
+static size_t huge_mapped, huge_usable; /* bytes, atomic */
 
 void *_ebb_huge_alloc(size_t size, size_t align) {
     if (align < EBB_PAGE)

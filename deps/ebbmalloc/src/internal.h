@@ -43,7 +43,10 @@
 #define EBB_CLS_NONE 0xFF
 
 /* Span states. */
-enum { EBB_SPAN_DIRTY = 1, EBB_SPAN_CLEAN, EBB_SPAN_SLAB, EBB_SPAN_LARGE,
+enum { EBB_SPAN_DIRTY = 1,
+       EBB_SPAN_CLEAN,
+       EBB_SPAN_SLAB,
+       EBB_SPAN_LARGE,
        EBB_SPAN_BUSY };
 
 /* Span descriptor.  Invariants: a free span (DIRTY/CLEAN) is in exactly one
@@ -56,27 +59,28 @@ enum { EBB_SPAN_DIRTY = 1, EBB_SPAN_CLEAN, EBB_SPAN_SLAB, EBB_SPAN_LARGE,
  * == cap; used counts blocks handed out to threads (program, tcache or a
  * transfer stack); a slab with used == 0 is one central.c keeps empty. */
 typedef struct ebb_span {
-    struct ebb_span *next, *prev;   /* free bin list / central bucket list */
-    uint32_t npages;                /* length in pages */
-    uint16_t page;                  /* index of first page in its chunk */
-    uint8_t state;                  /* EBB_SPAN_* */
-    uint8_t cls;                    /* slab: size class; large: 0 */
+    struct ebb_span *next, *prev; /* free bin list / central bucket list */
+    uint32_t npages;              /* length in pages */
+    uint16_t page;                /* index of first page in its chunk */
+    uint8_t state;                /* EBB_SPAN_* */
+    uint8_t cls;                  /* slab: size class; large: 0 */
     union {
         struct {
-            void *free;             /* freed blocks, linked through word 0 */
-            uint32_t used;          /* blocks out of the slab */
-            uint32_t cap;           /* blocks the slab holds */
-            uint32_t bump;          /* blocks [bump, cap) never handed out */
-            int32_t bucket;         /* central fullness bucket, -1 if full */
+            void *free;     /* freed blocks, linked through word 0 */
+            uint32_t used;  /* blocks out of the slab */
+            uint32_t cap;   /* blocks the slab holds */
+            uint32_t bump;  /* blocks [bump, cap) never handed out */
+            int32_t bucket; /* central fullness bucket, -1 if full */
         } slab;
         struct {
             struct ebb_span *lru_next, *lru_prev;
-            uint64_t since_ms;      /* when it became dirty */
+            uint64_t since_ms; /* when it became dirty */
         } dirty;
     } u;
 } ebb_span_t;
 
-enum { EBB_CHUNK_ARENA = 0x41524e41, EBB_CHUNK_HUGE = 0x48554745 };
+enum { EBB_CHUNK_ARENA = 0x41524e41,
+       EBB_CHUNK_HUGE = 0x48554745 };
 
 /* Chunk header.  page_cls comes first so that free() finds a block's class
  * with one load; for a huge chunk it is all EBB_CLS_NONE.  The header is
@@ -85,25 +89,26 @@ enum { EBB_CHUNK_ARENA = 0x41524e41, EBB_CHUNK_HUGE = 0x48554745 };
  * reused first), so a chunk of 3-page slabs touches a third of it.  Pages
  * past desc_top's are never written and cost no memory. */
 typedef struct ebb_chunk {
-    uint8_t page_cls[EBB_CHUNK_PAGES];   /* class of a slab page, or NONE */
-    uint32_t kind;                       /* EBB_CHUNK_ARENA / _HUGE */
+    uint8_t page_cls[EBB_CHUNK_PAGES]; /* class of a slab page, or NONE */
+    uint32_t kind;                     /* EBB_CHUNK_ARENA / _HUGE */
     /* huge chunks only */
-    char *map_base;                      /* start of the whole mapping */
-    size_t map_size;                     /* bytes mapped */
-    size_t usable;                       /* bytes usable at the block */
+    char *map_base;  /* start of the whole mapping */
+    size_t map_size; /* bytes mapped */
+    size_t usable;   /* bytes usable at the block */
     /* arena chunks only */
-    struct ebb_chunk *next;              /* all arena chunks */
-    ebb_span_t *desc_free;               /* free descriptors, by next */
-    uint32_t desc_top;                   /* spans[desc_top..] never used */
-    uint16_t span_of[EBB_CHUNK_PAGES];   /* page -> index in spans[] */
-    ebb_span_t spans[EBB_CHUNK_PAGES];   /* descriptor pool */
+    struct ebb_chunk *next;            /* all arena chunks */
+    ebb_span_t *desc_free;             /* free descriptors, by next */
+    uint32_t desc_top;                 /* spans[desc_top..] never used */
+    uint16_t span_of[EBB_CHUNK_PAGES]; /* page -> index in spans[] */
+    ebb_span_t spans[EBB_CHUNK_PAGES]; /* descriptor pool */
 } ebb_chunk_t;
 
 #define EBB_HDR_PAGES ((sizeof(ebb_chunk_t) + EBB_PAGE - 1) / EBB_PAGE)
 /* Header bytes written once descriptors [0, top) have been handed out. */
 static inline size_t ebb_hdr_touched(size_t top) {
     return (offsetof(ebb_chunk_t, spans) + top * sizeof(ebb_span_t) +
-            EBB_PAGE - 1) & ~(EBB_PAGE - 1);
+            EBB_PAGE - 1) &
+           ~(EBB_PAGE - 1);
 }
 
 /* The header that governs ptr.  ptr - 1 makes a chunk-aligned huge block
@@ -135,10 +140,11 @@ static inline size_t ebb_page_round(size_t n) {
  * contended before it (atomically); both are read without the lock. */
 typedef struct {
     pthread_mutex_t m;
-    uint64_t acquired;       /* acquisitions */
-    uint64_t contended;      /* of those, how many had to wait (atomic) */
+    uint64_t acquired;  /* acquisitions */
+    uint64_t contended; /* of those, how many had to wait (atomic) */
 } ebb_lock_t;
-#define EBB_LOCK_INIT { .m = PTHREAD_MUTEX_INITIALIZER }
+#define EBB_LOCK_INIT \
+    { .m = PTHREAD_MUTEX_INITIALIZER }
 
 static inline void ebb_lock(ebb_lock_t *l) {
     if (EBB_UNLIKELY(pthread_mutex_trylock(&l->m) != 0)) {
@@ -157,12 +163,12 @@ static inline void ebb_lock_reinit(ebb_lock_t *l) {
 
 /* ---- conf.c: settings, read once from EBBMALLOC_CONF ---- */
 typedef struct {
-    long decay_ms;              /* dirty page age before purge; -1 never */
-    int purge_free;             /* 1: MADV_FREE, 0: MADV_DONTNEED */
-    size_t tcache_bytes;        /* bound of one thread cache */
-    int stats_print;            /* print stats to stderr at exit */
-    int background_thread;      /* run the purge thread */
-    int thp;                    /* 0: MADV_NOHUGEPAGE on chunks, 1: leave */
+    long decay_ms;         /* dirty page age before purge; -1 never */
+    int purge_free;        /* 1: MADV_FREE, 0: MADV_DONTNEED */
+    size_t tcache_bytes;   /* bound of one thread cache */
+    int stats_print;       /* print stats to stderr at exit */
+    int background_thread; /* run the purge thread */
+    int thp;               /* 0: MADV_NOHUGEPAGE on chunks, 1: leave */
 } ebb_conf_t;
 extern ebb_conf_t _ebb_conf EBB_HIDDEN;
 void _ebb_conf_init(void) EBB_HIDDEN;
@@ -173,7 +179,7 @@ extern uint32_t _ebb_class_size[EBB_NCLASSES] EBB_HIDDEN;
 extern uint8_t _ebb_class_pages[EBB_NCLASSES] EBB_HIDDEN;
 extern uint8_t _ebb_class_lut[EBB_LUT_MAX / 8 + 1] EBB_HIDDEN;
 void _ebb_size_class_init(void) EBB_HIDDEN;
-unsigned _ebb_size_class_of(size_t size) EBB_HIDDEN;   /* size <= SMALL_MAX */
+unsigned _ebb_size_class_of(size_t size) EBB_HIDDEN; /* size <= SMALL_MAX */
 static inline unsigned ebb_class_of(size_t size) {
     if (EBB_LIKELY(size <= EBB_LUT_MAX))
         return _ebb_class_lut[(size + 7) >> 3];
@@ -192,8 +198,8 @@ void _ebb_os_write_err(const char *text) EBB_HIDDEN;
 
 /* ---- page.c: the page allocator over arena chunks (one global lock) ---- */
 typedef struct {
-    size_t mapped, retained, dirty, large, slab_pages;   /* bytes */
-    size_t metadata;   /* header bytes touched (ebb_hdr_touched per chunk) */
+    size_t mapped, retained, dirty, large, slab_pages; /* bytes */
+    size_t metadata;                                   /* header bytes touched (ebb_hdr_touched per chunk) */
     size_t nchunks;
 } ebb_page_stats_t;
 ebb_span_t *_ebb_page_alloc(size_t npages, size_t align_pages, int state)
@@ -215,10 +221,10 @@ void _ebb_slab_put(ebb_span_t *s, void *block) EBB_HIDDEN;
 
 /* ---- central.c: per-class middle layer ---- */
 typedef struct {
-    size_t nslabs, used, cap;    /* slabs, blocks out, blocks held */
-    uint64_t nrefills, nflushes; /* batches moved */
-    uint64_t lock_acquired, lock_contended;   /* the class lock */
-    size_t nempty;               /* of nslabs, kept empty (central.c) */
+    size_t nslabs, used, cap;               /* slabs, blocks out, blocks held */
+    uint64_t nrefills, nflushes;            /* batches moved */
+    uint64_t lock_acquired, lock_contended; /* the class lock */
+    size_t nempty;                          /* of nslabs, kept empty (central.c) */
 } ebb_central_stats_t;
 unsigned _ebb_central_take(unsigned cls, unsigned want, void **head)
     EBB_HIDDEN;
@@ -241,22 +247,24 @@ void _ebb_xfer_counts(uint64_t out[3]) EBB_HIDDEN;
 
 /* ---- tcache.c: per-thread caches ---- */
 typedef struct {
-    void *head;                  /* free blocks, linked through word 0 */
-    uint32_t count;              /* length of head's list */
-    uint32_t max;                /* flush above this */
+    void *head;     /* free blocks, linked through word 0 */
+    uint32_t count; /* length of head's list */
+    uint32_t max;   /* flush above this */
 } ebb_tbin_t;
-enum { EBB_TC_NEW = 0, EBB_TC_LIVE, EBB_TC_DEAD };
+enum { EBB_TC_NEW = 0,
+       EBB_TC_LIVE,
+       EBB_TC_DEAD };
 typedef struct ebb_tcache {
     ebb_tbin_t bins[EBB_NCLASSES];
-    int state;                   /* EBB_TC_* */
-    struct ebb_tcache *reg_next, *reg_prev;   /* registry of live caches */
+    int state;                              /* EBB_TC_* */
+    struct ebb_tcache *reg_next, *reg_prev; /* registry of live caches */
 } ebb_tcache_t;
 extern __thread ebb_tcache_t _ebb_tc
     __attribute__((tls_model("initial-exec"))) EBB_HIDDEN;
 void *_ebb_tcache_alloc_slow(unsigned cls) EBB_HIDDEN;
 void _ebb_tcache_free_slow(void *ptr, unsigned cls) EBB_HIDDEN;
 void _ebb_tcache_flush_self(void) EBB_HIDDEN;
-size_t _ebb_tcache_cached(unsigned cls) EBB_HIDDEN;    /* blocks, all threads */
+size_t _ebb_tcache_cached(unsigned cls) EBB_HIDDEN; /* blocks, all threads */
 void _ebb_tcache_global_init(void) EBB_HIDDEN;
 void _ebb_tcache_lock_all(void) EBB_HIDDEN;
 void _ebb_tcache_lock_counts(uint64_t *acquired, uint64_t *contended)

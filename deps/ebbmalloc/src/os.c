@@ -59,7 +59,8 @@ void _ebb_os_no_huge_pages(void *addr, size_t size) {
     madvise(addr, size, MADV_NOHUGEPAGE);
     errno = saved;
 #else
-    (void)addr; (void)size;
+    (void)addr;
+    (void)size;
 #endif
 }
 

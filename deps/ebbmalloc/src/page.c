@@ -21,7 +21,8 @@
 #include "internal.h"
 
 #define NBINS 128
-enum { SET_DIRTY = 0, SET_CLEAN = 1 };
+enum { SET_DIRTY = 0,
+       SET_CLEAN = 1 };
 
 static ebb_lock_t page_lock = EBB_LOCK_INIT;
 static ebb_span_t *bins[2][NBINS];
@@ -69,8 +70,10 @@ static void desc_put(ebb_chunk_t *c, ebb_span_t *s) {
 
 static void lru_unlink(ebb_span_t *s) {
     ebb_span_t *p = s->u.dirty.lru_prev, *n = s->u.dirty.lru_next;
-    if (p) p->u.dirty.lru_next = n; else lru_head = n;
-    if (n) n->u.dirty.lru_prev = p; else lru_tail = p;
+    if (p) p->u.dirty.lru_next = n;
+    else lru_head = n;
+    if (n) n->u.dirty.lru_prev = p;
+    else lru_tail = p;
 }
 
 static void lru_insert_after(ebb_span_t *pos, ebb_span_t *s) {
@@ -78,7 +81,8 @@ static void lru_insert_after(ebb_span_t *pos, ebb_span_t *s) {
     s->u.dirty.lru_next = pos ? pos->u.dirty.lru_next : lru_head;
     if (s->u.dirty.lru_next) s->u.dirty.lru_next->u.dirty.lru_prev = s;
     else lru_tail = s;
-    if (pos) pos->u.dirty.lru_next = s; else lru_head = s;
+    if (pos) pos->u.dirty.lru_next = s;
+    else lru_head = s;
 }
 
 /* Put s (state DIRTY or CLEAN already set) in its bin.  For a dirty span
@@ -106,7 +110,8 @@ static void free_insert(ebb_span_t *s, ebb_span_t *lru_pos) {
 static void free_remove(ebb_span_t *s) {
     int set = set_of(s);
     unsigned b = bin_index(s->npages);
-    if (s->prev) s->prev->next = s->next; else bins[set][b] = s->next;
+    if (s->prev) s->prev->next = s->next;
+    else bins[set][b] = s->next;
     if (s->next) s->next->prev = s->prev;
     if (bins[set][b] == NULL)
         binmap[set][b / 64] &= ~((uint64_t)1 << (b % 64));
@@ -394,11 +399,20 @@ void _ebb_page_unlock_all(int reinit) {
  * locks, so slab fields are stable) and verifies the invariants written at
  * ebb_span_t.  Adds each class's slab used/cap into used[]/cap[].  Returns
  * 0, or the line number of the first broken invariant. */
-#define PCHECK(cond) do { if (!(cond)) { line = __LINE__; goto out; } } while (0)
+#define PCHECK(cond)         \
+    do {                     \
+        if (!(cond)) {       \
+            line = __LINE__; \
+            goto out;        \
+        }                    \
+    } while (0)
 
 static size_t list_len(void *p, size_t limit) {
     size_t n = 0;
-    while (p && n <= limit) { p = *(void **)p; n++; }
+    while (p && n <= limit) {
+        p = *(void **)p;
+        n++;
+    }
     return n;
 }
 
@@ -423,7 +437,7 @@ int _ebb_page_check(size_t *used, size_t *cap) {
             PCHECK(p + s->npages <= EBB_CHUNK_PAGES);
             size_t last = p + s->npages - 1;
             if (s->state == EBB_SPAN_DIRTY || s->state == EBB_SPAN_CLEAN) {
-                PCHECK(s->state != prev_state);   /* merged neighbours */
+                PCHECK(s->state != prev_state); /* merged neighbours */
                 PCHECK(c->span_of[last] == c->span_of[p]);
                 *(s->state == EBB_SPAN_DIRTY ? &dirty : &retained) +=
                     s->npages * EBB_PAGE;
@@ -450,10 +464,11 @@ int _ebb_page_check(size_t *used, size_t *cap) {
                 PCHECK(s->npages == _ebb_class_pages[s->cls]);
                 for (size_t i = p; i <= last; i++)
                     PCHECK(c->page_cls[i] == s->cls);
-                PCHECK(s->u.slab.used <= s->u.slab.cap);   /* 0: kept empty */
+                PCHECK(s->u.slab.used <= s->u.slab.cap); /* 0: kept empty */
                 PCHECK(s->u.slab.bump <= s->u.slab.cap);
                 PCHECK(s->u.slab.used + list_len(s->u.slab.free, s->u.slab.cap) +
-                       (s->u.slab.cap - s->u.slab.bump) == s->u.slab.cap);
+                           (s->u.slab.cap - s->u.slab.bump) ==
+                       s->u.slab.cap);
                 used[s->cls] += s->u.slab.used;
                 cap[s->cls] += s->u.slab.cap;
             } else {

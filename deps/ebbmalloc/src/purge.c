@@ -19,9 +19,9 @@
 
 #include "internal.h"
 
-static uint64_t last_tick_ms;   /* atomic */
-static int bg_started;          /* atomic: 0 none, 1 running or starting */
-static __thread int in_tick;    /* this thread is inside tick() */
+static uint64_t last_tick_ms; /* atomic */
+static int bg_started;        /* atomic: 0 none, 1 running or starting */
+static __thread int in_tick;  /* this thread is inside tick() */
 
 static void tick(bool force);
 
@@ -35,8 +35,8 @@ static uint64_t tick_interval_ms(void) {
 static void *bg_main(void *arg) {
     (void)arg;
     uint64_t iv = tick_interval_ms();
-    struct timespec ts = { .tv_sec = (time_t)(iv / 1000),
-                           .tv_nsec = (long)(iv % 1000) * 1000000L };
+    struct timespec ts = {.tv_sec = (time_t)(iv / 1000),
+                          .tv_nsec = (long)(iv % 1000) * 1000000L};
     for (;;) {
         nanosleep(&ts, NULL);
         tick(true);
@@ -82,10 +82,10 @@ static void tick(bool force) {
     if (decay > 0 && !force && now - last < tick_interval_ms())
         return;
     if (in_tick)
-        return;   /* a page free made by this very tick */
+        return; /* a page free made by this very tick */
     if (!__atomic_compare_exchange_n(&last_tick_ms, &last, now, false,
                                      __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-        return;   /* another thread is ticking */
+        return; /* another thread is ticking */
     in_tick = 1;
     _ebb_xfer_drain_all();
     _ebb_central_trim(now, decay, false);

@@ -24,7 +24,7 @@ unsigned _ebb_size_class_of(size_t size) {
     if (size <= 128)
         return size == 0 ? 0 : (unsigned)((size - 1) >> 3);
     size_t m = size - 1;
-    unsigned k = 63 - (unsigned)__builtin_clzl(m);   /* 2^k <= m < 2^(k+1) */
+    unsigned k = 63 - (unsigned)__builtin_clzl(m); /* 2^k <= m < 2^(k+1) */
     return 16 + (k - 7) * 8 + (unsigned)((m - ((size_t)1 << k)) >> (k - 3));
 }
 

@@ -38,7 +38,7 @@ void ebb_stats_get(ebb_stats_t *out) {
     _ebb_huge_stats(&huge_mapped, &huge_usable);
     memset(out, 0, sizeof(*out));
     out->allocated = small + ps.large + huge_usable;
-    if (kept > ps.slab_pages)   /* racy snapshot */
+    if (kept > ps.slab_pages) /* racy snapshot */
         kept = ps.slab_pages;
     out->active = ps.slab_pages - kept + ps.large + huge_mapped;
     out->mapped = ps.mapped + huge_mapped;
@@ -102,7 +102,8 @@ void ebb_stats_print(void (*out)(void *arg, const char *text), void *arg) {
         pend += _ebb_xfer_pending(c);
     emitf(out, arg, "transfer stacks: %zu blocks waiting\n", pend);
     emitf(out, arg, "transfer batches (no lock): %llu pushed, %llu popped, "
-          "%llu refused (stack full)\n", (unsigned long long)xc[0],
+                    "%llu refused (stack full)\n",
+          (unsigned long long)xc[0],
           (unsigned long long)xc[1], (unsigned long long)xc[2]);
     emitf(out, arg, "%6s %5s %8s %10s %10s %9s %6s %10s %10s %10s %10s\n",
           "size", "pages", "slabs", "used", "cap", "cached", "util%",

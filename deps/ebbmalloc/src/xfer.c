@@ -45,10 +45,10 @@
 #define PTR_MASK (((uint64_t)1 << TAG_SHIFT) - 1)
 
 typedef struct {
-    uint64_t top;       /* atomic: newest batch (tagged, see above) */
-    size_t pending;     /* atomic: blocks on the stack */
-    uint32_t limit;     /* most blocks allowed to wait; 0: class not served */
-    uint64_t pushed, popped, refused;   /* atomic: batches, for the report */
+    uint64_t top;                     /* atomic: newest batch (tagged, see above) */
+    size_t pending;                   /* atomic: blocks on the stack */
+    uint32_t limit;                   /* most blocks allowed to wait; 0: class not served */
+    uint64_t pushed, popped, refused; /* atomic: batches, for the report */
 } __attribute__((aligned(64))) xfer_t;
 
 static xfer_t xf[EBB_NCLASSES];

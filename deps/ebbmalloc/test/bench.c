@@ -21,12 +21,14 @@ static double now_s(void) {
 
 static uint64_t rng(uint64_t *s) {
     uint64_t x = *s;
-    x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
     return *s = x;
 }
 
 static void bench_pair(void) {
-    static const size_t sizes[8] = { 16, 24, 32, 48, 64, 80, 100, 128 };
+    static const size_t sizes[8] = {16, 24, 32, 48, 64, 80, 100, 128};
     long n = 50 * 1000 * 1000;
     void *volatile sink;
     double t0 = now_s();
@@ -42,7 +44,7 @@ static void bench_pair(void) {
 
 #define RING 4096
 static void *ring[RING];
-static long r_head, r_tail;            /* atomic; published in batches */
+static long r_head, r_tail; /* atomic; published in batches */
 static long xt_n = 10 * 1000 * 1000;
 
 static void *xt_consumer(void *arg) {

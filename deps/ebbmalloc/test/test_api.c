@@ -103,7 +103,7 @@ static int test_malloc_alignment(void) {
 }
 
 static int test_aligned_apis(void) {
-    size_t sizes[] = { 1, 24, 100, 4000, 5000, 20000, 300000, 3 << 20 };
+    size_t sizes[] = {1, 24, 100, 4000, 5000, 20000, 300000, 3 << 20};
     for (size_t a = 8; a <= ((size_t)8 << 20); a *= 2) {
         for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
             size_t s = sizes[i];
@@ -137,8 +137,8 @@ static int test_realloc(void) {
     memcpy(p, "0123456789abcdefghi", 20);
     CHECK(ebb_realloc(p, 24) == p);
     /* grow through classes, large and huge, content kept */
-    size_t sizes[] = { 100, 1000, 16384, 20000, 100000, 2 << 20, 5 << 20,
-                       9 << 20, 3 << 20, 50000, 300, 17 };
+    size_t sizes[] = {100, 1000, 16384, 20000, 100000, 2 << 20, 5 << 20,
+                      9 << 20, 3 << 20, 50000, 300, 17};
     for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
         p = ebb_realloc(p, sizes[i]);
         CHECK(p != NULL);
@@ -207,7 +207,7 @@ static int test_overflow(void) {
     errno = 0;
     CHECK(ebb_realloc(p, SIZE_MAX - 100) == NULL);
     CHECK_EQ(errno, ENOMEM);
-    ebb_free(p);   /* still valid after a failed realloc */
+    ebb_free(p); /* still valid after a failed realloc */
     void *q = NULL;
     CHECK_EQ(ebb_posix_memalign(&q, 64, SIZE_MAX - 10), ENOMEM);
     return 0;
@@ -262,7 +262,8 @@ static int test_stats_consistency(void) {
     size_t held = 0;
     for (int i = 0; i < N; i++) {
         size_t s = (i % 10 == 0) ? 20000 + (size_t)i * 37
-                 : (i == 77) ? (size_t)5 << 20 : 1 + (size_t)(i * 131) % 3000;
+                   : (i == 77)   ? (size_t)5 << 20
+                                 : 1 + (size_t)(i * 131) % 3000;
         blocks[i] = ebb_malloc(s);
         CHECK(blocks[i] != NULL);
         held += ebb_usable_size(blocks[i]);
@@ -311,7 +312,7 @@ static int test_purge_returns_memory(void) {
 }
 
 static int test_defrag_hint(void) {
-    enum { N = 12288 / 64 * 8 };   /* 8 slabs of 64-byte blocks (3 pages) */
+    enum { N = 12288 / 64 * 8 }; /* 8 slabs of 64-byte blocks (3 pages) */
     static void *v[N];
     CHECK_EQ(_ebb_class_pages[ebb_class_of(64)], 3);
     ebb_purge();
@@ -373,7 +374,7 @@ static void collect(void *arg, const char *text) {
 
 static int test_stats_print(void) {
     void *p = ebb_malloc(64);
-    size_t seen[2] = { 0, 0 };
+    size_t seen[2] = {0, 0};
     ebb_stats_print(collect, seen);
     CHECK_EQ(seen[0], 1);
     CHECK_EQ(seen[1], 1);
@@ -391,7 +392,7 @@ static void lock_line(void *arg, const char *text) {
 }
 
 static int test_lock_counters(void) {
-    unsigned long long before[3] = { 0, 0, 0 }, after[3] = { 0, 0, 0 };
+    unsigned long long before[3] = {0, 0, 0}, after[3] = {0, 0, 0};
     ebb_stats_print(lock_line, before);
     void *p = ebb_malloc(100000);
     CHECK(p != NULL);
@@ -409,7 +410,8 @@ static void xfer_line(void *arg, const char *text) {
     unsigned long long *v = arg;
     if (strncmp(text, "transfer batches", 16) == 0)
         v[3] = sscanf(text, "transfer batches (no lock): %llu pushed, %llu "
-                      "popped, %llu refused", &v[0], &v[1], &v[2]);
+                            "popped, %llu refused",
+                      &v[0], &v[1], &v[2]);
 }
 
 enum { XN = 20000 };
@@ -426,7 +428,7 @@ static void *free_all_x(void *arg) {
  * the lock-free transfer stacks: batches are pushed by the freeing thread
  * and popped by this thread's refills; the heap stays consistent. */
 static int test_transfer_stack(void) {
-    unsigned long long a[4] = { 0 }, b[4] = { 0 }, c[4] = { 0 };
+    unsigned long long a[4] = {0}, b[4] = {0}, c[4] = {0};
     ebb_purge();
     ebb_stats_print(xfer_line, a);
     for (int i = 0; i < XN; i++) {
@@ -439,7 +441,7 @@ static int test_transfer_stack(void) {
     CHECK_EQ(pthread_join(t, NULL), 0);
     ebb_stats_print(xfer_line, b);
     CHECK_EQ(b[3], 3);
-    CHECK(b[0] > a[0]);                    /* the freeing thread pushed */
+    CHECK(b[0] > a[0]); /* the freeing thread pushed */
     /* the exit drained its stack into the slabs; free again on a live
      * thread so batches wait, then refill from them here */
     for (int i = 0; i < XN; i++)
@@ -451,7 +453,7 @@ static int test_transfer_stack(void) {
         CHECK(xblocks[i] != NULL);
     }
     ebb_stats_print(xfer_line, c);
-    CHECK(c[1] > b[1]);                    /* refills popped batches */
+    CHECK(c[1] > b[1]); /* refills popped batches */
     CHECK_EQ(ebb_check(), 0);
     for (int i = 0; i < XN; i++)
         ebb_free(xblocks[i]);
@@ -466,7 +468,7 @@ static int test_transfer_stack(void) {
 /* A slab whose last block returns is kept for reuse (counted as dirty:
  * free but resident), and ebb_purge gives it back. */
 static int test_empty_slab_kept(void) {
-    enum { N = 12288 / 64 * 4 };   /* 4 slabs of 64-byte blocks */
+    enum { N = 12288 / 64 * 4 }; /* 4 slabs of 64-byte blocks */
     static void *v[N];
     ebb_stats_t s0, s1, s2;
     ebb_purge();
@@ -476,7 +478,7 @@ static int test_empty_slab_kept(void) {
     for (int i = 0; i < N; i++)
         ebb_defrag_free(v[i]);
     ebb_stats_get(&s1);
-    CHECK(s1.dirty >= s0.dirty + 12288);   /* kept, resident, not active */
+    CHECK(s1.dirty >= s0.dirty + 12288); /* kept, resident, not active */
     CHECK_EQ(s1.active, s0.active);
     CHECK_EQ(s1.allocated, s0.allocated);
     CHECK_EQ(ebb_check(), 0);

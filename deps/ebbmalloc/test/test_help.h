@@ -13,29 +13,36 @@
 
 static int test_passed_, test_failed_;
 
-#define CHECK(cond) do { \
-    if (!(cond)) { \
-        fprintf(stderr, "  FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); \
-        return 1; \
-    } \
-} while (0)
+#define CHECK(cond)                                                           \
+    do {                                                                      \
+        if (!(cond)) {                                                        \
+            fprintf(stderr, "  FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); \
+            return 1;                                                         \
+        }                                                                     \
+    } while (0)
 
-#define CHECK_EQ(a, b) do { \
-    long long a_ = (long long)(a), b_ = (long long)(b); \
-    if (a_ != b_) { \
-        fprintf(stderr, "  FAIL %s:%d: %s == %s (%lld != %lld)\n", \
-                __FILE__, __LINE__, #a, #b, a_, b_); \
-        return 1; \
-    } \
-} while (0)
+#define CHECK_EQ(a, b)                                                 \
+    do {                                                               \
+        long long a_ = (long long)(a), b_ = (long long)(b);            \
+        if (a_ != b_) {                                                \
+            fprintf(stderr, "  FAIL %s:%d: %s == %s (%lld != %lld)\n", \
+                    __FILE__, __LINE__, #a, #b, a_, b_);               \
+            return 1;                                                  \
+        }                                                              \
+    } while (0)
 
-#define RUN_TEST(fn) do { \
-    fflush(stdout); \
-    if (fn() == 0) { test_passed_++; } \
-    else { test_failed_++; fprintf(stderr, "FAILED: %s\n", #fn); } \
-} while (0)
+#define RUN_TEST(fn)                              \
+    do {                                          \
+        fflush(stdout);                           \
+        if (fn() == 0) {                          \
+            test_passed_++;                       \
+        } else {                                  \
+            test_failed_++;                       \
+            fprintf(stderr, "FAILED: %s\n", #fn); \
+        }                                         \
+    } while (0)
 
-#define TEST_REPORT(name) ( \
+#define TEST_REPORT(name) (                                                   \
     printf("%s: %d passed, %d failed\n", (name), test_passed_, test_failed_), \
     fflush(stdout), test_failed_ ? 1 : 0)
 

@@ -18,10 +18,10 @@
 static size_t (*ebb_usable)(const void *);
 
 static int test_is_ebbmalloc(void) {
-    ebb_usable = (size_t (*)(const void *))dlsym(RTLD_DEFAULT, "ebb_usable_size");
+    ebb_usable = (size_t(*)(const void *))dlsym(RTLD_DEFAULT, "ebb_usable_size");
     CHECK(ebb_usable != NULL);
     void *p = malloc(20);
-    CHECK_EQ(ebb_usable(p), 24);         /* glibc would say 24 too, so: */
+    CHECK_EQ(ebb_usable(p), 24); /* glibc would say 24 too, so: */
     void *q = malloc(130);
     CHECK_EQ(malloc_usable_size(q), 144); /* 8 classes per doubling: glibc says 136, jemalloc 160 */
     free(p);
@@ -30,7 +30,7 @@ static int test_is_ebbmalloc(void) {
 }
 
 static int test_standard_entry_points(void) {
-    volatile size_t huge_n = SIZE_MAX / 4;   /* hidden from -Walloc-size */
+    volatile size_t huge_n = SIZE_MAX / 4; /* hidden from -Walloc-size */
     char *p = malloc(100);
     CHECK(p != NULL);
     memset(p, 1, 100);

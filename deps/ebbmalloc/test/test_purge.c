@@ -91,7 +91,7 @@ static int test_idle_return(void) {
     if (now_ms() - t0 < 250)
         CHECK(s.dirty > (100 << 20));
     size_t rss2 = rss1;
-    for (int i = 0; i < 150; i++) {     /* poll every 100 ms, at most 15 s */
+    for (int i = 0; i < 150; i++) { /* poll every 100 ms, at most 15 s */
         usleep(100 * 1000);
         if (use_maintain)
             ebb_maintain();

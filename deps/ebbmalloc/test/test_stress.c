@@ -32,7 +32,9 @@
 
 static uint64_t rng_next(uint64_t *s) {
     uint64_t x = *s;
-    x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
     return *s = x;
 }
 
@@ -71,11 +73,14 @@ static size_t random_size(uint64_t *rng) {
     return (2 << 20) + rng_next(rng) % (3 << 20);
 }
 
-static int errors;   /* atomic */
+static int errors; /* atomic */
 
 /* ---- producer / consumer ---- */
 
-typedef struct { void *p; size_t size; } item_t;
+typedef struct {
+    void *p;
+    size_t size;
+} item_t;
 #define QCAP 1024
 static item_t queue[QCAP];
 static size_t q_head, q_tail;
@@ -88,14 +93,17 @@ static void *producer(void *arg) {
     uint64_t rng = (uintptr_t)arg * 7919 + 1;
     for (int i = 0; i < PC_ITEMS; i++) {
         size_t size = rng_next(&rng) % 8 == 0 ? random_size(&rng)
-                                               : 1 + rng_next(&rng) % 256;
+                                              : 1 + rng_next(&rng) % 256;
         void *p = XMALLOC(size);
-        if (!p) { __atomic_add_fetch(&errors, 1, __ATOMIC_RELAXED); continue; }
+        if (!p) {
+            __atomic_add_fetch(&errors, 1, __ATOMIC_RELAXED);
+            continue;
+        }
         fill(p, size);
         pthread_mutex_lock(&q_lock);
         while (q_tail - q_head == QCAP)
             pthread_cond_wait(&q_cond, &q_lock);
-        queue[q_tail++ % QCAP] = (item_t){ p, size };
+        queue[q_tail++ % QCAP] = (item_t){p, size};
         pthread_cond_broadcast(&q_cond);
         pthread_mutex_unlock(&q_lock);
     }
@@ -150,9 +158,12 @@ static int test_producer_consumer(void) {
 #define SHARED 256
 static item_t shared_tab[SHARED];
 static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
-static int churn_stop;   /* atomic: churn threads run until set (if > 0 ops) */
+static int churn_stop; /* atomic: churn threads run until set (if > 0 ops) */
 
-typedef struct { uint64_t seed; long ops; } churn_arg_t;
+typedef struct {
+    uint64_t seed;
+    long ops;
+} churn_arg_t;
 
 static void *churn(void *argp) {
     churn_arg_t *arg = argp;
@@ -160,22 +171,26 @@ static void *churn(void *argp) {
     static __thread item_t slot[SLOTS];
     memset(slot, 0, sizeof(slot));
     for (long op = 0; arg->ops < 0 ? !__atomic_load_n(&churn_stop, __ATOMIC_RELAXED)
-                                   : op < arg->ops; op++) {
+                                   : op < arg->ops;
+         op++) {
         item_t *it = &slot[rng_next(&rng) % SLOTS];
         if (it->p) {
             if (!verify(it->p, it->size))
                 __atomic_add_fetch(&errors, 1, __ATOMIC_RELAXED);
             uint64_t r = rng_next(&rng) % 16;
-            if (r == 0) {                       /* realloc */
+            if (r == 0) { /* realloc */
                 size_t ns = random_size(&rng);
                 void *np = XREALLOC(it->p, ns);
-                if (!np) { __atomic_add_fetch(&errors, 1, __ATOMIC_RELAXED); continue; }
+                if (!np) {
+                    __atomic_add_fetch(&errors, 1, __ATOMIC_RELAXED);
+                    continue;
+                }
                 fill(np, ns);
                 it->p = np;
                 it->size = ns;
                 continue;
             }
-            if (r == 1) {                       /* swap with the shared table */
+            if (r == 1) { /* swap with the shared table */
                 pthread_mutex_lock(&shared_lock);
                 item_t *sh = &shared_tab[rng_next(&rng) % SHARED];
                 item_t tmp = *sh;
@@ -189,7 +204,10 @@ static void *churn(void *argp) {
         } else {
             size_t size = random_size(&rng);
             it->p = XMALLOC(size);
-            if (!it->p) { __atomic_add_fetch(&errors, 1, __ATOMIC_RELAXED); continue; }
+            if (!it->p) {
+                __atomic_add_fetch(&errors, 1, __ATOMIC_RELAXED);
+                continue;
+            }
             it->size = size;
             fill(it->p, size);
         }
@@ -218,7 +236,7 @@ static int test_churn(void) {
     churn_arg_t a[4];
     errors = 0;
     for (int i = 0; i < 4; i++) {
-        a[i] = (churn_arg_t){ .seed = 0x9e3779b97f4a7c15ULL * (uint64_t)(i + 1), .ops = 1000000 };
+        a[i] = (churn_arg_t){.seed = 0x9e3779b97f4a7c15ULL * (uint64_t)(i + 1), .ops = 1000000};
         CHECK_EQ(pthread_create(&t[i], NULL, churn, &a[i]), 0);
     }
     for (int i = 0; i < 4; i++)
@@ -261,7 +279,7 @@ static int test_fork(void) {
     errors = 0;
     churn_stop = 0;
     for (int i = 0; i < 3; i++) {
-        a[i] = (churn_arg_t){ .seed = 77 + (uint64_t)i, .ops = -1 };
+        a[i] = (churn_arg_t){.seed = 77 + (uint64_t)i, .ops = -1};
         CHECK_EQ(pthread_create(&t[i], NULL, churn, &a[i]), 0);
     }
     int bad = 0;
