@@ -32,7 +32,6 @@
 #include "repl.h"
 #include "reply.h"
 #include "tracking.h"
-#include "script.h"
 #include "util.h"
 #include "zmalloc.h"
 

@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "commands.h"
-#include "keyspace.h"
 #include "propagate.h"
 #include "reply.h"
 

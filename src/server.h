@@ -2,8 +2,9 @@
  *
  * main() builds one server_t and hands it to every subsystem; command
  * handlers reach it through c->srv and their database through c->db.  This
- * header holds only the shared state and the process-level functions
- * (init, cron, shutdown); each subsystem has its own header. */
+ * header holds only the shared state and a few operations on it (server.c);
+ * it is the bottom of the server's layers (README "Layers"), so it includes
+ * only libraries and config.h.  Start-up and the cron are lifecycle.c's. */
 #ifndef RL_SERVER_H
 #define RL_SERVER_H
 
@@ -132,10 +133,8 @@ struct server {
     struct acl *acl;             /* acl.c: users, the default user, the ACL log */
 };
 
-bool server_init(server_t *srv);
-bool server_listen(server_t *srv);
-void server_run(server_t *srv);
-void server_free(server_t *srv);
+/* server.c: operations on the state that any layer may call.  The
+ * process-level functions (init, run, free) are lifecycle.h's. */
 /* Stop after the current iteration; the main loop then exits cleanly. */
 void server_request_shutdown(server_t *srv);
 void server_update_clock(server_t *srv);

@@ -14,7 +14,6 @@
 #include "defrag.h"
 #include "info.h"
 #include "lazyfree.h"
-#include "keyspace.h"
 #include "log.h"
 #include "persist.h"
 #include "reply.h"
