@@ -25,6 +25,7 @@
 
 typedef struct server server_t;
 typedef struct client client_t;
+typedef struct command command_t; /* command_def.h */
 typedef struct evloop evloop_t;
 typedef struct evloop_io evloop_io_t;
 typedef struct evloop_timer evloop_timer_t;
