@@ -29,6 +29,7 @@
 #include "evloop.h"
 #include "script.h"
 #include "expire.h"
+#include "hooks.h"
 #include "keyspace.h"
 #include "latency.h"
 #include "monitor.h"
@@ -105,6 +106,7 @@ static void on_signal(int signo, void *arg) {
 }
 
 bool server_init(server_t *srv) {
+    hooks_register(srv); /* the lower layers' calls up, before anything runs */
     uint8_t seed[16];
     util_random_bytes(seed, sizeof(seed));
     dict_set_hash_seed(seed);
