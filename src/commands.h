@@ -23,11 +23,22 @@ command_t *commands_lookup(server_t *srv, const char *name, size_t len);
 command_t *commands_lookup_argv(server_t *srv, robj **argv, int argc);
 /* argc (the name included) fits cmd's arity; handlers rely on it. */
 bool commands_arity_ok(const command_t *cmd, int argc);
-/* Run the request in c->argc/c->argv; the reply is queued on c. */
+/* The subcommand of parent named name (case-insensitive), or NULL. */
+command_t *commands_find_subcommand(command_t *parent, const char *name);
+/* Run the request in c->argc/c->argv; the reply is queued on c.  The
+ * dispatcher (dispatch.c) sits above this table: both calls go through
+ * the hooks it registers at start-up (hooks.c), so a module below it
+ * (pause.c resuming a client) can run a request. */
 void commands_process(client_t *c);
 /* Execute an already resolved and checked command, with statistics
- * (EXEC runs its queued commands through this). */
+ * (EXEC runs its queued commands through this, redis.call too). */
 void commands_call(client_t *c, command_t *cmd);
+
+/* dispatch.c's entry points, for the two calls above. */
+typedef struct dispatch_hooks {
+    void (*process)(client_t *c);
+    void (*call)(client_t *c, command_t *cmd);
+} dispatch_hooks_t;
 void commands_reset_stats(server_t *srv);
 /* Iterate every command and subcommand (for INFO commandstats). */
 void commands_foreach(server_t *srv, void (*fn)(void *arg, command_t *cmd), void *arg);
@@ -64,6 +75,12 @@ extern command_t hll_commands[];                          /* hyperloglog.c */
 extern command_t geo_commands[];                          /* geo.c */
 extern command_t zset_blocking_commands[];                /* blocking.c: BZPOPMIN, BZPOPMAX, BZMPOP */
 extern command_t stream_commands[], stream_cg_commands[]; /* t_stream.c, t_stream_cg.c */
+/* Declared here rather than in their modules' headers, so the table
+ * includes none of the modules above it. */
+extern command_t pubsub_commands[], slowlog_commands[], latency_commands[], monitor_commands[]; /* their .c */
+extern command_t persist_commands[];                                                            /* persist.c */
+extern command_t repl_commands[];                                                               /* repl_master.c, repl_replica.c, repl_info.c */
+extern command_t acl_commands[];                                                                /* acl_cmds.c: ACL */
 extern const obj_type_ops_t list_type_ops, stream_type_ops;
 /* Object ops of the collection types, registered by commands_init(). */
 extern const obj_type_ops_t hash_type_ops, set_type_ops, zset_type_ops;

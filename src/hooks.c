@@ -9,6 +9,7 @@
 #include "blocking.h"
 #include "commands.h"
 #include "conn.h"
+#include "dispatch.h"
 #include "monitor.h"
 #include "multi.h"
 #include "pause.h"
@@ -32,7 +33,7 @@ static void conn_hook_client_freed(client_t *c) {
 }
 
 static void conn_hook_run_request(client_t *c) {
-    if (c->argc > 0) commands_process(c);
+    if (c->argc > 0) dispatch_process(c);
     if (c->flags & CLIENT_MASTER) repl_master_applied(c); /* the offset moves past the applied request */
     /* Serve clients blocked on keys this command wrote, before anyone
      * else runs a command (a push and its pop look atomic). */
@@ -66,4 +67,14 @@ static const conn_hooks_t conn_hooks = {
     .client_info = conn_hook_client_info,
 };
 
-void hooks_register(server_t *srv) { srv->conn_hooks = &conn_hooks; }
+/* --------------------------------------------------- commands.c's hooks */
+
+static const dispatch_hooks_t dispatch_hooks = {
+    .process = dispatch_process,
+    .call = dispatch_call,
+};
+
+void hooks_register(server_t *srv) {
+    srv->conn_hooks = &conn_hooks;
+    srv->dispatch_hooks = &dispatch_hooks;
+}
