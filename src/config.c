@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "log.h"
-#include "notify.h"
+#include "notify_flags.h"
 #include "sds.h"
 #include "server.h"
 #include "util.h"
