@@ -17,10 +17,9 @@
 #include "dict.h"
 #include "object.h"
 #include "sds.h"
+#include "version.h"
 #include "zmalloc.h"
 
-#define RL_VERSION "0.1.0"
-#define RL_REDIS_COMPAT_VERSION "7.0.0"
 #define RL_MAX_LISTENERS 16
 
 typedef struct server server_t;
