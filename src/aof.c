@@ -26,7 +26,6 @@
  * and continues appending to it.  A file starting with "REDIS" has an RDB
  * preamble (Redis's aof-use-rdb-preamble) which is loaded first. */
 #include "aof.h"
-#include "function.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -40,12 +39,12 @@
 
 #include "bio.h"
 #include "commands.h"
+#include "durability_hooks.h"
 #include "conn.h"
 #include "intset.h"
 #include "keyspace.h"
 #include "listpack.h"
 #include "log.h"
-#include "multi.h"
 #include "persist.h"
 #include "quicklist.h"
 #include "rdb.h"
@@ -611,7 +610,7 @@ int aof_rewrite_child(server_t *srv, const char *tmpfile) {
     rio_t *r = zmalloc(sizeof(*r));
     rio_init(r, fd, false);
     sds cmd = sds_empty();
-    functions_foreach_library(srv, emit_function, &cmd);
+    srv->durability_hooks->foreach_function(srv, emit_function, &cmd); /* function.c */
     for (int i = 0; i < srv->dbnum && !rio_error(r); i++) {
         db_t *db = &srv->dbs[i];
         if (!dict_size(db->keys)) continue;
@@ -830,8 +829,7 @@ static bool replay(server_t *srv, client_t *c, const unsigned char *buf, aof_cmd
         srv->mstime = util_mstime();
         /* Inside MULTI the commands wait for their EXEC, as they did when
          * they ran: a transaction the file does not finish never applies. */
-        if (multi_should_queue(c, cc)) multi_queue(c, cc);
-        else cc->proc(c);
+        if (!srv->durability_hooks->replay_queue(c, cc)) cc->proc(c);
         c->cmd = NULL;
         c->argv = NULL;
         c->argc = 0;
@@ -900,7 +898,7 @@ static int load_commands(server_t *srv, const unsigned char *buf, size_t len, si
         log_msg(LL_WARNING, "Revert incomplete MULTI/EXEC transaction in AOF file %s", path);
         result = load_cut(srv, path, multi_at);
     }
-    multi_client_free(c); /* an unfinished transaction is dropped, never run */
+    srv->durability_hooks->replay_end(c); /* an unfinished transaction is dropped, never run */
     aof_cmd_free(&cmd);
     fake_client_drop_replies(c);
     zfree(c);

@@ -10,9 +10,13 @@
 #include "commands.h"
 #include "conn.h"
 #include "dispatch.h"
+#include "durability_hooks.h"
+#include "function.h"
+#include "keyspace.h"
 #include "monitor.h"
 #include "multi.h"
 #include "pause.h"
+#include "propagate.h"
 #include "pubsub.h"
 #include "repl.h"
 #include "tracking.h"
@@ -67,14 +71,58 @@ static const conn_hooks_t conn_hooks = {
     .client_info = conn_hook_client_info,
 };
 
-/* --------------------------------------------------- commands.c's hooks */
+/* ------------------------------------ commands.c's hooks: the dispatcher */
 
 static const dispatch_hooks_t dispatch_hooks = {
     .process = dispatch_process,
     .call = dispatch_call,
 };
 
+/* --------------------------------------------------- keyspace.c's hooks */
+
+static void keyspace_key_expired(db_t *db, robj *key, bool lazy) {
+    propagate_del(db->srv, db->id, key, lazy);  /* AOF and replicas: DEL (or UNLINK) */
+    multi_touch_key(db->srv, db->id, key->ptr); /* an expiry invalidates WATCH */
+}
+
+static void keyspace_key_modified(db_t *db, robj *key) {
+    blocking_signal_key(db, key);               /* wakes clients blocked on key, if any */
+    multi_touch_key(db->srv, db->id, key->ptr); /* invalidates WATCH */
+}
+
+static void keyspace_db_flushed(db_t *db) {
+    multi_touch_db(db->srv, db->id, -1);
+    blocking_signal_db_flushed(db);
+}
+
+static const keyspace_hooks_t keyspace_hooks = {
+    .keys_expire_locally = repl_keys_expire_locally,
+    .writes_paused = pause_active,
+    .key_expired = keyspace_key_expired,
+    .key_modified = keyspace_key_modified,
+    .db_flushed = keyspace_db_flushed,
+};
+
+/* ------------------------------------------ the durability layer's hooks */
+
+static bool durability_replay_queue(client_t *c, command_t *cmd) {
+    if (!multi_should_queue(c, cmd)) return false;
+    multi_queue(c, cmd);
+    return true;
+}
+
+static const durability_hooks_t durability_hooks = {
+    .foreach_function = functions_foreach_library,
+    .load_function = functions_load_code,
+    .flush_functions = functions_flush,
+    .replay_queue = durability_replay_queue,
+    .replay_end = multi_client_free,
+    .hold_writes = pause_hold_writes,
+};
+
 void hooks_register(server_t *srv) {
+    srv->durability_hooks = &durability_hooks;
+    srv->keyspace_hooks = &keyspace_hooks;
     srv->conn_hooks = &conn_hooks;
     srv->dispatch_hooks = &dispatch_hooks;
 }

@@ -8,14 +8,9 @@
 
 #include <stdlib.h>
 
-#include "blocking.h"
 #include "conn.h"
 #include "evict_stamp.h"
 #include "lazyfree.h"
-#include "multi.h"
-#include "pause.h"
-#include "propagate.h"
-#include "repl.h"
 #include "tracking.h"
 #include "notify.h"
 #include "reply.h"
@@ -81,17 +76,17 @@ bool db_expire_if_needed(db_t *db, robj *key) {
     if (when < 0 || when > db->srv->mstime) return false;
     /* repl.h: on a replica the master decides: its link sees the key until
      * the DEL arrives, other clients see it gone, nothing is deleted here. */
-    if (!repl_keys_expire_locally(db->srv)) {
+    if (!db->srv->keyspace_hooks->keys_expire_locally(db->srv)) {
         client_t *cur = db->srv->current_client;
         return !(cur && (cur->flags & CLIENT_MASTER));
     }
     /* pause.c: during CLIENT PAUSE the dataset holds still; the key only
      * looks missing until the pause ends. */
-    if (pause_active(db->srv)) return true;
+    if (db->srv->keyspace_hooks->writes_paused(db->srv)) return true;
     tracking_invalidate_key(db->srv, key->ptr); /* and cached copies */
     delete_sds_key(db, key->ptr, db->srv->cfg.lazyfree_lazy_expire);
-    propagate_del(db->srv, db->id, key, db->srv->cfg.lazyfree_lazy_expire); /* AOF and replicas: DEL */
-    multi_touch_key(db->srv, db->id, key->ptr);                             /* an expiry invalidates WATCH (after: multi.c looks) */
+    /* AOF and replicas get a DEL; WATCH is invalidated (after the delete: multi.c looks) */
+    db->srv->keyspace_hooks->key_expired(db, key, db->srv->cfg.lazyfree_lazy_expire);
     db->srv->stats.expiredkeys++;
     notify_keyspace_event(db->srv, NOTIFY_EXPIRED, "expired", key, db->id); /* notify.c */
     return true;
@@ -177,8 +172,7 @@ bool db_delete_lazy(db_t *db, robj *key, bool lazy) {
 
 long long db_empty(db_t *db) {
     long long n = (long long)dict_size(db->keys);
-    multi_touch_db(db->srv, db->id, -1);
-    blocking_signal_db_flushed(db); /* stream readers learn their key is gone */
+    db->srv->keyspace_hooks->db_flushed(db); /* WATCH; stream readers learn their key is gone */
     dict_empty(db->expires);
     dict_empty(db->keys);
     db->avg_ttl = 0;
@@ -190,8 +184,7 @@ long long db_empty(db_t *db) {
  * (memory-pressure hook). */
 long long db_empty_async(db_t *db) {
     long long n = (long long)dict_size(db->keys);
-    multi_touch_db(db->srv, db->id, -1);
-    blocking_signal_db_flushed(db); /* stream readers learn their key is gone */
+    db->srv->keyspace_hooks->db_flushed(db); /* WATCH; stream readers learn their key is gone */
     lazyfree_free_tables(db->srv->lazyfree, db->keys, db->expires);
     db->keys = dict_create(&keys_type);
     db->expires = dict_create(&expires_type);
@@ -215,9 +208,8 @@ bool db_remove_expire(db_t *db, robj *key) {
 
 void db_signal_modified(db_t *db, robj *key) {
     db->srv->dirty++;
-    blocking_signal_key(db, key);               /* wakes clients blocked on key, if any */
-    multi_touch_key(db->srv, db->id, key->ptr); /* invalidates WATCH */
-    tracking_invalidate_key(db->srv, key->ptr); /* tracking.c: client-side caches */
+    db->srv->keyspace_hooks->key_modified(db, key); /* wakes clients blocked on key; invalidates WATCH */
+    tracking_invalidate_key(db->srv, key->ptr);     /* tracking.c: client-side caches */
 }
 
 sds db_random_key(db_t *db) {

@@ -9,6 +9,17 @@
 
 #include "server.h"
 
+/* What keyspace.c needs from the layers above it: the data layer tells
+ * them that keys changed and asks whether expiry may delete now; hooks.c
+ * fills the table at start-up.  Every entry is set. */
+typedef struct keyspace_hooks {
+    bool (*keys_expire_locally)(const server_t *srv);    /* repl: false on a replica (the master sends DELs) */
+    bool (*writes_paused)(server_t *srv);                /* pause.c: CLIENT PAUSE holds the dataset still */
+    void (*key_expired)(db_t *db, robj *key, bool lazy); /* after the delete: the DEL to AOF/replicas, WATCH */
+    void (*key_modified)(db_t *db, robj *key);           /* blocked clients, WATCH */
+    void (*db_flushed)(db_t *db);                        /* WATCH, blocked stream readers */
+} keyspace_hooks_t;
+
 #define LOOKUP_NONE 0
 #define LOOKUP_NOTOUCH (1 << 0) /* do not update LRU */
 #define LOOKUP_NOSTATS (1 << 1) /* do not count hits/misses */

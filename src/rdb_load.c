@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 #include "crc64.h"
-#include "function.h"
+#include "durability_hooks.h"
 #include "intset.h"
 #include "keyspace.h"
 #include "listpack.h"
@@ -1096,7 +1096,7 @@ static bool load_body(reader_t *r, server_t *srv, int version, long long now_ms,
                 /* A library's code as one string: function.c loads it again. */
                 sds code = get_string(r);
                 if (!code) return false;
-                sds err = functions_load_code(srv, code, sds_len(code));
+                sds err = srv->durability_hooks->load_function(srv, code, sds_len(code)); /* function.c */
                 sds_free(code);
                 if (err) {
                     fail(r, "Failed loading library: %s", err);

@@ -12,7 +12,7 @@
  * SHUTDOWN) or in a forked child (BGSAVE); it only reads the dataset and
  * never allocates on the dataset's behalf. */
 #include "rdb.h"
-#include "function.h"
+#include "durability_hooks.h"
 
 #include <endian.h>
 #include <stdio.h>
@@ -308,7 +308,7 @@ int rdb_write_dataset(server_t *srv, rio_t *r, const rdb_save_opts_t *opts) {
     put_aux_ll(r, "aof-base", opts->aof_base ? 1 : 0);
     /* Function libraries (function.c) before the keys, as Redis 7.0 writes them. */
     struct function_sink sink = {r, opts->compress};
-    functions_foreach_library(srv, put_function, &sink);
+    srv->durability_hooks->foreach_function(srv, put_function, &sink); /* function.c */
     for (int i = 0; i < srv->dbnum && !rio_error(r); i++)
         if (dict_size(srv->dbs[i].keys)) put_db(r, &srv->dbs[i], opts->compress);
     put_u8(r, RDB_OPCODE_EOF);

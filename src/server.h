@@ -124,15 +124,17 @@ struct server {
     bool active_expire_off; /* debug.c: DEBUG SET-ACTIVE-EXPIRE 0 stops the expiry cycle */
     int exit_code;
     pid_t pid;
-    long long dirty;                             /* changes since last save (for INFO) */
-    long long lastsave;                          /* unix seconds */
-    struct persist *persist;                     /* persist.c: RDB/AOF state, the forked child */
-    struct scripting *scripting;                 /* script.c: Lua states, cached scripts, the running script */
-    struct repl *repl;                           /* repl_*.c: replication state (repl_state.h) */
-    struct propagate *propagate;                 /* propagate.c: the one write stream to the AOF and replicas */
-    struct acl *acl;                             /* acl.c: users, the default user, the ACL log */
-    const struct conn_hooks *conn_hooks;         /* conn.c calls the layers above through these (hooks.c) */
-    const struct dispatch_hooks *dispatch_hooks; /* commands.c: running a command is dispatch.c's (hooks.c) */
+    long long dirty;                                 /* changes since last save (for INFO) */
+    long long lastsave;                              /* unix seconds */
+    struct persist *persist;                         /* persist.c: RDB/AOF state, the forked child */
+    struct scripting *scripting;                     /* script.c: Lua states, cached scripts, the running script */
+    struct repl *repl;                               /* repl_*.c: replication state (repl_state.h) */
+    struct propagate *propagate;                     /* propagate.c: the one write stream to the AOF and replicas */
+    struct acl *acl;                                 /* acl.c: users, the default user, the ACL log */
+    const struct conn_hooks *conn_hooks;             /* conn.c calls the layers above through these (hooks.c) */
+    const struct dispatch_hooks *dispatch_hooks;     /* commands_call/_process reach dispatch.c (hooks.c) */
+    const struct keyspace_hooks *keyspace_hooks;     /* keyspace.c tells the layers above about key changes (hooks.c) */
+    const struct durability_hooks *durability_hooks; /* rdb, aof, repl: functions, AOF MULTI, FAILOVER (hooks.c) */
 };
 
 /* server.c: operations on the state that any layer may call.  The

@@ -13,6 +13,7 @@
 
 #include "aof.h"
 #include "commands.h"
+#include "hooks.h"
 #include "keyspace.h"
 #include "rdb.h"
 
@@ -54,6 +55,7 @@ int main(int argc, char **argv) {
     if (len >= 5 && !memcmp(buf, "REDIS", 5)) {
         static server_t srv;
         config_init_defaults(&srv.cfg);
+        hooks_register(&srv); /* the loader calls the layers above through these */
         srv.cfg.databases = 1024;
         obj_create_shared();
         db_init_all(&srv);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "hooks.h"
 #include "keyspace.h"
 #include "rdb.h"
 
@@ -20,6 +21,7 @@ int main(int argc, char **argv) {
     }
     static server_t srv;
     config_init_defaults(&srv.cfg);
+    hooks_register(&srv);     /* the loader calls the layers above through these */
     srv.cfg.databases = 1024; /* accept any SELECTDB a server might write */
     obj_create_shared();
     db_init_all(&srv);
