@@ -1,7 +1,8 @@
 /* conn.h: clients (connections): lifecycle, query buffer, reply buffers.
  *
  * A client is created when a listener accepts, reads requests into its query
- * buffer, hands each complete request to the command layer (commands.c), and
+ * buffer, hands each complete request to the command layer (dispatch.c, through
+ * conn_hooks_t), and
  * writes replies from its output buffers.  Replies are queued by reply.c and
  * flushed by conn_flush_pending() at the end of each event-loop iteration,
  * so a pipeline read in one go is answered with one write.  Protocol errors

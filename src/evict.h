@@ -1,7 +1,7 @@
 /* evict.h: maxmemory enforcement and the access stamps it relies on.
  *
  * evict_perform() runs before every command that may grow memory
- * (CMD_DENYOOM, from commands.c).  Over maxmemory it deletes keys chosen by
+ * (CMD_DENYOOM, from dispatch.c).  Over maxmemory it deletes keys chosen by
  * maxmemory-policy until used_memory is back under the limit; when nothing
  * may be evicted (noeviction, or volatile-* with no key that has a TTL) the
  * command is refused with -OOM.  The stamps it reads (robj.lru) are

@@ -2,7 +2,7 @@
  *
  * Each command and subcommand gets a histogram (lib/hdr_hist.h, 2
  * significant digits over 1 ns .. 1 s) the first time it runs while
- * `latency-tracking` is on; commands.c records every finished call here,
+ * `latency-tracking` is on; dispatch.c records every finished call here,
  * CONFIG RESETSTAT drops them.  Two readers: LATENCY HISTOGRAM (a
  * cumulative distribution per command at 1, 2, 4, 8, 16, 33 ... us, Redis
  * 7.0's reply shape) and INFO latencystats (the percentiles listed in

@@ -1,5 +1,5 @@
 /* latency_track.h: per-command latency histograms (latency-tracking):
- * recorded by commands.c, read by LATENCY HISTOGRAM (latency.c's
+ * recorded by dispatch.c, read by LATENCY HISTOGRAM (latency.c's
  * subcommand table) and INFO latencystats (info.c).  See latency_track.c. */
 #ifndef RL_LATENCY_TRACK_H
 #define RL_LATENCY_TRACK_H

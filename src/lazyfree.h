@@ -4,7 +4,7 @@
  * list, sorted set) would stall every client for as long as free() takes.
  * Instead the key is unlinked at once and the value handed to the bio
  * thread (bio.h).  Callers: keyspace.c (UNLINK, lazyfree-lazy-* deletes,
- * FLUSH* ASYNC), evict.c, server.c (create/destroy), info.c (counters).
+ * FLUSH* ASYNC), evict.c, lifecycle.c (create/destroy), info.c (counters).
  *
  * Only values with more than LAZYFREE_THRESHOLD allocations and no other
  * reference go to the thread: for small ones a job costs more than the

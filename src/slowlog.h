@@ -1,6 +1,6 @@
 /* slowlog.h: the slow log (SLOWLOG GET/LEN/RESET/HELP).
  *
- * commands.c calls slowlog_record() after each executed command with its
+ * dispatch.c calls slowlog_record() after each executed command with its
  * duration; commands slower than slowlog-log-slower-than microseconds (-1:
  * never, 0: all) are kept, newest first, up to slowlog-max-len entries.
  * An entry is what Redis shows: id, unix time, duration (us), the argv
