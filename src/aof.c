@@ -26,6 +26,7 @@
  * and continues appending to it.  A file starting with "REDIS" has an RDB
  * preamble (Redis's aof-use-rdb-preamble) which is loaded first. */
 #include "aof.h"
+#include "t_hash.h"
 #include "function.h"
 
 #include <errno.h>
@@ -52,18 +53,18 @@
 #include "util.h"
 #include "zset.h"
 
-#define AOF_MIN_ARG_BYTES 6    /* "$0\r\n\r\n": the shortest argument in a file */
-#define AOF_BATCH 64            /* elements per RPUSH/SADD/ZADD/HSET in a rewrite */
+#define AOF_MIN_ARG_BYTES 6 /* "$0\r\n\r\n": the shortest argument in a file */
+#define AOF_BATCH 64        /* elements per RPUSH/SADD/ZADD/HSET in a rewrite */
 
 struct aof {
-    bool on;                    /* file open, commands logged */
-    bool enabling;              /* appendonly set at run time: waiting for the first rewrite */
+    bool on;       /* file open, commands logged */
+    bool enabling; /* appendonly set at run time: waiting for the first rewrite */
     int fd;
-    sds buf;                    /* fed, not yet written */
-    sds rewrite_buf;            /* fed while a rewrite child runs, or NULL */
-    int last_db;                /* db of the last SELECT logged, -1 = unknown */
-    long long current_size;     /* bytes in the file */
-    long long base_size;        /* size after the last rewrite/load (auto rewrite) */
+    sds buf;                /* fed, not yet written */
+    sds rewrite_buf;        /* fed while a rewrite child runs, or NULL */
+    int last_db;            /* db of the last SELECT logged, -1 = unknown */
+    long long current_size; /* bytes in the file */
+    long long base_size;    /* size after the last rewrite/load (auto rewrite) */
     bool write_failed;
     int write_errno;
     bool rewrite_scheduled;
@@ -72,11 +73,11 @@ struct aof {
     long long rewrite_start_ms, last_rewrite_time_sec;
     size_t last_cow_size;
     long long last_fsync_ms;
-    long long fsynced_size;     /* current_size at the last fsync request */
+    long long fsynced_size; /* current_size at the last fsync request */
     /* everysec: fsync jobs on our own bio thread; the job records its
      * outcome here and the main thread reads it (MISCONF, INFO). */
-    bio_t *bio;                 /* NULL if the thread could not start: fsync inline */
-    atomic_int fsync_errno;     /* 0 = the last background fsync succeeded */
+    bio_t *bio;             /* NULL if the thread could not start: fsync inline */
+    atomic_int fsync_errno; /* 0 = the last background fsync succeeded */
 };
 
 /* ------------------------------------------------------------ fsync jobs */
@@ -123,7 +124,7 @@ aof_t *aof_create(void) {
 
 void aof_free(aof_t *aof) {
     if (!aof) return;
-    bio_destroy(aof->bio);   /* runs a queued fsync, then joins */
+    bio_destroy(aof->bio); /* runs a queued fsync, then joins */
     if (aof->fd >= 0) close(aof->fd);
     sds_free(aof->buf);
     sds_free(aof->rewrite_buf);
@@ -137,7 +138,7 @@ bool aof_write_failed(const aof_t *aof) {
 
 int aof_last_errno(const aof_t *aof) {
     if (aof->write_failed) return aof->write_errno;
-    return atomic_load(&((aof_t *)aof)->fsync_errno);   /* a load does not modify */
+    return atomic_load(&((aof_t *)aof)->fsync_errno); /* a load does not modify */
 }
 bool aof_rewrite_scheduled(const aof_t *aof) { return aof->rewrite_scheduled; }
 void aof_schedule_rewrite(aof_t *aof) { aof->rewrite_scheduled = true; }
@@ -201,8 +202,8 @@ sds aof_cat_command(sds buf, int argc, const char **argv, const size_t *lens) {
 typedef struct cmdbuf {
     const char *argv[2 + 2 * AOF_BATCH + 2];
     size_t lens[2 + 2 * AOF_BATCH + 2];
-    char nums[AOF_BATCH][32];    /* formatted scores / integers */
-    int argc, nnums, fixed;      /* fixed: the command name and key */
+    char nums[AOF_BATCH][32]; /* formatted scores / integers */
+    int argc, nnums, fixed;   /* fixed: the command name and key */
 } cmdbuf_t;
 
 static void cb_start(cmdbuf_t *cb, const char *name, sds key) {
@@ -248,21 +249,37 @@ static sds emit_lp(sds buf, cmdbuf_t *cb, unsigned char *lp, int per) {
     return cb_flush(buf, cb);
 }
 
-static sds emit_dict(sds buf, cmdbuf_t *cb, dict *d, bool values) {
-    dict_iter it;
-    dict_entry *de;
+/* A hashtable hash, through t_hash.h: pairs appended, flushed in batches. */
+struct hash_emit {
+    sds buf;
+    cmdbuf_t *cb;
+    int n;
+};
+
+static void emit_pair(void *arg, const char *f, size_t flen, const char *v, size_t vlen) {
+    struct hash_emit *e = arg;
+    cb_arg(e->cb, f, flen);
+    cb_arg(e->cb, v, vlen);
+    if (++e->n % AOF_BATCH == 0) e->buf = cb_flush(e->buf, e->cb);
+}
+
+static sds emit_hash_ht(sds buf, cmdbuf_t *cb, robj *h) {
+    struct hash_emit e = {buf, cb, 0};
+    hash_type_ht_foreach(h, emit_pair, &e);
+    return cb_flush(e.buf, cb);
+}
+
+/* A hashtable set: its entries are the member strings (t_set.c). */
+static sds emit_set_ht(sds buf, cmdbuf_t *cb, ht *t) {
+    ht_iter it;
+    void *k;
     int n = 0;
-    dict_iter_init(&it, d, false);
-    while ((de = dict_next(&it))) {
-        sds k = dict_get_key(d, de);
+    ht_iter_init(&it, t, false);
+    while (ht_next(&it, &k)) {
         cb_arg(cb, k, sds_len(k));
-        if (values) {
-            sds v = dict_get_val(de);
-            cb_arg(cb, v, sds_len(v));
-        }
         if (++n % AOF_BATCH == 0) buf = cb_flush(buf, cb);
     }
-    dict_iter_release(&it);
+    ht_iter_release(&it);
     return cb_flush(buf, cb);
 }
 
@@ -312,41 +329,41 @@ static sds emit_zset(sds buf, cmdbuf_t *cb, robj *o) {
 sds aof_emit_key(sds buf, sds key, robj *val, long long expire_ms) {
     cmdbuf_t *cb = zmalloc(sizeof(*cb));
     switch (val->type) {
-    case OBJ_STRING: {
-        char tmp[LP_INTBUF_SIZE];
-        size_t len;
-        const char *s = obj_string_view(val, tmp, sizeof(tmp), &len);
-        cb_start(cb, "SET", key);
-        cb_arg(cb, s, len);
-        buf = cb_flush(buf, cb);
-        break;
-    }
-    case OBJ_LIST:
-        cb_start(cb, "RPUSH", key);
-        if (val->encoding == OBJ_ENCODING_LISTPACK) {
-            buf = emit_lp(buf, cb, val->ptr, 1);
-        } else {
-            for (ql_node_t *n = ((quicklist *)val->ptr)->head; n; n = n->next) buf = emit_lp(buf, cb, n->lp, 1);
+        case OBJ_STRING: {
+            char tmp[LP_INTBUF_SIZE];
+            size_t len;
+            const char *s = obj_string_view(val, tmp, sizeof(tmp), &len);
+            cb_start(cb, "SET", key);
+            cb_arg(cb, s, len);
+            buf = cb_flush(buf, cb);
+            break;
         }
-        break;
-    case OBJ_SET:
-        cb_start(cb, "SADD", key);
-        if (val->encoding == OBJ_ENCODING_INTSET) buf = emit_intset(buf, cb, val->ptr);
-        else if (val->encoding == OBJ_ENCODING_LISTPACK) buf = emit_lp(buf, cb, val->ptr, 1);
-        else buf = emit_dict(buf, cb, val->ptr, false);
-        break;
-    case OBJ_ZSET:
-        cb_start(cb, "ZADD", key);
-        buf = emit_zset(buf, cb, val);
-        break;
-    case OBJ_HASH:
-        cb_start(cb, "HSET", key);
-        if (val->encoding == OBJ_ENCODING_LISTPACK) buf = emit_lp(buf, cb, val->ptr, 2);
-        else buf = emit_dict(buf, cb, val->ptr, true);
-        break;
-    case OBJ_STREAM:
-        buf = stream_aof_emit(buf, key, val);   /* stream_aof.c */
-        break;
+        case OBJ_LIST:
+            cb_start(cb, "RPUSH", key);
+            if (val->encoding == OBJ_ENCODING_LISTPACK) {
+                buf = emit_lp(buf, cb, val->ptr, 1);
+            } else {
+                for (ql_node_t *n = ((quicklist *)val->ptr)->head; n; n = n->next) buf = emit_lp(buf, cb, n->lp, 1);
+            }
+            break;
+        case OBJ_SET:
+            cb_start(cb, "SADD", key);
+            if (val->encoding == OBJ_ENCODING_INTSET) buf = emit_intset(buf, cb, val->ptr);
+            else if (val->encoding == OBJ_ENCODING_LISTPACK) buf = emit_lp(buf, cb, val->ptr, 1);
+            else buf = emit_set_ht(buf, cb, val->ptr);
+            break;
+        case OBJ_ZSET:
+            cb_start(cb, "ZADD", key);
+            buf = emit_zset(buf, cb, val);
+            break;
+        case OBJ_HASH:
+            cb_start(cb, "HSET", key);
+            if (val->encoding == OBJ_ENCODING_LISTPACK) buf = emit_lp(buf, cb, val->ptr, 2);
+            else buf = emit_hash_ht(buf, cb, val);
+            break;
+        case OBJ_STREAM:
+            buf = stream_aof_emit(buf, key, val); /* stream_aof.c */
+            break;
     }
     if (expire_ms >= 0) {
         char tmp[32];
@@ -367,7 +384,7 @@ static sds cat_argv(sds buf, robj **argv, int argc, int skip_from, int skip_n, c
     const char *av[argc + 2];
     size_t lens[argc + 2];
     char tmp[32];
-    char (*ints)[LP_INTBUF_SIZE] = zmalloc((size_t)argc * LP_INTBUF_SIZE);
+    char(*ints)[LP_INTBUF_SIZE] = zmalloc((size_t)argc * LP_INTBUF_SIZE);
     int n = 0;
     for (int i = 0; i < argc; i++) {
         if (i >= skip_from && i < skip_from + skip_n) continue;
@@ -399,8 +416,8 @@ static sds cat_simple(sds buf, const char *cmd, robj *key, const char *arg) {
 /* The key's state after the command, as DEL + rebuild commands. */
 static sds cat_key_state(sds buf, db_t *db, robj *key) {
     buf = cat_simple(buf, "DEL", key, NULL);
-    dict_entry *de = dict_find(db->keys, key->ptr);
-    if (de) buf = aof_emit_key(buf, key->ptr, dict_get_val(de), db_get_expire(db, key));
+    db_entry *de = db_find(db, key->ptr);
+    if (de) buf = aof_emit_key(buf, key->ptr, db_entry_val(de), db_entry_expire(de));
     return buf;
 }
 
@@ -426,7 +443,7 @@ static sds translate(sds buf, db_t *db, robj **argv, int argc) {
     if (argc >= 3 && (is_cmd(cmd, "expire") || is_cmd(cmd, "pexpire") || is_cmd(cmd, "expireat") ||
                       is_cmd(cmd, "pexpireat") || is_cmd(cmd, "getex"))) {
         long long when = db_get_expire(db, argv[1]);
-        if (!dict_find(db->keys, argv[1]->ptr)) return cat_simple(buf, "DEL", argv[1], NULL);
+        if (!db_find(db, argv[1]->ptr)) return cat_simple(buf, "DEL", argv[1], NULL);
         if (when < 0) return cat_simple(buf, "PERSIST", argv[1], NULL);
         char tmp[32];
         util_ll2str(tmp, sizeof(tmp), when);
@@ -480,7 +497,7 @@ static size_t write_counted(int fd, const char *p, size_t len) {
         ssize_t n = write(fd, p + done, len - done);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) {
-            if (n == 0) errno = ENOSPC;   /* no progress: treat as a full disk */
+            if (n == 0) errno = ENOSPC; /* no progress: treat as a full disk */
             break;
         }
         done += (size_t)n;
@@ -614,24 +631,23 @@ int aof_rewrite_child(server_t *srv, const char *tmpfile) {
     functions_foreach_library(srv, emit_function, &cmd);
     for (int i = 0; i < srv->dbnum && !rio_error(r); i++) {
         db_t *db = &srv->dbs[i];
-        if (!dict_size(db->keys)) continue;
+        if (!db_size(db)) continue;
         char n[16];
         const char *av[2] = {"SELECT", n};
         size_t lens[2] = {6, (size_t)util_ll2str(n, sizeof(n), i)};
         cmd = aof_cat_command(cmd, 2, av, lens);
-        dict_iter it;
-        dict_entry *de;
-        dict_iter_init(&it, db->keys, false);
-        while ((de = dict_next(&it))) {
-            sds key = dict_get_key(db->keys, de);
-            dict_entry *ee = dict_size(db->expires) ? dict_find(db->expires, key) : NULL;
-            cmd = aof_emit_key(cmd, key, dict_get_val(de), ee ? dict_get_s64(ee) : -1);
+        ht_iter it;
+        void *p;
+        ht_iter_init(&it, db->keys, false);
+        while (ht_next(&it, &p)) {
+            db_entry *de = p;
+            cmd = aof_emit_key(cmd, db_entry_key(de), db_entry_val(de), db_entry_expire(de));
             if (sds_len(cmd) > 64 * 1024) {
                 rio_write(r, cmd, sds_len(cmd));
                 sds_clear(cmd);
             }
         }
-        dict_iter_release(&it);
+        ht_iter_release(&it);
     }
     rio_write(r, cmd, sds_len(cmd));
     sds_free(cmd);
@@ -676,7 +692,8 @@ static bool rewrite_install(server_t *srv, aof_t *aof, const char *tmp) {
     }
     int dfd = open(srv->cfg.dir && srv->cfg.dir[0] ? srv->cfg.dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd >= 0) {
-        if (fsync(dfd) != 0) { /* the rename itself happened; durability of it is best effort */ }
+        if (fsync(dfd) != 0) { /* the rename itself happened; durability of it is best effort */
+        }
         close(dfd);
     }
     sds_free(path);
@@ -701,7 +718,7 @@ void aof_rewrite_done(server_t *srv, aof_t *aof, pid_t pid, bool ok, size_t cow_
     sds tmp = rewrite_tmp_name(srv, pid);
     aof->last_rewrite_time_sec = (util_mstime() - aof->rewrite_start_ms) / 1000;
     aof->last_cow_size = cow_bytes;
-    aof_flush(srv, aof);   /* the old file gets everything up to now, too */
+    aof_flush(srv, aof); /* the old file gets everything up to now, too */
     if (ok && rewrite_install(srv, aof, tmp)) {
         log_msg(LL_NOTICE, "Background AOF rewrite finished successfully");
         aof->last_rewrite_ok = true;
@@ -814,7 +831,7 @@ static bool replay(server_t *srv, client_t *c, const unsigned char *buf, aof_cmd
     robj *argv_stack[16];
     robj **argv = cmd->argc <= 16 ? argv_stack : zmalloc(sizeof(robj *) * (size_t)cmd->argc);
     for (int i = 0; i < cmd->argc; i++) argv[i] = obj_create_string((const char *)buf + cmd->off[i], cmd->len[i]);
-    command_t *cc = commands_lookup_argv(srv, argv, cmd->argc);   /* subcommands too (XGROUP CREATE) */
+    command_t *cc = commands_lookup_argv(srv, argv, cmd->argc); /* subcommands too (XGROUP CREATE) */
     bool ok = cc && cc->proc;
     if (!ok) {
         log_msg(LL_WARNING, "Unknown command '%.64s' reading the append only file %s", (char *)argv[0]->ptr, path);
@@ -850,7 +867,8 @@ static int load_cut(server_t *srv, const char *path, size_t at) {
         log_msg(LL_WARNING, "Unexpected end of file reading the append only file %s. You can: "
                             "1) Make a backup of your AOF file, then use ./redis-like-check-aof --fix <filename>. "
                             "2) Alternatively you can set the 'aof-load-truncated' configuration option to yes "
-                            "and restart the server.", path);
+                            "and restart the server.",
+                path);
         return -1;
     }
     log_msg(LL_WARNING, "!!! Warning: short read while loading the AOF file %s!!!", path);
@@ -867,8 +885,8 @@ static int load_commands(server_t *srv, const unsigned char *buf, size_t len, si
     client_t *c = fake_client(srv);
     aof_cmd_t cmd = {0};
     int result = 1;
-    size_t multi_at = 0;   /* offset of the open transaction's MULTI */
-    bool ended = true;     /* the loop read the whole file */
+    size_t multi_at = 0; /* offset of the open transaction's MULTI */
+    bool ended = true;   /* the loop read the whole file */
     while (pos < len) {
         size_t at = pos;
         int rc = aof_parse_command(buf, len, &pos, &cmd);
@@ -888,7 +906,8 @@ static int load_commands(server_t *srv, const unsigned char *buf, size_t len, si
             break;
         }
         log_msg(LL_WARNING, "Bad file format reading the append only file %s at offset %zu: make a backup of your "
-                            "AOF file, then use ./redis-like-check-aof --fix <filename>", path, pos);
+                            "AOF file, then use ./redis-like-check-aof --fix <filename>",
+                path, pos);
         result = -1;
         ended = false;
         break;
@@ -897,7 +916,7 @@ static int load_commands(server_t *srv, const unsigned char *buf, size_t len, si
         log_msg(LL_WARNING, "Revert incomplete MULTI/EXEC transaction in AOF file %s", path);
         result = load_cut(srv, path, multi_at);
     }
-    multi_client_free(c);   /* an unfinished transaction is dropped, never run */
+    multi_client_free(c); /* an unfinished transaction is dropped, never run */
     aof_cmd_free(&cmd);
     fake_client_drop_replies(c);
     zfree(c);
@@ -943,28 +962,28 @@ sds aof_info(server_t *srv, aof_t *aof, sds s) {
     persist_t *p = srv->persist;
     bool rewriting = p->child_pid > 0 && p->child_type == PERSIST_CHILD_AOF;
     s = sds_catprintf(s,
-        "aof_enabled:%d\r\n"
-        "aof_rewrite_in_progress:%d\r\n"
-        "aof_rewrite_scheduled:%d\r\n"
-        "aof_last_rewrite_time_sec:%lld\r\n"
-        "aof_current_rewrite_time_sec:%lld\r\n"
-        "aof_last_bgrewrite_status:%s\r\n"
-        "aof_rewrites:%lld\r\n"
-        "aof_last_write_status:%s\r\n"
-        "aof_last_cow_size:%zu\r\n",
-        aof->on ? 1 : 0, rewriting ? 1 : 0, aof->rewrite_scheduled ? 1 : 0, aof->last_rewrite_time_sec,
-        rewriting ? (util_mstime() - aof->rewrite_start_ms) / 1000 : -1, aof->last_rewrite_ok ? "ok" : "err",
-        aof->rewrites, aof->write_failed || atomic_load(&aof->fsync_errno) ? "err" : "ok", aof->last_cow_size);
+                      "aof_enabled:%d\r\n"
+                      "aof_rewrite_in_progress:%d\r\n"
+                      "aof_rewrite_scheduled:%d\r\n"
+                      "aof_last_rewrite_time_sec:%lld\r\n"
+                      "aof_current_rewrite_time_sec:%lld\r\n"
+                      "aof_last_bgrewrite_status:%s\r\n"
+                      "aof_rewrites:%lld\r\n"
+                      "aof_last_write_status:%s\r\n"
+                      "aof_last_cow_size:%zu\r\n",
+                      aof->on ? 1 : 0, rewriting ? 1 : 0, aof->rewrite_scheduled ? 1 : 0, aof->last_rewrite_time_sec,
+                      rewriting ? (util_mstime() - aof->rewrite_start_ms) / 1000 : -1, aof->last_rewrite_ok ? "ok" : "err",
+                      aof->rewrites, aof->write_failed || atomic_load(&aof->fsync_errno) ? "err" : "ok", aof->last_cow_size);
     if (aof->on) {
         s = sds_catprintf(s,
-            "aof_current_size:%lld\r\n"
-            "aof_base_size:%lld\r\n"
-            "aof_pending_rewrite:0\r\n"
-            "aof_buffer_length:%zu\r\n"
-            "aof_pending_bio_fsync:%d\r\n"
-            "aof_delayed_fsync:0\r\n",
-            aof->current_size, aof->base_size, sds_len(aof->buf),
-            aof->bio ? (int)bio_pending(aof->bio, BIO_AOF_FSYNC) : 0);
+                          "aof_current_size:%lld\r\n"
+                          "aof_base_size:%lld\r\n"
+                          "aof_pending_rewrite:0\r\n"
+                          "aof_buffer_length:%zu\r\n"
+                          "aof_pending_bio_fsync:%d\r\n"
+                          "aof_delayed_fsync:0\r\n",
+                          aof->current_size, aof->base_size, sds_len(aof->buf),
+                          aof->bio ? (int)bio_pending(aof->bio, BIO_AOF_FSYNC) : 0);
     }
     return s;
 }

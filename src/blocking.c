@@ -33,40 +33,40 @@
 typedef struct waitlist waitlist_t;
 
 typedef struct waiter {
-    struct waiter *prev, *next;   /* neighbours in the key's FIFO */
+    struct waiter *prev, *next; /* neighbours in the key's FIFO */
     waitlist_t *list;
     client_t *c;
-    robj *key;                    /* in bstate->argv (owned there) */
+    robj *key; /* in bstate->argv (owned there) */
 } waiter_t;
 
 struct waitlist {
-    waiter_t *head, *tail;        /* head = longest waiting */
+    waiter_t *head, *tail; /* head = longest waiting */
     size_t len;
     db_t *db;
-    sds key;                      /* the dict's key */
-    bool queued;                  /* in blocking_t.ready */
+    sds key;     /* the dict's key */
+    bool queued; /* in blocking_t.ready */
 };
 
 typedef struct blocked_state {
     db_t *db;
     command_t *cmd;
     int argc;
-    robj **argv;                  /* copy of the request, one reference each */
+    robj **argv; /* copy of the request, one reference each */
     int nkeys;
-    waiter_t *waiters;            /* nkeys of them */
-    int type;                     /* OBJ_LIST or OBJ_ZSET: what serves us */
-    int timeout_reply;            /* BLOCK_REPLY_* */
-    evloop_timer_t *timer;        /* NULL when waiting forever */
-    robj *ready_key;              /* set during a re-run */
-    bool still_blocked;           /* a re-run found nothing again */
+    waiter_t *waiters;     /* nkeys of them */
+    int type;              /* OBJ_LIST or OBJ_ZSET: what serves us */
+    int timeout_reply;     /* BLOCK_REPLY_* */
+    evloop_timer_t *timer; /* NULL when waiting forever */
+    robj *ready_key;       /* set during a re-run */
+    bool still_blocked;    /* a re-run found nothing again */
 } blocked_state_t;
 
 struct blocking {
     server_t *srv;
-    dict **waiting;               /* per db: sds key -> waitlist_t * */
-    waitlist_t **ready;           /* FIFO of written keys with waiters */
+    dict **waiting;     /* per db: sds key -> waitlist_t * */
+    waitlist_t **ready; /* FIFO of written keys with waiters */
     size_t nready, ready_cap;
-    client_t **unblocked;         /* to resume in before-sleep */
+    client_t **unblocked; /* to resume in before-sleep */
     size_t nunblocked, unblocked_cap;
     size_t blocked_clients;
 };
@@ -166,11 +166,11 @@ static waitlist_t *waitlist_get(blocking_t *b, db_t *db, robj *key) {
 }
 
 static bool waitlist_has(const waitlist_t *wl, const client_t *c) {
-    return wl->tail && wl->tail->c == c;   /* a client's waiters are appended together */
+    return wl->tail && wl->tail->c == c; /* a client's waiters are appended together */
 }
 
 void blocking_block(client_t *c, int first, int nkeys, int type, long long timeout_ms, int timeout_reply) {
-    if (c->bstate) {            /* a re-run that found nothing: keep waiting */
+    if (c->bstate) { /* a re-run that found nothing: keep waiting */
         c->bstate->still_blocked = true;
         return;
     }
@@ -188,9 +188,9 @@ void blocking_block(client_t *c, int first, int nkeys, int type, long long timeo
     }
     bs->waiters = zcalloc(sizeof(waiter_t) * (size_t)nkeys);
     for (int i = 0; i < nkeys; i++) {
-        robj *key = bs->argv[first + i];   /* our copy: argv dies after we return */
+        robj *key = bs->argv[first + i]; /* our copy: argv dies after we return */
         waitlist_t *wl = waitlist_get(b, c->db, key);
-        if (waitlist_has(wl, c)) continue;      /* BLPOP k k 0 waits once on k */
+        if (waitlist_has(wl, c)) continue; /* BLPOP k k 0 waits once on k */
         waiter_t *w = &bs->waiters[bs->nkeys++];
         w->key = key;
         w->c = c;
@@ -221,7 +221,7 @@ static void waitlist_remove(blocking_t *b, waiter_t *w) {
     wl->len--;
     if (wl->len == 0) {
         if (wl->queued) remove_ptr((void **)b->ready, &b->nready, wl);
-        dict_delete(b->waiting[wl->db->id], wl->key);   /* frees wl->key */
+        dict_delete(b->waiting[wl->db->id], wl->key); /* frees wl->key */
         zfree(wl);
     }
 }
@@ -316,7 +316,7 @@ void blocking_signal_db(db_t *db) {
     dict_iter_init(&it, b->waiting[db->id], false);
     while ((de = dict_next(&it))) {
         waitlist_t *wl = dict_get_val(de);
-        if (wl->queued || !dict_find(db->keys, dict_get_key(b->waiting[db->id], de))) continue;
+        if (wl->queued || !db_find(db, dict_get_key(b->waiting[db->id], de))) continue;
         wl->queued = true;
         push_ptr((void ***)&b->ready, &b->nready, &b->ready_cap, wl);
     }
@@ -362,12 +362,12 @@ static void serve_waitlist(waitlist_t *wl) {
         /* Stream readers re-run on any write, the key gone or of another
          * type included: XREADGROUP then fails, as in Redis 7.0. */
         bool stream_reader = c->bstate->type == OBJ_STREAM;
-        if (!o && !stream_reader) return;   /* emptied: the rest keep waiting */
+        if (!o && !stream_reader) return; /* emptied: the rest keep waiting */
         /* A client being closed must not swallow a value. */
         if ((stream_reader || (int)o->type == c->bstate->type) &&
             !(c->flags & (CLIENT_CLOSE_ASAP | CLIENT_CLOSE_AFTER_REPLY))) {
             bool last = next == NULL;
-            rerun(c, w->key);               /* may free w and (if last) wl */
+            rerun(c, w->key); /* may free w and (if last) wl */
             if (last) return;
         }
         w = next;
@@ -408,7 +408,7 @@ static void bzpop_reply(client_t *c, robj *key, robj *o, bool max, long long cou
         zset_cursor_at_rank(&cur, o, 0, max);
         size_t mlen;
         const char *m = zset_cursor_member(&cur, &mlen);
-        sds member = sds_newlen(m, mlen);    /* copied: the delete frees m */
+        sds member = sds_newlen(m, mlen); /* copied: the delete frees m */
         double score = zset_cursor_score(&cur);
         zset_delete(o, member, mlen);
         if (nested) reply_array_len(c, 2);
@@ -455,7 +455,7 @@ static void cmd_bzpopmax(client_t *c) { bzpop_minmax(c, true); }
 static void cmd_bzmpop(client_t *c) {
     long long numkeys, count = -1, timeout;
     if (!cmd_get_range_or_reply(c, c->argv[2], 1, LONG_MAX, &numkeys, "numkeys should be greater than 0")) return;
-    if (numkeys > c->argc - 4) {          /* no room left for MIN|MAX */
+    if (numkeys > c->argc - 4) { /* no room left for MIN|MAX */
         reply_error(c, RL_ERR_SYNTAX);
         return;
     }

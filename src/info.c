@@ -34,41 +34,41 @@ static sds sec_server(server_t *srv, sds s) {
     long long now_us = util_ustime();
     long long uptime = (srv->mstime - srv->start_time_ms) / 1000;
     return sds_catprintf(s,
-        "# Server\r\n"
-        "redis_version:%s\r\n"
-        "redis_like_version:%s\r\n"
-        "redis_git_sha1:00000000\r\n"
-        "redis_git_dirty:0\r\n"
-        "redis_build_id:%s\r\n"
-        "redis_mode:standalone\r\n"
-        "os:%s %s %s\r\n"
-        "arch_bits:%d\r\n"
-        "monotonic_clock:POSIX clock_gettime\r\n"
-        "multiplexing_api:%s\r\n"
-        "atomicvar_api:c11-builtin\r\n"
-        "gcc_version:%d.%d.%d\r\n"
-        "process_id:%d\r\n"
-        "process_supervised:no\r\n"
-        "run_id:%s\r\n"
-        "tcp_port:%lld\r\n"
-        "server_time_usec:%lld\r\n"
-        "uptime_in_seconds:%lld\r\n"
-        "uptime_in_days:%lld\r\n"
-        "hz:%lld\r\n"
-        "configured_hz:%lld\r\n"
-        "lru_clock:%u\r\n"
-        "executable:%s\r\n"
-        "config_file:%s\r\n"
-        "io_threads_active:0\r\n",
-        RL_REDIS_COMPAT_VERSION, RL_VERSION, RL_BUILD_ID, u.sysname, u.release, u.machine,
-        (int)(sizeof(void *) * 8), evloop_backend(srv->loop),
+                         "# Server\r\n"
+                         "redis_version:%s\r\n"
+                         "redis_like_version:%s\r\n"
+                         "redis_git_sha1:00000000\r\n"
+                         "redis_git_dirty:0\r\n"
+                         "redis_build_id:%s\r\n"
+                         "redis_mode:standalone\r\n"
+                         "os:%s %s %s\r\n"
+                         "arch_bits:%d\r\n"
+                         "monotonic_clock:POSIX clock_gettime\r\n"
+                         "multiplexing_api:%s\r\n"
+                         "atomicvar_api:c11-builtin\r\n"
+                         "gcc_version:%d.%d.%d\r\n"
+                         "process_id:%d\r\n"
+                         "process_supervised:no\r\n"
+                         "run_id:%s\r\n"
+                         "tcp_port:%lld\r\n"
+                         "server_time_usec:%lld\r\n"
+                         "uptime_in_seconds:%lld\r\n"
+                         "uptime_in_days:%lld\r\n"
+                         "hz:%lld\r\n"
+                         "configured_hz:%lld\r\n"
+                         "lru_clock:%u\r\n"
+                         "executable:%s\r\n"
+                         "config_file:%s\r\n"
+                         "io_threads_active:0\r\n",
+                         RL_REDIS_COMPAT_VERSION, RL_VERSION, RL_BUILD_ID, u.sysname, u.release, u.machine,
+                         (int)(sizeof(void *) * 8), evloop_backend(srv->loop),
 #ifdef __GNUC__
-        __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__,
+                         __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__,
 #else
-        0, 0, 0,
+                         0, 0, 0,
 #endif
-        (int)srv->pid, srv->run_id, srv->cfg.port, now_us, uptime, uptime / 86400, srv->cfg.hz, srv->cfg.hz,
-        obj_lru_clock(), srv->executable ? srv->executable : "", srv->config_file ? srv->config_file : "");
+                         (int)srv->pid, srv->run_id, srv->cfg.port, now_us, uptime, uptime / 86400, srv->cfg.hz, srv->cfg.hz,
+                         obj_lru_clock(), srv->executable ? srv->executable : "", srv->config_file ? srv->config_file : "");
 }
 
 static sds sec_clients(server_t *srv, sds s) {
@@ -78,16 +78,16 @@ static sds sec_clients(server_t *srv, sds s) {
         if (conn_output_bytes(c) > max_out) max_out = conn_output_bytes(c);
     }
     return sds_catprintf(s,
-        "# Clients\r\n"
-        "connected_clients:%zu\r\n"
-        "cluster_connections:0\r\n"
-        "maxclients:%lld\r\n"
-        "client_recent_max_input_buffer:%zu\r\n"
-        "client_recent_max_output_buffer:%zu\r\n"
-        "blocked_clients:%zu\r\n"
-        "tracking_clients:%lld\r\n"
-        "clients_in_timeout_table:0\r\n",
-        srv->client_count, srv->cfg.maxclients, max_in, max_out, blocking_client_count(srv), tracking_clients(srv));
+                         "# Clients\r\n"
+                         "connected_clients:%zu\r\n"
+                         "cluster_connections:0\r\n"
+                         "maxclients:%lld\r\n"
+                         "client_recent_max_input_buffer:%zu\r\n"
+                         "client_recent_max_output_buffer:%zu\r\n"
+                         "blocked_clients:%zu\r\n"
+                         "tracking_clients:%lld\r\n"
+                         "clients_in_timeout_table:0\r\n",
+                         srv->client_count, srv->cfg.maxclients, max_in, max_out, blocking_client_count(srv), tracking_clients(srv));
 }
 
 static sds human_line(sds s, const char *name, unsigned long long v) {
@@ -112,51 +112,51 @@ static sds sec_memory(server_t *srv, sds s) {
     s = human_line(s, "used_memory_rss", r.rss);
     s = human_line(s, "used_memory_peak", r.peak);
     s = sds_catprintf(s,
-        "used_memory_peak_perc:%.2f%%\r\n"
-        "used_memory_overhead:%zu\r\n"
-        "used_memory_startup:%zu\r\n"
-        "used_memory_dataset:%zu\r\n"
-        "used_memory_dataset_perc:%.2f%%\r\n"
-        "allocator_allocated:%zu\r\n"
-        "allocator_active:%zu\r\n"
-        "allocator_resident:%zu\r\n",
-        r.peak_perc, r.overhead, r.startup, r.dataset, r.dataset_perc, r.alloc.allocated, r.alloc.active,
-        r.alloc.resident);
+                      "used_memory_peak_perc:%.2f%%\r\n"
+                      "used_memory_overhead:%zu\r\n"
+                      "used_memory_startup:%zu\r\n"
+                      "used_memory_dataset:%zu\r\n"
+                      "used_memory_dataset_perc:%.2f%%\r\n"
+                      "allocator_allocated:%zu\r\n"
+                      "allocator_active:%zu\r\n"
+                      "allocator_resident:%zu\r\n",
+                      r.peak_perc, r.overhead, r.startup, r.dataset, r.dataset_perc, r.alloc.allocated, r.alloc.active,
+                      r.alloc.resident);
     s = human_line(s, "total_system_memory", zmalloc_total_system_memory());
-    s = scripting_info_memory(srv, s);   /* script.c: Lua heaps, cached scripts, functions */
+    s = scripting_info_memory(srv, s); /* script.c: Lua heaps, cached scripts, functions */
     s = human_line(s, "maxmemory", (unsigned long long)srv->cfg.maxmemory);
     return sds_catprintf(s,
-        "maxmemory_policy:%s\r\n"
-        "allocator_frag_ratio:%.2f\r\n"
-        "allocator_frag_bytes:%lld\r\n"
-        "allocator_rss_ratio:%.2f\r\n"
-        "allocator_rss_bytes:%lld\r\n"
-        "rss_overhead_ratio:%.2f\r\n"
-        "rss_overhead_bytes:%lld\r\n"
-        "mem_fragmentation_ratio:%.2f\r\n"
-        "mem_fragmentation_bytes:%lld\r\n"
-        "mem_not_counted_for_evict:%zu\r\n"
-        "mem_replication_backlog:%zu\r\n"
-        "mem_total_replication_buffers:%zu\r\n"
-        "mem_clients_slaves:%zu\r\n"
-        "mem_clients_normal:%zu\r\n"
-        "mem_cluster_links:0\r\n"
-        "mem_aof_buffer:0\r\n"
-        "mem_allocator:%s\r\n"
-        "active_defrag_running:%d\r\n"
-        "lazyfree_pending_objects:%llu\r\n"
-        "lazyfreed_objects:%llu\r\n",
-        config_policy_name(srv->cfg.maxmemory_policy), r.allocator_frag_ratio, r.allocator_frag_bytes,
-        r.allocator_rss_ratio, r.allocator_rss_bytes, r.rss_overhead_ratio, r.rss_overhead_bytes, r.frag_ratio,
-        r.frag_bytes, repl_backlog_memory(srv) + repl_replica_buffers_memory(srv), repl_backlog_memory(srv),
-        repl_backlog_memory(srv) + repl_replica_buffers_memory(srv), repl_replica_buffers_memory(srv),
-        r.clients_normal, zmalloc_lib(), ds.running_cpu_pct, lazy_pending,
-        lazy_freed);
+                         "maxmemory_policy:%s\r\n"
+                         "allocator_frag_ratio:%.2f\r\n"
+                         "allocator_frag_bytes:%lld\r\n"
+                         "allocator_rss_ratio:%.2f\r\n"
+                         "allocator_rss_bytes:%lld\r\n"
+                         "rss_overhead_ratio:%.2f\r\n"
+                         "rss_overhead_bytes:%lld\r\n"
+                         "mem_fragmentation_ratio:%.2f\r\n"
+                         "mem_fragmentation_bytes:%lld\r\n"
+                         "mem_not_counted_for_evict:%zu\r\n"
+                         "mem_replication_backlog:%zu\r\n"
+                         "mem_total_replication_buffers:%zu\r\n"
+                         "mem_clients_slaves:%zu\r\n"
+                         "mem_clients_normal:%zu\r\n"
+                         "mem_cluster_links:0\r\n"
+                         "mem_aof_buffer:0\r\n"
+                         "mem_allocator:%s\r\n"
+                         "active_defrag_running:%d\r\n"
+                         "lazyfree_pending_objects:%llu\r\n"
+                         "lazyfreed_objects:%llu\r\n",
+                         config_policy_name(srv->cfg.maxmemory_policy), r.allocator_frag_ratio, r.allocator_frag_bytes,
+                         r.allocator_rss_ratio, r.allocator_rss_bytes, r.rss_overhead_ratio, r.rss_overhead_bytes, r.frag_ratio,
+                         r.frag_bytes, repl_backlog_memory(srv) + repl_replica_buffers_memory(srv), repl_backlog_memory(srv),
+                         repl_backlog_memory(srv) + repl_replica_buffers_memory(srv), repl_replica_buffers_memory(srv),
+                         r.clients_normal, zmalloc_lib(), ds.running_cpu_pct, lazy_pending,
+                         lazy_freed);
 }
 
 static sds sec_persistence(server_t *srv, sds s) {
     s = sds_cat(s, "# Persistence\r\n");
-    return persist_info(srv, s);   /* persist.c owns these figures */
+    return persist_info(srv, s); /* persist.c owns these figures */
 }
 
 static long long ring_avg(const long long *ring) {
@@ -168,76 +168,76 @@ static long long ring_avg(const long long *ring) {
 static sds sec_stats(server_t *srv, sds s) {
     server_stats_t *st = &srv->stats;
     long long sync_full, sync_ok, sync_err;
-    repl_sync_stats(srv, &sync_full, &sync_ok, &sync_err);   /* repl_info.c */
+    repl_sync_stats(srv, &sync_full, &sync_ok, &sync_err); /* repl_info.c */
     defrag_stats_t ds;
     defrag_get_stats(srv, &ds);
     s = sds_catprintf(s,
-        "# Stats\r\n"
-        "total_connections_received:%lld\r\n"
-        "total_commands_processed:%lld\r\n"
-        "instantaneous_ops_per_sec:%lld\r\n"
-        "total_net_input_bytes:%lld\r\n"
-        "total_net_output_bytes:%lld\r\n"
-        "instantaneous_input_kbps:%.2f\r\n"
-        "instantaneous_output_kbps:%.2f\r\n"
-        "rejected_connections:%lld\r\n"
-        "sync_full:%lld\r\n"
-        "sync_partial_ok:%lld\r\n"
-        "sync_partial_err:%lld\r\n"
-        "expired_keys:%lld\r\n"
-        "expired_stale_perc:0.00\r\n"
-        "expired_time_cap_reached_count:0\r\n"
-        "expire_cycle_cpu_milliseconds:%lld\r\n"
-        "evicted_keys:%lld\r\n"
-        "evicted_clients:0\r\n"
-        "total_eviction_exceeded_time:0\r\n"
-        "current_eviction_exceeded_time:0\r\n"
-        "keyspace_hits:%lld\r\n"
-        "keyspace_misses:%lld\r\n"
-        "pubsub_channels:%zu\r\n"
-        "pubsub_patterns:%zu\r\n"
-        "pubsubshard_channels:%zu\r\n"
-        "latest_fork_usec:%lld\r\n"
-        "total_forks:%lld\r\n"
-        "migrate_cached_sockets:0\r\n"
-        "slave_expires_tracked_keys:0\r\n"
-        "active_defrag_hits:%lld\r\n"
-        "active_defrag_misses:%lld\r\n"
-        "active_defrag_key_hits:%lld\r\n"
-        "active_defrag_key_misses:%lld\r\n"
-        "total_active_defrag_time:%lld\r\n"
-        "current_active_defrag_time:%lld\r\n"
-        "tracking_total_keys:%lld\r\n"
-        "tracking_total_items:%lld\r\n"
-        "tracking_total_prefixes:%lld\r\n"
-        "unexpected_error_replies:%lld\r\n"
-        "total_error_replies:%lld\r\n"
-        "dump_payload_sanitizations:0\r\n"
-        "total_reads_processed:%lld\r\n"
-        "total_writes_processed:%lld\r\n"
-        "io_threaded_reads_processed:0\r\n"
-        "io_threaded_writes_processed:0\r\n",
-        st->numconnections, st->numcommands, ring_avg(st->ops_samples), st->net_input_bytes,
-        st->net_output_bytes, ring_avg(st->net_in_samples) / 1024.0, ring_avg(st->net_out_samples) / 1024.0,
-        st->rejected_conn, sync_full, sync_ok, sync_err, st->expiredkeys, st->expire_cycle_cpu_ms, st->evictedkeys, st->keyspace_hits,
-        st->keyspace_misses, pubsub_channel_count(srv), pubsub_pattern_count(srv), pubsub_shard_channel_count(srv),
-        srv->persist->latest_fork_usec, srv->persist->total_forks,   /* persist.c */
-        ds.hits, ds.misses, ds.key_hits, ds.key_misses, ds.total_time_ms, ds.current_time_ms,
-        tracking_total_keys(srv), tracking_total_items(srv), tracking_total_prefixes(srv), st->unexpected_error_replies, st->total_error_replies, st->io_reads, st->io_writes);
+                      "# Stats\r\n"
+                      "total_connections_received:%lld\r\n"
+                      "total_commands_processed:%lld\r\n"
+                      "instantaneous_ops_per_sec:%lld\r\n"
+                      "total_net_input_bytes:%lld\r\n"
+                      "total_net_output_bytes:%lld\r\n"
+                      "instantaneous_input_kbps:%.2f\r\n"
+                      "instantaneous_output_kbps:%.2f\r\n"
+                      "rejected_connections:%lld\r\n"
+                      "sync_full:%lld\r\n"
+                      "sync_partial_ok:%lld\r\n"
+                      "sync_partial_err:%lld\r\n"
+                      "expired_keys:%lld\r\n"
+                      "expired_stale_perc:0.00\r\n"
+                      "expired_time_cap_reached_count:0\r\n"
+                      "expire_cycle_cpu_milliseconds:%lld\r\n"
+                      "evicted_keys:%lld\r\n"
+                      "evicted_clients:0\r\n"
+                      "total_eviction_exceeded_time:0\r\n"
+                      "current_eviction_exceeded_time:0\r\n"
+                      "keyspace_hits:%lld\r\n"
+                      "keyspace_misses:%lld\r\n"
+                      "pubsub_channels:%zu\r\n"
+                      "pubsub_patterns:%zu\r\n"
+                      "pubsubshard_channels:%zu\r\n"
+                      "latest_fork_usec:%lld\r\n"
+                      "total_forks:%lld\r\n"
+                      "migrate_cached_sockets:0\r\n"
+                      "slave_expires_tracked_keys:0\r\n"
+                      "active_defrag_hits:%lld\r\n"
+                      "active_defrag_misses:%lld\r\n"
+                      "active_defrag_key_hits:%lld\r\n"
+                      "active_defrag_key_misses:%lld\r\n"
+                      "total_active_defrag_time:%lld\r\n"
+                      "current_active_defrag_time:%lld\r\n"
+                      "tracking_total_keys:%lld\r\n"
+                      "tracking_total_items:%lld\r\n"
+                      "tracking_total_prefixes:%lld\r\n"
+                      "unexpected_error_replies:%lld\r\n"
+                      "total_error_replies:%lld\r\n"
+                      "dump_payload_sanitizations:0\r\n"
+                      "total_reads_processed:%lld\r\n"
+                      "total_writes_processed:%lld\r\n"
+                      "io_threaded_reads_processed:0\r\n"
+                      "io_threaded_writes_processed:0\r\n",
+                      st->numconnections, st->numcommands, ring_avg(st->ops_samples), st->net_input_bytes,
+                      st->net_output_bytes, ring_avg(st->net_in_samples) / 1024.0, ring_avg(st->net_out_samples) / 1024.0,
+                      st->rejected_conn, sync_full, sync_ok, sync_err, st->expiredkeys, st->expire_cycle_cpu_ms, st->evictedkeys, st->keyspace_hits,
+                      st->keyspace_misses, pubsub_channel_count(srv), pubsub_pattern_count(srv), pubsub_shard_channel_count(srv),
+                      srv->persist->latest_fork_usec, srv->persist->total_forks, /* persist.c */
+                      ds.hits, ds.misses, ds.key_hits, ds.key_misses, ds.total_time_ms, ds.current_time_ms,
+                      tracking_total_keys(srv), tracking_total_items(srv), tracking_total_prefixes(srv), st->unexpected_error_replies, st->total_error_replies, st->io_reads, st->io_writes);
     /* acl.c: denials by kind (Redis 7.2's names; 7.0 lacks them). */
     const acl_stats_t *as = acl_get_stats(srv);
     s = sds_catprintf(s,
-        "acl_access_denied_auth:%lld\r\n"
-        "acl_access_denied_cmd:%lld\r\n"
-        "acl_access_denied_key:%lld\r\n"
-        "acl_access_denied_channel:%lld\r\n",
-        as->denied_auth, as->denied_cmd, as->denied_key, as->denied_channel);
+                      "acl_access_denied_auth:%lld\r\n"
+                      "acl_access_denied_cmd:%lld\r\n"
+                      "acl_access_denied_key:%lld\r\n"
+                      "acl_access_denied_channel:%lld\r\n",
+                      as->denied_auth, as->denied_cmd, as->denied_key, as->denied_channel);
     return s;
 }
 
 static sds sec_replication(server_t *srv, sds s) {
     s = sds_cat(s, "# Replication\r\n");
-    return repl_info(srv, s);   /* repl_info.c owns these figures */
+    return repl_info(srv, s); /* repl_info.c owns these figures */
 }
 
 static sds sec_cpu(server_t *srv, sds s) {
@@ -247,12 +247,12 @@ static sds sec_cpu(server_t *srv, sds s) {
     getrusage(RUSAGE_CHILDREN, &children);
 #define TV(t) ((double)(t).tv_sec + (double)(t).tv_usec / 1e6)
     return sds_catprintf(s,
-        "# CPU\r\n"
-        "used_cpu_sys:%.6f\r\n"
-        "used_cpu_user:%.6f\r\n"
-        "used_cpu_sys_children:%.6f\r\n"
-        "used_cpu_user_children:%.6f\r\n",
-        TV(self.ru_stime), TV(self.ru_utime), TV(children.ru_stime), TV(children.ru_utime));
+                         "# CPU\r\n"
+                         "used_cpu_sys:%.6f\r\n"
+                         "used_cpu_user:%.6f\r\n"
+                         "used_cpu_sys_children:%.6f\r\n"
+                         "used_cpu_user_children:%.6f\r\n",
+                         TV(self.ru_stime), TV(self.ru_utime), TV(children.ru_stime), TV(children.ru_utime));
 #undef TV
 }
 
@@ -297,7 +297,7 @@ static sds sec_keyspace(server_t *srv, sds s) {
     for (int i = 0; i < srv->dbnum; i++) {
         db_t *db = &srv->dbs[i];
         if (db_size(db) == 0) continue;
-        s = sds_catprintf(s, "db%d:keys=%zu,expires=%zu,avg_ttl=%lld\r\n", i, db_size(db), dict_size(db->expires),
+        s = sds_catprintf(s, "db%d:keys=%zu,expires=%zu,avg_ttl=%lld\r\n", i, db_size(db), db_expires_size(db),
                           db->avg_ttl);
     }
     return s;
@@ -310,11 +310,7 @@ typedef struct section {
 } section;
 
 static const section sections[] = {
-    {"server", sec_server, true}, {"clients", sec_clients, true}, {"memory", sec_memory, true},
-    {"persistence", sec_persistence, true}, {"stats", sec_stats, true}, {"replication", sec_replication, true},
-    {"cpu", sec_cpu, true}, {"modules", sec_modules, true}, {"errorstats", sec_errorstats, true},
-    {"cluster", sec_cluster, true}, {"keyspace", sec_keyspace, true}, {"commandstats", sec_commandstats, false},
-    {"latencystats", latency_track_info, false},   /* latency_track.c */
+    {"server", sec_server, true}, {"clients", sec_clients, true}, {"memory", sec_memory, true}, {"persistence", sec_persistence, true}, {"stats", sec_stats, true}, {"replication", sec_replication, true}, {"cpu", sec_cpu, true}, {"modules", sec_modules, true}, {"errorstats", sec_errorstats, true}, {"cluster", sec_cluster, true}, {"keyspace", sec_keyspace, true}, {"commandstats", sec_commandstats, false}, {"latencystats", latency_track_info, false}, /* latency_track.c */
 };
 #define N_SECTIONS (sizeof(sections) / sizeof(sections[0]))
 

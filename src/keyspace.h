@@ -7,16 +7,17 @@
 
 #include <stdbool.h>
 
+#include "db_entry.h"
 #include "server.h"
 
 #define LOOKUP_NONE 0
-#define LOOKUP_NOTOUCH (1 << 0)   /* do not update LRU */
-#define LOOKUP_NOSTATS (1 << 1)   /* do not count hits/misses */
+#define LOOKUP_NOTOUCH (1 << 0) /* do not update LRU */
+#define LOOKUP_NOSTATS (1 << 1) /* do not count hits/misses */
 
 void db_init_all(server_t *srv);
 void db_free_all(server_t *srv);
 
-robj *db_lookup_read(db_t *db, robj *key, int flags);   /* counts hit/miss */
+robj *db_lookup_read(db_t *db, robj *key, int flags); /* counts hit/miss */
 robj *db_lookup_write(db_t *db, robj *key);
 /* Add a key that does not exist: takes a reference to val. */
 void db_add(db_t *db, robj *key, robj *val);
@@ -27,17 +28,23 @@ bool db_add_loaded(db_t *db, sds key, robj *val, long long expire_ms);
 void db_overwrite(db_t *db, robj *key, robj *val);
 /* Add or replace; removes the TTL unless keep_ttl: takes val. */
 void db_set_key(db_t *db, robj *key, robj *val, bool keep_ttl);
-bool db_delete(db_t *db, robj *key);   /* lazy as lazyfree-lazy-server-del says */
+bool db_delete(db_t *db, robj *key); /* lazy as lazyfree-lazy-server-del says */
 /* Delete with the value freed on the bio thread if lazy and big (UNLINK,
  * DEL under lazyfree-lazy-user-del, eviction). */
 bool db_delete_lazy(db_t *db, robj *key, bool lazy);
 bool db_exists(db_t *db, robj *key);
-long long db_empty(db_t *db);                /* returns keys removed */
-long long db_empty_async(db_t *db);          /* same, freeing on the bio thread */
+long long db_empty(db_t *db);       /* returns keys removed */
+long long db_empty_async(db_t *db); /* same, freeing on the bio thread */
 size_t db_size(const db_t *db);
+size_t db_expires_size(const db_t *db); /* keys with a TTL */
+/* The entry of key, expired or not, without touching LRU or stats. */
+db_entry *db_find(db_t *db, const sds key);
+/* Fresh, empty tables of the keyspace's types (SWAPDB, lazy flush). */
+ht *db_create_keys_table(void);
+ht *db_create_expires_table(void);
 
 void db_set_expire(db_t *db, robj *key, long long when_ms);
-long long db_get_expire(db_t *db, robj *key);   /* -1 if none */
+long long db_get_expire(db_t *db, robj *key); /* -1 if none */
 bool db_remove_expire(db_t *db, robj *key);
 /* Delete key if expired; true if it was (or is logically) expired. */
 bool db_expire_if_needed(db_t *db, robj *key);

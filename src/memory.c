@@ -35,10 +35,12 @@ void memory_report(server_t *srv, mem_report_t *r) {
         r->clients_normal += sds_alloc_size(c->querybuf) + c->reply_bytes + sizeof(*c);
     r->overhead = r->startup + r->clients_normal;
     for (int i = 0; i < srv->dbnum; i++) {
-        /* Tables and entries only: the dict structs themselves were already
-         * allocated at start-up and are part of used_memory_startup. */
-        size_t m = dict_mem_usage(srv->dbs[i].keys) - sizeof(dict);
-        size_t e = dict_mem_usage(srv->dbs[i].expires) - sizeof(dict);
+        /* Bucket arrays plus the entries' headers (db_entry.h; keys and
+         * values are data): the table handles themselves were allocated at
+         * start-up and are part of used_memory_startup. */
+        ht *keys = srv->dbs[i].keys, *exp = srv->dbs[i].expires;
+        size_t m = ht_mem_usage(keys) - zmalloc_size(keys) + ht_size(keys) * offsetof(db_entry, buf);
+        size_t e = ht_mem_usage(exp) - zmalloc_size(exp) + ht_size(exp) * sizeof(int64_t);
         if (i < 64) {
             r->db_overhead_main[i] = m;
             r->db_overhead_expires[i] = e;
@@ -68,7 +70,7 @@ static void cmd_memory_usage(client_t *c) {
     for (int j = 3; j < c->argc; j++) {
         if (!strcasecmp(c->argv[j]->ptr, "samples") && j + 1 < c->argc) {
             if (!cmd_get_ll_or_reply(c, c->argv[++j], &samples, NULL)) return;
-            if (samples < 0) {   /* Redis 7.0's answer to a negative count */
+            if (samples < 0) { /* Redis 7.0's answer to a negative count */
                 reply_error(c, RL_ERR_SYNTAX);
                 return;
             }
@@ -82,8 +84,8 @@ static void cmd_memory_usage(client_t *c) {
         reply_null(c);
         return;
     }
-    dict_entry *de = dict_find(c->db->keys, c->argv[2]->ptr);
-    size_t usage = obj_mem_usage(o, (size_t)samples) + dict_entry_mem(c->db->keys, de);
+    db_entry *de = db_find(c->db, c->argv[2]->ptr);
+    size_t usage = obj_mem_usage(o, (size_t)samples) + db_entry_mem(de);
     reply_ll(c, (long long)usage);
 }
 
@@ -170,30 +172,35 @@ static void cmd_memory_doctor(client_t *c) {
     int issues = 0;
     if (r.used < 5 * 1024 * 1024) {
         s = sds_catprintf(s, "Hi. This instance holds less than 5 MB (%s), so there is not much to diagnose: "
-                             "ratios on such a small heap are dominated by fixed costs.\n", used);
+                             "ratios on such a small heap are dominated by fixed costs.\n",
+                          used);
     } else {
         s = sds_catprintf(s, "Memory report for this instance (allocator %s): used %s, resident %s, peak %s.\n\n",
                           zmalloc_lib(), used, rss, peak);
         if (r.peak > r.used * 3 / 2) {
             issues++;
             s = sds_catprintf(s, " * Peak memory: the peak (%s) is more than 1.5x what is used now. Memory freed "
-                                 "since then may still be held by the allocator; see the ratios below.\n", peak);
+                                 "since then may still be held by the allocator; see the ratios below.\n",
+                              peak);
         }
         if (r.frag_ratio > 1.4) {
             issues++;
             s = sds_catprintf(s, " * High fragmentation: the process holds %.2fx the memory the data needs "
                                  "(%lld bytes more). Running MEMORY PURGE returns free pages; a different "
-                                 "allocator (make MALLOC=...) or activedefrag may help.\n", r.frag_ratio, r.frag_bytes);
+                                 "allocator (make MALLOC=...) or activedefrag may help.\n",
+                              r.frag_ratio, r.frag_bytes);
         }
         if (r.allocator_frag_ratio > 1.1) {
             issues++;
             s = sds_catprintf(s, " * Allocator fragmentation %.2f: live blocks are spread over partly empty pages. "
-                                 "Active defragmentation would compact them.\n", r.allocator_frag_ratio);
+                                 "Active defragmentation would compact them.\n",
+                              r.allocator_frag_ratio);
         }
         if (r.allocator_rss_ratio > 1.1) {
             issues++;
             s = sds_catprintf(s, " * The allocator keeps %.2fx its active pages resident: free pages not yet returned. "
-                                 "MEMORY PURGE gives them back now.\n", r.allocator_rss_ratio);
+                                 "MEMORY PURGE gives them back now.\n",
+                              r.allocator_rss_ratio);
         }
         if (r.clients_normal > 200 * 1024 * 1024) {
             issues++;

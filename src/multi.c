@@ -16,8 +16,8 @@
 #include "propagate.h"
 #include "reply.h"
 
-#define CLIENT_MULTI_ERROR 1   /* a queueing error: EXEC aborts */
-#define CLIENT_MULTI_DIRTY 2   /* a watched key changed: EXEC returns null */
+#define CLIENT_MULTI_ERROR 1 /* a queueing error: EXEC aborts */
+#define CLIENT_MULTI_DIRTY 2 /* a watched key changed: EXEC returns null */
 
 typedef struct queued_cmd {
     command_t *cmd;
@@ -28,7 +28,7 @@ typedef struct queued_cmd {
 struct multi_state {
     queued_cmd *cmds;
     int count, cap;
-    uint32_t cmd_flags;   /* CMD_* of every queued command, or'ed */
+    uint32_t cmd_flags; /* CMD_* of every queued command, or'ed */
 };
 
 typedef struct watchers {
@@ -37,10 +37,10 @@ typedef struct watchers {
 } watchers;
 
 struct watch_state {
-    sds *keys;          /* composite keys in srv->watched */
-    unsigned char *expired;   /* per key: it was logically expired when watched */
+    sds *keys;              /* composite keys in srv->watched */
+    unsigned char *expired; /* per key: it was logically expired when watched */
     int count, cap;
-    int flags;          /* CLIENT_MULTI_* */
+    int flags; /* CLIENT_MULTI_* */
 };
 
 static void watchers_free(void *p) {
@@ -146,20 +146,20 @@ static void unwatch_all(client_t *c) {
 
 /* The key exists in db (expired or not). */
 static bool key_in_db(db_t *db, const char *key, size_t len) {
-    if (dict_size(db->keys) == 0) return false;
+    if (db_size(db) == 0) return false;
     sds k = sds_newlen(key, len);
-    bool found = dict_find(db->keys, k) != NULL;
+    bool found = db_find(db, k) != NULL;
     sds_free(k);
     return found;
 }
 
 /* The key is in db with a TTL already past (not yet deleted). */
 static bool key_is_expired(db_t *db, const char *key, size_t len) {
-    if (dict_size(db->expires) == 0) return false;
+    if (db_expires_size(db) == 0) return false;
     sds k = sds_newlen(key, len);
-    dict_entry *de = dict_find(db->expires, k);
+    db_entry *de = db_find(db, k);
     sds_free(k);
-    return de && dict_get_s64(de) <= db->srv->mstime;
+    return de && db_entry_expire(de) >= 0 && db_entry_expire(de) <= db->srv->mstime;
 }
 
 /* Index of composite key k among c's watched keys, or -1. */
@@ -174,7 +174,7 @@ static void watch_one(client_t *c, robj *key) {
     struct watch_state *w = wstate(c);
     sds k = watch_key(c->db->id, key->ptr, sds_len(key->ptr));
     for (int i = 0; i < w->count; i++) {
-        if (sds_cmp(w->keys[i], k) == 0) {   /* already watched */
+        if (sds_cmp(w->keys[i], k) == 0) { /* already watched */
             sds_free(k);
             return;
         }
@@ -250,12 +250,12 @@ void multi_touch_db(server_t *srv, int dbid, int other) {
             int idx = watch_index(ws->clients[i], k);
             if (idx >= 0 && w->expired[idx]) {
                 if (!there) {
-                    w->expired[idx] = 0;   /* the expired key is gone: no change */
+                    w->expired[idx] = 0; /* the expired key is gone: no change */
                     continue;
                 }
-                if (there_expired) continue;   /* still expired */
+                if (there_expired) continue; /* still expired */
             } else if (!here && there_expired) {
-                if (idx >= 0) w->expired[idx] = 1;   /* absent, replaced by an expired key */
+                if (idx >= 0) w->expired[idx] = 1; /* absent, replaced by an expired key */
                 continue;
             }
             w->flags |= CLIENT_MULTI_DIRTY;
@@ -274,7 +274,7 @@ static bool watched_key_expired(client_t *c) {
         memcpy(&id, w->keys[i], sizeof(id));
         db_t *db = &c->srv->dbs[id];
         sds key = w->keys[i] + sizeof(id);
-        if (w->expired[i]) continue;   /* was expired when WATCHed */
+        if (w->expired[i]) continue; /* was expired when WATCHed */
         if (key_is_expired(db, key, sds_len(w->keys[i]) - sizeof(id))) return true;
     }
     return false;
@@ -329,7 +329,8 @@ static bool exec_acl_allows_or_reply(client_t *c, command_t *cmd) {
                       : r == ACL_DENIED_KEY ? "no permission to touch the specified keys"
                                             : "no permission to access one of the channels used as arguments";
     reply_error(c, "NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC "
-                   "call. This command is no longer allowed for the following reason: %s", why);
+                   "call. This command is no longer allowed for the following reason: %s",
+                why);
     return false;
 }
 

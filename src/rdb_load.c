@@ -28,6 +28,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "t_hash.h"
+#include "t_set.h"
 #include "crc64.h"
 #include "function.h"
 #include "intset.h"
@@ -39,19 +41,15 @@
 #include "util.h"
 #include "zset.h"
 
-/* Same semantics as the dict types of t_set.c / t_hash.c: members or fields
- * embedded in the entries; hash values are owned sds. */
-static dict_type load_set_dict_type = {dict_sds_hash, dict_sds_eq, NULL, NULL, NULL, true};
-static dict_type load_hash_dict_type = {dict_sds_hash, dict_sds_eq, NULL, NULL, dict_sds_free, true};
 
 typedef struct reader {
     const unsigned char *buf;
     size_t len, pos;
-    char *err;                  /* res->err */
+    char *err; /* res->err */
     bool failed;
-    bool trusted;               /* the CRC-64 matched before loading began */
-    sds key;                    /* the current key (reused) */
-    char *lzf;                  /* LZF output buffer (reused) */
+    bool trusted; /* the CRC-64 matched before loading began */
+    sds key;      /* the current key (reused) */
+    char *lzf;    /* LZF output buffer (reused) */
     size_t lzf_cap;
 } reader_t;
 
@@ -99,15 +97,15 @@ static bool get_len_enc(reader_t *r, uint64_t *len, bool *encoded) {
     *encoded = false;
     if (!get_u8(r, &b)) return false;
     switch (b >> 6) {
-    case RDB_6BITLEN: *len = b & 0x3f; return true;
-    case RDB_14BITLEN:
-        if (!get_u8(r, &b2)) return false;
-        *len = (uint64_t)(b & 0x3f) << 8 | b2;
-        return true;
-    case RDB_ENCVAL:
-        *encoded = true;
-        *len = b & 0x3f;
-        return true;
+        case RDB_6BITLEN: *len = b & 0x3f; return true;
+        case RDB_14BITLEN:
+            if (!get_u8(r, &b2)) return false;
+            *len = (uint64_t)(b & 0x3f) << 8 | b2;
+            return true;
+        case RDB_ENCVAL:
+            *encoded = true;
+            *len = b & 0x3f;
+            return true;
     }
     if (b == RDB_32BITLEN) {
         uint32_t be;
@@ -169,22 +167,22 @@ static bool get_view(reader_t *r, strview_t *sv) {
     }
     unsigned char b[4];
     switch (len) {
-    case RDB_ENC_INT8:
-        if (!get_bytes(r, b, 1)) return false;
-        sv->ival = (int8_t)b[0];
-        break;
-    case RDB_ENC_INT16:
-        if (!get_bytes(r, b, 2)) return false;
-        sv->ival = (int16_t)(b[0] | b[1] << 8);
-        break;
-    case RDB_ENC_INT32:
-        if (!get_bytes(r, b, 4)) return false;
-        sv->ival = (int32_t)((uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24);
-        break;
-    case RDB_ENC_LZF:
-        return get_lzf(r, sv);
-    default:
-        return fail(r, "Unknown string encoding %u", (unsigned)len);
+        case RDB_ENC_INT8:
+            if (!get_bytes(r, b, 1)) return false;
+            sv->ival = (int8_t)b[0];
+            break;
+        case RDB_ENC_INT16:
+            if (!get_bytes(r, b, 2)) return false;
+            sv->ival = (int16_t)(b[0] | b[1] << 8);
+            break;
+        case RDB_ENC_INT32:
+            if (!get_bytes(r, b, 4)) return false;
+            sv->ival = (int32_t)((uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24);
+            break;
+        case RDB_ENC_LZF:
+            return get_lzf(r, sv);
+        default:
+            return fail(r, "Unknown string encoding %u", (unsigned)len);
     }
     sv->is_int = true;
     return true;
@@ -344,26 +342,35 @@ static bool decode_listpack(reader_t *r, const unsigned char *lp, size_t size, e
         bool is_str = false;
         const unsigned char *q = lp + p;
         size_t room = size - 1 - p;
-        if ((b & 0x80) == 0) { hdr = 1; v = b & 0x7f; }
-        else if ((b & 0xC0) == 0x80) { hdr = 1; dlen = b & 0x3f; is_str = true; }
-        else if ((b & 0xE0) == 0xC0) {
+        if ((b & 0x80) == 0) {
+            hdr = 1;
+            v = b & 0x7f;
+        } else if ((b & 0xC0) == 0x80) {
+            hdr = 1;
+            dlen = b & 0x3f;
+            is_str = true;
+        } else if ((b & 0xE0) == 0xC0) {
             if (room < 2) return blob_fail(r, "listpack");
             hdr = 2;
             uint64_t u = (uint64_t)(b & 0x1f) << 8 | q[1];
             v = u >= (1u << 12) ? (long long)u - (1 << 13) : (long long)u;
         } else if ((b & 0xF0) == 0xE0) {
             if (room < 2) return blob_fail(r, "listpack");
-            hdr = 2; dlen = (size_t)(b & 0x0f) << 8 | q[1]; is_str = true;
+            hdr = 2;
+            dlen = (size_t)(b & 0x0f) << 8 | q[1];
+            is_str = true;
         } else if (b == 0xF0) {
             if (room < 5) return blob_fail(r, "listpack");
-            hdr = 5; dlen = (size_t)q[1] | (size_t)q[2] << 8 | (size_t)q[3] << 16 | (size_t)q[4] << 24; is_str = true;
+            hdr = 5;
+            dlen = (size_t)q[1] | (size_t)q[2] << 8 | (size_t)q[3] << 16 | (size_t)q[4] << 24;
+            is_str = true;
         } else if (b >= 0xF1 && b <= 0xF4) {
             static const unsigned widths[] = {2, 3, 4, 8};
             unsigned w = widths[b - 0xF1];
             if (room < 1 + w) return blob_fail(r, "listpack");
             uint64_t u = 0;
             for (unsigned i = 0; i < w; i++) u |= (uint64_t)q[1 + i] << (8 * i);
-            if (w < 8 && (u >> (8 * w - 1))) u |= ~0ULL << (8 * w);   /* sign-extend */
+            if (w < 8 && (u >> (8 * w - 1))) u |= ~0ULL << (8 * w); /* sign-extend */
             v = (long long)u;
             hdr = 1 + w;
         } else {
@@ -371,9 +378,12 @@ static bool decode_listpack(reader_t *r, const unsigned char *lp, size_t size, e
         }
         size_t body = hdr + dlen;
         if (body > room) return blob_fail(r, "listpack");
-        size_t bl = body <= 127 ? 1 : body < 16383 ? 2 : body < 2097151 ? 3 : body < 268435455 ? 4 : 5;
+        size_t bl = body <= 127 ? 1 : body < 16383   ? 2
+                                  : body < 2097151   ? 3
+                                  : body < 268435455 ? 4
+                                                     : 5;
         if (body + bl > room) return blob_fail(r, "listpack");
-        size_t back = 0;   /* the back-length, read leftwards from its last byte */
+        size_t back = 0; /* the back-length, read leftwards from its last byte */
         for (size_t i = 0; i < bl; i++) back |= (size_t)(q[body + bl - 1 - i] & 0x7f) << (7 * i);
         if (back != body) return blob_fail(r, "listpack");
         elems_push(e, is_str ? sds_newlen(q + hdr, dlen) : int_sds(v), 0);
@@ -405,22 +415,26 @@ static bool decode_ziplist(reader_t *r, const unsigned char *zl, size_t size, el
         if ((b >> 6) == 0) dlen = b & 0x3f;
         else if ((b >> 6) == 1) {
             if (room < 2) return blob_fail(r, "ziplist");
-            hdr = 2; dlen = (size_t)(b & 0x3f) << 8 | q[1];
+            hdr = 2;
+            dlen = (size_t)(b & 0x3f) << 8 | q[1];
         } else if ((b >> 6) == 2) {
             if (room < 5) return blob_fail(r, "ziplist");
-            hdr = 5; dlen = (size_t)q[1] << 24 | (size_t)q[2] << 16 | (size_t)q[3] << 8 | q[4];
+            hdr = 5;
+            dlen = (size_t)q[1] << 24 | (size_t)q[2] << 16 | (size_t)q[3] << 8 | q[4];
         } else {
             is_str = false;
             unsigned w;
             switch (b) {
-            case 0xC0: w = 2; break;
-            case 0xD0: w = 4; break;
-            case 0xE0: w = 8; break;
-            case 0xF0: w = 3; break;
-            case 0xFE: w = 1; break;
-            default:
-                if (b >= 0xF1 && b <= 0xFD) { w = 0; v = (long long)(b & 0x0f) - 1; }
-                else return blob_fail(r, "ziplist");
+                case 0xC0: w = 2; break;
+                case 0xD0: w = 4; break;
+                case 0xE0: w = 8; break;
+                case 0xF0: w = 3; break;
+                case 0xFE: w = 1; break;
+                default:
+                    if (b >= 0xF1 && b <= 0xFD) {
+                        w = 0;
+                        v = (long long)(b & 0x0f) - 1;
+                    } else return blob_fail(r, "ziplist");
             }
             if (room < 1 + w) return blob_fail(r, "ziplist");
             if (w) {
@@ -446,8 +460,10 @@ static bool decode_zipmap(reader_t *r, const unsigned char *zm, size_t size, ele
     while (p < size && zm[p] != 0xFF) {
         size_t len;
         if (zm[p] < 254) len = zm[p++];
-        else if (zm[p] == 254 && p + 5 <= size) { len = (size_t)zm[p + 1] | (size_t)zm[p + 2] << 8 | (size_t)zm[p + 3] << 16 | (size_t)zm[p + 4] << 24; p += 5; }
-        else return blob_fail(r, "zipmap");
+        else if (zm[p] == 254 && p + 5 <= size) {
+            len = (size_t)zm[p + 1] | (size_t)zm[p + 2] << 8 | (size_t)zm[p + 3] << 16 | (size_t)zm[p + 4] << 24;
+            p += 5;
+        } else return blob_fail(r, "zipmap");
         size_t fr = 0;
         if (!key) {
             if (p >= size) return blob_fail(r, "zipmap");
@@ -532,11 +548,8 @@ static robj *build_set(reader_t *r, server_t *srv, elems_t *e) {
         o = obj_create(OBJ_SET, lp);
         o->encoding = OBJ_ENCODING_LISTPACK;
     } else {
-        dict *d = dict_create(&load_set_dict_type);
-        dict_expand(d, e->n);
-        for (size_t i = 0; i < e->n; i++) dup |= dict_add(d, e->v[i], NULL) != DICT_OK;
-        o = obj_create(OBJ_SET, d);
-        o->encoding = OBJ_ENCODING_HT;
+        o = set_type_create_ht(e->n); /* t_set.c owns the encoding */
+        for (size_t i = 0; i < e->n; i++) dup |= !set_type_ht_add(o, e->v[i], sds_len(e->v[i]));
     }
     if (dup) {
         obj_decref(o);
@@ -568,17 +581,9 @@ static robj *build_hash(reader_t *r, server_t *srv, elems_t *e) {
         o = obj_create(OBJ_HASH, lp);
         o->encoding = OBJ_ENCODING_LISTPACK;
     } else {
-        dict *d = dict_create(&load_hash_dict_type);
-        dict_expand(d, e->n / 2);
-        for (size_t i = 0; i < e->n; i += 2) {
-            if (dict_add(d, e->v[i], e->v[i + 1]) != DICT_OK) {
-                dup = true;
-                continue;
-            }
-            e->v[i + 1] = NULL;   /* the dict owns the value now */
-        }
-        o = obj_create(OBJ_HASH, d);
-        o->encoding = OBJ_ENCODING_HT;
+        o = hash_type_create_ht(e->n / 2); /* t_hash.c owns the encoding */
+        for (size_t i = 0; i < e->n; i += 2)
+            dup |= !hash_type_ht_add(o, e->v[i], sds_len(e->v[i]), e->v[i + 1], sds_len(e->v[i + 1]));
     }
     if (dup) {
         obj_decref(o);
@@ -781,7 +786,7 @@ static bool get_blob(reader_t *r, elems_t *e,
 /* An intset blob's members as decimal strings (when it cannot be adopted). */
 static bool decode_intset(reader_t *r, const unsigned char *blob, size_t len, elems_t *e) {
     if (!intset_validate(blob, len, true)) return blob_fail(r, "intset");
-    const intset *is = (const intset *)blob;   /* zmalloc'd: aligned */
+    const intset *is = (const intset *)blob; /* zmalloc'd: aligned */
     for (uint32_t i = 0; i < intset_len(is); i++) {
         int64_t v;
         intset_get(is, i, &v);
@@ -862,66 +867,66 @@ static robj *get_object(reader_t *r, server_t *srv, int type) {
     robj *o = NULL;
     bool ok;
     switch (type) {
-    case RDB_TYPE_STRING:
-        return get_string_object(r);
-    case RDB_TYPE_LIST:
-        ok = get_len(r, &n) && get_strings(r, n, &e);
-        if (ok) o = build_list(srv, &e);
-        break;
-    case RDB_TYPE_LIST_ZIPLIST:
-        if (get_blob(r, &e, decode_ziplist)) o = build_list(srv, &e);
-        break;
-    case RDB_TYPE_LIST_QUICKLIST:
-    case RDB_TYPE_LIST_QUICKLIST_2:
-        o = get_quicklist(r, srv, type);
-        break;
-    case RDB_TYPE_SET:
-        ok = get_len(r, &n) && get_strings(r, n, &e);
-        if (ok) o = build_set(r, srv, &e);
-        break;
-    case RDB_TYPE_SET_INTSET:
-        if (get_blob_object(r, srv, adopt_intset, decode_intset, &e, &o) && !o) o = build_set(r, srv, &e);
-        break;
-    case RDB_TYPE_SET_LISTPACK:
-        if (get_blob(r, &e, decode_listpack)) o = build_set(r, srv, &e);
-        break;
-    case RDB_TYPE_ZSET:
-    case RDB_TYPE_ZSET_2:
-        if (get_zset_plain(r, type, &e)) o = build_zset(r, srv, &e);
-        break;
-    case RDB_TYPE_ZSET_ZIPLIST:
-        if (get_zset_blob(r, &e)) o = build_zset(r, srv, &e);
-        break;
-    case RDB_TYPE_ZSET_LISTPACK: {
-        elems_t flat = {0};
-        if (get_blob_object(r, srv, adopt_zset, decode_listpack, &flat, &o) && !o && split_scores(r, &flat, &e))
-            o = build_zset(r, srv, &e);
-        elems_free(&flat);
-        break;
-    }
-    case RDB_TYPE_HASH:
-        ok = get_len(r, &n) && plausible(r, n, 2) && get_strings(r, n * 2, &e);
-        if (ok) o = build_hash(r, srv, &e);
-        break;
-    case RDB_TYPE_HASH_ZIPMAP:
-        if (get_blob(r, &e, decode_zipmap)) o = build_hash(r, srv, &e);
-        break;
-    case RDB_TYPE_HASH_ZIPLIST:
-        if (get_blob(r, &e, decode_ziplist)) o = build_hash(r, srv, &e);
-        break;
-    case RDB_TYPE_HASH_LISTPACK:
-        if (get_blob_object(r, srv, adopt_hash, decode_listpack, &e, &o) && !o) o = build_hash(r, srv, &e);
-        break;
-    case RDB_TYPE_STREAM_LISTPACKS:
-    case RDB_TYPE_STREAM_LISTPACKS_2:
-        o = rdb_stream_load(r, type);   /* rdb_stream.c */
-        break;
-    case RDB_TYPE_MODULE:
-    case RDB_TYPE_MODULE_2:
-        fail(r, "Module data type keys (type %d) are not supported by redis-like", type);
-        break;
-    default:
-        fail(r, "Unknown RDB object type %d", type);
+        case RDB_TYPE_STRING:
+            return get_string_object(r);
+        case RDB_TYPE_LIST:
+            ok = get_len(r, &n) && get_strings(r, n, &e);
+            if (ok) o = build_list(srv, &e);
+            break;
+        case RDB_TYPE_LIST_ZIPLIST:
+            if (get_blob(r, &e, decode_ziplist)) o = build_list(srv, &e);
+            break;
+        case RDB_TYPE_LIST_QUICKLIST:
+        case RDB_TYPE_LIST_QUICKLIST_2:
+            o = get_quicklist(r, srv, type);
+            break;
+        case RDB_TYPE_SET:
+            ok = get_len(r, &n) && get_strings(r, n, &e);
+            if (ok) o = build_set(r, srv, &e);
+            break;
+        case RDB_TYPE_SET_INTSET:
+            if (get_blob_object(r, srv, adopt_intset, decode_intset, &e, &o) && !o) o = build_set(r, srv, &e);
+            break;
+        case RDB_TYPE_SET_LISTPACK:
+            if (get_blob(r, &e, decode_listpack)) o = build_set(r, srv, &e);
+            break;
+        case RDB_TYPE_ZSET:
+        case RDB_TYPE_ZSET_2:
+            if (get_zset_plain(r, type, &e)) o = build_zset(r, srv, &e);
+            break;
+        case RDB_TYPE_ZSET_ZIPLIST:
+            if (get_zset_blob(r, &e)) o = build_zset(r, srv, &e);
+            break;
+        case RDB_TYPE_ZSET_LISTPACK: {
+            elems_t flat = {0};
+            if (get_blob_object(r, srv, adopt_zset, decode_listpack, &flat, &o) && !o && split_scores(r, &flat, &e))
+                o = build_zset(r, srv, &e);
+            elems_free(&flat);
+            break;
+        }
+        case RDB_TYPE_HASH:
+            ok = get_len(r, &n) && plausible(r, n, 2) && get_strings(r, n * 2, &e);
+            if (ok) o = build_hash(r, srv, &e);
+            break;
+        case RDB_TYPE_HASH_ZIPMAP:
+            if (get_blob(r, &e, decode_zipmap)) o = build_hash(r, srv, &e);
+            break;
+        case RDB_TYPE_HASH_ZIPLIST:
+            if (get_blob(r, &e, decode_ziplist)) o = build_hash(r, srv, &e);
+            break;
+        case RDB_TYPE_HASH_LISTPACK:
+            if (get_blob_object(r, srv, adopt_hash, decode_listpack, &e, &o) && !o) o = build_hash(r, srv, &e);
+            break;
+        case RDB_TYPE_STREAM_LISTPACKS:
+        case RDB_TYPE_STREAM_LISTPACKS_2:
+            o = rdb_stream_load(r, type); /* rdb_stream.c */
+            break;
+        case RDB_TYPE_MODULE:
+        case RDB_TYPE_MODULE_2:
+            fail(r, "Module data type keys (type %d) are not supported by redis-like", type);
+            break;
+        default:
+            fail(r, "Unknown RDB object type %d", type);
     }
     elems_free(&e);
     if (!o && !r->failed) fail(r, "Bad %d object", type);
@@ -938,26 +943,27 @@ static bool skip_module_aux(reader_t *r) {
     for (;;) {
         if (!get_len(r, &op)) return false;
         switch (op) {
-        case 0: return true;                           /* EOF */
-        case 1: case 2: {                              /* SINT, UINT */
-            uint64_t v;
-            if (!get_len(r, &v)) return false;
-            break;
-        }
-        case 3: {                                      /* FLOAT */
-            unsigned char f[4];
-            if (!get_bytes(r, f, 4)) return false;
-            break;
-        }
-        case 4: {                                      /* DOUBLE */
-            double d;
-            if (!get_binary_double(r, &d)) return false;
-            break;
-        }
-        case 5:                                        /* STRING */
-            if (!skip_string(r)) return false;
-            break;
-        default: return fail(r, "Unknown module opcode %llu", (unsigned long long)op);
+            case 0: return true; /* EOF */
+            case 1:
+            case 2: { /* SINT, UINT */
+                uint64_t v;
+                if (!get_len(r, &v)) return false;
+                break;
+            }
+            case 3: { /* FLOAT */
+                unsigned char f[4];
+                if (!get_bytes(r, f, 4)) return false;
+                break;
+            }
+            case 4: { /* DOUBLE */
+                double d;
+                if (!get_binary_double(r, &d)) return false;
+                break;
+            }
+            case 5: /* STRING */
+                if (!skip_string(r)) return false;
+                break;
+            default: return fail(r, "Unknown module opcode %llu", (unsigned long long)op);
         }
     }
 }
@@ -967,7 +973,7 @@ static bool check_crc(reader_t *r, int version, bool verify, rdb_load_result_t *
     uint64_t stored;
     if (!get_bytes(r, &stored, 8)) return false;
     stored = le64toh(stored);
-    if (stored == 0) return true;   /* written with rdbchecksum no */
+    if (stored == 0) return true; /* written with rdbchecksum no */
     uint64_t crc = crc64_update(0, r->buf, r->pos - 8);
     if (crc != stored) {
         r->pos -= 8;
@@ -1008,7 +1014,7 @@ static bool add_key(reader_t *r, server_t *srv, int dbid, sds key, robj *val, lo
         res->expired++;
         return true;
     }
-    if (!db_add_loaded(db, key, val, expire)) {   /* the key is copied into the table */
+    if (!db_add_loaded(db, key, val, expire)) { /* the key is copied into the table */
         obj_decref(val);
         return fail(r, "Duplicate key '%.64s' found", key);
     }
@@ -1023,71 +1029,71 @@ static bool load_body(reader_t *r, server_t *srv, int version, long long now_ms,
         unsigned type;
         if (!get_u8(r, &type)) return false;
         switch (type) {
-        case RDB_OPCODE_EOF: return true;
-        case RDB_OPCODE_EXPIRETIME_MS: {
-            uint64_t le;
-            if (!get_bytes(r, &le, 8)) return false;
-            expire = (long long)le64toh(le);
-            continue;
-        }
-        case RDB_OPCODE_EXPIRETIME: {
-            uint32_t le;
-            if (!get_bytes(r, &le, 4)) return false;
-            expire = (long long)le32toh(le) * 1000;
-            continue;
-        }
-        case RDB_OPCODE_SELECTDB: {
-            uint64_t id;
-            if (!get_len(r, &id)) return false;
-            if (id >= (uint64_t)srv->dbnum)
-                return fail(r, "FATAL: Data file was created with a Redis server configured to handle more than %d databases",
-                            srv->dbnum);
-            dbid = (int)id;
-            continue;
-        }
-        case RDB_OPCODE_RESIZEDB: {
-            uint64_t a, b;
-            if (!get_len(r, &a) || !get_len(r, &b)) return false;
-            /* Size the tables once instead of growing and rehashing them
+            case RDB_OPCODE_EOF: return true;
+            case RDB_OPCODE_EXPIRETIME_MS: {
+                uint64_t le;
+                if (!get_bytes(r, &le, 8)) return false;
+                expire = (long long)le64toh(le);
+                continue;
+            }
+            case RDB_OPCODE_EXPIRETIME: {
+                uint32_t le;
+                if (!get_bytes(r, &le, 4)) return false;
+                expire = (long long)le32toh(le) * 1000;
+                continue;
+            }
+            case RDB_OPCODE_SELECTDB: {
+                uint64_t id;
+                if (!get_len(r, &id)) return false;
+                if (id >= (uint64_t)srv->dbnum)
+                    return fail(r, "FATAL: Data file was created with a Redis server configured to handle more than %d databases",
+                                srv->dbnum);
+                dbid = (int)id;
+                continue;
+            }
+            case RDB_OPCODE_RESIZEDB: {
+                uint64_t a, b;
+                if (!get_len(r, &a) || !get_len(r, &b)) return false;
+                /* Size the tables once instead of growing and rehashing them
              * through the whole load; the hint is untrusted, so it never
              * exceeds the keys the rest of the file can hold. */
-            size_t ka = resize_hint(r, a), kb = resize_hint(r, b);
-            if (ka && dict_size(srv->dbs[dbid].keys) == 0) dict_expand(srv->dbs[dbid].keys, ka);
-            if (kb && dict_size(srv->dbs[dbid].expires) == 0) dict_expand(srv->dbs[dbid].expires, kb);
-            continue;
-        }
-        case RDB_OPCODE_AUX: {
-            if (!skip_string(r) || !skip_string(r)) return false;
-            continue;
-        }
-        case RDB_OPCODE_IDLE: {
-            uint64_t idle;
-            if (!get_len(r, &idle)) return false;
-            continue;
-        }
-        case RDB_OPCODE_FREQ: {
-            unsigned f;
-            if (!get_u8(r, &f)) return false;
-            continue;
-        }
-        case RDB_OPCODE_MODULE_AUX:
-            if (!skip_module_aux(r)) return false;
-            continue;
-        case RDB_OPCODE_FUNCTION2: {
-            /* A library's code as one string: function.c loads it again. */
-            sds code = get_string(r);
-            if (!code) return false;
-            sds err = functions_load_code(srv, code, sds_len(code));
-            sds_free(code);
-            if (err) {
-                fail(r, "Failed loading library: %s", err);
-                sds_free(err);
-                return false;
+                size_t ka = resize_hint(r, a), kb = resize_hint(r, b);
+                if (ka && ht_size(srv->dbs[dbid].keys) == 0) ht_expand(srv->dbs[dbid].keys, ka);
+                if (kb && ht_size(srv->dbs[dbid].expires) == 0) ht_expand(srv->dbs[dbid].expires, kb);
+                continue;
             }
-            continue;
-        }
-        case RDB_OPCODE_FUNCTION:
-            return fail(r, "Pre-release function format (opcode 246) is not supported");
+            case RDB_OPCODE_AUX: {
+                if (!skip_string(r) || !skip_string(r)) return false;
+                continue;
+            }
+            case RDB_OPCODE_IDLE: {
+                uint64_t idle;
+                if (!get_len(r, &idle)) return false;
+                continue;
+            }
+            case RDB_OPCODE_FREQ: {
+                unsigned f;
+                if (!get_u8(r, &f)) return false;
+                continue;
+            }
+            case RDB_OPCODE_MODULE_AUX:
+                if (!skip_module_aux(r)) return false;
+                continue;
+            case RDB_OPCODE_FUNCTION2: {
+                /* A library's code as one string: function.c loads it again. */
+                sds code = get_string(r);
+                if (!code) return false;
+                sds err = functions_load_code(srv, code, sds_len(code));
+                sds_free(code);
+                if (err) {
+                    fail(r, "Failed loading library: %s", err);
+                    sds_free(err);
+                    return false;
+                }
+                continue;
+            }
+            case RDB_OPCODE_FUNCTION:
+                return fail(r, "Pre-release function format (opcode 246) is not supported");
         }
         if (!get_key(r)) return false;
         robj *val = get_object(r, srv, (int)type);
@@ -1138,15 +1144,15 @@ int rdb_load_buffer(server_t *srv, const unsigned char *buf, size_t len, bool ve
  * a DUMP payload: a key never holds an empty collection). */
 static bool value_is_empty(const robj *o) {
     switch (o->type) {
-    case OBJ_LIST:
-        return o->encoding == OBJ_ENCODING_LISTPACK ? lp_length(o->ptr) == 0 : ((quicklist *)o->ptr)->count == 0;
-    case OBJ_SET:
-        if (o->encoding == OBJ_ENCODING_INTSET) return intset_len(o->ptr) == 0;
-        if (o->encoding == OBJ_ENCODING_LISTPACK) return lp_length(o->ptr) == 0;
-        return dict_size((dict *)o->ptr) == 0;
-    case OBJ_ZSET: return zset_length(o) == 0;
-    case OBJ_HASH:
-        return o->encoding == OBJ_ENCODING_LISTPACK ? lp_length(o->ptr) == 0 : dict_size((dict *)o->ptr) == 0;
+        case OBJ_LIST:
+            return o->encoding == OBJ_ENCODING_LISTPACK ? lp_length(o->ptr) == 0 : ((quicklist *)o->ptr)->count == 0;
+        case OBJ_SET:
+            if (o->encoding == OBJ_ENCODING_INTSET) return intset_len(o->ptr) == 0;
+            if (o->encoding == OBJ_ENCODING_LISTPACK) return lp_length(o->ptr) == 0;
+            return ht_size((ht *)o->ptr) == 0;
+        case OBJ_ZSET: return zset_length(o) == 0;
+        case OBJ_HASH:
+            return o->encoding == OBJ_ENCODING_LISTPACK ? lp_length(o->ptr) == 0 : ht_size((ht *)o->ptr) == 0;
     }
     return false;
 }

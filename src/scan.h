@@ -3,9 +3,10 @@
  * A caller parses "<cursor> [MATCH p] [COUNT n] [TYPE t]" with
  * scan_args_parse_or_reply(), describes what it walks with a scan_source_t,
  * and scan_reply() sends the two-element reply.  A source is either a dict
- * (hashtable encodings, the keyspace), stepped by cursor with dict_scan_some
- * and its guarantee (every element present for the whole scan is returned at
- * least once), or a compact encoding (listpack, intset), returned whole with
+ * (hashtable encodings) stepped by cursor with dict_scan_some, or a
+ * hashtable (the keyspace) stepped with ht_scan, both with the guarantee
+ * that every element present for the whole scan is returned at least once,
+ * or a compact encoding (listpack, intset), returned whole with
  * cursor 0 as Redis does.  What differs per type is only how an element is
  * named and what is replied for it: the callbacks. */
 #ifndef RL_SCAN_H
@@ -16,13 +17,14 @@
 
 #include "conn.h"
 #include "dict.h"
+#include "hashtable.h"
 
 typedef struct scan_args {
     unsigned long cursor;
-    long long count;    /* COUNT, default 10 */
-    const char *pat;    /* MATCH pattern; NULL when absent or "*" */
+    long long count; /* COUNT, default 10 */
+    const char *pat; /* MATCH pattern; NULL when absent or "*" */
     size_t patlen;
-    const char *type;   /* TYPE (SCAN only); NULL when absent */
+    const char *type; /* TYPE (SCAN only); NULL when absent */
 } scan_args_t;
 
 /* Parse the cursor at argv[cursor_arg] and the options after it; TYPE is
@@ -34,7 +36,7 @@ bool scan_match(const scan_args_t *a, const char *s, size_t len);
 
 typedef struct scan_source scan_source_t;
 struct scan_source {
-    dict *d;   /* dict source; NULL for a compact one */
+    dict *d; /* dict source; NULL for a compact one */
     /* Compact source: advance to the next element, naming it in s and len;
      * false at the end.  `state` is the caller's iterator. */
     bool (*next)(void *state, const char **s, size_t *len);
@@ -45,6 +47,13 @@ struct scan_source {
     /* Optional extra filter (the keyspace: expired keys, TYPE). */
     bool (*keep)(client_t *c, const scan_args_t *a, dict_entry *de);
     void *state;
+    /* Hashtable source (the keyspace, hashtable sets and hashes): the
+     * table, each entry's name, an optional filter, and an optional reply
+     * (returns how many bulk strings it sent; default: the name). */
+    ht *t;
+    sds (*t_name)(void *entry);
+    bool (*t_keep)(client_t *c, const scan_args_t *a, void *entry);
+    long (*t_emit)(client_t *c, void *entry);
 };
 
 /* Send [cursor, elements] for one step of the scan described by src. */

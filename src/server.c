@@ -77,10 +77,10 @@ static void sample_rates(server_t *srv) {
 static void resize_tables(server_t *srv) {
     for (int i = 0; i < srv->dbnum; i++) {
         db_t *db = &srv->dbs[i];
-        dict_shrink_if_needed(db->keys);
-        dict_shrink_if_needed(db->expires);
-        if (dict_is_rehashing(db->keys)) dict_rehash_ms(db->keys, 1);
-        if (dict_is_rehashing(db->expires)) dict_rehash_ms(db->expires, 1);
+        ht_shrink_if_needed(db->keys);
+        ht_shrink_if_needed(db->expires);
+        if (ht_is_resizing(db->keys)) ht_rehash_us(db->keys, 1000);
+        if (ht_is_resizing(db->expires)) ht_rehash_us(db->expires, 1000);
     }
 }
 
@@ -91,13 +91,13 @@ static void server_cron(void *arg) {
     server_sample_memory(srv);
     sample_rates(srv);
     if (!srv->active_expire_off) expire_active_cycle(srv);
-    persist_cron(srv);                   /* child reaping, save points, AOF fsync/rewrite */
-    repl_cron(srv);                      /* replication: pings, ACKs, timeouts, reconnects, WAIT */
+    persist_cron(srv); /* child reaping, save points, AOF fsync/rewrite */
+    repl_cron(srv);    /* replication: pings, ACKs, timeouts, reconnects, WAIT */
     conn_cron(srv);
-    tracking_cron(srv);   /* tracking-table-max-keys */
-    pause_check_deadline(srv);   /* CLIENT PAUSE ends on time even when idle */
+    tracking_cron(srv);        /* tracking-table-max-keys */
+    pause_check_deadline(srv); /* CLIENT PAUSE ends on time even when idle */
     resize_tables(srv);
-    defrag_cron(srv);                    /* active defrag slice (memory issue) */
+    defrag_cron(srv); /* active defrag slice (memory issue) */
     zmalloc_maintain();
     if (srv->shutdown_asap) evloop_stop(srv->loop);
 }
@@ -105,7 +105,7 @@ static void server_cron(void *arg) {
 /* persist.c writes the AOF buffer before replies leave (appendfsync
  * always: they are on disk before any client sees an acknowledgement). */
 static void server_before_sleep(void *arg) {
-    repl_before_sleep(arg);   /* WAIT: GETACK out and answers, flushed just below */
+    repl_before_sleep(arg); /* WAIT: GETACK out and answers, flushed just below */
     persist_before_sleep(arg);
     conn_before_sleep(arg);
 }
@@ -142,20 +142,20 @@ bool server_init(server_t *srv) {
     signal(SIGPIPE, SIG_IGN);
     obj_create_shared();
     db_init_all(srv);
-    srv->evict = evict_create();         /* maxmemory pool, bio thread, defrag */
+    srv->evict = evict_create(); /* maxmemory pool, bio thread, defrag */
     srv->lazyfree = lazyfree_create();
     srv->defrag = defrag_create();
     srv->blocking = blocking_create(srv);
-    srv->pubsub = pubsub_create();       /* pub/sub and introspection state */
-    srv->tracking = tracking_create();   /* client-side caching */
-    srv->pause = pause_create();         /* CLIENT PAUSE */
+    srv->pubsub = pubsub_create();     /* pub/sub and introspection state */
+    srv->tracking = tracking_create(); /* client-side caching */
+    srv->pause = pause_create();       /* CLIENT PAUSE */
     srv->slowlog = slowlog_create();
     srv->latency = latency_create();
     srv->monitors = monitor_create();
     commands_init(srv);
-    if (!acl_init(srv)) return false;   /* users: config lines or aclfile */
+    if (!acl_init(srv)) return false; /* users: config lines or aclfile */
     multi_init(srv);
-    scripting_init(srv);                 /* before loading: RDB functions, AOF scripts */
+    scripting_init(srv); /* before loading: RDB functions, AOF scripts */
     srv->loop = evloop_create();
     if (!srv->loop) {
         log_msg(LL_WARNING, "Failed creating the event loop");
@@ -163,9 +163,9 @@ bool server_init(server_t *srv) {
     }
     evloop_set_before_sleep(srv->loop, server_before_sleep, srv);
     zmalloc_set_background_thread(srv->cfg.jemalloc_bg_thread);
-    persist_init(srv);                   /* then load the AOF or RDB before listening */
-    propagate_init(srv);                 /* the write stream to the AOF and replicas */
-    repl_init(srv);                      /* `replicaof`: the cron connects once we run */
+    persist_init(srv);   /* then load the AOF or RDB before listening */
+    propagate_init(srv); /* the write stream to the AOF and replicas */
+    repl_init(srv);      /* `replicaof`: the cron connects once we run */
     if (!persist_load_at_startup(srv)) return false;
     if (!server_listen(srv)) return false;
     srv->cron_timer = evloop_timer_add(srv->loop, 1000000 / (long)srv->cfg.hz, server_cron, srv);
@@ -214,7 +214,7 @@ bool server_listen(server_t *srv) {
                         srv->cfg.port, err);
                 return false;
             }
-            if (!add_listener(srv, fd)) break;   /* more than RL_MAX_LISTENERS: logged */
+            if (!add_listener(srv, fd)) break; /* more than RL_MAX_LISTENERS: logged */
             tcp++;
         }
         if (tcp == 0) {
@@ -246,18 +246,18 @@ void server_run(server_t *srv) {
     while (!srv->shutdown_asap) {
         if (evloop_run(srv->loop) != 0) break;
     }
-    persist_shutdown(srv, false, false);   /* no-op if SHUTDOWN already did it */
+    persist_shutdown(srv, false, false); /* no-op if SHUTDOWN already did it */
     log_msg(LL_WARNING, "redis-like is now ready to exit, bye bye...");
 }
 
 void server_free(server_t *srv) {
     while (srv->clients_head) conn_free(srv->clients_head);
-    blocking_free(srv->blocking);   /* after the clients: they unblock as they go */
+    blocking_free(srv->blocking); /* after the clients: they unblock as they go */
     srv->blocking = NULL;
-    pubsub_free(srv->pubsub);           /* after the clients: they unsubscribe as they go */
-    tracking_free(srv->tracking);       /* after the clients: they stop tracking as they go */
+    pubsub_free(srv->pubsub);     /* after the clients: they unsubscribe as they go */
+    tracking_free(srv->tracking); /* after the clients: they stop tracking as they go */
     srv->tracking = NULL;
-    pause_free(srv->pause);             /* after the clients: they leave the queue as they go */
+    pause_free(srv->pause); /* after the clients: they leave the queue as they go */
     srv->pause = NULL;
     slowlog_free(srv->slowlog);
     latency_free(srv->latency);
@@ -276,9 +276,9 @@ void server_free(server_t *srv) {
     }
     if (srv->cfg.pidfile && srv->cfg.pidfile[0]) unlink(srv->cfg.pidfile);
     evloop_timer_free(srv->cron_timer);
-    defrag_release_timer(srv->defrag);   /* its slice timer lives in the loop */
+    defrag_release_timer(srv->defrag); /* its slice timer lives in the loop */
     evloop_free(srv->loop);
-    lazyfree_destroy(srv->lazyfree);     /* finishes queued frees, joins the bio thread */
+    lazyfree_destroy(srv->lazyfree); /* finishes queued frees, joins the bio thread */
     srv->lazyfree = NULL;
     evict_free(srv->evict);
     defrag_free(srv->defrag);

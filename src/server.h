@@ -14,6 +14,7 @@
 
 #include "config.h"
 #include "dict.h"
+#include "hashtable.h"
 #include "object.h"
 #include "sds.h"
 #include "zmalloc.h"
@@ -32,24 +33,24 @@ typedef struct pubsub pubsub_t;
 typedef struct slowlog slowlog_t;
 typedef struct latency latency_t;
 typedef struct monitors monitors_t;
-typedef struct evict evict_t;          /* evict.c */
-typedef struct lazyfree lazyfree_t;    /* lazyfree.c */
-typedef struct defrag defrag_t;        /* defrag.c */
-typedef struct tracking tracking_t;    /* tracking.c */
+typedef struct evict evict_t;       /* evict.c */
+typedef struct lazyfree lazyfree_t; /* lazyfree.c */
+typedef struct defrag defrag_t;     /* defrag.c */
+typedef struct tracking tracking_t; /* tracking.c */
 
 typedef struct db {
-    dict *keys;             /* sds key (embedded) -> robj value */
-    dict *expires;          /* sds key (borrowed from keys) -> int64 ms */
+    ht *keys;    /* every key: db_entry pointers (db_entry.h) */
+    ht *expires; /* the same entries, for the keys with a TTL */
     int id;
-    unsigned long expire_cursor;  /* active expiry resumes here */
-    long long avg_ttl;      /* ms, running estimate for INFO keyspace */
+    unsigned long expire_cursor; /* active expiry resumes here */
+    long long avg_ttl;           /* ms, running estimate for INFO keyspace */
     server_t *srv;
 } db_t;
 
 /* Counters shown by INFO stats; every field is a plain count. */
 typedef struct server_stats {
-    long long numcommands;          /* total_commands_processed */
-    long long numconnections;       /* total_connections_received */
+    long long numcommands;    /* total_commands_processed */
+    long long numconnections; /* total_connections_received */
     long long rejected_conn;
     long long expiredkeys;
     long long expired_stale_perc;
@@ -58,9 +59,9 @@ typedef struct server_stats {
     long long net_input_bytes, net_output_bytes;
     long long total_error_replies;
     long long unexpected_error_replies;
-    long long io_reads, io_writes;   /* read/write system calls on clients */
+    long long io_reads, io_writes; /* read/write system calls on clients */
     long long expire_cycle_cpu_ms;
-    dict *errors;                    /* error code -> count (errorstats) */
+    dict *errors; /* error code -> count (errorstats) */
     /* instantaneous_ops_per_sec: a ring of samples taken in cron */
     long long ops_samples[16];
     int ops_idx;
@@ -74,62 +75,62 @@ typedef struct server_stats {
 typedef struct mem_sample {
     size_t rss;
     zmalloc_stats_t alloc;
-    size_t zmalloc_used;      /* used_memory at the time of sampling */
+    size_t zmalloc_used; /* used_memory at the time of sampling */
 } mem_sample_t;
 
 struct server {
-    rl_config_t cfg;            /* every directive's current value */
-    char *config_file;          /* absolute path, or NULL */
-    char *executable;           /* absolute path of the binary */
+    rl_config_t cfg;   /* every directive's current value */
+    char *config_file; /* absolute path, or NULL */
+    char *executable;  /* absolute path of the binary */
     evloop_t *loop;
     evloop_timer_t *cron_timer;
     evloop_io_t *listeners[RL_MAX_LISTENERS];
     int listen_fds[RL_MAX_LISTENERS];
     int listen_count;
-    char *unix_path_bound;      /* unix socket we created, to unlink */
+    char *unix_path_bound; /* unix socket we created, to unlink */
 
     db_t *dbs;
     int dbnum;
 
-    client_t *clients_head;     /* every connected client */
+    client_t *clients_head; /* every connected client */
     size_t client_count;
-    client_t *pending_write;    /* clients with output to flush */
-    client_t *close_asap;       /* clients to free at before-sleep */
+    client_t *pending_write; /* clients with output to flush */
+    client_t *close_asap;    /* clients to free at before-sleep */
     uint64_t next_client_id;
-    dict *commands;             /* lowercase name -> command_t * */
-    dict *watched;              /* multi.c: WATCHed keys -> clients */
-    blocking_t *blocking;       /* clients blocked on keys (blocking.c) */
-    pubsub_t *pubsub;           /* channels and patterns (pubsub.c) */
-    slowlog_t *slowlog;         /* SLOWLOG entries (slowlog.c) */
-    latency_t *latency;         /* LATENCY events (latency.c) */
-    monitors_t *monitors;       /* MONITOR clients (monitor.c) */
-    evict_t *evict;             /* eviction pool (evict.c) */
-    lazyfree_t *lazyfree;       /* bio thread freeing big values (lazyfree.c) */
-    defrag_t *defrag;           /* active defrag cursor and stats (defrag.c) */
-    tracking_t *tracking;       /* client-side caching tables (tracking.c) */
-    struct pause *pause;        /* CLIENT PAUSE state and waiting requests (pause.c) */
-    client_t *current_client;   /* the client whose command runs, or NULL */
-    client_t *pending_tracking_client;  /* tracking.c: owed invalidations after its reply */
+    dict *commands;                    /* lowercase name -> command_t * */
+    dict *watched;                     /* multi.c: WATCHed keys -> clients */
+    blocking_t *blocking;              /* clients blocked on keys (blocking.c) */
+    pubsub_t *pubsub;                  /* channels and patterns (pubsub.c) */
+    slowlog_t *slowlog;                /* SLOWLOG entries (slowlog.c) */
+    latency_t *latency;                /* LATENCY events (latency.c) */
+    monitors_t *monitors;              /* MONITOR clients (monitor.c) */
+    evict_t *evict;                    /* eviction pool (evict.c) */
+    lazyfree_t *lazyfree;              /* bio thread freeing big values (lazyfree.c) */
+    defrag_t *defrag;                  /* active defrag cursor and stats (defrag.c) */
+    tracking_t *tracking;              /* client-side caching tables (tracking.c) */
+    struct pause *pause;               /* CLIENT PAUSE state and waiting requests (pause.c) */
+    client_t *current_client;          /* the client whose command runs, or NULL */
+    client_t *pending_tracking_client; /* tracking.c: owed invalidations after its reply */
 
     server_stats_t stats;
-    mem_sample_t mem;           /* last cron sample */
-    size_t peak_memory;         /* used_memory_peak */
-    size_t startup_memory;      /* used_memory after start-up */
+    mem_sample_t mem;      /* last cron sample */
+    size_t peak_memory;    /* used_memory_peak */
+    size_t startup_memory; /* used_memory after start-up */
     long long start_time_ms;
     long long cron_loops;
-    long long mstime;           /* cached clock, updated per command batch */
+    long long mstime; /* cached clock, updated per command batch */
     char run_id[41];
     bool shutdown_asap;
-    bool active_expire_off;     /* debug.c: DEBUG SET-ACTIVE-EXPIRE 0 stops the expiry cycle */
+    bool active_expire_off; /* debug.c: DEBUG SET-ACTIVE-EXPIRE 0 stops the expiry cycle */
     int exit_code;
     pid_t pid;
-    long long dirty;            /* changes since last save (for INFO) */
-    long long lastsave;         /* unix seconds */
-    struct persist *persist;    /* persist.c: RDB/AOF state, the forked child */
-    struct scripting *scripting;   /* script.c: Lua states, cached scripts, the running script */
-    struct repl *repl;             /* repl_*.c: replication state (repl_state.h) */
-    struct propagate *propagate;   /* propagate.c: the one write stream to the AOF and replicas */
-    struct acl *acl;            /* acl.c: users, the default user, the ACL log */
+    long long dirty;             /* changes since last save (for INFO) */
+    long long lastsave;          /* unix seconds */
+    struct persist *persist;     /* persist.c: RDB/AOF state, the forked child */
+    struct scripting *scripting; /* script.c: Lua states, cached scripts, the running script */
+    struct repl *repl;           /* repl_*.c: replication state (repl_state.h) */
+    struct propagate *propagate; /* propagate.c: the one write stream to the AOF and replicas */
+    struct acl *acl;             /* acl.c: users, the default user, the ACL log */
 };
 
 bool server_init(server_t *srv);
