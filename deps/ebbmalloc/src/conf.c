@@ -5,7 +5,7 @@
  * Keys: decay_ms (-1 = never purge by age), purge (dontneed|free),
  * tcache_bytes (0 disables thread caches), stats_print (true|false),
  * background_thread (true|false), thp (never|default), arenas (1..16, 0
- * for the default of 4 per CPU).
+ * for the default of one per CPU).
  * Unknown keys and bad values are reported on stderr and ignored.
  * Called once from init.c before anything allocates, so parsing must not
  * allocate: it walks the getenv() string in place. */

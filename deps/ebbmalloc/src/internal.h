@@ -49,7 +49,7 @@
 #define EBB_CLS_NONE 0xFF
 
 /* Arenas: at most EBB_MAX_ARENAS; how many are used is chosen at start-up
- * (conf.c: arenas, default 4 per CPU). */
+ * (conf.c: arenas, default one per CPU). */
 #define EBB_MAX_ARENAS 16
 
 /* ---- assertions ----
@@ -211,7 +211,7 @@ typedef struct {
     int stats_print;       /* print stats to stderr at exit */
     int background_thread; /* run the purge thread */
     int thp;               /* 0: MADV_NOHUGEPAGE on chunks, 1: leave */
-    long arenas;           /* arenas to use; 0: 4 per CPU (at most MAX) */
+    long arenas;           /* arenas to use; 0: one per CPU (at most MAX) */
 } ebb_conf_t;
 extern ebb_conf_t _ebb_conf EBB_HIDDEN;
 void _ebb_conf_init(void) EBB_HIDDEN;
@@ -277,6 +277,7 @@ unsigned _ebb_central_take(unsigned arena, unsigned cls, unsigned want,
 void _ebb_central_give(unsigned arena, unsigned cls, void *head, unsigned n)
     EBB_HIDDEN;
 void _ebb_central_stats(unsigned cls, ebb_central_stats_t *out) EBB_HIDDEN;
+size_t _ebb_central_remote_waiting(unsigned arena, unsigned cls) EBB_HIDDEN;
 void _ebb_central_init(void) EBB_HIDDEN;
 void _ebb_central_trim(uint64_t now, long decay_ms, bool all) EBB_HIDDEN;
 int _ebb_central_defrag_hint(const void *ptr) EBB_HIDDEN;
@@ -349,7 +350,12 @@ static inline void ebb_ensure_init(void) {
  * there only so stats can read the counts from another thread). */
 static inline void *ebb_fast_malloc(size_t size) {
     if (EBB_LIKELY(size <= EBB_LUT_MAX)) {
-        ebb_tbin_t *b = &_ebb_tc.bins[_ebb_class_lut[(size + 7) >> 3]];
+        /* relaxed: a thread's first call may race with another thread's
+         * init writing the table; the bin it picks is then empty and the
+         * slow path, after init, looks the class up again */
+        unsigned cls =
+            __atomic_load_n(&_ebb_class_lut[(size + 7) >> 3], __ATOMIC_RELAXED);
+        ebb_tbin_t *b = &_ebb_tc.bins[cls];
         void *p = b->head;
         if (EBB_LIKELY(p != NULL)) {
             b->head = *(void **)p;

@@ -8,7 +8,8 @@
  * so that sum(max[c] * size[c]) <= tcache_bytes (EBBMALLOC_CONF), so one
  * thread never strands more than that.  A refill takes a batch from the
  * class's transfer stack (xfer.c) if one waits there, else max/2 blocks
- * from the slabs; an overflow pushes all but the max/2 most recently freed
+ * from the slabs (from the slabs first when at least max/2 blocks of the
+ * thread's arena wait on remote lists, so that those are collected); an overflow pushes all but the max/2 most recently freed
  * onto the transfer stack as one batch (to the slabs if it is full).
  * Arena: at its first allocation a thread is given the arena with the
  * fewest live threads (the first thread gets arena 0); its refills and
@@ -149,7 +150,12 @@ void *_ebb_tcache_alloc_slow(unsigned cls) {
             return _ebb_central_take(tc->arena, cls, 1, &one) ? one : NULL;
         }
         uint32_t want = b->max / 2 ? b->max / 2 : 1;
-        uint32_t got = _ebb_xfer_pop(cls, &b->head);
+        uint32_t got = 0;
+        /* when a refill's worth of this arena's blocks waits on remote
+         * lists, collect them (central.c) rather than take a batch from
+         * the transfer stack: otherwise they wait for the purge tick */
+        if (_ebb_central_remote_waiting(tc->arena, cls) < want)
+            got = _ebb_xfer_pop(cls, &b->head);
         if (got == 0)
             got = _ebb_central_take(tc->arena, cls, want, &b->head);
         if (got == 0)
