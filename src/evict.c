@@ -96,24 +96,15 @@ static void pool_insert(evict_t *ev, int dbid, sds key, unsigned long long score
 }
 
 static void pool_populate(server_t *srv, evict_t *ev, db_t *db, bool volatile_only) {
-    dict_entry *samples[64];
-    dict *from = volatile_only ? db->expires : db->keys;
+    void *samples[64];
+    ht *from = volatile_only ? db->expires : db->keys;
     size_t want = (size_t)srv->cfg.maxmemory_samples;
     if (want > 64) want = 64;
-    size_t n = dict_sample(from, samples, want);
+    size_t n = ht_sample(from, samples, want);
     for (size_t i = 0; i < n; i++) {
-        sds key = dict_get_key(from, samples[i]);
-        robj *val;
-        long long expire_ms = -1;
-        if (volatile_only) {
-            expire_ms = dict_get_s64(samples[i]);
-            dict_entry *kde = dict_find(db->keys, key);
-            if (!kde) continue;
-            val = dict_get_val(kde);
-        } else {
-            val = dict_get_val(samples[i]);
-        }
-        pool_insert(ev, db->id, key, score_of(srv, val, expire_ms));
+        db_entry *e = samples[i];
+        long long expire_ms = volatile_only ? db_entry_expire(e) : -1;
+        pool_insert(ev, db->id, db_entry_key(e), score_of(srv, db_entry_val(e), expire_ms));
     }
 }
 
@@ -123,8 +114,8 @@ static sds pool_take_best(server_t *srv, evict_t *ev, bool volatile_only, int *d
     while (ev->count > 0) {
         pool_entry_t e = ev->pool[--ev->count];
         db_t *db = &srv->dbs[e.dbid];
-        dict *in = volatile_only ? db->expires : db->keys;
-        if (dict_size(in) && dict_find(in, e.key)) {
+        ht *in = volatile_only ? db->expires : db->keys;
+        if (ht_size(in) && ht_find(in, e.key, NULL)) {
             *dbid = e.dbid;
             return e.key;
         }
@@ -138,11 +129,12 @@ static sds pool_take_best(server_t *srv, evict_t *ev, bool volatile_only, int *d
 static sds pick_random(server_t *srv, evict_t *ev, bool volatile_only, int *dbid) {
     for (int i = 0; i < srv->dbnum; i++) {
         int id = (ev->next_db + i) % srv->dbnum;
-        dict *from = volatile_only ? srv->dbs[id].expires : srv->dbs[id].keys;
-        if (dict_size(from) == 0) continue;
+        ht *from = volatile_only ? srv->dbs[id].expires : srv->dbs[id].keys;
+        void *e;
+        if (!ht_random_entry(from, &e)) continue;
         ev->next_db = (id + 1) % srv->dbnum;
         *dbid = id;
-        return sds_dup(dict_get_key(from, dict_random_entry(from)));
+        return sds_dup(db_entry_key(e));
     }
     return NULL;
 }
@@ -152,9 +144,9 @@ static sds pick_sampled(server_t *srv, evict_t *ev, bool volatile_only, int *dbi
         size_t candidates = 0;
         for (int i = 0; i < srv->dbnum; i++) {
             db_t *db = &srv->dbs[i];
-            dict *from = volatile_only ? db->expires : db->keys;
-            if (dict_size(from) == 0) continue;
-            candidates += dict_size(from);
+            ht *from = volatile_only ? db->expires : db->keys;
+            if (ht_size(from) == 0) continue;
+            candidates += ht_size(from);
             pool_populate(srv, ev, db, volatile_only);
         }
         if (candidates == 0) {

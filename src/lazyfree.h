@@ -16,6 +16,7 @@
 #include <stddef.h>
 
 #include "dict.h"
+#include "hashtable.h"
 #include "object.h"
 
 #define LAZYFREE_THRESHOLD 64
@@ -36,7 +37,7 @@ size_t lazyfree_effort(const robj *o);
 void lazyfree_free_value(lazyfree_t *lf, robj *val, bool lazy);
 /* Release a database's two tables (takes both) on the thread.  expires
  * borrows its keys from keys; both go in one job. */
-void lazyfree_free_tables(lazyfree_t *lf, dict *keys, dict *expires);
+void lazyfree_free_tables(lazyfree_t *lf, ht *keys, ht *expires);
 /* Wait until every job submitted so far has finished (tests, shutdown). */
 void lazyfree_drain(lazyfree_t *lf);
 

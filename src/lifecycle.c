@@ -66,10 +66,10 @@ static void sample_rates(server_t *srv) {
 static void resize_tables(server_t *srv) {
     for (int i = 0; i < srv->dbnum; i++) {
         db_t *db = &srv->dbs[i];
-        dict_shrink_if_needed(db->keys);
-        dict_shrink_if_needed(db->expires);
-        if (dict_is_rehashing(db->keys)) dict_rehash_ms(db->keys, 1);
-        if (dict_is_rehashing(db->expires)) dict_rehash_ms(db->expires, 1);
+        ht_shrink_if_needed(db->keys);
+        ht_shrink_if_needed(db->expires);
+        if (ht_is_resizing(db->keys)) ht_rehash_us(db->keys, 1000);
+        if (ht_is_resizing(db->expires)) ht_rehash_us(db->expires, 1000);
     }
 }
 

@@ -15,6 +15,7 @@
 
 #include "config.h"
 #include "dict.h"
+#include "hashtable.h"
 #include "object.h"
 #include "sds.h"
 #include "version.h"
@@ -39,8 +40,8 @@ typedef struct defrag defrag_t;     /* defrag.c */
 typedef struct tracking tracking_t; /* tracking.c */
 
 typedef struct db {
-    dict *keys;    /* sds key (embedded) -> robj value */
-    dict *expires; /* sds key (borrowed from keys) -> int64 ms */
+    ht *keys;    /* every key: db_entry pointers (db_entry.h) */
+    ht *expires; /* the same entries, for the keys with a TTL */
     int id;
     unsigned long expire_cursor; /* active expiry resumes here */
     long long avg_ttl;           /* ms, running estimate for INFO keyspace */

@@ -61,7 +61,9 @@ int main(int argc, char **argv) {
         db_init_all(&srv);
         commands_init(&srv);
         rdb_load_result_t res;
-        if (rdb_load_buffer(&srv, buf, len, false, 0, &res) != 0) {
+        int rc = rdb_load_buffer(&srv, buf, len, false, 0, &res);
+        db_free_all(&srv); /* only checked; see check_rdb.c */
+        if (rc != 0) {
             printf("RDB preamble of the AOF file is not valid: %s\n", res.err);
             zfree(buf);
             return 1;

@@ -36,6 +36,10 @@ int main(int argc, char **argv) {
     rdb_load_result_t res;
     int rc = rdb_load_buffer(&srv, buf, len, true, 0, &res);
     zfree(buf);
+    /* The keys are only checked, never used: free them now.  The keyspace
+     * table packs its entry pointers in six bytes (lib/hashtable.h), so
+     * LeakSanitizer cannot trace them from srv and would report every key. */
+    db_free_all(&srv);
     if (rc != 0) {
         printf("--- RDB ERROR DETECTED ---\n%s\n", res.err);
         return 1;
