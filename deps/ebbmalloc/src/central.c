@@ -44,7 +44,7 @@
  * remote lists included), cap == sum of slab cap, nempty == length of
  * bucket 0, remote >= blocks on the remote lists of the pending slabs.
  * Lock order: pair lock, then its arena's page lock (a refill may map a
- * new slab); never the reverse, and never two pair locks but in
+ * new slab); never the reverse, and never two pair locks at once but in
  * ebb_check and fork (all of them, arena-major). */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -241,7 +241,7 @@ static void collect_remote(central_t *cc, ebb_span_t **empties) {
 }
 
 /* The 8-byte class: a run of n blocks of slab s (head .. NULL) back under
- * the owning pair's lock. */
+ * the owning pair's lock.  The caller holds no pair lock. */
 static void owner_put_run(ebb_span_t *s, void *head, unsigned n) {
     central_t *cc = &cent[arena_of(s)][s->cls];
     ebb_span_t *empties = NULL;
@@ -323,14 +323,17 @@ unsigned _ebb_central_take(unsigned arena, unsigned cls, unsigned want,
 }
 
 /* Return n blocks of class cls (a list linked through word 0) to their
- * slabs, from a thread of the given arena: blocks of that arena's slabs
- * under its pair lock, others onto their slabs' remote lists, one run per
- * stretch of blocks of one slab. */
+ * slabs, from a thread of the given arena: others' blocks first, onto
+ * their slabs' remote lists, one run per stretch of blocks of one slab,
+ * with no lock held (the 8-byte class's runs take their owner's lock, so
+ * no lock of ours may be held then: two threads of two arenas would wait
+ * for each other, as measured once in rptest); then the arena's own
+ * blocks under its pair lock. */
 void _ebb_central_give(unsigned arena, unsigned cls, void *head, unsigned n) {
     ebb_assert(arena < _ebb_narenas && cls < EBB_NCLASSES);
     central_t *cc = &cent[arena][cls];
     ebb_span_t *empties = NULL, *rs = NULL;
-    void *rhead = NULL, *rtail = NULL;
+    void *rhead = NULL, *rtail = NULL, *mine = NULL;
     unsigned local = 0, rn = 0;
     for (unsigned i = 0; i < n; i++) {
         void *b = head;
@@ -338,10 +341,9 @@ void _ebb_central_give(unsigned arena, unsigned cls, void *head, unsigned n) {
         ebb_span_t *s = ebb_span_of(b);
         ebb_assert_internal(s->state == EBB_SPAN_SLAB && s->cls == cls);
         if (arena_of(b) == arena) {
-            if (local++ == 0)
-                ebb_lock(&cc->lock);
-            _ebb_slab_put(s, b);
-            slab_returned(cc, s, &empties);
+            *(void **)b = mine;
+            mine = b;
+            local++;
             continue;
         }
         if (s != rs) {
@@ -359,12 +361,20 @@ void _ebb_central_give(unsigned arena, unsigned cls, void *head, unsigned n) {
     ebb_assert_internal(head == NULL);
     if (rs != NULL)
         remote_push(rs, rhead, rtail, rn);
-    if (local > 0) {
-        ebb_assert_internal(local <= cc->used);
-        cc->used -= local;
-        cc->nflushes++;
-        ebb_unlock(&cc->lock);
+    if (local == 0)
+        return;
+    ebb_lock(&cc->lock);
+    while (mine != NULL) {
+        void *b = mine;
+        mine = *(void **)b;
+        ebb_span_t *s = ebb_span_of(b);
+        _ebb_slab_put(s, b);
+        slab_returned(cc, s, &empties);
     }
+    ebb_assert_internal(local <= cc->used);
+    cc->used -= local;
+    cc->nflushes++;
+    ebb_unlock(&cc->lock);
     free_spans(empties, false);
 }
 
