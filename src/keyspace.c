@@ -13,7 +13,7 @@
 
 #include "blocking.h"
 #include "conn.h"
-#include "evict.h"
+#include "evict_stamp.h"
 #include "lazyfree.h"
 #include "multi.h"
 #include "pause.h"

@@ -9,6 +9,7 @@
  * and advice keyed on the event names); LATENCY HISTOGRAM is served by
  * latency_track.c. */
 #include "latency.h"
+#include "latency_track.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -18,7 +19,6 @@
 #include "commands.h"
 #include "config.h"
 #include "conn.h"
-#include "latency_track.h"
 #include "persist.h"
 #include "reply.h"
 #include "server.h"

@@ -20,6 +20,5 @@ void latency_add_sample_if_needed(server_t *srv, const char *event, long long du
 /* commands.c: after a command ran for duration_us. */
 void latency_record_command(server_t *srv, const command_t *cmd, long long duration_us);
 
-extern command_t latency_commands[];
 
 #endif

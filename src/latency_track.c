@@ -37,11 +37,6 @@ void latency_track_record(server_t *srv, command_t *cmd, long long duration_us) 
     hdr_hist_record(cmd->latency_hist, ns);
 }
 
-void latency_track_reset(command_t *cmd) {
-    hdr_hist_free(cmd->latency_hist);
-    cmd->latency_hist = NULL;
-}
-
 /* ------------------------------------------------------------ INFO */
 
 typedef struct info_ctx {

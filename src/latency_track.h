@@ -9,8 +9,6 @@
 
 /* After cmd ran for duration_us (not called for a call that blocked). */
 void latency_track_record(server_t *srv, command_t *cmd, long long duration_us);
-/* Forget cmd's histogram (CONFIG RESETSTAT, shutdown). */
-void latency_track_reset(command_t *cmd);
 /* Append the "# Latencystats" INFO section to s; returns it (may realloc). */
 sds latency_track_info(server_t *srv, sds s);
 /* LATENCY HISTOGRAM [command ...] */

@@ -25,6 +25,5 @@ size_t monitor_count(const server_t *srv);
  * HELLO ... AUTH user pass): true if argv[j] must show as "(redacted)". */
 bool monitor_arg_redacted(const client_t *c, int j);
 
-extern command_t monitor_commands[];
 
 #endif

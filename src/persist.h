@@ -92,6 +92,5 @@ sds persist_info(server_t *srv, sds s); /* the "# Persistence" section body */
 /* Full path of a file in the configured dir (caller sds_frees). */
 sds persist_path(const server_t *srv, const char *name);
 
-extern command_t persist_commands[];
 
 #endif

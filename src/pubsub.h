@@ -47,6 +47,5 @@ bool pubsub_allowed_in_context(const command_t *cmd);
 void pubsub_foreach_subscription(client_t *c, void (*fn)(void *arg, const char *name, size_t len, bool is_pattern),
                                  void *arg);
 
-extern command_t pubsub_commands[];
 
 #endif

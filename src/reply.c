@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "commands.h"
+#include "command_def.h"
 #include "util.h"
 #include "zmalloc.h"
 

@@ -17,6 +17,5 @@ slowlog_t *slowlog_create(void);
 void slowlog_free(slowlog_t *sl);
 void slowlog_record(client_t *c, long long duration_us);
 
-extern command_t slowlog_commands[];
 
 #endif
