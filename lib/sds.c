@@ -1,10 +1,17 @@
 /* sds.c: binary-safe dynamic strings (see sds.h for the contract).
  *
  * Layout: [header][bytes...][NUL].  The byte just before the string is the
- * flags byte whose low 2 bits give the header type; the header before it
+ * flags byte whose low 3 bits give the header type; the header before it
  * holds len and alloc in 8, 16, 32 or 64-bit fields.  A string gets the
  * smallest header that can describe its capacity, and changes type when it
- * grows past that.  Capacity never counts the header or the NUL. */
+ * grows past that.  Capacity never counts the header or the NUL.
+ *
+ * One more type, T5, is only built by sds_embed for strings under 32
+ * bytes: the flags byte is the whole header (length in its top 5 bits, no
+ * spare capacity).  Such strings live inside a bigger block (a keyspace
+ * entry, a hash field) and are never grown in place, so the byte saved
+ * per string (two per key: the key and a short value) is what lets a
+ * 16-byte key with a 3-byte value fit a 40-byte allocation. */
 #include "sds.h"
 
 #include <ctype.h>
@@ -18,8 +25,10 @@
 enum { SDS_T8 = 0,
        SDS_T16 = 1,
        SDS_T32 = 2,
-       SDS_T64 = 3 };
-#define SDS_TYPE_MASK 3
+       SDS_T64 = 3,
+       SDS_T5 = 4 };
+#define SDS_TYPE_MASK 7
+#define SDS_T5_MAX 31 /* longest string a T5 header describes */
 
 struct __attribute__((packed)) sdshdr8 {
     uint8_t len, alloc;
@@ -50,6 +59,7 @@ static int sds_type(const sds s) { return ((unsigned char)s[-1]) & SDS_TYPE_MASK
 
 static size_t hdr_size(int type) {
     switch (type) {
+        case SDS_T5: return 1;
         case SDS_T8: return sizeof(struct sdshdr8);
         case SDS_T16: return sizeof(struct sdshdr16);
         case SDS_T32: return sizeof(struct sdshdr32);
@@ -66,6 +76,7 @@ static int type_for(size_t cap) {
 
 size_t sds_len(const sds s) {
     switch (sds_type(s)) {
+        case SDS_T5: return ((unsigned char)s[-1]) >> 3;
         case SDS_T8: return HDR(8, s)->len;
         case SDS_T16: return HDR(16, s)->len;
         case SDS_T32: return HDR(32, s)->len;
@@ -75,6 +86,7 @@ size_t sds_len(const sds s) {
 
 size_t sds_alloc(const sds s) {
     switch (sds_type(s)) {
+        case SDS_T5: return ((unsigned char)s[-1]) >> 3; /* no spare room */
         case SDS_T8: return HDR(8, s)->alloc;
         case SDS_T16: return HDR(16, s)->alloc;
         case SDS_T32: return HDR(32, s)->alloc;
@@ -86,6 +98,7 @@ size_t sds_avail(const sds s) { return sds_alloc(s) - sds_len(s); }
 
 static void set_alloc(sds s, size_t cap) {
     switch (sds_type(s)) {
+        case SDS_T5: break; /* capacity is the length */
         case SDS_T8: HDR(8, s)->alloc = (uint8_t)cap; break;
         case SDS_T16: HDR(16, s)->alloc = (uint16_t)cap; break;
         case SDS_T32: HDR(32, s)->alloc = (uint32_t)cap; break;
@@ -95,6 +108,7 @@ static void set_alloc(sds s, size_t cap) {
 
 void sds_setlen(sds s, size_t len) {
     switch (sds_type(s)) {
+        case SDS_T5: s[-1] = (char)((len << 3) | SDS_T5); break; /* only shrinks: no room */
         case SDS_T8: HDR(8, s)->len = (uint8_t)len; break;
         case SDS_T16: HDR(16, s)->len = (uint16_t)len; break;
         case SDS_T32: HDR(32, s)->len = (uint32_t)len; break;
@@ -405,10 +419,12 @@ void sds_free_splitres(sds *tokens, int count) {
 
 size_t sds_hdr_len(const sds s) { return hdr_size(sds_type(s)); }
 
-size_t sds_embed_size(size_t len) { return hdr_size(type_for(len)) + len + 1; }
+static int embed_type(size_t len) { return len <= SDS_T5_MAX ? SDS_T5 : type_for(len); }
+
+size_t sds_embed_size(size_t len) { return hdr_size(embed_type(len)) + len + 1; }
 
 sds sds_embed(void *buf, const void *init, size_t len) {
-    int type = type_for(len);
+    int type = embed_type(len);
     sds s = init_header(buf, type, len, len);
     memcpy(s, init, len);
     s[len] = '\0';

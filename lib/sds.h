@@ -62,7 +62,8 @@ void sds_free_splitres(sds *tokens, int count);
 /* Size of the header an sds of this length gets, and building one in place
  * inside caller-owned memory (used to embed keys in hash table entries).
  * buf must have sds_embed_size(len) bytes; returns the sds inside it, which
- * must never be grown or freed with sds_free. */
+ * must never be grown or freed with sds_free.  Strings of up to 31 bytes
+ * get a one-byte header (no spare capacity), longer ones the usual one. */
 size_t sds_embed_size(size_t len);
 /* Bytes between the start of s's allocation and s: code that moves the
  * allocation (active defrag) finds the block at s - sds_hdr_len(s) and the

@@ -212,9 +212,14 @@ static void *key_entry_cb(void *priv, void *p) {
     defrag_t *df = cx->df;
     long long hits_before = df->hits;
     db_entry *e = p;
-    e->val = defrag_value(cx, e->val, db_entry_key(e));
+    if (!db_entry_is_embedded(e)) { /* an embedded value moves with e */
+        db_entry_ptr *pe = (db_entry_ptr *)e;
+        robj *val = defrag_value(cx, db_entry_val(e), db_entry_key(e));
+        pe->tagged_val = (uintptr_t)val | 1;
+    }
     bool in_expires = db_entry_expire(e) >= 0;
     db_entry *moved = offer(df, e);
+    if (moved) db_entry_moved(e, moved); /* an embedded string's pointer */
     if (moved && in_expires) ht_replace_entry(cx->db->expires, e, moved);
     if (df->hits > hits_before) df->key_hits++;
     else df->key_misses++;

@@ -150,7 +150,9 @@ static void cmd_restore(client_t *c) {
     }
     db_add(c->db, key, val);
     if (ttl) db_set_expire(c->db, key, ttl);
-    evict_stamp_restore(c->srv, val, opt.freq, opt.idle);
+    /* The stored value, not val: a short string was copied into the key's
+     * entry, and a TTL may have moved that entry (db_entry.h). */
+    evict_stamp_restore(c->srv, db_entry_val(db_find(c->db, key->ptr)), opt.freq, opt.idle);
     notify_keyspace_event(c->srv, NOTIFY_GENERIC, "restore", key, c->db->id);
     reply_ok(c);
 }

@@ -20,11 +20,7 @@
 #include "util.h"
 
 static const void *entry_key(const void *e) { return db_entry_key(e); }
-static void entry_free(void *p) {
-    db_entry *e = p;
-    obj_decref(e->val);
-    zfree(e);
-}
+static void entry_free(void *p) { db_entry_free(p); }
 
 static const ht_type keys_type = {entry_key, dict_sds_hash, dict_sds_eq, entry_free};
 static const ht_type expires_type = {entry_key, dict_sds_hash, dict_sds_eq, NULL};
@@ -73,20 +69,33 @@ static bool delete_sds_key(db_t *db, sds key, bool lazy) {
     if (!ht_pop(db->keys, key, &p)) return false;
     db_entry *e = p;
     if (db_entry_expire(e) >= 0) ht_pop(db->expires, key, NULL);
-    robj *val = e->val;
-    zfree(e);
-    lazyfree_free_value(db->srv->lazyfree, val, lazy);
+    robj *val = db_entry_take_val(e); /* NULL: embedded, goes with e */
+    db_entry_free_shell(e);
+    if (val) lazyfree_free_value(db->srv->lazyfree, val, lazy);
     return true;
 }
 
+/* Swap the table slots of an entry that moved from e to n (both tables
+ * when the key has a TTL), and free e's memory. */
+static void entry_moved(db_t *db, db_entry *e, db_entry *n) {
+    ht_replace_entry(db->keys, e, n);
+    if (db_entry_expire(n) >= 0) ht_replace_entry(db->expires, e, n);
+    db_entry_free_shell(e);
+}
+
 /* Put val in an existing entry and release the old value (lazily under
- * lazyfree-lazy-server-del); LFU stamps carry over (memory-pressure hook). */
-static void replace_value(db_t *db, db_entry *e, robj *val) {
-    robj *old = e->val;
-    if (old == val) return;
+ * lazyfree-lazy-server-del); LFU stamps carry over (memory-pressure hook).
+ * The entry is rebuilt when the value is embedded in it or will be
+ * (db_entry.h), so the stored value is returned. */
+static robj *replace_value(db_t *db, db_entry *e, robj *val) {
+    robj *old = db_entry_val(e);
+    if (old == val) return val;
     evict_stamp_replace(db->srv, val, old);
-    e->val = val;
-    lazyfree_free_value(db->srv->lazyfree, old, db->srv->cfg.lazyfree_lazy_server_del);
+    robj *owned = db_entry_take_val(e); /* NULL when embedded: goes with e */
+    db_entry *n = db_entry_set_val(e, val);
+    if (n != e) entry_moved(db, e, n);
+    if (owned) lazyfree_free_value(db->srv->lazyfree, owned, db->srv->cfg.lazyfree_lazy_server_del);
+    return db_entry_val(n);
 }
 
 bool db_expire_if_needed(db_t *db, robj *key) {
@@ -113,8 +122,9 @@ bool db_expire_if_needed(db_t *db, robj *key) {
 static robj *lookup(db_t *db, robj *key, int flags) {
     db_entry *e = db_find(db, key->ptr);
     if (!e) return NULL;
-    if (!(flags & LOOKUP_NOTOUCH)) evict_touch(db->srv, e->val); /* LRU clock or LFU counter */
-    return e->val;
+    robj *val = db_entry_val(e);
+    if (!(flags & LOOKUP_NOTOUCH)) evict_touch(db->srv, val); /* LRU clock or LFU counter */
+    return val;
 }
 
 robj *db_lookup_read(db_t *db, robj *key, int flags) {
@@ -139,20 +149,23 @@ bool db_exists(db_t *db, robj *key) {
 }
 
 /* Insert a new entry for key at pos (from ht_find_position_for_insert). */
-static db_entry *insert_new(db_t *db, const ht_position *pos, sds key, robj *val, long long expire_ms) {
+/* Insert a new entry for key at pos (from ht_find_position_for_insert);
+ * returns the stored value (a copy of val when embedded). */
+static robj *insert_new(db_t *db, const ht_position *pos, sds key, robj *val, long long expire_ms) {
+    evict_stamp_new(db->srv, val); /* before: an embedded copy takes the stamp */
     db_entry *e = db_entry_new(key, sds_len(key), val, expire_ms >= 0, expire_ms);
     ht_insert_at_position(db->keys, pos, e);
     if (expire_ms >= 0) ht_add(db->expires, e);
-    evict_stamp_new(db->srv, val);
-    return e;
+    return db_entry_val(e);
 }
 
-void db_add(db_t *db, robj *key, robj *val) {
+robj *db_add(db_t *db, robj *key, robj *val) {
     ht_position pos;
-    if (!ht_find_position_for_insert(db->keys, key->ptr, &pos, NULL)) return; /* callers checked */
-    insert_new(db, &pos, key->ptr, val, -1);
+    if (!ht_find_position_for_insert(db->keys, key->ptr, &pos, NULL)) return NULL; /* callers checked */
+    val = insert_new(db, &pos, key->ptr, val, -1);
     db_signal_modified(db, key);
     notify_keyspace_event(db->srv, NOTIFY_NEW, "new", key, db->id); /* notify.c */
+    return val;
 }
 
 bool db_add_loaded(db_t *db, sds key, robj *val, long long expire_ms) {
@@ -162,22 +175,24 @@ bool db_add_loaded(db_t *db, sds key, robj *val, long long expire_ms) {
     return true;
 }
 
-void db_overwrite(db_t *db, robj *key, robj *val) {
-    replace_value(db, db_find(db, key->ptr), val);
+robj *db_overwrite(db_t *db, robj *key, robj *val) {
+    val = replace_value(db, db_find(db, key->ptr), val);
     db_signal_modified(db, key);
+    return val;
 }
 
-void db_set_key(db_t *db, robj *key, robj *val, bool keep_ttl) {
+robj *db_set_key(db_t *db, robj *key, robj *val, bool keep_ttl) {
     ht_position pos;
     void *existing;
     if (ht_find_position_for_insert(db->keys, key->ptr, &pos, &existing)) {
-        insert_new(db, &pos, key->ptr, val, -1);
+        val = insert_new(db, &pos, key->ptr, val, -1);
         notify_keyspace_event(db->srv, NOTIFY_NEW, "new", key, db->id); /* notify.c */
     } else {
-        replace_value(db, existing, val);
+        val = replace_value(db, existing, val);
         if (!keep_ttl) db_remove_expire(db, key);
     }
     db_signal_modified(db, key);
+    return val;
 }
 
 bool db_delete(db_t *db, robj *key) { return db_delete_lazy(db, key, db->srv->cfg.lazyfree_lazy_server_del); }
@@ -219,7 +234,7 @@ void db_set_expire(db_t *db, robj *key, long long when_ms) {
          * into the keys table (it is not in expires yet). */
         db_entry *n = db_entry_with_expire(e, when_ms);
         ht_replace_entry(db->keys, e, n);
-        zfree(e);
+        db_entry_free_shell(e);
         ht_add(db->expires, n);
         return;
     }

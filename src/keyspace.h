@@ -30,15 +30,20 @@ void db_free_all(server_t *srv);
 
 robj *db_lookup_read(db_t *db, robj *key, int flags); /* counts hit/miss */
 robj *db_lookup_write(db_t *db, robj *key);
-/* Add a key that does not exist: takes a reference to val. */
-void db_add(db_t *db, robj *key, robj *val);
+/* Add a key that does not exist: takes a reference to val.  Returns the
+ * stored value, which is a copy when val is a short string (embedded in
+ * the key's entry, db_entry.h): use it, not val, to change the value
+ * after, and keep neither past a later db_* call on the key. */
+robj *db_add(db_t *db, robj *key, robj *val);
 /* Loading (RDB/AOF start-up): add key with one table lookup, no signals
  * or notifications.  False if the key exists (val is then not taken). */
 bool db_add_loaded(db_t *db, sds key, robj *val, long long expire_ms);
-/* Replace the value of an existing key (the TTL stays): takes val. */
-void db_overwrite(db_t *db, robj *key, robj *val);
-/* Add or replace; removes the TTL unless keep_ttl: takes val. */
-void db_set_key(db_t *db, robj *key, robj *val, bool keep_ttl);
+/* Replace the value of an existing key (the TTL stays): takes val;
+ * returns the stored value, as db_add. */
+robj *db_overwrite(db_t *db, robj *key, robj *val);
+/* Add or replace; removes the TTL unless keep_ttl: takes val; returns the
+ * stored value, as db_add. */
+robj *db_set_key(db_t *db, robj *key, robj *val, bool keep_ttl);
 bool db_delete(db_t *db, robj *key); /* lazy as lazyfree-lazy-server-del says */
 /* Delete with the value freed on the bio thread if lazy and big (UNLINK,
  * DEL under lazyfree-lazy-user-del, eviction). */

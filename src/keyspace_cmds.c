@@ -73,8 +73,10 @@ static void rename_generic(client_t *c, bool nx) {
     long long expire = db_get_expire(c->db, c->argv[1]);
     obj_incref(o);
     db_delete(c->db, c->argv[2]);
-    db_delete(c->db, c->argv[1]);
+    /* The new key first: a short string lives in the old key's entry
+     * (db_entry.h) and db_add copies it from there. */
     db_add(c->db, c->argv[2], o);
+    db_delete(c->db, c->argv[1]);
     if (expire != -1) db_set_expire(c->db, c->argv[2], expire);
     notify_keyspace_event(c->srv, NOTIFY_GENERIC, "rename_from", c->argv[1], c->db->id);
     notify_keyspace_event(c->srv, NOTIFY_GENERIC, "rename_to", c->argv[2], c->db->id);
@@ -264,7 +266,7 @@ static void cmd_object_encoding(client_t *c) {
 
 static void cmd_object_refcount(client_t *c) {
     robj *o = object_lookup(c);
-    if (o) reply_ll(c, o->refcount);
+    if (o) reply_ll(c, obj_is_embedded(o) ? 1 : o->refcount); /* embedded: only its key refers to it */
 }
 
 static void cmd_object_idletime(client_t *c) {

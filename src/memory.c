@@ -39,7 +39,7 @@ void memory_report(server_t *srv, mem_report_t *r) {
          * values are data): the table handles themselves were allocated at
          * start-up and are part of used_memory_startup. */
         ht *keys = srv->dbs[i].keys, *exp = srv->dbs[i].expires;
-        size_t m = ht_mem_usage(keys) - zmalloc_size(keys) + ht_size(keys) * offsetof(db_entry, buf);
+        size_t m = ht_mem_usage(keys) - zmalloc_size(keys) + ht_size(keys) * sizeof(db_entry_ptr);
         size_t e = ht_mem_usage(exp) - zmalloc_size(exp) + ht_size(exp) * sizeof(int64_t);
         if (i < 64) {
             r->db_overhead_main[i] = m;

@@ -70,7 +70,7 @@ void obj_create_shared(void) {
 }
 
 void obj_incref(robj *o) {
-    if (o->refcount != OBJ_SHARED_REFCOUNT) o->refcount++;
+    if (o->refcount < OBJ_EMBEDDED_REFCOUNT) o->refcount++;
 }
 
 static void free_value(robj *o) {
@@ -82,7 +82,7 @@ static void free_value(robj *o) {
 }
 
 void obj_decref(robj *o) {
-    if (o->refcount == OBJ_SHARED_REFCOUNT) return;
+    if (o->refcount >= OBJ_EMBEDDED_REFCOUNT) return; /* shared, or freed with its entry */
     if (o->refcount == 1) {
         free_value(o);
         zfree(o);
@@ -203,7 +203,7 @@ const char *obj_encoding_name(int encoding) {
 /* Bytes held by a value: the object plus its encoded data.  Collections
  * sample `samples` elements (0 = all) through their registered callback. */
 size_t obj_mem_usage(robj *o, size_t samples) {
-    size_t n = zmalloc_size(o);
+    size_t n = obj_is_embedded(o) ? 0 : zmalloc_size(o); /* embedded: counted with its entry */
     if (o->type == OBJ_STRING) {
         if (o->encoding == OBJ_ENCODING_RAW) n += sds_alloc_size(o->ptr);
         return n;

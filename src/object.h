@@ -38,6 +38,9 @@ enum {
 };
 
 #define OBJ_SHARED_REFCOUNT INT32_MAX
+/* A string value living inside its keyspace entry (db_entry.h): never
+ * freed through obj_decref, it goes when the entry does. */
+#define OBJ_EMBEDDED_REFCOUNT (INT32_MAX - 1)
 #define OBJ_SHARED_INTEGERS 10000
 #define OBJ_EMBSTR_MAX 44
 #define LRU_BITS 24
@@ -74,6 +77,7 @@ void obj_decref_void(void *o);
  * different one); the argument's reference is consumed. */
 robj *obj_try_encoding(robj *o);
 
+static inline bool obj_is_embedded(const robj *o) { return o->refcount == OBJ_EMBEDDED_REFCOUNT; }
 static inline bool obj_is_sds_encoded(const robj *o) {
     return o->encoding == OBJ_ENCODING_RAW || o->encoding == OBJ_ENCODING_EMBSTR;
 }

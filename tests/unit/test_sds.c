@@ -68,11 +68,31 @@ static int test_splitargs(void) {
 
 static int test_embed_and_accounting(void) {
     size_t before = zmalloc_used_memory();
-    char buf[64];
-    CHECK_EQ_INT(sds_embed_size(16), 3 + 16 + 1);
+    char buf[300];
+    /* Up to 31 bytes: the one-byte header (length in the flags byte). */
+    CHECK_EQ_INT(sds_embed_size(16), 1 + 16 + 1);
     sds e = sds_embed(buf, "key:000000000001", 16);
     CHECK_EQ_INT(sds_len(e), 16);
+    CHECK_EQ_INT(sds_avail(e), 0);
+    CHECK_EQ_INT(sds_hdr_len(e), 1);
     CHECK(strcmp(e, "key:000000000001") == 0);
+    sds d = sds_dup(e); /* an ordinary heap copy */
+    CHECK(sds_cmp(d, e) == 0 && sds_len(d) == 16);
+    d = sds_cat(d, "x");
+    CHECK_EQ_INT(sds_len(d), 17);
+    sds_free(d);
+    CHECK_EQ_INT(sds_len(sds_embed(buf, "", 0)), 0);
+    char big[300];
+    memset(big, 'a', sizeof(big));
+    CHECK_EQ_INT(sds_embed_size(31), 1 + 31 + 1);
+    CHECK_EQ_INT(sds_len(sds_embed(buf, big, 31)), 31);
+    CHECK_EQ_INT(sds_embed_size(32), 3 + 32 + 1); /* past T5: the 8-bit header */
+    e = sds_embed(buf, big, 32);
+    CHECK_EQ_INT(sds_len(e), 32);
+    CHECK_EQ_INT(sds_embed_size(256), 5 + 256 + 1);
+    CHECK_EQ_INT(sds_len(sds_embed(buf, big, 256)), 256);
+    sds_setlen(sds_embed(buf, big, 20), 5); /* shrinking a T5 string */
+    CHECK_EQ_INT(sds_len(buf + 1), 5);
     sds s = sds_new("hello");
     CHECK(zmalloc_used_memory() >= before + 9);
     sds_free(s);
