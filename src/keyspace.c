@@ -44,6 +44,48 @@ void db_free_all(server_t *srv) {
     srv->dbs = NULL;
 }
 
+/* ------------------------------------------- temporary sets (swapdb load) */
+
+db_t *db_temp_set_create(server_t *srv) {
+    db_t *set = zcalloc(sizeof(db_t) * (size_t)srv->dbnum);
+    for (int i = 0; i < srv->dbnum; i++) {
+        set[i].keys = dict_create(&keys_type);
+        set[i].expires = dict_create(&expires_type);
+        set[i].id = i;
+        set[i].srv = srv;
+    }
+    return set;
+}
+
+void db_temp_set_swap(server_t *srv, db_t *set) {
+    for (int i = 0; i < srv->dbnum; i++) {
+        db_t *db = &srv->dbs[i];
+        /* WATCHers of any key of the old data lose their transaction. */
+        multi_touch_db(srv, i, -1);
+        dict *keys = db->keys, *expires = db->expires;
+        db->keys = set[i].keys;
+        db->expires = set[i].expires;
+        set[i].keys = keys;
+        set[i].expires = expires;
+        db->avg_ttl = 0;
+        db->expire_cursor = 0;
+        blocking_signal_db_flushed(db); /* stream readers learn their key went */
+        blocking_signal_db(db);         /* clients blocked on a key that now exists */
+    }
+}
+
+void db_temp_set_free(server_t *srv, db_t *set, bool async) {
+    for (int i = 0; i < srv->dbnum; i++) {
+        if (async) {
+            lazyfree_free_tables(srv->lazyfree, set[i].keys, set[i].expires);
+        } else {
+            dict_release(set[i].expires);
+            dict_release(set[i].keys);
+        }
+    }
+    zfree(set);
+}
+
 size_t db_size(const db_t *db) { return dict_size(db->keys); }
 
 long long db_get_expire(db_t *db, robj *key) {

@@ -35,6 +35,13 @@ bool db_exists(db_t *db, robj *key);
 long long db_empty(db_t *db);       /* returns keys removed */
 long long db_empty_async(db_t *db); /* same, freeing on the bio thread */
 size_t db_size(const db_t *db);
+/* repl-diskless-load swapdb: a set of srv->dbnum empty databases outside
+ * srv, loaded while the live ones keep serving; swap exchanges their
+ * tables with the live ones (clients stay on their index, WATCH and
+ * blocked clients are told); free drops a set (async: on the bio thread). */
+db_t *db_temp_set_create(server_t *srv);
+void db_temp_set_swap(server_t *srv, db_t *set);
+void db_temp_set_free(server_t *srv, db_t *set, bool async);
 
 void db_set_expire(db_t *db, robj *key, long long when_ms);
 long long db_get_expire(db_t *db, robj *key); /* -1 if none */

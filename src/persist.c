@@ -571,7 +571,7 @@ sds persist_info(server_t *srv, sds s) {
     bool rdb_child = p->child_pid > 0 && p->child_type == PERSIST_CHILD_RDB;
     s = sds_catprintf(s,
                       "loading:%d\r\n"
-                      "async_loading:0\r\n"
+                      "async_loading:%d\r\n"
                       "current_cow_peak:0\r\n"
                       "current_cow_size:0\r\n"
                       "current_cow_size_age:0\r\n"
@@ -586,9 +586,10 @@ sds persist_info(server_t *srv, sds s) {
                       "rdb_current_bgsave_time_sec:%lld\r\n"
                       "rdb_saves:%lld\r\n"
                       "rdb_last_cow_size:%zu\r\n",
-                      p->loading ? 1 : 0, srv->dirty, rdb_child ? 1 : 0, srv->lastsave, p->last_bgsave_ok ? "ok" : "err",
+                      p->loading || repl_loading(srv) ? 1 : 0, repl_async_loading(srv) ? 1 : 0, srv->dirty, rdb_child ? 1 : 0, srv->lastsave, p->last_bgsave_ok ? "ok" : "err",
                       p->last_bgsave_time_sec, rdb_child ? (now - p->child_start_ms) / 1000 : -1, p->rdb_saves,
                       p->rdb_last_cow_size);
     s = aof_info(srv, p->aof, s);
-    return sds_cat(s, "module_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n");
+    s = sds_cat(s, "module_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n");
+    return repl_loading_info(srv, s); /* a replica loading from the socket */
 }

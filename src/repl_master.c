@@ -615,7 +615,7 @@ bool repl_command_allowed_or_reply(client_t *c, const command_t *cmd) {
             reply_error(c, "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.");
             return false;
         }
-        return true;
+        return repl_loading_allows_or_reply(c, cmd); /* repl_load.c: -LOADING */
     }
     return !write || repl_write_allowed_or_reply(c, c);
 }

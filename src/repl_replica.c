@@ -178,9 +178,46 @@ void repl_master_applied(client_t *c) {
 
 /* ------------------------------------------------------------ the RDB */
 
+/* The RDB is in: the master's history becomes ours and the socket turns
+ * into the master client (leftover: bytes already read past the RDB). */
+static void full_sync_done(server_t *srv, long long keys, long long bytes, const char *leftover, size_t n) {
+    repl_t *r = R(srv);
+    repl_link_t *l = L(srv);
+    /* The master's history is ours now; our replicas must sync again. */
+    memcpy(r->replid, l->fullsync_replid, sizeof(r->replid));
+    memset(r->replid2, '0', REPL_ID_LEN);
+    r->second_replid_offset = -1;
+    r->master_repl_offset = l->fullsync_offset;
+    backlog_free(r->backlog);
+    r->backlog = backlog_create((size_t)srv->cfg.repl_backlog_size, r->master_repl_offset + 1);
+    master_disconnect_replicas(srv);
+    srv->dirty++;
+    persist_t *p = srv->persist;
+    if (aof_is_on(p->aof)) aof_schedule_rewrite(p->aof); /* the file must describe the new data */
+    log_msg(LL_NOTICE, "MASTER <-> REPLICA sync: Finished with success (%lld keys, %lld bytes)", keys, bytes);
+    become_connected(srv, leftover, n);
+    replica_send_ack(srv); /* a diskless master starts the stream at this ACK */
+}
+
+/* repl-diskless-load (repl_load.c): the payload is loaded as it arrives. */
+static void load_from_socket(server_t *srv) {
+    repl_link_t *l = L(srv);
+    sds rest = NULL;
+    long long keys = 0;
+    bool ok = repl_load_from_socket(srv, l->fd, l->transfer_size, l->transfer_size < 0 ? l->eof_mark : NULL, &rest,
+                                    &keys);
+    if (!ok) {
+        sds_free(rest);
+        link_abort(srv, NULL);
+        return;
+    }
+    long long bytes = R(srv)->loading.loaded;
+    full_sync_done(srv, keys, bytes, rest, sds_len(rest));
+    sds_free(rest);
+}
+
 static void load_payload(server_t *srv) {
     repl_link_t *l = L(srv);
-    repl_t *r = R(srv);
     size_t len = sds_len(l->payload);
     log_msg(LL_NOTICE, "MASTER <-> REPLICA sync: Flushing old data");
     for (int i = 0; i < srv->dbnum; i++) {
@@ -203,19 +240,7 @@ static void load_payload(server_t *srv) {
     }
     sds_free(l->payload);
     l->payload = NULL;
-    /* The master's history is ours now; our replicas must sync again. */
-    memcpy(r->replid, l->fullsync_replid, sizeof(r->replid));
-    memset(r->replid2, '0', REPL_ID_LEN);
-    r->second_replid_offset = -1;
-    r->master_repl_offset = l->fullsync_offset;
-    backlog_free(r->backlog);
-    r->backlog = backlog_create((size_t)srv->cfg.repl_backlog_size, r->master_repl_offset + 1);
-    master_disconnect_replicas(srv);
-    srv->dirty++;
-    if (aof_is_on(p->aof)) aof_schedule_rewrite(p->aof); /* the file must describe the new data */
-    log_msg(LL_NOTICE, "MASTER <-> REPLICA sync: Finished with success (%lld keys, %zu bytes)", res.keys, len);
-    become_connected(srv, NULL, 0);
-    replica_send_ack(srv); /* a diskless master starts the stream at this ACK */
+    full_sync_done(srv, res.keys, (long long)len, NULL, 0);
 }
 
 /* Read the payload; returns when the socket has no more for now. */
@@ -240,10 +265,12 @@ static void read_transfer(server_t *srv) {
             link_abort(srv, NULL);
             return;
         }
+        bool to_parser = repl_load_wanted(srv);
+        const char *to = to_parser ? "to parser" : "to disk"; /* Redis's words; "disk" is memory here */
         if (!strncmp(line + 1, "EOF:", 4) && sds_len(line) == 5 + REPL_ID_LEN) {
             memcpy(l->eof_mark, line + 5, REPL_ID_LEN);
             l->transfer_size = -1;
-            log_msg(LL_NOTICE, "MASTER <-> REPLICA sync: receiving streamed RDB from master with EOF to disk");
+            log_msg(LL_NOTICE, "MASTER <-> REPLICA sync: receiving streamed RDB from master with EOF %s", to);
         } else {
             long long v;
             if (!util_str2ll(line + 1, sds_len(line) - 1, &v) || v < 0) {
@@ -252,9 +279,13 @@ static void read_transfer(server_t *srv) {
                 return;
             }
             l->transfer_size = v;
-            log_msg(LL_NOTICE, "MASTER <-> REPLICA sync: receiving %lld bytes from master to disk", v);
+            log_msg(LL_NOTICE, "MASTER <-> REPLICA sync: receiving %lld bytes from master %s", v, to);
         }
         sds_free(line);
+        if (to_parser) {
+            load_from_socket(srv);
+            return;
+        }
         l->payload = sds_empty();
     }
     for (int rounds = 0; rounds < 64; rounds++) {
