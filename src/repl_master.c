@@ -181,6 +181,7 @@ void repl_client_freed(client_t *c) {
     }
     if ((c->flags & CLIENT_MASTER) && r->link.master == c) {
         log_msg(LL_NOTICE, "Connection with master lost.");
+        r->link.resume_db = c->db->id; /* a +CONTINUE goes on in this db */
         r->link.master = NULL;
         r->link.fd = -1; /* conn_free closes it */
         if (r->link.state == LINK_CONNECTED) r->link.state = LINK_CONNECT;

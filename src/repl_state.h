@@ -106,6 +106,7 @@ typedef struct repl_link {
     client_t *master;    /* the master client when LINK_CONNECTED */
     bool psync_failover; /* FAILOVER: our PSYNC asks the target to take over */
     sds applying;        /* bytes of the request the master client is parsing/running */
+    int resume_db;       /* the master client's db when the link went down (a +CONTINUE resumes there) */
 } repl_link_t;
 
 /* --------------------------------------- loading from the socket (repl_load.c) */
