@@ -373,7 +373,8 @@ void persist_before_sleep(server_t *srv) { aof_flush(srv, P(srv)->aof); }
 
 /* ------------------------------------------------------- start-up, shutdown */
 
-static bool load_rdb(server_t *srv) {
+/* repl (may be NULL): the file's replication aux fields, if it has them. */
+static bool load_rdb(server_t *srv, rdb_repl_info_t *repl) {
     sds path = persist_path(srv, srv->cfg.dbfilename);
     size_t len;
     long long start = util_ustime();
@@ -396,6 +397,7 @@ static bool load_rdb(server_t *srv) {
     }
     log_msg(LL_NOTICE, "DB loaded from disk: %.3f seconds (%lld keys, %lld expired keys skipped)",
             (double)(util_ustime() - start) / 1e6, res.keys, res.expired);
+    if (repl) *repl = res.repl;
     sds_free(path);
     return true;
 }
@@ -406,7 +408,7 @@ bool persist_reload_rdb(server_t *srv) {
     sds_free(path);
     if (!exists) return false;
     P(srv)->loading = true;
-    bool ok = load_rdb(srv);
+    bool ok = load_rdb(srv, NULL);
     P(srv)->loading = false;
     return ok;
 }
@@ -427,7 +429,10 @@ bool persist_load_at_startup(server_t *srv) {
         }
         if (ok && !aof_open(srv, p->aof)) ok = false;
     } else {
-        ok = load_rdb(srv);
+        rdb_repl_info_t repl = {0};
+        ok = load_rdb(srv, &repl);
+        /* repl_info.c: continue the replication history the file records. */
+        if (ok && repl.valid) repl_restore_from_rdb(srv, &repl);
     }
     p->loading = false;
     srv->dirty = 0;

@@ -20,6 +20,7 @@
 
 #include "commands.h"
 #include "conn.h"
+#include "propagate.h"
 #include "reply.h"
 #include "util.h"
 #include "zmalloc.h"
@@ -343,6 +344,7 @@ static void cmd_spublish(client_t *c) {
         reply_bulk(s, msg, mlen);
     }
     reply_ll(c, n);
+    propagate_to_replicas(c->srv, c->db->id, c->argv, c->argc); /* as PUBLISH */
 }
 
 static void cmd_publish(client_t *c) {
@@ -351,6 +353,8 @@ static void cmd_publish(client_t *c) {
     size_t mlen;
     const char *msg = obj_string_view(c->argv[2], buf, sizeof(buf), &mlen);
     reply_ll(c, pubsub_publish(c->srv, chan, sds_len(chan), msg, mlen));
+    /* Replicas deliver it to their own subscribers (not logged in the AOF). */
+    propagate_to_replicas(c->srv, c->db->id, c->argv, c->argc);
 }
 
 static void channel_list(client_t *c, dict *d) {

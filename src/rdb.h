@@ -88,14 +88,27 @@ typedef struct rdb_save_opts {
 /* Write every database of srv to r, trailer included; 0 or -1 (r->err). */
 int rdb_write_dataset(server_t *srv, rio_t *r, const rdb_save_opts_t *opts);
 
+/* Replication state in the aux fields repl-id, repl-offset and
+ * repl-stream-db (Redis 7.0 writes them for a master with a backlog and
+ * for a replica): a restarted server continues that history
+ * (repl_restore_from_rdb), so its peers can resynchronise partially. */
+typedef struct rdb_repl_info {
+    bool valid; /* all of id and offset were present */
+    char id[41];
+    long long offset;
+    int stream_db;
+} rdb_repl_info_t;
+
 /* What a load found; err is set when the load fails. */
 typedef struct rdb_load_result {
     long long keys;    /* keys added */
     long long expired; /* keys skipped because already expired */
     int version;
     bool checksum_verified;
-    size_t consumed; /* bytes up to and including the trailer */
-    char err[256];   /* "why" with the byte offset */
+    size_t consumed;      /* bytes up to and including the trailer */
+    rdb_repl_info_t repl; /* repl-id / repl-offset / repl-stream-db, if written */
+    long long used_mem;   /* aux used-mem: the writer's used_memory, 0 if absent */
+    char err[256];        /* "why" with the byte offset */
 } rdb_load_result_t;
 
 /* Load an RDB image held in memory into srv's databases (which should be

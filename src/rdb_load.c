@@ -26,6 +26,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -1096,6 +1097,32 @@ static bool add_key(reader_t *r, server_t *srv, int dbid, sds key, robj *val, lo
     return true;
 }
 
+/* An aux field: the replication ones and used-mem are kept, the others
+ * (redis-ver, ctime, aof-base, ...) only read. */
+static bool get_aux(reader_t *r, rdb_load_result_t *res) {
+    sds name = get_string(r);
+    sds value = name ? get_string(r) : NULL;
+    if (!value) {
+        sds_free(name);
+        return false;
+    }
+    long long v = 0;
+    bool num = util_str2ll(value, sds_len(value), &v);
+    if (!strcmp(name, "repl-id") && sds_len(value) == 40) {
+        memcpy(res->repl.id, value, 41);
+    } else if (!strcmp(name, "repl-offset") && num) {
+        res->repl.offset = v;
+        res->repl.valid = true;
+    } else if (!strcmp(name, "repl-stream-db") && num && v >= 0 && v < INT_MAX) {
+        res->repl.stream_db = (int)v;
+    } else if (!strcmp(name, "used-mem") && num) {
+        res->used_mem = v;
+    }
+    sds_free(name);
+    sds_free(value);
+    return true;
+}
+
 static bool load_body(reader_t *r, server_t *srv, int version, long long now_ms, rdb_load_result_t *res) {
     int dbid = 0;
     long long expire = -1;
@@ -1136,10 +1163,9 @@ static bool load_body(reader_t *r, server_t *srv, int version, long long now_ms,
                 if (kb && dict_size(r->dbs[dbid].expires) == 0) dict_expand(r->dbs[dbid].expires, kb);
                 continue;
             }
-            case RDB_OPCODE_AUX: {
-                if (!skip_string(r) || !skip_string(r)) return false;
+            case RDB_OPCODE_AUX:
+                if (!get_aux(r, res)) return false;
                 continue;
-            }
             case RDB_OPCODE_IDLE: {
                 uint64_t idle;
                 if (!get_len(r, &idle)) return false;
@@ -1248,6 +1274,7 @@ int rdb_load_buffer(server_t *srv, const unsigned char *buf, size_t len, bool ve
     bool loaded = load_body(&r, srv, version, now_ms, res);
     sds_free(r.key);
     zfree(r.lzf);
+    res->repl.valid = res->repl.valid && res->repl.id[0];
     if (!loaded) return -1;
     /* After EOF: the trailer (absent before version 5). */
     if (version >= 5) {

@@ -186,8 +186,9 @@ bool repl_load_from_socket(server_t *srv, int fd, long long size, const char *eo
     x.src.arg = &x;
     x.src.left = size; /* -1 with an EOF mark */
     rdb_libs_t libs = {0};
-    rdb_load_result_t res;
+    rdb_load_result_t res = {0};
     loading_begin(srv, async, size);
+    r->loading.rdb_used_mem = &res.used_mem; /* INFO loading_rdb_used_mem, as Redis shows it */
     /* now_ms 0: keys already expired stay; the master's DEL removes them. */
     bool ok = rdb_load_stream(srv, &x.src, temp ? temp : srv->dbs, &libs, 0, &res) == 0;
     *rest = x.src.rest ? x.src.rest : sds_empty();
@@ -201,6 +202,7 @@ bool repl_load_from_socket(server_t *srv, int fd, long long size, const char *eo
         ok = false;
     }
     r->loading.active = false;
+    r->loading.rdb_used_mem = NULL;
     if (ok && temp) {
         log_msg(LL_NOTICE, "MASTER <-> REPLICA sync: Swapping active DB with loaded DB");
         db_temp_set_swap(srv, temp);
@@ -231,5 +233,7 @@ sds repl_loading_info(const server_t *srv, sds s) {
                          "loading_loaded_bytes:%lld\r\n"
                          "loading_loaded_perc:%.2f\r\n"
                          "loading_eta_seconds:%lld\r\n",
-                         ld->start_sec, ld->total, ld->used_mem, ld->loaded, perc, eta);
+                         ld->start_sec, ld->total,
+                         ld->rdb_used_mem && *ld->rdb_used_mem ? (size_t)*ld->rdb_used_mem : ld->used_mem, ld->loaded,
+                         perc, eta);
 }

@@ -111,14 +111,15 @@ typedef struct repl_link {
 
 /* --------------------------------------- loading from the socket (repl_load.c) */
 typedef struct repl_loading {
-    bool active;             /* a repl-diskless-load transfer is being loaded */
-    bool async;              /* swapdb of the same history: commands see the old data */
-    long long start_sec;     /* unix time (INFO loading_start_time) */
-    long long start_ms;      /* for the ETA */
-    long long total;         /* announced bytes, 0 with an EOF mark */
-    long long loaded;        /* bytes read so far */
-    size_t used_mem;         /* used_memory when it began (loading_rdb_used_mem) */
-    long long last_serve_ms; /* clients were last served then */
+    bool active;                   /* a repl-diskless-load transfer is being loaded */
+    bool async;                    /* swapdb of the same history: commands see the old data */
+    long long start_sec;           /* unix time (INFO loading_start_time) */
+    long long start_ms;            /* for the ETA */
+    long long total;               /* announced bytes, 0 with an EOF mark */
+    long long loaded;              /* bytes read so far */
+    size_t used_mem;               /* used_memory when it began */
+    const long long *rdb_used_mem; /* the RDB's aux used-mem once read (0 before), while loading */
+    long long last_serve_ms;       /* clients were last served then */
 } repl_loading_t;
 
 /* ------------------------------------------------------------- WAIT */
