@@ -158,3 +158,26 @@ def test_loading_state_and_async_loading(start_server):
         assert _info(sc, "persistence", "async_loading") == 0
     finally:
         px.close()
+
+
+def test_shutdown_while_loading_saves_nothing(start_server):
+    """SHUTDOWN SAVE during a load from the socket exits without writing
+    the half-loaded dataset (Redis turns it into NOSAVE as well)."""
+    import os
+    m, mc = _master(start_server, SERVER, "yes")
+    mc.execute_command("DEBUG", "POPULATE", 15000, "k", 100)
+    s = start_server(args=["--repl-diskless-load", "on-empty-db"])
+    sc = s.client()
+    px = Proxy(m.port, stall_after=300_000, rate=200_000)
+    try:
+        sc.replicaof("127.0.0.1", px.port)
+        assert px.stalled.wait(30)
+        wait_for(lambda: _info(sc, "persistence", "loading") == 1, 20, what="loading:1")
+        try:
+            sc.execute_command("SHUTDOWN", "SAVE")
+        except redis.exceptions.ConnectionError:
+            pass
+        assert s.proc.wait(20) == 0
+        assert not os.path.exists(os.path.join(s.dir, "dump.rdb"))
+    finally:
+        px.close()
