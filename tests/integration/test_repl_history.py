@@ -113,6 +113,7 @@ def _restart(start_server, proc, binary, extra, same_port=False):
         conftest.free_port = port_picker
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("master_bin,replica_bin", PAIRS, ids=IDS)
 def test_restarted_replica_continues_partially(start_server, master_bin, replica_bin):
     m, mc, s, sc = _pair(start_server, master_bin, replica_bin)
@@ -132,6 +133,7 @@ def test_restarted_replica_continues_partially(start_server, master_bin, replica
     assert sc2.info("replication")["master_replid"] == mc.info("replication")["master_replid"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("master_bin,replica_bin", PAIRS, ids=IDS)
 def test_restarted_master_continues_partially(start_server, master_bin, replica_bin):
     m, mc, s, sc = _pair(start_server, master_bin, replica_bin)
