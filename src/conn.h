@@ -40,6 +40,7 @@
 #define CLIENT_PAUSED (1u << 15)              /* pause.c: its request waits for CLIENT PAUSE to end */
 #define CLIENT_PREVENT_PROP (1u << 16)        /* persist.c: the handler fed the AOF itself (persist_propagate) */
 #define CLIENT_CLOSE_AFTER_COMMAND (1u << 17) /* acl.c: its user went away; closed once this reply is queued */
+#define CLIENT_PROPAGATE_REPL (1u << 18)      /* pubsub.c: PUBLISH goes to replicas only (persist.c sends it) */
 #define CLIENT_PUBSUB (1u << 20)              /* pubsub.c: in subscribed mode */
 #define CLIENT_MONITOR (1u << 21)             /* monitor.c: receives every command */
 #define CLIENT_FAKE (1u << 24)                /* script.c: runs redis.call, replies stay in its buffers */

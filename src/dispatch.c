@@ -252,7 +252,7 @@ void dispatch_call(client_t *c, command_t *cmd) {
     /* The caller's own invalidations follow its reply (Redis's order). */
     if (!outer) tracking_flush_pending(srv);
     /* persist.c: log a write that changed the dataset to the AOF. */
-    if (cmd->flags & CMD_WRITE) persist_after_command(c, dirty_before);
+    if ((cmd->flags & CMD_WRITE) || (c->flags & CLIENT_PROPAGATE_REPL)) persist_after_command(c, dirty_before);
     long long dur = util_ustime() - start;
     cmd->calls++;
     cmd->usec += dur;

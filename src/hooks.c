@@ -95,12 +95,20 @@ static void keyspace_db_flushed(db_t *db) {
     blocking_signal_db_flushed(db);
 }
 
+/* A swapdb load put other data under db: what a flush tells, and the
+ * clients blocked on keys that may exist now. */
+static void keyspace_db_replaced(db_t *db) {
+    keyspace_db_flushed(db);
+    blocking_signal_db(db);
+}
+
 static const keyspace_hooks_t keyspace_hooks = {
     .keys_expire_locally = repl_keys_expire_locally,
     .writes_paused = pause_active,
     .key_expired = keyspace_key_expired,
     .key_modified = keyspace_key_modified,
     .db_flushed = keyspace_db_flushed,
+    .db_replaced = keyspace_db_replaced,
 };
 
 /* ------------------------------------------ the durability layer's hooks */

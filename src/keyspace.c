@@ -48,6 +48,46 @@ void db_free_all(server_t *srv) {
     srv->dbs = NULL;
 }
 
+/* ------------------------------------------- temporary sets (swapdb load) */
+
+db_t *db_temp_set_create(server_t *srv) {
+    db_t *set = zcalloc(sizeof(db_t) * (size_t)srv->dbnum);
+    for (int i = 0; i < srv->dbnum; i++) {
+        set[i].keys = db_create_keys_table();
+        set[i].expires = db_create_expires_table();
+        set[i].id = i;
+        set[i].srv = srv;
+    }
+    return set;
+}
+
+void db_temp_set_swap(server_t *srv, db_t *set) {
+    for (int i = 0; i < srv->dbnum; i++) {
+        db_t *db = &srv->dbs[i];
+        ht *keys = db->keys, *expires = db->expires;
+        db->keys = set[i].keys;
+        db->expires = set[i].expires;
+        set[i].keys = keys;
+        set[i].expires = expires;
+        db->avg_ttl = 0;
+        db->expire_cursor = 0;
+        /* WATCH of the old data, stream readers, clients blocked on keys */
+        srv->keyspace_hooks->db_replaced(db);
+    }
+}
+
+void db_temp_set_free(server_t *srv, db_t *set, bool async) {
+    for (int i = 0; i < srv->dbnum; i++) {
+        if (async) {
+            lazyfree_free_tables(srv->lazyfree, set[i].keys, set[i].expires);
+        } else {
+            ht_release(set[i].expires);
+            ht_release(set[i].keys);
+        }
+    }
+    zfree(set);
+}
+
 size_t db_size(const db_t *db) { return ht_size(db->keys); }
 size_t db_expires_size(const db_t *db) { return ht_size(db->expires); }
 

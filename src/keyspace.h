@@ -19,6 +19,7 @@ typedef struct keyspace_hooks {
     void (*key_expired)(db_t *db, robj *key, bool lazy); /* after the delete: the DEL to AOF/replicas, WATCH */
     void (*key_modified)(db_t *db, robj *key);           /* blocked clients, WATCH */
     void (*db_flushed)(db_t *db);                        /* WATCH, blocked stream readers */
+    void (*db_replaced)(db_t *db);                       /* swapdb load: as flushed, and keys that now exist */
 } keyspace_hooks_t;
 
 #define LOOKUP_NONE 0
@@ -58,6 +59,13 @@ db_entry *db_find(db_t *db, const sds key);
 /* Fresh, empty tables of the keyspace's types (SWAPDB, lazy flush). */
 ht *db_create_keys_table(void);
 ht *db_create_expires_table(void);
+/* repl-diskless-load swapdb: a set of srv->dbnum empty databases outside
+ * srv, loaded while the live ones keep serving; swap exchanges their
+ * tables with the live ones (clients stay on their index, WATCH and
+ * blocked clients are told); free drops a set (async: on the bio thread). */
+db_t *db_temp_set_create(server_t *srv);
+void db_temp_set_swap(server_t *srv, db_t *set);
+void db_temp_set_free(server_t *srv, db_t *set, bool async);
 
 void db_set_expire(db_t *db, robj *key, long long when_ms);
 long long db_get_expire(db_t *db, robj *key); /* -1 if none */

@@ -374,7 +374,8 @@ void persist_before_sleep(server_t *srv) { aof_flush(srv, P(srv)->aof); }
 
 /* ------------------------------------------------------- start-up, shutdown */
 
-static bool load_rdb(server_t *srv) {
+/* repl (may be NULL): the file's replication aux fields, if it has them. */
+static bool load_rdb(server_t *srv, rdb_repl_info_t *repl) {
     sds path = persist_path(srv, srv->cfg.dbfilename);
     size_t len;
     long long start = util_ustime();
@@ -397,6 +398,7 @@ static bool load_rdb(server_t *srv) {
     }
     log_msg(LL_NOTICE, "DB loaded from disk: %.3f seconds (%lld keys, %lld expired keys skipped)",
             (double)(util_ustime() - start) / 1e6, res.keys, res.expired);
+    if (repl) *repl = res.repl;
     sds_free(path);
     return true;
 }
@@ -407,7 +409,7 @@ bool persist_reload_rdb(server_t *srv) {
     sds_free(path);
     if (!exists) return false;
     P(srv)->loading = true;
-    bool ok = load_rdb(srv);
+    bool ok = load_rdb(srv, NULL);
     P(srv)->loading = false;
     return ok;
 }
@@ -428,7 +430,10 @@ bool persist_load_at_startup(server_t *srv) {
         }
         if (ok && !aof_open(srv, p->aof)) ok = false;
     } else {
-        ok = load_rdb(srv);
+        rdb_repl_info_t repl = {0};
+        ok = load_rdb(srv, &repl);
+        /* repl_info.c: continue the replication history the file records. */
+        if (ok && repl.valid) repl_restore_from_rdb(srv, &repl);
     }
     p->loading = false;
     srv->dirty = 0;
@@ -478,7 +483,12 @@ bool persist_write_allowed_or_reply(client_t *c) {
 void persist_after_command(client_t *c, long long dirty_before) {
     server_t *srv = c->srv;
     bool prevented = c->flags & CLIENT_PREVENT_PROP;
-    c->flags &= ~CLIENT_PREVENT_PROP;
+    bool repl_only = c->flags & CLIENT_PROPAGATE_REPL;
+    c->flags &= ~(CLIENT_PREVENT_PROP | CLIENT_PROPAGATE_REPL);
+    if (repl_only) {
+        propagate_to_replicas(srv, c->db->id, c->argv, c->argc); /* PUBLISH */
+        return;
+    }
     if (prevented || srv->dirty == dirty_before) return;
     propagate_command(srv, c->db->id, c->argv, c->argc); /* AOF and replicas */
 }
@@ -572,7 +582,7 @@ sds persist_info(server_t *srv, sds s) {
     bool rdb_child = p->child_pid > 0 && p->child_type == PERSIST_CHILD_RDB;
     s = sds_catprintf(s,
                       "loading:%d\r\n"
-                      "async_loading:0\r\n"
+                      "async_loading:%d\r\n"
                       "current_cow_peak:0\r\n"
                       "current_cow_size:0\r\n"
                       "current_cow_size_age:0\r\n"
@@ -587,9 +597,10 @@ sds persist_info(server_t *srv, sds s) {
                       "rdb_current_bgsave_time_sec:%lld\r\n"
                       "rdb_saves:%lld\r\n"
                       "rdb_last_cow_size:%zu\r\n",
-                      p->loading ? 1 : 0, srv->dirty, rdb_child ? 1 : 0, srv->lastsave, p->last_bgsave_ok ? "ok" : "err",
+                      p->loading || repl_loading(srv) ? 1 : 0, repl_async_loading(srv) ? 1 : 0, srv->dirty, rdb_child ? 1 : 0, srv->lastsave, p->last_bgsave_ok ? "ok" : "err",
                       p->last_bgsave_time_sec, rdb_child ? (now - p->child_start_ms) / 1000 : -1, p->rdb_saves,
                       p->rdb_last_cow_size);
     s = aof_info(srv, p->aof, s);
-    return sds_cat(s, "module_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n");
+    s = sds_cat(s, "module_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n");
+    return repl_loading_info(srv, s); /* a replica loading from the socket */
 }

@@ -8,7 +8,8 @@
  * "current db" states).  Inside a unit (a script, EXEC) commands are
  * collected and emitted at the end, wrapped in MULTI/EXEC when there is
  * more than one, so a replica or a reload never sees half of a
- * transaction. */
+ * transaction.  PUBLISH goes to the replicas only (propagate_to_replicas),
+ * as in Redis: their subscribers get the message, the AOF does not. */
 #include "propagate.h"
 
 #include <string.h>
@@ -21,6 +22,7 @@
 typedef struct staged {
     int dbid;
     sds cmd;
+    bool repl_only; /* PUBLISH: replicas, not the AOF */
 } staged_t;
 
 struct propagate {
@@ -59,16 +61,19 @@ bool propagate_wanted(const server_t *srv) {
     return aof_wants(srv) || repl_stream_on(srv);
 }
 
-/* Both consumers get the same bytes, in the same order. */
-static void emit(server_t *srv, int dbid, const char *cmd, size_t len) {
-    if (aof_wants(srv)) aof_append(srv->persist->aof, dbid, cmd, len);
+/* Both consumers get the same bytes, in the same order (repl_only: a
+ * message for the replicas alone). */
+static void emit_to(server_t *srv, int dbid, const char *cmd, size_t len, bool repl_only) {
+    if (!repl_only && aof_wants(srv)) aof_append(srv->persist->aof, dbid, cmd, len);
     if (repl_stream_on(srv)) repl_feed(srv, dbid, cmd, len);
 }
 
-static void emit_or_stage(server_t *srv, int dbid, sds cmd) {
+static void emit(server_t *srv, int dbid, const char *cmd, size_t len) { emit_to(srv, dbid, cmd, len, false); }
+
+static void emit_or_stage_to(server_t *srv, int dbid, sds cmd, bool repl_only) {
     struct propagate *p = srv->propagate;
     if (p->depth == 0) {
-        emit(srv, dbid, cmd, sds_len(cmd));
+        emit_to(srv, dbid, cmd, sds_len(cmd), repl_only);
         sds_free(cmd);
         return;
     }
@@ -80,7 +85,14 @@ static void emit_or_stage(server_t *srv, int dbid, sds cmd) {
         p->cap = p->cap ? p->cap * 2 : 8;
         p->staged = zrealloc(p->staged, sizeof(staged_t) * (size_t)p->cap);
     }
-    p->staged[p->nstaged++] = (staged_t){dbid, cmd};
+    p->staged[p->nstaged++] = (staged_t){dbid, cmd, repl_only};
+}
+
+static void emit_or_stage(server_t *srv, int dbid, sds cmd) { emit_or_stage_to(srv, dbid, cmd, false); }
+
+void propagate_to_replicas(server_t *srv, int dbid, robj **argv, int argc) {
+    if (!repl_stream_on(srv) || (srv->persist && srv->persist->loading)) return;
+    emit_or_stage_to(srv, dbid, aof_translate(srv, sds_empty(), dbid, argv, argc), true);
 }
 
 void propagate_command(server_t *srv, int dbid, robj **argv, int argc) {
@@ -120,7 +132,8 @@ void propagate_unit_end(server_t *srv) {
     bool wrap = p->nstaged > 1;
     /* MULTI takes the first command's db, so its SELECT comes first. */
     if (wrap) emit(srv, p->staged[0].dbid, multi, sizeof(multi) - 1);
-    for (int i = 0; i < p->nstaged; i++) emit(srv, p->staged[i].dbid, p->staged[i].cmd, sds_len(p->staged[i].cmd));
+    for (int i = 0; i < p->nstaged; i++)
+        emit_to(srv, p->staged[i].dbid, p->staged[i].cmd, sds_len(p->staged[i].cmd), p->staged[i].repl_only);
     if (wrap) emit(srv, p->staged[p->nstaged - 1].dbid, exec, sizeof(exec) - 1);
     clear_staged(p);
 }

@@ -25,6 +25,8 @@ void propagate_command(server_t *srv, int dbid, robj **argv, int argc);
 /* A key deleted by the server itself (expiry, eviction): DEL, or UNLINK
  * when it was freed lazily, as Redis propagates it. */
 void propagate_del(server_t *srv, int dbid, robj *key, bool lazy);
+/* To the replication stream only, never the AOF (PUBLISH, as Redis does). */
+void propagate_to_replicas(server_t *srv, int dbid, robj **argv, int argc);
 /* Units nest; the outermost end emits what was collected.  mute drops
  * commands meanwhile (redis.set_repl(redis.REPL_NONE)). */
 void propagate_unit_begin(server_t *srv);

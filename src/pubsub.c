@@ -343,6 +343,7 @@ static void cmd_spublish(client_t *c) {
         reply_bulk(s, msg, mlen);
     }
     reply_ll(c, n);
+    c->flags |= CLIENT_PROPAGATE_REPL; /* as PUBLISH */
 }
 
 static void cmd_publish(client_t *c) {
@@ -351,6 +352,9 @@ static void cmd_publish(client_t *c) {
     size_t mlen;
     const char *msg = obj_string_view(c->argv[2], buf, sizeof(buf), &mlen);
     reply_ll(c, pubsub_publish(c->srv, chan, sds_len(chan), msg, mlen));
+    /* Replicas deliver it to their own subscribers (not logged in the AOF):
+     * persist.c sends it after the command, pubsub sits below that layer. */
+    c->flags |= CLIENT_PROPAGATE_REPL;
 }
 
 static void channel_list(client_t *c, dict *d) {

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "rio.h"
 #include "server.h"
@@ -87,14 +88,27 @@ typedef struct rdb_save_opts {
 /* Write every database of srv to r, trailer included; 0 or -1 (r->err). */
 int rdb_write_dataset(server_t *srv, rio_t *r, const rdb_save_opts_t *opts);
 
+/* Replication state in the aux fields repl-id, repl-offset and
+ * repl-stream-db (Redis 7.0 writes them for a master with a backlog and
+ * for a replica): a restarted server continues that history
+ * (repl_restore_from_rdb), so its peers can resynchronise partially. */
+typedef struct rdb_repl_info {
+    bool valid; /* all of id and offset were present */
+    char id[41];
+    long long offset;
+    int stream_db;
+} rdb_repl_info_t;
+
 /* What a load found; err is set when the load fails. */
 typedef struct rdb_load_result {
     long long keys;    /* keys added */
     long long expired; /* keys skipped because already expired */
     int version;
     bool checksum_verified;
-    size_t consumed; /* bytes up to and including the trailer */
-    char err[256];   /* "why" with the byte offset */
+    size_t consumed;      /* bytes up to and including the trailer */
+    rdb_repl_info_t repl; /* repl-id / repl-offset / repl-stream-db, if written */
+    long long used_mem;   /* aux used-mem: the writer's used_memory, 0 if absent */
+    char err[256];        /* "why" with the byte offset */
 } rdb_load_result_t;
 
 /* Load an RDB image held in memory into srv's databases (which should be
@@ -104,6 +118,31 @@ typedef struct rdb_load_result {
  * added stay, the caller decides to exit). */
 int rdb_load_buffer(server_t *srv, const unsigned char *buf, size_t len, bool verify_checksum, long long now_ms,
                     rdb_load_result_t *res);
+/* A byte source for rdb_load_stream (a replica's socket while the
+ * master's RDB arrives).  read: up to len bytes into buf, waiting as needed;
+ * >0 bytes, 0 at the end of the source, -1 on error (err says why). */
+typedef struct rdb_source {
+    ssize_t (*read)(void *arg, void *buf, size_t len);
+    void *arg;
+    long long left; /* bytes the source will still deliver, -1 unknown (kept up to date by read) */
+    char err[128];
+    sds rest; /* out: bytes read past the RDB's trailer (caller frees) */
+} rdb_source_t;
+
+/* Function libraries (FUNCTION2 opcodes) kept as code instead of loaded. */
+typedef struct rdb_libs {
+    sds *code;
+    size_t n;
+} rdb_libs_t;
+void rdb_libs_free(rdb_libs_t *libs);
+
+/* Load an RDB from src as it arrives into dbs (srv->dbnum databases,
+ * empty beforehand), the libraries into libs (not loaded).  The CRC-64 is
+ * checked at the end; on -1 (res->err) whatever was added stays in dbs
+ * for the caller to drop.  On 0, src->rest holds the bytes after it. */
+int rdb_load_stream(server_t *srv, rdb_source_t *src, db_t *dbs, rdb_libs_t *libs, long long now_ms,
+                    rdb_load_result_t *res);
+
 /* One value as DUMP carries it: the type byte, then the value's encoding
  * (buf holds nothing else; trailing bytes are ignored, as Redis does).
  * trusted: a checksum vouched for the bytes (see rdb_load.c).  Returns a

@@ -14,12 +14,19 @@
  * decoded by readers of the documented layouts into a flat array of
  * strings (and scores) and built into the encoding the config asks for.
  * Called by persist.c at start-up and by the check tool; the databases
- * should be empty beforehand. */
+ * should be empty beforehand.
+ *
+ * rdb_load_stream reads the same format from a source as it arrives (a
+ * replica loading its master's RDB from the socket, repl_load.c): the
+ * reader's buffer is then a sliding window that need() refills, the CRC
+ * runs along and is compared after EOF, keys go to the database set the
+ * caller names (a temporary one for repl-diskless-load swapdb). */
 #include "rdb.h"
 
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -51,6 +58,16 @@ typedef struct reader {
     sds key;      /* the current key (reused) */
     char *lzf;    /* LZF output buffer (reused) */
     size_t lzf_cap;
+    db_t *dbs; /* where keys go: srv->dbs, or a replica's temporary set */
+    /* Streaming (rdb_load_stream): buf is a window over the source that
+     * need() slides and refills; base is the stream offset of buf[0] and
+     * crc the CRC-64 of the bytes before it. */
+    rdb_source_t *src;
+    unsigned char *win; /* == buf, owned */
+    size_t cap;         /* bytes of win */
+    size_t base;
+    uint64_t crc;
+    rdb_libs_t *libs; /* FUNCTION2 code kept here instead of loaded, if set */
 } reader_t;
 
 /* A decoded collection: n strings, and for sorted sets n scores. */
@@ -68,14 +85,56 @@ static bool fail(reader_t *r, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    snprintf(r->err, 256, "%s at offset %zu", msg, r->pos);
+    snprintf(r->err, 256, "%s at offset %zu", msg, r->base + r->pos);
     r->failed = true;
     return false;
 }
 
-static bool need(reader_t *r, size_t n) {
-    if (r->len - r->pos < n) return fail(r, "Unexpected EOF reading RDB file");
+#define STREAM_WINDOW (256 * 1024)
+
+/* Streaming: make n bytes available at buf + pos.  The consumed bytes are
+ * folded into the running CRC and dropped, the rest moves to the front,
+ * the window grows for a string longer than it, and the source fills as
+ * much of it as it has.  Views into buf taken before this call are dead
+ * (every reader copies a view before its next read). */
+static bool refill(reader_t *r, size_t n) {
+    if (r->pos) {
+        r->crc = crc64_update(r->crc, r->win, r->pos);
+        memmove(r->win, r->win + r->pos, r->len - r->pos);
+        r->base += r->pos;
+        r->len -= r->pos;
+        r->pos = 0;
+    }
+    if (n > r->cap) {
+        size_t cap = r->cap;
+        while (cap < n) cap *= 2;
+        r->win = zrealloc(r->win, cap);
+        r->cap = cap;
+    }
+    r->buf = r->win;
+    while (r->len < n) {
+        ssize_t got = r->src->read(r->src->arg, r->win + r->len, r->cap - r->len);
+        if (got <= 0) return fail(r, got == 0 ? "Unexpected EOF reading RDB file" : "Error reading the RDB stream: %s",
+                                  r->src->err[0] ? r->src->err : "read error");
+        r->len += (size_t)got;
+    }
     return true;
+}
+
+static bool need(reader_t *r, size_t n) {
+    if (r->len - r->pos >= n) return true;
+    if (r->src && !r->failed) return refill(r, n);
+    return fail(r, "Unexpected EOF reading RDB file");
+}
+
+/* Bytes still to read: the buffer's rest, or for a stream the window's
+ * rest plus what the source announced (an unknown length counts as
+ * RDB_STREAM_UNKNOWN_LEFT, enough for any plausible count). */
+#define RDB_STREAM_UNKNOWN_LEFT (1ULL << 40)
+static size_t bytes_left(const reader_t *r) {
+    size_t left = r->len - r->pos;
+    if (!r->src) return left;
+    return left + (r->src->left < 0 ? (size_t)RDB_STREAM_UNKNOWN_LEFT : (size_t)r->src->left);
 }
 
 static bool get_u8(reader_t *r, unsigned *v) {
@@ -297,7 +356,7 @@ static void elems_free(elems_t *e) {
 /* A count must be plausible for the bytes left (each element takes at
  * least `per` bytes), so a corrupt length cannot make us allocate wildly. */
 static bool plausible(reader_t *r, uint64_t n, unsigned per) {
-    if (!util_count_fits(n, per, r->len - r->pos, UINT64_MAX))
+    if (!util_count_fits(n, per, bytes_left(r), UINT64_MAX))
         return fail(r, "Length %llu larger than the file", (unsigned long long)n);
     return true;
 }
@@ -306,9 +365,11 @@ static bool plausible(reader_t *r, uint64_t n, unsigned per) {
  * bytes (type, key length, value), so RESIZEDB's hint is clamped to that
  * before it sizes a table. */
 #define RDB_MIN_KEY_BYTES 3
+#define RDB_STREAM_MAX_HINT (16u * 1024 * 1024) /* a stream of unknown length: at most 16M slots */
 static size_t resize_hint(const reader_t *r, uint64_t hint) {
-    size_t most = (r->len - r->pos) / RDB_MIN_KEY_BYTES;
-    return util_count_fits(hint, RDB_MIN_KEY_BYTES, r->len - r->pos, UINT64_MAX) ? (size_t)hint : most;
+    size_t left = bytes_left(r), most = left / RDB_MIN_KEY_BYTES;
+    if (r->src && r->src->left < 0 && most > RDB_STREAM_MAX_HINT) most = RDB_STREAM_MAX_HINT;
+    return util_count_fits(hint, RDB_MIN_KEY_BYTES, left, UINT64_MAX) && hint <= most ? (size_t)hint : most;
 }
 
 static bool get_strings(reader_t *r, uint64_t n, elems_t *e) {
@@ -973,8 +1034,8 @@ static bool check_crc(reader_t *r, int version, bool verify, rdb_load_result_t *
     uint64_t stored;
     if (!get_bytes(r, &stored, 8)) return false;
     stored = le64toh(stored);
-    if (stored == 0) return true; /* written with rdbchecksum no */
-    uint64_t crc = crc64_update(0, r->buf, r->pos - 8);
+    if (stored == 0) return true;                            /* written with rdbchecksum no */
+    uint64_t crc = crc64_update(r->crc, r->buf, r->pos - 8); /* r->crc: 0 unless streaming */
     if (crc != stored) {
         r->pos -= 8;
         return fail(r, "Wrong RDB checksum expected: (%llx) got: (%llx)", (unsigned long long)stored,
@@ -1008,7 +1069,8 @@ static bool precheck_crc(reader_t *r, int version, rdb_load_result_t *res) {
 
 static bool add_key(reader_t *r, server_t *srv, int dbid, sds key, robj *val, long long expire, long long now_ms,
                     rdb_load_result_t *res) {
-    db_t *db = &srv->dbs[dbid];
+    (void)srv;
+    db_t *db = &r->dbs[dbid];
     if (expire >= 0 && now_ms > 0 && expire < now_ms) {
         obj_decref(val);
         res->expired++;
@@ -1019,6 +1081,32 @@ static bool add_key(reader_t *r, server_t *srv, int dbid, sds key, robj *val, lo
         return fail(r, "Duplicate key '%.64s' found", key);
     }
     res->keys++;
+    return true;
+}
+
+/* An aux field: the replication ones and used-mem are kept, the others
+ * (redis-ver, ctime, aof-base, ...) only read. */
+static bool get_aux(reader_t *r, rdb_load_result_t *res) {
+    sds name = get_string(r);
+    sds value = name ? get_string(r) : NULL;
+    if (!value) {
+        sds_free(name);
+        return false;
+    }
+    long long v = 0;
+    bool num = util_str2ll(value, sds_len(value), &v);
+    if (!strcmp(name, "repl-id") && sds_len(value) == 40) {
+        memcpy(res->repl.id, value, 41);
+    } else if (!strcmp(name, "repl-offset") && num) {
+        res->repl.offset = v;
+        res->repl.valid = true;
+    } else if (!strcmp(name, "repl-stream-db") && num && v >= 0 && v < INT_MAX) {
+        res->repl.stream_db = (int)v;
+    } else if (!strcmp(name, "used-mem") && num) {
+        res->used_mem = v;
+    }
+    sds_free(name);
+    sds_free(value);
     return true;
 }
 
@@ -1058,14 +1146,13 @@ static bool load_body(reader_t *r, server_t *srv, int version, long long now_ms,
              * through the whole load; the hint is untrusted, so it never
              * exceeds the keys the rest of the file can hold. */
                 size_t ka = resize_hint(r, a), kb = resize_hint(r, b);
-                if (ka && ht_size(srv->dbs[dbid].keys) == 0) ht_expand(srv->dbs[dbid].keys, ka);
-                if (kb && ht_size(srv->dbs[dbid].expires) == 0) ht_expand(srv->dbs[dbid].expires, kb);
+                if (ka && ht_size(r->dbs[dbid].keys) == 0) ht_expand(r->dbs[dbid].keys, ka);
+                if (kb && ht_size(r->dbs[dbid].expires) == 0) ht_expand(r->dbs[dbid].expires, kb);
                 continue;
             }
-            case RDB_OPCODE_AUX: {
-                if (!skip_string(r) || !skip_string(r)) return false;
+            case RDB_OPCODE_AUX:
+                if (!get_aux(r, res)) return false;
                 continue;
-            }
             case RDB_OPCODE_IDLE: {
                 uint64_t idle;
                 if (!get_len(r, &idle)) return false;
@@ -1083,6 +1170,11 @@ static bool load_body(reader_t *r, server_t *srv, int version, long long now_ms,
                 /* A library's code as one string: function.c loads it again. */
                 sds code = get_string(r);
                 if (!code) return false;
+                if (r->libs) { /* loaded by the caller once the whole stream is in */
+                    r->libs->code = zrealloc(r->libs->code, (r->libs->n + 1) * sizeof(sds));
+                    r->libs->code[r->libs->n++] = code;
+                    continue;
+                }
                 sds err = srv->durability_hooks->load_function(srv, code, sds_len(code)); /* function.c */
                 sds_free(code);
                 if (err) {
@@ -1103,24 +1195,64 @@ static bool load_body(reader_t *r, server_t *srv, int version, long long now_ms,
     (void)version;
 }
 
-int rdb_load_buffer(server_t *srv, const unsigned char *buf, size_t len, bool verify_checksum, long long now_ms,
-                    rdb_load_result_t *res) {
-    memset(res, 0, sizeof(*res));
-    reader_t r = {.buf = buf, .len = len, .err = res->err};
+/* "REDIS" and four digits: the version, or -1. */
+static int read_header(reader_t *r, rdb_load_result_t *res) {
     char magic[10];
-    if (!get_bytes(&r, magic, 9)) return -1;
+    if (!get_bytes(r, magic, 9)) return -1;
     if (memcmp(magic, "REDIS", 5)) {
-        r.pos = 0;
-        fail(&r, "Wrong signature trying to load DB from file");
+        r->pos = 0;
+        fail(r, "Wrong signature trying to load DB from file");
         return -1;
     }
     magic[9] = '\0';
     int version = atoi(magic + 5);
     res->version = version;
     if (version < RDB_VERSION_MIN || version > RDB_VERSION + 1) {
-        fail(&r, "Can't handle RDB format version %d", version);
+        fail(r, "Can't handle RDB format version %d", version);
         return -1;
     }
+    return version;
+}
+
+int rdb_load_stream(server_t *srv, rdb_source_t *src, db_t *dbs, rdb_libs_t *libs, long long now_ms,
+                    rdb_load_result_t *res) {
+    memset(res, 0, sizeof(*res));
+    src->err[0] = '\0';
+    reader_t r = {.err = res->err, .dbs = dbs, .src = src, .libs = libs};
+    r.cap = STREAM_WINDOW;
+    r.buf = r.win = zmalloc(r.cap);
+    /* The CRC-64 can only be compared at the end, where a mismatch fails
+     * the whole load and the caller drops every key of it before any
+     * command sees one; so the blobs are taken as a vouched file's are
+     * (no sorted-set order or repeated-member walks) unless
+     * sanitize-dump-payload is yes.  A master that writes no checksum
+     * (rdbchecksum no) is believed, as Redis believes it. */
+    r.trusted = srv->cfg.sanitize_dump_payload != SANITIZE_YES;
+    r.key = sds_empty();
+    int version = read_header(&r, res);
+    bool ok = version >= 0 && load_body(&r, srv, version, now_ms, res) && check_crc(&r, version, true, res);
+    sds_free(r.key);
+    zfree(r.lzf);
+    res->consumed = r.base + r.pos;
+    /* Bytes read past the trailer go back to the caller (an EOF mark). */
+    src->rest = ok ? sds_newlen(r.win + r.pos, r.len - r.pos) : NULL;
+    zfree(r.win);
+    return ok ? 0 : -1;
+}
+
+void rdb_libs_free(rdb_libs_t *libs) {
+    for (size_t i = 0; i < libs->n; i++) sds_free(libs->code[i]);
+    zfree(libs->code);
+    libs->code = NULL;
+    libs->n = 0;
+}
+
+int rdb_load_buffer(server_t *srv, const unsigned char *buf, size_t len, bool verify_checksum, long long now_ms,
+                    rdb_load_result_t *res) {
+    memset(res, 0, sizeof(*res));
+    reader_t r = {.buf = buf, .len = len, .err = res->err, .dbs = srv->dbs};
+    int version = read_header(&r, res);
+    if (version < 0) return -1;
     if (verify_checksum && !precheck_crc(&r, version, res)) return -1;
     /* A matching CRC-64 vouches for the blobs' contents, unless the user
      * asked for every payload to be checked (sanitize-dump-payload yes). */
@@ -1129,6 +1261,7 @@ int rdb_load_buffer(server_t *srv, const unsigned char *buf, size_t len, bool ve
     bool loaded = load_body(&r, srv, version, now_ms, res);
     sds_free(r.key);
     zfree(r.lzf);
+    res->repl.valid = res->repl.valid && res->repl.id[0];
     if (!loaded) return -1;
     /* After EOF: the trailer (absent before version 5). */
     if (version >= 5) {
@@ -1158,7 +1291,7 @@ static bool value_is_empty(const robj *o) {
 }
 
 robj *rdb_load_value(server_t *srv, const unsigned char *buf, size_t len, bool trusted, char *err) {
-    reader_t r = {.buf = buf, .len = len, .err = err, .trusted = trusted};
+    reader_t r = {.buf = buf, .len = len, .err = err, .trusted = trusted, .dbs = srv->dbs};
     err[0] = '\0';
     unsigned type;
     robj *o = NULL;

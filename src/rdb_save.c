@@ -26,6 +26,7 @@
 #include "lzf.h"
 #include "quicklist.h"
 #include "rdb_stream.h"
+#include "repl.h"
 #include "util.h"
 #include "zset.h"
 
@@ -281,8 +282,14 @@ static void put_db(rio_t *r, db_t *db, bool compress) {
     ht_iter it;
     void *p;
     ht_iter_init(&it, db->keys, false);
-    while (ht_next(&it, &p) && !rio_error(r)) {
+    /* One entry ahead: the next entry is fetched while this key is written
+     * (the first touch of each key was a third of a dump's cycles, a cache
+     * miss per key). */
+    bool more = ht_next(&it, &p);
+    while (more && !rio_error(r)) {
         db_entry *de = p;
+        more = ht_next(&it, &p);
+        if (more) __builtin_prefetch(p);
         put_key(r, db_entry_key(de), db_entry_val(de), db_entry_expire(de), compress);
     }
     ht_iter_release(&it);
@@ -307,6 +314,14 @@ int rdb_write_dataset(server_t *srv, rio_t *r, const rdb_save_opts_t *opts) {
     put_aux_ll(r, "redis-bits", (long long)sizeof(void *) * 8);
     put_aux_ll(r, "ctime", (long long)time(NULL));
     put_aux_ll(r, "used-mem", (long long)zmalloc_used_memory());
+    /* repl.h: our place in the replication history, where Redis 7.0 puts
+     * it (a restart continues it; an AOF preamble does not carry it). */
+    rdb_repl_info_t ri;
+    if (!opts->aof_base && repl_rdb_save_info(srv, &ri)) {
+        put_aux_ll(r, "repl-stream-db", ri.stream_db);
+        put_aux(r, "repl-id", ri.id);
+        put_aux_ll(r, "repl-offset", ri.offset);
+    }
     put_aux_ll(r, "aof-base", opts->aof_base ? 1 : 0);
     /* Function libraries (function.c) before the keys, as Redis 7.0 writes them. */
     struct function_sink sink = {r, opts->compress};

@@ -63,6 +63,24 @@ void repl_master_applied(client_t *c);
 /* persist.c: the RDB child ended (replicas waiting for it get the file). */
 void repl_rdb_child_done(server_t *srv, bool ok);
 
+/* repl_load.c: a replica loading its master's RDB from the socket.
+ * loading_allows_or_reply: -LOADING for what Redis refuses meanwhile
+ * (called by repl_command_allowed_or_reply); loading_info: INFO
+ * persistence's loading_* fields while it runs. */
+bool repl_loading(const server_t *srv);
+bool repl_async_loading(const server_t *srv);
+bool repl_loading_allows_or_reply(client_t *c, const command_t *cmd);
+sds repl_loading_info(const server_t *srv, sds s);
+
+/* The RDB's replication aux fields (repl_info.c).  save_info: what to
+ * write (false: nothing, no history to continue).  restore_from_rdb: at
+ * start-up, after an RDB with them loaded: a replica takes the ID and
+ * offset as its own (its PSYNC asks to continue them), a master keeps them
+ * as replid2 and continues the offset (its former replicas continue). */
+struct rdb_repl_info;
+bool repl_rdb_save_info(const server_t *srv, struct rdb_repl_info *out);
+void repl_restore_from_rdb(server_t *srv, const struct rdb_repl_info *in);
+
 /* INFO and memory (repl_info.c). */
 sds repl_info(server_t *srv, sds s);
 /* Bytes held by the backlog, and by replicas' output buffers: reported in

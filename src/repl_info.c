@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "rdb.h"
 #include "reply.h"
 #include "util.h"
 
@@ -31,6 +32,38 @@ void repl_init(server_t *srv) {
             r->link.down_since_ms = srv->mstime;
         } else log_msg(LL_WARNING, "Ignoring the replicaof directive '%s': expected 'host port'", ro);
     }
+}
+
+bool repl_rdb_save_info(const server_t *srv, rdb_repl_info_t *out) {
+    const repl_t *r = R(srv);
+    if (!r || !r->backlog) return false; /* no history anyone could continue */
+    memset(out, 0, sizeof(*out));
+    out->valid = true;
+    memcpy(out->id, r->replid, sizeof(out->id));
+    out->offset = r->master_repl_offset;
+    if (r->link.state == LINK_NONE) out->stream_db = r->stream_db < 0 ? 0 : r->stream_db;
+    else out->stream_db = r->link.master ? r->link.master->db->id : r->link.resume_db;
+    return true;
+}
+
+void repl_restore_from_rdb(server_t *srv, const rdb_repl_info_t *in) {
+    repl_t *r = R(srv);
+    if (!in->valid || in->offset < 0 || r->backlog) return;
+    if (r->link.state != LINK_NONE) {
+        /* Our PSYNC will ask for in->id from in->offset + 1. */
+        memcpy(r->replid, in->id, sizeof(r->replid));
+        r->master_repl_offset = in->offset;
+        r->link.resume_db = in->stream_db >= 0 && in->stream_db < srv->dbnum ? in->stream_db : 0;
+    } else {
+        /* A new history that continues the old one's offsets. */
+        memcpy(r->replid2, in->id, sizeof(r->replid2));
+        r->second_replid_offset = in->offset + 1;
+        r->master_repl_offset = in->offset;
+    }
+    r->backlog = backlog_create((size_t)srv->cfg.repl_backlog_size, r->master_repl_offset + 1);
+    r->backlog_idle_since_ms = util_mstime();
+    log_msg(LL_NOTICE, "Replication ID %s and offset %lld restored from the RDB file (as %s)", in->id, in->offset,
+            r->link.state != LINK_NONE ? "our own, to continue with our master" : "our replid2");
 }
 
 void repl_free(server_t *srv) {
@@ -176,7 +209,9 @@ static sds info_replica_side(server_t *srv, sds s) {
                       l->host, l->port, up ? "up" : "down", last_io, l->state == LINK_TRANSFER ? 1 : 0, r->master_repl_offset,
                       r->master_repl_offset);
     if (l->state == LINK_TRANSFER) {
-        long long total = l->transfer_size >= 0 ? l->transfer_size : -1;
+        /* As Redis counts them: an EOF-marked transfer has total 0, and a
+         * load from the socket (repl_load.c) reads nothing "to disk". */
+        long long total = l->transfer_size >= 0 ? l->transfer_size : 0;
         long long got = l->payload ? (long long)sds_len(l->payload) : 0;
         s = sds_catprintf(s,
                           "master_sync_total_bytes:%lld\r\n"
@@ -184,7 +219,7 @@ static sds info_replica_side(server_t *srv, sds s) {
                           "master_sync_left_bytes:%lld\r\n"
                           "master_sync_perc:%.2f\r\n"
                           "master_sync_last_io_seconds_ago:%lld\r\n",
-                          total, got, total >= 0 ? total - got : -1, total > 0 ? (double)got * 100 / (double)total : 0.0,
+                          total, got, total - got, total > 0 ? (double)got * 100 / (double)total : 0.0,
                           (srv->mstime - l->last_io_ms) / 1000);
     }
     if (!up)

@@ -181,6 +181,7 @@ void repl_client_freed(client_t *c) {
     }
     if ((c->flags & CLIENT_MASTER) && r->link.master == c) {
         log_msg(LL_NOTICE, "Connection with master lost.");
+        r->link.resume_db = c->db->id; /* a +CONTINUE goes on in this db */
         r->link.master = NULL;
         r->link.fd = -1; /* conn_free closes it */
         if (r->link.state == LINK_CONNECTED) r->link.state = LINK_CONNECT;
@@ -615,7 +616,7 @@ bool repl_command_allowed_or_reply(client_t *c, const command_t *cmd) {
             reply_error(c, "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.");
             return false;
         }
-        return true;
+        return repl_loading_allows_or_reply(c, cmd); /* repl_load.c: -LOADING */
     }
     return !write || repl_write_allowed_or_reply(c, c);
 }

@@ -73,6 +73,7 @@ void replica_free_link(server_t *srv) {
     if (l->master) {
         client_t *m = l->master;
         l->master = NULL;
+        l->resume_db = m->db->id;
         m->flags &= ~CLIENT_MASTER; /* no "link lost" handling: we dropped it */
         conn_close_async(m);
     }
@@ -178,9 +179,46 @@ void repl_master_applied(client_t *c) {
 
 /* ------------------------------------------------------------ the RDB */
 
+/* The RDB is in: the master's history becomes ours and the socket turns
+ * into the master client (leftover: bytes already read past the RDB). */
+static void full_sync_done(server_t *srv, long long keys, long long bytes, const char *leftover, size_t n) {
+    repl_t *r = R(srv);
+    repl_link_t *l = L(srv);
+    /* The master's history is ours now; our replicas must sync again. */
+    memcpy(r->replid, l->fullsync_replid, sizeof(r->replid));
+    memset(r->replid2, '0', REPL_ID_LEN);
+    r->second_replid_offset = -1;
+    r->master_repl_offset = l->fullsync_offset;
+    backlog_free(r->backlog);
+    r->backlog = backlog_create((size_t)srv->cfg.repl_backlog_size, r->master_repl_offset + 1);
+    master_disconnect_replicas(srv);
+    srv->dirty++;
+    persist_t *p = srv->persist;
+    if (aof_is_on(p->aof)) aof_schedule_rewrite(p->aof); /* the file must describe the new data */
+    log_msg(LL_NOTICE, "MASTER <-> REPLICA sync: Finished with success (%lld keys, %lld bytes)", keys, bytes);
+    become_connected(srv, leftover, n);
+    replica_send_ack(srv); /* a diskless master starts the stream at this ACK */
+}
+
+/* repl-diskless-load (repl_load.c): the payload is loaded as it arrives. */
+static void load_from_socket(server_t *srv) {
+    repl_link_t *l = L(srv);
+    sds rest = NULL;
+    long long keys = 0;
+    bool ok = repl_load_from_socket(srv, l->fd, l->transfer_size, l->transfer_size < 0 ? l->eof_mark : NULL, &rest,
+                                    &keys);
+    if (!ok) {
+        sds_free(rest);
+        link_abort(srv, NULL);
+        return;
+    }
+    long long bytes = R(srv)->loading.loaded;
+    full_sync_done(srv, keys, bytes, rest, sds_len(rest));
+    sds_free(rest);
+}
+
 static void load_payload(server_t *srv) {
     repl_link_t *l = L(srv);
-    repl_t *r = R(srv);
     size_t len = sds_len(l->payload);
     log_msg(LL_NOTICE, "MASTER <-> REPLICA sync: Flushing old data");
     for (int i = 0; i < srv->dbnum; i++) {
@@ -203,19 +241,17 @@ static void load_payload(server_t *srv) {
     }
     sds_free(l->payload);
     l->payload = NULL;
-    /* The master's history is ours now; our replicas must sync again. */
-    memcpy(r->replid, l->fullsync_replid, sizeof(r->replid));
-    memset(r->replid2, '0', REPL_ID_LEN);
-    r->second_replid_offset = -1;
-    r->master_repl_offset = l->fullsync_offset;
-    backlog_free(r->backlog);
-    r->backlog = backlog_create((size_t)srv->cfg.repl_backlog_size, r->master_repl_offset + 1);
-    master_disconnect_replicas(srv);
-    srv->dirty++;
-    if (aof_is_on(p->aof)) aof_schedule_rewrite(p->aof); /* the file must describe the new data */
-    log_msg(LL_NOTICE, "MASTER <-> REPLICA sync: Finished with success (%lld keys, %zu bytes)", res.keys, len);
-    become_connected(srv, NULL, 0);
-    replica_send_ack(srv); /* a diskless master starts the stream at this ACK */
+    full_sync_done(srv, res.keys, (long long)len, NULL, 0);
+}
+
+/* Room for want more bytes.  sds_make_room adds only 1 MB at a time past
+ * 1 MB, which would copy a 30 MB payload some thirty times (and fault in
+ * fresh pages each time): measured as part of the diskless full sync's
+ * time, so the payload doubles instead. */
+static sds payload_room(sds s, size_t want) {
+    if (sds_avail(s) >= want) return s;
+    size_t grow = sds_alloc(s) > want ? sds_alloc(s) : want;
+    return sds_make_room_exact(s, grow);
 }
 
 /* Read the payload; returns when the socket has no more for now. */
@@ -240,10 +276,12 @@ static void read_transfer(server_t *srv) {
             link_abort(srv, NULL);
             return;
         }
+        bool to_parser = repl_load_wanted(srv);
+        const char *to = to_parser ? "to parser" : "to disk"; /* Redis's words; "disk" is memory here */
         if (!strncmp(line + 1, "EOF:", 4) && sds_len(line) == 5 + REPL_ID_LEN) {
             memcpy(l->eof_mark, line + 5, REPL_ID_LEN);
             l->transfer_size = -1;
-            log_msg(LL_NOTICE, "MASTER <-> REPLICA sync: receiving streamed RDB from master with EOF to disk");
+            log_msg(LL_NOTICE, "MASTER <-> REPLICA sync: receiving streamed RDB from master with EOF %s", to);
         } else {
             long long v;
             if (!util_str2ll(line + 1, sds_len(line) - 1, &v) || v < 0) {
@@ -252,10 +290,17 @@ static void read_transfer(server_t *srv) {
                 return;
             }
             l->transfer_size = v;
-            log_msg(LL_NOTICE, "MASTER <-> REPLICA sync: receiving %lld bytes from master to disk", v);
+            log_msg(LL_NOTICE, "MASTER <-> REPLICA sync: receiving %lld bytes from master %s", v, to);
         }
         sds_free(line);
+        if (to_parser) {
+            load_from_socket(srv);
+            return;
+        }
+        /* A known size is allocated once; an EOF-marked stream grows by
+         * doubling (payload_room), so the copy is linear in its size. */
         l->payload = sds_empty();
+        if (l->transfer_size > 0) l->payload = sds_make_room_exact(l->payload, (size_t)l->transfer_size);
     }
     for (int rounds = 0; rounds < 64; rounds++) {
         size_t have = sds_len(l->payload);
@@ -264,7 +309,7 @@ static void read_transfer(server_t *srv) {
             if ((long long)have >= l->transfer_size) break;
             if ((long long)(have + want) > l->transfer_size) want = (size_t)(l->transfer_size - (long long)have);
         }
-        l->payload = sds_make_room(l->payload, want);
+        l->payload = payload_room(l->payload, want);
         ssize_t n = read(l->fd, l->payload + have, want);
         if (n == 0) {
             link_abort(srv, "Master closed the connection during the transfer");
@@ -355,6 +400,8 @@ static void got_psync_reply(server_t *srv, sds line) {
         }
         log_msg(LL_NOTICE, "MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization.");
         become_connected(srv, NULL, 0);
+        /* The master's stream goes on in the db it last selected for us. */
+        if (l->resume_db > 0 && l->resume_db < srv->dbnum) l->master->db = &srv->dbs[l->resume_db];
         return;
     }
     log_msg(LL_WARNING, "Unexpected reply to PSYNC from master: %s", line);

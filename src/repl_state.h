@@ -106,7 +106,21 @@ typedef struct repl_link {
     client_t *master;    /* the master client when LINK_CONNECTED */
     bool psync_failover; /* FAILOVER: our PSYNC asks the target to take over */
     sds applying;        /* bytes of the request the master client is parsing/running */
+    int resume_db;       /* the master client's db when the link went down (a +CONTINUE resumes there) */
 } repl_link_t;
+
+/* --------------------------------------- loading from the socket (repl_load.c) */
+typedef struct repl_loading {
+    bool active;                   /* a repl-diskless-load transfer is being loaded */
+    bool async;                    /* swapdb of the same history: commands see the old data */
+    long long start_sec;           /* unix time (INFO loading_start_time) */
+    long long start_ms;            /* for the ETA */
+    long long total;               /* announced bytes, 0 with an EOF mark */
+    long long loaded;              /* bytes read so far */
+    size_t used_mem;               /* used_memory when it began */
+    const long long *rdb_used_mem; /* the RDB's aux used-mem once read (0 before), while loading */
+    long long last_serve_ms;       /* clients were last served then */
+} repl_loading_t;
 
 /* ------------------------------------------------------------- WAIT */
 typedef struct repl_waiter {
@@ -145,6 +159,7 @@ typedef struct repl {
     bool rdb_child_diskless;          /* ...and writes straight to their sockets */
     long long diskless_wait_since_ms; /* first replica waiting for a diskless fork */
     repl_link_t link;
+    repl_loading_t loading;
     repl_waiter_t *waiters;
     repl_failover_t failover;
     bool getack_pending;        /* a WAIT needs fresh ACKs */
@@ -170,6 +185,14 @@ void failover_cron(server_t *srv);
 void failover_link_connected(server_t *srv);
 const char *failover_state_name(const server_t *srv);
 void failover_free(server_t *srv);
+
+/* repl_load.c: repl-diskless-load.  wanted: this transfer is to be loaded
+ * from the socket.  from_socket: load it (size bytes, or up to eof_mark);
+ * *rest gets the bytes read past it (caller frees), *keys the keys loaded;
+ * false: the transfer failed and the databases are as the mode leaves
+ * them (swapdb: untouched; on-empty-db: empty). */
+bool repl_load_wanted(server_t *srv);
+bool repl_load_from_socket(server_t *srv, int fd, long long size, const char *eof_mark, sds *rest, long long *keys);
 
 /* repl_replica.c */
 void replica_cron(server_t *srv);

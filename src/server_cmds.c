@@ -16,6 +16,7 @@
 #include "lazyfree.h"
 #include "log.h"
 #include "persist.h"
+#include "repl.h"
 #include "reply.h"
 #include "rl_assert.h"
 #include "util.h"
@@ -185,6 +186,11 @@ static void cmd_shutdown(client_t *c) {
         if (!strcasecmp(a, "nosave")) nosave = true;
         if (!strcasecmp(a, "save")) save = true;
         if (!strcasecmp(a, "force")) force = true;
+    }
+    /* A half-loaded dataset is never saved (repl_load.c; Redis's rule too). */
+    if (repl_loading(c->srv)) {
+        nosave = true;
+        save = false;
     }
     log_msg(LL_WARNING, "User requested shutdown...");
     /* persist.c: the final save (save points or SAVE, not NOSAVE); a failed

@@ -16,7 +16,16 @@ Each figure is the median of RUNS runs; ratios are ours / Redis's (sync
 time and lag: lower is better; throughput: higher is better).  Servers
 run on free loopback ports and are stopped by pid.
 
+Full syncs are timed for a disk transfer, a diskless one loaded by the
+replica after it arrived (repl-diskless-load disabled, the default), and
+diskless ones loaded from the socket as they arrive (on-empty-db, swapdb);
+both implementations use the same settings and take turns run by run.
+Besides the wall time, the CPU seconds the sync cost (master, its RDB
+child, replica; from /proc) are reported: on a shared, overloaded machine
+the wall time is mostly waiting for a core.
+
 Usage: utils/bench-repl.py [--keys 1000000] [--runs 3] [--requests 300000]
+                           [--sync-only] [--modes disk,diskless,on-empty-db,swapdb]
 """
 import argparse
 import os
@@ -109,29 +118,70 @@ def wait_up(c, timeout=600):
     raise RuntimeError("replica never came up")
 
 
-def full_sync_times(binary, path, nkeys, runs):
-    m = Server(binary)
+SYNC_MODES = (
+    # name, repl-diskless-sync on the master, repl-diskless-load on the replica
+    ("disk", "no", "disabled"),
+    ("diskless", "yes", "disabled"),
+    ("diskless, load on-empty-db", "yes", "on-empty-db"),
+    ("diskless, load swapdb", "yes", "swapdb"),
+)
+
+
+HZ = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid):
+    """(own, reaped children's) user+system CPU seconds of a process."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / HZ, (int(fields[13]) + int(fields[14])) / HZ
+
+
+def one_sync(binary, master, load_mode, nkeys):
+    """(wall seconds, CPU seconds of master + its RDB child + replica)."""
+    r = Server(binary, ["--repl-diskless-load", load_mode])
     try:
-        load(m, path)
-        assert m.c.dbsize() == nkeys, m.c.dbsize()
-        out = {}
-        for mode in ("no", "yes"):
-            m.c.config_set("repl-diskless-sync", mode)
-            times = []
-            for _ in range(runs):
-                r = Server(binary)
-                try:
-                    t = time.time()
-                    r.c.replicaof("127.0.0.1", m.port)
-                    wait_up(r.c)
-                    times.append(time.time() - t)
-                    assert r.c.dbsize() == nkeys
-                finally:
-                    r.stop()
-            out["disk" if mode == "no" else "diskless"] = statistics.median(times)
-        return out
+        m0, r0 = cpu_seconds(master.proc.pid), cpu_seconds(r.proc.pid)
+        t = time.time()
+        r.c.replicaof("127.0.0.1", master.port)
+        wait_up(r.c)
+        took = time.time() - t
+        time.sleep(0.5)   # the master reaps its child (its CPU joins the children's count)
+        m1, r1 = cpu_seconds(master.proc.pid), cpu_seconds(r.proc.pid)
+        assert r.c.dbsize() == nkeys
+        return took, (m1[0] - m0[0]) + (m1[1] - m0[1]) + (r1[0] - r0[0])
     finally:
-        m.stop()
+        r.stop()
+
+
+def full_sync_times(binaries, path, nkeys, runs, modes):
+    """{name: {mode: median seconds}}; the two implementations take turns
+    run by run, so a change of the machine's load hits both alike."""
+    masters = {}
+    try:
+        for name, b in binaries:
+            masters[name] = Server(b)
+            load(masters[name], path)
+            assert masters[name].c.dbsize() == nkeys, masters[name].c.dbsize()
+        times = {name: {m[0]: [] for m in modes} for name, _ in binaries}
+        cpu = {name: {m[0]: [] for m in modes} for name, _ in binaries}
+        for mode, diskless, load_mode in modes:
+            for name, _ in binaries:
+                masters[name].c.config_set("repl-diskless-sync", diskless)
+            for _ in range(runs):
+                for name, b in binaries:
+                    wall, used = one_sync(b, masters[name], load_mode, nkeys)
+                    times[name][mode].append(wall)
+                    cpu[name][mode].append(used)
+        for name in times:
+            for mode in times[name]:
+                print("# %s %s: wall %s, cpu %s" % (name, mode, " ".join("%.2f" % t for t in times[name][mode]),
+                                                   " ".join("%.2f" % t for t in cpu[name][mode])), file=sys.stderr)
+        med = lambda d: {name: {mode: statistics.median(v) for mode, v in dd.items()} for name, dd in d.items()}
+        return med(times), med(cpu)
+    finally:
+        for m in masters.values():
+            m.stop()
 
 
 def bench_set(port, requests):
@@ -197,20 +247,31 @@ def main():
     ap.add_argument("--keys", type=int, default=1000000)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--requests", type=int, default=300000)
+    ap.add_argument("--sync-only", action="store_true", help="only the full sync figures")
+    ap.add_argument("--modes", default="disk,diskless,diskless, load on-empty-db,diskless, load swapdb",
+                    help="comma-free names are matched by prefix: disk, diskless, on-empty-db, swapdb")
     a = ap.parse_args()
+    wanted = [w.strip() for w in a.modes.replace("diskless, load ", "").split(",")]
+    modes = [m for m in SYNC_MODES if m[0] in wanted or m[2] in wanted]
     tmp = tempfile.mkdtemp(prefix="bench-repl-data-")
     path = os.path.join(tmp, "data.resp")
     dataset_file(a.keys, path)
+    binaries = (("ours", OURS), ("redis", REDIS))
     try:
-        sync = {name: full_sync_times(b, path, a.keys, a.runs) for name, b in (("ours", OURS), ("redis", REDIS))}
-        load_res = {name: lag_and_throughput(b, a.requests, a.runs) for name, b in (("ours", OURS), ("redis", REDIS))}
+        sync, sync_cpu = full_sync_times(binaries, path, a.keys, a.runs, modes)
+        load_res = None if a.sync_only else {name: lag_and_throughput(b, a.requests, a.runs) for name, b in binaries}
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print("| figure | redis-like | Redis 7.0.15 | ours/Redis |")
     print("| --- | ---: | ---: | ---: |")
-    for mode in ("disk", "diskless"):
+    for mode, _, _ in modes:
         o, r = sync["ours"][mode], sync["redis"][mode]
         print("| full sync of %d keys, %s (s) | %.2f | %.2f | %.2f |" % (a.keys, mode, o, r, o / r))
+    for mode, _, _ in modes:
+        o, r = sync_cpu["ours"][mode], sync_cpu["redis"][mode]
+        print("| CPU of that sync, master + child + replica, %s (s) | %.2f | %.2f | %.2f |" % (mode, o, r, o / r))
+    if load_res is None:
+        return
     for key, label in (("lag_median", "lag under SET load, median (bytes)"), ("lag_max", "lag under SET load, max (bytes)"),
                        ("catchup_ms", "catch-up after the load (ms)"), ("rps0", "SET req/s, 0 replicas"),
                        ("rps1", "SET req/s, 1 replica"), ("rps2", "SET req/s, 2 replicas")):

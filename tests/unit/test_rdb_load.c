@@ -3,7 +3,11 @@
  * truncation is an error (never a crash or a silent partial success), a bad
  * header is refused, a RESIZEDB hint that announces billions of keys
  * sizes nothing beyond what the file can hold, and an empty blob that ends
- * the image is never read past (found by tests/fuzz/fuzz_aof.c). */
+ * the image is never read past (found by tests/fuzz/fuzz_aof.c).
+ * rdb_load_stream (a replica loading from its master's socket) gets the
+ * same images through a source that hands out a few bytes per read: the
+ * same keys, every truncation an error, the CRC-64 checked at the end, the
+ * bytes after the trailer handed back, a string longer than its window. */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -11,6 +15,7 @@
 
 #include "commands.h"
 #include "hooks.h"
+#include "crc64.h"
 #include "keyspace.h"
 #include "rdb.h"
 #include "test_help.h"
@@ -270,6 +275,128 @@ static int test_lzf_lengths_are_checked(void) {
     return 0;
 }
 
+/* ------------------------------------------------------------ streaming */
+
+typedef struct {
+    const unsigned char *p;
+    size_t n, pos;
+    size_t chunk; /* most bytes per read */
+} chunks_t;
+
+static ssize_t chunk_read(void *arg, void *buf, size_t len) {
+    chunks_t *c = arg;
+    size_t k = c->n - c->pos;
+    if (k > len) k = len;
+    if (k > c->chunk) k = c->chunk;
+    memcpy(buf, c->p + c->pos, k);
+    c->pos += k;
+    return (ssize_t)k;
+}
+
+static int stream_load(server_t *srv, const unsigned char *p, size_t n, size_t chunk, rdb_load_result_t *res,
+                       sds *rest) {
+    chunks_t c = {p, n, 0, chunk};
+    rdb_source_t src = {.read = chunk_read, .arg = &c, .left = -1};
+    rdb_libs_t libs = {0};
+    int rc = rdb_load_stream(srv, &src, srv->dbs, &libs, 0, res);
+    rdb_libs_free(&libs);
+    if (rest) *rest = src.rest;
+    else sds_free(src.rest);
+    return rc;
+}
+
+static void set_crc(img_t *m) {
+    uint64_t crc = crc64_update(0, m->b, m->n - 8);
+    memcpy(m->b + m->n - 8, &crc, 8); /* little-endian */
+}
+
+static int test_stream_loads_in_any_chunking(void) {
+    img_t m;
+    build(&m, 0, false);
+    set_crc(&m);
+    static const unsigned char tail[] = "0123456789"; /* an EOF mark would follow */
+    put(&m, tail, 10);
+    size_t chunks[] = {1, 3, 7, 4096};
+    for (size_t i = 0; i < sizeof(chunks) / sizeof(chunks[0]); i++) {
+        server_t *srv = new_server();
+        rdb_load_result_t res;
+        sds rest = NULL;
+        int rc = stream_load(srv, m.b, m.n, chunks[i], &res, &rest);
+        if (rc != 0) fprintf(stderr, "  chunk %zu: %s\n", chunks[i], res.err);
+        CHECK_EQ_INT(rc, 0);
+        CHECK_EQ_INT(res.keys, 2);
+        CHECK(res.checksum_verified);
+        CHECK_EQ_INT(db_size(&srv->dbs[0]), 2);
+        /* What the loader read past the trailer (the start of the tail) comes back. */
+        CHECK(rest != NULL);
+        CHECK(sds_len(rest) <= 10 && !memcmp(rest, tail, sds_len(rest)));
+        sds_free(rest);
+        free_server(srv);
+    }
+    return 0;
+}
+
+static int test_stream_truncation_and_crc_fail(void) {
+    img_t m;
+    build(&m, 0, false);
+    set_crc(&m);
+    for (size_t cut = 0; cut < m.n; cut++) {
+        server_t *srv = new_server();
+        rdb_load_result_t res;
+        int rc = stream_load(srv, m.b, cut, 5, &res, NULL);
+        free_server(srv);
+        if (rc != -1) fprintf(stderr, "  cut at %zu loaded\n", cut);
+        CHECK_EQ_INT(rc, -1);
+        CHECK(res.err[0] != '\0');
+    }
+    m.b[m.n - 12] ^= 1; /* inside the last value: only the CRC can tell */
+    server_t *srv = new_server();
+    rdb_load_result_t res;
+    CHECK_EQ_INT(stream_load(srv, m.b, m.n, 64, &res, NULL), -1);
+    CHECK(strstr(res.err, "Wrong RDB checksum") != NULL);
+    free_server(srv);
+    return 0;
+}
+
+static int test_stream_string_longer_than_window(void) {
+    size_t vlen = 600 * 1024; /* more than twice the loader's window */
+    size_t cap = vlen + 128, n = 0;
+    unsigned char *b = zmalloc(cap);
+    memcpy(b, "REDIS0010", 9);
+    n = 9;
+    b[n++] = RDB_OPCODE_SELECTDB;
+    b[n++] = 0;
+    b[n++] = RDB_TYPE_STRING;
+    b[n++] = 3;
+    memcpy(b + n, "big", 3);
+    n += 3;
+    b[n++] = RDB_32BITLEN;
+    b[n++] = (unsigned char)(vlen >> 24);
+    b[n++] = (unsigned char)(vlen >> 16);
+    b[n++] = (unsigned char)(vlen >> 8);
+    b[n++] = (unsigned char)vlen;
+    for (size_t i = 0; i < vlen; i++) b[n++] = (unsigned char)('a' + i % 26);
+    b[n++] = RDB_OPCODE_EOF;
+    uint64_t crc = crc64_update(0, b, n);
+    memcpy(b + n, &crc, 8);
+    n += 8;
+    server_t *srv = new_server();
+    rdb_load_result_t res;
+    int rc = stream_load(srv, b, n, 100000, &res, NULL);
+    if (rc != 0) fprintf(stderr, "  %s\n", res.err);
+    CHECK_EQ_INT(rc, 0);
+    robj *k = obj_create_string("big", 3);
+    robj *v = db_lookup_read(&srv->dbs[0], k, 0);
+    char tmp[32];
+    size_t len = 0;
+    const char *sv = v ? obj_string_view(v, tmp, sizeof(tmp), &len) : NULL;
+    CHECK(sv && len == vlen && sv[vlen - 1] == (char)('a' + (vlen - 1) % 26));
+    obj_decref(k);
+    free_server(srv);
+    zfree(b);
+    return 0;
+}
+
 int main(void) {
     obj_create_shared();
     RUN_TEST(test_valid_image_loads);
@@ -279,5 +406,8 @@ int main(void) {
     RUN_TEST(test_empty_blob_at_end_is_not_read_past);
     RUN_TEST(test_every_collection_count_is_checked_against_the_file);
     RUN_TEST(test_lzf_lengths_are_checked);
+    RUN_TEST(test_stream_loads_in_any_chunking);
+    RUN_TEST(test_stream_truncation_and_crc_fail);
+    RUN_TEST(test_stream_string_longer_than_window);
     return TEST_REPORT("rdb_load");
 }
