@@ -25,6 +25,7 @@
 #include "lazyfree.h"
 #include "conn.h"
 #include "evloop.h"
+#include "io_engine.h"
 #include "script.h"
 #include "expire.h"
 #include "keyspace.h"
@@ -162,6 +163,7 @@ bool server_init(server_t *srv) {
         return false;
     }
     evloop_set_before_sleep(srv->loop, server_before_sleep, srv);
+    if (!io_engine_init(srv)) return false; /* io-engine: epoll or io_uring */
     zmalloc_set_background_thread(srv->cfg.jemalloc_bg_thread);
     persist_init(srv);   /* then load the AOF or RDB before listening */
     propagate_init(srv); /* the write stream to the AOF and replicas */
@@ -277,6 +279,7 @@ void server_free(server_t *srv) {
     if (srv->cfg.pidfile && srv->cfg.pidfile[0]) unlink(srv->cfg.pidfile);
     evloop_timer_free(srv->cron_timer);
     defrag_release_timer(srv->defrag); /* its slice timer lives in the loop */
+    io_engine_free(srv);               /* after the clients: their cancels were queued */
     evloop_free(srv->loop);
     lazyfree_destroy(srv->lazyfree); /* finishes queued frees, joins the bio thread */
     srv->lazyfree = NULL;
