@@ -4,6 +4,7 @@
 #   make run            build and start the server with redis-like.conf
 #   make test           build and run every test (unit, integration, ebbmalloc)
 #   make test-allocators  the integration suite on every allocator build
+#   make test-io-uring    the integration suite with the io_uring socket engine
 #   make shootout       allocator memory comparison: tables and plots (see below)
 #   make advise RDB=dump.rdb [REPLAY=workload.aof|monitor.txt]
 #                       the same comparison on your own data and workload
@@ -18,7 +19,7 @@
 PYTHON := /usr/bin/python3
 export PYTHON
 
-.PHONY: all deps test-deps run test test-integration test-ebbmalloc test-allocators test-sanitizers fuzz fuzz-build format format-check clean distclean shootout advise
+.PHONY: all deps test-deps run test test-integration test-io-uring test-ebbmalloc test-allocators test-sanitizers fuzz fuzz-build format format-check clean distclean shootout advise
 
 all: deps
 	$(MAKE) -C src
@@ -40,6 +41,12 @@ test: test-deps all
 
 test-integration:
 	$(PYTHON) -m pytest -q tests/integration $(PYTEST_ARGS)
+
+# The whole integration suite again with every redis-like-server started
+# with `--io-engine io_uring` (conftest.py adds $RL_SERVER_ARGS), so both
+# socket engines pass the same tests.  Needs a kernel with io_uring (6.1+).
+test-io-uring: test-deps all
+	RL_SERVER_ARGS="--io-engine io_uring" $(PYTHON) -m pytest -q tests/integration $(PYTEST_ARGS)
 
 test-ebbmalloc:
 	@if [ -f deps/ebbmalloc/Makefile ]; then $(MAKE) -C deps/ebbmalloc test; fi

@@ -555,7 +555,6 @@ static int write_to_client(client_t *c) {
 
 void conn_before_sleep(void *arg) {
     server_t *srv = arg;
-    io_engine_run_ready(srv);       /* io_uring completions already delivered */
     blocking_resume_unblocked(srv); /* their replies are flushed just below */
     pause_check_deadline(srv);      /* postponed requests run when a pause ends */
     tracking_before_sleep(srv);     /* BCAST invalidations */

@@ -62,6 +62,15 @@ const char *io_engine_name(const server_t *srv) { return srv->uring ? "io_uring"
 #define URING_SQ_ENTRIES 1024u
 #define URING_CQ_ENTRIES 8192u
 #define URING_MAX_IOV 32 /* conn.c's MAX_IOV: blocks per sendmsg */
+/* Coalescing: after a round that answered at least URING_COALESCE_MIN
+ * clients, the submit also waits (at most URING_COALESCE_US) for their
+ * sends plus half of them to send again, so one sleep and wake-up serves
+ * many requests.  A wake-up costs far more than a request where context
+ * switches are expensive (virtual machines): measured in
+ * docs/benchmarks-history.md.  A quiet server never waits: a round
+ * without sends submits without waiting. */
+#define URING_COALESCE_MIN 4
+#define URING_COALESCE_US 200
 
 enum { KIND_RECV = 1,
        KIND_SEND = 2,
@@ -98,8 +107,10 @@ struct uring_engine {
     size_t br_bytes;
     char *bufs; /* URING_NBUFS * URING_BUFSIZE, mmap()ed, not in used_memory */
     unsigned mask, returned;
-    unsigned queued; /* SQEs prepared since the last submit */
-    cqe_copy_t *q;   /* completions copied out of the CQ, oldest first */
+    unsigned queued;       /* SQEs prepared since the last submit */
+    unsigned round_sends;  /* sends queued since the last submit */
+    unsigned recent_sends; /* decaying maximum of round_sends: how busy we are */
+    cqe_copy_t *q;         /* completions copied out of the CQ, oldest first */
     size_t qhead, qlen, qcap;
     int depth;   /* nesting of drain(): only the outermost compacts q */
     int zombies; /* freed clients whose send has not ended */
@@ -322,14 +333,41 @@ static void cancel_op(struct uring_engine *e, uring_conn_t *uc, unsigned kind) {
     io_uring_sqe_set_data64(sqe, KIND_CANCEL);
 }
 
+/* Work the kernel holds for us: completions, or receive work deferred
+ * until we enter (DEFER_TASKRUN). */
+static bool work_pending(struct uring_engine *e) {
+    if (e->qhead < e->qlen || io_uring_cq_ready(&e->ring)) return true;
+    return e->taskrun_flag && (IO_URING_READ_ONCE(*e->ring.sq.kflags) & IORING_SQ_TASKRUN);
+}
+
+/* The last step of a loop round (conn_before_sleep): submit every queued
+ * operation in one system call; after busy rounds, also wait there for
+ * the next requests (URING_COALESCE_*).  Then turn the eventfd back on
+ * (it is off while we run, so our own system calls do not wake the loop
+ * for nothing) and, if work arrived meanwhile, ask for another round
+ * instead of sleeping. */
 void io_engine_submit(server_t *srv) {
     struct uring_engine *e = srv->uring;
-    if (!e || !e->queued) return;
+    if (!e) return;
+    unsigned sends = e->round_sends;
+    e->round_sends = 0;
+    e->recent_sends = sends > e->recent_sends ? sends : e->recent_sends - e->recent_sends / 8;
     bufs_publish(e);
-    e->queued = 0;
-    int rc = io_uring_submit(&e->ring);
+    int rc = 0;
+    if (e->recent_sends >= URING_COALESCE_MIN && !work_pending(e)) {
+        struct __kernel_timespec ts = {.tv_sec = 0, .tv_nsec = URING_COALESCE_US * 1000};
+        struct io_uring_cqe *cqe;
+        e->queued = 0;
+        rc = io_uring_submit_and_wait_timeout(&e->ring, &cqe, sends + e->recent_sends / 2, &ts, NULL);
+        if (rc == -ETIME) rc = 0;
+    } else if (e->queued || work_pending(e)) {
+        e->queued = 0; /* pending receive work runs in the same call */
+        rc = io_uring_submit_and_get_events(&e->ring);
+    }
     if (rc < 0 && rc != -EBUSY && rc != -EAGAIN && rc != -EINTR)
         log_msg(LL_WARNING, "io_uring submit failed: %s", strerror(-rc));
+    io_uring_cq_eventfd_toggle(&e->ring, true);
+    if (work_pending(e)) evloop_request_before_sleep(srv->loop);
 }
 
 bool uring_conn_attach(client_t *c) {
@@ -396,6 +434,7 @@ void uring_conn_flush(client_t *c) {
     }
     io_uring_sqe_set_data64(sqe, tag(uc, KIND_SEND));
     uc->send_inflight = true;
+    e->round_sends++;
     c->srv->stats.io_writes++;
 }
 
@@ -503,13 +542,20 @@ static void on_ring_event(int fd, bool readable, bool writable, void *arg) {
     (void)fd;
     (void)readable;
     (void)writable;
-    drain(arg, true, NULL);
+    struct uring_engine *e = arg;
+    /* Off until this round's io_engine_submit, which always runs. */
+    io_uring_cq_eventfd_toggle(&e->ring, false);
+    evloop_request_before_sleep(e->srv->loop);
+    drain(e, true, NULL);
 }
 
 void io_engine_run_ready(server_t *srv) {
     struct uring_engine *e = srv->uring;
     if (!e) return;
-    if (e->qhead < e->qlen || io_uring_cq_ready(&e->ring)) drain(e, false, NULL);
+    if (work_pending(e)) {
+        io_uring_cq_eventfd_toggle(&e->ring, false);
+        drain(e, true, NULL);
+    }
 }
 
 void io_engine_serve_now(server_t *srv, client_t *skip) {

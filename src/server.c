@@ -106,7 +106,8 @@ static void server_cron(void *arg) {
 /* persist.c writes the AOF buffer before replies leave (appendfsync
  * always: they are on disk before any client sees an acknowledgement). */
 static void server_before_sleep(void *arg) {
-    repl_before_sleep(arg); /* WAIT: GETACK out and answers, flushed just below */
+    io_engine_run_ready(arg); /* io_uring: requests that arrived, before the AOF and replies go out */
+    repl_before_sleep(arg);   /* WAIT: GETACK out and answers, flushed just below */
     persist_before_sleep(arg);
     conn_before_sleep(arg);
 }
