@@ -62,13 +62,14 @@ const char *io_engine_name(const server_t *srv) { return srv->uring ? "io_uring"
 #define URING_SQ_ENTRIES 1024u
 #define URING_CQ_ENTRIES 8192u
 #define URING_MAX_IOV 32 /* conn.c's MAX_IOV: blocks per sendmsg */
-/* Coalescing: after a round that answered at least URING_COALESCE_MIN
- * clients, the submit also waits (at most URING_COALESCE_US) for their
- * sends plus half of them to send again, so one sleep and wake-up serves
- * many requests.  A wake-up costs far more than a request where context
- * switches are expensive (virtual machines): measured in
- * docs/benchmarks-history.md.  A quiet server never waits: a round
- * without sends submits without waiting. */
+/* Coalescing: while at least URING_COALESCE_MIN clients send requests per
+ * round (a decaying maximum), the submit also waits, at most
+ * URING_COALESCE_US, for the round's sends and half that many requests,
+ * so one sleep and wake-up serves many requests.  A wake-up costs far
+ * more than a request where context switches are expensive (virtual
+ * machines): measured in docs/benchmarks-history.md.  A server with one
+ * talking client (or a publisher fanning out to many quiet subscribers)
+ * never waits. */
 #define URING_COALESCE_MIN 4
 #define URING_COALESCE_US 200
 
@@ -109,7 +110,8 @@ struct uring_engine {
     unsigned mask, returned;
     unsigned queued;       /* SQEs prepared since the last submit */
     unsigned round_sends;  /* sends queued since the last submit */
-    unsigned recent_sends; /* decaying maximum of round_sends: how busy we are */
+    unsigned round_recvs;  /* receives with data handled since the last submit */
+    unsigned recent_recvs; /* decaying maximum of round_recvs: how many clients talk */
     cqe_copy_t *q;         /* completions copied out of the CQ, oldest first */
     size_t qhead, qlen, qcap;
     int depth;   /* nesting of drain(): only the outermost compacts q */
@@ -333,11 +335,19 @@ static void cancel_op(struct uring_engine *e, uring_conn_t *uc, unsigned kind) {
     io_uring_sqe_set_data64(sqe, KIND_CANCEL);
 }
 
-/* Work the kernel holds for us: completions, or receive work deferred
- * until we enter (DEFER_TASKRUN). */
+/* Whether an io_uring_enter would produce completions: receive work
+ * deferred until we enter (DEFER_TASKRUN), or completions that overflowed
+ * the CQ ring and wait in the kernel. */
+static bool kernel_pending(struct uring_engine *e) {
+    unsigned f = IO_URING_READ_ONCE(*e->ring.sq.kflags);
+    if (f & IORING_SQ_CQ_OVERFLOW) return true;
+    return !e->taskrun_flag || (f & IORING_SQ_TASKRUN);
+}
+
+/* Work the kernel holds for us, or completions not handled yet. */
 static bool work_pending(struct uring_engine *e) {
     if (e->qhead < e->qlen || io_uring_cq_ready(&e->ring)) return true;
-    return e->taskrun_flag && (IO_URING_READ_ONCE(*e->ring.sq.kflags) & IORING_SQ_TASKRUN);
+    return kernel_pending(e);
 }
 
 /* The last step of a loop round (conn_before_sleep): submit every queued
@@ -349,16 +359,16 @@ static bool work_pending(struct uring_engine *e) {
 void io_engine_submit(server_t *srv) {
     struct uring_engine *e = srv->uring;
     if (!e) return;
-    unsigned sends = e->round_sends;
-    e->round_sends = 0;
-    e->recent_sends = sends > e->recent_sends ? sends : e->recent_sends - e->recent_sends / 8;
+    unsigned sends = e->round_sends, recvs = e->round_recvs;
+    e->round_sends = e->round_recvs = 0;
+    e->recent_recvs = recvs > e->recent_recvs ? recvs : e->recent_recvs - e->recent_recvs / 8;
     bufs_publish(e);
     int rc = 0;
-    if (e->recent_sends >= URING_COALESCE_MIN && !work_pending(e)) {
+    if (e->recent_recvs >= URING_COALESCE_MIN && !work_pending(e)) {
         struct __kernel_timespec ts = {.tv_sec = 0, .tv_nsec = URING_COALESCE_US * 1000};
         struct io_uring_cqe *cqe;
         e->queued = 0;
-        rc = io_uring_submit_and_wait_timeout(&e->ring, &cqe, sends + e->recent_sends / 2, &ts, NULL);
+        rc = io_uring_submit_and_wait_timeout(&e->ring, &cqe, sends + e->recent_recvs / 2, &ts, NULL);
         if (rc == -ETIME) rc = 0;
     } else if (e->queued || work_pending(e)) {
         e->queued = 0; /* pending receive work runs in the same call */
@@ -447,7 +457,10 @@ static void on_recv(struct uring_engine *e, uring_conn_t *uc, const cqe_copy_t *
     uc->in_callback = true; /* conn_input may free the client, not uc */
     if (cq->flags & IORING_CQE_F_BUFFER) {
         unsigned bid = cq->flags >> IORING_CQE_BUFFER_SHIFT;
-        if (c && !uc->closing && cq->res > 0) conn_input(c, e->bufs + (size_t)bid * URING_BUFSIZE, (size_t)cq->res);
+        if (c && !uc->closing && cq->res > 0) {
+            e->round_recvs++;
+            conn_input(c, e->bufs + (size_t)bid * URING_BUFSIZE, (size_t)cq->res);
+        }
         buf_return(e, bid);
         c = uc->client;
     }
@@ -493,7 +506,7 @@ static void dispatch(struct uring_engine *e, const cqe_copy_t *cq) {
 /* Run deferred receive work if the kernel has any, then copy every ready
  * completion to the FIFO. */
 static void pull(struct uring_engine *e, bool enter) {
-    if (enter && (!e->taskrun_flag || (IO_URING_READ_ONCE(*e->ring.sq.kflags) & IORING_SQ_TASKRUN))) {
+    if (enter && kernel_pending(e)) {
         if (e->queued) {
             e->queued = 0;
             bufs_publish(e);
