@@ -7,13 +7,14 @@ re-armed), many clients in one round, clients that vanish or are killed
 while a send is in flight.  Every case runs on both engines and must give
 the same replies.  `make test-io-uring` runs the rest of the suite on
 io_uring as well."""
+import os
 import socket
 import threading
 import time
 
 import pytest
 
-from conftest import SERVER
+from conftest import EXTRA_ARGS, SERVER
 
 ENGINES = ["epoll", "io_uring"]
 
@@ -61,6 +62,23 @@ def test_auto_picks_an_engine_and_says_so(start_server):
     assert engine in ("epoll", "io_uring")
     if engine == "epoll":
         assert "io_uring not available" in s.read_log()
+
+
+def test_no_io_uring_auto_falls_back_and_io_uring_refuses(tmp_path, monkeypatch, start_server):
+    """A kernel or sandbox without io_uring, stood in for by RL_NO_IO_URING:
+    auto runs epoll and says why in one log line; io_uring stops start-up."""
+    import subprocess
+    if "--io-engine" in EXTRA_ARGS:
+        pytest.skip("RL_SERVER_ARGS chooses the engine of every server")
+    monkeypatch.setenv("RL_NO_IO_URING", "1")
+    s = start_server(args=("--io-engine", "auto"))
+    assert s.client().info("server")["io_engine"] == "epoll"
+    lines = [l for l in s.read_log().splitlines() if "io_uring not available" in l]
+    assert len(lines) == 1 and "epoll" in lines[0]
+    p = subprocess.run([SERVER, "--port", "0", "--io-engine", "io_uring"], capture_output=True, text=True,
+                       timeout=20, cwd=tmp_path, env=dict(os.environ))
+    assert p.returncode != 0
+    assert "io-engine io_uring is not available" in p.stdout + p.stderr
 
 
 def test_bad_value_is_a_config_error(tmp_path):
