@@ -2,7 +2,8 @@
 #
 #   make                build src/redis-like-server (+ tools) with the default allocator
 #   make run            build and start the server with redis-like.conf
-#   make test           build and run every test (unit, integration, ebbmalloc)
+#   make test           build and run every test (layers, unit, integration, ebbmalloc)
+#   make check-layers   fail on an include that points up the server's layers
 #   make test-allocators  the integration suite on every allocator build
 #   make test-io-uring    the integration suite with the io_uring socket engine
 #   make shootout       allocator memory comparison: tables and plots (see below)
@@ -19,7 +20,7 @@
 PYTHON := /usr/bin/python3
 export PYTHON
 
-.PHONY: all deps test-deps run test test-integration test-io-uring test-ebbmalloc test-allocators test-sanitizers fuzz fuzz-build format format-check clean distclean shootout advise
+.PHONY: all deps test-deps run test check-layers test-integration test-io-uring test-ebbmalloc test-allocators test-sanitizers fuzz fuzz-build format format-check clean distclean shootout advise
 
 all: deps
 	$(MAKE) -C src
@@ -35,9 +36,14 @@ run: all
 	src/redis-like-server redis-like.conf
 
 test: test-deps all
+	$(MAKE) check-layers
 	$(MAKE) -C src unit-tests
 	$(MAKE) test-ebbmalloc
 	$(MAKE) test-integration
+
+# Every include in src/ points down or inside its layer (README "Layers").
+check-layers:
+	$(PYTHON) utils/check-layers.py
 
 test-integration:
 	$(PYTHON) -m pytest -q tests/integration $(PYTEST_ARGS)

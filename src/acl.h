@@ -110,6 +110,5 @@ void acl_reset_stats(server_t *srv);
  * sds_free and the array with zfree. */
 sds *acl_config_lines(server_t *srv, int *count);
 
-extern command_t acl_commands[]; /* acl_cmds.c: ACL */
 
 #endif

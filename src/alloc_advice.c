@@ -30,8 +30,6 @@
 #include <strings.h>
 
 #include "alloc_classes.h"
-#include "commands.h"
-#include "conn.h"
 #include "reply.h"
 #include "sizehist.h"
 

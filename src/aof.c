@@ -26,7 +26,7 @@
  * and continues appending to it.  A file starting with "REDIS" has an RDB
  * preamble (Redis's aof-use-rdb-preamble) which is loaded first. */
 #include "aof.h"
-#include "function.h"
+#include "t_hash.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -40,12 +40,12 @@
 
 #include "bio.h"
 #include "commands.h"
+#include "durability_hooks.h"
 #include "conn.h"
 #include "intset.h"
 #include "keyspace.h"
 #include "listpack.h"
 #include "log.h"
-#include "multi.h"
 #include "persist.h"
 #include "quicklist.h"
 #include "rdb.h"
@@ -248,21 +248,37 @@ static sds emit_lp(sds buf, cmdbuf_t *cb, unsigned char *lp, int per) {
     return cb_flush(buf, cb);
 }
 
-static sds emit_dict(sds buf, cmdbuf_t *cb, dict *d, bool values) {
-    dict_iter it;
-    dict_entry *de;
+/* A hashtable hash, through t_hash.h: pairs appended, flushed in batches. */
+struct hash_emit {
+    sds buf;
+    cmdbuf_t *cb;
+    int n;
+};
+
+static void emit_pair(void *arg, const char *f, size_t flen, const char *v, size_t vlen) {
+    struct hash_emit *e = arg;
+    cb_arg(e->cb, f, flen);
+    cb_arg(e->cb, v, vlen);
+    if (++e->n % AOF_BATCH == 0) e->buf = cb_flush(e->buf, e->cb);
+}
+
+static sds emit_hash_ht(sds buf, cmdbuf_t *cb, robj *h) {
+    struct hash_emit e = {buf, cb, 0};
+    hash_type_ht_foreach(h, emit_pair, &e);
+    return cb_flush(e.buf, cb);
+}
+
+/* A hashtable set: its entries are the member strings (t_set.c). */
+static sds emit_set_ht(sds buf, cmdbuf_t *cb, ht *t) {
+    ht_iter it;
+    void *k;
     int n = 0;
-    dict_iter_init(&it, d, false);
-    while ((de = dict_next(&it))) {
-        sds k = dict_get_key(d, de);
+    ht_iter_init(&it, t, false);
+    while (ht_next(&it, &k)) {
         cb_arg(cb, k, sds_len(k));
-        if (values) {
-            sds v = dict_get_val(de);
-            cb_arg(cb, v, sds_len(v));
-        }
         if (++n % AOF_BATCH == 0) buf = cb_flush(buf, cb);
     }
-    dict_iter_release(&it);
+    ht_iter_release(&it);
     return cb_flush(buf, cb);
 }
 
@@ -333,7 +349,7 @@ sds aof_emit_key(sds buf, sds key, robj *val, long long expire_ms) {
             cb_start(cb, "SADD", key);
             if (val->encoding == OBJ_ENCODING_INTSET) buf = emit_intset(buf, cb, val->ptr);
             else if (val->encoding == OBJ_ENCODING_LISTPACK) buf = emit_lp(buf, cb, val->ptr, 1);
-            else buf = emit_dict(buf, cb, val->ptr, false);
+            else buf = emit_set_ht(buf, cb, val->ptr);
             break;
         case OBJ_ZSET:
             cb_start(cb, "ZADD", key);
@@ -342,7 +358,7 @@ sds aof_emit_key(sds buf, sds key, robj *val, long long expire_ms) {
         case OBJ_HASH:
             cb_start(cb, "HSET", key);
             if (val->encoding == OBJ_ENCODING_LISTPACK) buf = emit_lp(buf, cb, val->ptr, 2);
-            else buf = emit_dict(buf, cb, val->ptr, true);
+            else buf = emit_hash_ht(buf, cb, val);
             break;
         case OBJ_STREAM:
             buf = stream_aof_emit(buf, key, val); /* stream_aof.c */
@@ -399,8 +415,8 @@ static sds cat_simple(sds buf, const char *cmd, robj *key, const char *arg) {
 /* The key's state after the command, as DEL + rebuild commands. */
 static sds cat_key_state(sds buf, db_t *db, robj *key) {
     buf = cat_simple(buf, "DEL", key, NULL);
-    dict_entry *de = dict_find(db->keys, key->ptr);
-    if (de) buf = aof_emit_key(buf, key->ptr, dict_get_val(de), db_get_expire(db, key));
+    db_entry *de = db_find(db, key->ptr);
+    if (de) buf = aof_emit_key(buf, key->ptr, db_entry_val(de), db_entry_expire(de));
     return buf;
 }
 
@@ -426,7 +442,7 @@ static sds translate(sds buf, db_t *db, robj **argv, int argc) {
     if (argc >= 3 && (is_cmd(cmd, "expire") || is_cmd(cmd, "pexpire") || is_cmd(cmd, "expireat") ||
                       is_cmd(cmd, "pexpireat") || is_cmd(cmd, "getex"))) {
         long long when = db_get_expire(db, argv[1]);
-        if (!dict_find(db->keys, argv[1]->ptr)) return cat_simple(buf, "DEL", argv[1], NULL);
+        if (!db_find(db, argv[1]->ptr)) return cat_simple(buf, "DEL", argv[1], NULL);
         if (when < 0) return cat_simple(buf, "PERSIST", argv[1], NULL);
         char tmp[32];
         util_ll2str(tmp, sizeof(tmp), when);
@@ -611,27 +627,26 @@ int aof_rewrite_child(server_t *srv, const char *tmpfile) {
     rio_t *r = zmalloc(sizeof(*r));
     rio_init(r, fd, false);
     sds cmd = sds_empty();
-    functions_foreach_library(srv, emit_function, &cmd);
+    srv->durability_hooks->foreach_function(srv, emit_function, &cmd); /* function.c */
     for (int i = 0; i < srv->dbnum && !rio_error(r); i++) {
         db_t *db = &srv->dbs[i];
-        if (!dict_size(db->keys)) continue;
+        if (!db_size(db)) continue;
         char n[16];
         const char *av[2] = {"SELECT", n};
         size_t lens[2] = {6, (size_t)util_ll2str(n, sizeof(n), i)};
         cmd = aof_cat_command(cmd, 2, av, lens);
-        dict_iter it;
-        dict_entry *de;
-        dict_iter_init(&it, db->keys, false);
-        while ((de = dict_next(&it))) {
-            sds key = dict_get_key(db->keys, de);
-            dict_entry *ee = dict_size(db->expires) ? dict_find(db->expires, key) : NULL;
-            cmd = aof_emit_key(cmd, key, dict_get_val(de), ee ? dict_get_s64(ee) : -1);
+        ht_iter it;
+        void *p;
+        ht_iter_init(&it, db->keys, false);
+        while (ht_next(&it, &p)) {
+            db_entry *de = p;
+            cmd = aof_emit_key(cmd, db_entry_key(de), db_entry_val(de), db_entry_expire(de));
             if (sds_len(cmd) > 64 * 1024) {
                 rio_write(r, cmd, sds_len(cmd));
                 sds_clear(cmd);
             }
         }
-        dict_iter_release(&it);
+        ht_iter_release(&it);
     }
     rio_write(r, cmd, sds_len(cmd));
     sds_free(cmd);
@@ -830,8 +845,7 @@ static bool replay(server_t *srv, client_t *c, const unsigned char *buf, aof_cmd
         srv->mstime = util_mstime();
         /* Inside MULTI the commands wait for their EXEC, as they did when
          * they ran: a transaction the file does not finish never applies. */
-        if (multi_should_queue(c, cc)) multi_queue(c, cc);
-        else cc->proc(c);
+        if (!srv->durability_hooks->replay_queue(c, cc)) cc->proc(c);
         c->cmd = NULL;
         c->argv = NULL;
         c->argc = 0;
@@ -900,7 +914,7 @@ static int load_commands(server_t *srv, const unsigned char *buf, size_t len, si
         log_msg(LL_WARNING, "Revert incomplete MULTI/EXEC transaction in AOF file %s", path);
         result = load_cut(srv, path, multi_at);
     }
-    multi_client_free(c); /* an unfinished transaction is dropped, never run */
+    srv->durability_hooks->replay_end(c); /* an unfinished transaction is dropped, never run */
     aof_cmd_free(&cmd);
     fake_client_drop_replies(c);
     zfree(c);

@@ -316,7 +316,7 @@ void blocking_signal_db(db_t *db) {
     dict_iter_init(&it, b->waiting[db->id], false);
     while ((de = dict_next(&it))) {
         waitlist_t *wl = dict_get_val(de);
-        if (wl->queued || !dict_find(db->keys, dict_get_key(b->waiting[db->id], de))) continue;
+        if (wl->queued || !db_find(db, dict_get_key(b->waiting[db->id], de))) continue;
         wl->queued = true;
         push_ptr((void ***)&b->ready, &b->nready, &b->ready_cap, wl);
     }

@@ -7,7 +7,7 @@
  * command, blocking_handle_ready() re-runs each waiter's command restricted
  * to that key (blocking_ready_key), so the served client's reply has exactly
  * the shape of an immediate one.  Timeouts are one-shot event-loop timers.
- * Callers: t_list.c / t_zset.c (handlers), conn.c (hooks), server.c, info.c. */
+ * Callers: t_list.c / t_zset.c (handlers), conn.c (hooks), lifecycle.c, info.c. */
 #ifndef RL_BLOCKING_H
 #define RL_BLOCKING_H
 

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "commands.h"
+#include "command_def.h"
 
 /* Argument types and flags, as COMMAND DOCS names them. */
 typedef enum {

@@ -1,32 +1,14 @@
-/* commands.c: the command table and dispatch (see commands.h).
- *
- * Dispatch order follows Redis 7 so clients see the same error for the same
- * mistake: unknown command -> unknown subcommand -> arity -> NOAUTH ->
- * ACL (NOPERM) -> maxmemory (OOM) -> execute.  Errors before execution count as
- * rejected_calls, errors replied by the handler as failed_calls. */
+/* commands.c: the command table (see commands.h): every family's rows,
+ * their Redis 7.0 metadata, lookup, statistics reset, argument helpers.
+ * Running a request is dispatch.c's, above the modules it consults. */
 #include "commands.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "acl.h"
-#include "acl_user.h"
 #include "command_meta.h"
-#include "evict.h"
-#include "latency.h"
-#include "latency_track.h"
-#include "log.h"
-#include "monitor.h"
-#include "multi.h"
-#include "pause.h"
-#include "persist.h"
-#include "pubsub.h"
-#include "repl.h"
+#include "hdr_hist.h"
 #include "reply.h"
-#include "rl_assert.h"
-#include "script.h"
-#include "slowlog.h"
-#include "tracking.h"
 #include "util.h"
 
 /* Every family's table; a new family adds one line here. */
@@ -94,7 +76,8 @@ void commands_init(server_t *srv) {
 }
 
 static void free_names(command_t *cmd) {
-    latency_track_reset(cmd);
+    hdr_hist_free(cmd->latency_hist); /* latency_track.c fills it; the row, and its memory, are the table's */
+    cmd->latency_hist = NULL;
     zfree(cmd->fullname);
     cmd->fullname = NULL;
     if (cmd->subcommands)
@@ -118,7 +101,7 @@ command_t *commands_lookup(server_t *srv, const char *name, size_t len) {
     return cmd;
 }
 
-static command_t *find_subcommand(command_t *parent, const char *name) {
+command_t *commands_find_subcommand(command_t *parent, const char *name) {
     for (command_t *sub = parent->subcommands; sub->name; sub++)
         if (!strcasecmp(sub->name, name)) return sub;
     return NULL;
@@ -140,252 +123,28 @@ void commands_foreach(server_t *srv, void (*fn)(void *arg, command_t *cmd), void
 static void reset_one(void *arg, command_t *cmd) {
     (void)arg;
     cmd->calls = cmd->usec = cmd->rejected_calls = cmd->failed_calls = 0;
-    latency_track_reset(cmd);
+    hdr_hist_free(cmd->latency_hist); /* latency_track.c fills it; the row, and its memory, are the table's */
+    cmd->latency_hist = NULL;
 }
 
 void commands_reset_stats(server_t *srv) { commands_foreach(srv, reset_one, NULL); }
-
-/* "unknown command 'foo', with args beginning with: 'a' 'b' " */
-static void reply_unknown_command(client_t *c) {
-    sds args = sds_empty();
-    for (int i = 1; i < c->argc && sds_len(args) < 128; i++) {
-        size_t room = 128 - sds_len(args);
-        args = sds_catprintf(args, "'%.*s' ", (int)room, (char *)c->argv[i]->ptr);
-    }
-    reply_error(c, "unknown command '%.128s', with args beginning with: %s", (char *)c->argv[0]->ptr, args);
-    sds_free(args);
-}
 
 bool commands_arity_ok(const command_t *cmd, int argc) {
     return cmd->arity > 0 ? argc == cmd->arity : argc >= -cmd->arity;
 }
 
-/* A pipeline usually repeats one command: compare with the client's last
- * command before hashing the name. */
-static command_t *lookup_top(client_t *c) {
-    command_t *last = c->lastcmd;
-    if (last) {
-        if (last->parent) last = last->parent;
-        sds name = c->argv[0]->ptr;
-        if (sds_len(name) == strlen(last->name) && !strcasecmp(name, last->name)) return last;
-    }
-    return dict_fetch_value(c->srv->commands, c->argv[0]->ptr);
-}
-
 command_t *commands_lookup_argv(server_t *srv, robj **argv, int argc) {
     command_t *cmd = dict_fetch_value(srv->commands, argv[0]->ptr);
-    if (cmd && cmd->subcommands) cmd = argc >= 2 ? find_subcommand(cmd, argv[1]->ptr) : NULL;
+    if (cmd && cmd->subcommands) cmd = argc >= 2 ? commands_find_subcommand(cmd, argv[1]->ptr) : NULL;
     return cmd;
 }
 
-/* Resolve argv to a command, replying with the right error if it fails. */
-static command_t *resolve(client_t *c) {
-    command_t *cmd = lookup_top(c);
-    if (!cmd) {
-        reply_unknown_command(c);
-        return NULL;
-    }
-    if (cmd->subcommands && c->argc >= 2) {
-        command_t *sub = find_subcommand(cmd, c->argv[1]->ptr);
-        if (!sub) {
-            sds up = sds_new(cmd->name);
-            sds_toupper(up);
-            reply_error(c, "unknown subcommand '%.128s'. Try %s HELP.", (char *)c->argv[1]->ptr, up);
-            sds_free(up);
-            cmd->rejected_calls++;
-            return NULL;
-        }
-        cmd = sub;
-    }
-    if (!commands_arity_ok(cmd, c->argc)) {
-        reply_error(c, "wrong number of arguments for '%s' command", cmd->fullname);
-        cmd->rejected_calls++;
-        return NULL;
-    }
-    return cmd;
-}
-
-static bool is_named(const command_t *cmd, const char *name) { return !strcmp(cmd->name, name); }
-
-/* Refused when memory is over maxmemory (Redis 7.0): commands that may
- * grow memory, EXEC of a transaction holding one, and any command queued
- * inside MULTI but EXEC, DISCARD, QUIT and RESET. */
-static bool oom_rejects(const client_t *c, const command_t *cmd) {
-    if (cmd->flags & CMD_DENYOOM) return true;
-    if (!c->mstate || cmd->parent) return c->mstate != NULL;
-    if (is_named(cmd, "exec")) return multi_queued_may_grow(c);
-    return !is_named(cmd, "discard") && !is_named(cmd, "quit") && !is_named(cmd, "reset");
-}
-
-static void process(client_t *c);
-
-/* NOPERM with Redis's texts; the denial is in the ACL log.  A refused
- * EXEC aborts its transaction, as any refused EXEC does. */
-static bool acl_allows_or_reply(client_t *c, command_t *cmd) {
-    if (!c->user || c->user->unrestricted) return true; /* the common case, inline */
-    int pos;
-    int r = acl_check_and_log(c, c->user, cmd, c->argv, c->argc, c->mstate ? ACL_CTX_MULTI : ACL_CTX_TOPLEVEL, &pos);
-    if (r == ACL_OK) return true;
-    char msg[256];
-    if (r == ACL_DENIED_CMD)
-        snprintf(msg, sizeof(msg), "NOPERM this user has no permissions to run the '%s' command", acl_cmd_name(cmd));
-    else if (r == ACL_DENIED_KEY)
-        snprintf(msg, sizeof(msg), "NOPERM this user has no permissions to access one of the keys used as arguments");
-    else
-        snprintf(msg, sizeof(msg), "NOPERM this user has no permissions to access one of the channels used as arguments");
-    if (is_named(cmd, "exec")) multi_exec_abort(c, msg);
-    else reply_error(c, "%s", msg);
-    return false;
-}
-
-/* CLIENT REPLY SKIP silences exactly the command after it. */
-static void advance_reply_skip(client_t *c) {
-    c->flags &= ~CLIENT_REPLY_SKIP;
-    if (c->flags & CLIENT_REPLY_SKIP_NEXT) {
-        c->flags |= CLIENT_REPLY_SKIP;
-        c->flags &= ~CLIENT_REPLY_SKIP_NEXT;
-    }
-}
-
-void commands_process(client_t *c) {
-    process(c);
-    if (c->flags & CLIENT_PAUSED) return; /* pause.c runs it later */
-    advance_reply_skip(c);
-    tracking_command_done(c, c->lastcmd); /* CLIENT CACHING lasts one command */
-}
-
-static void process(client_t *c) {
-    server_t *srv = c->srv;
-    c->cmd = NULL;
-    command_t *cmd = resolve(c);
-    if (!cmd) {
-        multi_flag_error(c); /* inside MULTI, EXEC will abort */
-        return;
-    }
-    c->lastcmd = cmd; /* CLIENT LIST's cmd= names queued commands too */
-    if (!(c->flags & CLIENT_AUTHENTICATED) && !(cmd->flags & CMD_NO_AUTH) && acl_auth_required(c)) {
-        reply_error(c, RL_ERR_NOAUTH);
-        cmd->rejected_calls++;
-        multi_flag_error(c);
-        return;
-    }
-    /* acl.c: the user's permissions (a NO_MULTI command inside MULTI gets
-     * its own error below, as Redis checks that first). */
-    if (!(c->mstate && (cmd->flags & CMD_NO_MULTI)) && !acl_allows_or_reply(c, cmd)) {
-        cmd->rejected_calls++;
-        multi_flag_error(c);
-        return;
-    }
-    /* script.c: while a script runs too long, only what can end it runs
-     * (before the OOM check: no eviction under a running script). */
-    if (!script_busy_allows_or_reply(c, cmd)) {
-        cmd->rejected_calls++;
-        multi_flag_error(c);
-        return;
-    }
-    /* Our master's stream is applied whatever our memory (Redis's rule). */
-    if (!(c->flags & CLIENT_MASTER) && oom_rejects(c, cmd) && !evict_perform(srv)) {
-        cmd->rejected_calls++;
-        if (is_named(cmd, "exec")) {
-            multi_exec_abort(c, RL_ERR_OOM);
-        } else {
-            reply_error(c, RL_ERR_OOM);
-            multi_flag_error(c);
-        }
-        return;
-    }
-    /* pubsub.c: a RESP2 client in subscribed mode may only manage its
-     * subscriptions (RESP3 multiplexes pushes with ordinary replies). */
-    if ((c->flags & CLIENT_PUBSUB) && c->resp == 2 && !pubsub_allowed_in_context(cmd)) {
-        reply_error(c, "Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are "
-                       "allowed in this context",
-                    cmd->fullname);
-        cmd->rejected_calls++;
-        multi_flag_error(c);
-        return;
-    }
-    /* persist.c: MISCONF while the last save or AOF write failed. */
-    if ((cmd->flags & CMD_WRITE) && !(c->flags & CLIENT_MASTER) && !persist_write_allowed_or_reply(c)) {
-        cmd->rejected_calls++;
-        multi_flag_error(c);
-        return;
-    }
-    /* repl.h: READONLY replica, MASTERDOWN, NOREPLICAS. */
-    if (!repl_command_allowed_or_reply(c, cmd)) {
-        cmd->rejected_calls++;
-        multi_flag_error(c);
-        return;
-    }
-    /* SAVE, SHUTDOWN and the like cannot wait in a transaction (Redis's
-     * NO_MULTI flag): refused now, and EXEC will abort. */
-    if (c->mstate && (cmd->flags & CMD_NO_MULTI)) {
-        reply_error(c, "Command not allowed inside a transaction");
-        cmd->rejected_calls++;
-        multi_flag_error(c);
-        return;
-    }
-    /* pause.c: under CLIENT PAUSE the request waits (even to be queued). */
-    if (pause_postpone(c, cmd)) return;
-    if (multi_should_queue(c, cmd)) {
-        multi_queue(c, cmd);
-        return;
-    }
-    commands_call(c, cmd);
-}
-
-/* Debug builds (RL_DEBUG >= 2): every command answers, blocks, or is
- * closing its client; a handler that returns silently leaves its client
- * waiting forever, so it is named in the log before the abort. */
-static void check_replied(client_t *c, command_t *cmd, unsigned long long replies_before) {
-#if RL_DEBUG >= 2
-    if (c->reply_calls != replies_before) return;
-    /* CLIENT REPLY OFF|SKIP answers nothing, by request. */
-    if (c->flags & (CLIENT_BLOCKED | CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP | CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP |
-                    CLIENT_REPLY_SKIP_NEXT | CLIENT_REPL_WAIT | CLIENT_MASTER | CLIENT_REPLICA))
-        return;
-    log_msg(LL_WARNING, "command '%s' neither replied nor blocked", cmd->fullname ? cmd->fullname : cmd->name);
-    rl_assert_fail("command replied or blocked", __FILE__, __LINE__);
-#else
-    (void)c, (void)cmd, (void)replies_before;
-#endif
-}
-
-void commands_call(client_t *c, command_t *cmd) {
-    server_t *srv = c->srv;
-    c->cmd = c->lastcmd = cmd;
-    /* One clock read serves both the cached time commands see and the
-     * start of the duration measurement. */
-    long long start = util_ustime();
-    srv->mstime = start / 1000;
-    long long dirty_before = srv->dirty;
-    unsigned long long replies_before = c->reply_calls;
-    client_t *outer = srv->current_client; /* EXEC runs commands inside a command */
-    srv->current_client = c;
-    cmd->proc(c);
-    check_replied(c, cmd, replies_before);
-    /* acl.c: the client's user was deleted by this very command. */
-    if (c->flags & CLIENT_CLOSE_AFTER_COMMAND) c->flags = (c->flags & ~CLIENT_CLOSE_AFTER_COMMAND) | CLIENT_CLOSE_AFTER_REPLY;
-    tracking_after_command(c, cmd); /* tracking.c: remember the keys it read */
-    srv->current_client = outer;
-    /* The caller's own invalidations follow its reply (Redis's order). */
-    if (!outer) tracking_flush_pending(srv);
-    /* persist.c: log a write that changed the dataset to the AOF. */
-    if (cmd->flags & CMD_WRITE) persist_after_command(c, dirty_before);
-    long long dur = util_ustime() - start;
-    cmd->calls++;
-    cmd->usec += dur;
-    srv->stats.numcommands++;
-    c->commands_processed++;
-    /* Introspection (slowlog.c, latency.c, monitor.c); a command that
-     * blocked is not finished yet, so it is not timed. */
-    if (!(c->flags & CLIENT_BLOCKED)) {
-        slowlog_record(c, dur);
-        latency_record_command(srv, cmd, dur);
-        latency_track_record(srv, cmd, dur);
-    }
-    monitor_feed(c);
-    c->cmd = NULL;
-}
+/* The dispatcher (dispatch.c) sits above the modules that run a command
+ * from inside another (EXEC, a client resumed after CLIENT PAUSE,
+ * redis.call): they call these, which reach it through the hooks it
+ * registers at start-up (hooks.c). */
+void commands_process(client_t *c) { c->srv->dispatch_hooks->process(c); }
+void commands_call(client_t *c, command_t *cmd) { c->srv->dispatch_hooks->call(c, cmd); }
 
 bool cmd_get_ll_or_reply(client_t *c, robj *o, long long *out, const char *msg) {
     if (!obj_get_ll(o, out)) {

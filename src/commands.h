@@ -4,64 +4,17 @@
  * command_t ending with a zeroed entry; commands.c gathers them into one
  * dictionary and dispatches requests: lookup, arity, authentication, then
  * the handler, then statistics.  Container commands (CONFIG, CLIENT,
- * OBJECT, ...) carry a subcommand table and are dispatched on argv[1]. */
+ * OBJECT, ...) carry a subcommand table and are dispatched on argv[1].
+ * What a command is (command_t, the CMD_* flags) is command_def.h's, so
+ * that the layers below the table (reply.c counts failed calls) may see it. */
 #ifndef RL_COMMANDS_H
 #define RL_COMMANDS_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "command_def.h"
 #include "conn.h"
-
-#define CMD_WRITE (1u << 0)
-#define CMD_READONLY (1u << 1)
-#define CMD_DENYOOM (1u << 2)
-#define CMD_ADMIN (1u << 3)
-#define CMD_PUBSUB (1u << 4)
-#define CMD_NOSCRIPT (1u << 5)
-#define CMD_BLOCKING (1u << 6)
-#define CMD_LOADING (1u << 7)
-#define CMD_STALE (1u << 8)
-#define CMD_FAST (1u << 9)
-#define CMD_NO_AUTH (1u << 10)
-#define CMD_MAY_REPLICATE (1u << 11)
-#define CMD_SENTINEL (1u << 12)
-#define CMD_NO_MULTI (1u << 13)
-/* The rest of Redis 7.0's flags, set from command_meta.h's table. */
-#define CMD_SKIP_MONITOR (1u << 14)
-#define CMD_SKIP_SLOWLOG (1u << 15)
-#define CMD_ASKING (1u << 16)
-#define CMD_NO_MANDATORY_KEYS (1u << 17)
-#define CMD_NO_ASYNC_LOADING (1u << 18)
-#define CMD_MOVABLE_KEYS (1u << 19)
-#define CMD_ALLOW_BUSY (1u << 20)
-#define CMD_MODULE (1u << 21)
-
-typedef void command_proc(client_t *c);
-typedef struct cmd_meta cmd_meta_t; /* command_meta.h */
-
-struct command {
-    const char *name; /* lowercase */
-    command_proc *proc;
-    int arity; /* n = exactly n args, -n = at least n */
-    uint32_t flags;
-    int first_key, last_key, key_step; /* key positions for COMMAND */
-    const char *group;                 /* "string", "generic", ... for COMMAND DOCS */
-    const char *summary;
-    const char *since;
-    struct command *subcommands; /* zero-terminated table or NULL */
-    /* Redis 7.0's row for this command (command_meta.h), attached by
-     * commands_init(); when present, arity, flags and key positions above
-     * are overwritten from it, so the table entry's values only matter for
-     * commands Redis lacks. */
-    const cmd_meta_t *meta;
-    int acl_id; /* acl_user.c: bit index in ACL permission maps */
-    /* runtime statistics (INFO commandstats) */
-    struct command *parent;
-    char *fullname; /* "config|get" */
-    long long calls, usec, rejected_calls, failed_calls;
-    struct hdr_hist *latency_hist; /* latency_track.c: NULL until the first tracked call */
-};
 
 void commands_init(server_t *srv);
 void commands_free(server_t *srv);
@@ -70,11 +23,22 @@ command_t *commands_lookup(server_t *srv, const char *name, size_t len);
 command_t *commands_lookup_argv(server_t *srv, robj **argv, int argc);
 /* argc (the name included) fits cmd's arity; handlers rely on it. */
 bool commands_arity_ok(const command_t *cmd, int argc);
-/* Run the request in c->argc/c->argv; the reply is queued on c. */
+/* The subcommand of parent named name (case-insensitive), or NULL. */
+command_t *commands_find_subcommand(command_t *parent, const char *name);
+/* Run the request in c->argc/c->argv; the reply is queued on c.  The
+ * dispatcher (dispatch.c) sits above this table: both calls go through
+ * the hooks it registers at start-up (hooks.c), so a module below it
+ * (pause.c resuming a client) can run a request. */
 void commands_process(client_t *c);
 /* Execute an already resolved and checked command, with statistics
- * (EXEC runs its queued commands through this). */
+ * (EXEC runs its queued commands through this, redis.call too). */
 void commands_call(client_t *c, command_t *cmd);
+
+/* dispatch.c's entry points, for the two calls above. */
+typedef struct dispatch_hooks {
+    void (*process)(client_t *c);
+    void (*call)(client_t *c, command_t *cmd);
+} dispatch_hooks_t;
 void commands_reset_stats(server_t *srv);
 /* Iterate every command and subcommand (for INFO commandstats). */
 void commands_foreach(server_t *srv, void (*fn)(void *arg, command_t *cmd), void *arg);
@@ -111,6 +75,12 @@ extern command_t hll_commands[];                          /* hyperloglog.c */
 extern command_t geo_commands[];                          /* geo.c */
 extern command_t zset_blocking_commands[];                /* blocking.c: BZPOPMIN, BZPOPMAX, BZMPOP */
 extern command_t stream_commands[], stream_cg_commands[]; /* t_stream.c, t_stream_cg.c */
+/* Declared here rather than in their modules' headers, so the table
+ * includes none of the modules above it. */
+extern command_t pubsub_commands[], slowlog_commands[], latency_commands[], monitor_commands[]; /* their .c */
+extern command_t persist_commands[];                                                            /* persist.c */
+extern command_t repl_commands[];                                                               /* repl_master.c, repl_replica.c, repl_info.c */
+extern command_t acl_commands[];                                                                /* acl_cmds.c: ACL */
 extern const obj_type_ops_t list_type_ops, stream_type_ops;
 /* Object ops of the collection types, registered by commands_init(). */
 extern const obj_type_ops_t hash_type_ops, set_type_ops, zset_type_ops;

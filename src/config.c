@@ -19,9 +19,9 @@
 #include <string.h>
 
 #include "log.h"
-#include "notify.h"
+#include "notify_flags.h"
 #include "sds.h"
-#include "server.h"
+#include "version.h"
 #include "util.h"
 #include "zmalloc.h"
 
@@ -673,7 +673,7 @@ void config_foreach_alias_match(const rl_config_t *cfg, const char *pattern,
 
 /* Parse value into a scratch copy (so a bad value changes nothing), then
  * keep it only when commit. */
-static int set_value(server_t *srv, const char *name, const char *value, const char **err, bool commit) {
+static int set_value(rl_config_t *cfg, const char *name, const char *value, const char **err, bool commit) {
     const directive *d = find_directive(name);
     if (!d) {
         *err = "Unknown option or number of arguments for CONFIG SET";
@@ -683,7 +683,7 @@ static int set_value(server_t *srv, const char *name, const char *value, const c
         *err = "can't set immutable config";
         return -1;
     }
-    rl_config_t tmp = srv->cfg;
+    rl_config_t tmp = *cfg;
     void *slot = field(&tmp, d);
     char *old_str = owns_string(d) ? *(char **)slot : NULL;
     if (owns_string(d)) *(char **)slot = NULL;
@@ -692,17 +692,17 @@ static int set_value(server_t *srv, const char *name, const char *value, const c
         if (owns_string(d)) zfree(*(char **)slot);
         return rc;
     }
-    srv->cfg = tmp;
+    *cfg = tmp;
     zfree(old_str);
     return 0;
 }
 
-int config_set(server_t *srv, const char *name, const char *value, const char **err) {
-    return set_value(srv, name, value, err, true);
+int config_set(rl_config_t *cfg, const char *name, const char *value, const char **err) {
+    return set_value(cfg, name, value, err, true);
 }
 
-int config_check(server_t *srv, const char *name, const char *value, const char **err) {
-    return set_value(srv, name, value, err, false);
+int config_check(rl_config_t *cfg, const char *name, const char *value, const char **err) {
+    return set_value(cfg, name, value, err, false);
 }
 
 bool config_is_immutable(const char *name) {

@@ -167,8 +167,6 @@ enum { REPL_DISKLESS_LOAD_DISABLED = 0,
        REPL_DISKLESS_LOAD_ON_EMPTY_DB,
        REPL_DISKLESS_LOAD_SWAPDB };
 
-typedef struct server server_t;
-
 /* Fill cfg with every directive's default. */
 void config_init_defaults(rl_config_t *cfg);
 void config_free(rl_config_t *cfg);
@@ -181,10 +179,10 @@ int config_load(rl_config_t *cfg, const char *path, int argc, char **argv);
  * error messages call it).  config_load's body; the fuzz target calls it. */
 int config_load_text(rl_config_t *cfg, const char *name, const char *text);
 /* Set one directive from text; err receives a static reason on failure. */
-int config_set(server_t *srv, const char *name, const char *value, const char **err);
+int config_set(rl_config_t *cfg, const char *name, const char *value, const char **err);
 /* Whether config_set would accept value (0) or not (-1, err set); changes
  * nothing.  CONFIG SET checks every pair before it sets any. */
-int config_check(server_t *srv, const char *name, const char *value, const char **err);
+int config_check(rl_config_t *cfg, const char *name, const char *value, const char **err);
 bool config_is_immutable(const char *name);
 /* Current value of a directive as text (caller frees with sds_free). */
 char *config_get_value(const rl_config_t *cfg, const char *name);

@@ -20,7 +20,6 @@
 #include <unistd.h>
 
 #include "acl.h"
-#include "conn.h"
 #include "log.h"
 #include "reply.h"
 #include "zmalloc.h"

@@ -19,21 +19,12 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "acl.h"
-#include "blocking.h"
-#include "commands.h"
+#include "command_def.h"
 #include "evloop.h"
 #include "io_engine.h"
 #include "log.h"
-#include "monitor.h"
-#include "multi.h"
 #include "net.h"
-#include "pause.h"
-#include "pubsub.h"
-#include "repl.h"
 #include "reply.h"
-#include "tracking.h"
-#include "script.h"
 #include "util.h"
 #include "zmalloc.h"
 
@@ -68,7 +59,7 @@ static client_t *client_new(server_t *srv, int fd, bool is_unix, bool use_ring) 
     resp_parser_init(&c->parser, make_arg, free_arg, c);
     c->ctime_ms = c->last_interaction_ms = srv->mstime;
     if (is_unix) c->flags |= CLIENT_UNIX_SOCKET;
-    acl_client_init(c); /* the default user; authenticated if it has no password */
+    srv->conn_hooks->client_created(c); /* acl.c: the default user; authenticated if it has no password */
     net_peer_name(fd, c->addr, sizeof(c->addr), false);
     net_peer_name(fd, c->laddr, sizeof(c->laddr), true);
     if (!(use_ring && uring_conn_attach(c))) c->io = evloop_io_add(srv->loop, fd, client_io, c);
@@ -93,14 +84,8 @@ static void remove_from_chain(client_t **head, client_t *c, size_t next_off) {
 }
 
 void conn_free(client_t *c) {
-    repl_client_freed(c); /* repl_*.c: a replica leaves, or our master link drops */
-    multi_client_free(c);
     server_t *srv = c->srv;
-    blocking_client_freed(c); /* leave every wait list, drop the saved request */
-    pubsub_client_freed(c);   /* pubsub.c: drop every subscription */
-    tracking_client_freed(c); /* tracking.c: tracking off, BCAST prefixes left */
-    pause_client_freed(c);    /* pause.c: a postponed request is dropped */
-    monitor_client_freed(c);  /* monitor.c: leave the MONITOR feed */
+    srv->conn_hooks->client_freed(c); /* replication, MULTI, waits, subscriptions, tracking, pause, MONITOR */
     if (c->flags & CLIENT_PENDING_WRITE)
         remove_from_chain(&srv->pending_write, c, offsetof(client_t, next_pending));
     if (c->flags & CLIENT_CLOSE_ASAP) remove_from_chain(&srv->close_asap, c, offsetof(client_t, next_close));
@@ -164,7 +149,7 @@ static void accept_one(server_t *srv, int cfd, bool is_unix) {
         return;
     }
     /* Protected mode guards a default user without a password (acl.c). */
-    if (!is_unix && srv->cfg.protected_mode && acl_default_nopass(srv) &&
+    if (!is_unix && srv->cfg.protected_mode && srv->conn_hooks->default_user_nopass(srv) &&
         !net_peer_is_loopback(cfd)) {
         srv->stats.rejected_conn++;
         reject(cfd, protected_msg);
@@ -219,7 +204,7 @@ static void run_requests(client_t *c, const char *buf, size_t len, size_t *pos) 
         int r = resp_parse(&c->parser, buf, len, pos, &lim);
         /* repl.h: the master link's offset counts every byte of a request,
          * also the part a previous read already parsed */
-        if (c->flags & CLIENT_MASTER) repl_master_consumed(c, buf + req_start, *pos - req_start);
+        if (c->flags & CLIENT_MASTER) srv->conn_hooks->master_consumed(c, buf + req_start, *pos - req_start);
         if (r == RESP_NEED_MORE) break;
         if (r == RESP_ERR) {
             protocol_error(c, c->parser.error);
@@ -230,11 +215,10 @@ static void run_requests(client_t *c, const char *buf, size_t len, size_t *pos) 
         c->argv = (robj **)resp_take_argv(&c->parser, &argc);
         c->argc = argc;
         c->partial_since_ms = 0; /* a request completed */
-        if (argc > 0) commands_process(c);
-        if (c->flags & CLIENT_MASTER) repl_master_applied(c);
-        /* Serve clients blocked on keys this command wrote, before anyone
-         * else runs a command (a push and its pop look atomic). */
-        blocking_handle_ready(srv);
+        /* The command runs, then the clients blocked on keys it wrote are
+         * served before anyone else runs a command (a push and its pop
+         * look atomic): hooks.c's run_request. */
+        srv->conn_hooks->run_request(c);
         free_argv(c);
     }
 }
@@ -555,9 +539,7 @@ static int write_to_client(client_t *c) {
 
 void conn_before_sleep(void *arg) {
     server_t *srv = arg;
-    blocking_resume_unblocked(srv); /* their replies are flushed just below */
-    pause_check_deadline(srv);      /* postponed requests run when a pause ends */
-    tracking_before_sleep(srv);     /* BCAST invalidations */
+    srv->conn_hooks->before_sleep(srv); /* resumed clients and BCAST pushes: flushed just below */
     while (srv->pending_write) {
         client_t *c = srv->pending_write;
         srv->pending_write = c->next_pending;
@@ -671,6 +653,8 @@ sds conn_info_string(sds s, client_t *c) {
     long long now = c->srv->mstime;
     char flags[16]; /* room for every flag letter */
     int fl = 0;
+    conn_client_info_t info;
+    c->srv->conn_hooks->client_info(c, &info);
     if (c->flags & CLIENT_REPLICA) flags[fl++] = 'S'; /* repl_master.c */
     if (c->flags & CLIENT_MASTER) flags[fl++] = 'M';  /* repl_replica.c */
     if (c->flags & CLIENT_MONITOR) flags[fl++] = 'O'; /* monitor.c */
@@ -678,7 +662,7 @@ sds conn_info_string(sds s, client_t *c) {
     if (c->flags & CLIENT_CLOSE_AFTER_REPLY) flags[fl++] = 'c';
     if (c->flags & (CLIENT_BLOCKED | CLIENT_PAUSED)) flags[fl++] = 'b';
     if (c->flags & CLIENT_UNIX_SOCKET) flags[fl++] = 'U';
-    fl = tracking_client_flag_letters(c, flags, fl); /* t, R, B */
+    for (const char *t = info.tracking_flags; *t; t++) flags[fl++] = *t; /* t, R, B */
     if (c->mstate) flags[fl++] = 'x';
     if (c->flags & CLIENT_NO_EVICT) flags[fl++] = 'e';
     if (fl == 0) flags[fl++] = 'N';
@@ -696,9 +680,8 @@ sds conn_info_string(sds s, client_t *c) {
                          "tot-mem=%zu events=%s cmd=%s user=%s redir=%lld resp=%d lib-name=%s lib-ver=%s",
                          (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
                          (now - c->ctime_ms) / 1000, (now - c->last_interaction_ms) / 1000, flags, c->db->id,
-                         pubsub_client_channels(c), pubsub_client_patterns(c), pubsub_client_shard_channels(c),
-                         multi_queued_count(c),
+                         info.sub, info.psub, info.ssub, info.multi,
                          qbuf, sds_avail(c->querybuf), CLIENT_BUF_SIZE, c->querybuf_peak, obl, oll, c->reply_bytes, totmem,
-                         events, c->lastcmd ? c->lastcmd->fullname : "NULL", acl_client_username(c), tracking_client_redirect(c), c->resp,
+                         events, c->lastcmd ? c->lastcmd->fullname : "NULL", info.user, info.redir, c->resp,
                          c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "");
 }

@@ -1,7 +1,8 @@
 /* conn.h: clients (connections): lifecycle, query buffer, reply buffers.
  *
  * A client is created when a listener accepts, reads requests into its query
- * buffer, hands each complete request to the command layer (commands.c), and
+ * buffer, hands each complete request to the command layer (dispatch.c, through
+ * conn_hooks_t), and
  * writes replies from its output buffers.  Replies are queued by reply.c and
  * flushed by conn_flush_pending() at the end of each event-loop iteration,
  * so a pipeline read in one go is answered with one write.  Protocol errors
@@ -103,7 +104,30 @@ struct client {
     struct acl_user *user;            /* acl.c: whose permissions apply; NULL = unrestricted (internal) */
 };
 
-/* Accept handler for listeners (registered by server.c). */
+/* What conn.c needs from the layers above it.  The connection layer reads
+ * requests and writes replies; it knows no command, user or per-client
+ * feature, so it reaches them through this table, filled once at start-up
+ * by hooks.c (the wiring, at the top of the layers; see README "Layers").
+ * Every entry is set. */
+typedef struct conn_client_info {
+    char tracking_flags[4]; /* tracking.c: "t", "R", "B" letters, NUL-terminated */
+    size_t sub, psub, ssub; /* pubsub.c: subscriptions */
+    int multi;              /* multi.c: queued commands, -1 outside MULTI */
+    const char *user;       /* acl.c */
+    long long redir;        /* tracking.c: CLIENT TRACKING REDIRECT target */
+} conn_client_info_t;
+
+typedef struct conn_hooks {
+    void (*client_created)(client_t *c);                             /* acl.c: the default user */
+    void (*client_freed)(client_t *c);                               /* every module drops its per-client state */
+    bool (*default_user_nopass)(const server_t *srv);                /* acl.c: protected mode applies only then */
+    void (*master_consumed)(client_t *c, const char *p, size_t len); /* repl: master link bytes parsed */
+    void (*run_request)(client_t *c);                                /* a complete request in c->argv (argc may be 0): dispatch and after */
+    void (*before_sleep)(server_t *srv);                             /* unblocked clients, pauses, BCAST */
+    void (*client_info)(const client_t *c, conn_client_info_t *out); /* CLIENT LIST fields of other modules */
+} conn_hooks_t;
+
+/* Accept handler for listeners (registered by lifecycle.c). */
 void conn_accept_handler(int fd, bool readable, bool writable, void *arg);
 /* Free now (removes from every list, closes the socket). */
 void conn_free(client_t *c);

@@ -8,7 +8,6 @@
 #include "acl.h"
 #include "blocking.h"
 #include "commands.h"
-#include "keyspace.h"
 #include "monitor.h"
 #include "pubsub.h"
 #include "multi.h"

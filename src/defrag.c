@@ -4,15 +4,16 @@
  * (zmalloc_has_defrag) and the cron's allocator sample shows
  *   frag% = (active / allocated - 1) * 100 > active-defrag-threshold-lower
  *   and active - allocated > active-defrag-ignore-bytes.
- * It then scans every database with a dict cursor, keys table first and
- * expires table second, and for each key offers to the allocator:
+ * It then scans every database's keys table with a cursor (the expires
+ * table holds the same entries), and for each key offers to the allocator:
  *   - the value's robj (only if refcount is 1: a shared or otherwise
  *     referenced object cannot have its address changed),
  *   - the encoded data: listpacks, intsets, quicklist nodes and their
- *     listpacks, the dict of a hashtable set/hash and that dict's entries,
+ *     listpacks, the table of a hashtable set/hash and its entries (one
+ *     block per member, or per field with its value),
  *     a stream's struct and node listpacks,
- *   - the keyspace entry itself (key embedded), after which the expires
- *     entry that borrows the key string is pointed at the new copy.
+ *   - the keyspace entry itself (db_entry.h: key, value pointer, expire),
+ *     after which the expires table's slot is pointed at the new copy.
  * Every move is zmalloc_defrag_move(): the allocator decides, we only fix
  * the pointers.  Raw sds strings are moved whole (sds_hdr_len gives the block
  * start); sorted sets in skiplist encoding are not moved yet.
@@ -20,7 +21,7 @@
  * Budget: each cron tick may spend cpu% of the tick period, cpu% going from
  * active-defrag-cycle-min at the lower threshold to -cycle-max at the upper
  * one.  A collection with more than active-defrag-max-scan-fields entries
- * is remembered by name and its dict scanned in later slices, so one key
+ * is remembered by name and its table scanned in later slices, so one key
  * never blows the budget.  The cycle ends when every table has been walked;
  * the next tick decides afresh whether another is needed. */
 #include "defrag.h"
@@ -28,6 +29,7 @@
 #include <string.h>
 
 #include "evloop.h"
+#include "keyspace.h"
 #include "quicklist.h"
 #include "stream.h"
 #include "util.h"
@@ -39,7 +41,7 @@ struct defrag {
     bool running;
     int cpu_pct;          /* effort of the current cycle */
     int dbid, phase;      /* table being walked */
-    unsigned long cursor; /* dict_scan cursor in that table */
+    unsigned long cursor; /* ht_scan cursor in that table */
     sds big_key;          /* collection done in slices, or NULL */
     int big_db;
     unsigned long big_cursor;
@@ -100,11 +102,6 @@ static void *offer(defrag_t *df, void *p) {
     return n;
 }
 
-static dict_entry *move_entry_cb(void *priv, dict *d, dict_entry *de) {
-    (void)d;
-    return offer(priv, de);
-}
-
 static void defrag_quicklist(defrag_t *df, robj *o) {
     quicklist *ql = offer(df, o->ptr);
     if (ql) o->ptr = ql;
@@ -123,21 +120,29 @@ static void defrag_quicklist(defrag_t *df, robj *o) {
     }
 }
 
-/* A hashtable hash or set: its dict header now, its entries now if few,
+/* An entry of a hashtable set or hash (a member sds, or a field sds with
+ * its value behind it in the same block): the block moves whole. */
+static void *move_member_cb(void *priv, void *entry) {
+    size_t h = sds_hdr_len(entry);
+    char *n = offer(priv, (char *)entry - h);
+    return n ? n + h : NULL;
+}
+
+/* A hashtable set or hash: its table handle now, its entries now if few,
  * else in later slices (big_key). */
-static void defrag_ht(scan_ctx_t *cx, robj *o, sds key) {
+static void defrag_table(scan_ctx_t *cx, robj *o, sds key) {
     defrag_t *df = cx->df;
-    dict *d = offer(df, o->ptr);
-    if (d) o->ptr = d;
-    else d = o->ptr;
-    if ((long long)dict_size(d) > cx->srv->cfg.active_defrag_max_scan_fields && !df->big_key) {
+    ht *t = offer(df, o->ptr);
+    if (t) o->ptr = t;
+    else t = o->ptr;
+    if ((long long)ht_size(t) > cx->srv->cfg.active_defrag_max_scan_fields && !df->big_key) {
         df->big_key = sds_dup(key);
         df->big_db = cx->db->id;
         df->big_cursor = 0;
         return;
     }
-    unsigned long cursor = 0;
-    do cursor = dict_scan_defrag(d, cursor, move_entry_cb, df);
+    size_t cursor = 0;
+    do cursor = ht_scan_defrag(t, cursor, move_member_cb, df);
     while (cursor);
 }
 
@@ -171,7 +176,7 @@ static void defrag_encoded(scan_ctx_t *cx, robj *o, sds key) {
             defrag_stream(df, o);
             break;
         case OBJ_ENCODING_HT:
-            if (o->type == OBJ_HASH || o->type == OBJ_SET) defrag_ht(cx, o, key);
+            if (o->type == OBJ_HASH || o->type == OBJ_SET) defrag_table(cx, o, key);
             break;
         case OBJ_ENCODING_RAW:
             if (o->type == OBJ_STRING) {
@@ -199,17 +204,18 @@ static robj *defrag_value(scan_ctx_t *cx, robj *o, sds key) {
     return o;
 }
 
-static dict_entry *key_entry_cb(void *priv, dict *d, dict_entry *de) {
+/* A keyspace entry (db_entry.h): its value, then the entry itself; the
+ * keys table stores the new address (ht_scan_defrag), the expires table
+ * is told here when the key has a TTL. */
+static void *key_entry_cb(void *priv, void *p) {
     scan_ctx_t *cx = priv;
     defrag_t *df = cx->df;
     long long hits_before = df->hits;
-    sds key = dict_get_key(d, de);
-    de->v.ptr = defrag_value(cx, dict_get_val(de), key);
-    /* The expires entry borrows the key string embedded in this entry:
-     * find it while the old copy is still readable. */
-    dict_entry *ede = dict_size(cx->db->expires) ? dict_find(cx->db->expires, key) : NULL;
-    dict_entry *moved = offer(df, de);
-    if (moved && ede) dict_set_borrowed_key(cx->db->expires, ede, dict_get_key(d, moved));
+    db_entry *e = p;
+    e->val = defrag_value(cx, e->val, db_entry_key(e));
+    bool in_expires = db_entry_expire(e) >= 0;
+    db_entry *moved = offer(df, e);
+    if (moved && in_expires) ht_replace_entry(cx->db->expires, e, moved);
     if (df->hits > hits_before) df->key_hits++;
     else df->key_misses++;
     return moved;
@@ -221,11 +227,11 @@ static dict_entry *key_entry_cb(void *priv, dict *d, dict_entry *de) {
 static bool big_key_step(server_t *srv, defrag_t *df) {
     if (!df->big_key) return false;
     db_t *db = &srv->dbs[df->big_db];
-    dict_entry *de = dict_size(db->keys) ? dict_find(db->keys, df->big_key) : NULL;
-    robj *o = de ? dict_get_val(de) : NULL;
+    db_entry *de = db_find(db, df->big_key);
+    robj *o = de ? db_entry_val(de) : NULL;
     if (o && o->encoding == OBJ_ENCODING_HT && (o->type == OBJ_HASH || o->type == OBJ_SET)) {
         for (int i = 0; i < 16; i++) {
-            df->big_cursor = dict_scan_defrag(o->ptr, df->big_cursor, move_entry_cb, df);
+            df->big_cursor = ht_scan_defrag(o->ptr, df->big_cursor, move_member_cb, df);
             if (df->big_cursor == 0) break;
         }
         if (df->big_cursor != 0) return true;
@@ -241,15 +247,11 @@ static bool keyspace_step(server_t *srv, defrag_t *df) {
     while (df->dbid < srv->dbnum) {
         db_t *db = &srv->dbs[df->dbid];
         scan_ctx_t cx = {srv, df, db};
-        if (df->phase == PHASE_KEYS) df->cursor = dict_scan_defrag(db->keys, df->cursor, key_entry_cb, &cx);
-        else df->cursor = dict_scan_defrag(db->expires, df->cursor, move_entry_cb, df);
+        /* The expires table holds the same entries: one walk moves them. */
+        df->cursor = ht_scan_defrag(db->keys, df->cursor, key_entry_cb, &cx);
         if (df->cursor != 0) return true;
-        if (df->phase == PHASE_KEYS) {
-            df->phase = PHASE_EXPIRES;
-        } else {
-            df->phase = PHASE_KEYS;
-            df->dbid++;
-        }
+        df->phase = PHASE_KEYS;
+        df->dbid++;
     }
     return false;
 }

@@ -8,7 +8,7 @@
  * time and moves blocks the allocator says would be better placed
  * (zmalloc_defrag_move), updating every pointer to them.  Works with
  * jemalloc and ebbmalloc builds; config.c refuses activedefrag elsewhere.
- * Callers: server.c (create/free, cron), info.c (stats). */
+ * Callers: lifecycle.c (create/free, cron), info.c (stats). */
 #ifndef RL_DEFRAG_H
 #define RL_DEFRAG_H
 

@@ -16,7 +16,7 @@
 #include "acl.h"
 #include "commands.h"
 #include "crc64.h"
-#include "evict.h"
+#include "evict_stamp.h"
 #include "keyspace.h"
 #include "notify.h"
 #include "rdb.h"

@@ -58,79 +58,9 @@ void evict_free(evict_t *ev) {
     zfree(ev);
 }
 
-bool evict_policy_is_lfu(int policy) {
-    return policy == MAXMEMORY_ALLKEYS_LFU || policy == MAXMEMORY_VOLATILE_LFU;
-}
-
 static bool policy_is_volatile(int policy) {
     return policy == MAXMEMORY_VOLATILE_LRU || policy == MAXMEMORY_VOLATILE_LFU ||
            policy == MAXMEMORY_VOLATILE_RANDOM || policy == MAXMEMORY_VOLATILE_TTL;
-}
-
-/* ---------------------------------------------------------------- LFU */
-
-static unsigned lfu_minutes(const server_t *srv) { return (unsigned)(srv->mstime / 60000) & 0xffff; }
-
-/* Minutes since the stamp's time, across the 16-bit wrap. */
-static unsigned lfu_elapsed(const server_t *srv, unsigned stamp_min) {
-    unsigned now = lfu_minutes(srv);
-    return now >= stamp_min ? now - stamp_min : 0x10000 - stamp_min + now;
-}
-
-unsigned evict_lfu_counter(server_t *srv, const robj *val) {
-    unsigned counter = val->lru & 0xff;
-    long long period = srv->cfg.lfu_decay_time;
-    if (period <= 0) return counter;
-    unsigned long decay = lfu_elapsed(srv, val->lru >> 8) / (unsigned long)period;
-    return decay >= counter ? 0 : counter - (unsigned)decay;
-}
-
-/* Logarithmic increment: the chance to count one more access falls as
- * 1 / ((counter - LFU_INIT_VAL) * lfu-log-factor + 1), so 255 stands for
- * about a million hits with the default factor of 10. */
-static unsigned lfu_log_incr(const server_t *srv, unsigned counter) {
-    if (counter >= 255) return 255;
-    double base = counter > LFU_INIT_VAL ? (double)(counter - LFU_INIT_VAL) : 0.0;
-    double p = 1.0 / (base * (double)srv->cfg.lfu_log_factor + 1.0);
-    double r = (double)random() / ((double)RAND_MAX + 1.0);
-    return r < p ? counter + 1 : counter;
-}
-
-static bool stampable(const robj *val) { return val->refcount != OBJ_SHARED_REFCOUNT; }
-
-void evict_touch(server_t *srv, robj *val) {
-    if (!stampable(val)) return;
-    if (evict_policy_is_lfu(srv->cfg.maxmemory_policy)) {
-        unsigned counter = lfu_log_incr(srv, evict_lfu_counter(srv, val));
-        val->lru = (lfu_minutes(srv) << 8) | counter;
-    } else {
-        val->lru = obj_lru_clock();
-    }
-}
-
-void evict_stamp_new(server_t *srv, robj *val) {
-    if (!stampable(val) || !evict_policy_is_lfu(srv->cfg.maxmemory_policy)) return;
-    val->lru = (lfu_minutes(srv) << 8) | LFU_INIT_VAL;
-}
-
-void evict_stamp_replace(server_t *srv, robj *val, const robj *old) {
-    if (!stampable(val)) return;
-    if (evict_policy_is_lfu(srv->cfg.maxmemory_policy) && stampable(old)) val->lru = old->lru;
-    else evict_stamp_new(srv, val);
-}
-
-void evict_stamp_restore(server_t *srv, robj *val, long long lfu_freq, long long lru_idle_s) {
-    if (!stampable(val)) return;
-    bool lfu = evict_policy_is_lfu(srv->cfg.maxmemory_policy);
-    if (lfu && lfu_freq >= 0) {
-        val->lru = (lfu_minutes(srv) << 8) | (unsigned)(lfu_freq & 0xff);
-    } else if (!lfu && lru_idle_s >= 0) {
-        /* One LRU tick is a second; an idle time older than the clock's
-         * range lands half a wrap back, so it still reads as very idle. */
-        long long now = obj_lru_clock(), stamp = now - lru_idle_s;
-        if (stamp < 0) stamp = (now + LRU_CLOCK_MAX / 2) % LRU_CLOCK_MAX;
-        val->lru = (unsigned)stamp;
-    }
 }
 
 /* ---------------------------------------------------------------- pool */
@@ -166,24 +96,15 @@ static void pool_insert(evict_t *ev, int dbid, sds key, unsigned long long score
 }
 
 static void pool_populate(server_t *srv, evict_t *ev, db_t *db, bool volatile_only) {
-    dict_entry *samples[64];
-    dict *from = volatile_only ? db->expires : db->keys;
+    void *samples[64];
+    ht *from = volatile_only ? db->expires : db->keys;
     size_t want = (size_t)srv->cfg.maxmemory_samples;
     if (want > 64) want = 64;
-    size_t n = dict_sample(from, samples, want);
+    size_t n = ht_sample(from, samples, want);
     for (size_t i = 0; i < n; i++) {
-        sds key = dict_get_key(from, samples[i]);
-        robj *val;
-        long long expire_ms = -1;
-        if (volatile_only) {
-            expire_ms = dict_get_s64(samples[i]);
-            dict_entry *kde = dict_find(db->keys, key);
-            if (!kde) continue;
-            val = dict_get_val(kde);
-        } else {
-            val = dict_get_val(samples[i]);
-        }
-        pool_insert(ev, db->id, key, score_of(srv, val, expire_ms));
+        db_entry *e = samples[i];
+        long long expire_ms = volatile_only ? db_entry_expire(e) : -1;
+        pool_insert(ev, db->id, db_entry_key(e), score_of(srv, db_entry_val(e), expire_ms));
     }
 }
 
@@ -193,8 +114,8 @@ static sds pool_take_best(server_t *srv, evict_t *ev, bool volatile_only, int *d
     while (ev->count > 0) {
         pool_entry_t e = ev->pool[--ev->count];
         db_t *db = &srv->dbs[e.dbid];
-        dict *in = volatile_only ? db->expires : db->keys;
-        if (dict_size(in) && dict_find(in, e.key)) {
+        ht *in = volatile_only ? db->expires : db->keys;
+        if (ht_size(in) && ht_find(in, e.key, NULL)) {
             *dbid = e.dbid;
             return e.key;
         }
@@ -208,11 +129,12 @@ static sds pool_take_best(server_t *srv, evict_t *ev, bool volatile_only, int *d
 static sds pick_random(server_t *srv, evict_t *ev, bool volatile_only, int *dbid) {
     for (int i = 0; i < srv->dbnum; i++) {
         int id = (ev->next_db + i) % srv->dbnum;
-        dict *from = volatile_only ? srv->dbs[id].expires : srv->dbs[id].keys;
-        if (dict_size(from) == 0) continue;
+        ht *from = volatile_only ? srv->dbs[id].expires : srv->dbs[id].keys;
+        void *e;
+        if (!ht_random_entry(from, &e)) continue;
         ev->next_db = (id + 1) % srv->dbnum;
         *dbid = id;
-        return sds_dup(dict_get_key(from, dict_random_entry(from)));
+        return sds_dup(db_entry_key(e));
     }
     return NULL;
 }
@@ -222,9 +144,9 @@ static sds pick_sampled(server_t *srv, evict_t *ev, bool volatile_only, int *dbi
         size_t candidates = 0;
         for (int i = 0; i < srv->dbnum; i++) {
             db_t *db = &srv->dbs[i];
-            dict *from = volatile_only ? db->expires : db->keys;
-            if (dict_size(from) == 0) continue;
-            candidates += dict_size(from);
+            ht *from = volatile_only ? db->expires : db->keys;
+            if (ht_size(from) == 0) continue;
+            candidates += ht_size(from);
             pool_populate(srv, ev, db, volatile_only);
         }
         if (candidates == 0) {

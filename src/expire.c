@@ -31,13 +31,13 @@ typedef struct sample_ctx {
     int ndoomed;
 } sample_ctx;
 
-static void sample_one(void *priv, const dict_entry *de) {
+static void sample_one(void *priv, void *entry) {
     sample_ctx *s = priv;
-    long long when = dict_get_s64(de);
+    long long when = db_entry_expire(entry);
     s->sampled++;
     if (when <= s->now) {
         if (s->ndoomed < EXPIRE_KEYS_PER_LOOP * 40)
-            s->doomed[s->ndoomed++] = sds_dup(dict_get_key(s->db->expires, de));
+            s->doomed[s->ndoomed++] = sds_dup(db_entry_key(entry));
     } else {
         s->ttl_sum += when - s->now;
         s->ttl_n++;
@@ -51,7 +51,7 @@ static long expire_round(server_t *srv, db_t *db, long per_loop) {
     int buckets = 0;
     /* Visit buckets until enough keys were seen (bounded for sparse tables). */
     do {
-        db->expire_cursor = dict_scan(db->expires, db->expire_cursor, sample_one, &s);
+        db->expire_cursor = ht_scan(db->expires, db->expire_cursor, sample_one, &s);
         buckets++;
     } while (db->expire_cursor && s.sampled < per_loop && buckets < per_loop * 20);
     for (int i = 0; i < s.ndoomed; i++) {
@@ -75,7 +75,7 @@ void expire_active_cycle(server_t *srv) {
     long long start = util_monotonic_us();
     for (int i = 0; i < srv->dbnum; i++) {
         db_t *db = &srv->dbs[i];
-        while (dict_size(db->expires) > 0) {
+        while (db_expires_size(db) > 0) {
             long stale = expire_round(srv, db, per_loop);
             if (stale <= EXPIRE_ACCEPTABLE_STALE) break;
             if (util_monotonic_us() - start > budget_us) break;

@@ -299,7 +299,7 @@ static sds sec_keyspace(server_t *srv, sds s) {
     for (int i = 0; i < srv->dbnum; i++) {
         db_t *db = &srv->dbs[i];
         if (db_size(db) == 0) continue;
-        s = sds_catprintf(s, "db%d:keys=%zu,expires=%zu,avg_ttl=%lld\r\n", i, db_size(db), dict_size(db->expires),
+        s = sds_catprintf(s, "db%d:keys=%zu,expires=%zu,avg_ttl=%lld\r\n", i, db_size(db), db_expires_size(db),
                           db->avg_ttl);
     }
     return s;

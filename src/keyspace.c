@@ -1,35 +1,43 @@
 /* keyspace.c: the databases (see keyspace.h).
  *
- * Each db has two hash tables: keys (the key embedded in the entry, the
- * value an robj) and expires (borrowing the key sds of the keys entry, the
- * value an absolute unix time in ms).  An expired key is deleted when it is
- * next looked up (lazy expiry) or by the active cycle in expire.c. */
+ * Each db has two tables of the same db_entry pointers (db_entry.h: one
+ * allocation per key with the value pointer, the optional expire time and
+ * the key): keys holds every key, expires only the keys with a TTL, so the
+ * active expiry cycle samples those alone.  An expired key is deleted when
+ * it is next looked up (lazy expiry) or by the active cycle in expire.c.
+ * An entry that must move (a TTL added to a key whose entry has no expire
+ * slot) gets both of its table slots updated here. */
 #include "keyspace.h"
 
 #include <stdlib.h>
 
-#include "blocking.h"
 #include "conn.h"
-#include "evict.h"
+#include "evict_stamp.h"
 #include "lazyfree.h"
-#include "multi.h"
-#include "pause.h"
-#include "propagate.h"
-#include "repl.h"
 #include "tracking.h"
 #include "notify.h"
 #include "reply.h"
 #include "util.h"
 
-static dict_type keys_type = {dict_sds_hash, dict_sds_eq, NULL, NULL, obj_decref_void, true};
-static dict_type expires_type = {dict_sds_hash, dict_sds_eq, NULL, NULL, NULL, false};
+static const void *entry_key(const void *e) { return db_entry_key(e); }
+static void entry_free(void *p) {
+    db_entry *e = p;
+    obj_decref(e->val);
+    zfree(e);
+}
+
+static const ht_type keys_type = {entry_key, dict_sds_hash, dict_sds_eq, entry_free};
+static const ht_type expires_type = {entry_key, dict_sds_hash, dict_sds_eq, NULL};
+
+ht *db_create_keys_table(void) { return ht_create(&keys_type); }
+ht *db_create_expires_table(void) { return ht_create(&expires_type); }
 
 void db_init_all(server_t *srv) {
     srv->dbnum = (int)srv->cfg.databases;
     srv->dbs = zcalloc(sizeof(db_t) * (size_t)srv->dbnum);
     for (int i = 0; i < srv->dbnum; i++) {
-        srv->dbs[i].keys = dict_create(&keys_type);
-        srv->dbs[i].expires = dict_create(&expires_type);
+        srv->dbs[i].keys = db_create_keys_table();
+        srv->dbs[i].expires = db_create_expires_table();
         srv->dbs[i].id = i;
         srv->dbs[i].srv = srv;
     }
@@ -37,42 +45,47 @@ void db_init_all(server_t *srv) {
 
 void db_free_all(server_t *srv) {
     for (int i = 0; i < srv->dbnum; i++) {
-        dict_release(srv->dbs[i].expires);
-        dict_release(srv->dbs[i].keys);
+        ht_release(srv->dbs[i].expires);
+        ht_release(srv->dbs[i].keys);
     }
     zfree(srv->dbs);
     srv->dbs = NULL;
 }
 
-size_t db_size(const db_t *db) { return dict_size(db->keys); }
+size_t db_size(const db_t *db) { return ht_size(db->keys); }
+size_t db_expires_size(const db_t *db) { return ht_size(db->expires); }
 
-long long db_get_expire(db_t *db, robj *key) {
-    if (dict_size(db->expires) == 0) return -1;
-    dict_entry *de = dict_find(db->expires, key->ptr);
-    return de ? dict_get_s64(de) : -1;
+db_entry *db_find(db_t *db, const sds key) {
+    void *e;
+    return ht_size(db->keys) && ht_find(db->keys, key, &e) ? e : NULL;
 }
 
-/* Unlink both entries of a key: the expire first, since it borrows the key
- * string owned by the keys entry.  The value is freed now, or on the bio
+long long db_get_expire(db_t *db, robj *key) {
+    if (ht_size(db->expires) == 0) return -1;
+    void *e;
+    return ht_find(db->expires, key->ptr, &e) ? db_entry_expire(e) : -1;
+}
+
+/* Unlink a key from both tables.  The value is freed now, or on the bio
  * thread when lazy and big (lazyfree.h; memory-pressure hook). */
 static bool delete_sds_key(db_t *db, sds key, bool lazy) {
-    if (dict_size(db->expires)) dict_delete(db->expires, key);
-    dict_entry *de = dict_unlink(db->keys, key);
-    if (!de) return false;
-    robj *val = dict_get_val(de);
-    de->v.ptr = NULL; /* the entry goes now, the value as lazyfree decides */
-    dict_free_unlinked(db->keys, de);
+    void *p;
+    if (!ht_pop(db->keys, key, &p)) return false;
+    db_entry *e = p;
+    if (db_entry_expire(e) >= 0) ht_pop(db->expires, key, NULL);
+    robj *val = e->val;
+    zfree(e);
     lazyfree_free_value(db->srv->lazyfree, val, lazy);
     return true;
 }
 
 /* Put val in an existing entry and release the old value (lazily under
  * lazyfree-lazy-server-del); LFU stamps carry over (memory-pressure hook). */
-static void replace_value(db_t *db, dict_entry *de, robj *val) {
-    robj *old = dict_get_val(de);
+static void replace_value(db_t *db, db_entry *e, robj *val) {
+    robj *old = e->val;
     if (old == val) return;
     evict_stamp_replace(db->srv, val, old);
-    de->v.ptr = val;
+    e->val = val;
     lazyfree_free_value(db->srv->lazyfree, old, db->srv->cfg.lazyfree_lazy_server_del);
 }
 
@@ -81,28 +94,27 @@ bool db_expire_if_needed(db_t *db, robj *key) {
     if (when < 0 || when > db->srv->mstime) return false;
     /* repl.h: on a replica the master decides: its link sees the key until
      * the DEL arrives, other clients see it gone, nothing is deleted here. */
-    if (!repl_keys_expire_locally(db->srv)) {
+    if (!db->srv->keyspace_hooks->keys_expire_locally(db->srv)) {
         client_t *cur = db->srv->current_client;
         return !(cur && (cur->flags & CLIENT_MASTER));
     }
     /* pause.c: during CLIENT PAUSE the dataset holds still; the key only
      * looks missing until the pause ends. */
-    if (pause_active(db->srv)) return true;
+    if (db->srv->keyspace_hooks->writes_paused(db->srv)) return true;
     tracking_invalidate_key(db->srv, key->ptr); /* and cached copies */
     delete_sds_key(db, key->ptr, db->srv->cfg.lazyfree_lazy_expire);
-    propagate_del(db->srv, db->id, key, db->srv->cfg.lazyfree_lazy_expire); /* AOF and replicas: DEL */
-    multi_touch_key(db->srv, db->id, key->ptr);                             /* an expiry invalidates WATCH (after: multi.c looks) */
+    /* AOF and replicas get a DEL; WATCH is invalidated (after the delete: multi.c looks) */
+    db->srv->keyspace_hooks->key_expired(db, key, db->srv->cfg.lazyfree_lazy_expire);
     db->srv->stats.expiredkeys++;
     notify_keyspace_event(db->srv, NOTIFY_EXPIRED, "expired", key, db->id); /* notify.c */
     return true;
 }
 
 static robj *lookup(db_t *db, robj *key, int flags) {
-    dict_entry *de = dict_find(db->keys, key->ptr);
-    if (!de) return NULL;
-    robj *val = dict_get_val(de);
-    if (!(flags & LOOKUP_NOTOUCH)) evict_touch(db->srv, val); /* LRU clock or LFU counter */
-    return val;
+    db_entry *e = db_find(db, key->ptr);
+    if (!e) return NULL;
+    if (!(flags & LOOKUP_NOTOUCH)) evict_touch(db->srv, e->val); /* LRU clock or LFU counter */
+    return e->val;
 }
 
 robj *db_lookup_read(db_t *db, robj *key, int flags) {
@@ -123,46 +135,47 @@ robj *db_lookup_write(db_t *db, robj *key) {
 
 bool db_exists(db_t *db, robj *key) {
     if (db_expire_if_needed(db, key)) return false;
-    return dict_find(db->keys, key->ptr) != NULL;
+    return db_find(db, key->ptr) != NULL;
+}
+
+/* Insert a new entry for key at pos (from ht_find_position_for_insert). */
+static db_entry *insert_new(db_t *db, const ht_position *pos, sds key, robj *val, long long expire_ms) {
+    db_entry *e = db_entry_new(key, sds_len(key), val, expire_ms >= 0, expire_ms);
+    ht_insert_at_position(db->keys, pos, e);
+    if (expire_ms >= 0) ht_add(db->expires, e);
+    evict_stamp_new(db->srv, val);
+    return e;
 }
 
 void db_add(db_t *db, robj *key, robj *val) {
-    dict_add(db->keys, key->ptr, val);
-    evict_stamp_new(db->srv, val);
+    ht_position pos;
+    if (!ht_find_position_for_insert(db->keys, key->ptr, &pos, NULL)) return; /* callers checked */
+    insert_new(db, &pos, key->ptr, val, -1);
     db_signal_modified(db, key);
     notify_keyspace_event(db->srv, NOTIFY_NEW, "new", key, db->id); /* notify.c */
 }
 
 bool db_add_loaded(db_t *db, sds key, robj *val, long long expire_ms) {
-    dict_entry *existing;
-    dict_entry *de = dict_add_raw(db->keys, key, &existing);
-    if (!de) return false;
-    de->v.ptr = val;
-    evict_stamp_new(db->srv, val);
-    if (expire_ms >= 0) {
-        /* The expires entry borrows the key string embedded in de. */
-        dict_entry *ee = dict_add_raw(db->expires, dict_get_key(db->keys, de), NULL);
-        if (ee) dict_set_s64(ee, expire_ms);
-    }
+    ht_position pos;
+    if (!ht_find_position_for_insert(db->keys, key, &pos, NULL)) return false;
+    insert_new(db, &pos, key, val, expire_ms);
     return true;
 }
 
 void db_overwrite(db_t *db, robj *key, robj *val) {
-    dict_entry *de = dict_find(db->keys, key->ptr);
-    replace_value(db, de, val);
+    replace_value(db, db_find(db, key->ptr), val);
     db_signal_modified(db, key);
 }
 
 void db_set_key(db_t *db, robj *key, robj *val, bool keep_ttl) {
-    dict_entry *existing;
-    dict_entry *de = dict_add_raw(db->keys, key->ptr, &existing);
-    if (de) {
-        de->v.ptr = val;
-        evict_stamp_new(db->srv, val);
+    ht_position pos;
+    void *existing;
+    if (ht_find_position_for_insert(db->keys, key->ptr, &pos, &existing)) {
+        insert_new(db, &pos, key->ptr, val, -1);
         notify_keyspace_event(db->srv, NOTIFY_NEW, "new", key, db->id); /* notify.c */
     } else {
         replace_value(db, existing, val);
-        if (!keep_ttl && dict_size(db->expires)) dict_delete(db->expires, key->ptr);
+        if (!keep_ttl) db_remove_expire(db, key);
     }
     db_signal_modified(db, key);
 }
@@ -176,11 +189,10 @@ bool db_delete_lazy(db_t *db, robj *key, bool lazy) {
 }
 
 long long db_empty(db_t *db) {
-    long long n = (long long)dict_size(db->keys);
-    multi_touch_db(db->srv, db->id, -1);
-    blocking_signal_db_flushed(db); /* stream readers learn their key is gone */
-    dict_empty(db->expires);
-    dict_empty(db->keys);
+    long long n = (long long)ht_size(db->keys);
+    db->srv->keyspace_hooks->db_flushed(db); /* WATCH; stream readers learn their key is gone */
+    ht_empty(db->expires);
+    ht_empty(db->keys);
     db->avg_ttl = 0;
     db->expire_cursor = 0;
     return n;
@@ -189,45 +201,57 @@ long long db_empty(db_t *db) {
 /* FLUSH* ASYNC: fresh tables now, the old ones freed on the bio thread
  * (memory-pressure hook). */
 long long db_empty_async(db_t *db) {
-    long long n = (long long)dict_size(db->keys);
-    multi_touch_db(db->srv, db->id, -1);
-    blocking_signal_db_flushed(db); /* stream readers learn their key is gone */
+    long long n = (long long)ht_size(db->keys);
+    db->srv->keyspace_hooks->db_flushed(db); /* WATCH; stream readers learn their key is gone */
     lazyfree_free_tables(db->srv->lazyfree, db->keys, db->expires);
-    db->keys = dict_create(&keys_type);
-    db->expires = dict_create(&expires_type);
+    db->keys = db_create_keys_table();
+    db->expires = db_create_expires_table();
     db->avg_ttl = 0;
     db->expire_cursor = 0;
     return n;
 }
 
 void db_set_expire(db_t *db, robj *key, long long when_ms) {
-    dict_entry *kde = dict_find(db->keys, key->ptr);
-    if (!kde) return;
-    /* The expires entry points at the key string inside the keys entry. */
-    dict_entry *existing;
-    dict_entry *de = dict_add_raw(db->expires, dict_get_key(db->keys, kde), &existing);
-    dict_set_s64(de ? de : existing, when_ms);
+    db_entry *e = db_find(db, key->ptr);
+    if (!e) return;
+    if (!db_entry_has_expire_slot(e)) {
+        /* The entry grows by the expire slot: a new allocation, swapped
+         * into the keys table (it is not in expires yet). */
+        db_entry *n = db_entry_with_expire(e, when_ms);
+        ht_replace_entry(db->keys, e, n);
+        zfree(e);
+        ht_add(db->expires, n);
+        return;
+    }
+    bool had = db_entry_expire(e) >= 0;
+    db_entry_set_expire(e, when_ms);
+    if (!had) ht_add(db->expires, e);
 }
 
 bool db_remove_expire(db_t *db, robj *key) {
-    return dict_size(db->expires) && dict_delete(db->expires, key->ptr) == DICT_OK;
+    if (ht_size(db->expires) == 0) return false;
+    void *p;
+    if (!ht_pop(db->expires, key->ptr, &p)) return false;
+    db_entry_set_expire(p, -1); /* the slot stays: a later TTL needs no move */
+    return true;
 }
 
 void db_signal_modified(db_t *db, robj *key) {
     db->srv->dirty++;
-    blocking_signal_key(db, key);               /* wakes clients blocked on key, if any */
-    multi_touch_key(db->srv, db->id, key->ptr); /* invalidates WATCH */
-    tracking_invalidate_key(db->srv, key->ptr); /* tracking.c: client-side caches */
+    db->srv->keyspace_hooks->key_modified(db, key); /* wakes clients blocked on key; invalidates WATCH */
+    tracking_invalidate_key(db->srv, key->ptr);     /* tracking.c: client-side caches */
 }
 
 sds db_random_key(db_t *db) {
     /* Expired keys met on the way are deleted; give up after many tries so
      * a db full of expired-but-not-yet-collected keys cannot loop forever. */
-    for (int tries = 0; tries < 100 && dict_size(db->keys); tries++) {
-        dict_entry *de = dict_random_entry(db->keys);
-        sds key = dict_get_key(db->keys, de);
-        dict_entry *ee = dict_size(db->expires) ? dict_find(db->expires, key) : NULL;
-        if (ee && dict_get_s64(ee) <= db->srv->mstime) {
+    for (int tries = 0; tries < 100 && ht_size(db->keys); tries++) {
+        void *p;
+        if (!ht_random_entry(db->keys, &p)) break;
+        db_entry *e = p;
+        sds key = db_entry_key(e);
+        long long when = db_entry_expire(e);
+        if (when >= 0 && when <= db->srv->mstime) {
             if (tries < 99) {
                 sds copy = sds_dup(key);
                 delete_sds_key(db, copy, db->srv->cfg.lazyfree_lazy_expire);

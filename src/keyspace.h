@@ -7,7 +7,19 @@
 
 #include <stdbool.h>
 
+#include "db_entry.h"
 #include "server.h"
+
+/* What keyspace.c needs from the layers above it: the data layer tells
+ * them that keys changed and asks whether expiry may delete now; hooks.c
+ * fills the table at start-up.  Every entry is set. */
+typedef struct keyspace_hooks {
+    bool (*keys_expire_locally)(const server_t *srv);    /* repl: false on a replica (the master sends DELs) */
+    bool (*writes_paused)(server_t *srv);                /* pause.c: CLIENT PAUSE holds the dataset still */
+    void (*key_expired)(db_t *db, robj *key, bool lazy); /* after the delete: the DEL to AOF/replicas, WATCH */
+    void (*key_modified)(db_t *db, robj *key);           /* blocked clients, WATCH */
+    void (*db_flushed)(db_t *db);                        /* WATCH, blocked stream readers */
+} keyspace_hooks_t;
 
 #define LOOKUP_NONE 0
 #define LOOKUP_NOTOUCH (1 << 0) /* do not update LRU */
@@ -35,6 +47,12 @@ bool db_exists(db_t *db, robj *key);
 long long db_empty(db_t *db);       /* returns keys removed */
 long long db_empty_async(db_t *db); /* same, freeing on the bio thread */
 size_t db_size(const db_t *db);
+size_t db_expires_size(const db_t *db); /* keys with a TTL */
+/* The entry of key, expired or not, without touching LRU or stats. */
+db_entry *db_find(db_t *db, const sds key);
+/* Fresh, empty tables of the keyspace's types (SWAPDB, lazy flush). */
+ht *db_create_keys_table(void);
+ht *db_create_expires_table(void);
 
 void db_set_expire(db_t *db, robj *key, long long when_ms);
 long long db_get_expire(db_t *db, robj *key); /* -1 if none */

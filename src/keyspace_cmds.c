@@ -85,10 +85,9 @@ static void rename_generic(client_t *c, bool nx) {
 static void cmd_rename(client_t *c) { rename_generic(c, false); }
 static void cmd_renamenx(client_t *c) { rename_generic(c, true); }
 
-static bool key_is_live(db_t *db, sds key) {
-    if (dict_size(db->expires) == 0) return true;
-    dict_entry *de = dict_find(db->expires, key);
-    return !de || dict_get_s64(de) > db->srv->mstime;
+static bool entry_is_live(db_t *db, const db_entry *e) {
+    long long when = db_entry_expire(e);
+    return when < 0 || when > db->srv->mstime;
 }
 
 static void cmd_keys(client_t *c) {
@@ -97,38 +96,33 @@ static void cmd_keys(client_t *c) {
     bool all = plen == 1 && pat[0] == '*';
     void *slot = reply_deferred_len(c);
     long n = 0;
-    dict_iter it;
-    dict_entry *de;
-    dict_iter_init(&it, c->db->keys, true);
-    while ((de = dict_next(&it))) {
-        sds key = dict_get_key(c->db->keys, de);
+    ht_iter it;
+    void *p;
+    ht_iter_init(&it, c->db->keys, true);
+    while (ht_next(&it, &p)) {
+        sds key = db_entry_key(p);
         if (!all && !util_glob_match(pat, plen, key, sds_len(key), false)) continue;
-        if (!key_is_live(c->db, key)) continue;
+        if (!entry_is_live(c->db, p)) continue;
         reply_bulk(c, key, sds_len(key));
         n++;
     }
-    dict_iter_release(&it);
+    ht_iter_release(&it);
     reply_set_deferred_array_len(c, slot, n);
 }
 
 /* SCAN skips keys that expired but were not yet removed, and filters TYPE. */
-static bool scan_keep_key(client_t *c, const scan_args_t *a, dict_entry *de) {
-    if (!key_is_live(c->db, dict_get_key(c->db->keys, de))) return false;
-    robj *o = dict_get_val(de);
+static bool scan_keep_key(client_t *c, const scan_args_t *a, void *entry) {
+    if (!entry_is_live(c->db, entry)) return false;
+    robj *o = db_entry_val(entry);
     return !a->type || strcasecmp(a->type, obj_type_name(o->type)) == 0;
 }
 
-static long scan_emit_key(client_t *c, void *state, dict_entry *de, const char *key, size_t len) {
-    (void)state;
-    (void)de;
-    reply_bulk(c, key, len);
-    return 1;
-}
+static sds scan_key_name(void *entry) { return db_entry_key(entry); }
 
 static void cmd_scan(client_t *c) {
     scan_args_t a;
     if (!scan_args_parse_or_reply(c, 1, true, &a)) return;
-    scan_source_t src = {.d = c->db->keys, .emit = scan_emit_key, .keep = scan_keep_key};
+    scan_source_t src = {.t = c->db->keys, .t_name = scan_key_name, .t_keep = scan_keep_key};
     scan_reply(c, &a, &src);
 }
 

@@ -9,6 +9,7 @@
  * and advice keyed on the event names); LATENCY HISTOGRAM is served by
  * latency_track.c. */
 #include "latency.h"
+#include "latency_track.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -18,8 +19,6 @@
 #include "commands.h"
 #include "config.h"
 #include "conn.h"
-#include "latency_track.h"
-#include "persist.h"
 #include "reply.h"
 #include "server.h"
 #include "sparkline.h"
@@ -44,9 +43,12 @@ typedef struct latency_event {
 struct latency {
     latency_event *events[LATENCY_MAX_EVENTS];
     int n;
+    double fork_rate; /* GB/s of the last fork (persist.c tells us) */
 };
 
 latency_t *latency_create(void) { return zcalloc(sizeof(latency_t)); }
+
+void latency_note_fork_rate(server_t *srv, double gb_per_sec) { srv->latency->fork_rate = gb_per_sec; }
 
 void latency_free(latency_t *l) {
     if (!l) return;
@@ -264,8 +266,8 @@ static sds doctor_event(server_t *srv, sds r, int num, const latency_event *e, b
     const rl_config_t *cfg = &srv->cfg;
     if (!strcasecmp(e->name, "fork")) {
         bool slow;
-        const char *q = fork_quality(srv->persist->fork_rate, &slow);
-        r = sds_catprintf(r, " Fork rate is %.2f GB/sec (%s).", srv->persist->fork_rate, q);
+        const char *q = fork_quality(srv->latency->fork_rate, &slow);
+        r = sds_catprintf(r, " Fork rate is %.2f GB/sec (%s).", srv->latency->fork_rate, q);
         if (slow) adv[ADV_BETTER_VM] = true, (*advices)++;
     } else if (!strcasecmp(e->name, "command")) {
         if (cfg->slowlog_log_slower_than < 0) adv[ADV_SLOWLOG_ENABLE] = true, (*advices)++;

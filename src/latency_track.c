@@ -2,7 +2,7 @@
  *
  * Each command and subcommand gets a histogram (lib/hdr_hist.h, 2
  * significant digits over 1 ns .. 1 s) the first time it runs while
- * `latency-tracking` is on; commands.c records every finished call here,
+ * `latency-tracking` is on; dispatch.c records every finished call here,
  * CONFIG RESETSTAT drops them.  Two readers: LATENCY HISTOGRAM (a
  * cumulative distribution per command at 1, 2, 4, 8, 16, 33 ... us, Redis
  * 7.0's reply shape) and INFO latencystats (the percentiles listed in
@@ -35,11 +35,6 @@ void latency_track_record(server_t *srv, command_t *cmd, long long duration_us) 
     long long ns = duration_us * 1000;
     if (ns < TRACK_LOWEST_NS) ns = TRACK_LOWEST_NS;
     hdr_hist_record(cmd->latency_hist, ns);
-}
-
-void latency_track_reset(command_t *cmd) {
-    hdr_hist_free(cmd->latency_hist);
-    cmd->latency_hist = NULL;
 }
 
 /* ------------------------------------------------------------ INFO */

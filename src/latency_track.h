@@ -1,5 +1,5 @@
 /* latency_track.h: per-command latency histograms (latency-tracking):
- * recorded by commands.c, read by LATENCY HISTOGRAM (latency.c's
+ * recorded by dispatch.c, read by LATENCY HISTOGRAM (latency.c's
  * subcommand table) and INFO latencystats (info.c).  See latency_track.c. */
 #ifndef RL_LATENCY_TRACK_H
 #define RL_LATENCY_TRACK_H
@@ -9,8 +9,6 @@
 
 /* After cmd ran for duration_us (not called for a call that blocked). */
 void latency_track_record(server_t *srv, command_t *cmd, long long duration_us);
-/* Forget cmd's histogram (CONFIG RESETSTAT, shutdown). */
-void latency_track_reset(command_t *cmd);
 /* Append the "# Latencystats" INFO section to s; returns it (may realloc). */
 sds latency_track_info(server_t *srv, sds s);
 /* LATENCY HISTOGRAM [command ...] */

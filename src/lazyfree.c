@@ -44,7 +44,7 @@ size_t lazyfree_effort(const robj *o) {
             return 1;
         case OBJ_SET:
         case OBJ_HASH:
-            if (o->encoding == OBJ_ENCODING_HT) return dict_size(o->ptr);
+            if (o->encoding == OBJ_ENCODING_HT) return ht_size(o->ptr);
             return 1;
         case OBJ_ZSET:
             if (o->encoding == OBJ_ENCODING_SKIPLIST) return dict_size(((const zset_t *)o->ptr)->dict);
@@ -68,12 +68,12 @@ static void free_value_job(void *a, void *b, void *c) {
     job_done(a, 1);
 }
 
-/* Helper thread: a = lf, b = keys, c = expires.  expires first: it borrows
- * the key strings living in the keys entries. */
+/* Helper thread: a = lf, b = keys, c = expires.  expires first: it holds
+ * the same entries without owning them. */
 static void free_tables_job(void *a, void *b, void *c) {
-    unsigned long long n = dict_size(b);
-    dict_release(c);
-    dict_release(b);
+    unsigned long long n = ht_size(b);
+    ht_release(c);
+    ht_release(b);
     job_done(a, n);
 }
 
@@ -86,13 +86,13 @@ void lazyfree_free_value(lazyfree_t *lf, robj *val, bool lazy) {
     obj_decref(val);
 }
 
-void lazyfree_free_tables(lazyfree_t *lf, dict *keys, dict *expires) {
+void lazyfree_free_tables(lazyfree_t *lf, ht *keys, ht *expires) {
     if (!lf || !lf->bio) {
-        dict_release(expires);
-        dict_release(keys);
+        ht_release(expires);
+        ht_release(keys);
         return;
     }
-    __atomic_fetch_add(&lf->pending, dict_size(keys), __ATOMIC_RELAXED);
+    __atomic_fetch_add(&lf->pending, ht_size(keys), __ATOMIC_RELAXED);
     bio_submit(lf->bio, BIO_LAZY_FREE, free_tables_job, lf, keys, expires);
 }
 

@@ -4,7 +4,7 @@
  * list, sorted set) would stall every client for as long as free() takes.
  * Instead the key is unlinked at once and the value handed to the bio
  * thread (bio.h).  Callers: keyspace.c (UNLINK, lazyfree-lazy-* deletes,
- * FLUSH* ASYNC), evict.c, server.c (create/destroy), info.c (counters).
+ * FLUSH* ASYNC), evict.c, lifecycle.c (create/destroy), info.c (counters).
  *
  * Only values with more than LAZYFREE_THRESHOLD allocations and no other
  * reference go to the thread: for small ones a job costs more than the
@@ -16,6 +16,7 @@
 #include <stddef.h>
 
 #include "dict.h"
+#include "hashtable.h"
 #include "object.h"
 
 #define LAZYFREE_THRESHOLD 64
@@ -36,7 +37,7 @@ size_t lazyfree_effort(const robj *o);
 void lazyfree_free_value(lazyfree_t *lf, robj *val, bool lazy);
 /* Release a database's two tables (takes both) on the thread.  expires
  * borrows its keys from keys; both go in one job. */
-void lazyfree_free_tables(lazyfree_t *lf, dict *keys, dict *expires);
+void lazyfree_free_tables(lazyfree_t *lf, ht *keys, ht *expires);
 /* Wait until every job submitted so far has finished (tests, shutdown). */
 void lazyfree_drain(lazyfree_t *lf);
 

@@ -35,10 +35,12 @@ void memory_report(server_t *srv, mem_report_t *r) {
         r->clients_normal += sds_alloc_size(c->querybuf) + c->reply_bytes + sizeof(*c);
     r->overhead = r->startup + r->clients_normal;
     for (int i = 0; i < srv->dbnum; i++) {
-        /* Tables and entries only: the dict structs themselves were already
-         * allocated at start-up and are part of used_memory_startup. */
-        size_t m = dict_mem_usage(srv->dbs[i].keys) - sizeof(dict);
-        size_t e = dict_mem_usage(srv->dbs[i].expires) - sizeof(dict);
+        /* Bucket arrays plus the entries' headers (db_entry.h; keys and
+         * values are data): the table handles themselves were allocated at
+         * start-up and are part of used_memory_startup. */
+        ht *keys = srv->dbs[i].keys, *exp = srv->dbs[i].expires;
+        size_t m = ht_mem_usage(keys) - zmalloc_size(keys) + ht_size(keys) * offsetof(db_entry, buf);
+        size_t e = ht_mem_usage(exp) - zmalloc_size(exp) + ht_size(exp) * sizeof(int64_t);
         if (i < 64) {
             r->db_overhead_main[i] = m;
             r->db_overhead_expires[i] = e;
@@ -82,8 +84,8 @@ static void cmd_memory_usage(client_t *c) {
         reply_null(c);
         return;
     }
-    dict_entry *de = dict_find(c->db->keys, c->argv[2]->ptr);
-    size_t usage = obj_mem_usage(o, (size_t)samples) + dict_entry_mem(c->db->keys, de);
+    db_entry *de = db_find(c->db, c->argv[2]->ptr);
+    size_t usage = obj_mem_usage(o, (size_t)samples) + db_entry_mem(de);
     reply_ll(c, (long long)usage);
 }
 

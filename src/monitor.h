@@ -3,7 +3,7 @@
  * A client that sends MONITOR receives every command other clients run, one
  * status line each, formatted as Redis does:
  *   +1700000000.123456 [0 127.0.0.1:54321] "SET" "k" "v"
- * commands.c calls monitor_feed() after each executed command; conn.c calls
+ * dispatch.c calls monitor_feed() after each executed command; conn.c calls
  * monitor_client_freed() when a client goes; RESET calls monitor_stop(). */
 #ifndef RL_MONITOR_H
 #define RL_MONITOR_H
@@ -25,6 +25,5 @@ size_t monitor_count(const server_t *srv);
  * HELLO ... AUTH user pass): true if argv[j] must show as "(redacted)". */
 bool monitor_arg_redacted(const client_t *c, int j);
 
-extern command_t monitor_commands[];
 
 #endif

@@ -146,20 +146,20 @@ static void unwatch_all(client_t *c) {
 
 /* The key exists in db (expired or not). */
 static bool key_in_db(db_t *db, const char *key, size_t len) {
-    if (dict_size(db->keys) == 0) return false;
+    if (db_size(db) == 0) return false;
     sds k = sds_newlen(key, len);
-    bool found = dict_find(db->keys, k) != NULL;
+    bool found = db_find(db, k) != NULL;
     sds_free(k);
     return found;
 }
 
 /* The key is in db with a TTL already past (not yet deleted). */
 static bool key_is_expired(db_t *db, const char *key, size_t len) {
-    if (dict_size(db->expires) == 0) return false;
+    if (db_expires_size(db) == 0) return false;
     sds k = sds_newlen(key, len);
-    dict_entry *de = dict_find(db->expires, k);
+    db_entry *de = db_find(db, k);
     sds_free(k);
-    return de && dict_get_s64(de) <= db->srv->mstime;
+    return de && db_entry_expire(de) >= 0 && db_entry_expire(de) <= db->srv->mstime;
 }
 
 /* Index of composite key k among c's watched keys, or -1. */

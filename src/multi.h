@@ -5,7 +5,7 @@
  * keys are registered server-wide; any change to one (a write, an expiry, a
  * flush, SWAPDB) marks every client watching it, and their EXEC then
  * returns a null reply without running anything.  The dispatcher
- * (commands.c) asks multi_should_queue() before running a command. */
+ * (dispatch.c) asks multi_should_queue() before running a command. */
 #ifndef RL_MULTI_H
 #define RL_MULTI_H
 

@@ -6,7 +6,7 @@
  * with its arguments and runs when the pause ends, in arrival order; the
  * client reads nothing more meanwhile.  Expiry does not delete keys during a
  * pause (a key past its TTL just looks missing), so the dataset holds still.
- * commands.c asks pause_postpone(); conn.c, server.c and keyspace.c call the
+ * dispatch.c asks pause_postpone(); conn.c, lifecycle.c and keyspace.c call the
  * hooks; this module never touches sockets. */
 #ifndef RL_PAUSE_H
 #define RL_PAUSE_H
@@ -20,7 +20,7 @@ typedef struct pause pause_t;
 pause_t *pause_create(void);
 void pause_free(pause_t *p);
 
-/* commands.c, before running or queueing cmd: true if c was put aside (the
+/* dispatch.c, before running or queueing cmd: true if c was put aside (the
  * request now belongs to the pause; the caller must not run it). */
 bool pause_postpone(client_t *c, const command_t *cmd);
 /* True while a pause of any kind is in effect (keyspace.c, expire.c). */

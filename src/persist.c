@@ -224,8 +224,9 @@ int persist_fork_with(server_t *srv, int type, persist_child_fn *body, void *arg
     }
     close(fds[1]);
     p->latest_fork_usec = util_ustime() - start;
-    p->fork_rate = (double)zmalloc_used_memory() * 1000000 / (double)(p->latest_fork_usec ? p->latest_fork_usec : 1) /
-                   (1024.0 * 1024 * 1024);
+    double fork_rate = (double)zmalloc_used_memory() * 1000000 /
+                       (double)(p->latest_fork_usec ? p->latest_fork_usec : 1) / (1024.0 * 1024 * 1024);
+    latency_note_fork_rate(srv, fork_rate);                                /* LATENCY DOCTOR's advice */
     latency_add_sample_if_needed(srv, "fork", p->latest_fork_usec / 1000); /* latency.c */
     p->total_forks++;
     p->child_pid = pid;

@@ -2,8 +2,8 @@
  * save points, the one forked child, loading at start-up, saving at
  * shutdown, the MISCONF guard and the INFO persistence figures.
  *
- * server.c calls persist_init / persist_load_at_startup / persist_cron /
- * persist_before_sleep / persist_shutdown / persist_free; commands.c calls
+ * lifecycle.c calls persist_init / persist_load_at_startup / persist_cron /
+ * persist_before_sleep / persist_shutdown / persist_free; dispatch.c calls
  * persist_write_allowed_or_reply before a write command and
  * persist_after_command after it (feeds the AOF); info.c formats
  * persist_info().  The file formats live in rdb_*.c and aof.c. */
@@ -31,7 +31,6 @@ typedef struct persist {
     long long child_start_ms;
     bool child_writes_no_file;  /* persist_fork_with: its body is not a save */
     long long latest_fork_usec; /* INFO stats */
-    double fork_rate;           /* GB of used memory per second of the last fork (LATENCY DOCTOR) */
     long long total_forks;
     /* RDB */
     bool last_bgsave_ok;            /* rdb_last_bgsave_status */
@@ -92,6 +91,5 @@ sds persist_info(server_t *srv, sds s); /* the "# Persistence" section body */
 /* Full path of a file in the configured dir (caller sds_frees). */
 sds persist_path(const server_t *srv, const char *name);
 
-extern command_t persist_commands[];
 
 #endif

@@ -5,9 +5,9 @@
  * The server keeps channel -> subscribers and pattern -> subscribers; each
  * client keeps the set of its own channels and patterns.  Messages are
  * queued on subscribers through reply.c (RESP2 arrays, RESP3 push frames):
- * nothing here touches a socket.  Callers: commands.c (subscribed-mode rule),
+ * nothing here touches a socket.  Callers: dispatch.c (subscribed-mode rule),
  * conn.c (pubsub_client_freed, subscription counts), notify.c (publishing
- * keyspace events), server.c (create/free), info.c (counts). */
+ * keyspace events), lifecycle.c (create/free), info.c (counts). */
 #ifndef RL_PUBSUB_H
 #define RL_PUBSUB_H
 
@@ -47,6 +47,5 @@ bool pubsub_allowed_in_context(const command_t *cmd);
 void pubsub_foreach_subscription(client_t *c, void (*fn)(void *arg, const char *name, size_t len, bool is_pattern),
                                  void *arg);
 
-extern command_t pubsub_commands[];
 
 #endif

@@ -28,8 +28,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "t_hash.h"
+#include "t_set.h"
 #include "crc64.h"
-#include "function.h"
+#include "durability_hooks.h"
 #include "intset.h"
 #include "keyspace.h"
 #include "listpack.h"
@@ -39,10 +41,6 @@
 #include "util.h"
 #include "zset.h"
 
-/* Same semantics as the dict types of t_set.c / t_hash.c: members or fields
- * embedded in the entries; hash values are owned sds. */
-static dict_type load_set_dict_type = {dict_sds_hash, dict_sds_eq, NULL, NULL, NULL, true};
-static dict_type load_hash_dict_type = {dict_sds_hash, dict_sds_eq, NULL, NULL, dict_sds_free, true};
 
 typedef struct reader {
     const unsigned char *buf;
@@ -550,11 +548,8 @@ static robj *build_set(reader_t *r, server_t *srv, elems_t *e) {
         o = obj_create(OBJ_SET, lp);
         o->encoding = OBJ_ENCODING_LISTPACK;
     } else {
-        dict *d = dict_create(&load_set_dict_type);
-        dict_expand(d, e->n);
-        for (size_t i = 0; i < e->n; i++) dup |= dict_add(d, e->v[i], NULL) != DICT_OK;
-        o = obj_create(OBJ_SET, d);
-        o->encoding = OBJ_ENCODING_HT;
+        o = set_type_create_ht(e->n); /* t_set.c owns the encoding */
+        for (size_t i = 0; i < e->n; i++) dup |= !set_type_ht_add(o, e->v[i], sds_len(e->v[i]));
     }
     if (dup) {
         obj_decref(o);
@@ -586,17 +581,9 @@ static robj *build_hash(reader_t *r, server_t *srv, elems_t *e) {
         o = obj_create(OBJ_HASH, lp);
         o->encoding = OBJ_ENCODING_LISTPACK;
     } else {
-        dict *d = dict_create(&load_hash_dict_type);
-        dict_expand(d, e->n / 2);
-        for (size_t i = 0; i < e->n; i += 2) {
-            if (dict_add(d, e->v[i], e->v[i + 1]) != DICT_OK) {
-                dup = true;
-                continue;
-            }
-            e->v[i + 1] = NULL; /* the dict owns the value now */
-        }
-        o = obj_create(OBJ_HASH, d);
-        o->encoding = OBJ_ENCODING_HT;
+        o = hash_type_create_ht(e->n / 2); /* t_hash.c owns the encoding */
+        for (size_t i = 0; i < e->n; i += 2)
+            dup |= !hash_type_ht_add(o, e->v[i], sds_len(e->v[i]), e->v[i + 1], sds_len(e->v[i + 1]));
     }
     if (dup) {
         obj_decref(o);
@@ -1071,8 +1058,8 @@ static bool load_body(reader_t *r, server_t *srv, int version, long long now_ms,
              * through the whole load; the hint is untrusted, so it never
              * exceeds the keys the rest of the file can hold. */
                 size_t ka = resize_hint(r, a), kb = resize_hint(r, b);
-                if (ka && dict_size(srv->dbs[dbid].keys) == 0) dict_expand(srv->dbs[dbid].keys, ka);
-                if (kb && dict_size(srv->dbs[dbid].expires) == 0) dict_expand(srv->dbs[dbid].expires, kb);
+                if (ka && ht_size(srv->dbs[dbid].keys) == 0) ht_expand(srv->dbs[dbid].keys, ka);
+                if (kb && ht_size(srv->dbs[dbid].expires) == 0) ht_expand(srv->dbs[dbid].expires, kb);
                 continue;
             }
             case RDB_OPCODE_AUX: {
@@ -1096,7 +1083,7 @@ static bool load_body(reader_t *r, server_t *srv, int version, long long now_ms,
                 /* A library's code as one string: function.c loads it again. */
                 sds code = get_string(r);
                 if (!code) return false;
-                sds err = functions_load_code(srv, code, sds_len(code));
+                sds err = srv->durability_hooks->load_function(srv, code, sds_len(code)); /* function.c */
                 sds_free(code);
                 if (err) {
                     fail(r, "Failed loading library: %s", err);
@@ -1162,10 +1149,10 @@ static bool value_is_empty(const robj *o) {
         case OBJ_SET:
             if (o->encoding == OBJ_ENCODING_INTSET) return intset_len(o->ptr) == 0;
             if (o->encoding == OBJ_ENCODING_LISTPACK) return lp_length(o->ptr) == 0;
-            return dict_size((dict *)o->ptr) == 0;
+            return ht_size((ht *)o->ptr) == 0;
         case OBJ_ZSET: return zset_length(o) == 0;
         case OBJ_HASH:
-            return o->encoding == OBJ_ENCODING_LISTPACK ? lp_length(o->ptr) == 0 : dict_size((dict *)o->ptr) == 0;
+            return o->encoding == OBJ_ENCODING_LISTPACK ? lp_length(o->ptr) == 0 : ht_size((ht *)o->ptr) == 0;
     }
     return false;
 }

@@ -12,13 +12,15 @@
  * SHUTDOWN) or in a forked child (BGSAVE); it only reads the dataset and
  * never allocates on the dataset's behalf. */
 #include "rdb.h"
-#include "function.h"
+#include "durability_hooks.h"
 
 #include <endian.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
+#include "keyspace.h"
+#include "t_hash.h"
 #include "intset.h"
 #include "listpack.h"
 #include "lzf.h"
@@ -143,19 +145,15 @@ static void put_lp_entries(rio_t *r, unsigned char *lp, bool compress) {
     }
 }
 
-static void put_dict_keys(rio_t *r, dict *d, bool with_values, bool compress) {
-    dict_iter it;
-    dict_entry *de;
-    dict_iter_init(&it, d, false);
-    while ((de = dict_next(&it))) {
-        sds k = dict_get_key(d, de);
-        put_string(r, k, sds_len(k), compress);
-        if (with_values) {
-            sds v = dict_get_val(de);
-            put_string(r, v, sds_len(v), compress);
-        }
-    }
-    dict_iter_release(&it);
+struct pair_sink {
+    rio_t *r;
+    bool compress;
+};
+
+static void put_pair(void *arg, const char *f, size_t flen, const char *v, size_t vlen) {
+    struct pair_sink *s = arg;
+    put_string(s->r, f, flen, s->compress);
+    put_string(s->r, v, vlen, s->compress);
 }
 
 /* Lists as QUICKLIST_2: every node a packed listpack (a listpack-encoded
@@ -185,8 +183,12 @@ static void put_set(rio_t *r, robj *o, bool compress) {
         put_len(r, lp_length(o->ptr));
         put_lp_entries(r, o->ptr, compress);
     } else {
-        put_len(r, dict_size((dict *)o->ptr));
-        put_dict_keys(r, o->ptr, false, compress);
+        put_len(r, ht_size((ht *)o->ptr));
+        ht_iter it;
+        void *k;
+        ht_iter_init(&it, o->ptr, false); /* members are the entries (t_set.c) */
+        while (ht_next(&it, &k)) put_string(r, k, sds_len(k), compress);
+        ht_iter_release(&it);
     }
 }
 
@@ -213,8 +215,9 @@ static void put_hash(rio_t *r, robj *o, bool compress) {
     if (o->encoding == OBJ_ENCODING_LISTPACK) {
         put_blob(r, o->ptr, lp_bytes(o->ptr), compress);
     } else {
-        put_len(r, dict_size((dict *)o->ptr));
-        put_dict_keys(r, o->ptr, true, compress);
+        struct pair_sink sink = {r, compress};
+        put_len(r, ht_size((ht *)o->ptr));
+        hash_type_ht_foreach(o, put_pair, &sink); /* t_hash.c owns the encoding */
     }
 }
 
@@ -273,17 +276,16 @@ static void put_db(rio_t *r, db_t *db, bool compress) {
     put_u8(r, RDB_OPCODE_SELECTDB);
     put_len(r, (uint64_t)db->id);
     put_u8(r, RDB_OPCODE_RESIZEDB);
-    put_len(r, dict_size(db->keys));
-    put_len(r, dict_size(db->expires));
-    dict_iter it;
-    dict_entry *de;
-    dict_iter_init(&it, db->keys, false);
-    while ((de = dict_next(&it)) && !rio_error(r)) {
-        sds key = dict_get_key(db->keys, de);
-        dict_entry *ee = dict_size(db->expires) ? dict_find(db->expires, key) : NULL;
-        put_key(r, key, dict_get_val(de), ee ? dict_get_s64(ee) : -1, compress);
+    put_len(r, db_size(db));
+    put_len(r, db_expires_size(db));
+    ht_iter it;
+    void *p;
+    ht_iter_init(&it, db->keys, false);
+    while (ht_next(&it, &p) && !rio_error(r)) {
+        db_entry *de = p;
+        put_key(r, db_entry_key(de), db_entry_val(de), db_entry_expire(de), compress);
     }
-    dict_iter_release(&it);
+    ht_iter_release(&it);
 }
 
 struct function_sink {
@@ -308,9 +310,9 @@ int rdb_write_dataset(server_t *srv, rio_t *r, const rdb_save_opts_t *opts) {
     put_aux_ll(r, "aof-base", opts->aof_base ? 1 : 0);
     /* Function libraries (function.c) before the keys, as Redis 7.0 writes them. */
     struct function_sink sink = {r, opts->compress};
-    functions_foreach_library(srv, put_function, &sink);
+    srv->durability_hooks->foreach_function(srv, put_function, &sink); /* function.c */
     for (int i = 0; i < srv->dbnum && !rio_error(r); i++)
-        if (dict_size(srv->dbs[i].keys)) put_db(r, &srv->dbs[i], opts->compress);
+        if (db_size(&srv->dbs[i])) put_db(r, &srv->dbs[i], opts->compress);
     put_u8(r, RDB_OPCODE_EOF);
     uint64_t crc = opts->checksum ? htole64(r->crc) : 0;
     rio_write(r, &crc, 8);

@@ -72,6 +72,5 @@ size_t repl_replica_buffers_memory(const server_t *srv);
 /* Counters for INFO stats: sync_full, sync_partial_ok, sync_partial_err. */
 void repl_sync_stats(const server_t *srv, long long *full, long long *partial_ok, long long *partial_err);
 
-extern command_t repl_commands[];
 
 #endif

@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "log.h"
-#include "pause.h"
+#include "durability_hooks.h"
 #include "reply.h"
 #include "util.h"
 
@@ -45,7 +45,7 @@ static void finish(server_t *srv) {
     f->state = FAILOVER_NONE;
     failover_free(srv);
     R(srv)->link.psync_failover = false;
-    pause_hold_writes(srv, false);
+    srv->durability_hooks->hold_writes(srv, false);
 }
 
 /* Back to being the master we were (no new replication ID: the target did
@@ -215,7 +215,7 @@ void cmd_failover(client_t *c) {
     f->force = force;
     f->deadline_ms = has_timeout ? srv->mstime + timeout : 0;
     f->state = FAILOVER_WAIT_SYNC;
-    pause_hold_writes(srv, true);
+    srv->durability_hooks->hold_writes(srv, true);
     log_msg(LL_NOTICE, "FAILOVER requested to %s:%lld.", host ? host : "any replica", port);
     reply_ok(c);
 }

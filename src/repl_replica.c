@@ -29,7 +29,7 @@
 
 #include "aof.h"
 #include "evloop.h"
-#include "function.h"
+#include "durability_hooks.h"
 #include "keyspace.h"
 #include "log.h"
 #include "net.h"
@@ -187,7 +187,7 @@ static void load_payload(server_t *srv) {
         if (srv->cfg.replica_lazy_flush) db_empty_async(&srv->dbs[i]); /* freed on the bio thread */
         else db_empty(&srv->dbs[i]);
     }
-    functions_flush(srv);
+    srv->durability_hooks->flush_functions(srv); /* function.c */
     log_msg(LL_NOTICE, "MASTER <-> REPLICA sync: Loading DB in memory");
     rdb_load_result_t res;
     persist_t *p = srv->persist;

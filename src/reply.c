@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "commands.h"
+#include "command_def.h"
 #include "util.h"
 #include "zmalloc.h"
 
@@ -47,7 +47,7 @@ static void append_blocks(client_t *c, const char *p, size_t len) {
     conn_check_output_limit(c);
 }
 
-/* Count replies for the replied-or-blocked check in commands.c (debug
+/* Count replies for the replied-or-blocked check in dispatch.c (debug
  * builds only: the release build pays nothing). */
 static inline void reply_count(client_t *c) {
 #if RL_DEBUG >= 2

@@ -99,8 +99,52 @@ static void scan_dict(client_t *c, const scan_args_t *a, const scan_source_t *sr
     zfree(des);
 }
 
+typedef struct gathered {
+    void **v;
+    size_t n, cap;
+} gathered_t;
+
+static void gather(void *priv, void *entry) {
+    gathered_t *g = priv;
+    if (g->n == g->cap) {
+        g->cap = g->cap ? g->cap * 2 : 16;
+        g->v = zrealloc(g->v, g->cap * sizeof(void *));
+    }
+    g->v[g->n++] = entry;
+}
+
+/* A hashtable source (the keyspace): steps of one home bucket until COUNT
+ * entries were gathered, or 10*COUNT steps were taken (so a sparse table
+ * cannot make one call walk everything).  The entries stay valid while
+ * replying: nothing here modifies the table. */
+static void scan_ht(client_t *c, const scan_args_t *a, const scan_source_t *src) {
+    gathered_t g = {NULL, 0, 0};
+    size_t cursor = a->cursor, want = (size_t)a->count, steps = 0;
+    do {
+        cursor = ht_scan(src->t, cursor, gather, &g);
+        steps++;
+    } while (cursor && g.n < want && steps < want * 10);
+    reply_scan_cursor(c, cursor);
+    void *slot = reply_deferred_len(c);
+    long n = 0;
+    for (size_t i = 0; i < g.n; i++) {
+        sds key = src->t_name(g.v[i]);
+        if (!scan_match(a, key, sds_len(key))) continue;
+        if (src->t_keep && !src->t_keep(c, a, g.v[i])) continue;
+        if (src->t_emit) {
+            n += src->t_emit(c, g.v[i]);
+        } else {
+            reply_bulk(c, key, sds_len(key));
+            n++;
+        }
+    }
+    reply_set_deferred_array_len(c, slot, n);
+    zfree(g.v);
+}
+
 void scan_reply(client_t *c, const scan_args_t *a, const scan_source_t *src) {
     reply_array_len(c, 2);
-    if (src->d) scan_dict(c, a, src);
+    if (src->t) scan_ht(c, a, src);
+    else if (src->d) scan_dict(c, a, src);
     else scan_compact(c, a, src);
 }

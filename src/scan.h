@@ -3,9 +3,10 @@
  * A caller parses "<cursor> [MATCH p] [COUNT n] [TYPE t]" with
  * scan_args_parse_or_reply(), describes what it walks with a scan_source_t,
  * and scan_reply() sends the two-element reply.  A source is either a dict
- * (hashtable encodings, the keyspace), stepped by cursor with dict_scan_some
- * and its guarantee (every element present for the whole scan is returned at
- * least once), or a compact encoding (listpack, intset), returned whole with
+ * (hashtable encodings) stepped by cursor with dict_scan_some, or a
+ * hashtable (the keyspace) stepped with ht_scan, both with the guarantee
+ * that every element present for the whole scan is returned at least once,
+ * or a compact encoding (listpack, intset), returned whole with
  * cursor 0 as Redis does.  What differs per type is only how an element is
  * named and what is replied for it: the callbacks. */
 #ifndef RL_SCAN_H
@@ -16,6 +17,7 @@
 
 #include "conn.h"
 #include "dict.h"
+#include "hashtable.h"
 
 typedef struct scan_args {
     unsigned long cursor;
@@ -45,6 +47,13 @@ struct scan_source {
     /* Optional extra filter (the keyspace: expired keys, TYPE). */
     bool (*keep)(client_t *c, const scan_args_t *a, dict_entry *de);
     void *state;
+    /* Hashtable source (the keyspace, hashtable sets and hashes): the
+     * table, each entry's name, an optional filter, and an optional reply
+     * (returns how many bulk strings it sent; default: the name). */
+    ht *t;
+    sds (*t_name)(void *entry);
+    bool (*t_keep)(client_t *c, const scan_args_t *a, void *entry);
+    long (*t_emit)(client_t *c, void *entry);
 };
 
 /* Send [cursor, elements] for one step of the scan described by src. */

@@ -3,9 +3,9 @@
  * client that runs redis.call, and the INFO figures.  FUNCTION/FCALL live
  * in function.c and share the run machinery declared here.
  *
- * commands.c asks script_busy_allows_or_reply() before every command: while
+ * dispatch.c asks script_busy_allows_or_reply() before every command: while
  * a script runs past busy-reply-threshold, other clients get -BUSY except
- * for the few commands that can end it.  server.c calls scripting_init and
+ * for the few commands that can end it.  lifecycle.c calls scripting_init and
  * scripting_free; info.c calls scripting_info_memory. */
 #ifndef RL_SCRIPT_H
 #define RL_SCRIPT_H

@@ -2,8 +2,9 @@
  *
  * main() builds one server_t and hands it to every subsystem; command
  * handlers reach it through c->srv and their database through c->db.  This
- * header holds only the shared state and the process-level functions
- * (init, cron, shutdown); each subsystem has its own header. */
+ * header holds only the shared state and a few operations on it (server.c);
+ * it is the bottom of the server's layers (README "Layers"), so it includes
+ * only libraries and config.h.  Start-up and the cron are lifecycle.c's. */
 #ifndef RL_SERVER_H
 #define RL_SERVER_H
 
@@ -14,16 +15,17 @@
 
 #include "config.h"
 #include "dict.h"
+#include "hashtable.h"
 #include "object.h"
 #include "sds.h"
+#include "version.h"
 #include "zmalloc.h"
 
-#define RL_VERSION "0.1.0"
-#define RL_REDIS_COMPAT_VERSION "7.0.0"
 #define RL_MAX_LISTENERS 16
 
 typedef struct server server_t;
 typedef struct client client_t;
+typedef struct command command_t; /* command_def.h */
 typedef struct evloop evloop_t;
 typedef struct evloop_io evloop_io_t;
 typedef struct evloop_timer evloop_timer_t;
@@ -38,8 +40,8 @@ typedef struct defrag defrag_t;     /* defrag.c */
 typedef struct tracking tracking_t; /* tracking.c */
 
 typedef struct db {
-    dict *keys;    /* sds key (embedded) -> robj value */
-    dict *expires; /* sds key (borrowed from keys) -> int64 ms */
+    ht *keys;    /* every key: db_entry pointers (db_entry.h) */
+    ht *expires; /* the same entries, for the keys with a TTL */
     int id;
     unsigned long expire_cursor; /* active expiry resumes here */
     long long avg_ttl;           /* ms, running estimate for INFO keyspace */
@@ -124,19 +126,21 @@ struct server {
     bool active_expire_off; /* debug.c: DEBUG SET-ACTIVE-EXPIRE 0 stops the expiry cycle */
     int exit_code;
     pid_t pid;
-    long long dirty;             /* changes since last save (for INFO) */
-    long long lastsave;          /* unix seconds */
-    struct persist *persist;     /* persist.c: RDB/AOF state, the forked child */
-    struct scripting *scripting; /* script.c: Lua states, cached scripts, the running script */
-    struct repl *repl;           /* repl_*.c: replication state (repl_state.h) */
-    struct propagate *propagate; /* propagate.c: the one write stream to the AOF and replicas */
-    struct acl *acl;             /* acl.c: users, the default user, the ACL log */
+    long long dirty;                                 /* changes since last save (for INFO) */
+    long long lastsave;                              /* unix seconds */
+    struct persist *persist;                         /* persist.c: RDB/AOF state, the forked child */
+    struct scripting *scripting;                     /* script.c: Lua states, cached scripts, the running script */
+    struct repl *repl;                               /* repl_*.c: replication state (repl_state.h) */
+    struct propagate *propagate;                     /* propagate.c: the one write stream to the AOF and replicas */
+    struct acl *acl;                                 /* acl.c: users, the default user, the ACL log */
+    const struct conn_hooks *conn_hooks;             /* conn.c calls the layers above through these (hooks.c) */
+    const struct dispatch_hooks *dispatch_hooks;     /* commands_call/_process reach dispatch.c (hooks.c) */
+    const struct keyspace_hooks *keyspace_hooks;     /* keyspace.c tells the layers above about key changes (hooks.c) */
+    const struct durability_hooks *durability_hooks; /* rdb, aof, repl: functions, AOF MULTI, FAILOVER (hooks.c) */
 };
 
-bool server_init(server_t *srv);
-bool server_listen(server_t *srv);
-void server_run(server_t *srv);
-void server_free(server_t *srv);
+/* server.c: operations on the state that any layer may call.  The
+ * process-level functions (init, run, free) are lifecycle.h's. */
 /* Stop after the current iteration; the main loop then exits cleanly. */
 void server_request_shutdown(server_t *srv);
 void server_update_clock(server_t *srv);

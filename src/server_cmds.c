@@ -14,7 +14,6 @@
 #include "defrag.h"
 #include "info.h"
 #include "lazyfree.h"
-#include "keyspace.h"
 #include "log.h"
 #include "persist.h"
 #include "reply.h"
@@ -112,14 +111,14 @@ static void cmd_config_set(client_t *c) {
         }
     }
     for (int j = 2; j < c->argc; j += 2) {
-        if (config_check(c->srv, c->argv[j]->ptr, c->argv[j + 1]->ptr, &err) != 0) {
+        if (config_check(&c->srv->cfg, c->argv[j]->ptr, c->argv[j + 1]->ptr, &err) != 0) {
             reply_config_set_error(c, c->argv[j]->ptr, err);
             return;
         }
     }
     for (int j = 2; j < c->argc; j += 2) {
         const char *name = c->argv[j]->ptr;
-        int rc = config_set(c->srv, name, c->argv[j + 1]->ptr, &err);
+        int rc = config_set(&c->srv->cfg, name, c->argv[j + 1]->ptr, &err);
         rl_assert(rc == 0); /* checked above */
         (void)rc;
         config_apply(c->srv, name);

@@ -1,5 +1,5 @@
 /* server_main.c: main() of redis-like-server: command line, config, and the
- * server's life from init to exit.  Kept apart from server.c so the server
+ * server's life from init to exit.  Kept apart from lifecycle.c so the server
  * library (libredislike.a) can be linked into unit tests without a main. */
 #include <limits.h>
 #include <stdio.h>
@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "server.h"
+#include "lifecycle.h"
 #include "sizehist.h"
 
 static void usage(void) {

@@ -1,6 +1,6 @@
 /* slowlog.h: the slow log (SLOWLOG GET/LEN/RESET/HELP).
  *
- * commands.c calls slowlog_record() after each executed command with its
+ * dispatch.c calls slowlog_record() after each executed command with its
  * duration; commands slower than slowlog-log-slower-than microseconds (-1:
  * never, 0: all) are kept, newest first, up to slowlog-max-len entries.
  * An entry is what Redis shows: id, unix time, duration (us), the argv
@@ -17,6 +17,5 @@ slowlog_t *slowlog_create(void);
 void slowlog_free(slowlog_t *sl);
 void slowlog_record(client_t *c, long long duration_us);
 
-extern command_t slowlog_commands[];
 
 #endif

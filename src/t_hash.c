@@ -3,8 +3,9 @@
  * Two encodings.  LISTPACK: one listpack of field, value, field, value ...
  * in insertion order, used while the hash has at most
  * hash-max-listpack-entries fields and no field or value longer than
- * hash-max-listpack-value bytes.  HT: a dict whose keys (fields) are
- * embedded in the entries and whose values are sds.  A hash only ever goes
+ * hash-max-listpack-value bytes.  HT: a hashtable (lib/hashtable.h) of
+ * field entries, one allocation per field holding the field and its value
+ * (see "field entries" below).  A hash only ever goes
  * from listpack to hashtable (never back), as in Redis.
  * Callers: the command table (commands.c) and obj_mem_usage/obj_decref via
  * the ops registered from commands_init() (hash_type_ops).  Writes publish
@@ -16,6 +17,7 @@
 
 #include "commands.h"
 #include "dict.h"
+#include "hashtable.h"
 #include "keyspace.h"
 #include "listpack.h"
 #include "notify.h"
@@ -25,8 +27,45 @@
 #include "util.h"
 #include "zmalloc.h"
 
-/* Fields are embedded in the entries; values are owned sds. */
-static dict_type hash_dict_type = {dict_sds_hash, dict_sds_eq, NULL, NULL, dict_sds_free, true};
+/* ------------------------------------------------------------ field entries
+ *
+ * One block per field: [field sds][1 byte: value header length][value sds].
+ * The table stores the field sds itself (its own key), so a lookup hashes
+ * and compares it directly; the value sits right behind it.  Setting a new
+ * value builds a new block and swaps the table slot. */
+
+static sds hf_new(const char *f, size_t flen, const char *v, size_t vlen) {
+    char *block = zmalloc(sds_embed_size(flen) + 1 + sds_embed_size(vlen));
+    sds field = sds_embed(block, f, flen);
+    char *vh = field + flen + 1;
+    sds value = sds_embed(vh + 1, v, vlen);
+    vh[0] = (char)(value - (vh + 1));
+    return field;
+}
+
+static sds hf_value(const void *field) {
+    const char *vh = (const char *)field + sds_len((sds)field) + 1;
+    return (sds)(vh + 1 + (uint8_t)vh[0]);
+}
+
+static void hf_free(void *field) { zfree((char *)field - sds_hdr_len(field)); }
+static size_t hf_bytes(const void *field) { return zmalloc_size((const char *)field - sds_hdr_len((sds)field)); }
+
+static const ht_type hash_ht_type = {NULL, dict_sds_hash, dict_sds_eq, hf_free};
+
+/* Set field f to v in a hashtable hash; true when the field was new. */
+static bool hash_ht_set(ht *t, const char *f, size_t flen, const char *v, size_t vlen) {
+    sds nf = hf_new(f, flen, v, vlen);
+    ht_position pos;
+    void *old;
+    if (ht_find_position_for_insert(t, nf, &pos, &old)) {
+        ht_insert_at_position(t, &pos, nf);
+        return true;
+    }
+    ht_replace_entry(t, old, nf);
+    hf_free(old);
+    return false;
+}
 
 /* ------------------------------------------------------------ the type */
 
@@ -38,22 +77,20 @@ static robj *hash_create(void) {
 
 static unsigned long hash_len(const robj *o) {
     if (o->encoding == OBJ_ENCODING_LISTPACK) return lp_length(o->ptr) / 2;
-    return dict_size((const dict *)o->ptr);
+    return ht_size((const ht *)o->ptr);
 }
 
-static void hash_convert_to_dict(robj *o) {
+static void hash_convert_to_ht(robj *o) {
     if (o->encoding != OBJ_ENCODING_LISTPACK) return;
     unsigned char *lp = o->ptr;
-    dict *d = dict_create(&hash_dict_type);
-    dict_expand(d, lp_length(lp) / 2);
+    ht *d = ht_create(&hash_ht_type);
+    ht_expand(d, lp_length(lp) / 2);
     char fbuf[LP_INTBUF_SIZE], vbuf[LP_INTBUF_SIZE];
     for (unsigned char *p = lp_first(lp); p; p = lp_next(lp, lp_next(lp, p))) {
         size_t flen, vlen;
         const unsigned char *f = lp_get_str(p, &flen, fbuf);
         const unsigned char *v = lp_get_str(lp_next(lp, p), &vlen, vbuf);
-        sds key = sds_newlen(f, flen);
-        dict_add(d, key, sds_newlen(v, vlen)); /* the key is copied in */
-        sds_free(key);
+        hash_ht_set(d, (const char *)f, flen, (const char *)v, vlen);
     }
     lp_free(lp);
     o->ptr = d;
@@ -69,11 +106,11 @@ static void hash_try_convert_args(client_t *c, robj *o, int first, int last) {
         size_t len = sds_len(c->argv[j]->ptr);
         total += len;
         if ((long long)len > c->srv->cfg.hash_max_listpack_value) {
-            hash_convert_to_dict(o);
+            hash_convert_to_ht(o);
             return;
         }
     }
-    if (!lp_safe_to_add(o->ptr, total)) hash_convert_to_dict(o);
+    if (!lp_safe_to_add(o->ptr, total)) hash_convert_to_ht(o);
 }
 
 /* Field entry of a listpack hash, or NULL. */
@@ -91,15 +128,43 @@ static const char *hash_get(robj *o, const char *f, size_t flen, size_t *vlen, c
         return (const char *)lp_get_str(lp_next(o->ptr, p), vlen, buf);
     }
     sds key = sds_newlen(f, flen);
-    sds v = dict_fetch_value(o->ptr, key);
+    void *field;
+    bool found = ht_find(o->ptr, key, &field);
     sds_free(key);
-    if (!v) return NULL;
+    if (!found) return NULL;
+    sds v = hf_value(field);
     *vlen = sds_len(v);
     return v;
 }
 
 const char *hash_type_get(robj *h, const char *f, size_t flen, size_t *vlen, char *buf) {
     return hash_get(h, f, flen, vlen, buf);
+}
+
+robj *hash_type_create_ht(size_t expected) {
+    ht *t = ht_create(&hash_ht_type);
+    if (expected) ht_expand(t, expected);
+    robj *o = obj_create(OBJ_HASH, t);
+    o->encoding = OBJ_ENCODING_HT;
+    return o;
+}
+
+bool hash_type_ht_add(robj *h, const char *f, size_t flen, const char *v, size_t vlen) {
+    sds nf = hf_new(f, flen, v, vlen);
+    if (ht_add(h->ptr, nf)) return true;
+    hf_free(nf);
+    return false;
+}
+
+void hash_type_ht_foreach(robj *h, hash_pair_fn *fn, void *arg) {
+    ht_iter it;
+    void *f;
+    ht_iter_init(&it, h->ptr, false);
+    while (ht_next(&it, &f)) {
+        sds v = hf_value(f);
+        fn(arg, f, sds_len((sds)f), v, sds_len(v));
+    }
+    ht_iter_release(&it);
 }
 
 static bool hash_exists(robj *o, sds f) {
@@ -109,12 +174,12 @@ static bool hash_exists(robj *o, sds f) {
 }
 
 /* Set field f to v (both borrowed).  Returns true when the field was new.
- * Converts to a dict when either is too long or the listpack grows past
+ * Converts to a hashtable when either is too long or the listpack grows past
  * the entry limit. */
 static bool hash_set(client_t *c, robj *o, const char *f, size_t flen, const char *v, size_t vlen) {
     long long maxv = c->srv->cfg.hash_max_listpack_value;
     if (o->encoding == OBJ_ENCODING_LISTPACK && ((long long)flen > maxv || (long long)vlen > maxv))
-        hash_convert_to_dict(o); /* e.g. a counter that grew long */
+        hash_convert_to_ht(o); /* e.g. a counter that grew long */
     if (o->encoding == OBJ_ENCODING_LISTPACK) {
         unsigned char *lp = o->ptr;
         unsigned char *p = lp_hash_find(lp, f, flen);
@@ -125,19 +190,10 @@ static bool hash_set(client_t *c, robj *o, const char *f, size_t flen, const cha
         }
         lp = lp_append(lp, f, flen);
         o->ptr = lp_append(lp, v, vlen);
-        if ((long long)hash_len(o) > c->srv->cfg.hash_max_listpack_entries) hash_convert_to_dict(o);
+        if ((long long)hash_len(o) > c->srv->cfg.hash_max_listpack_entries) hash_convert_to_ht(o);
         return true;
     }
-    sds key = sds_newlen(f, flen);
-    dict_entry *existing;
-    dict_entry *de = dict_add_raw(o->ptr, key, &existing);
-    sds_free(key);
-    if (de) {
-        de->v.ptr = sds_newlen(v, vlen);
-        return true;
-    }
-    dict_set_val(o->ptr, existing, sds_newlen(v, vlen));
-    return false;
+    return hash_ht_set(o->ptr, f, flen, v, vlen);
 }
 
 static bool hash_delete(robj *o, sds f) {
@@ -147,9 +203,7 @@ static bool hash_delete(robj *o, sds f) {
         o->ptr = lp_delete_range_at(o->ptr, &p, 2);
         return true;
     }
-    if (dict_delete(o->ptr, f) != DICT_OK) return false;
-    dict_shrink_if_needed(o->ptr);
-    return true;
+    return ht_delete(o->ptr, f); /* shrinks by itself */
 }
 
 /* Walks field/value pairs of either encoding.  Safe iteration is not
@@ -157,8 +211,8 @@ static bool hash_delete(robj *o, sds f) {
 typedef struct hash_iter {
     robj *o;
     unsigned char *fp; /* listpack: current field entry */
-    dict_iter di;
-    dict_entry *de;
+    ht_iter hi;
+    void *de; /* hashtable: current field entry */
     char fbuf[LP_INTBUF_SIZE], vbuf[LP_INTBUF_SIZE];
 } hash_iter_t;
 
@@ -166,7 +220,7 @@ static void hash_iter_init(hash_iter_t *it, robj *o) {
     it->o = o;
     it->fp = NULL;
     it->de = NULL;
-    if (o->encoding == OBJ_ENCODING_HT) dict_iter_init(&it->di, o->ptr, false);
+    if (o->encoding == OBJ_ENCODING_HT) ht_iter_init(&it->hi, o->ptr, false);
 }
 
 static bool hash_iter_next(hash_iter_t *it) {
@@ -175,13 +229,12 @@ static bool hash_iter_next(hash_iter_t *it) {
         it->fp = it->fp ? lp_next(lp, lp_next(lp, it->fp)) : lp_first(lp);
         return it->fp != NULL;
     }
-    it->de = dict_next(&it->di);
-    return it->de != NULL;
+    return ht_next(&it->hi, &it->de);
 }
 
 static const char *hash_iter_field(hash_iter_t *it, size_t *len) {
     if (it->o->encoding == OBJ_ENCODING_LISTPACK) return (const char *)lp_get_str(it->fp, len, it->fbuf);
-    sds k = dict_get_key(it->o->ptr, it->de);
+    sds k = it->de;
     *len = sds_len(k);
     return k;
 }
@@ -189,27 +242,35 @@ static const char *hash_iter_field(hash_iter_t *it, size_t *len) {
 static const char *hash_iter_value(hash_iter_t *it, size_t *len) {
     if (it->o->encoding == OBJ_ENCODING_LISTPACK)
         return (const char *)lp_get_str(lp_next(it->o->ptr, it->fp), len, it->vbuf);
-    sds v = dict_get_val(it->de);
+    sds v = hf_value(it->de);
     *len = sds_len(v);
     return v;
 }
 
 static void hash_iter_release(hash_iter_t *it) {
-    if (it->o->encoding == OBJ_ENCODING_HT) dict_iter_release(&it->di);
+    if (it->o->encoding == OBJ_ENCODING_HT) ht_iter_release(&it->hi);
 }
 
 static void hash_free_value(robj *o) {
     if (o->encoding == OBJ_ENCODING_LISTPACK) lp_free(o->ptr);
-    else dict_release(o->ptr);
+    else ht_release(o->ptr);
 }
 
-static size_t hash_value_bytes(const dict_entry *de) { return sds_alloc_size(dict_get_val(de)); }
-
-/* Listpack: its buffer.  Dict: table plus sampled entries (embedded field)
- * and values, scaled to the whole; samples == 0 walks everything. */
+/* Listpack: its buffer.  Hashtable: the table plus the field blocks
+ * measured on up to samples of them (0: all), scaled to the whole. */
 static size_t hash_mem_usage(robj *o, size_t samples) {
     if (o->encoding == OBJ_ENCODING_LISTPACK) return lp_mem_usage(o->ptr);
-    return dict_mem_usage_sampled(o->ptr, samples, hash_value_bytes);
+    ht *t = o->ptr;
+    size_t n = ht_mem_usage(t), seen = 0, bytes = 0;
+    ht_iter it;
+    void *f;
+    ht_iter_init(&it, t, false);
+    while ((samples == 0 || seen < samples) && ht_next(&it, &f)) {
+        bytes += hf_bytes(f);
+        seen++;
+    }
+    ht_iter_release(&it);
+    return seen ? n + (size_t)((double)bytes / (double)seen * (double)ht_size(t)) : n;
 }
 
 /* Registered by commands_init(). */
@@ -455,7 +516,7 @@ static void hash_iter_random(hash_iter_t *it, robj *o) {
     if (o->encoding == OBJ_ENCODING_LISTPACK) {
         it->fp = lp_seek(o->ptr, (long)(2 * util_random_below(hash_len(o))));
     } else {
-        it->de = dict_random_entry(o->ptr);
+        ht_random_entry(o->ptr, &it->de);
     }
 }
 
@@ -476,26 +537,27 @@ static void hrandfield_distinct(client_t *c, robj *o, unsigned long count, bool 
 }
 
 /* count pairs drawn uniformly with repetitions from a hashtable hash:
- * many draws index every entry once, a few use dict_fair_random_entry
- * (dict_random_entry favours entries in short chains). */
+ * many draws index every entry once, a few use ht_random_entry (also
+ * uniform, but a probe per draw). */
 static void hrandfield_repeats_ht(client_t *c, robj *o, unsigned long count, bool withvalues) {
-    dict *d = o->ptr;
-    size_t n = dict_size(d);
-    dict_entry **all = NULL;
+    ht *d = o->ptr;
+    size_t n = ht_size(d);
+    void **all = NULL;
     if (count >= n / 4) {
-        all = zmalloc(n * sizeof(dict_entry *));
+        all = zmalloc(n * sizeof(void *));
         size_t i = 0;
-        dict_iter di;
-        dict_entry *de;
-        dict_iter_init(&di, d, false);
-        while ((de = dict_next(&di))) all[i++] = de;
-        dict_iter_release(&di);
+        ht_iter hi;
+        ht_iter_init(&hi, d, false);
+        while (ht_next(&hi, &all[i])) i++;
+        ht_iter_release(&hi);
     }
     while (count--) {
         hash_iter_t it;
         hash_iter_init(&it, o);
-        it.de = all ? all[util_random_below(n)] : dict_fair_random_entry(d);
+        if (all) it.de = all[util_random_below(n)];
+        else ht_random_entry(d, &it.de);
         reply_pair(c, &it, withvalues);
+        hash_iter_release(&it);
     }
     zfree(all);
 }
@@ -569,15 +631,20 @@ static bool hscan_next(void *state, const char **s, size_t *len) {
 
 /* Flat field/value pairs in every protocol, as Redis. */
 static long hscan_emit(client_t *c, void *state, dict_entry *de, const char *f, size_t flen) {
+    (void)de;
     reply_bulk(c, f, flen);
-    if (de) {
-        sds v = dict_get_val(de);
-        reply_bulk(c, v, sds_len(v));
-    } else {
-        size_t vlen;
-        const char *v = hash_iter_value(state, &vlen);
-        reply_bulk(c, v, vlen);
-    }
+    size_t vlen;
+    const char *v = hash_iter_value(state, &vlen);
+    reply_bulk(c, v, vlen);
+    return 2;
+}
+
+static sds hscan_field_name(void *entry) { return entry; }
+
+static long hscan_emit_entry(client_t *c, void *entry) {
+    sds v = hf_value(entry);
+    reply_bulk(c, entry, sds_len((sds)entry));
+    reply_bulk(c, v, sds_len(v));
     return 2;
 }
 
@@ -598,7 +665,9 @@ static void cmd_hscan(client_t *c) {
         scan_reply(c, &a, &src);
         hash_iter_release(&it);
     } else {
-        src.d = o->ptr;
+        src.t = o->ptr;
+        src.t_name = hscan_field_name;
+        src.t_emit = hscan_emit_entry;
         scan_reply(c, &a, &src);
     }
 }

@@ -5,7 +5,8 @@
  *   INTSET   every member a canonical integer, at most set-max-intset-entries;
  *   LISTPACK at most set-max-listpack-entries members of at most
  *            set-max-listpack-value bytes, in insertion order;
- *   HT       a dict with the members embedded in the entries (no values).
+ *   HT       a hashtable (lib/hashtable.h) whose entries are the members'
+ *            sds strings themselves: one allocation and one slot each.
  * A set moves intset -> listpack (a non-integer arrives while it is small)
  * or -> hashtable (too many members / too long), never back.  Set algebra
  * (SINTER, SUNION, SDIFF and their STORE forms) builds its result as a new
@@ -20,6 +21,7 @@
 
 #include "commands.h"
 #include "dict.h"
+#include "hashtable.h"
 #include "intset.h"
 #include "keyspace.h"
 #include "listpack.h"
@@ -32,9 +34,39 @@
 
 /* ------------------------------------------------------------ the type */
 
-static dict_type set_dict_type = {dict_sds_hash, dict_sds_eq, NULL, NULL, NULL, true};
-/* Borrowed member pointers, for "seen" bookkeeping during sampling. */
-static dict_type set_seen_type = {dict_sds_hash, dict_sds_eq, NULL, NULL, NULL, false};
+static const ht_type set_ht_type = {NULL, dict_sds_hash, dict_sds_eq, dict_sds_free};
+
+/* Borrowed member pointers compared by address, for "seen" bookkeeping
+ * during sampling. */
+static uint64_t hash_ptr(const void *p) {
+    uint64_t x = (uint64_t)(uintptr_t)p;
+    x ^= x >> 31;
+    x *= 0x7fb5d329728ea185ULL;
+    x ^= x >> 27;
+    x *= 0x81dadef4bc2dd44dULL;
+    return x ^ (x >> 33);
+}
+static const ht_type set_seen_type = {NULL, hash_ptr, NULL, NULL};
+
+static robj *set_create_ht(size_t expected) {
+    ht *t = ht_create(&set_ht_type);
+    if (expected) ht_expand(t, expected);
+    robj *o = obj_create(OBJ_SET, t);
+    o->encoding = OBJ_ENCODING_HT;
+    return o;
+}
+
+/* Add a member to a hashtable set; true when it was new. */
+static bool set_ht_add(ht *t, const char *s, size_t len) {
+    sds k = sds_newlen(s, len);
+    ht_position pos;
+    if (!ht_find_position_for_insert(t, k, &pos, NULL)) {
+        sds_free(k);
+        return false;
+    }
+    ht_insert_at_position(t, &pos, k);
+    return true;
+}
 
 typedef struct set_limits {
     long long intset_entries, lp_entries, lp_value;
@@ -64,16 +96,14 @@ static robj *set_create_for(const set_limits_t *l, const char *s, size_t len) {
     long long v;
     if (util_str2ll(s, len, &v) && l->intset_entries >= 1) return set_create_intset();
     if (l->lp_entries >= 1 && (long long)len <= l->lp_value) return set_create_listpack();
-    robj *o = obj_create(OBJ_SET, dict_create(&set_dict_type));
-    o->encoding = OBJ_ENCODING_HT;
-    return o;
+    return set_create_ht(0);
 }
 
 static unsigned long set_size(const robj *o) {
     switch (o->encoding) {
         case OBJ_ENCODING_INTSET: return intset_len(o->ptr);
         case OBJ_ENCODING_LISTPACK: return lp_length(o->ptr);
-        default: return dict_size((const dict *)o->ptr);
+        default: return ht_size((const ht *)o->ptr);
     }
 }
 
@@ -83,7 +113,7 @@ typedef struct set_iter {
     robj *o;
     uint32_t ipos;    /* intset: next position */
     unsigned char *p; /* listpack: current entry */
-    dict_iter di;
+    ht_iter hi;
     char buf[LP_INTBUF_SIZE];
 } set_iter_t;
 
@@ -91,7 +121,7 @@ static void set_iter_init(set_iter_t *it, robj *o) {
     it->o = o;
     it->ipos = 0;
     it->p = NULL;
-    if (o->encoding == OBJ_ENCODING_HT) dict_iter_init(&it->di, o->ptr, false);
+    if (o->encoding == OBJ_ENCODING_HT) ht_iter_init(&it->hi, o->ptr, false);
 }
 
 static const char *set_iter_next(set_iter_t *it, size_t *len) {
@@ -106,15 +136,14 @@ static const char *set_iter_next(set_iter_t *it, size_t *len) {
         it->p = it->p ? lp_next(o->ptr, it->p) : lp_first(o->ptr);
         return it->p ? (const char *)lp_get_str(it->p, len, it->buf) : NULL;
     }
-    dict_entry *de = dict_next(&it->di);
-    if (!de) return NULL;
-    sds k = dict_get_key(o->ptr, de);
+    void *k;
+    if (!ht_next(&it->hi, &k)) return NULL;
     *len = sds_len(k);
     return k;
 }
 
 static void set_iter_release(set_iter_t *it) {
-    if (it->o->encoding == OBJ_ENCODING_HT) dict_iter_release(&it->di);
+    if (it->o->encoding == OBJ_ENCODING_HT) ht_iter_release(&it->hi);
 }
 
 static void set_convert(robj *o, int encoding) {
@@ -124,8 +153,8 @@ static void set_convert(robj *o, int encoding) {
     if (encoding == OBJ_ENCODING_LISTPACK) {
         to = lp_new();
     } else {
-        to = dict_create(&set_dict_type);
-        dict_expand(to, n);
+        to = ht_create(&set_ht_type);
+        ht_expand(to, n);
     }
     set_iter_t it;
     set_iter_init(&it, o);
@@ -135,9 +164,7 @@ static void set_convert(robj *o, int encoding) {
         if (encoding == OBJ_ENCODING_LISTPACK) {
             to = lp_append(to, s, len);
         } else {
-            sds k = sds_newlen(s, len);
-            dict_add(to, k, NULL);
-            sds_free(k);
+            set_ht_add(to, s, len);
         }
     }
     set_iter_release(&it);
@@ -157,7 +184,7 @@ static bool set_is_member(robj *o, const char *s, size_t len) {
         return p && lp_find(o->ptr, p, s, len, 0);
     }
     sds k = sds_newlen(s, len);
-    bool found = dict_find(o->ptr, k) != NULL;
+    bool found = ht_find(o->ptr, k, NULL);
     sds_free(k);
     return found;
 }
@@ -185,10 +212,7 @@ static bool set_add(const set_limits_t *l, robj *o, const char *s, size_t len) {
         }
         set_convert(o, OBJ_ENCODING_HT);
     }
-    sds k = sds_newlen(s, len);
-    bool added = dict_add(o->ptr, k, NULL) == DICT_OK;
-    sds_free(k);
-    return added;
+    return set_ht_add(o->ptr, s, len);
 }
 
 static bool set_remove(robj *o, const char *s, size_t len) {
@@ -206,9 +230,8 @@ static bool set_remove(robj *o, const char *s, size_t len) {
         return true;
     }
     sds k = sds_newlen(s, len);
-    bool removed = dict_delete(o->ptr, k) == DICT_OK;
+    bool removed = ht_delete(o->ptr, k); /* shrinks by itself */
     sds_free(k);
-    if (removed) dict_shrink_if_needed(o->ptr);
     return removed;
 }
 
@@ -222,20 +245,33 @@ static sds set_random_member(robj *o) {
         const unsigned char *s = lp_get_str(p, &len, buf);
         return sds_newlen(s, len);
     }
-    dict_entry *de = dict_random_entry(o->ptr);
-    return sds_dup(dict_get_key(o->ptr, de));
+    void *k;
+    ht_random_entry(o->ptr, &k);
+    return sds_dup(k);
 }
 
 static void set_free_value(robj *o) {
     if (o->encoding == OBJ_ENCODING_INTSET) intset_free(o->ptr);
     else if (o->encoding == OBJ_ENCODING_LISTPACK) lp_free(o->ptr);
-    else dict_release(o->ptr);
+    else ht_release(o->ptr);
 }
 
 static size_t set_mem_usage(robj *o, size_t samples) {
     if (o->encoding == OBJ_ENCODING_INTSET) return intset_mem_usage(o->ptr);
     if (o->encoding == OBJ_ENCODING_LISTPACK) return lp_mem_usage(o->ptr);
-    return dict_mem_usage_sampled(o->ptr, samples, NULL); /* members are embedded */
+    /* The table, plus the member strings measured on up to samples of
+     * them (0: all) and scaled to the whole set. */
+    ht *t = o->ptr;
+    size_t n = ht_mem_usage(t), seen = 0, bytes = 0;
+    ht_iter it;
+    void *k;
+    ht_iter_init(&it, t, false);
+    while ((samples == 0 || seen < samples) && ht_next(&it, &k)) {
+        bytes += sds_alloc_size(k);
+        seen++;
+    }
+    ht_iter_release(&it);
+    return seen ? n + (size_t)((double)bytes / (double)seen * (double)ht_size(t)) : n;
 }
 
 /* Registered by commands_init(). */
@@ -422,34 +458,35 @@ static void cmd_spop(client_t *c) {
  * repeats, while count is small against the size (expected draws stay
  * below 1.5 * count). */
 static void srandmember_sparse(client_t *c, robj *o, unsigned long count) {
-    dict *seen = dict_create(&set_seen_type);
-    while (dict_size(seen) < count) {
-        dict_entry *de = dict_random_entry(o->ptr);
-        sds k = dict_get_key(o->ptr, de);
-        if (dict_add(seen, k, NULL) == DICT_OK) reply_bulk(c, k, sds_len(k));
+    ht *seen = ht_create(&set_seen_type);
+    while (ht_size(seen) < count) {
+        void *k;
+        ht_random_entry(o->ptr, &k);
+        if (ht_add(seen, k)) reply_bulk(c, k, sds_len(k));
     }
-    dict_release(seen);
+    ht_release(seen);
 }
 
 /* count members drawn uniformly with repetitions from a hashtable set:
  * many draws index every member once and pick from the index; a few use
- * dict_fair_random_entry (dict_random_entry favours short chains). */
-static void srandmember_repeats_ht(client_t *c, dict *d, unsigned long count) {
-    size_t n = dict_size(d);
+ * ht_random_entry (uniform). */
+static void srandmember_repeats_ht(client_t *c, ht *d, unsigned long count) {
+    size_t n = ht_size(d);
     if (count < n / 4) {
         while (count--) {
-            sds k = dict_get_key(d, dict_fair_random_entry(d));
+            void *k;
+            ht_random_entry(d, &k);
             reply_bulk(c, k, sds_len(k));
         }
         return;
     }
     sds *all = zmalloc(n * sizeof(sds));
     size_t i = 0;
-    dict_iter it;
-    dict_entry *de;
-    dict_iter_init(&it, d, false);
-    while ((de = dict_next(&it))) all[i++] = dict_get_key(d, de);
-    dict_iter_release(&it);
+    ht_iter it;
+    void *k;
+    ht_iter_init(&it, d, false);
+    while (ht_next(&it, &k)) all[i++] = k;
+    ht_iter_release(&it);
     while (count--) {
         sds k = all[util_random_below(n)];
         reply_bulk(c, k, sds_len(k));
@@ -676,6 +713,8 @@ static long sscan_emit(client_t *c, void *state, dict_entry *de, const char *m, 
     return 1;
 }
 
+static sds sscan_member_name(void *entry) { return entry; }
+
 static void cmd_sscan(client_t *c) {
     scan_args_t a;
     if (!scan_args_parse_or_reply(c, 2, false, &a)) return;
@@ -693,7 +732,8 @@ static void cmd_sscan(client_t *c) {
         scan_reply(c, &a, &src);
         set_iter_release(&it);
     } else {
-        src.d = o->ptr;
+        src.t = o->ptr;
+        src.t_name = sscan_member_name;
         scan_reply(c, &a, &src);
     }
 }
@@ -731,4 +771,7 @@ void set_type_foreach(robj *set, set_member_fn *fn, void *arg) {
 }
 
 bool set_type_is_member(robj *set, const char *s, size_t len) { return set_is_member(set, s, len); }
+
+robj *set_type_create_ht(size_t expected) { return set_create_ht(expected); }
+bool set_type_ht_add(robj *set, const char *s, size_t len) { return set_ht_add(set->ptr, s, len); }
 unsigned long set_type_size(const robj *set) { return set_size(set); }

@@ -13,5 +13,9 @@ typedef void set_member_fn(void *arg, const char *s, size_t len);
 void set_type_foreach(robj *set, set_member_fn *fn, void *arg);
 bool set_type_is_member(robj *set, const char *s, size_t len);
 unsigned long set_type_size(const robj *set);
+/* RDB loading: an empty hashtable-encoded set presized for expected
+ * members, and adding a member (copied) to it; false if already there. */
+robj *set_type_create_ht(size_t expected);
+bool set_type_ht_add(robj *set, const char *s, size_t len);
 
 #endif

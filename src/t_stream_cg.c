@@ -11,7 +11,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include "blocking.h"
 #include "commands.h"
 #include "keyspace.h"
 #include "notify.h"

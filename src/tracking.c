@@ -24,7 +24,6 @@
 #include "command_meta.h"
 #include "commands.h"
 #include "dict.h"
-#include "pubsub.h"
 #include "reply.h"
 #include "zmalloc.h"
 

@@ -7,7 +7,7 @@
  * instead subscribe to key prefixes and get every changed key under them,
  * batched at before-sleep.  Invalidations are RESP3 pushes, or Pub/Sub
  * messages on __redis__:invalidate for a RESP2 client that redirects to a
- * subscribed connection.  commands.c, keyspace.c, conn.c and the flush
+ * subscribed connection.  dispatch.c, keyspace.c, conn.c and the flush
  * commands call in; this module never touches sockets or the keyspace. */
 #ifndef RL_TRACKING_H
 #define RL_TRACKING_H
@@ -21,10 +21,10 @@ typedef struct tracking tracking_t;
 tracking_t *tracking_create(void);
 void tracking_free(tracking_t *t);
 
-/* After a command ran (commands.c): remember the keys a read-only command
+/* After a command ran (dispatch.c): remember the keys a read-only command
  * read, for a tracking client not in BCAST mode. */
 void tracking_after_command(client_t *c, const command_t *cmd);
-/* Between commands (commands.c): CLIENT CACHING applies to the next
+/* Between commands (dispatch.c): CLIENT CACHING applies to the next
  * command only (or to a whole MULTI ... EXEC). */
 void tracking_command_done(client_t *c, const command_t *cmd);
 /* The outermost command finished: send the invalidations for keys the

@@ -21,6 +21,7 @@
 #include "blocking.h"
 #include "commands.h"
 #include "evict.h"
+#include "hooks.h"
 #include "keyspace.h"
 #include "latency.h"
 #include "lazyfree.h"
@@ -61,6 +62,7 @@ static void setup(void) {
     if (done) return;
     done = 1;
     config_init_defaults(&srv.cfg);
+    hooks_register(&srv); /* EXEC and keyspace changes reach the layers above through these */
     srv.cfg.aof_load_truncated = false;
     log_set_level(LL_WARNING + 1); /* the loader's warnings would drown libFuzzer's output */
     srv.stats.errors = dict_create(&error_stats_type);

@@ -37,7 +37,7 @@ static void set_back(void *arg, const char *name, const char *value) {
     (void)arg;
     if (!bare(value)) return;
     const char *err = NULL;
-    if (config_set(&srv, name, value, &err) != 0) {
+    if (config_set(&srv.cfg, name, value, &err) != 0) {
         if (!strcmp(err, "can't set immutable config")) return;
         __builtin_trap(); /* CONFIG GET's text refused by CONFIG SET */
     }

@@ -20,6 +20,7 @@
 
 #include "commands.h"
 #include "crc64.h"
+#include "hooks.h"
 #include "keyspace.h"
 #include "log.h"
 #include "rdb.h"
@@ -33,6 +34,7 @@ static void setup(void) {
     if (done) return;
     done = 1;
     config_init_defaults(&srv.cfg);
+    hooks_register(&srv);          /* keyspace.c tells the layers above through these */
     log_set_level(LL_WARNING + 1); /* the loader's warnings would drown libFuzzer's output */
     obj_create_shared();
     db_init_all(&srv);

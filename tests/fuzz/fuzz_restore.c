@@ -18,6 +18,7 @@
 #include "conn.h"
 #include "crc64.h"
 #include "dump.h"
+#include "hooks.h"
 #include "keyspace.h"
 #include "rdb.h"
 #include "server.h"
@@ -30,6 +31,7 @@ static void setup(void) {
     if (done) return;
     done = 1;
     config_init_defaults(&srv.cfg);
+    hooks_register(&srv); /* keyspace.c tells the layers above through these */
     caller.srv = &srv;
     obj_create_shared();
     db_init_all(&srv);

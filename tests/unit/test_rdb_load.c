@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "hooks.h"
 #include "keyspace.h"
 #include "rdb.h"
 #include "test_help.h"
@@ -68,6 +69,7 @@ static void build(img_t *m, unsigned resize_hint_32bit, bool huge_hint) {
 static server_t *new_server(void) {
     server_t *srv = zcalloc(sizeof(*srv));
     config_init_defaults(&srv->cfg);
+    hooks_register(srv); /* keyspace.c tells the layers above through these */
     db_init_all(srv);
     commands_init(srv);
     return srv;

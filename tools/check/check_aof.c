@@ -13,6 +13,7 @@
 
 #include "aof.h"
 #include "commands.h"
+#include "hooks.h"
 #include "keyspace.h"
 #include "rdb.h"
 
@@ -54,12 +55,15 @@ int main(int argc, char **argv) {
     if (len >= 5 && !memcmp(buf, "REDIS", 5)) {
         static server_t srv;
         config_init_defaults(&srv.cfg);
+        hooks_register(&srv); /* the loader calls the layers above through these */
         srv.cfg.databases = 1024;
         obj_create_shared();
         db_init_all(&srv);
         commands_init(&srv);
         rdb_load_result_t res;
-        if (rdb_load_buffer(&srv, buf, len, false, 0, &res) != 0) {
+        int rc = rdb_load_buffer(&srv, buf, len, false, 0, &res);
+        db_free_all(&srv); /* only checked; see check_rdb.c */
+        if (rc != 0) {
             printf("RDB preamble of the AOF file is not valid: %s\n", res.err);
             zfree(buf);
             return 1;

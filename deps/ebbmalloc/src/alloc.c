@@ -18,7 +18,8 @@ static void *large_alloc(size_t size, size_t align) {
     }
     if (size <= EBB_LARGE_MAX && align <= EBB_LARGE_MAX / 2) {
         size_t apages = align > EBB_PAGE ? align / EBB_PAGE : 1;
-        ebb_span_t *s = _ebb_page_alloc(ebb_page_round(size) / EBB_PAGE,
+        ebb_span_t *s = _ebb_page_alloc(_ebb_tcache_arena(),
+                                        ebb_page_round(size) / EBB_PAGE,
                                         apages, EBB_SPAN_LARGE);
         if (s == NULL) {
             errno = ENOMEM;
@@ -171,7 +172,8 @@ void *ebb_defrag_alloc(size_t size) {
     if (size > EBB_SMALL_MAX)
         return ebb_fast_malloc(size);
     void *one = NULL;
-    if (_ebb_central_take(ebb_class_of(size), 1, &one) == 0) {
+    if (_ebb_central_take(_ebb_tcache_arena(), ebb_class_of(size), 1, &one) ==
+        0) {
         errno = ENOMEM;
         return NULL;
     }
@@ -187,7 +189,7 @@ void ebb_defrag_free(void *ptr) {
         return;
     }
     *(void **)ptr = NULL;
-    _ebb_central_give(cls, ptr, 1);
+    _ebb_central_give(_ebb_tcache_arena(), cls, ptr, 1);
 }
 
 int ebb_defrag_hint(const void *ptr) {

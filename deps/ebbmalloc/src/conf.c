@@ -4,7 +4,8 @@
  *   EBBMALLOC_CONF=decay_ms:5000,purge:free,tcache_bytes:262144
  * Keys: decay_ms (-1 = never purge by age), purge (dontneed|free),
  * tcache_bytes (0 disables thread caches), stats_print (true|false),
- * background_thread (true|false), thp (never|default).
+ * background_thread (true|false), thp (never|default), arenas (1..16, 0
+ * for the default of one per CPU).
  * Unknown keys and bad values are reported on stderr and ignored.
  * Called once from init.c before anything allocates, so parsing must not
  * allocate: it walks the getenv() string in place. */
@@ -21,6 +22,7 @@ ebb_conf_t _ebb_conf = {
     .stats_print = 0,
     .background_thread = 1,
     .thp = 0,
+    .arenas = 0,
 };
 
 static bool key_is(const char *k, size_t klen, const char *name) {
@@ -78,6 +80,12 @@ static bool apply(const char *k, size_t klen, const char *v, size_t vlen) {
         _ebb_conf.tcache_bytes = (size_t)n;
         return true;
     }
+    if (key_is(k, klen, "arenas")) {
+        if (!parse_long(v, vlen, &n) || n < 0 || n > EBB_MAX_ARENAS)
+            return false;
+        _ebb_conf.arenas = n;
+        return true;
+    }
     if (key_is(k, klen, "stats_print"))
         return parse_bool(v, vlen, &_ebb_conf.stats_print);
     if (key_is(k, klen, "background_thread"))
@@ -118,10 +126,10 @@ void _ebb_conf_init(void) {
 size_t _ebb_conf_describe(char *buf, size_t len) {
     int n = snprintf(buf, len,
                      "decay_ms:%ld,purge:%s,tcache_bytes:%zu,stats_print:%s,"
-                     "background_thread:%s,thp:%s",
+                     "background_thread:%s,thp:%s,arenas:%u",
                      _ebb_conf.decay_ms, _ebb_conf.purge_free ? "free" : "dontneed",
                      _ebb_conf.tcache_bytes, _ebb_conf.stats_print ? "true" : "false",
                      _ebb_conf.background_thread ? "true" : "false",
-                     _ebb_conf.thp ? "default" : "never");
+                     _ebb_conf.thp ? "default" : "never", _ebb_narenas);
     return n < 0 ? 0 : (size_t)n;
 }

@@ -12,7 +12,13 @@
  *          a slab, or a large run.  Its descriptor comes from a pool in
  *          the chunk header; span_of[] maps pages to it.
  *   slab   a span cut into blocks of one size class.
- *   tcache a thread's private free lists, one per class. */
+ *   tcache a thread's private free lists, one per class.
+ *   arena  a page supply of its own (chunks, free spans, page lock) with
+ *          its own per-class central lists; each thread is given one at its
+ *          first allocation (the least used), and a chunk, with every slab
+ *          and large run in it, belongs to one arena for its whole life.
+ *          A block freed by a thread of another arena goes back to its slab
+ *          through the slab's lock-free remote list (central.c). */
 #ifndef EBB_INTERNAL_H
 #define EBB_INTERNAL_H
 
@@ -42,6 +48,34 @@
 #define EBB_LARGE_MAX ((size_t)2 << 20)
 #define EBB_CLS_NONE 0xFF
 
+/* Arenas: at most EBB_MAX_ARENAS; how many are used is chosen at start-up
+ * (conf.c: arenas, default one per CPU). */
+#define EBB_MAX_ARENAS 16
+
+/* ---- assertions ----
+ * EBB_DEBUG (make EBB_DEBUG=n; 0 in release builds, 3 in test-sanitize and
+ * the debug stress test):
+ *   1  ebb_assert: cheap checks of a function's contract
+ *   2  ebb_assert_internal: a layer's invariants (slab counts, bucket of a
+ *      slab, the arena of a chunk), checked on every slow-path step
+ *   3  ebb_assert_expensive: the whole-heap validator ebb_check() after
+ *      every purge tick and ebb_purge
+ * A failed check writes the expression, file and line to stderr (without
+ * allocating) and aborts. */
+#ifndef EBB_DEBUG
+#define EBB_DEBUG 0
+#endif
+void _ebb_assert_fail(const char *expr, const char *file, int line)
+    __attribute__((noreturn, cold, visibility("hidden")));
+#define EBB_ASSERT_AT(level, cond)                         \
+    do {                                                   \
+        if (EBB_DEBUG >= (level) && EBB_UNLIKELY(!(cond))) \
+            _ebb_assert_fail(#cond, __FILE__, __LINE__);   \
+    } while (0)
+#define ebb_assert(cond) EBB_ASSERT_AT(1, cond)
+#define ebb_assert_internal(cond) EBB_ASSERT_AT(2, cond)
+#define ebb_assert_expensive(cond) EBB_ASSERT_AT(3, cond)
+
 /* Span states. */
 enum { EBB_SPAN_DIRTY = 1,
        EBB_SPAN_CLEAN,
@@ -57,7 +91,9 @@ enum { EBB_SPAN_DIRTY = 1,
  * descriptor below its chunk's desc_top is either a span's or on the
  * chunk's desc_free list (state 0).  For a slab: used + |free list| + (cap - bump)
  * == cap; used counts blocks handed out to threads (program, tcache or a
- * transfer stack); a slab with used == 0 is one central.c keeps empty. */
+ * transfer stack, or waiting on its remote list: those are collected into
+ * the free list by the owning arena only); a slab with used == 0 is one
+ * central.c keeps empty. */
 typedef struct ebb_span {
     struct ebb_span *next, *prev; /* free bin list / central bucket list */
     uint32_t npages;              /* length in pages */
@@ -66,11 +102,12 @@ typedef struct ebb_span {
     uint8_t cls;                  /* slab: size class; large: 0 */
     union {
         struct {
-            void *free;     /* freed blocks, linked through word 0 */
-            uint32_t used;  /* blocks out of the slab */
-            uint32_t cap;   /* blocks the slab holds */
-            uint32_t bump;  /* blocks [bump, cap) never handed out */
-            int32_t bucket; /* central fullness bucket, -1 if full */
+            void *free;    /* freed blocks, linked through word 0 */
+            void *remote;  /* atomic: blocks freed by other arenas' threads */
+            uint16_t used; /* blocks out of the slab */
+            uint16_t cap;  /* blocks the slab holds (<= 15 pages / 8 B) */
+            uint16_t bump; /* blocks [bump, cap) never handed out */
+            int8_t bucket; /* central fullness bucket, -1 if full */
         } slab;
         struct {
             struct ebb_span *lru_next, *lru_prev;
@@ -78,6 +115,10 @@ typedef struct ebb_span {
         } dirty;
     } u;
 } ebb_span_t;
+
+/* The descriptor pool's size, and hence the header pages a chunk touches
+ * and the slab lengths size_class.c picks, assume 48 bytes. */
+_Static_assert(sizeof(ebb_span_t) == 48, "span descriptor is 48 bytes");
 
 enum { EBB_CHUNK_ARENA = 0x41524e41,
        EBB_CHUNK_HUGE = 0x48554745 };
@@ -96,7 +137,8 @@ typedef struct ebb_chunk {
     size_t map_size; /* bytes mapped */
     size_t usable;   /* bytes usable at the block */
     /* arena chunks only */
-    struct ebb_chunk *next;            /* all arena chunks */
+    uint32_t arena;                    /* owning arena, for its life */
+    struct ebb_chunk *next;            /* the arena's chunks */
     ebb_span_t *desc_free;             /* free descriptors, by next */
     uint32_t desc_top;                 /* spans[desc_top..] never used */
     uint16_t span_of[EBB_CHUNK_PAGES]; /* page -> index in spans[] */
@@ -169,6 +211,7 @@ typedef struct {
     int stats_print;       /* print stats to stderr at exit */
     int background_thread; /* run the purge thread */
     int thp;               /* 0: MADV_NOHUGEPAGE on chunks, 1: leave */
+    long arenas;           /* arenas to use; 0: one per CPU (at most MAX) */
 } ebb_conf_t;
 extern ebb_conf_t _ebb_conf EBB_HIDDEN;
 void _ebb_conf_init(void) EBB_HIDDEN;
@@ -196,20 +239,21 @@ bool _ebb_os_grow_in_place(void *addr, size_t old_size, size_t new_size)
 uint64_t _ebb_os_now_ms(void) EBB_HIDDEN;
 void _ebb_os_write_err(const char *text) EBB_HIDDEN;
 
-/* ---- page.c: the page allocator over arena chunks (one global lock) ---- */
+/* ---- page.c: the page allocator, one per arena (each with its lock) ---- */
 typedef struct {
     size_t mapped, retained, dirty, large, slab_pages; /* bytes */
     size_t metadata;                                   /* header bytes touched (ebb_hdr_touched per chunk) */
     size_t nchunks;
 } ebb_page_stats_t;
-ebb_span_t *_ebb_page_alloc(size_t npages, size_t align_pages, int state)
-    EBB_HIDDEN;
+extern unsigned _ebb_narenas EBB_HIDDEN; /* arenas in use, 1..MAX */
+ebb_span_t *_ebb_page_alloc(unsigned arena, size_t npages, size_t align_pages,
+                            int state) EBB_HIDDEN;
 void _ebb_page_free(ebb_span_t *s) EBB_HIDDEN;
 void _ebb_page_free_purged(ebb_span_t *s) EBB_HIDDEN;
 bool _ebb_page_resize(ebb_span_t *s, size_t npages) EBB_HIDDEN;
 size_t _ebb_page_purge(uint64_t cutoff_ms) EBB_HIDDEN;
 void _ebb_page_stats(ebb_page_stats_t *out) EBB_HIDDEN;
-int _ebb_page_check(size_t *used, size_t *cap) EBB_HIDDEN;
+int _ebb_page_check(unsigned arena, size_t *used, size_t *cap) EBB_HIDDEN;
 void _ebb_page_lock_all(void) EBB_HIDDEN;
 void _ebb_page_lock_counts(uint64_t *acquired, uint64_t *contended) EBB_HIDDEN;
 void _ebb_page_unlock_all(int reinit) EBB_HIDDEN;
@@ -219,17 +263,21 @@ void _ebb_slab_init(ebb_span_t *s, unsigned cls) EBB_HIDDEN;
 void *_ebb_slab_take(ebb_span_t *s) EBB_HIDDEN;
 void _ebb_slab_put(ebb_span_t *s, void *block) EBB_HIDDEN;
 
-/* ---- central.c: per-class middle layer ---- */
+/* ---- central.c: per-arena, per-class middle layer ---- */
 typedef struct {
     size_t nslabs, used, cap;               /* slabs, blocks out, blocks held */
+    size_t remote;                          /* of used, on remote lists */
+    uint64_t nremote;                       /* remote frees (runs pushed) */
     uint64_t nrefills, nflushes;            /* batches moved */
     uint64_t lock_acquired, lock_contended; /* the class lock */
     size_t nempty;                          /* of nslabs, kept empty (central.c) */
 } ebb_central_stats_t;
-unsigned _ebb_central_take(unsigned cls, unsigned want, void **head)
+unsigned _ebb_central_take(unsigned arena, unsigned cls, unsigned want,
+                           void **head) EBB_HIDDEN;
+void _ebb_central_give(unsigned arena, unsigned cls, void *head, unsigned n)
     EBB_HIDDEN;
-void _ebb_central_give(unsigned cls, void *head, unsigned n) EBB_HIDDEN;
 void _ebb_central_stats(unsigned cls, ebb_central_stats_t *out) EBB_HIDDEN;
+size_t _ebb_central_remote_waiting(unsigned arena, unsigned cls) EBB_HIDDEN;
 void _ebb_central_init(void) EBB_HIDDEN;
 void _ebb_central_trim(uint64_t now, long decay_ms, bool all) EBB_HIDDEN;
 int _ebb_central_defrag_hint(const void *ptr) EBB_HIDDEN;
@@ -257,6 +305,7 @@ enum { EBB_TC_NEW = 0,
 typedef struct ebb_tcache {
     ebb_tbin_t bins[EBB_NCLASSES];
     int state;                              /* EBB_TC_* */
+    uint32_t arena;                         /* this thread's arena (0 until LIVE) */
     struct ebb_tcache *reg_next, *reg_prev; /* registry of live caches */
 } ebb_tcache_t;
 extern __thread ebb_tcache_t _ebb_tc
@@ -264,6 +313,7 @@ extern __thread ebb_tcache_t _ebb_tc
 void *_ebb_tcache_alloc_slow(unsigned cls) EBB_HIDDEN;
 void _ebb_tcache_free_slow(void *ptr, unsigned cls) EBB_HIDDEN;
 void _ebb_tcache_flush_self(void) EBB_HIDDEN;
+unsigned _ebb_tcache_arena(void) EBB_HIDDEN;        /* the caller's, set up if new */
 size_t _ebb_tcache_cached(unsigned cls) EBB_HIDDEN; /* blocks, all threads */
 void _ebb_tcache_global_init(void) EBB_HIDDEN;
 void _ebb_tcache_lock_all(void) EBB_HIDDEN;
@@ -300,7 +350,12 @@ static inline void ebb_ensure_init(void) {
  * there only so stats can read the counts from another thread). */
 static inline void *ebb_fast_malloc(size_t size) {
     if (EBB_LIKELY(size <= EBB_LUT_MAX)) {
-        ebb_tbin_t *b = &_ebb_tc.bins[_ebb_class_lut[(size + 7) >> 3]];
+        /* relaxed: a thread's first call may race with another thread's
+         * init writing the table; the bin it picks is then empty and the
+         * slow path, after init, looks the class up again */
+        unsigned cls =
+            __atomic_load_n(&_ebb_class_lut[(size + 7) >> 3], __ATOMIC_RELAXED);
+        ebb_tbin_t *b = &_ebb_tc.bins[cls];
         void *p = b->head;
         if (EBB_LIKELY(p != NULL)) {
             b->head = *(void **)p;

@@ -6,6 +6,7 @@
  * These functions never allocate and never take locks. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -88,4 +89,24 @@ void _ebb_os_write_err(const char *text) {
         text += w;
         n -= (size_t)w;
     }
+}
+
+/* ebb_assert's failure path (internal.h): no allocation, then abort. */
+void _ebb_assert_fail(const char *expr, const char *file, int line) {
+    char num[16];
+    int i = (int)sizeof(num) - 1;
+    num[i] = '\0';
+    unsigned v = line > 0 ? (unsigned)line : 0;
+    do {
+        num[--i] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v && i > 0);
+    _ebb_os_write_err("ebbmalloc: assertion failed: ");
+    _ebb_os_write_err(expr);
+    _ebb_os_write_err(" at ");
+    _ebb_os_write_err(file);
+    _ebb_os_write_err(":");
+    _ebb_os_write_err(num + i);
+    _ebb_os_write_err("\n");
+    abort();
 }

@@ -1,9 +1,18 @@
 /* page.c: the page allocator.  Carves arena chunks into spans (slabs and
  * large runs), takes them back, merges free neighbours, and hands pages to
  * the OS for purge.c.  Callers: central.c (slabs), alloc.c (large runs),
- * purge.c (_ebb_page_purge), stats.c.  One global mutex guards it all; it is
- * taken only on slab refills/releases and large allocations, never on the
- * thread-cache fast path.  madvise is called with the lock dropped.
+ * purge.c (_ebb_page_purge), stats.c.
+ *
+ * Arenas: each arena (up to EBB_MAX_ARENAS, _ebb_narenas in use) has its
+ * own chunks, free bins, dirty LRU, statistics and lock; nothing is shared
+ * between arenas, so threads of different arenas never wait for each other
+ * here.  A chunk records its arena, and a span always goes back to the
+ * arena of its chunk (a large run freed by another thread takes that
+ * arena's lock, not a global one).  Allocation takes the caller's arena
+ * (central.c: the arena of the class list that needs a slab; alloc.c: the
+ * calling thread's).  The lock is taken on slab refills/releases and large
+ * allocations, never on the thread-cache fast path; madvise is called with
+ * the lock dropped.
  *
  * Free spans come in two states: DIRTY (pages still resident, reusable at
  * once) and CLEAN (returned to the OS, or never touched).  Each state has
@@ -24,12 +33,25 @@
 enum { SET_DIRTY = 0,
        SET_CLEAN = 1 };
 
-static ebb_lock_t page_lock = EBB_LOCK_INIT;
-static ebb_span_t *bins[2][NBINS];
-static uint64_t binmap[2][NBINS / 64];
-static ebb_span_t *lru_head, *lru_tail;
-static ebb_chunk_t *chunks;
-static ebb_page_stats_t st;
+/* One arena's page supply.  Everything in it is guarded by its lock. */
+typedef struct {
+    ebb_lock_t lock;
+    ebb_span_t *bins[2][NBINS];      /* free spans by set and length */
+    uint64_t binmap[2][NBINS / 64];  /* non-empty bins */
+    ebb_span_t *lru_head, *lru_tail; /* dirty spans, oldest first */
+    ebb_chunk_t *chunks;             /* the arena's chunks */
+    ebb_page_stats_t st;             /* bytes, as in ebb_page_stats_t */
+} __attribute__((aligned(64))) page_arena_t;
+
+unsigned _ebb_narenas = 1;
+static page_arena_t pa[EBB_MAX_ARENAS] = {
+    [0 ... EBB_MAX_ARENAS - 1] = {.lock = EBB_LOCK_INIT},
+};
+
+static page_arena_t *arena_of_chunk(const ebb_chunk_t *c) {
+    ebb_assert_internal(c->kind == EBB_CHUNK_ARENA && c->arena < _ebb_narenas);
+    return &pa[c->arena];
+}
 
 static unsigned bin_index(size_t npages) {
     return npages < NBINS - 1 ? (unsigned)npages : NBINS - 1;
@@ -52,8 +74,9 @@ static ebb_span_t *desc_new(ebb_chunk_t *c) {
     if (s != NULL) {
         c->desc_free = s->next;
     } else {
-        st.metadata += ebb_hdr_touched(c->desc_top + 1) -
-                       ebb_hdr_touched(c->desc_top);
+        ebb_assert_internal(c->desc_top < EBB_CHUNK_PAGES);
+        arena_of_chunk(c)->st.metadata += ebb_hdr_touched(c->desc_top + 1) -
+                                          ebb_hdr_touched(c->desc_top);
         s = &c->spans[c->desc_top++];
     }
     memset(s, 0, sizeof(*s));
@@ -68,21 +91,21 @@ static void desc_put(ebb_chunk_t *c, ebb_span_t *s) {
 
 /* ---- free lists ---- */
 
-static void lru_unlink(ebb_span_t *s) {
+static void lru_unlink(page_arena_t *a, ebb_span_t *s) {
     ebb_span_t *p = s->u.dirty.lru_prev, *n = s->u.dirty.lru_next;
     if (p) p->u.dirty.lru_next = n;
-    else lru_head = n;
+    else a->lru_head = n;
     if (n) n->u.dirty.lru_prev = p;
-    else lru_tail = p;
+    else a->lru_tail = p;
 }
 
-static void lru_insert_after(ebb_span_t *pos, ebb_span_t *s) {
+static void lru_insert_after(page_arena_t *a, ebb_span_t *pos, ebb_span_t *s) {
     s->u.dirty.lru_prev = pos;
-    s->u.dirty.lru_next = pos ? pos->u.dirty.lru_next : lru_head;
+    s->u.dirty.lru_next = pos ? pos->u.dirty.lru_next : a->lru_head;
     if (s->u.dirty.lru_next) s->u.dirty.lru_next->u.dirty.lru_prev = s;
-    else lru_tail = s;
+    else a->lru_tail = s;
     if (pos) pos->u.dirty.lru_next = s;
-    else lru_head = s;
+    else a->lru_head = s;
 }
 
 /* Put s (state DIRTY or CLEAN already set) in its bin.  For a dirty span
@@ -90,53 +113,58 @@ static void lru_insert_after(ebb_span_t *pos, ebb_span_t *s) {
  * the tail if lru_pos is s itself. */
 static void free_insert(ebb_span_t *s, ebb_span_t *lru_pos) {
     ebb_chunk_t *c = ebb_chunk_of(s);
+    page_arena_t *a = arena_of_chunk(c);
     int set = set_of(s);
     unsigned b = bin_index(s->npages);
+    ebb_assert_internal(s->npages > 0 && s->page >= EBB_HDR_PAGES &&
+                        s->page + s->npages <= EBB_CHUNK_PAGES);
     c->span_of[s->page] = desc_index(c, s);
     c->span_of[s->page + s->npages - 1] = desc_index(c, s);
     s->prev = NULL;
-    s->next = bins[set][b];
+    s->next = a->bins[set][b];
     if (s->next) s->next->prev = s;
-    bins[set][b] = s;
-    binmap[set][b / 64] |= (uint64_t)1 << (b % 64);
+    a->bins[set][b] = s;
+    a->binmap[set][b / 64] |= (uint64_t)1 << (b % 64);
     if (set == SET_DIRTY) {
-        lru_insert_after(lru_pos == s ? lru_tail : lru_pos, s);
-        st.dirty += s->npages * EBB_PAGE;
+        lru_insert_after(a, lru_pos == s ? a->lru_tail : lru_pos, s);
+        a->st.dirty += s->npages * EBB_PAGE;
     } else {
-        st.retained += s->npages * EBB_PAGE;
+        a->st.retained += s->npages * EBB_PAGE;
     }
 }
 
 static void free_remove(ebb_span_t *s) {
+    page_arena_t *a = arena_of_chunk(ebb_chunk_of(s));
     int set = set_of(s);
     unsigned b = bin_index(s->npages);
+    ebb_assert_internal(s->state == EBB_SPAN_DIRTY || s->state == EBB_SPAN_CLEAN);
     if (s->prev) s->prev->next = s->next;
-    else bins[set][b] = s->next;
+    else a->bins[set][b] = s->next;
     if (s->next) s->next->prev = s->prev;
-    if (bins[set][b] == NULL)
-        binmap[set][b / 64] &= ~((uint64_t)1 << (b % 64));
+    if (a->bins[set][b] == NULL)
+        a->binmap[set][b / 64] &= ~((uint64_t)1 << (b % 64));
     if (set == SET_DIRTY) {
-        lru_unlink(s);
-        st.dirty -= s->npages * EBB_PAGE;
+        lru_unlink(a, s);
+        a->st.dirty -= s->npages * EBB_PAGE;
     } else {
-        st.retained -= s->npages * EBB_PAGE;
+        a->st.retained -= s->npages * EBB_PAGE;
     }
 }
 
 /* Smallest span of the set with >= npages pages, or NULL. */
-static ebb_span_t *find_fit(int set, size_t npages) {
+static ebb_span_t *find_fit(page_arena_t *a, int set, size_t npages) {
     unsigned b = bin_index(npages);
     for (unsigned w = b / 64; w < NBINS / 64; w++) {
-        uint64_t bits = binmap[set][w];
+        uint64_t bits = a->binmap[set][w];
         if (w == b / 64)
             bits &= ~(uint64_t)0 << (b % 64);
         if (!bits)
             continue;
         unsigned i = w * 64 + (unsigned)__builtin_ctzll(bits);
         if (i < NBINS - 1)
-            return bins[set][i];
+            return a->bins[set][i];
         ebb_span_t *best = NULL;
-        for (ebb_span_t *s = bins[set][i]; s; s = s->next)
+        for (ebb_span_t *s = a->bins[set][i]; s; s = s->next)
             if (s->npages >= npages && (!best || s->npages < best->npages))
                 best = s;
         return best;
@@ -167,7 +195,7 @@ static ebb_span_t *carve(ebb_span_t *s, size_t npages) {
 
 /* ---- chunks ---- */
 
-static ebb_chunk_t *chunk_new(void) {
+static ebb_chunk_t *chunk_new(page_arena_t *a) {
     ebb_chunk_t *c = _ebb_os_map_aligned(EBB_CHUNK, EBB_CHUNK);
     if (c == NULL)
         return NULL;
@@ -175,11 +203,12 @@ static ebb_chunk_t *chunk_new(void) {
         _ebb_os_no_huge_pages(c, EBB_CHUNK);
     memset(c->page_cls, EBB_CLS_NONE, sizeof(c->page_cls));
     c->kind = EBB_CHUNK_ARENA;
-    c->next = chunks;
-    chunks = c;
-    st.nchunks++;
-    st.mapped += EBB_CHUNK;
-    st.metadata += ebb_hdr_touched(0);
+    c->arena = (uint32_t)(a - pa);
+    c->next = a->chunks;
+    a->chunks = c;
+    a->st.nchunks++;
+    a->st.mapped += EBB_CHUNK;
+    a->st.metadata += ebb_hdr_touched(0);
     ebb_span_t *s = desc_new(c);
     s->page = EBB_HDR_PAGES;
     s->npages = EBB_CHUNK_PAGES - EBB_HDR_PAGES;
@@ -217,30 +246,36 @@ static void release(ebb_chunk_t *c, ebb_span_t *s, int state, uint64_t now) {
 
 static void mark_used(ebb_span_t *s, int state) {
     ebb_chunk_t *c = ebb_chunk_of(s);
+    page_arena_t *a = arena_of_chunk(c);
     for (size_t i = 0; i < s->npages; i++)
         c->span_of[s->page + i] = desc_index(c, s);
     s->state = (uint8_t)state;
     s->cls = 0;
     if (state == EBB_SPAN_LARGE)
-        st.large += s->npages * EBB_PAGE;
+        a->st.large += s->npages * EBB_PAGE;
     else
-        st.slab_pages += s->npages * EBB_PAGE;
+        a->st.slab_pages += s->npages * EBB_PAGE;
 }
 
-/* A span of npages pages whose start is aligned to align_pages pages,
- * marked `state` (SLAB or LARGE).  NULL if the OS refuses memory. */
-ebb_span_t *_ebb_page_alloc(size_t npages, size_t align_pages, int state) {
+/* A span of npages pages of the given arena whose start is aligned to
+ * align_pages pages, marked `state` (SLAB or LARGE).  NULL if the OS
+ * refuses memory. */
+ebb_span_t *_ebb_page_alloc(unsigned arena, size_t npages, size_t align_pages,
+                            int state) {
     size_t want = npages + (align_pages > 1 ? align_pages - 1 : 0);
     if (npages == 0 || want > EBB_CHUNK_PAGES - EBB_HDR_PAGES)
         return NULL;
-    ebb_lock(&page_lock);
-    ebb_span_t *s = find_fit(SET_DIRTY, want);
+    ebb_assert(arena < _ebb_narenas);
+    ebb_assert(state == EBB_SPAN_SLAB || state == EBB_SPAN_LARGE);
+    page_arena_t *a = &pa[arena];
+    ebb_lock(&a->lock);
+    ebb_span_t *s = find_fit(a, SET_DIRTY, want);
     if (s == NULL)
-        s = find_fit(SET_CLEAN, want);
-    if (s == NULL && chunk_new() != NULL)
-        s = find_fit(SET_CLEAN, want);
+        s = find_fit(a, SET_CLEAN, want);
+    if (s == NULL && chunk_new(a) != NULL)
+        s = find_fit(a, SET_CLEAN, want);
     if (s == NULL) {
-        ebb_unlock(&page_lock);
+        ebb_unlock(&a->lock);
         return NULL;
     }
     int orig = s->state;
@@ -274,20 +309,24 @@ ebb_span_t *_ebb_page_alloc(size_t npages, size_t align_pages, int state) {
         s = m;
     }
     mark_used(s, state);
-    ebb_unlock(&page_lock);
+    ebb_unlock(&a->lock);
     return s;
 }
 
-/* Give a slab or large span back; its pages become dirty. */
+/* Give a slab or large span back to its chunk's arena; its pages become
+ * dirty. */
 void _ebb_page_free(ebb_span_t *s) {
     uint64_t now = _ebb_os_now_ms();
-    ebb_lock(&page_lock);
+    ebb_chunk_t *c = ebb_chunk_of(s);
+    page_arena_t *a = arena_of_chunk(c);
+    ebb_assert(s->state == EBB_SPAN_SLAB || s->state == EBB_SPAN_LARGE);
+    ebb_lock(&a->lock);
     if (s->state == EBB_SPAN_LARGE)
-        st.large -= s->npages * EBB_PAGE;
+        a->st.large -= s->npages * EBB_PAGE;
     else
-        st.slab_pages -= s->npages * EBB_PAGE;
-    release(ebb_chunk_of(s), s, EBB_SPAN_DIRTY, now);
-    ebb_unlock(&page_lock);
+        a->st.slab_pages -= s->npages * EBB_PAGE;
+    release(c, s, EBB_SPAN_DIRTY, now);
+    ebb_unlock(&a->lock);
     _ebb_purge_tick();
 }
 
@@ -296,22 +335,27 @@ void _ebb_page_free(ebb_span_t *s) {
  * once, without the lock, and the span becomes clean, instead of waiting
  * a second decay period as a dirty span. */
 void _ebb_page_free_purged(ebb_span_t *s) {
+    ebb_chunk_t *c = ebb_chunk_of(s);
+    page_arena_t *a = arena_of_chunk(c);
+    ebb_assert(s->state == EBB_SPAN_SLAB);
     _ebb_os_purge(ebb_span_base(s), s->npages * EBB_PAGE);
-    ebb_lock(&page_lock);
-    st.slab_pages -= s->npages * EBB_PAGE;
-    release(ebb_chunk_of(s), s, EBB_SPAN_CLEAN, 0);
-    ebb_unlock(&page_lock);
+    ebb_lock(&a->lock);
+    a->st.slab_pages -= s->npages * EBB_PAGE;
+    release(c, s, EBB_SPAN_CLEAN, 0);
+    ebb_unlock(&a->lock);
 }
 
 /* Resize a large span in place to npages: shrink by freeing its tail, grow
  * by taking pages from a free right neighbour.  False if it cannot grow. */
 bool _ebb_page_resize(ebb_span_t *s, size_t npages) {
     ebb_chunk_t *c = ebb_chunk_of(s);
+    page_arena_t *a = arena_of_chunk(c);
     bool ok = true;
-    ebb_lock(&page_lock);
+    ebb_assert(s->state == EBB_SPAN_LARGE && npages > 0);
+    ebb_lock(&a->lock);
     if (npages < s->npages) {
         size_t cut = s->npages - npages;
-        st.large -= cut * EBB_PAGE;
+        a->st.large -= cut * EBB_PAGE;
         s->npages = (uint32_t)npages;
         ebb_span_t *t = desc_new(c);
         t->page = (uint16_t)(s->page + npages);
@@ -327,12 +371,12 @@ bool _ebb_page_resize(ebb_span_t *s, size_t npages) {
                 c->span_of[rp + i] = desc_index(c, s);
             desc_put(c, r);
             s->npages = (uint32_t)npages;
-            st.large += need * EBB_PAGE;
+            a->st.large += need * EBB_PAGE;
         } else {
             ok = false;
         }
     }
-    ebb_unlock(&page_lock);
+    ebb_unlock(&a->lock);
     return ok;
 }
 
@@ -340,63 +384,90 @@ bool _ebb_page_resize(ebb_span_t *s, size_t npages) {
  * cutoff_ms.  Spans are taken off the lists in batches (marked BUSY so no
  * one merges with them), madvised without the lock, then re-added as clean.
  * Returns the bytes purged. */
-size_t _ebb_page_purge(uint64_t cutoff_ms) {
+static size_t arena_purge(page_arena_t *a, uint64_t cutoff_ms) {
     size_t total = 0;
     for (;;) {
         ebb_span_t *batch = NULL;
         int n = 0;
-        ebb_lock(&page_lock);
-        while (n < 32 && lru_head && lru_head->u.dirty.since_ms <= cutoff_ms) {
-            ebb_span_t *s = lru_head;
+        ebb_lock(&a->lock);
+        while (n < 32 && a->lru_head &&
+               a->lru_head->u.dirty.since_ms <= cutoff_ms) {
+            ebb_span_t *s = a->lru_head;
             free_remove(s);
             s->state = EBB_SPAN_BUSY;
             s->next = batch;
             batch = s;
             n++;
         }
-        ebb_unlock(&page_lock);
+        ebb_unlock(&a->lock);
         if (batch == NULL)
             break;
         for (ebb_span_t *s = batch; s; s = s->next) {
             _ebb_os_purge(ebb_span_base(s), s->npages * EBB_PAGE);
             total += s->npages * EBB_PAGE;
         }
-        ebb_lock(&page_lock);
+        ebb_lock(&a->lock);
         while (batch) {
             ebb_span_t *s = batch;
             batch = s->next;
             release(ebb_chunk_of(s), s, EBB_SPAN_CLEAN, 0);
         }
-        ebb_unlock(&page_lock);
+        ebb_unlock(&a->lock);
     }
     return total;
 }
 
-void _ebb_page_stats(ebb_page_stats_t *out) {
-    ebb_lock(&page_lock);
-    *out = st;
-    ebb_unlock(&page_lock);
+size_t _ebb_page_purge(uint64_t cutoff_ms) {
+    size_t total = 0;
+    for (unsigned i = 0; i < _ebb_narenas; i++)
+        total += arena_purge(&pa[i], cutoff_ms);
+    return total;
 }
 
+/* The sum over arenas. */
+void _ebb_page_stats(ebb_page_stats_t *out) {
+    ebb_page_stats_t t = {0};
+    for (unsigned i = 0; i < _ebb_narenas; i++) {
+        ebb_lock(&pa[i].lock);
+        ebb_page_stats_t *s = &pa[i].st;
+        t.mapped += s->mapped;
+        t.retained += s->retained;
+        t.dirty += s->dirty;
+        t.large += s->large;
+        t.slab_pages += s->slab_pages;
+        t.metadata += s->metadata;
+        t.nchunks += s->nchunks;
+        ebb_unlock(&pa[i].lock);
+    }
+    *out = t;
+}
+
+/* Summed over the arenas' page locks. */
 void _ebb_page_lock_counts(uint64_t *acquired, uint64_t *contended) {
-    *acquired = __atomic_load_n(&page_lock.acquired, __ATOMIC_RELAXED);
-    *contended = __atomic_load_n(&page_lock.contended, __ATOMIC_RELAXED);
+    *acquired = *contended = 0;
+    for (unsigned i = 0; i < EBB_MAX_ARENAS; i++) {
+        *acquired += __atomic_load_n(&pa[i].lock.acquired, __ATOMIC_RELAXED);
+        *contended += __atomic_load_n(&pa[i].lock.contended, __ATOMIC_RELAXED);
+    }
 }
 
 void _ebb_page_lock_all(void) {
-    ebb_lock(&page_lock);
+    for (unsigned i = 0; i < _ebb_narenas; i++)
+        ebb_lock(&pa[i].lock);
 }
 
 void _ebb_page_unlock_all(int reinit) {
-    if (reinit)
-        ebb_lock_reinit(&page_lock);
-    else
-        ebb_unlock(&page_lock);
+    for (unsigned i = 0; i < _ebb_narenas; i++) {
+        if (reinit)
+            ebb_lock_reinit(&pa[i].lock);
+        else
+            ebb_unlock(&pa[i].lock);
+    }
 }
 
 /* ---- consistency check (ebb_check) ----
- * Walks every chunk with the page lock held (the caller holds all class
- * locks, so slab fields are stable) and verifies the invariants written at
+ * Walks every chunk of one arena with its page lock held (the caller holds
+ * all class locks, so slab fields are stable) and verifies the invariants written at
  * ebb_span_t.  Adds each class's slab used/cap into used[]/cap[].  Returns
  * 0, or the line number of the first broken invariant. */
 #define PCHECK(cond)         \
@@ -416,13 +487,14 @@ static size_t list_len(void *p, size_t limit) {
     return n;
 }
 
-int _ebb_page_check(size_t *used, size_t *cap) {
+int _ebb_page_check(unsigned arena, size_t *used, size_t *cap) {
     int line = 0;
     size_t dirty = 0, retained = 0, large = 0, slab = 0, nfree = 0, nbinned = 0;
     size_t metadata = 0;
-    ebb_lock(&page_lock);
-    for (ebb_chunk_t *c = chunks; c; c = c->next) {
-        PCHECK(c->kind == EBB_CHUNK_ARENA);
+    page_arena_t *a = &pa[arena];
+    ebb_lock(&a->lock);
+    for (ebb_chunk_t *c = a->chunks; c; c = c->next) {
+        PCHECK(c->kind == EBB_CHUNK_ARENA && c->arena == arena);
         PCHECK(c->desc_top <= EBB_CHUNK_PAGES);
         size_t nspans = 0, npooled = list_len(c->desc_free, c->desc_top);
         for (ebb_span_t *d = c->desc_free; d && npooled <= c->desc_top; d = d->next)
@@ -442,9 +514,13 @@ int _ebb_page_check(size_t *used, size_t *cap) {
                 *(s->state == EBB_SPAN_DIRTY ? &dirty : &retained) +=
                     s->npages * EBB_PAGE;
                 nfree++;
+            } else if (s->state == EBB_SPAN_BUSY) {
+                /* a free span taken off the lists by a purge that is
+                 * madvising it without the lock (or was, in a fork
+                 * parent): like a free span, only its ends are mapped */
+                PCHECK(c->span_of[last] == c->span_of[p]);
             } else {
-                PCHECK(s->state == EBB_SPAN_SLAB || s->state == EBB_SPAN_LARGE ||
-                       s->state == EBB_SPAN_BUSY);
+                PCHECK(s->state == EBB_SPAN_SLAB || s->state == EBB_SPAN_LARGE);
                 for (size_t i = p; i <= last; i++)
                     PCHECK(c->span_of[i] == c->span_of[p]);
             }
@@ -465,6 +541,7 @@ int _ebb_page_check(size_t *used, size_t *cap) {
                 for (size_t i = p; i <= last; i++)
                     PCHECK(c->page_cls[i] == s->cls);
                 PCHECK(s->u.slab.used <= s->u.slab.cap); /* 0: kept empty */
+                PCHECK(s->u.slab.used > 0 || s->u.slab.remote == NULL);
                 PCHECK(s->u.slab.bump <= s->u.slab.cap);
                 PCHECK(s->u.slab.used + list_len(s->u.slab.free, s->u.slab.cap) +
                            (s->u.slab.cap - s->u.slab.bump) ==
@@ -482,22 +559,22 @@ int _ebb_page_check(size_t *used, size_t *cap) {
     }
     for (int set = 0; set < 2; set++)
         for (unsigned b = 0; b < NBINS; b++) {
-            PCHECK(!bins[set][b] == !(binmap[set][b / 64] >> (b % 64) & 1));
-            for (ebb_span_t *s = bins[set][b]; s; s = s->next) {
+            PCHECK(!a->bins[set][b] == !(a->binmap[set][b / 64] >> (b % 64) & 1));
+            for (ebb_span_t *s = a->bins[set][b]; s; s = s->next) {
                 PCHECK(set_of(s) == set && bin_index(s->npages) == b);
                 PCHECK(s->state == EBB_SPAN_DIRTY || s->state == EBB_SPAN_CLEAN);
                 nbinned++;
             }
         }
     size_t nlru = 0;
-    for (ebb_span_t *s = lru_head; s; s = s->u.dirty.lru_next, nlru++)
+    for (ebb_span_t *s = a->lru_head; s; s = s->u.dirty.lru_next, nlru++)
         PCHECK(s->state == EBB_SPAN_DIRTY);
     PCHECK(nbinned == nfree);
     PCHECK(nlru <= nfree);
-    PCHECK(dirty == st.dirty && retained == st.retained);
-    PCHECK(large == st.large && slab == st.slab_pages);
-    PCHECK(metadata == st.metadata);
+    PCHECK(dirty == a->st.dirty && retained == a->st.retained);
+    PCHECK(large == a->st.large && slab == a->st.slab_pages);
+    PCHECK(metadata == a->st.metadata);
 out:
-    ebb_unlock(&page_lock);
+    ebb_unlock(&a->lock);
     return line;
 }

@@ -73,6 +73,8 @@ void _ebb_size_class_init(void) {
             _ebb_class_size[c++] = (uint32_t)(base + i * (base / 8));
     for (c = 0; c < EBB_NCLASSES; c++)
         _ebb_class_pages[c] = slab_pages_for(_ebb_class_size[c]);
+    /* read without a lock by other threads' first malloc (internal.h) */
     for (size_t i = 0; i <= EBB_LUT_MAX / 8; i++)
-        _ebb_class_lut[i] = (uint8_t)_ebb_size_class_of(i * 8);
+        __atomic_store_n(&_ebb_class_lut[i], (uint8_t)_ebb_size_class_of(i * 8),
+                         __ATOMIC_RELAXED);
 }

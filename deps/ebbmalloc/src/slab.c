@@ -3,7 +3,8 @@
  * Blocks are handed out from the slab's free list first (recently freed,
  * likely in cache), then by bumping through the never-used tail, so a new
  * slab touches its pages only as it fills.  Callers: central.c only, with
- * the class lock held.  Invariant: used + |free| + (cap - bump) == cap. */
+ * the pair lock held (remote frees reach a slab's free list only through
+ * central.c's collection).  Invariant: used + |free| + (cap - bump) == cap. */
 #include "internal.h"
 
 /* Set up span s (pages already SLAB in page.c) for class cls, and mark its
@@ -13,9 +14,10 @@ void _ebb_slab_init(ebb_span_t *s, unsigned cls) {
     s->cls = (uint8_t)cls;
     s->u.slab.free = NULL;
     s->u.slab.used = 0;
-    s->u.slab.cap = (uint32_t)(s->npages * EBB_PAGE / _ebb_class_size[cls]);
+    s->u.slab.cap = (uint16_t)(s->npages * EBB_PAGE / _ebb_class_size[cls]);
     s->u.slab.bump = 0;
     s->u.slab.bucket = -1;
+    s->u.slab.remote = NULL;
     for (size_t i = 0; i < s->npages; i++)
         c->page_cls[s->page + i] = (uint8_t)cls;
 }
@@ -36,6 +38,10 @@ void *_ebb_slab_take(ebb_span_t *s) {
 }
 
 void _ebb_slab_put(ebb_span_t *s, void *block) {
+    ebb_assert_internal(s->u.slab.used > 0);
+    ebb_assert_internal((size_t)((char *)block - ebb_span_base(s)) %
+                            _ebb_class_size[s->cls] ==
+                        0);
     *(void **)block = s->u.slab.free;
     s->u.slab.free = block;
     s->u.slab.used--;

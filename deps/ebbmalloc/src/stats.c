@@ -3,13 +3,14 @@
  * tcache.c, huge.c) one lock at a time, so with other threads running they
  * are a near-simultaneous snapshot, exact when the program is quiet.
  *   allocated = sum over classes (blocks out of slabs - blocks in thread
- *               caches and on transfer stacks) * class size + large run
- *               bytes + huge usable bytes
+ *               caches, on transfer stacks and on remote lists) * class
+ *               size + large run bytes + huge usable bytes
  *   active    = slab pages (but the empty slabs central.c keeps for
  *               reuse) + large run bytes + huge mapped bytes
  *   dirty     = free pages still resident: page.c's dirty spans and the
  *               kept empty slabs (free memory, like jemalloc's dirty pages)
- *   tcache    = bytes in thread caches and on transfer stacks
+ *   tcache    = bytes in thread caches, on transfer stacks and on remote
+ *               lists (freed, not yet back in their slabs)
  *   retained  = free pages returned to the OS or never touched, plus
  *               header pages not yet touched (metadata counts the others)
  *   resident  = mapped - retained.
@@ -30,7 +31,7 @@ void ebb_stats_get(ebb_stats_t *out) {
         ebb_central_stats_t cs;
         _ebb_central_stats(c, &cs);
         kept += cs.nempty * _ebb_class_pages[c] * EBB_PAGE;
-        size_t inc = _ebb_tcache_cached(c) + _ebb_xfer_pending(c);
+        size_t inc = _ebb_tcache_cached(c) + _ebb_xfer_pending(c) + cs.remote;
         small += (cs.used - (inc < cs.used ? inc : cs.used)) * _ebb_class_size[c];
         cached += inc * _ebb_class_size[c];
     }
@@ -82,7 +83,8 @@ void ebb_stats_print(void (*out)(void *arg, const char *text), void *arg) {
           s.allocated ? (double)s.active / (double)s.allocated : 0.0);
     uint64_t acq, cont, class_acq = 0, class_cont = 0;
     _ebb_page_lock_counts(&acq, &cont);
-    emitf(out, arg, "lock page: %llu acquired, %llu contended\n",
+    emitf(out, arg, "arenas: %u\n", _ebb_narenas);
+    emitf(out, arg, "lock page (all arenas): %llu acquired, %llu contended\n",
           (unsigned long long)acq, (unsigned long long)cont);
     _ebb_tcache_lock_counts(&acq, &cont);
     emitf(out, arg, "lock thread registry: %llu acquired, %llu contended\n",
@@ -93,8 +95,19 @@ void ebb_stats_print(void (*out)(void *arg, const char *text), void *arg) {
         class_acq += cs.lock_acquired;
         class_cont += cs.lock_contended;
     }
-    emitf(out, arg, "lock classes (all): %llu acquired, %llu contended\n",
+    emitf(out, arg, "lock classes (all arenas): %llu acquired, %llu contended\n",
           (unsigned long long)class_acq, (unsigned long long)class_cont);
+    uint64_t nremote = 0;
+    size_t remote = 0;
+    for (unsigned c = 0; c < EBB_NCLASSES; c++) {
+        ebb_central_stats_t cs;
+        _ebb_central_stats(c, &cs);
+        nremote += cs.nremote;
+        remote += cs.remote;
+    }
+    emitf(out, arg, "remote frees (no lock): %llu runs pushed, %zu blocks "
+                    "waiting\n",
+          (unsigned long long)nremote, remote);
     uint64_t xc[3];
     _ebb_xfer_counts(xc);
     size_t pend = 0;

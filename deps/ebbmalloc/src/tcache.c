@@ -8,10 +8,16 @@
  * so that sum(max[c] * size[c]) <= tcache_bytes (EBBMALLOC_CONF), so one
  * thread never strands more than that.  A refill takes a batch from the
  * class's transfer stack (xfer.c) if one waits there, else max/2 blocks
- * from the slabs; an overflow pushes all but the max/2 most recently freed
+ * from the slabs (from the slabs first when at least max/2 blocks of the
+ * thread's arena wait on remote lists, so that those are collected); an overflow pushes all but the max/2 most recently freed
  * onto the transfer stack as one batch (to the slabs if it is full).
- * Thread exit: a pthread key destructor flushes everything and marks the
- * cache DEAD; a dead thread's later calls go straight to central.c.  Live
+ * Arena: at its first allocation a thread is given the arena with the
+ * fewest live threads (the first thread gets arena 0); its refills and
+ * large runs come from that arena, and its flushes to the slabs go to that
+ * arena's lists (other arenas' blocks onto their remote lists, central.c).
+ * Thread exit: a pthread key destructor flushes everything, marks the
+ * cache DEAD and releases the arena slot; a dead thread's later calls go
+ * straight to central.c, still in its arena.  Live
  * caches are on a registry so stats can count cached blocks; counts are
  * read with relaxed atomics (the owner writes them the same way). */
 #include "internal.h"
@@ -24,6 +30,7 @@ static uint32_t bin_max[EBB_NCLASSES];
 static pthread_key_t tc_key;
 static ebb_lock_t reg_lock = EBB_LOCK_INIT;
 static ebb_tcache_t *reg_head;
+static uint32_t arena_threads[EBB_MAX_ARENAS]; /* live threads per arena */
 
 static void tc_exit(void *arg);
 
@@ -52,8 +59,21 @@ void _ebb_tcache_global_init(void) {
     pthread_key_create(&tc_key, tc_exit);
 }
 
+/* The arena with the fewest live threads, lowest index first (reg_lock
+ * held). */
+static uint32_t arena_pick(void) {
+    uint32_t best = 0;
+    for (uint32_t a = 1; a < _ebb_narenas; a++)
+        if (arena_threads[a] < arena_threads[best])
+            best = a;
+    return best;
+}
+
+/* Registers tc and gives it its arena. */
 static void tc_register(ebb_tcache_t *tc) {
     ebb_lock(&reg_lock);
+    tc->arena = arena_pick();
+    arena_threads[tc->arena]++;
     tc->reg_prev = NULL;
     tc->reg_next = reg_head;
     if (reg_head) reg_head->reg_prev = tc;
@@ -63,6 +83,8 @@ static void tc_register(ebb_tcache_t *tc) {
 
 static void tc_unregister(ebb_tcache_t *tc) {
     ebb_lock(&reg_lock);
+    ebb_assert_internal(arena_threads[tc->arena] > 0);
+    arena_threads[tc->arena]--;
     if (tc->reg_prev) tc->reg_prev->reg_next = tc->reg_next;
     else reg_head = tc->reg_next;
     if (tc->reg_next) tc->reg_next->reg_prev = tc->reg_prev;
@@ -101,7 +123,7 @@ static void bin_flush(unsigned cls, ebb_tbin_t *b, uint32_t keep,
     uint32_t n = b->count - keep;
     __atomic_store_n(&b->count, keep, __ATOMIC_RELAXED);
     if (!to_xfer || !_ebb_xfer_push(cls, rest, n))
-        _ebb_central_give(cls, rest, n);
+        _ebb_central_give(_ebb_tc.arena, cls, rest, n);
 }
 
 static void tc_exit(void *arg) {
@@ -125,12 +147,17 @@ void *_ebb_tcache_alloc_slow(unsigned cls) {
     if (b->head == NULL) {
         if (tc->state == EBB_TC_DEAD || b->max == 0) {
             void *one = NULL;
-            return _ebb_central_take(cls, 1, &one) ? one : NULL;
+            return _ebb_central_take(tc->arena, cls, 1, &one) ? one : NULL;
         }
         uint32_t want = b->max / 2 ? b->max / 2 : 1;
-        uint32_t got = _ebb_xfer_pop(cls, &b->head);
+        uint32_t got = 0;
+        /* when a refill's worth of this arena's blocks waits on remote
+         * lists, collect them (central.c) rather than take a batch from
+         * the transfer stack: otherwise they wait for the purge tick */
+        if (_ebb_central_remote_waiting(tc->arena, cls) < want)
+            got = _ebb_xfer_pop(cls, &b->head);
         if (got == 0)
-            got = _ebb_central_take(cls, want, &b->head);
+            got = _ebb_central_take(tc->arena, cls, want, &b->head);
         if (got == 0)
             return NULL;
         __atomic_store_n(&b->count, b->count + got, __ATOMIC_RELAXED);
@@ -149,7 +176,7 @@ void _ebb_tcache_free_slow(void *ptr, unsigned cls) {
     ebb_tbin_t *b = &tc->bins[cls];
     if (tc->state == EBB_TC_DEAD || b->max == 0) {
         *(void **)ptr = NULL;
-        _ebb_central_give(cls, ptr, 1);
+        _ebb_central_give(tc->arena, cls, ptr, 1);
         return;
     }
     *(void **)ptr = b->head;
@@ -157,6 +184,13 @@ void _ebb_tcache_free_slow(void *ptr, unsigned cls) {
     __atomic_store_n(&b->count, b->count + 1, __ATOMIC_RELAXED);
     if (b->count > b->max)
         bin_flush(cls, b, b->max / 2, true);
+}
+
+unsigned _ebb_tcache_arena(void) {
+    ebb_tcache_t *tc = &_ebb_tc;
+    if (tc->state == EBB_TC_NEW)
+        tc_start(tc);
+    return tc->arena;
 }
 
 void _ebb_tcache_flush_self(void) {
@@ -194,6 +228,13 @@ void _ebb_tcache_unlock_all(int reinit) {
     }
     ebb_lock_reinit(&reg_lock);
     reg_head = NULL;
-    if (_ebb_tc.state == EBB_TC_LIVE)
+    for (unsigned a = 0; a < EBB_MAX_ARENAS; a++)
+        arena_threads[a] = 0;
+    if (_ebb_tc.state == EBB_TC_LIVE) {
+        uint32_t keep = _ebb_tc.arena; /* its cache holds that arena's blocks */
         tc_register(&_ebb_tc);
+        arena_threads[_ebb_tc.arena]--;
+        _ebb_tc.arena = keep;
+        arena_threads[keep]++;
+    }
 }

@@ -119,7 +119,8 @@ uint32_t _ebb_xfer_pop(unsigned cls, void **head) {
     return n;
 }
 
-/* Return every batch on cls's stack to the slabs. */
+/* Return every batch on cls's stack to the slabs (from the caller's arena:
+ * blocks of other arenas go onto their slabs' remote lists). */
 void _ebb_xfer_drain(unsigned cls) {
     xfer_t *x = &xf[cls];
     uint64_t old = __atomic_load_n(&x->top, __ATOMIC_RELAXED);
@@ -134,7 +135,7 @@ void _ebb_xfer_drain(unsigned cls) {
         void *next = word(b)[1];
         uint32_t n = (uint32_t)(uintptr_t)word(word(b)[0])[1];
         __atomic_sub_fetch(&x->pending, n, __ATOMIC_RELAXED);
-        _ebb_central_give(cls, b, n);
+        _ebb_central_give(_ebb_tc.arena, cls, b, n);
         b = next;
     }
 }

@@ -16,6 +16,7 @@ run() {
 
 run build/test_api
 run build/test_stress_static
+run build/test_stress_debug
 run env LD_PRELOAD="$SO" build/test_stress_libc
 run env LD_PRELOAD="$SO" build/test_override
 run build/test_purge bg
@@ -36,8 +37,8 @@ for n in $(grep -oE '[0-9]+ passed, [0-9]+ failed' "$LOG" | awk '{print $1 ":" $
     passed=$((passed + ${n%%:*})); failed=$((failed + ${n##*:}))
 done
 steps=$(grep -cE '[0-9]+ passed, [0-9]+ failed' "$LOG")
-if [ "$steps" -ne 8 ]; then
-    echo "expected 8 result lines, saw $steps"; failed=$((failed + 1))
+if [ "$steps" -ne 9 ]; then
+    echo "expected 9 result lines, saw $steps"; failed=$((failed + 1))
 fi
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

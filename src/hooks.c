@@ -1,0 +1,128 @@
+/* hooks.c: fills the hook tables of the lower layers (see hooks.h).
+ *
+ * Each function here is what a lower layer would have called directly if
+ * it could include the module above it.  Their bodies are the order in
+ * which the upper modules are told, so that order is read in one place. */
+#include "hooks.h"
+
+#include "acl.h"
+#include "blocking.h"
+#include "commands.h"
+#include "conn.h"
+#include "dispatch.h"
+#include "durability_hooks.h"
+#include "function.h"
+#include "keyspace.h"
+#include "monitor.h"
+#include "multi.h"
+#include "pause.h"
+#include "propagate.h"
+#include "pubsub.h"
+#include "repl.h"
+#include "tracking.h"
+
+/* ------------------------------------------------------- conn.c's hooks */
+
+/* Every module holding per-client state lets go of it; replication first
+ * (a replica leaving or our master link dropping may still look at the
+ * client's other state). */
+static void conn_hook_client_freed(client_t *c) {
+    repl_client_freed(c);
+    multi_client_free(c);
+    blocking_client_freed(c); /* leave every wait list, drop the saved request */
+    pubsub_client_freed(c);   /* drop every subscription */
+    tracking_client_freed(c); /* tracking off, BCAST prefixes left */
+    pause_client_freed(c);    /* a postponed request is dropped */
+    monitor_client_freed(c);  /* leave the MONITOR feed */
+}
+
+static void conn_hook_run_request(client_t *c) {
+    if (c->argc > 0) dispatch_process(c);
+    if (c->flags & CLIENT_MASTER) repl_master_applied(c); /* the offset moves past the applied request */
+    /* Serve clients blocked on keys this command wrote, before anyone
+     * else runs a command (a push and its pop look atomic). */
+    blocking_handle_ready(c->srv);
+}
+
+static void conn_hook_before_sleep(server_t *srv) {
+    blocking_resume_unblocked(srv); /* their replies are flushed by conn.c just after */
+    pause_check_deadline(srv);      /* postponed requests run when a pause ends */
+    tracking_before_sleep(srv);     /* BCAST invalidations */
+}
+
+static void conn_hook_client_info(const client_t *c, conn_client_info_t *out) {
+    int n = tracking_client_flag_letters(c, out->tracking_flags, 0);
+    out->tracking_flags[n] = '\0';
+    out->sub = pubsub_client_channels(c);
+    out->psub = pubsub_client_patterns(c);
+    out->ssub = pubsub_client_shard_channels(c);
+    out->multi = multi_queued_count(c);
+    out->user = acl_client_username(c);
+    out->redir = tracking_client_redirect(c);
+}
+
+static const conn_hooks_t conn_hooks = {
+    .client_created = acl_client_init,
+    .client_freed = conn_hook_client_freed,
+    .default_user_nopass = acl_default_nopass,
+    .master_consumed = repl_master_consumed,
+    .run_request = conn_hook_run_request,
+    .before_sleep = conn_hook_before_sleep,
+    .client_info = conn_hook_client_info,
+};
+
+/* ------------------------------------ commands.c's hooks: the dispatcher */
+
+static const dispatch_hooks_t dispatch_hooks = {
+    .process = dispatch_process,
+    .call = dispatch_call,
+};
+
+/* --------------------------------------------------- keyspace.c's hooks */
+
+static void keyspace_key_expired(db_t *db, robj *key, bool lazy) {
+    propagate_del(db->srv, db->id, key, lazy);  /* AOF and replicas: DEL (or UNLINK) */
+    multi_touch_key(db->srv, db->id, key->ptr); /* an expiry invalidates WATCH */
+}
+
+static void keyspace_key_modified(db_t *db, robj *key) {
+    blocking_signal_key(db, key);               /* wakes clients blocked on key, if any */
+    multi_touch_key(db->srv, db->id, key->ptr); /* invalidates WATCH */
+}
+
+static void keyspace_db_flushed(db_t *db) {
+    multi_touch_db(db->srv, db->id, -1);
+    blocking_signal_db_flushed(db);
+}
+
+static const keyspace_hooks_t keyspace_hooks = {
+    .keys_expire_locally = repl_keys_expire_locally,
+    .writes_paused = pause_active,
+    .key_expired = keyspace_key_expired,
+    .key_modified = keyspace_key_modified,
+    .db_flushed = keyspace_db_flushed,
+};
+
+/* ------------------------------------------ the durability layer's hooks */
+
+static bool durability_replay_queue(client_t *c, command_t *cmd) {
+    if (!multi_should_queue(c, cmd)) return false;
+    multi_queue(c, cmd);
+    return true;
+}
+
+static const durability_hooks_t durability_hooks = {
+    .foreach_function = functions_foreach_library,
+    .load_function = functions_load_code,
+    .flush_functions = functions_flush,
+    .replay_queue = durability_replay_queue,
+    .replay_end = multi_client_free,
+    .hold_writes = pause_hold_writes,
+};
+
+void hooks_register(server_t *srv) {
+    srv->durability_hooks = &durability_hooks;
+    srv->keyspace_hooks = &keyspace_hooks;
+    srv->conn_hooks = &conn_hooks;
+    srv->dispatch_hooks = &dispatch_hooks;
+}

@@ -1,0 +1,289 @@
+/* lifecycle.c: start-up, the cron, shutdown (the top of the server).
+ *
+ * Start order: config (already loaded by main) -> random seeds -> shared
+ * objects -> databases -> command table -> event loop (which routes
+ * libevent's memory through zmalloc) -> listeners -> cron timer and signals.
+ * The cron runs hz times a second: clock and LRU clock, memory sample,
+ * ops/sec sample, active expiry, idle-client timeouts, incremental rehash,
+ * allocator maintenance.  Shutdown (SIGTERM, SIGINT, SHUTDOWN) stops the
+ * loop; main() then frees everything so the process exits valgrind-clean.
+ * This is the one file that may include every module: it decides the start
+ * and stop order and wires the lower layers' hooks (hooks.c). */
+#include "lifecycle.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "acl.h"
+#include "blocking.h"
+#include "commands.h"
+#include "defrag.h"
+#include "evict.h"
+#include "lazyfree.h"
+#include "conn.h"
+#include "evloop.h"
+#include "io_engine.h"
+#include "script.h"
+#include "expire.h"
+#include "hooks.h"
+#include "keyspace.h"
+#include "latency.h"
+#include "monitor.h"
+#include "pubsub.h"
+#include "pause.h"
+#include "tracking.h"
+#include "slowlog.h"
+#include "log.h"
+#include "multi.h"
+#include "net.h"
+#include "persist.h"
+#include "propagate.h"
+#include "repl.h"
+#include "util.h"
+
+static dict_type error_stats_type = {dict_sds_hash, dict_sds_eq, NULL, dict_sds_free, NULL, false};
+
+/* Ops/sec and network rates: one sample per 100 ms into 16-slot rings. */
+static void sample_rates(server_t *srv) {
+    server_stats_t *st = &srv->stats;
+    long long now = util_mstime(), dt = now - st->ops_last_ms;
+    if (dt < 100) return;
+    int i = st->ops_idx;
+    st->ops_samples[i] = (st->numcommands - st->ops_last_count) * 1000 / dt;
+    st->net_in_samples[i] = (st->net_input_bytes - st->net_in_last) * 1000 / dt;
+    st->net_out_samples[i] = (st->net_output_bytes - st->net_out_last) * 1000 / dt;
+    st->ops_idx = (i + 1) % 16;
+    st->ops_last_ms = now;
+    st->ops_last_count = st->numcommands;
+    st->net_in_last = st->net_input_bytes;
+    st->net_out_last = st->net_output_bytes;
+}
+
+static void resize_tables(server_t *srv) {
+    for (int i = 0; i < srv->dbnum; i++) {
+        db_t *db = &srv->dbs[i];
+        ht_shrink_if_needed(db->keys);
+        ht_shrink_if_needed(db->expires);
+        if (ht_is_resizing(db->keys)) ht_rehash_us(db->keys, 1000);
+        if (ht_is_resizing(db->expires)) ht_rehash_us(db->expires, 1000);
+    }
+}
+
+static void server_cron(void *arg) {
+    server_t *srv = arg;
+    server_update_clock(srv);
+    srv->cron_loops++;
+    server_sample_memory(srv);
+    sample_rates(srv);
+    if (!srv->active_expire_off) expire_active_cycle(srv);
+    persist_cron(srv); /* child reaping, save points, AOF fsync/rewrite */
+    repl_cron(srv);    /* replication: pings, ACKs, timeouts, reconnects, WAIT */
+    conn_cron(srv);
+    tracking_cron(srv);        /* tracking-table-max-keys */
+    pause_check_deadline(srv); /* CLIENT PAUSE ends on time even when idle */
+    resize_tables(srv);
+    defrag_cron(srv); /* active defrag slice (memory issue) */
+    zmalloc_maintain();
+    if (srv->shutdown_asap) evloop_stop(srv->loop);
+}
+
+/* persist.c writes the AOF buffer before replies leave (appendfsync
+ * always: they are on disk before any client sees an acknowledgement). */
+static void server_before_sleep(void *arg) {
+    io_engine_run_ready(arg); /* io_uring: requests that arrived, before the AOF and replies go out */
+    repl_before_sleep(arg); /* WAIT: GETACK out and answers, flushed just below */
+    persist_before_sleep(arg);
+    conn_before_sleep(arg);
+}
+
+static void on_signal(int signo, void *arg) {
+    server_t *srv = arg;
+    log_msg(LL_WARNING, "Received %s scheduling shutdown...", signo == SIGINT ? "SIGINT" : "SIGTERM");
+    server_request_shutdown(srv);
+}
+
+bool server_init(server_t *srv) {
+    hooks_register(srv); /* the lower layers' calls up, before anything runs */
+    uint8_t seed[16];
+    util_random_bytes(seed, sizeof(seed));
+    dict_set_hash_seed(seed);
+    srandom((unsigned)(seed[0] | seed[1] << 8 | seed[2] << 16) ^ (unsigned)getpid());
+    util_random_hex(srv->run_id, 40);
+    srv->run_id[40] = '\0';
+    srv->pid = getpid();
+    server_update_clock(srv);
+    srv->start_time_ms = srv->mstime;
+    srv->lastsave = srv->mstime / 1000;
+    srv->stats.ops_last_ms = srv->mstime;
+    srv->stats.errors = dict_create(&error_stats_type);
+    log_set_level(srv->cfg.loglevel);
+    if (srv->cfg.logfile && srv->cfg.logfile[0] && log_set_file(srv->cfg.logfile) != 0) {
+        fprintf(stderr, "Can't open the log file: %s\n", strerror(errno));
+        return false;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    obj_create_shared();
+    db_init_all(srv);
+    srv->evict = evict_create(); /* maxmemory pool, bio thread, defrag */
+    srv->lazyfree = lazyfree_create();
+    srv->defrag = defrag_create();
+    srv->blocking = blocking_create(srv);
+    srv->pubsub = pubsub_create();     /* pub/sub and introspection state */
+    srv->tracking = tracking_create(); /* client-side caching */
+    srv->pause = pause_create();       /* CLIENT PAUSE */
+    srv->slowlog = slowlog_create();
+    srv->latency = latency_create();
+    srv->monitors = monitor_create();
+    commands_init(srv);
+    if (!acl_init(srv)) return false; /* users: config lines or aclfile */
+    multi_init(srv);
+    scripting_init(srv); /* before loading: RDB functions, AOF scripts */
+    srv->loop = evloop_create();
+    if (!srv->loop) {
+        log_msg(LL_WARNING, "Failed creating the event loop");
+        return false;
+    }
+    evloop_set_before_sleep(srv->loop, server_before_sleep, srv);
+    if (!io_engine_init(srv)) return false; /* io-engine: epoll or io_uring */
+    zmalloc_set_background_thread(srv->cfg.jemalloc_bg_thread);
+    persist_init(srv);   /* then load the AOF or RDB before listening */
+    propagate_init(srv); /* the write stream to the AOF and replicas */
+    repl_init(srv);      /* `replicaof`: the cron connects once we run */
+    if (!persist_load_at_startup(srv)) return false;
+    if (!server_listen(srv)) return false;
+    srv->cron_timer = evloop_timer_add(srv->loop, 1000000 / (long)srv->cfg.hz, server_cron, srv);
+    evloop_signal_add(srv->loop, SIGTERM, on_signal, srv);
+    evloop_signal_add(srv->loop, SIGINT, on_signal, srv);
+    if (srv->cfg.pidfile && srv->cfg.pidfile[0]) {
+        FILE *f = fopen(srv->cfg.pidfile, "w");
+        if (f) {
+            fprintf(f, "%d\n", (int)srv->pid);
+            fclose(f);
+        }
+    }
+    server_sample_memory(srv);
+    srv->startup_memory = zmalloc_used_memory();
+    srv->peak_memory = srv->startup_memory;
+    return true;
+}
+
+static bool add_listener(server_t *srv, int fd) {
+    if (srv->listen_count == RL_MAX_LISTENERS) {
+        log_msg(LL_WARNING, "Too many listening addresses (at most %d).", RL_MAX_LISTENERS);
+        close(fd);
+        return false;
+    }
+    srv->listen_fds[srv->listen_count] = fd;
+    srv->listeners[srv->listen_count] = evloop_io_add(srv->loop, fd, conn_accept_handler, srv);
+    srv->listen_count++;
+    return true;
+}
+
+/* Listen on every bind address; an address prefixed with '-' is optional
+ * (e.g. "-::1" on a host without IPv6). */
+bool server_listen(server_t *srv) {
+    char err[256];
+    int tcp = 0;
+    if (srv->cfg.port != 0) {
+        for (int i = 0; i < srv->cfg.bind_count; i++) {
+            const char *addr = srv->cfg.bind[i];
+            bool optional = addr[0] == '-';
+            if (optional) addr++;
+            if (!strcmp(addr, "*")) addr = "0.0.0.0";
+            int fd = net_listen_tcp(addr, (int)srv->cfg.port, (int)srv->cfg.tcp_backlog, err, sizeof(err));
+            if (fd < 0) {
+                if (optional) continue;
+                log_msg(LL_WARNING, "Warning: Could not create server TCP listening socket %s:%lld: %s", addr,
+                        srv->cfg.port, err);
+                return false;
+            }
+            if (!add_listener(srv, fd)) break; /* more than RL_MAX_LISTENERS: logged */
+            tcp++;
+        }
+        if (tcp == 0) {
+            log_msg(LL_WARNING, "Failed listening on port %lld (tcp), aborting.", srv->cfg.port);
+            return false;
+        }
+    }
+    if (srv->cfg.unixsocket && srv->cfg.unixsocket[0]) {
+        int fd = net_listen_unix(srv->cfg.unixsocket, (int)srv->cfg.unixsocketperm, (int)srv->cfg.tcp_backlog, err,
+                                 sizeof(err));
+        if (fd < 0) {
+            log_msg(LL_WARNING, "Failed opening Unix socket: %s", err);
+            return false;
+        }
+        srv->unix_path_bound = zstrdup(srv->cfg.unixsocket);
+        if (!add_listener(srv, fd)) return false;
+    }
+    if (srv->listen_count == 0) {
+        log_msg(LL_WARNING, "Configured to not listen anywhere, exiting.");
+        return false;
+    }
+    return true;
+}
+
+void server_run(server_t *srv) {
+    log_msg(LL_NOTICE, "Server initialized");
+    if (srv->cfg.port) log_msg(LL_NOTICE, "Ready to accept connections tcp");
+    if (srv->unix_path_bound) log_msg(LL_NOTICE, "Ready to accept connections unix");
+    while (!srv->shutdown_asap) {
+        if (evloop_run(srv->loop) != 0) break;
+    }
+    persist_shutdown(srv, false, false); /* no-op if SHUTDOWN already did it */
+    log_msg(LL_WARNING, "redis-like is now ready to exit, bye bye...");
+}
+
+void server_free(server_t *srv) {
+    while (srv->clients_head) conn_free(srv->clients_head);
+    blocking_free(srv->blocking); /* after the clients: they unblock as they go */
+    srv->blocking = NULL;
+    pubsub_free(srv->pubsub);     /* after the clients: they unsubscribe as they go */
+    tracking_free(srv->tracking); /* after the clients: they stop tracking as they go */
+    srv->tracking = NULL;
+    pause_free(srv->pause); /* after the clients: they leave the queue as they go */
+    srv->pause = NULL;
+    slowlog_free(srv->slowlog);
+    latency_free(srv->latency);
+    monitor_free(srv->monitors);
+    srv->pubsub = NULL;
+    srv->slowlog = NULL;
+    srv->latency = NULL;
+    srv->monitors = NULL;
+    for (int i = 0; i < srv->listen_count; i++) {
+        evloop_io_free(srv->listeners[i]);
+        close(srv->listen_fds[i]);
+    }
+    if (srv->unix_path_bound) {
+        unlink(srv->unix_path_bound);
+        zfree(srv->unix_path_bound);
+    }
+    if (srv->cfg.pidfile && srv->cfg.pidfile[0]) unlink(srv->cfg.pidfile);
+    evloop_timer_free(srv->cron_timer);
+    defrag_release_timer(srv->defrag); /* its slice timer lives in the loop */
+    io_engine_free(srv);               /* after the clients: their cancels were queued */
+    evloop_free(srv->loop);
+    lazyfree_destroy(srv->lazyfree); /* finishes queued frees, joins the bio thread */
+    srv->lazyfree = NULL;
+    evict_free(srv->evict);
+    defrag_free(srv->defrag);
+    srv->evict = NULL;
+    srv->defrag = NULL;
+    repl_free(srv);
+    propagate_free(srv);
+    persist_free(srv);
+    db_free_all(srv);
+    acl_free(srv);
+    commands_free(srv);
+    multi_free(srv);
+    scripting_free(srv);
+    dict_release(srv->stats.errors);
+    for (int i = 0; i < OBJ_SHARED_INTEGERS; i++) zfree(shared_integers[i]);
+    config_free(&srv->cfg);
+    zfree(srv->config_file);
+    zfree(srv->executable);
+}

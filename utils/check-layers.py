@@ -1,0 +1,183 @@
+#!/usr/bin/python3
+"""check-layers.py: the server's modules may include only their own layer
+or the layers below it.
+
+A module is a file stem of src/ (conn.c and conn.h are the module "conn");
+an edge is an `#include "x.h"` of another module's header.  LAYERS below
+is the layer order, bottom first, that README's "Layers" section draws.
+The check fails (exit 1) when
+
+  - a module includes a header of a higher layer (an upward include), or
+  - the include graph has a cycle (a strongly connected component of more
+    than one module) that is not one of GROUPS, the few mutual pairs inside
+    one layer that we keep on purpose, each with its reason.
+
+A module missing from LAYERS (a new file) is reported but does not fail
+the check: give it a layer in the same commit.  Where a lower layer must
+call up, it declares a small hook table that hooks.c fills at start-up
+(README "Layers" lists them).
+
+Usage: utils/check-layers.py [--src src] [--graph]
+  --graph  also print every module's layer and includes (for reviewing)
+"""
+import argparse
+import collections
+import os
+import re
+import sys
+
+# Bottom first.  A module may include its own layer and the ones above in
+# this list.  Keep README's picture in step with this table.
+LAYERS = [
+    ("base", "state and types every layer sees",
+     "version config server command_def object db_entry notify_flags evict_stamp zset stream lazyfree"),
+    ("connection", "clients, their buffers, replies",
+     "conn reply io_engine io_uring_engine"),
+    ("table", "the command table and its Redis 7.0 metadata",
+     "command_meta command_meta_data commands latency_track"),
+    ("client services", "per-client features the data layer may tell",
+     "pubsub notify tracking monitor slowlog latency acl_user acl scan"),
+    ("data", "the keyspace",
+     "keyspace t_hash t_set"),
+    ("durability", "write stream, RDB, AOF, replication",
+     "durability_hooks rdb rdb_stream rdb_load rdb_save aof stream_aof propagate persist repl repl_state repl_backlog repl_diskless "
+     "repl_failover repl_info repl_master repl_replica"),
+    ("execution", "what runs or holds commands: eviction, expiry, MULTI, blocking, pause, scripts",
+     "evict expire multi blocking pause script_lua script script_conv lua_cmsgpack lua_struct function"),
+    ("dispatch", "resolve, check and call a request",
+     "dispatch"),
+    ("commands", "command handlers and introspection",
+     "dump t_string t_list t_zset t_bitmap t_stream t_stream_cg hyperloglog geo sort lcs lolwut keycopy migrate "
+     "keyspace_cmds conn_cmds server_cmds acl_cmds command_cmds debug memory alloc_advice defrag info "
+     "config_rewrite"),
+    ("process", "start-up, cron, the wiring of the hook tables, main()",
+     "hooks lifecycle server_main"),
+]
+
+# Cycles kept on purpose: each inside one layer, with the reason.
+GROUPS = [
+    ({"conn", "reply"},
+     "reply.c queues output on a client and asks conn.c to schedule the write "
+     "and enforce output limits; conn.c answers protocol errors through reply.c"),
+    ({"script", "script_lua", "function"},
+     "one scripting engine: script.c runs a script in the Lua state (script_lua.c), "
+     "whose redis.call comes back to script.c; FUNCTION libraries run through the same run"),
+    ({"aof", "persist", "propagate"},
+     "persist.c owns the one forked child and drives aof.c (open, flush, rewrite), "
+     "while aof.c forks its rewrite through persist.c and propagate.c finds the AOF "
+     "in persist.c's state: splitting the child slot from persist.c is the next step"),
+]
+
+
+def read_graph(src):
+    files = [f for f in os.listdir(src) if f.endswith((".c", ".h"))]
+    headers = {f[:-2] for f in files if f.endswith(".h")}
+    edges = collections.defaultdict(set)  # module -> {module}
+    where = {}  # (module, module) -> first file that includes it
+    modules = set()
+    for f in sorted(files):
+        m = f[:-2]
+        modules.add(m)
+        with open(os.path.join(src, f)) as fh:
+            text = fh.read()
+        for inc in re.findall(r'^\s*#\s*include\s+"([^"/]+)\.h"', text, re.M):
+            if inc in headers and inc != m:
+                edges[m].add(inc)
+                where.setdefault((m, inc), f)
+    return modules, edges, where
+
+
+def sccs(modules, edges):
+    """Tarjan's algorithm, iterative (no recursion limit to worry about)."""
+    index, low, on, stack, out, counter = {}, {}, set(), [], [], [0]
+    for root in sorted(modules):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(edges[root])))]
+        index[root] = low[root] = counter[0]
+        counter[0] += 1
+        stack.append(root)
+        on.add(root)
+        while work:
+            v, it = work[-1]
+            advanced = False
+            for w in it:
+                if w not in index:
+                    index[w] = low[w] = counter[0]
+                    counter[0] += 1
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(sorted(edges[w]))))
+                    advanced = True
+                    break
+                if w in on:
+                    low[v] = min(low[v], index[w])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on.discard(w)
+                    comp.append(w)
+                    if w == v:
+                        break
+                out.append(sorted(comp))
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--src", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
+    ap.add_argument("--graph", action="store_true")
+    args = ap.parse_args()
+
+    layer_of, errors = {}, []
+    for i, (name, _, mods) in enumerate(LAYERS):
+        for m in mods.split():
+            if m in layer_of:
+                errors.append("%s is listed in two layers" % m)
+            layer_of[m] = i
+    modules, edges, where = read_graph(args.src)
+
+    for m in sorted(set(layer_of) - modules):
+        errors.append("LAYERS lists %s, which is not in %s" % (m, args.src))
+    unplaced = sorted(modules - set(layer_of))
+
+    for a in sorted(edges):
+        for b in sorted(edges[a]):
+            if a in layer_of and b in layer_of and layer_of[b] > layer_of[a]:
+                errors.append("upward include: %s includes %s.h (%s -> %s)" %
+                              (where[(a, b)], b, LAYERS[layer_of[a]][0], LAYERS[layer_of[b]][0]))
+
+    comps = [c for c in sccs(modules, edges) if len(c) > 1]
+    for c in comps:
+        cs = set(c)
+        if any(cs <= g for g, _ in GROUPS) and len({layer_of.get(m) for m in c}) == 1:
+            continue
+        errors.append("include cycle not in GROUPS: %s" % " ".join(c))
+
+    if args.graph:
+        for i, (name, what, mods) in enumerate(LAYERS):
+            print("%d %s (%s)" % (i, name, what))
+            for m in mods.split():
+                print("    %-20s -> %s" % (m, " ".join(sorted(edges[m]))))
+    print("strongly connected components (modules in a cycle): %s" %
+          (", ".join("%d %s" % (len(c), "{" + " ".join(c) + "}") for c in comps) or "none"))
+    for m in unplaced:
+        print("warning: %s has no layer in utils/check-layers.py LAYERS (its includes are not checked)" % m)
+    for e in errors:
+        print("error: " + e)
+    if errors:
+        print("check-layers: %d error(s); README \"Layers\" explains the order and the hook tables" % len(errors))
+        return 1
+    print("check-layers: every include points down or inside its layer (%d modules, %d layers)" %
+          (len(modules), len(LAYERS)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
