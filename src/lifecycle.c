@@ -96,7 +96,7 @@ static void server_cron(void *arg) {
  * always: they are on disk before any client sees an acknowledgement). */
 static void server_before_sleep(void *arg) {
     io_engine_run_ready(arg); /* io_uring: requests that arrived, before the AOF and replies go out */
-    repl_before_sleep(arg); /* WAIT: GETACK out and answers, flushed just below */
+    repl_before_sleep(arg);   /* WAIT: GETACK out and answers, flushed just below */
     persist_before_sleep(arg);
     conn_before_sleep(arg);
 }
