@@ -127,6 +127,21 @@ evloop_io_t *evloop_io_add(evloop_t *loop, int fd, evloop_io_fn *fn, void *arg) 
     return io;
 }
 
+/* Edge-triggered, read only: the io_uring engine's eventfd, whose counter
+ * is never read (each completion batch is a new edge), so a wake-up costs
+ * no read() of its own. */
+evloop_io_t *evloop_io_add_edge(evloop_t *loop, int fd, evloop_io_fn *fn, void *arg) {
+    evloop_io_t *io = zcalloc(sizeof(*io));
+    io->loop = loop;
+    io->fd = fd;
+    io->fn = fn;
+    io->arg = arg;
+    io->want_read = true;
+    io->ev = event_new(loop->base, fd, EV_READ | EV_PERSIST | EV_ET, io_cb, io);
+    event_add(io->ev, NULL);
+    return io;
+}
+
 void evloop_io_want_write(evloop_io_t *io, bool want) {
     if (io->want_write == want) return;
     io->want_write = want;

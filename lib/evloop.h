@@ -29,6 +29,9 @@ void evloop_stop(evloop_t *loop);
 
 /* Watch fd for reading (on from the start) and, on request, writing. */
 evloop_io_t *evloop_io_add(evloop_t *loop, int fd, evloop_io_fn *fn, void *arg);
+/* Edge-triggered read watcher (fn runs once per new readiness; the fd is
+ * not expected to be drained).  Never toggle its interests. */
+evloop_io_t *evloop_io_add_edge(evloop_t *loop, int fd, evloop_io_fn *fn, void *arg);
 void evloop_io_want_write(evloop_io_t *io, bool want);
 /* Read interest is on from evloop_io_add; a write-only watcher turns it off. */
 void evloop_io_want_read(evloop_io_t *io, bool want);

@@ -117,6 +117,7 @@ typedef struct rl_config {
     long long slowlog_log_slower_than;
     long long slowlog_max_len;
     long long latency_monitor_threshold;
+    int io_engine;                           /* IO_ENGINE_*: socket I/O engine asked for (io_uring_engine.c) */
     int enable_debug_command;                /* DEBUG_CMD_*: who may run DEBUG (debug.c) */
     bool latency_tracking;                   /* latency_track.c: per-command histograms */
     char *latency_tracking_info_percentiles; /* normalized "50 99 99.9" (INFO latencystats) */
@@ -156,6 +157,9 @@ typedef struct rl_config {
     int acl_user_count;
 } rl_config_t;
 
+enum { IO_ENGINE_AUTO = 0,
+       IO_ENGINE_EPOLL,
+       IO_ENGINE_URING };
 enum { DEBUG_CMD_NO,
        DEBUG_CMD_YES,
        DEBUG_CMD_LOCAL };

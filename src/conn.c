@@ -21,6 +21,7 @@
 
 #include "command_def.h"
 #include "evloop.h"
+#include "io_engine.h"
 #include "log.h"
 #include "net.h"
 #include "reply.h"
@@ -45,7 +46,9 @@ static void free_arg(void *ctx, void *arg) {
 
 static void client_io(int fd, bool readable, bool writable, void *arg);
 
-static client_t *client_new(server_t *srv, int fd, bool is_unix) {
+/* use_ring: served by the io_uring engine when it runs (accepted clients);
+ * otherwise, or if the ring refuses it, by an epoll watcher. */
+static client_t *client_new(server_t *srv, int fd, bool is_unix, bool use_ring) {
     client_t *c = zcalloc(sizeof(*c));
     c->id = ++srv->next_client_id;
     c->fd = fd;
@@ -59,7 +62,7 @@ static client_t *client_new(server_t *srv, int fd, bool is_unix) {
     srv->conn_hooks->client_created(c); /* acl.c: the default user; authenticated if it has no password */
     net_peer_name(fd, c->addr, sizeof(c->addr), false);
     net_peer_name(fd, c->laddr, sizeof(c->laddr), true);
-    c->io = evloop_io_add(srv->loop, fd, client_io, c);
+    if (!(use_ring && uring_conn_attach(c))) c->io = evloop_io_add(srv->loop, fd, client_io, c);
     c->next = srv->clients_head;
     if (srv->clients_head) srv->clients_head->prev = c;
     srv->clients_head = c;
@@ -67,7 +70,9 @@ static client_t *client_new(server_t *srv, int fd, bool is_unix) {
     return c;
 }
 
-client_t *conn_create_client(server_t *srv, int fd) { return client_new(srv, fd, false); }
+/* The master link stays on epoll: repl_replica.c drives its socket itself
+ * until it becomes a client. */
+client_t *conn_create_client(server_t *srv, int fd) { return client_new(srv, fd, false, false); }
 
 static void remove_from_chain(client_t **head, client_t *c, size_t next_off) {
     for (client_t **pp = head; *pp; pp = (client_t **)((char *)*pp + next_off)) {
@@ -89,12 +94,19 @@ void conn_free(client_t *c) {
     if (c->next) c->next->prev = c->prev;
     srv->client_count--;
     evloop_io_free(c->io);
+    /* A send still in the kernel reads c->buf and the blocks: then the
+     * engine calls conn_release() when it has ended. */
+    bool send_pending = c->ring && uring_conn_close(c);
     close(c->fd);
     resp_parser_free(&c->parser);
     sds_free(c->querybuf);
     sds_free(c->name);
     sds_free(c->lib_name);
     sds_free(c->lib_ver);
+    if (!send_pending) conn_release(c);
+}
+
+void conn_release(client_t *c) {
     for (reply_block *b = c->reply_head; b;) {
         reply_block *next = b->next;
         zfree(b);
@@ -144,7 +156,7 @@ static void accept_one(server_t *srv, int cfd, bool is_unix) {
         return;
     }
     net_set_client_options(cfd, is_unix, (int)srv->cfg.tcp_keepalive);
-    client_new(srv, cfd, is_unix);
+    client_new(srv, cfd, is_unix, true);
 }
 
 void conn_accept_handler(int fd, bool readable, bool writable, void *arg) {
@@ -179,18 +191,20 @@ static void free_argv(client_t *c) {
     resp_reset(&c->parser);
 }
 
-/* Execute every complete request in the query buffer. */
-static void process_input(client_t *c) {
+/* Execute every complete request in buf[*pos..len): the query buffer, or
+ * (io_uring) a receive buffer parsed in place.  Stops at a request that is
+ * not complete, or when the client may not run more now. */
+static void run_requests(client_t *c, const char *buf, size_t len, size_t *pos) {
     server_t *srv = c->srv;
-    while (c->qb_pos < sds_len(c->querybuf)) {
+    while (*pos < len) {
         if (c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP)) break;
         if (c->flags & (CLIENT_BLOCKED | CLIENT_PAUSED | CLIENT_REPL_WAIT)) break; /* the rest waits until it is served */
-        size_t req_start = c->qb_pos;
+        size_t req_start = *pos;
         resp_limits_t lim = {srv->cfg.proto_max_bulk_len, !(c->flags & CLIENT_AUTHENTICATED)};
-        int r = resp_parse(&c->parser, c->querybuf, sds_len(c->querybuf), &c->qb_pos, &lim);
+        int r = resp_parse(&c->parser, buf, len, pos, &lim);
         /* repl.h: the master link's offset counts every byte of a request,
          * also the part a previous read already parsed */
-        if (c->flags & CLIENT_MASTER) srv->conn_hooks->master_consumed(c, c->querybuf + req_start, c->qb_pos - req_start);
+        if (c->flags & CLIENT_MASTER) srv->conn_hooks->master_consumed(c, buf + req_start, *pos - req_start);
         if (r == RESP_NEED_MORE) break;
         if (r == RESP_ERR) {
             protocol_error(c, c->parser.error);
@@ -207,16 +221,27 @@ static void process_input(client_t *c) {
         srv->conn_hooks->run_request(c);
         free_argv(c);
     }
+}
+
+/* After a batch of input: track unfinished requests, close a client whose
+ * last reply is already gone. */
+static void input_done(client_t *c) {
     /* Bytes of an unfinished request wait here: note since when (a client
      * trickling one byte a second is not idle, but never finishes). */
     if (c->qb_pos < sds_len(c->querybuf) || resp_in_request(&c->parser)) {
-        if (!c->partial_since_ms) c->partial_since_ms = srv->mstime;
+        if (!c->partial_since_ms) c->partial_since_ms = c->srv->mstime;
     } else {
         c->partial_since_ms = 0;
     }
     /* A client told to close after its reply whose reply is already gone
      * (or was never queued) has nothing left to wait for. */
     if ((c->flags & CLIENT_CLOSE_AFTER_REPLY) && !conn_has_pending_output(c)) conn_close_async(c);
+}
+
+/* Execute every complete request in the query buffer. */
+static void process_input(client_t *c) {
+    run_requests(c, c->querybuf, sds_len(c->querybuf), &c->qb_pos);
+    input_done(c);
     /* Drop what was consumed; a partial request stays at the front. */
     if (c->qb_pos > 0) {
         size_t len = sds_len(c->querybuf);
@@ -294,6 +319,54 @@ static void read_from_client(client_t *c) {
     process_input(c);
 }
 
+/* Append n received bytes to the query buffer, growing it as reads do
+ * (doubling below 1 MB) but never past client-query-buffer-limit by
+ * greed alone; a buffer whose allocation passes the limit closes the
+ * client (false: c was freed). */
+static bool query_append(client_t *c, const char *p, size_t n) {
+    size_t limit = (size_t)c->srv->cfg.client_query_buffer_limit;
+    size_t len = sds_len(c->querybuf);
+    if (sds_avail(c->querybuf) < n) {
+        size_t need = len + n;
+        size_t cap = need < QUERYBUF_GREEDY_MAX ? need * 2 : need + QUERYBUF_GREEDY_MAX;
+        if (cap > limit) cap = need > limit ? need : limit;
+        c->querybuf = sds_make_room_exact(c->querybuf, cap - len);
+    }
+    memcpy(c->querybuf + len, p, n);
+    sds_setlen(c->querybuf, len + n);
+    if (sds_len(c->querybuf) > c->querybuf_peak) c->querybuf_peak = sds_len(c->querybuf);
+    if (sds_alloc(c->querybuf) > limit) {
+        log_msg(LL_WARNING, "Closing client that reached max query buffer length: id=%llu addr=%s (qbuf=%zu, alloc=%zu)",
+                (unsigned long long)c->id, c->addr, sds_len(c->querybuf), sds_alloc(c->querybuf));
+        conn_free(c);
+        return false;
+    }
+    return true;
+}
+
+/* io_uring: requests are parsed straight from the receive buffer while the
+ * query buffer is empty (the usual case: whole requests per receive); only
+ * an unfinished request, or input that must wait (blocked, paused), is
+ * copied.  Behind a non-empty query buffer, bytes are appended as a read
+ * would. */
+void conn_input(client_t *c, const char *p, size_t n) {
+    server_t *srv = c->srv;
+    if (c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP)) return; /* epoll stops reading too */
+    srv->stats.io_reads++;
+    srv->stats.net_input_bytes += (long long)n;
+    c->last_interaction_ms = srv->mstime;
+    if (sds_len(c->querybuf) == 0) {
+        if (n > c->querybuf_peak) c->querybuf_peak = n;
+        size_t pos = 0;
+        run_requests(c, p, n, &pos);
+        if (pos < n && !query_append(c, p + pos, n - pos)) return;
+        input_done(c);
+        return;
+    }
+    if (!query_append(c, p, n)) return;
+    process_input(c);
+}
+
 /* ------------------------------------------------------------ writing */
 
 bool conn_has_pending_output(const client_t *c) { return c->bufpos > 0 || c->reply_head != NULL; }
@@ -362,6 +435,10 @@ static void consume_output(client_t *c, size_t n) {
 }
 
 bool conn_flush_now(client_t *c) {
+    if (c->ring) { /* io_uring: the send in flight first, in order */
+        uring_conn_wait_send(c);
+        if (c->flags & CLIENT_CLOSE_ASAP) return false;
+    }
     while (conn_has_pending_output(c)) {
         const char *p;
         size_t len;
@@ -385,31 +462,52 @@ bool conn_flush_now(client_t *c) {
     return true;
 }
 
+int conn_output_iov(client_t *c, struct iovec *iov, int max) {
+    int cnt = 0;
+    size_t off = c->sentlen;
+    if (c->bufpos > 0) {
+        iov[cnt].iov_base = c->buf + off;
+        iov[cnt++].iov_len = c->bufpos - off;
+        off = 0;
+    }
+    for (reply_block *b = c->reply_head; b && cnt < max; b = b->next) {
+        if (b->used == off) {
+            off = 0;
+            continue;
+        }
+        iov[cnt].iov_base = b->buf + off;
+        iov[cnt++].iov_len = b->used - off;
+        off = 0;
+    }
+    if (cnt == 0) consume_output(c, 0); /* only empty blocks left: drop them */
+    return cnt;
+}
+
+/* io_uring: a send ended.  Never frees c here (its caller may still hold
+ * it): errors and close-after-reply go through conn_close_async. */
+void conn_sent(client_t *c, long n) {
+    if (n < 0) {
+        if (n == -EAGAIN || n == -EINTR) {
+            conn_mark_pending_write(c);
+        } else if (n != -ECANCELED) {
+            log_msg(LL_VERBOSE, "Error writing to client: %s", strerror((int)-n));
+            conn_close_async(c);
+        }
+        return;
+    }
+    c->srv->stats.net_output_bytes += n;
+    consume_output(c, (size_t)n);
+    if (conn_has_pending_output(c)) conn_mark_pending_write(c);
+    else if (c->flags & CLIENT_CLOSE_AFTER_REPLY) conn_close_async(c);
+}
+
 /* Write as much as the socket takes.  Returns -1 if the client was freed. */
 static int write_to_client(client_t *c) {
     server_t *srv = c->srv;
     while (conn_has_pending_output(c)) {
         struct iovec iov[MAX_IOV];
-        int cnt = 0;
-        size_t off = c->sentlen;
-        if (c->bufpos > 0) {
-            iov[cnt].iov_base = c->buf + off;
-            iov[cnt++].iov_len = c->bufpos - off;
-            off = 0;
-        }
-        for (reply_block *b = c->reply_head; b && cnt < MAX_IOV; b = b->next) {
-            if (b->used == off) {
-                off = 0;
-                continue;
-            }
-            iov[cnt].iov_base = b->buf + off;
-            iov[cnt++].iov_len = b->used - off;
-            off = 0;
-        }
-        if (cnt == 0) { /* only empty blocks left: drop them */
-            consume_output(c, 0);
-            continue;
-        }
+        int cnt = conn_output_iov(c, iov, MAX_IOV);
+        if (cnt == 0) continue;
         /* One buffer (the usual reply): plain write, the cheaper syscall. */
         ssize_t n = cnt == 1 ? write(c->fd, iov[0].iov_base, iov[0].iov_len) : writev(c->fd, iov, cnt);
         srv->stats.io_writes++;
@@ -448,7 +546,8 @@ void conn_before_sleep(void *arg) {
         c->flags &= ~CLIENT_PENDING_WRITE;
         if (c->flags & CLIENT_CLOSE_ASAP) continue;
         if (c->flags & CLIENT_IN_WRITE_WAIT) continue; /* the write event will do it */
-        write_to_client(c);
+        if (c->ring) uring_conn_flush(c);
+        else write_to_client(c);
     }
     client_t *kept = NULL; /* a client running a script is freed after it returns */
     while (srv->close_asap) {
@@ -463,6 +562,7 @@ void conn_before_sleep(void *arg) {
         conn_free(c);
     }
     srv->close_asap = kept;
+    io_engine_submit(srv); /* the round's sends, re-armed receives and cancels: one system call */
 }
 
 /* While a script runs past busy-reply-threshold, the event loop is not
@@ -482,7 +582,7 @@ void conn_serve_while_busy(server_t *srv, client_t *skip) {
         ids[n] = 0;
     }
     for (client_t *c = srv->clients_head; c && n < cap; c = c->next) {
-        if (c == skip || c->fd < 0 || (c->flags & (CLIENT_CLOSE_ASAP | CLIENT_CLOSE_AFTER_REPLY))) continue;
+        if (c == skip || c->fd < 0 || c->ring || (c->flags & (CLIENT_CLOSE_ASAP | CLIENT_CLOSE_AFTER_REPLY))) continue;
         pf[n] = (struct pollfd){.fd = c->fd, .events = (short)(POLLIN | ((c->flags & CLIENT_IN_WRITE_WAIT) ? POLLOUT : 0))};
         ids[n++] = c->id;
     }
@@ -500,6 +600,7 @@ void conn_serve_while_busy(server_t *srv, client_t *skip) {
     }
     zfree(pf);
     zfree(ids);
+    io_engine_serve_now(srv, skip); /* io_uring clients: their completions */
     conn_before_sleep(srv);
 }
 

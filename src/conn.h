@@ -63,7 +63,8 @@ struct client {
     int fd;
     server_t *srv;
     db_t *db;
-    evloop_io_t *io;
+    evloop_io_t *io;         /* epoll engine: its watcher; NULL on io_uring */
+    struct uring_conn *ring; /* io_uring_engine.c: its operations; NULL on epoll */
     unsigned flags;
     int resp;              /* protocol: 2 or 3 */
     sds name;              /* CLIENT SETNAME, or NULL */
@@ -159,5 +160,18 @@ client_t *conn_create_client(server_t *srv, int fd);
 bool conn_flush_now(client_t *c);
 /* Serve other clients while a long script runs (script.c's hook). */
 void conn_serve_while_busy(server_t *srv, client_t *skip);
+
+/* The io_uring engine's calls into the connection layer (io_engine.h). */
+struct iovec;
+/* n bytes arrived for c (borrowed: parsed in place, the unparsed rest is
+ * copied to the query buffer).  May free c. */
+void conn_input(client_t *c, const char *p, size_t n);
+/* A send of c's output ended: n >= 0 bytes taken by the kernel, or -errno.
+ * Queues the rest, or frees c (error, close after reply). */
+void conn_sent(client_t *c, long n);
+/* Vectors over c's unsent output (at most max); the count. */
+int conn_output_iov(client_t *c, struct iovec *iov, int max);
+/* The last part of conn_free, delayed while a send read c's buffers. */
+void conn_release(client_t *c);
 
 #endif

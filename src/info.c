@@ -13,6 +13,7 @@
 #include "blocking.h"
 #include "commands.h"
 #include "defrag.h"
+#include "io_engine.h"
 #include "latency_track.h"
 #include "lazyfree.h"
 #include "pubsub.h"
@@ -45,6 +46,7 @@ static sds sec_server(server_t *srv, sds s) {
                          "arch_bits:%d\r\n"
                          "monotonic_clock:POSIX clock_gettime\r\n"
                          "multiplexing_api:%s\r\n"
+                         "io_engine:%s\r\n"
                          "atomicvar_api:c11-builtin\r\n"
                          "gcc_version:%d.%d.%d\r\n"
                          "process_id:%d\r\n"
@@ -61,7 +63,7 @@ static sds sec_server(server_t *srv, sds s) {
                          "config_file:%s\r\n"
                          "io_threads_active:0\r\n",
                          RL_REDIS_COMPAT_VERSION, RL_VERSION, RL_BUILD_ID, u.sysname, u.release, u.machine,
-                         (int)(sizeof(void *) * 8), evloop_backend(srv->loop),
+                         (int)(sizeof(void *) * 8), evloop_backend(srv->loop), io_engine_name(srv),
 #ifdef __GNUC__
                          __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__,
 #else

@@ -27,6 +27,7 @@
 #include "lazyfree.h"
 #include "conn.h"
 #include "evloop.h"
+#include "io_engine.h"
 #include "script.h"
 #include "expire.h"
 #include "hooks.h"
@@ -94,7 +95,8 @@ static void server_cron(void *arg) {
 /* persist.c writes the AOF buffer before replies leave (appendfsync
  * always: they are on disk before any client sees an acknowledgement). */
 static void server_before_sleep(void *arg) {
-    repl_before_sleep(arg); /* WAIT: GETACK out and answers, flushed just below */
+    io_engine_run_ready(arg); /* io_uring: requests that arrived, before the AOF and replies go out */
+    repl_before_sleep(arg);   /* WAIT: GETACK out and answers, flushed just below */
     persist_before_sleep(arg);
     conn_before_sleep(arg);
 }
@@ -147,6 +149,7 @@ bool server_init(server_t *srv) {
         return false;
     }
     evloop_set_before_sleep(srv->loop, server_before_sleep, srv);
+    if (!io_engine_init(srv)) return false; /* io-engine: epoll or io_uring */
     zmalloc_set_background_thread(srv->cfg.jemalloc_bg_thread);
     persist_init(srv);   /* then load the AOF or RDB before listening */
     propagate_init(srv); /* the write stream to the AOF and replicas */
@@ -262,6 +265,7 @@ void server_free(server_t *srv) {
     if (srv->cfg.pidfile && srv->cfg.pidfile[0]) unlink(srv->cfg.pidfile);
     evloop_timer_free(srv->cron_timer);
     defrag_release_timer(srv->defrag); /* its slice timer lives in the loop */
+    io_engine_free(srv);               /* after the clients: their cancels were queued */
     evloop_free(srv->loop);
     lazyfree_destroy(srv->lazyfree); /* finishes queued frees, joins the bio thread */
     srv->lazyfree = NULL;

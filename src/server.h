@@ -95,8 +95,9 @@ struct server {
 
     client_t *clients_head; /* every connected client */
     size_t client_count;
-    client_t *pending_write; /* clients with output to flush */
-    client_t *close_asap;    /* clients to free at before-sleep */
+    client_t *pending_write;    /* clients with output to flush */
+    client_t *close_asap;       /* clients to free at before-sleep */
+    struct uring_engine *uring; /* io_uring_engine.c: the ring, or NULL on epoll */
     uint64_t next_client_id;
     dict *commands;                    /* lowercase name -> command_t * */
     dict *watched;                     /* multi.c: WATCHed keys -> clients */

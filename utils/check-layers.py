@@ -32,7 +32,7 @@ LAYERS = [
     ("base", "state and types every layer sees",
      "version config server command_def object db_entry notify_flags evict_stamp zset stream lazyfree"),
     ("connection", "clients, their buffers, replies",
-     "conn reply"),
+     "conn reply io_engine io_uring_engine"),
     ("table", "the command table and its Redis 7.0 metadata",
      "command_meta command_meta_data commands latency_track"),
     ("client services", "per-client features the data layer may tell",

@@ -4,7 +4,9 @@ Every server a test starts is a child process of the test run, stopped by
 its pid at the end (never by name).  The binary under test is
 src/redis-like-server, or $RL_SERVER (the per-allocator runs point it at
 build/<allocator>/redis-like-server).  Differential tests also start
-Debian's /usr/bin/redis-server the same way.
+Debian's /usr/bin/redis-server the same way.  $RL_SERVER_ARGS (split on
+spaces) is added to every redis-like-server command line: `make
+test-io-uring` runs the whole suite with `--io-engine io_uring` that way.
 """
 import os
 import socket
@@ -18,6 +20,7 @@ import redis
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SERVER = os.environ.get("RL_SERVER", os.path.join(ROOT, "src", "redis-like-server"))
 REDIS_SERVER = "/usr/bin/redis-server"
+EXTRA_ARGS = os.environ.get("RL_SERVER_ARGS", "").split()
 
 
 def free_port():
@@ -46,6 +49,7 @@ class ServerProcess:
             # DEBUG is off by default, as in Redis 7.0; tests connect over
             # loopback, which "local" allows (test_debug.py covers "no").
             cmd += ["--enable-debug-command", "local"]
+            cmd += EXTRA_ARGS
         cmd += list(args)
         self.log = open(self.log_path, "w")
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT, cwd=self.dir)

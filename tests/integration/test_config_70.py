@@ -39,8 +39,8 @@ MISSING = {
         rdb-save-incremental-fsync rdb-del-sync-files""",
 }
 
-# Parameters only redis-like has: Redis 7.2's listpack sets.
-EXTRA = {"set-max-listpack-entries", "set-max-listpack-value"}
+# Parameters only redis-like has: Redis 7.2's listpack sets, the socket engine.
+EXTRA = {"set-max-listpack-entries", "set-max-listpack-value", "io-engine"}
 
 # Same parameter, deliberately another default (README, Configuration).
 DIFFERENT = {

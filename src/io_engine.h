@@ -1,0 +1,56 @@
+/* io_engine.h: which engine moves client bytes, and the io_uring one's
+ * interface to the connection layer.
+ *
+ * Two engines serve client sockets (`io-engine auto|epoll|io_uring`):
+ *  - epoll: libevent watches each client's fd; conn.c calls read() and
+ *    write()/writev() itself (one system call per socket operation);
+ *  - io_uring (io_uring_engine.c): each client has one multishot receive
+ *    armed on a ring, feeding buffers of a provided-buffer ring, and its
+ *    replies leave as send operations queued during the loop round and
+ *    submitted together at before-sleep.  The ring reports completions
+ *    through an eventfd that libevent watches, so libevent remains the one
+ *    loop (timers, signals, listeners, epoll clients, the ring).
+ * conn.c owns the client's buffers and their rules (query-buffer limit,
+ * output-buffer limits, close after reply); the engine only moves bytes and
+ * calls back into conn.c (conn_input, conn_sent, conn_release).  Clients
+ * that some module drives by fd itself (the master link of a replica) stay
+ * on epoll under either engine. */
+#ifndef RL_IO_ENGINE_H
+#define RL_IO_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "server.h"
+
+/* Start the engine `io-engine` asks for: auto tries io_uring and falls back
+ * to epoll with one log line; io_uring that cannot start is an error
+ * (false, logged).  After evloop_create. */
+bool io_engine_init(server_t *srv);
+/* After every client was freed, before evloop_free. */
+void io_engine_free(server_t *srv);
+/* "epoll" or "io_uring": the engine in use (INFO server io_engine). */
+const char *io_engine_name(const server_t *srv);
+
+/* Per client (conn.c).  attach: arm its receive; false = keep it on epoll. */
+bool uring_conn_attach(client_t *c);
+/* The client is being freed: cancel its operations.  True if a send still
+ * reads its output buffers: conn.c then leaves the client's memory to the
+ * engine, which calls conn_release() once the send has ended. */
+bool uring_conn_close(client_t *c);
+/* Queue a send of c's pending output unless one is in flight (its
+ * completion queues the next).  Submitted at io_engine_before_sleep. */
+void uring_conn_flush(client_t *c);
+/* Wait until c has no send in flight (other completions are kept for the
+ * loop), so its output may be written directly (conn_flush_now). */
+void uring_conn_wait_send(client_t *c);
+
+/* conn_before_sleep: run completions already delivered (no system call),
+ * then, at its end, submit every queued operation in one system call. */
+void io_engine_run_ready(server_t *srv);
+void io_engine_submit(server_t *srv);
+/* Serve completions now, except those of `skip` (a client whose command
+ * is running: conn_serve_while_busy during a long script). */
+void io_engine_serve_now(server_t *srv, client_t *skip);
+
+#endif

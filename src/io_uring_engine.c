@@ -1,0 +1,639 @@
+/* io_uring_engine.c: the io_uring socket engine (see io_engine.h).
+ *
+ * Why: with epoll every request costs a read() and a write() of its own
+ * plus a share of epoll_wait.  Here a loop round costs epoll_wait (woken by
+ * the ring's eventfd), at most one io_uring_enter to run the kernel's
+ * deferred receive work, and one io_uring_enter that submits the sends of
+ * every client answered in the round, whatever the number of clients.
+ *
+ * Shape:
+ *  - one ring (SINGLE_ISSUER|DEFER_TASKRUN|TASKRUN_FLAG when the kernel
+ *    has them: receive work runs only when we ask, and a flag says whether
+ *    there is any, so asking costs nothing when there is none);
+ *  - an eventfd registered with the ring and watched edge-triggered by
+ *    libevent: a new completion (or pending receive work) is an edge; the
+ *    counter is never read;
+ *  - a provided-buffer ring of URING_NBUFS buffers of URING_BUFSIZE bytes
+ *    shared by all clients; each client has one multishot recv taking
+ *    buffers from it.  conn_input() parses straight from the buffer and
+ *    copies only an unfinished request into the query buffer, then the
+ *    buffer goes back to the ring;
+ *  - a send (or sendmsg over the static buffer and reply blocks) per client
+ *    with output, one at a time, straight from the client's own buffers:
+ *    output counts against client-output-buffer-limit until the kernel took
+ *    it, as on epoll.  A short send completes with what was taken and the
+ *    rest is queued again, as epoll's partial write and writable event do.
+ *
+ * Completions are copied into a FIFO (`q`) before any is handled: handling
+ * one may run commands that serve other clients while a script is busy
+ * (io_engine_serve_now) or wait for one client's send (conn_flush_now),
+ * and the FIFO keeps every client's completions in arrival order through
+ * such nesting.
+ *
+ * Lifetime: a client's uring_conn_t outlives the client while the kernel
+ * still owns one of its operations; user_data is its address with the kind
+ * in the low bits.  A client freed with a send in flight keeps its memory
+ * (conn_release() frees it when the send ends): the kernel may still read
+ * those bytes.  Any error on a client's operation closes that client only. */
+#include "io_engine.h"
+
+#include <string.h>
+
+#include "conn.h"
+#include "evloop.h"
+#include "log.h"
+#include "zmalloc.h"
+
+const char *io_engine_name(const server_t *srv) { return srv->uring ? "io_uring" : "epoll"; }
+
+#ifdef RL_HAVE_URING
+
+#include <errno.h>
+#include <liburing.h>
+#include <stdlib.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define URING_BGID 0
+#define URING_NBUFS 256u          /* receive buffers shared by every client */
+#define URING_BUFSIZE (16 * 1024) /* bytes each: CLIENT_READ_CHUNK, epoll's read size */
+#define URING_SQ_ENTRIES 1024u
+#define URING_CQ_ENTRIES 8192u
+#define URING_MAX_IOV 32 /* conn.c's MAX_IOV: blocks per sendmsg */
+/* Coalescing: while at least URING_COALESCE_MIN clients send requests per
+ * round (a decaying maximum), the submit also waits, at most
+ * URING_COALESCE_US, for the round's sends and half that many requests,
+ * so one sleep and wake-up serves many requests.  A wake-up costs far
+ * more than a request where context switches are expensive (virtual
+ * machines): measured in docs/benchmarks-history.md.  A server with one
+ * talking client (or a publisher fanning out to many quiet subscribers)
+ * never waits. */
+#define URING_COALESCE_MIN 4
+#define URING_COALESCE_US 200
+
+enum { KIND_RECV = 1,
+       KIND_SEND = 2,
+       KIND_CANCEL = 3,
+       KIND_MASK = 3 };
+
+/* One client's operations.  Invariant: freed when client == NULL and
+ * neither the receive nor a send is in flight. */
+typedef struct uring_conn {
+    client_t *client; /* NULL once conn_free ran */
+    client_t *zombie; /* freed client whose buffers a send still reads */
+    int fd;
+    bool recv_armed;    /* a multishot recv is (or is queued to be) armed */
+    bool send_inflight; /* a send of the client's output is in the kernel */
+    bool closing;       /* cancels queued: ignore data, do not re-arm */
+    bool in_callback;   /* conn.c is running on its behalf: not freed yet */
+    struct msghdr msg;  /* sendmsg's header and vectors: read by the kernel */
+    struct iovec iov[URING_MAX_IOV];
+} uring_conn_t;
+
+typedef struct cqe_copy {
+    uint64_t data; /* 0 = already handled */
+    int32_t res;
+    uint32_t flags;
+} cqe_copy_t;
+
+struct uring_engine {
+    server_t *srv;
+    struct io_uring ring;
+    bool taskrun_flag; /* IORING_SQ_TASKRUN tells whether receive work waits */
+    int efd;           /* eventfd the ring signals */
+    evloop_io_t *eio;
+    struct io_uring_buf_ring *br;
+    size_t br_bytes;
+    char *bufs; /* URING_NBUFS * URING_BUFSIZE, mmap()ed, not in used_memory */
+    unsigned mask, returned;
+    unsigned queued;       /* SQEs prepared since the last submit */
+    unsigned round_sends;  /* sends queued since the last submit */
+    unsigned round_recvs;  /* receives with data handled since the last submit */
+    unsigned recent_recvs; /* decaying maximum of round_recvs: how many clients talk */
+    cqe_copy_t *q;         /* completions copied out of the CQ, oldest first */
+    size_t qhead, qlen, qcap;
+    int depth;   /* nesting of drain(): only the outermost compacts q */
+    int zombies; /* freed clients whose send has not ended */
+};
+
+/* ------------------------------------------------------------ set-up */
+
+static int ring_init(struct io_uring *ring) {
+    static const unsigned modes[] = {
+        IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_TASKRUN_FLAG, /* 6.1+ */
+        IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG,                               /* 5.19+ */
+        0,
+    };
+    int rc = -EINVAL;
+    for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+        struct io_uring_params p;
+        memset(&p, 0, sizeof(p));
+        p.flags = modes[i] | IORING_SETUP_CQSIZE | IORING_SETUP_SUBMIT_ALL;
+        p.cq_entries = URING_CQ_ENTRIES;
+        rc = io_uring_queue_init_params(URING_SQ_ENTRIES, ring, &p);
+        if (rc != -EINVAL) break;
+    }
+    return rc;
+}
+
+static void buf_return(struct uring_engine *e, unsigned bid) {
+    io_uring_buf_ring_add(e->br, e->bufs + (size_t)bid * URING_BUFSIZE, URING_BUFSIZE, (unsigned short)bid, e->mask,
+                          (int)e->returned++);
+}
+
+static void bufs_publish(struct uring_engine *e) {
+    if (!e->returned) return;
+    io_uring_buf_ring_advance(e->br, (int)e->returned);
+    e->returned = 0;
+}
+
+static int bufs_init(struct uring_engine *e) {
+    e->br_bytes = URING_NBUFS * sizeof(struct io_uring_buf);
+    void *ring_mem = mmap(NULL, e->br_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *bufs = mmap(NULL, (size_t)URING_NBUFS * URING_BUFSIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (ring_mem == MAP_FAILED || bufs == MAP_FAILED) {
+        if (ring_mem != MAP_FAILED) munmap(ring_mem, e->br_bytes);
+        if (bufs != MAP_FAILED) munmap(bufs, (size_t)URING_NBUFS * URING_BUFSIZE);
+        return -ENOMEM;
+    }
+    /* A forked child (BGSAVE, rewrite) never receives: do not copy these. */
+    madvise(bufs, (size_t)URING_NBUFS * URING_BUFSIZE, MADV_DONTFORK);
+    madvise(ring_mem, e->br_bytes, MADV_DONTFORK);
+    e->br = ring_mem;
+    e->bufs = bufs;
+    struct io_uring_buf_reg reg;
+    memset(&reg, 0, sizeof(reg));
+    reg.ring_addr = (unsigned long)ring_mem;
+    reg.ring_entries = URING_NBUFS;
+    reg.bgid = URING_BGID;
+    int rc = io_uring_register_buf_ring(&e->ring, &reg, 0);
+    if (rc < 0) return rc;
+    e->mask = io_uring_buf_ring_mask(URING_NBUFS);
+    io_uring_buf_ring_init(e->br);
+    for (unsigned i = 0; i < URING_NBUFS; i++) buf_return(e, i);
+    bufs_publish(e);
+    return 0;
+}
+
+static void engine_destroy(struct uring_engine *e) {
+    io_uring_queue_exit(&e->ring); /* cancels whatever is still armed */
+    if (e->br) munmap(e->br, e->br_bytes);
+    if (e->bufs) munmap(e->bufs, (size_t)URING_NBUFS * URING_BUFSIZE);
+    if (e->efd >= 0) close(e->efd);
+    zfree(e->q);
+    zfree(e);
+}
+
+/* Everything the engine relies on, end to end on a socketpair: the ring,
+ * the eventfd, the buffer ring, and a multishot recv on a non-blocking
+ * socket that waits for data (older kernels fail it with EAGAIN). */
+static int probe(struct uring_engine *e, const char **step) {
+    int sv[2], rc;
+    *step = "socketpair";
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv) < 0) return -errno;
+    *step = "multishot recv";
+    struct io_uring_sqe *sqe = io_uring_get_sqe(&e->ring);
+    io_uring_prep_recv_multishot(sqe, sv[0], NULL, 0, 0);
+    sqe->flags |= IOSQE_BUFFER_SELECT;
+    sqe->buf_group = URING_BGID;
+    io_uring_sqe_set_data64(sqe, 0);
+    rc = io_uring_submit(&e->ring);
+    struct io_uring_cqe *cqe;
+    if (rc >= 0 && io_uring_peek_cqe(&e->ring, &cqe) == 0) rc = cqe->res < 0 ? cqe->res : -EINVAL;
+    if (rc >= 0 && write(sv[1], "+", 1) != 1) rc = -errno;
+    if (rc >= 0) {
+        struct __kernel_timespec ts = {.tv_sec = 1, .tv_nsec = 0};
+        rc = io_uring_wait_cqe_timeout(&e->ring, &cqe, &ts);
+        if (rc == 0) {
+            bool ok = cqe->res == 1 && (cqe->flags & IORING_CQE_F_MORE) && (cqe->flags & IORING_CQE_F_BUFFER);
+            rc = ok ? 0 : cqe->res < 0 ? cqe->res
+                                       : -EINVAL;
+            if (cqe->flags & IORING_CQE_F_BUFFER) buf_return(e, cqe->flags >> IORING_CQE_BUFFER_SHIFT);
+            io_uring_cqe_seen(&e->ring, cqe);
+            bufs_publish(e);
+        }
+    }
+    close(sv[0]); /* the recv still holds the socket: cancel it */
+    close(sv[1]);
+    struct io_uring_sqe *c = io_uring_get_sqe(&e->ring);
+    io_uring_prep_cancel64(c, 0, IORING_ASYNC_CANCEL_ALL);
+    io_uring_sqe_set_data64(c, KIND_CANCEL);
+    io_uring_submit_and_wait(&e->ring, 1);
+    unsigned head;
+    io_uring_for_each_cqe(&e->ring, head, cqe) {
+        if (cqe->flags & IORING_CQE_F_BUFFER) buf_return(e, cqe->flags >> IORING_CQE_BUFFER_SHIFT);
+    }
+    io_uring_cq_advance(&e->ring, io_uring_cq_ready(&e->ring));
+    bufs_publish(e);
+    return rc;
+}
+
+static void on_ring_event(int fd, bool readable, bool writable, void *arg);
+static void drain(struct uring_engine *e, bool enter, const client_t *skip);
+
+/* NULL with *why set when this kernel or sandbox has no usable io_uring. */
+static struct uring_engine *engine_create(server_t *srv, char *why, size_t whylen) {
+    struct uring_engine *e = zcalloc(sizeof(*e));
+    e->srv = srv;
+    e->efd = -1;
+    const char *step = "io_uring_setup";
+    /* Tests stand in for a kernel or sandbox that refuses io_uring. */
+    int rc = getenv("RL_NO_IO_URING") ? -EPERM : ring_init(&e->ring);
+    if (rc < 0) {
+        snprintf(why, whylen, "%s: %s", step, strerror(-rc));
+        zfree(e);
+        return NULL;
+    }
+    e->taskrun_flag = (e->ring.flags & IORING_SETUP_TASKRUN_FLAG) != 0;
+    step = "buffer ring";
+    if ((rc = bufs_init(e)) < 0) goto fail;
+    step = "eventfd";
+    e->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (e->efd < 0) {
+        rc = -errno;
+        goto fail;
+    }
+    if ((rc = io_uring_register_eventfd(&e->ring, e->efd)) < 0) goto fail;
+    if ((rc = probe(e, &step)) < 0) goto fail;
+    e->eio = evloop_io_add_edge(srv->loop, e->efd, on_ring_event, e);
+    return e;
+fail:
+    snprintf(why, whylen, "%s: %s", step, strerror(-rc));
+    engine_destroy(e);
+    return NULL;
+}
+
+bool io_engine_init(server_t *srv) {
+    srv->uring = NULL;
+    int want = srv->cfg.io_engine;
+    if (want == IO_ENGINE_EPOLL) return true;
+    char why[160];
+    srv->uring = engine_create(srv, why, sizeof(why));
+    if (srv->uring) {
+        log_msg(LL_NOTICE, "Client sockets served by io_uring (multishot receive, batched sends)");
+        return true;
+    }
+    if (want == IO_ENGINE_URING) {
+        log_msg(LL_WARNING, "io-engine io_uring is not available here (%s)", why);
+        return false;
+    }
+    log_msg(LL_NOTICE, "io_uring not available (%s): client sockets use epoll", why);
+    return true;
+}
+
+void io_engine_free(server_t *srv) {
+    struct uring_engine *e = srv->uring;
+    if (!e) return;
+    srv->uring = NULL;
+    evloop_io_free(e->eio);
+    /* Clients freed with a send in flight wait for its cancellation (their
+     * memory is released then); bounded, the process is exiting. */
+    e->queued = 0;
+    io_uring_submit(&e->ring);
+    for (int i = 0; i < 100 && e->zombies > 0; i++) {
+        struct io_uring_cqe *cqe;
+        struct __kernel_timespec ts = {.tv_sec = 0, .tv_nsec = 10 * 1000000};
+        if (io_uring_wait_cqe_timeout(&e->ring, &cqe, &ts) == 0) drain(e, false, NULL);
+    }
+    engine_destroy(e);
+}
+
+/* ------------------------------------------------------------ submission */
+
+static struct io_uring_sqe *get_sqe(struct uring_engine *e) {
+    struct io_uring_sqe *sqe = io_uring_get_sqe(&e->ring);
+    if (!sqe) { /* the queue is full: send what is there, then go on */
+        io_uring_submit(&e->ring);
+        e->queued = 0;
+        sqe = io_uring_get_sqe(&e->ring);
+    }
+    if (sqe) {
+        e->queued++;
+        evloop_request_before_sleep(e->srv->loop); /* where it is submitted */
+    }
+    return sqe;
+}
+
+static uint64_t tag(uring_conn_t *uc, unsigned kind) { return (uint64_t)(uintptr_t)uc | kind; }
+
+static bool arm_recv(struct uring_engine *e, uring_conn_t *uc) {
+    struct io_uring_sqe *sqe = get_sqe(e);
+    if (!sqe) return false;
+    io_uring_prep_recv_multishot(sqe, uc->fd, NULL, 0, 0);
+    sqe->flags |= IOSQE_BUFFER_SELECT;
+    sqe->buf_group = URING_BGID;
+    io_uring_sqe_set_data64(sqe, tag(uc, KIND_RECV));
+    uc->recv_armed = true;
+    return true;
+}
+
+static void cancel_op(struct uring_engine *e, uring_conn_t *uc, unsigned kind) {
+    struct io_uring_sqe *sqe = get_sqe(e);
+    if (!sqe) return; /* the queue could not be emptied: io_engine_free cancels */
+    io_uring_prep_cancel64(sqe, tag(uc, kind), IORING_ASYNC_CANCEL_ALL);
+    io_uring_sqe_set_data64(sqe, KIND_CANCEL);
+}
+
+/* Whether an io_uring_enter would produce completions: receive work
+ * deferred until we enter (DEFER_TASKRUN), or completions that overflowed
+ * the CQ ring and wait in the kernel. */
+static bool kernel_pending(struct uring_engine *e) {
+    unsigned f = IO_URING_READ_ONCE(*e->ring.sq.kflags);
+    if (f & IORING_SQ_CQ_OVERFLOW) return true;
+    return !e->taskrun_flag || (f & IORING_SQ_TASKRUN);
+}
+
+/* Work the kernel holds for us, or completions not handled yet. */
+static bool work_pending(struct uring_engine *e) {
+    if (e->qhead < e->qlen || io_uring_cq_ready(&e->ring)) return true;
+    return kernel_pending(e);
+}
+
+/* The last step of a loop round (conn_before_sleep): submit every queued
+ * operation in one system call; after busy rounds, also wait there for
+ * the next requests (URING_COALESCE_*).  Then turn the eventfd back on
+ * (it is off while we run, so our own system calls do not wake the loop
+ * for nothing) and, if work arrived meanwhile, ask for another round
+ * instead of sleeping. */
+void io_engine_submit(server_t *srv) {
+    struct uring_engine *e = srv->uring;
+    if (!e) return;
+    unsigned sends = e->round_sends, recvs = e->round_recvs;
+    e->round_sends = e->round_recvs = 0;
+    e->recent_recvs = recvs > e->recent_recvs ? recvs : e->recent_recvs - e->recent_recvs / 8;
+    bufs_publish(e);
+    int rc = 0;
+    if (e->recent_recvs >= URING_COALESCE_MIN && !work_pending(e)) {
+        struct __kernel_timespec ts = {.tv_sec = 0, .tv_nsec = URING_COALESCE_US * 1000};
+        struct io_uring_cqe *cqe;
+        e->queued = 0;
+        rc = io_uring_submit_and_wait_timeout(&e->ring, &cqe, sends + e->recent_recvs / 2, &ts, NULL);
+        if (rc == -ETIME) rc = 0;
+    } else if (e->queued || work_pending(e)) {
+        e->queued = 0; /* pending receive work runs in the same call */
+        rc = io_uring_submit_and_get_events(&e->ring);
+    }
+    if (rc < 0 && rc != -EBUSY && rc != -EAGAIN && rc != -EINTR)
+        log_msg(LL_WARNING, "io_uring submit failed: %s", strerror(-rc));
+    io_uring_cq_eventfd_toggle(&e->ring, true);
+    if (work_pending(e)) evloop_request_before_sleep(srv->loop);
+}
+
+bool uring_conn_attach(client_t *c) {
+    struct uring_engine *e = c->srv->uring;
+    if (!e) return false;
+    uring_conn_t *uc = zcalloc(sizeof(*uc));
+    uc->client = c;
+    uc->fd = c->fd;
+    if (!arm_recv(e, uc)) {
+        zfree(uc);
+        return false;
+    }
+    c->ring = uc;
+    return true;
+}
+
+static void maybe_free_uc(uring_conn_t *uc) {
+    if (uc->client || uc->recv_armed || uc->send_inflight || uc->in_callback) return;
+    zfree(uc);
+}
+
+bool uring_conn_close(client_t *c) {
+    struct uring_engine *e = c->srv->uring;
+    uring_conn_t *uc = c->ring;
+    c->ring = NULL;
+    uc->client = NULL;
+    uc->closing = true;
+    if (uc->recv_armed) cancel_op(e, uc, KIND_RECV);
+    if (uc->send_inflight) {
+        cancel_op(e, uc, KIND_SEND);
+        uc->zombie = c;
+        e->zombies++;
+        return true;
+    }
+    maybe_free_uc(uc);
+    return false;
+}
+
+void uring_conn_flush(client_t *c) {
+    uring_conn_t *uc = c->ring;
+    if (uc->send_inflight) return; /* its completion queues the rest */
+    if (!conn_has_pending_output(c)) {
+        conn_sent(c, 0); /* nothing to send: close-after-reply happens there */
+        return;
+    }
+    struct uring_engine *e = c->srv->uring;
+    int cnt = conn_output_iov(c, uc->iov, URING_MAX_IOV);
+    if (cnt == 0) {
+        conn_sent(c, 0);
+        return;
+    }
+    struct io_uring_sqe *sqe = get_sqe(e);
+    if (!sqe) {
+        conn_mark_pending_write(c); /* next round */
+        return;
+    }
+    if (cnt == 1) {
+        io_uring_prep_send(sqe, uc->fd, uc->iov[0].iov_base, uc->iov[0].iov_len, MSG_NOSIGNAL);
+    } else {
+        memset(&uc->msg, 0, sizeof(uc->msg));
+        uc->msg.msg_iov = uc->iov;
+        uc->msg.msg_iovlen = (size_t)cnt;
+        io_uring_prep_sendmsg(sqe, uc->fd, &uc->msg, MSG_NOSIGNAL);
+    }
+    io_uring_sqe_set_data64(sqe, tag(uc, KIND_SEND));
+    uc->send_inflight = true;
+    e->round_sends++;
+    c->srv->stats.io_writes++;
+}
+
+/* ------------------------------------------------------------ completions */
+
+/* One receive completion: bytes (into conn_input), end of stream, error,
+ * or the end of the multishot (no buffer was free): arm it again. */
+static void on_recv(struct uring_engine *e, uring_conn_t *uc, const cqe_copy_t *cq) {
+    client_t *c = uc->client;
+    uc->in_callback = true; /* conn_input may free the client, not uc */
+    if (cq->flags & IORING_CQE_F_BUFFER) {
+        unsigned bid = cq->flags >> IORING_CQE_BUFFER_SHIFT;
+        if (c && !uc->closing && cq->res > 0) {
+            e->round_recvs++;
+            conn_input(c, e->bufs + (size_t)bid * URING_BUFSIZE, (size_t)cq->res);
+        }
+        buf_return(e, bid);
+        c = uc->client;
+    }
+    if (!(cq->flags & IORING_CQE_F_MORE)) uc->recv_armed = false;
+    if (c && !uc->closing) {
+        if (cq->res == 0) {
+            log_msg(LL_VERBOSE, "Client closed connection id=%llu addr=%s", (unsigned long long)c->id, c->addr);
+            conn_free(c);
+        } else if (cq->res < 0 && cq->res != -ENOBUFS && cq->res != -EAGAIN && cq->res != -EINTR) {
+            log_msg(LL_VERBOSE, "Reading from client: %s", strerror(-cq->res));
+            conn_free(c);
+        } else if (!uc->recv_armed && !arm_recv(e, uc)) {
+            log_msg(LL_WARNING, "io_uring: cannot re-arm a receive, closing client id=%llu", (unsigned long long)c->id);
+            conn_free(c);
+        }
+    }
+    uc->in_callback = false;
+    maybe_free_uc(uc);
+}
+
+static void on_send(struct uring_engine *e, uring_conn_t *uc, const cqe_copy_t *cq) {
+    uc->send_inflight = false;
+    if (uc->zombie) { /* freed meanwhile: its memory may go now */
+        client_t *z = uc->zombie;
+        uc->zombie = NULL;
+        e->zombies--;
+        conn_release(z);
+    }
+    uc->in_callback = true; /* conn_sent may free the client, not uc */
+    if (uc->client) conn_sent(uc->client, cq->res);
+    uc->in_callback = false;
+    maybe_free_uc(uc);
+}
+
+static void dispatch(struct uring_engine *e, const cqe_copy_t *cq) {
+    unsigned kind = (unsigned)(cq->data & KIND_MASK);
+    uring_conn_t *uc = (uring_conn_t *)(uintptr_t)(cq->data & ~(uint64_t)KIND_MASK);
+    if (kind == KIND_CANCEL || !uc) return;
+    if (kind == KIND_RECV) on_recv(e, uc, cq);
+    else if (kind == KIND_SEND) on_send(e, uc, cq);
+}
+
+/* Run deferred receive work if the kernel has any, then copy every ready
+ * completion to the FIFO. */
+static void pull(struct uring_engine *e, bool enter) {
+    if (enter && kernel_pending(e)) {
+        if (e->queued) {
+            e->queued = 0;
+            bufs_publish(e);
+            io_uring_submit_and_get_events(&e->ring);
+        } else {
+            io_uring_get_events(&e->ring);
+        }
+    }
+    unsigned head, n = 0;
+    struct io_uring_cqe *cqe;
+    io_uring_for_each_cqe(&e->ring, head, cqe) {
+        if (e->qlen == e->qcap) {
+            e->qcap = e->qcap ? e->qcap * 2 : 256;
+            e->q = zrealloc(e->q, e->qcap * sizeof(*e->q));
+        }
+        e->q[e->qlen++] = (cqe_copy_t){cqe->user_data, cqe->res, cqe->flags};
+        n++;
+    }
+    io_uring_cq_advance(&e->ring, n);
+}
+
+static bool belongs_to(const cqe_copy_t *cq, const client_t *c) {
+    if (!c) return false;
+    uring_conn_t *uc = (uring_conn_t *)(uintptr_t)(cq->data & ~(uint64_t)KIND_MASK);
+    return uc && (cq->data & KIND_MASK) != KIND_CANCEL && uc->client == c;
+}
+
+/* Handle the FIFO in order, leaving skip's completions in it. */
+static void drain(struct uring_engine *e, bool enter, const client_t *skip) {
+    e->depth++;
+    pull(e, enter);
+    for (size_t i = e->qhead; i < e->qlen; i++) {
+        if (!e->q[i].data || belongs_to(&e->q[i], skip)) continue;
+        cqe_copy_t cq = e->q[i];
+        e->q[i].data = 0;
+        dispatch(e, &cq); /* may nest: e->q may move */
+    }
+    if (--e->depth == 0) {
+        while (e->qhead < e->qlen && !e->q[e->qhead].data) e->qhead++;
+        if (e->qhead == e->qlen) e->qhead = e->qlen = 0;
+    }
+    bufs_publish(e);
+}
+
+static void on_ring_event(int fd, bool readable, bool writable, void *arg) {
+    (void)fd;
+    (void)readable;
+    (void)writable;
+    struct uring_engine *e = arg;
+    /* Off until this round's io_engine_submit, which always runs. */
+    io_uring_cq_eventfd_toggle(&e->ring, false);
+    evloop_request_before_sleep(e->srv->loop);
+    drain(e, true, NULL);
+}
+
+void io_engine_run_ready(server_t *srv) {
+    struct uring_engine *e = srv->uring;
+    if (!e) return;
+    if (work_pending(e)) {
+        io_uring_cq_eventfd_toggle(&e->ring, false);
+        drain(e, true, NULL);
+    }
+}
+
+void io_engine_serve_now(server_t *srv, client_t *skip) {
+    struct uring_engine *e = srv->uring;
+    if (!e) return;
+    if (e->queued) {
+        e->queued = 0;
+        bufs_publish(e);
+        io_uring_submit(&e->ring);
+    }
+    drain(e, true, skip);
+}
+
+void uring_conn_wait_send(client_t *c) {
+    struct uring_engine *e = c->srv->uring;
+    uring_conn_t *uc = c->ring;
+    while (uc && uc->send_inflight) {
+        bufs_publish(e);
+        e->queued = 0;
+        io_uring_submit_and_wait(&e->ring, 1);
+        pull(e, false);
+        for (size_t i = e->qhead; i < e->qlen && uc->send_inflight; i++) {
+            if (e->q[i].data != tag(uc, KIND_SEND)) continue;
+            cqe_copy_t cq = e->q[i];
+            e->q[i].data = 0;
+            dispatch(e, &cq);
+        }
+        uc = c->ring; /* a failed send frees the client */
+        if (!uc) break;
+    }
+    /* What was pulled meanwhile is handled at the next before-sleep. */
+    if (e->qhead < e->qlen) evloop_request_before_sleep(c->srv->loop);
+}
+
+#else /* !RL_HAVE_URING: built without liburing, epoll only */
+
+bool io_engine_init(server_t *srv) {
+    srv->uring = NULL;
+    if (srv->cfg.io_engine == IO_ENGINE_URING) {
+        log_msg(LL_WARNING, "io-engine io_uring is not available here (built without liburing)");
+        return false;
+    }
+    if (srv->cfg.io_engine == IO_ENGINE_AUTO)
+        log_msg(LL_NOTICE, "io_uring not available (built without liburing): client sockets use epoll");
+    return true;
+}
+
+void io_engine_free(server_t *srv) { (void)srv; }
+bool uring_conn_attach(client_t *c) {
+    (void)c;
+    return false;
+}
+bool uring_conn_close(client_t *c) {
+    (void)c;
+    return false;
+}
+void uring_conn_flush(client_t *c) { (void)c; }
+void uring_conn_wait_send(client_t *c) { (void)c; }
+void io_engine_run_ready(server_t *srv) { (void)srv; }
+void io_engine_submit(server_t *srv) { (void)srv; }
+void io_engine_serve_now(server_t *srv, client_t *skip) {
+    (void)srv;
+    (void)skip;
+}
+
+#endif

@@ -1,0 +1,190 @@
+"""The socket engines (`io-engine epoll|io_uring|auto`, src/io_uring_engine.c):
+the setting and INFO, and the cases where the io_uring engine's receive
+buffers and in-flight sends differ from read()/write(): requests split
+anywhere across receives, values larger than one receive buffer, bursts
+larger than the whole buffer ring (the multishot receive ends and is
+re-armed), many clients in one round, clients that vanish or are killed
+while a send is in flight.  Every case runs on both engines and must give
+the same replies.  `make test-io-uring` runs the rest of the suite on
+io_uring as well."""
+import os
+import socket
+import threading
+import time
+
+import pytest
+
+from conftest import EXTRA_ARGS, SERVER
+
+ENGINES = ["epoll", "io_uring"]
+
+
+def recv_exactly(sock, n, timeout=20.0):
+    sock.settimeout(timeout)
+    out = bytearray()
+    while len(out) < n:
+        chunk = sock.recv(n - len(out))
+        if not chunk:
+            break
+        out += chunk
+    return bytes(out)
+
+
+def resp(*args):
+    out = [b"*%d\r\n" % len(args)]
+    for a in args:
+        a = a if isinstance(a, bytes) else str(a).encode()
+        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
+    return b"".join(out)
+
+
+@pytest.fixture(params=ENGINES)
+def engine_server(request, start_server):
+    s = start_server(args=("--io-engine", request.param))
+    return s
+
+
+def test_setting_and_info(engine_server):
+    r = engine_server.client()
+    # The last --io-engine of the command line wins ($RL_SERVER_ARGS come
+    # after the fixture's), so that is the one to expect.
+    args = engine_server.proc.args
+    want = args[len(args) - args[::-1].index("--io-engine")]
+    assert r.config_get("io-engine") == {"io-engine": want}
+    assert r.info("server")["io_engine"] == want
+    with pytest.raises(Exception, match="immutable"):
+        r.config_set("io-engine", "epoll")
+
+
+def test_auto_picks_an_engine_and_says_so(start_server):
+    s = start_server(args=("--io-engine", "auto"))
+    engine = s.client().info("server")["io_engine"]
+    assert engine in ("epoll", "io_uring")
+    if engine == "epoll":
+        assert "io_uring not available" in s.read_log()
+
+
+def test_no_io_uring_auto_falls_back_and_io_uring_refuses(tmp_path, monkeypatch, start_server):
+    """A kernel or sandbox without io_uring, stood in for by RL_NO_IO_URING:
+    auto runs epoll and says why in one log line; io_uring stops start-up."""
+    import subprocess
+    if "--io-engine" in EXTRA_ARGS:
+        pytest.skip("RL_SERVER_ARGS chooses the engine of every server")
+    monkeypatch.setenv("RL_NO_IO_URING", "1")
+    s = start_server(args=("--io-engine", "auto"))
+    assert s.client().info("server")["io_engine"] == "epoll"
+    lines = [l for l in s.read_log().splitlines() if "io_uring not available" in l]
+    assert len(lines) == 1 and "epoll" in lines[0]
+    p = subprocess.run([SERVER, "--port", "0", "--io-engine", "io_uring"], capture_output=True, text=True,
+                       timeout=20, cwd=tmp_path, env=dict(os.environ))
+    assert p.returncode != 0
+    assert "io-engine io_uring is not available" in p.stdout + p.stderr
+
+
+def test_bad_value_is_a_config_error(tmp_path):
+    import subprocess
+    p = subprocess.run([SERVER, "--port", "0", "--io-engine", "kqueue"], capture_output=True, text=True,
+                       timeout=10, cwd=tmp_path)
+    assert p.returncode != 0
+    assert "io-engine" in p.stderr + p.stdout
+
+
+def test_request_split_at_every_byte(engine_server):
+    payload = resp("SET", "k", "v" * 50) + resp("GET", "k") + b"PING\r\n"
+    with socket.create_connection(("127.0.0.1", engine_server.port)) as s:
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        for i in range(len(payload)):
+            s.sendall(payload[i:i + 1])
+            time.sleep(0.001)
+        want = b"+OK\r\n$50\r\n" + b"v" * 50 + b"\r\n+PONG\r\n"
+        assert recv_exactly(s, len(want)) == want
+
+
+def test_values_larger_than_a_receive_buffer(engine_server):
+    r = engine_server.client(decode_responses=False)
+    for size in (16 * 1024 - 1, 16 * 1024, 16 * 1024 + 1, 100_000, 3_000_000):
+        v = bytes((i * 7) & 0xFF for i in range(size))
+        assert r.set(b"big", v)
+        assert r.get(b"big") == v
+
+
+def test_burst_larger_than_the_buffer_ring(engine_server):
+    """6 MB of pipelined SETs in one sendall (the ring holds 4 MB)."""
+    value = "x" * 200
+    n = 25_000
+    payload = b"".join(resp("SET", "key:%d" % i, value) for i in range(n))
+    with socket.create_connection(("127.0.0.1", engine_server.port)) as s:
+        t = threading.Thread(target=s.sendall, args=(payload,))
+        t.start()
+        got = recv_exactly(s, 5 * n, timeout=60)
+        t.join()
+    assert got == b"+OK\r\n" * n
+    assert engine_server.client().dbsize() == n
+
+
+def test_many_clients_in_one_round(engine_server):
+    socks = [socket.create_connection(("127.0.0.1", engine_server.port)) for _ in range(100)]
+    try:
+        for i, s in enumerate(socks):
+            s.sendall(resp("INCR", "counter") + resp("ECHO", "client-%d" % i))
+        for i, s in enumerate(socks):
+            tail = b"$%d\r\nclient-%d\r\n" % (len("client-%d" % i), i)
+            data = b""
+            s.settimeout(10)
+            while not data.endswith(tail):
+                chunk = s.recv(4096)
+                assert chunk, "server closed the connection"
+                data += chunk
+            assert data.startswith(b":")
+    finally:
+        for s in socks:
+            s.close()
+    assert engine_server.client().get("counter") == "100"
+
+
+def test_client_gone_with_output_pending(engine_server):
+    """A client that asks for a lot and disconnects without reading; the
+    server goes on serving others (on io_uring its send is cancelled and
+    its buffers are freed only after the kernel let go of them)."""
+    r = engine_server.client()
+    r.set("big", "y" * 500_000)
+    for _ in range(5):
+        s = socket.socket()
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        s.connect(("127.0.0.1", engine_server.port))
+        s.sendall(b"GET big\r\n" * 20)
+        time.sleep(0.05)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+        s.close()  # reset: the send in flight fails
+    assert r.ping()
+    deadline = time.time() + 10
+    while r.info("clients")["connected_clients"] != 1 and time.time() < deadline:
+        time.sleep(0.05)
+    assert r.info("clients")["connected_clients"] == 1
+
+
+def test_client_kill_with_send_in_flight(engine_server):
+    r = engine_server.client()
+    r.set("big", "z" * 500_000)
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.connect(("127.0.0.1", engine_server.port))
+    s.sendall(b"CLIENT SETNAME stuck\r\n" + b"GET big\r\n" * 4)
+    deadline = time.time() + 10
+    victim = None
+    while victim is None and time.time() < deadline:
+        victim = next((c for c in r.client_list() if c["name"] == "stuck"), None)
+        time.sleep(0.02)
+    assert victim is not None
+    assert r.client_kill_filter(_id=victim["id"]) == 1
+    s.settimeout(10)
+    got = 0
+    while True:  # the server closes the socket: reading reaches EOF
+        chunk = s.recv(1 << 20)
+        if not chunk:
+            break
+        got += len(chunk)
+    s.close()
+    assert got < 4 * 500_000 + 100
+    assert all(c["name"] != "stuck" for c in r.client_list())
+    assert r.ping()

@@ -1,0 +1,152 @@
+#!/usr/bin/python3
+"""bench-io-engine: our two socket engines against Debian's redis-server.
+
+Starts three servers on free loopback ports (redis-like with `--io-engine
+epoll`, redis-like with `--io-engine io_uring`, redis-server 7.0.15), then
+for each mode (no pipelining, -P 16) runs redis-benchmark -c 50 -t set,get
+against each in turn, --runs times (the order rotates every round, so
+machine load falls on all three alike), and prints per server the median
+requests/s and the median server CPU (utime+stime from /proc/PID/stat)
+per request, with ratios to redis-server.  With --syscalls it then runs
+one shorter benchmark per server and mode under `strace -c -f -p PID` and
+prints system calls per request (strace slows the server down: those runs
+count calls, their speed means nothing).
+
+usage: utils/bench-io-engine.py [--runs 5] [--requests 200000]
+                                [--server src/redis-like-server] [--syscalls]
+"""
+import argparse
+import os
+import re
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+REDIS = "/usr/bin/redis-server"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start(binary, extra=()):
+    port = free_port()
+    d = tempfile.mkdtemp(prefix="bench-engine-")
+    args = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--dir", d]
+    if binary == REDIS:
+        args += ["--appendonly", "no"]
+    p = subprocess.Popen(args + list(extra), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(500):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+            return p, port
+        except OSError:
+            time.sleep(0.02)
+    raise RuntimeError(f"{binary} {extra} did not start")
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def bench(port, requests, pipeline):
+    cmd = ["redis-benchmark", "-p", str(port), "-q", "--csv", "-n", str(requests), "-c", "50", "-t", "set,get"]
+    if pipeline > 1:
+        cmd += ["-P", str(pipeline)]
+    out = subprocess.run(cmd, capture_output=True, text=True).stdout
+    rps = {}
+    for line in out.splitlines():
+        parts = [x.strip('"') for x in line.split(",")]
+        if len(parts) >= 2 and parts[0] != "test":
+            rps[parts[0]] = float(parts[1])
+    return rps
+
+
+def syscalls_per_request(pid, port, requests, pipeline):
+    """strace -c -f over one benchmark: total calls / requests."""
+    fd, path = tempfile.mkstemp(prefix="strace-")
+    os.close(fd)
+    tr = subprocess.Popen(["strace", "-c", "-f", "-o", path, "-p", str(pid)], stderr=subprocess.DEVNULL)
+    time.sleep(1.0)  # attached to every thread
+    rps = bench(port, requests, pipeline)
+    tr.terminate()
+    tr.wait()
+    with open(path) as f:
+        text = f.read()
+    os.unlink(path)
+    total, top = 0, []
+    for line in text.splitlines():
+        m = re.match(r"\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?(\S+)\s*$", line)
+        if m and m.group(2) != "total":
+            calls, name = int(m.group(1)), m.group(2)
+            total += calls
+            top.append((calls, name))
+    n = requests * max(len(rps), 1)
+    top.sort(reverse=True)
+    return total / n, ", ".join(f"{name} {calls / n:.3f}" for calls, name in top[:4])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--requests", type=int, default=200000)
+    ap.add_argument("--server", default=os.path.join(ROOT, "src", "redis-like-server"))
+    ap.add_argument("--syscalls", action="store_true")
+    a = ap.parse_args()
+    servers = {
+        "redis-like epoll": start(a.server, ["--io-engine", "epoll"]),
+        "redis-like io_uring": start(a.server, ["--io-engine", "io_uring"]),
+        "redis 7.0.15": start(REDIS),
+    }
+    names = list(servers)
+    try:
+        print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+        for pipeline in (1, 16):
+            rps = {n: [] for n in names}
+            cpu = {n: [] for n in names}
+            for run in range(a.runs):
+                order = names[run % 3:] + names[:run % 3]
+                for n in order:
+                    p, port = servers[n]
+                    subprocess.run(["redis-cli", "-p", str(port), "FLUSHALL"], capture_output=True)
+                    before = cpu_seconds(p.pid)
+                    r = bench(port, a.requests, pipeline)
+                    used = cpu_seconds(p.pid) - before
+                    rps[n].append(r)
+                    cpu[n].append(used / (a.requests * max(len(r), 1)) * 1e6)
+            mode = f"-P {pipeline}" if pipeline > 1 else "no pipelining"
+            print(f"\n### redis-benchmark -c 50 -n {a.requests} -t set,get, {mode}: medians of {a.runs} rotating runs\n")
+            print("| server | SET req/s | GET req/s | server CPU us/request | CPU ratio to redis | SET, GET req/s ratio |")
+            print("| --- | ---: | ---: | ---: | ---: | ---: |")
+            med = {n: {t: statistics.median(r.get(t, 0) for r in rps[n]) for t in ("SET", "GET")} for n in names}
+            mcpu = {n: statistics.median(cpu[n]) for n in names}
+            ref = "redis 7.0.15"
+            for n in names:
+                print(f"| {n} | {med[n]['SET']:,.0f} | {med[n]['GET']:,.0f} | {mcpu[n]:.2f} | "
+                      f"{mcpu[n] / mcpu[ref]:.2f} | {med[n]['SET'] / med[ref]['SET']:.2f}, {med[n]['GET'] / med[ref]['GET']:.2f} |")
+            print("\nper-run CPU us/request: " + "; ".join(f"{n}: " + " ".join(f"{x:.2f}" for x in cpu[n]) for n in names))
+        if a.syscalls:
+            print("\n### system calls per request (strace -c -f, one run each, -n %d)\n" % (a.requests // 4))
+            print("| server | mode | syscalls/request | largest |")
+            print("| --- | --- | ---: | --- |")
+            for pipeline in (1, 16):
+                for n in names:
+                    p, port = servers[n]
+                    per, top = syscalls_per_request(p.pid, port, a.requests // 4, pipeline)
+                    print(f"| {n} | {'-P 16' if pipeline > 1 else 'no pipelining'} | {per:.3f} | {top} |")
+    finally:
+        for p, _ in servers.values():
+            p.terminate()
+            p.wait()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
