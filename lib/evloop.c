@@ -115,32 +115,25 @@ static void io_update(evloop_io_t *io) {
     if (io->want_read || io->want_write) event_add(io->ev, NULL);
 }
 
-evloop_io_t *evloop_io_add(evloop_t *loop, int fd, evloop_io_fn *fn, void *arg) {
+/* A watcher that wants reads from the start; extra: EV_ET or 0. */
+static evloop_io_t *io_new(evloop_t *loop, int fd, evloop_io_fn *fn, void *arg, short extra) {
     evloop_io_t *io = zcalloc(sizeof(*io));
     io->loop = loop;
     io->fd = fd;
     io->fn = fn;
     io->arg = arg;
     io->want_read = true;
-    io->ev = event_new(loop->base, fd, EV_READ | EV_PERSIST, io_cb, io);
+    io->ev = event_new(loop->base, fd, EV_READ | EV_PERSIST | extra, io_cb, io);
     event_add(io->ev, NULL);
     return io;
 }
 
+evloop_io_t *evloop_io_add(evloop_t *loop, int fd, evloop_io_fn *fn, void *arg) { return io_new(loop, fd, fn, arg, 0); }
+
 /* Edge-triggered, read only: the io_uring engine's eventfd, whose counter
  * is never read (each completion batch is a new edge), so a wake-up costs
  * no read() of its own. */
-evloop_io_t *evloop_io_add_edge(evloop_t *loop, int fd, evloop_io_fn *fn, void *arg) {
-    evloop_io_t *io = zcalloc(sizeof(*io));
-    io->loop = loop;
-    io->fd = fd;
-    io->fn = fn;
-    io->arg = arg;
-    io->want_read = true;
-    io->ev = event_new(loop->base, fd, EV_READ | EV_PERSIST | EV_ET, io_cb, io);
-    event_add(io->ev, NULL);
-    return io;
-}
+evloop_io_t *evloop_io_add_edge(evloop_t *loop, int fd, evloop_io_fn *fn, void *arg) { return io_new(loop, fd, fn, arg, EV_ET); }
 
 void evloop_io_want_write(evloop_io_t *io, bool want) {
     if (io->want_write == want) return;
