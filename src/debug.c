@@ -7,6 +7,7 @@
  * (parsed as leniently as Redis parses it: hiredis sends DEBUG SLEEP 0),
  * ERROR, POPULATE, RELOAD, OBJECT, SET-ACTIVE-EXPIRE, LISTPACK,
  * QUICKLIST-PACKED-THRESHOLD (validated; lists here never use plain nodes),
+ * LAZYFREE-PAUSE (ours: holds the lazy-free thread so tests need no timing),
  * CHANGE-REPL-ID (no replication IDs to change yet), HELP.  Anything else
  * gets Redis's unknown-subcommand error, as JMAP and STRINGMATCH-LEN do on
  * Redis 7.0.15.  DEBUG is one command with its subcommand in argv[1], as
@@ -20,6 +21,7 @@
 #include "commands.h"
 #include "config.h"
 #include "keyspace.h"
+#include "lazyfree.h"
 #include "log.h"
 #include "net.h"
 #include "object.h"
@@ -157,10 +159,26 @@ static void debug_listpack(client_t *c) {
     reply_simple(c, "Listpack structure printed on stdout");
 }
 
+/* DEBUG LAZYFREE-PAUSE <0|1>: hold the lazy-free thread (1) or let it go
+ * (0), so a test can see a big value queued but not yet freed. */
+static void debug_lazyfree_pause(client_t *c) {
+    const char *v = c->argv[2]->ptr;
+    if (strcmp(v, "0") && strcmp(v, "1")) {
+        reply_error(c, RL_ERR_SYNTAX);
+        return;
+    }
+    if (!lazyfree_pause(c->srv->lazyfree, v[0] == '1')) {
+        reply_error(c, "ERR no lazy-free thread");
+        return;
+    }
+    reply_ok(c);
+}
+
 static void debug_help(client_t *c) {
     static const char *help[] = {
         "CHANGE-REPL-ID", "    Change the replication IDs of the instance (none here yet: a no-op).",
         "ERROR <string>", "    Return a Redis protocol error with <string> as message.",
+        "LAZYFREE-PAUSE <0|1>", "    Hold (1) or release (0) the lazy-free thread; big frees queue while held.",
         "LISTPACK <key>", "    Show low level info about the listpack encoding of <key>.",
         "OBJECT <key>", "    Show low level info about the key and associated value.",
         "POPULATE <count> [<prefix>] [<size>]", "    Create <count> string keys named key:<num> (or <prefix>:<num>).",
@@ -187,6 +205,7 @@ static const debug_sub subs[] = {
     {"set-active-expire", debug_set_active_expire, 3, 3},
     {"quicklist-packed-threshold", debug_quicklist_threshold, 3, 3},
     {"listpack", debug_listpack, 3, 3},
+    {"lazyfree-pause", debug_lazyfree_pause, 3, 3},
     {"change-repl-id", reply_ok, 2, 2},
 };
 

@@ -9,6 +9,8 @@
  * them outright; the object type callbacks it runs only call zfree. */
 #include "lazyfree.h"
 
+#include <pthread.h>
+
 #include "bio.h"
 #include "quicklist.h"
 #include "zmalloc.h"
@@ -19,17 +21,27 @@ struct lazyfree {
     bio_t *bio;                 /* NULL: no thread, free synchronously */
     unsigned long long pending; /* objects queued, not yet freed (atomic) */
     unsigned long long freed;   /* objects freed by the thread (atomic) */
+    /* DEBUG LAZYFREE-PAUSE: a job that holds the thread until resumed, so
+     * a test can see a value queued but not yet freed without timing. */
+    pthread_mutex_t pause_lock;
+    pthread_cond_t pause_cond;
+    bool paused;
 };
 
 lazyfree_t *lazyfree_create(void) {
     lazyfree_t *lf = zcalloc(sizeof(*lf));
+    pthread_mutex_init(&lf->pause_lock, NULL);
+    pthread_cond_init(&lf->pause_cond, NULL);
     lf->bio = bio_create();
     return lf;
 }
 
 void lazyfree_destroy(lazyfree_t *lf) {
     if (!lf) return;
-    bio_destroy(lf->bio); /* runs what is queued, then joins */
+    lazyfree_pause(lf, false); /* a held thread would never join */
+    bio_destroy(lf->bio);      /* runs what is queued, then joins */
+    pthread_cond_destroy(&lf->pause_cond);
+    pthread_mutex_destroy(&lf->pause_lock);
     zfree(lf);
 }
 
@@ -94,6 +106,26 @@ void lazyfree_free_tables(lazyfree_t *lf, ht *keys, ht *expires) {
     }
     __atomic_fetch_add(&lf->pending, ht_size(keys), __ATOMIC_RELAXED);
     bio_submit(lf->bio, BIO_LAZY_FREE, free_tables_job, lf, keys, expires);
+}
+
+/* Helper thread: wait while the pause that queued this job lasts. */
+static void pause_job(void *a, void *b, void *c) {
+    (void)b, (void)c;
+    lazyfree_t *lf = a;
+    pthread_mutex_lock(&lf->pause_lock);
+    while (lf->paused) pthread_cond_wait(&lf->pause_cond, &lf->pause_lock);
+    pthread_mutex_unlock(&lf->pause_lock);
+}
+
+bool lazyfree_pause(lazyfree_t *lf, bool pause) {
+    if (!lf || !lf->bio) return false;
+    pthread_mutex_lock(&lf->pause_lock);
+    bool was = lf->paused;
+    lf->paused = pause;
+    if (!pause) pthread_cond_broadcast(&lf->pause_cond);
+    pthread_mutex_unlock(&lf->pause_lock);
+    if (pause && !was) bio_submit(lf->bio, BIO_LAZY_FREE, pause_job, lf, NULL, NULL);
+    return true;
 }
 
 unsigned long long lazyfree_pending_objects(const lazyfree_t *lf) {

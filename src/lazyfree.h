@@ -40,6 +40,9 @@ void lazyfree_free_value(lazyfree_t *lf, robj *val, bool lazy);
 void lazyfree_free_tables(lazyfree_t *lf, ht *keys, ht *expires);
 /* Wait until every job submitted so far has finished (tests, shutdown). */
 void lazyfree_drain(lazyfree_t *lf);
+/* Hold (pause) or release the thread: jobs queue up but none runs while
+ * held (DEBUG LAZYFREE-PAUSE, for tests).  false when there is no thread. */
+bool lazyfree_pause(lazyfree_t *lf, bool pause);
 
 unsigned long long lazyfree_pending_objects(const lazyfree_t *lf);
 unsigned long long lazyfree_freed_objects(const lazyfree_t *lf);
