@@ -11,6 +11,7 @@
 
 #include "acl.h"
 #include "blocking.h"
+#include "child.h"
 #include "commands.h"
 #include "defrag.h"
 #include "io_engine.h"
@@ -223,7 +224,7 @@ static sds sec_stats(server_t *srv, sds s) {
                       st->net_output_bytes, ring_avg(st->net_in_samples) / 1024.0, ring_avg(st->net_out_samples) / 1024.0,
                       st->rejected_conn, sync_full, sync_ok, sync_err, st->expiredkeys, st->expire_cycle_cpu_ms, st->evictedkeys, st->keyspace_hits,
                       st->keyspace_misses, pubsub_channel_count(srv), pubsub_pattern_count(srv), pubsub_shard_channel_count(srv),
-                      srv->persist->latest_fork_usec, srv->persist->total_forks, /* persist.c */
+                      child_latest_fork_usec(srv), child_total_forks(srv), /* child.c */
                       ds.hits, ds.misses, ds.key_hits, ds.key_misses, ds.total_time_ms, ds.current_time_ms,
                       tracking_total_keys(srv), tracking_total_items(srv), tracking_total_prefixes(srv), st->unexpected_error_replies, st->total_error_replies, st->io_reads, st->io_writes);
     /* acl.c: denials by kind (Redis 7.2's names; 7.0 lacks them). */

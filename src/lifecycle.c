@@ -22,6 +22,7 @@
 #include "acl.h"
 #include "blocking.h"
 #include "commands.h"
+#include "child.h"
 #include "defrag.h"
 #include "evict.h"
 #include "lazyfree.h"
@@ -81,7 +82,7 @@ static void server_cron(void *arg) {
     server_sample_memory(srv);
     sample_rates(srv);
     if (!srv->active_expire_off) expire_active_cycle(srv);
-    persist_cron(srv); /* child reaping, save points, AOF fsync/rewrite */
+    persist_cron(srv); /* child reaping (child.c), save points, AOF fsync/rewrite */
     repl_cron(srv);    /* replication: pings, ACKs, timeouts, reconnects, WAIT */
     conn_cron(srv);
     tracking_cron(srv);        /* tracking-table-max-keys */
@@ -151,6 +152,7 @@ bool server_init(server_t *srv) {
     evloop_set_before_sleep(srv->loop, server_before_sleep, srv);
     if (!io_engine_init(srv)) return false; /* io-engine: epoll or io_uring */
     zmalloc_set_background_thread(srv->cfg.jemalloc_bg_thread);
+    child_init(srv);     /* the one forked child slot: BGSAVE, AOF rewrite, full syncs */
     persist_init(srv);   /* then load the AOF or RDB before listening */
     propagate_init(srv); /* the write stream to the AOF and replicas */
     repl_init(srv);      /* `replicaof`: the cron connects once we run */
@@ -276,6 +278,7 @@ void server_free(server_t *srv) {
     repl_free(srv);
     propagate_free(srv);
     persist_free(srv);
+    child_free(srv); /* persist_shutdown killed a running child */
     db_free_all(srv);
     acl_free(srv);
     commands_free(srv);

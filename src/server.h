@@ -128,7 +128,10 @@ struct server {
     pid_t pid;
     long long dirty;                                 /* changes since last save (for INFO) */
     long long lastsave;                              /* unix seconds */
-    struct persist *persist;                         /* persist.c: RDB/AOF state, the forked child */
+    struct persist *persist;                         /* persist.c: save points, BGSAVE state, MISCONF */
+    struct child *child;                             /* child.c: the one forked child (RDB, AOF rewrite) */
+    struct aof *aof;                                 /* aof.c: the append-only file (persist.c creates it) */
+    bool loading;                                    /* an RDB/AOF/full-sync load runs: nothing is propagated */
     struct scripting *scripting;                     /* script.c: Lua states, cached scripts, the running script */
     struct repl *repl;                               /* repl_*.c: replication state (repl_state.h) */
     struct propagate *propagate;                     /* propagate.c: the one write stream to the AOF and replicas */
@@ -145,5 +148,8 @@ struct server {
 void server_request_shutdown(server_t *srv);
 void server_update_clock(server_t *srv);
 void server_sample_memory(server_t *srv);
+/* Full path of a file in the configured dir, or name itself when absolute
+ * (the RDB, the AOF and their temp files; caller sds_frees). */
+sds server_path(const server_t *srv, const char *name);
 
 #endif

@@ -40,7 +40,7 @@ LAYERS = [
     ("data", "the keyspace",
      "keyspace t_hash t_set"),
     ("durability", "write stream, RDB, AOF, replication",
-     "durability_hooks rdb rdb_stream rdb_load rdb_save aof stream_aof propagate persist repl repl_state repl_backlog repl_diskless "
+     "durability_hooks child rdb rdb_stream rdb_load rdb_save aof stream_aof propagate persist repl repl_state repl_backlog repl_diskless "
      "repl_failover repl_info repl_master repl_replica repl_load"),
     ("execution", "what runs or holds commands: eviction, expiry, MULTI, blocking, pause, scripts",
      "evict expire multi blocking pause script_lua script script_conv lua_cmsgpack lua_struct function"),
@@ -62,10 +62,6 @@ GROUPS = [
     ({"script", "script_lua", "function"},
      "one scripting engine: script.c runs a script in the Lua state (script_lua.c), "
      "whose redis.call comes back to script.c; FUNCTION libraries run through the same run"),
-    ({"aof", "persist", "propagate"},
-     "persist.c owns the one forked child and drives aof.c (open, flush, rewrite), "
-     "while aof.c forks its rewrite through persist.c and propagate.c finds the AOF "
-     "in persist.c's state: splitting the child slot from persist.c is the next step"),
 ]
 
 
