@@ -20,6 +20,7 @@
 #include "pubsub.h"
 #include "conn.h"
 #include "evloop.h"
+#include "function.h"
 #include "keyspace.h"
 #include "memory.h"
 #include "persist.h"
@@ -126,7 +127,9 @@ static sds sec_memory(server_t *srv, sds s) {
                       r.peak_perc, r.overhead, r.startup, r.dataset, r.dataset_perc, r.alloc.allocated, r.alloc.active,
                       r.alloc.resident);
     s = human_line(s, "total_system_memory", zmalloc_total_system_memory());
-    s = scripting_info_memory(srv, s); /* script.c: Lua heaps, cached scripts, functions */
+    scripting_fn_figures_t fn = {functions_count(srv), functions_library_count(srv), functions_vm_memory(srv),
+                                 functions_overhead(srv)}; /* function.c */
+    s = scripting_info_memory(srv, s, &fn);                /* script.c: Lua heaps, cached scripts */
     s = human_line(s, "maxmemory", (unsigned long long)srv->cfg.maxmemory);
     return sds_catprintf(s,
                          "maxmemory_policy:%s\r\n"

@@ -31,6 +31,7 @@
 #include "io_engine.h"
 #include "script.h"
 #include "expire.h"
+#include "function.h"
 #include "hooks.h"
 #include "keyspace.h"
 #include "latency.h"
@@ -144,6 +145,7 @@ bool server_init(server_t *srv) {
     if (!acl_init(srv)) return false; /* users: config lines or aclfile */
     multi_init(srv);
     scripting_init(srv); /* before loading: RDB functions, AOF scripts */
+    functions_init(srv); /* FUNCTION's registry, in srv->scripting */
     srv->loop = evloop_create();
     if (!srv->loop) {
         log_msg(LL_WARNING, "Failed creating the event loop");
@@ -283,6 +285,7 @@ void server_free(server_t *srv) {
     acl_free(srv);
     commands_free(srv);
     multi_free(srv);
+    functions_free(srv); /* before the scripting state it hangs off */
     scripting_free(srv);
     dict_release(srv->stats.errors);
     for (int i = 0; i < OBJ_SHARED_INTEGERS; i++) zfree(shared_integers[i]);
