@@ -15,45 +15,27 @@ usage: utils/bench-vs-redis.py [--runs 3] [--requests 200000] [--keys 1000000]
 """
 import argparse
 import os
-import socket
 import statistics
 import subprocess
 import sys
-import tempfile
-import time
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
+
+ROOT = benchlib.ROOT
 TESTS = "ping,set,get,incr,mset"
 TYPE_TESTS = "lpush,rpush,lpop,rpop,sadd,hset,spop,zadd,zpopmin,lrange_100,lrange_300,lrange_500,lrange_600"
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+free_port = benchlib.free_port
+cpu_seconds = benchlib.cpu_seconds
 
 
 def start(binary, extra=()):
-    port = free_port()
-    d = tempfile.mkdtemp(prefix="bench-")
-    args = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--dir", d]
-    if binary.endswith("redis-server"):
-        args += ["--appendonly", "no"]
-    p = subprocess.Popen(args + list(extra), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(200):
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
-            break
-        except OSError:
-            time.sleep(0.02)
-    return p, port
-
-
-def cpu_seconds(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    tick = os.sysconf("SC_CLK_TCK")
-    return (int(fields[11]) + int(fields[12])) / tick
+    """(process, port) of a server on a free loopback port (benchlib.py);
+    bench-acl.py and the other scripts that import this module use the pair."""
+    s = benchlib.Server(binary, extra, log=False, wait="any", prefix="bench-")
+    return s.proc, s.port
 
 
 def cli(port, *args):
@@ -76,12 +58,7 @@ def run_benchmark(port, pid, requests, pipeline, tests=TESTS):
     return rps, cpu / total * 1e6 if total else 0.0
 
 
-def resp(*args):
-    out = [b"*%d\r\n" % len(args)]
-    for a in args:
-        a = a if isinstance(a, bytes) else str(a).encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-    return b"".join(out)
+resp = benchlib.resp
 
 
 def pipe_commands(port, commands):
