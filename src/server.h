@@ -40,8 +40,8 @@ typedef struct defrag defrag_t;     /* defrag.c */
 typedef struct tracking tracking_t; /* tracking.c */
 
 typedef struct db {
-    ht *keys;    /* every key: db_entry pointers (db_entry.h) */
-    ht *expires; /* the same entries, for the keys with a TTL */
+    ht *keys;             /* every key: db_entry pointers (db_entry.h) */
+    size_t expires_count; /* keys whose entry holds an expire time (keyspace.c) */
     int id;
     unsigned long expire_cursor; /* active expiry resumes here */
     long long avg_ttl;           /* ms, running estimate for INFO keyspace */
