@@ -59,7 +59,7 @@ size_t lazyfree_effort(const robj *o) {
             if (o->encoding == OBJ_ENCODING_HT) return ht_size(o->ptr);
             return 1;
         case OBJ_ZSET:
-            if (o->encoding == OBJ_ENCODING_SKIPLIST) return dict_size(((const zset_t *)o->ptr)->dict);
+            if (o->encoding == OBJ_ENCODING_SKIPLIST) return ht_size(((const zset_t *)o->ptr)->members);
             return 1;
         case OBJ_STREAM:
             return stream_free_effort(o->ptr);
