@@ -88,5 +88,5 @@ void expire_active_cycle(server_t *srv) {
         }
         if (util_monotonic_us() - start > budget_us) break;
     }
-    srv->stats.expire_cycle_cpu_ms += (util_monotonic_us() - start) / 1000;
+    srv->stats.expire_cycle_cpu_us += util_monotonic_us() - start;
 }
