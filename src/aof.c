@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "bio.h"
+#include "child.h"
 #include "commands.h"
 #include "durability_hooks.h"
 #include "conn.h"
@@ -46,7 +47,6 @@
 #include "keyspace.h"
 #include "listpack.h"
 #include "log.h"
-#include "persist.h"
 #include "quicklist.h"
 #include "rdb.h"
 #include "util.h"
@@ -147,7 +147,7 @@ static int open_append(const char *path) {
 }
 
 bool aof_open(server_t *srv, aof_t *aof) {
-    sds path = persist_path(srv, srv->cfg.appendfilename);
+    sds path = server_path(srv, srv->cfg.appendfilename);
     int fd = open_append(path);
     if (fd < 0) {
         log_msg(LL_WARNING, "Can't open the append-only file %s: %s", path, strerror(errno));
@@ -554,10 +554,10 @@ void aof_flush(server_t *srv, aof_t *aof) {
 
 void aof_cron(server_t *srv, aof_t *aof) {
     long long now = util_mstime();
-    if (srv->cfg.appendonly && !aof->on && !aof->enabling && !persist_child_active(srv)) {
+    if (srv->cfg.appendonly && !aof->on && !aof->enabling && !child_active(srv)) {
         const char *err;
         aof->enabling = true;
-        if (aof_rewrite_start(srv, aof, &err) != 0) aof->enabling = false;
+        if (!aof_rewrite_start(srv, aof, &err)) aof->enabling = false;
     } else if (!srv->cfg.appendonly && aof->on) {
         aof_flush(srv, aof);
         aof_close(aof);
@@ -572,7 +572,7 @@ void aof_cron(server_t *srv, aof_t *aof) {
         aof->fsynced_size = aof->current_size;
         aof->last_fsync_ms = now;
     }
-    if (persist_child_active(srv)) return;
+    if (child_active(srv)) return;
     long long pct = srv->cfg.auto_aof_rewrite_percentage;
     bool grown = aof->on && pct > 0 && aof->current_size > srv->cfg.auto_aof_rewrite_min_size &&
                  (aof->current_size - aof->base_size) * 100 / (aof->base_size ? aof->base_size : 1) >= pct;
@@ -593,12 +593,16 @@ void aof_shutdown(server_t *srv, aof_t *aof) {
 
 /* --------------------------------------------------------------- rewrite */
 
-int aof_rewrite_start(server_t *srv, aof_t *aof, const char **err) {
+static int rewrite_body(server_t *srv, void *arg);
+static void rewrite_done(server_t *srv, const child_exit_t *ex, void *arg);
+
+bool aof_rewrite_start(server_t *srv, aof_t *aof, const char **err) {
     aof_flush(srv, aof);
-    if (persist_fork(srv, PERSIST_CHILD_AOF, err) != 0) {
+    child_job_t job = {.type = CHILD_AOF, .what = "AOF rewrite", .body = rewrite_body, .done = rewrite_done, .done_arg = aof};
+    if (!child_start(srv, &job, err)) {
         log_msg(LL_WARNING, "Can't rewrite append only file in background: fork: %s", *err);
         aof->last_rewrite_ok = false;
-        return -1;
+        return false;
     }
     /* The rewritten file ends in some db; force a SELECT before the next
      * command in both the old file and the catch-up buffer. */
@@ -607,7 +611,7 @@ int aof_rewrite_start(server_t *srv, aof_t *aof, const char **err) {
     aof->rewrite_buf = sds_empty();
     aof->rewrite_start_ms = util_mstime();
     log_msg(LL_NOTICE, "Background append only file rewriting started");
-    return 0;
+    return true;
 }
 
 /* Function libraries go first in a rewritten file, as FUNCTION LOAD. */
@@ -618,7 +622,8 @@ static void emit_function(void *arg, const char *code, size_t len) {
     *cmd = aof_cat_command(*cmd, 3, av, lens);
 }
 
-int aof_rewrite_child(server_t *srv, const char *tmpfile) {
+/* In the child: the dataset as commands into tmpfile; the exit code. */
+static int rewrite_write(server_t *srv, const char *tmpfile) {
     int fd = open(tmpfile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
         log_msg(LL_WARNING, "Opening the temp file for AOF rewrite failed: %s", strerror(errno));
@@ -670,7 +675,16 @@ int aof_rewrite_child(server_t *srv, const char *tmpfile) {
 static sds rewrite_tmp_name(server_t *srv, pid_t pid) {
     char name[64];
     snprintf(name, sizeof(name), "temp-rewriteaof-bg-%d.aof", (int)pid);
-    return persist_path(srv, name);
+    return server_path(srv, name);
+}
+
+/* In the child (child.c): write the dataset to the temp file. */
+static int rewrite_body(server_t *srv, void *arg) {
+    (void)arg;
+    sds tmp = rewrite_tmp_name(srv, getpid());
+    int rc = rewrite_write(srv, tmp);
+    sds_free(tmp);
+    return rc;
 }
 
 /* Append the catch-up buffer to the child's file and switch to it. */
@@ -681,7 +695,7 @@ static bool rewrite_install(server_t *srv, aof_t *aof, const char *tmp) {
         close(fd);
         return false;
     }
-    sds path = persist_path(srv, srv->cfg.appendfilename);
+    sds path = server_path(srv, srv->cfg.appendfilename);
     if (rename(tmp, path) != 0) {
         log_msg(LL_WARNING, "Error trying to rename the temporary AOF file %s into %s: %s", tmp, path,
                 strerror(errno));
@@ -713,12 +727,15 @@ static bool rewrite_install(server_t *srv, aof_t *aof, const char *tmp) {
     return true;
 }
 
-void aof_rewrite_done(server_t *srv, aof_t *aof, pid_t pid, bool ok, size_t cow_bytes) {
-    sds tmp = rewrite_tmp_name(srv, pid);
+/* In the parent, once child.c has reaped (or, at shutdown, killed) the
+ * rewrite child. */
+static void rewrite_done(server_t *srv, const child_exit_t *ex, void *arg) {
+    aof_t *aof = arg;
+    sds tmp = rewrite_tmp_name(srv, ex->pid);
     aof->last_rewrite_time_sec = (util_mstime() - aof->rewrite_start_ms) / 1000;
-    aof->last_cow_size = cow_bytes;
+    aof->last_cow_size = ex->cow_bytes;
     aof_flush(srv, aof); /* the old file gets everything up to now, too */
-    if (ok && rewrite_install(srv, aof, tmp)) {
+    if (ex->ok && rewrite_install(srv, aof, tmp)) {
         log_msg(LL_NOTICE, "Background AOF rewrite finished successfully");
         aof->last_rewrite_ok = true;
         aof->rewrites++;
@@ -923,7 +940,7 @@ static int load_commands(server_t *srv, const unsigned char *buf, size_t len, si
 
 int aof_load(server_t *srv, aof_t *aof) {
     (void)aof;
-    sds path = persist_path(srv, srv->cfg.appendfilename);
+    sds path = server_path(srv, srv->cfg.appendfilename);
     size_t len;
     unsigned char *buf = rdb_read_file(path, &len);
     if (!buf) {
@@ -957,8 +974,7 @@ int aof_load_buffer(server_t *srv, const unsigned char *buf, size_t len, const c
 /* ------------------------------------------------------------------ INFO */
 
 sds aof_info(server_t *srv, aof_t *aof, sds s) {
-    persist_t *p = srv->persist;
-    bool rewriting = p->child_pid > 0 && p->child_type == PERSIST_CHILD_AOF;
+    bool rewriting = child_active_type(srv) == CHILD_AOF;
     s = sds_catprintf(s,
                       "aof_enabled:%d\r\n"
                       "aof_rewrite_in_progress:%d\r\n"

@@ -2,10 +2,12 @@
  * made absolute; fsync per appendfsync; loading at start-up; BGREWRITEAOF.
  *
  * One file (appendfilename in dir), not Redis 7's multi-part directory.
- * persist.c drives it: propagate.c appends each write (aof_append), aof_flush before
- * the event loop sleeps (so with "always" the data is on disk before any
- * reply leaves), aof_cron once per cron tick, aof_rewrite_* around the
- * forked child.  The everysec fsync runs on a helper thread owned here. */
+ * persist.c creates it (srv->aof) and drives it: aof_flush before the event
+ * loop sleeps (so with "always" the data is on disk before any reply
+ * leaves), aof_cron once per cron tick, aof_rewrite_start for BGREWRITEAOF;
+ * propagate.c appends each write (aof_append).  The rewrite runs in
+ * child.c's forked child.  The everysec fsync runs on a helper thread owned
+ * here. */
 #ifndef RL_AOF_H
 #define RL_AOF_H
 
@@ -14,7 +16,7 @@
 
 #include "server.h"
 
-typedef struct aof aof_t;
+typedef struct aof aof_t; /* srv->aof */
 
 aof_t *aof_create(void);
 void aof_free(aof_t *aof);
@@ -44,12 +46,10 @@ int aof_load(server_t *srv, aof_t *aof);
  * there when aof-load-truncated cuts a partial last command.  1 or -1. */
 int aof_load_buffer(server_t *srv, const unsigned char *buf, size_t len, const char *path);
 
-/* BGREWRITEAOF: fork a child that writes the dataset compactly. */
-int aof_rewrite_start(server_t *srv, aof_t *aof, const char **err);
-/* Body of the child (returns its exit code). */
-int aof_rewrite_child(server_t *srv, const char *tmpfile);
-/* Parent side, when the child has exited. */
-void aof_rewrite_done(server_t *srv, aof_t *aof, pid_t pid, bool ok, size_t cow_bytes);
+/* BGREWRITEAOF: fork a child (child.c's slot) that writes the dataset
+ * compactly; when it ends the file is switched.  false with *err when it
+ * could not fork. */
+bool aof_rewrite_start(server_t *srv, aof_t *aof, const char **err);
 
 /* Flush and fsync before exit. */
 void aof_shutdown(server_t *srv, aof_t *aof);

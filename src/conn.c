@@ -24,7 +24,6 @@
 #include "io_engine.h"
 #include "log.h"
 #include "net.h"
-#include "reply.h"
 #include "util.h"
 #include "zmalloc.h"
 
@@ -106,12 +105,20 @@ void conn_free(client_t *c) {
     if (!send_pending) conn_release(c);
 }
 
-void conn_release(client_t *c) {
+void conn_discard_output(client_t *c) {
+    c->bufpos = 0;
+    c->sentlen = 0;
     for (reply_block *b = c->reply_head; b;) {
         reply_block *next = b->next;
         zfree(b);
         b = next;
     }
+    c->reply_head = c->reply_tail = NULL;
+    c->reply_bytes = 0;
+}
+
+void conn_release(client_t *c) {
+    conn_discard_output(c);
     zfree(c);
 }
 
@@ -178,7 +185,7 @@ void conn_accept_handler(int fd, bool readable, bool writable, void *arg) {
 /* ------------------------------------------------------------ reading */
 
 static void protocol_error(client_t *c, const char *msg) {
-    reply_error(c, "%s", msg);
+    c->srv->conn_hooks->protocol_error(c, msg); /* the reply, before the flag that silences replies */
     c->flags |= CLIENT_CLOSE_AFTER_REPLY;
     log_msg(LL_VERBOSE, "Protocol error (%s) from client: id=%llu addr=%s", msg,
             (unsigned long long)c->id, c->addr);

@@ -6,7 +6,12 @@
  * writes replies from its output buffers.  Replies are queued by reply.c and
  * flushed by conn_flush_pending() at the end of each event-loop iteration,
  * so a pipeline read in one go is answered with one write.  Protocol errors
- * and limits close the connection after the error reply is flushed. */
+ * and limits close the connection after the error reply is flushed.
+ *
+ * reply.c sits on top of this module (it fills the output buffers and asks
+ * conn.c to schedule the write and check the limits); conn.c never calls a
+ * reply builder: a protocol error goes up through conn_hooks_t like a
+ * request does, so the two do not include each other. */
 #ifndef RL_CONN_H
 #define RL_CONN_H
 
@@ -124,6 +129,7 @@ typedef struct conn_hooks {
     bool (*default_user_nopass)(const server_t *srv);                /* acl.c: protected mode applies only then */
     void (*master_consumed)(client_t *c, const char *p, size_t len); /* repl: master link bytes parsed */
     void (*run_request)(client_t *c);                                /* a complete request in c->argv (argc may be 0): dispatch and after */
+    void (*protocol_error)(client_t *c, const char *msg);            /* reply.c: the error reply, before conn.c closes */
     void (*before_sleep)(server_t *srv);                             /* unblocked clients, pauses, BCAST */
     void (*client_info)(const client_t *c, conn_client_info_t *out); /* CLIENT LIST fields of other modules */
 } conn_hooks_t;
@@ -160,6 +166,9 @@ client_t *conn_create_client(server_t *srv, int fd);
 bool conn_flush_now(client_t *c);
 /* Serve other clients while a long script runs (script.c's hook). */
 void conn_serve_while_busy(server_t *srv, client_t *skip);
+/* Drop everything queued for c, unsent (a fake client's replies once the
+ * script engine has read them). */
+void conn_discard_output(client_t *c);
 
 /* The io_uring engine's calls into the connection layer (io_engine.h). */
 struct iovec;

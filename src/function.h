@@ -2,9 +2,11 @@
  * FUNCTION LOAD, called with FCALL/FCALL_RO, saved in the RDB (opcode 245)
  * and in FUNCTION DUMP payloads.
  *
- * script.c owns the lifecycle (functions_init/free from scripting_init/
- * free) and asks for the INFO figures; rdb_save/rdb_load call the RDB
- * hooks.  Libraries live in their own Lua state, separate from EVAL's. */
+ * lifecycle.c calls functions_init after scripting_init (the registry
+ * hangs off srv->scripting) and functions_free before scripting_free;
+ * info.c asks for the INFO figures; rdb_save/rdb_load reach the RDB
+ * functions through durability_hooks_t.  Libraries live in their own Lua
+ * state, separate from EVAL's; FCALL runs through script.c's run. */
 #ifndef RL_FUNCTION_H
 #define RL_FUNCTION_H
 

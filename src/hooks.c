@@ -18,6 +18,7 @@
 #include "pause.h"
 #include "propagate.h"
 #include "pubsub.h"
+#include "reply.h"
 #include "repl.h"
 #include "tracking.h"
 
@@ -44,6 +45,9 @@ static void conn_hook_run_request(client_t *c) {
     blocking_handle_ready(c->srv);
 }
 
+/* Counted in errorstats like any error reply, as Redis does. */
+static void conn_hook_protocol_error(client_t *c, const char *msg) { reply_error(c, "%s", msg); }
+
 static void conn_hook_before_sleep(server_t *srv) {
     blocking_resume_unblocked(srv); /* their replies are flushed by conn.c just after */
     pause_check_deadline(srv);      /* postponed requests run when a pause ends */
@@ -67,6 +71,7 @@ static const conn_hooks_t conn_hooks = {
     .default_user_nopass = acl_default_nopass,
     .master_consumed = repl_master_consumed,
     .run_request = conn_hook_run_request,
+    .protocol_error = conn_hook_protocol_error,
     .before_sleep = conn_hook_before_sleep,
     .client_info = conn_hook_client_info,
 };

@@ -11,6 +11,7 @@
 
 #include "acl.h"
 #include "blocking.h"
+#include "child.h"
 #include "commands.h"
 #include "defrag.h"
 #include "io_engine.h"
@@ -19,6 +20,7 @@
 #include "pubsub.h"
 #include "conn.h"
 #include "evloop.h"
+#include "function.h"
 #include "keyspace.h"
 #include "memory.h"
 #include "persist.h"
@@ -125,7 +127,9 @@ static sds sec_memory(server_t *srv, sds s) {
                       r.peak_perc, r.overhead, r.startup, r.dataset, r.dataset_perc, r.alloc.allocated, r.alloc.active,
                       r.alloc.resident);
     s = human_line(s, "total_system_memory", zmalloc_total_system_memory());
-    s = scripting_info_memory(srv, s); /* script.c: Lua heaps, cached scripts, functions */
+    scripting_fn_figures_t fn = {functions_count(srv), functions_library_count(srv), functions_vm_memory(srv),
+                                 functions_overhead(srv)}; /* function.c */
+    s = scripting_info_memory(srv, s, &fn);                /* script.c: Lua heaps, cached scripts */
     s = human_line(s, "maxmemory", (unsigned long long)srv->cfg.maxmemory);
     return sds_catprintf(s,
                          "maxmemory_policy:%s\r\n"
@@ -221,9 +225,9 @@ static sds sec_stats(server_t *srv, sds s) {
                       "io_threaded_writes_processed:0\r\n",
                       st->numconnections, st->numcommands, ring_avg(st->ops_samples), st->net_input_bytes,
                       st->net_output_bytes, ring_avg(st->net_in_samples) / 1024.0, ring_avg(st->net_out_samples) / 1024.0,
-                      st->rejected_conn, sync_full, sync_ok, sync_err, st->expiredkeys, st->expire_cycle_cpu_ms, st->evictedkeys, st->keyspace_hits,
+                      st->rejected_conn, sync_full, sync_ok, sync_err, st->expiredkeys, st->expire_cycle_cpu_us / 1000, st->evictedkeys, st->keyspace_hits,
                       st->keyspace_misses, pubsub_channel_count(srv), pubsub_pattern_count(srv), pubsub_shard_channel_count(srv),
-                      srv->persist->latest_fork_usec, srv->persist->total_forks, /* persist.c */
+                      child_latest_fork_usec(srv), child_total_forks(srv), /* child.c */
                       ds.hits, ds.misses, ds.key_hits, ds.key_misses, ds.total_time_ms, ds.current_time_ms,
                       tracking_total_keys(srv), tracking_total_items(srv), tracking_total_prefixes(srv), st->unexpected_error_replies, st->total_error_replies, st->io_reads, st->io_writes);
     /* acl.c: denials by kind (Redis 7.2's names; 7.0 lacks them). */

@@ -43,7 +43,7 @@ typedef struct latency_event {
 struct latency {
     latency_event *events[LATENCY_MAX_EVENTS];
     int n;
-    double fork_rate; /* GB/s of the last fork (persist.c tells us) */
+    double fork_rate; /* GB/s of the last fork (child.c tells us) */
 };
 
 latency_t *latency_create(void) { return zcalloc(sizeof(latency_t)); }

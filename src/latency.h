@@ -17,9 +17,9 @@ latency_t *latency_create(void);
 void latency_free(latency_t *l);
 /* Record duration_ms under event if it reaches the threshold. */
 void latency_add_sample_if_needed(server_t *srv, const char *event, long long duration_ms);
-/* persist.c after each fork: GB of used memory per second of the fork,
+/* child.c after each fork: GB of used memory per second of the fork,
  * which LATENCY DOCTOR judges (kept here, so latency.c needs nothing of
- * persist.c above it). */
+ * child.c above it). */
 void latency_note_fork_rate(server_t *srv, double gb_per_sec);
 /* dispatch.c: after a command ran for duration_us. */
 void latency_record_command(server_t *srv, const command_t *cmd, long long duration_us);

@@ -22,6 +22,7 @@
 #include "acl.h"
 #include "blocking.h"
 #include "commands.h"
+#include "child.h"
 #include "defrag.h"
 #include "evict.h"
 #include "lazyfree.h"
@@ -30,6 +31,7 @@
 #include "io_engine.h"
 #include "script.h"
 #include "expire.h"
+#include "function.h"
 #include "hooks.h"
 #include "keyspace.h"
 #include "latency.h"
@@ -68,9 +70,7 @@ static void resize_tables(server_t *srv) {
     for (int i = 0; i < srv->dbnum; i++) {
         db_t *db = &srv->dbs[i];
         ht_shrink_if_needed(db->keys);
-        ht_shrink_if_needed(db->expires);
         if (ht_is_resizing(db->keys)) ht_rehash_us(db->keys, 1000);
-        if (ht_is_resizing(db->expires)) ht_rehash_us(db->expires, 1000);
     }
 }
 
@@ -81,7 +81,7 @@ static void server_cron(void *arg) {
     server_sample_memory(srv);
     sample_rates(srv);
     if (!srv->active_expire_off) expire_active_cycle(srv);
-    persist_cron(srv); /* child reaping, save points, AOF fsync/rewrite */
+    persist_cron(srv); /* child reaping (child.c), save points, AOF fsync/rewrite */
     repl_cron(srv);    /* replication: pings, ACKs, timeouts, reconnects, WAIT */
     conn_cron(srv);
     tracking_cron(srv);        /* tracking-table-max-keys */
@@ -143,6 +143,7 @@ bool server_init(server_t *srv) {
     if (!acl_init(srv)) return false; /* users: config lines or aclfile */
     multi_init(srv);
     scripting_init(srv); /* before loading: RDB functions, AOF scripts */
+    functions_init(srv); /* FUNCTION's registry, in srv->scripting */
     srv->loop = evloop_create();
     if (!srv->loop) {
         log_msg(LL_WARNING, "Failed creating the event loop");
@@ -151,6 +152,7 @@ bool server_init(server_t *srv) {
     evloop_set_before_sleep(srv->loop, server_before_sleep, srv);
     if (!io_engine_init(srv)) return false; /* io-engine: epoll or io_uring */
     zmalloc_set_background_thread(srv->cfg.jemalloc_bg_thread);
+    child_init(srv);     /* the one forked child slot: BGSAVE, AOF rewrite, full syncs */
     persist_init(srv);   /* then load the AOF or RDB before listening */
     propagate_init(srv); /* the write stream to the AOF and replicas */
     repl_init(srv);      /* `replicaof`: the cron connects once we run */
@@ -276,10 +278,12 @@ void server_free(server_t *srv) {
     repl_free(srv);
     propagate_free(srv);
     persist_free(srv);
+    child_free(srv); /* persist_shutdown killed a running child */
     db_free_all(srv);
     acl_free(srv);
     commands_free(srv);
     multi_free(srv);
+    functions_free(srv); /* before the scripting state it hangs off */
     scripting_free(srv);
     dict_release(srv->stats.errors);
     for (int i = 0; i < OBJ_SHARED_INTEGERS; i++) zfree(shared_integers[i]);

@@ -1,10 +1,8 @@
 /* persist.c: durability as the server sees it (see persist.h).
  *
- * The child: BGSAVE and BGREWRITEAOF fork one child at a time.  The child
- * writes its file (temp name, fsync, rename, fsync of the directory), then
- * reports how many bytes it had to copy-on-write (Private_Dirty from
- * /proc/self/smaps) through a pipe and _exits; the cron reaps it with
- * waitpid(WNOHANG) and records the outcome.  Save points ("save 900 1
+ * BGSAVE takes the one forked child (child.c), whose body writes the RDB
+ * file (temp name, fsync, rename, fsync of the directory); when the cron
+ * has reaped it, bgsave_done records the outcome.  Save points ("save 900 1
  * ...") are checked in the cron; after a failed BGSAVE the next automatic
  * attempt waits PERSIST_RETRY_DELAY seconds, and while the last one failed
  * write commands get Redis's MISCONF error (stop-writes-on-bgsave-error).
@@ -22,8 +20,8 @@
 #include <unistd.h>
 
 #include "aof.h"
+#include "child.h"
 #include "keyspace.h"
-#include "latency.h"
 #include "log.h"
 #include "propagate.h"
 #include "repl.h"
@@ -33,34 +31,35 @@
 
 #define PERSIST_RETRY_DELAY 5 /* seconds between automatic BGSAVE retries after an error */
 
-static persist_t *P(const server_t *srv) { return srv->persist; }
+struct persist {
+    bool last_bgsave_ok;            /* rdb_last_bgsave_status */
+    long long last_bgsave_try;      /* unix s of the last attempt (retry delay after errors) */
+    long long last_bgsave_time_sec; /* duration of the last BGSAVE, -1 if none */
+    long long rdb_saves;
+    long long dirty_at_fork;  /* srv->dirty when the BGSAVE child started */
+    size_t rdb_last_cow_size; /* bytes */
+    bool bgsave_scheduled;    /* BGSAVE SCHEDULE while the AOF child runs */
+    bool shutdown_done;       /* the final save/flush ran (SHUTDOWN or exit) */
+};
 
-sds persist_path(const server_t *srv, const char *name) {
-    const char *dir = srv->cfg.dir && srv->cfg.dir[0] ? srv->cfg.dir : ".";
-    if (name[0] == '/') return sds_new(name);
-    return sds_catprintf(sds_empty(), "%s/%s", dir, name);
-}
+static persist_t *P(const server_t *srv) { return srv->persist; }
 
 void persist_init(server_t *srv) {
     persist_t *p = zcalloc(sizeof(*p));
-    p->child_pid = -1;
-    p->child_pipe = -1;
     p->last_bgsave_ok = true;
     p->last_bgsave_time_sec = -1;
-    p->aof = aof_create();
     srv->persist = p;
+    srv->aof = aof_create();
 }
 
 void persist_free(server_t *srv) {
     persist_t *p = P(srv);
     if (!p) return;
-    aof_free(p->aof);
-    if (p->child_pipe >= 0) close(p->child_pipe);
+    aof_free(srv->aof);
+    srv->aof = NULL;
     zfree(p);
     srv->persist = NULL;
 }
-
-bool persist_child_active(const server_t *srv) { return P(srv)->child_pid > 0; }
 
 /* ------------------------------------------------------------- writing */
 
@@ -121,12 +120,12 @@ static int rdb_save_to(server_t *srv, const char *tmp, const char *final) {
 static sds temp_rdb_name(const server_t *srv, pid_t pid) {
     char name[64];
     snprintf(name, sizeof(name), "temp-%d.rdb", (int)pid);
-    return persist_path(srv, name);
+    return server_path(srv, name);
 }
 
 int persist_save(server_t *srv) {
     persist_t *p = P(srv);
-    sds tmp = temp_rdb_name(srv, getpid()), final = persist_path(srv, srv->cfg.dbfilename);
+    sds tmp = temp_rdb_name(srv, getpid()), final = server_path(srv, srv->cfg.dbfilename);
     long long start = util_mstime();
     int rc = rdb_save_to(srv, tmp, final);
     sds_free(tmp);
@@ -144,181 +143,61 @@ int persist_save(server_t *srv) {
     return 0;
 }
 
-/* ------------------------------------------------------------- the child */
+/* ---------------------------------------------------------------- BGSAVE */
 
-/* Bytes the child copied on write: the sum of Private_Dirty in smaps. */
-static size_t child_private_dirty(void) {
-    FILE *f = fopen("/proc/self/smaps", "r");
-    if (!f) return 0;
-    char line[256];
-    size_t total = 0;
-    while (fgets(line, sizeof(line), f)) {
-        unsigned long kb;
-        if (sscanf(line, "Private_Dirty: %lu kB", &kb) == 1) total += kb * 1024;
-    }
-    fclose(f);
-    return total;
-}
-
-static int child_main(server_t *srv, int type, int pipe_fd) {
-    int rc;
-    if (type == PERSIST_CHILD_RDB) {
-        sds tmp = temp_rdb_name(srv, getpid()), final = persist_path(srv, srv->cfg.dbfilename);
-        rc = rdb_save_to(srv, tmp, final) == 0 ? 0 : 1;
-        sds_free(tmp);
-        sds_free(final);
-    } else {
-        char name[64];
-        snprintf(name, sizeof(name), "temp-rewriteaof-bg-%d.aof", (int)getpid());
-        sds tmp = persist_path(srv, name);
-        rc = aof_rewrite_child(srv, tmp);
-        sds_free(tmp);
-    }
-    uint64_t cow = child_private_dirty();
-    if (rc == 0) {
-        log_msg(LL_NOTICE, "%s: %zu MB of memory used by copy-on-write",
-                type == PERSIST_CHILD_RDB ? "RDB" : "AOF rewrite", (size_t)(cow / (1024 * 1024)));
-    }
-    if (rio_write_all(pipe_fd, &cow, sizeof(cow)) != 0) { /* the parent just reports 0 */
-    }
+/* In the child: write the snapshot; the exit code. */
+static int bgsave_body(server_t *srv, void *arg) {
+    (void)arg;
+    sds tmp = temp_rdb_name(srv, getpid()), final = server_path(srv, srv->cfg.dbfilename);
+    int rc = rdb_save_to(srv, tmp, final) == 0 ? 0 : 1;
+    sds_free(tmp);
+    sds_free(final);
     return rc;
 }
 
-int persist_fork(server_t *srv, int type, const char **err) { return persist_fork_with(srv, type, NULL, NULL, err); }
-
-int persist_fork_with(server_t *srv, int type, persist_child_fn *body, void *arg, const char **err) {
+/* In the parent, once child.c has reaped (or, at shutdown, killed) it. */
+static void bgsave_done(server_t *srv, const child_exit_t *ex, void *arg) {
+    (void)arg;
     persist_t *p = P(srv);
-    if (p->child_pid > 0) {
-        *err = "child process already active";
-        return -1;
+    sds tmp = temp_rdb_name(srv, ex->pid);
+    if (ex->killed) { /* shutdown: not a disk error, and nobody waits */
+        unlink(tmp);
+        sds_free(tmp);
+        return;
     }
-    int fds[2];
-    if (pipe2(fds, O_CLOEXEC) != 0) {
-        *err = "can't create pipe";
-        return -1;
-    }
-    long long start = util_ustime();
-    pid_t pid = fork();
-    if (pid == 0) {
-        /* Child: no event loop, no signal handlers of the parent's. */
-        signal(SIGTERM, SIG_DFL);
-        signal(SIGINT, SIG_DFL);
-        signal(SIGUSR1, SIG_DFL);
-        close(fds[0]);
-        int rc;
-        if (body) {
-            uint64_t cow = 0;
-            rc = body(srv, arg);
-            if (rio_write_all(fds[1], &cow, sizeof(cow)) != 0) { /* the parent just reports 0 */
-            }
-        } else {
-            rc = child_main(srv, type, fds[1]);
-        }
-        _exit(rc);
-    }
-    if (pid < 0) {
-        close(fds[0]);
-        close(fds[1]);
-        *err = strerror(errno);
-        return -1;
-    }
-    close(fds[1]);
-    p->latest_fork_usec = util_ustime() - start;
-    double fork_rate = (double)zmalloc_used_memory() * 1000000 /
-                       (double)(p->latest_fork_usec ? p->latest_fork_usec : 1) / (1024.0 * 1024 * 1024);
-    latency_note_fork_rate(srv, fork_rate);                                /* LATENCY DOCTOR's advice */
-    latency_add_sample_if_needed(srv, "fork", p->latest_fork_usec / 1000); /* latency.c */
-    p->total_forks++;
-    p->child_pid = pid;
-    p->child_type = type;
-    p->child_pipe = fds[0];
-    p->child_start_ms = start / 1000;
-    p->dirty_at_fork = srv->dirty;
-    p->child_writes_no_file = body != NULL;
-    return 0;
-}
-
-static int start_bgsave(server_t *srv, const char **err) {
-    persist_t *p = P(srv);
-    p->last_bgsave_try = util_mstime() / 1000;
-    if (persist_fork(srv, PERSIST_CHILD_RDB, err) != 0) {
-        p->last_bgsave_ok = false;
-        log_msg(LL_WARNING, "Can't save in background: fork: %s", *err);
-        return -1;
-    }
-    log_msg(LL_NOTICE, "Background saving started by pid %d", (int)p->child_pid);
-    return 0;
-}
-
-static void rdb_child_done(server_t *srv, pid_t pid, bool ok, int signo) {
-    persist_t *p = P(srv);
     long long now = util_mstime();
-    p->last_bgsave_time_sec = (now - p->child_start_ms) / 1000;
-    if (ok) {
+    p->rdb_last_cow_size = ex->cow_bytes;
+    p->last_bgsave_time_sec = (now - ex->start_ms) / 1000;
+    if (ex->ok) {
         log_msg(LL_NOTICE, "Background saving terminated with success");
         srv->dirty -= p->dirty_at_fork;
         if (srv->dirty < 0) srv->dirty = 0;
         srv->lastsave = now / 1000;
         p->last_bgsave_ok = true;
         p->rdb_saves++;
-        return;
-    }
-    if (signo) log_msg(LL_WARNING, "Background saving terminated by signal %d", signo);
-    else log_msg(LL_WARNING, "Background saving error");
-    sds tmp = temp_rdb_name(srv, pid);
-    unlink(tmp);
-    sds_free(tmp);
-    /* A child killed on purpose (SIGUSR1) is not a disk error. */
-    if (signo != SIGUSR1) p->last_bgsave_ok = false;
-}
-
-/* Reap the child if it has exited. */
-static void check_child(server_t *srv) {
-    persist_t *p = P(srv);
-    if (p->child_pid <= 0) return;
-    int status;
-    pid_t pid = waitpid(p->child_pid, &status, WNOHANG);
-    if (pid == 0 || (pid < 0 && errno == EINTR)) return;
-    bool ok = pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    int signo = pid > 0 && WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-    uint64_t cow = 0;
-    if (read(p->child_pipe, &cow, sizeof(cow)) != (ssize_t)sizeof(cow)) cow = 0;
-    close(p->child_pipe);
-    p->child_pipe = -1;
-    int type = p->child_type;
-    pid_t child = p->child_pid;
-    p->child_pid = -1;
-    p->child_type = PERSIST_CHILD_NONE;
-    if (type == PERSIST_CHILD_RDB) {
-        /* A child that wrote to sockets (diskless sync) saved nothing. */
-        if (!p->child_writes_no_file) {
-            p->rdb_last_cow_size = cow;
-            rdb_child_done(srv, child, ok, signo);
-        }
-        repl_rdb_child_done(srv, ok); /* replicas waiting for this RDB */
     } else {
-        aof_rewrite_done(srv, p->aof, child, ok, cow);
-    }
-}
-
-/* Stop a running child and wait for it (shutdown, FLUSHALL-like cases). */
-static void kill_child(server_t *srv) {
-    persist_t *p = P(srv);
-    if (p->child_pid <= 0) return;
-    kill(p->child_pid, SIGUSR1);
-    int status;
-    while (waitpid(p->child_pid, &status, 0) < 0 && errno == EINTR) {}
-    if (p->child_type == PERSIST_CHILD_RDB) {
-        sds tmp = temp_rdb_name(srv, p->child_pid);
+        if (ex->signo) log_msg(LL_WARNING, "Background saving terminated by signal %d", ex->signo);
+        else log_msg(LL_WARNING, "Background saving error");
         unlink(tmp);
-        sds_free(tmp);
-    } else {
-        aof_rewrite_done(srv, p->aof, p->child_pid, false, 0);
+        /* A child killed on purpose (SIGUSR1) is not a disk error. */
+        if (ex->signo != SIGUSR1) p->last_bgsave_ok = false;
     }
-    close(p->child_pipe);
-    p->child_pipe = -1;
-    p->child_pid = -1;
-    p->child_type = PERSIST_CHILD_NONE;
+    sds_free(tmp);
+    repl_rdb_child_done(srv, ex->ok); /* replicas waiting for this RDB */
+}
+
+bool persist_bgsave(server_t *srv, const char **err) {
+    persist_t *p = P(srv);
+    p->last_bgsave_try = util_mstime() / 1000;
+    child_job_t job = {.type = CHILD_RDB, .what = "RDB", .body = bgsave_body, .done = bgsave_done};
+    if (!child_start(srv, &job, err)) {
+        p->last_bgsave_ok = false;
+        log_msg(LL_WARNING, "Can't save in background: fork: %s", *err);
+        return false;
+    }
+    p->dirty_at_fork = srv->dirty;
+    log_msg(LL_NOTICE, "Background saving started by pid %d", (int)child_pid(srv));
+    return true;
 }
 
 /* ------------------------------------------------------------ save points */
@@ -353,30 +232,30 @@ static bool has_save_points(const server_t *srv) {
 
 void persist_cron(server_t *srv) {
     persist_t *p = P(srv);
-    check_child(srv);
+    child_reap(srv); /* runs bgsave_done, aof.c's or replication's callback */
     long long now = util_mstime() / 1000;
-    if (p->child_pid <= 0 && p->bgsave_scheduled) {
+    if (!child_active(srv) && p->bgsave_scheduled) {
         const char *err;
         p->bgsave_scheduled = false;
-        start_bgsave(srv, &err);
+        persist_bgsave(srv, &err);
     }
     long long secs, changes;
-    if (p->child_pid <= 0 && save_point_due(srv, now, &secs, &changes) &&
+    if (!child_active(srv) && save_point_due(srv, now, &secs, &changes) &&
         (p->last_bgsave_ok || now - p->last_bgsave_try > PERSIST_RETRY_DELAY)) {
         const char *err;
         log_msg(LL_NOTICE, "%lld changes in %lld seconds. Saving...", changes, secs);
-        start_bgsave(srv, &err);
+        persist_bgsave(srv, &err);
     }
-    aof_cron(srv, p->aof);
+    aof_cron(srv, srv->aof);
 }
 
-void persist_before_sleep(server_t *srv) { aof_flush(srv, P(srv)->aof); }
+void persist_before_sleep(server_t *srv) { aof_flush(srv, srv->aof); }
 
 /* ------------------------------------------------------- start-up, shutdown */
 
 /* repl (may be NULL): the file's replication aux fields, if it has them. */
 static bool load_rdb(server_t *srv, rdb_repl_info_t *repl) {
-    sds path = persist_path(srv, srv->cfg.dbfilename);
+    sds path = server_path(srv, srv->cfg.dbfilename);
     size_t len;
     long long start = util_ustime();
     unsigned char *buf = rdb_read_file(path, &len);
@@ -404,23 +283,22 @@ static bool load_rdb(server_t *srv, rdb_repl_info_t *repl) {
 }
 
 bool persist_reload_rdb(server_t *srv) {
-    sds path = persist_path(srv, srv->cfg.dbfilename);
+    sds path = server_path(srv, srv->cfg.dbfilename);
     bool exists = access(path, R_OK) == 0;
     sds_free(path);
     if (!exists) return false;
-    P(srv)->loading = true;
+    srv->loading = true;
     bool ok = load_rdb(srv, NULL);
-    P(srv)->loading = false;
+    srv->loading = false;
     return ok;
 }
 
 bool persist_load_at_startup(server_t *srv) {
-    persist_t *p = P(srv);
-    p->loading = true;
+    srv->loading = true;
     bool ok;
     if (srv->cfg.appendonly) {
         long long start = util_ustime();
-        int rc = aof_load(srv, p->aof);
+        int rc = aof_load(srv, srv->aof);
         ok = rc >= 0;
         if (rc > 0) {
             long long keys = 0;
@@ -428,14 +306,14 @@ bool persist_load_at_startup(server_t *srv) {
             log_msg(LL_NOTICE, "DB loaded from append only file: %.3f seconds (%lld keys)",
                     (double)(util_ustime() - start) / 1e6, keys);
         }
-        if (ok && !aof_open(srv, p->aof)) ok = false;
+        if (ok && !aof_open(srv, srv->aof)) ok = false;
     } else {
         rdb_repl_info_t repl = {0};
         ok = load_rdb(srv, &repl);
         /* repl_info.c: continue the replication history the file records. */
         if (ok && repl.valid) repl_restore_from_rdb(srv, &repl);
     }
-    p->loading = false;
+    srv->loading = false;
     srv->dirty = 0;
     return ok;
 }
@@ -443,15 +321,15 @@ bool persist_load_at_startup(server_t *srv) {
 bool persist_shutdown(server_t *srv, bool nosave, bool force_save) {
     persist_t *p = P(srv);
     if (!p || p->shutdown_done) return true;
-    kill_child(srv);
-    aof_shutdown(srv, p->aof);
+    child_kill(srv);
+    aof_shutdown(srv, srv->aof);
     p->shutdown_done = true;
     if (nosave || (!force_save && !has_save_points(srv))) return true;
     log_msg(LL_NOTICE, "Saving the final RDB snapshot before exiting.");
     if (persist_save(srv) != 0) {
         log_msg(LL_WARNING, "Error trying to save the DB, can't exit.");
         p->shutdown_done = false;
-        if (srv->cfg.appendonly) aof_open(srv, p->aof); /* keep logging while we stay up */
+        if (srv->cfg.appendonly) aof_open(srv, srv->aof); /* keep logging while we stay up */
         return false;
     }
     return true;
@@ -468,13 +346,13 @@ bool persist_shutdown(server_t *srv, bool nosave, bool force_save) {
 bool persist_write_allowed_or_reply(client_t *c) {
     server_t *srv = c->srv;
     persist_t *p = P(srv);
-    if (!p || p->loading) return true;
+    if (!p || srv->loading) return true;
     if (srv->cfg.stop_writes_on_bgsave_error && has_save_points(srv) && !p->last_bgsave_ok) {
         reply_error(c, MISCONF_RDB);
         return false;
     }
-    if (aof_write_failed(p->aof)) {
-        reply_error(c, "MISCONF Errors writing to the AOF file: %s", strerror(aof_last_errno(p->aof)));
+    if (aof_write_failed(srv->aof)) {
+        reply_error(c, "MISCONF Errors writing to the AOF file: %s", strerror(aof_last_errno(srv->aof)));
         return false;
     }
     return true;
@@ -509,7 +387,7 @@ void persist_propagate(client_t *c, robj **argv, int argc) {
 /* --------------------------------------------------------------- commands */
 
 static void cmd_save(client_t *c) {
-    if (persist_child_active(c->srv) && P(c->srv)->child_type == PERSIST_CHILD_RDB) {
+    if (child_active_type(c->srv) == CHILD_RDB) {
         reply_error(c, "Background save already in progress");
         return;
     }
@@ -526,11 +404,11 @@ static void cmd_bgsave(client_t *c) {
         reply_error(c, RL_ERR_SYNTAX);
         return;
     }
-    if (p->child_pid > 0 && p->child_type == PERSIST_CHILD_RDB) {
+    if (child_active_type(c->srv) == CHILD_RDB) {
         reply_error(c, "Background save already in progress");
         return;
     }
-    if (p->child_pid > 0) {
+    if (child_active(c->srv)) {
         if (!schedule) {
             reply_error(c, "Another child process is active (AOF?): can't BGSAVE right now. "
                            "Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible.");
@@ -541,7 +419,7 @@ static void cmd_bgsave(client_t *c) {
         return;
     }
     const char *err;
-    if (start_bgsave(c->srv, &err) != 0) {
+    if (!persist_bgsave(c->srv, &err)) {
         reply_error(c, "Background save failed: %s", err);
         return;
     }
@@ -549,18 +427,18 @@ static void cmd_bgsave(client_t *c) {
 }
 
 static void cmd_bgrewriteaof(client_t *c) {
-    persist_t *p = P(c->srv);
-    if (p->child_pid > 0 && p->child_type == PERSIST_CHILD_AOF) {
+    aof_t *aof = c->srv->aof;
+    if (child_active_type(c->srv) == CHILD_AOF) {
         reply_error(c, "Background append only file rewriting already in progress");
         return;
     }
-    if (p->child_pid > 0) {
-        aof_schedule_rewrite(p->aof);
+    if (child_active(c->srv)) {
+        aof_schedule_rewrite(aof);
         reply_simple(c, "Background append only file rewriting scheduled");
         return;
     }
     const char *err;
-    if (aof_rewrite_start(c->srv, p->aof, &err) != 0) {
+    if (!aof_rewrite_start(c->srv, aof, &err)) {
         reply_error(c, "Can't execute an AOF background rewriting. Please check the server logs for more information.");
         return;
     }
@@ -579,7 +457,7 @@ command_t persist_commands[] = {
 sds persist_info(server_t *srv, sds s) {
     persist_t *p = P(srv);
     long long now = util_mstime();
-    bool rdb_child = p->child_pid > 0 && p->child_type == PERSIST_CHILD_RDB;
+    bool rdb_child = child_active_type(srv) == CHILD_RDB;
     s = sds_catprintf(s,
                       "loading:%d\r\n"
                       "async_loading:%d\r\n"
@@ -597,10 +475,10 @@ sds persist_info(server_t *srv, sds s) {
                       "rdb_current_bgsave_time_sec:%lld\r\n"
                       "rdb_saves:%lld\r\n"
                       "rdb_last_cow_size:%zu\r\n",
-                      p->loading || repl_loading(srv) ? 1 : 0, repl_async_loading(srv) ? 1 : 0, srv->dirty, rdb_child ? 1 : 0, srv->lastsave, p->last_bgsave_ok ? "ok" : "err",
-                      p->last_bgsave_time_sec, rdb_child ? (now - p->child_start_ms) / 1000 : -1, p->rdb_saves,
+                      srv->loading || repl_loading(srv) ? 1 : 0, repl_async_loading(srv) ? 1 : 0, srv->dirty, rdb_child ? 1 : 0, srv->lastsave, p->last_bgsave_ok ? "ok" : "err",
+                      p->last_bgsave_time_sec, rdb_child ? (now - child_start_ms(srv)) / 1000 : -1, p->rdb_saves,
                       p->rdb_last_cow_size);
-    s = aof_info(srv, p->aof, s);
+    s = aof_info(srv, srv->aof, s);
     s = sds_cat(s, "module_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n");
     return repl_loading_info(srv, s); /* a replica loading from the socket */
 }

@@ -1,12 +1,13 @@
 /* persist.h: durability as the server sees it: SAVE/BGSAVE/BGREWRITEAOF,
- * save points, the one forked child, loading at start-up, saving at
- * shutdown, the MISCONF guard and the INFO persistence figures.
+ * save points, loading at start-up, saving at shutdown, the MISCONF guard
+ * and the INFO persistence figures.
  *
  * lifecycle.c calls persist_init / persist_load_at_startup / persist_cron /
  * persist_before_sleep / persist_shutdown / persist_free; dispatch.c calls
  * persist_write_allowed_or_reply before a write command and
  * persist_after_command after it (feeds the AOF); info.c formats
- * persist_info().  The file formats live in rdb_*.c and aof.c. */
+ * persist_info().  The file formats live in rdb_*.c and aof.c, the forked
+ * child in child.c. */
 #ifndef RL_PERSIST_H
 #define RL_PERSIST_H
 
@@ -16,34 +17,9 @@
 #include "commands.h"
 #include "server.h"
 
-enum { PERSIST_CHILD_NONE = 0,
-       PERSIST_CHILD_RDB,
-       PERSIST_CHILD_AOF };
-
-typedef struct aof aof_t;
-
-/* Owned by persist.c; srv->persist points at it. */
-typedef struct persist {
-    /* the forked child (at most one, as in Redis) */
-    pid_t child_pid; /* -1 when none */
-    int child_type;  /* PERSIST_CHILD_* */
-    int child_pipe;  /* read end: the child reports its COW bytes */
-    long long child_start_ms;
-    bool child_writes_no_file;  /* persist_fork_with: its body is not a save */
-    long long latest_fork_usec; /* INFO stats */
-    long long total_forks;
-    /* RDB */
-    bool last_bgsave_ok;            /* rdb_last_bgsave_status */
-    long long last_bgsave_try;      /* unix s of the last attempt (retry delay after errors) */
-    long long last_bgsave_time_sec; /* duration of the last BGSAVE, -1 if none */
-    long long rdb_saves;
-    long long dirty_at_fork;  /* srv->dirty when the child started */
-    size_t rdb_last_cow_size; /* bytes */
-    bool bgsave_scheduled;    /* BGSAVE SCHEDULE while the AOF child runs */
-    bool loading;
-    bool shutdown_done; /* the final save/flush ran (SHUTDOWN or exit) */
-    aof_t *aof;         /* aof.c */
-} persist_t;
+/* Owned by persist.c; srv->persist points at it.  The forked child is
+ * child.c's, the AOF aof.c's (srv->aof). */
+typedef struct persist persist_t;
 
 void persist_init(server_t *srv);
 void persist_free(server_t *srv);
@@ -79,17 +55,12 @@ bool persist_propagation_on(const client_t *c);
 
 /* SAVE in the foreground; 0 or -1 (logged, status set to err). */
 int persist_save(server_t *srv);
-/* Fork a child; err gets the reason on failure. */
-int persist_fork(server_t *srv, int type, const char **err);
-/* The same child slot with another body (repl_diskless.c writes the RDB to
- * replicas' sockets); body's return value is the child's exit code. */
-typedef int persist_child_fn(server_t *srv, void *arg);
-int persist_fork_with(server_t *srv, int type, persist_child_fn *body, void *arg, const char **err);
-bool persist_child_active(const server_t *srv);
+/* BGSAVE: an RDB child writing dbfilename (also a disk-based full sync's
+ * snapshot, repl_master.c).  When it ends, the replicas waiting for it are
+ * told (repl_rdb_child_done).  false with *err when it could not fork. */
+bool persist_bgsave(server_t *srv, const char **err);
 
 sds persist_info(server_t *srv, sds s); /* the "# Persistence" section body */
-/* Full path of a file in the configured dir (caller sds_frees). */
-sds persist_path(const server_t *srv, const char *name);
 
 
 #endif

@@ -15,7 +15,6 @@
 #include <string.h>
 
 #include "aof.h"
-#include "persist.h"
 #include "repl.h"
 #include "zmalloc.h"
 
@@ -50,21 +49,17 @@ void propagate_free(server_t *srv) {
     srv->propagate = NULL;
 }
 
-static bool aof_wants(const server_t *srv) {
-    const persist_t *pp = srv->persist;
-    return pp && pp->aof && !pp->loading && aof_is_on(pp->aof);
-}
+static bool aof_wants(const server_t *srv) { return srv->aof && !srv->loading && aof_is_on(srv->aof); }
 
 bool propagate_wanted(const server_t *srv) {
-    const persist_t *pp = srv->persist;
-    if (pp && pp->loading) return false;
+    if (srv->loading) return false;
     return aof_wants(srv) || repl_stream_on(srv);
 }
 
 /* Both consumers get the same bytes, in the same order (repl_only: a
  * message for the replicas alone). */
 static void emit_to(server_t *srv, int dbid, const char *cmd, size_t len, bool repl_only) {
-    if (!repl_only && aof_wants(srv)) aof_append(srv->persist->aof, dbid, cmd, len);
+    if (!repl_only && aof_wants(srv)) aof_append(srv->aof, dbid, cmd, len);
     if (repl_stream_on(srv)) repl_feed(srv, dbid, cmd, len);
 }
 
@@ -91,7 +86,7 @@ static void emit_or_stage_to(server_t *srv, int dbid, sds cmd, bool repl_only) {
 static void emit_or_stage(server_t *srv, int dbid, sds cmd) { emit_or_stage_to(srv, dbid, cmd, false); }
 
 void propagate_to_replicas(server_t *srv, int dbid, robj **argv, int argc) {
-    if (!repl_stream_on(srv) || (srv->persist && srv->persist->loading)) return;
+    if (!repl_stream_on(srv) || srv->loading) return;
     emit_or_stage_to(srv, dbid, aof_translate(srv, sds_empty(), dbid, argv, argc), true);
 }
 

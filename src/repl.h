@@ -10,7 +10,7 @@
  * Callers: server.c (init, cron, before-sleep, free), propagate.c (the
  * write stream), commands.c (write refusals), conn.c (client hooks),
  * keyspace.c/expire.c/evict.c (a replica neither expires nor evicts),
- * persist.c (the RDB child finished), info.c. */
+ * persist.c and repl_diskless.c (the RDB child finished), info.c. */
 #ifndef RL_REPL_H
 #define RL_REPL_H
 
@@ -60,7 +60,8 @@ void repl_client_freed(client_t *c);
 void repl_master_consumed(client_t *c, const char *p, size_t len);
 void repl_master_applied(client_t *c);
 
-/* persist.c: the RDB child ended (replicas waiting for it get the file). */
+/* The RDB child ended (persist.c's BGSAVE or repl_diskless.c's socket
+ * child): replicas waiting for it get the file or the stream. */
 void repl_rdb_child_done(server_t *srv, bool ok);
 
 /* repl_load.c: a replica loading its master's RDB from the socket.

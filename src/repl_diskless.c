@@ -1,6 +1,6 @@
 /* repl_diskless.c: diskless full resync (repl-diskless-sync yes).
  *
- * The forked child (persist.c's one child slot, RDB type) writes to every
+ * The forked child (child.c's one slot, RDB type) writes to every
  * waiting replica's socket (one replica: while serialising; several: the
  * dataset is serialised into memory once, then sent to each)
  * "$EOF:<40 random chars>\r\n", the RDB, and the same 40 chars: the
@@ -16,8 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "child.h"
 #include "log.h"
-#include "persist.h"
 #include "rdb.h"
 #include "rio.h"
 #include "util.h"
@@ -75,11 +75,21 @@ static int diskless_child(server_t *srv, void *arg) {
     return ok > 0 ? 0 : 1;
 }
 
+/* In the parent: the replicas in this batch get the stream, or are
+ * dropped.  Nothing was saved to disk, so BGSAVE's figures stay as they
+ * are; at shutdown (killed) nobody is waiting any more. */
+static void diskless_done(server_t *srv, const child_exit_t *ex, void *arg) {
+    (void)arg;
+    if (!ex->killed) repl_rdb_child_done(srv, ex->ok);
+}
+
 int repl_diskless_child_start(server_t *srv) {
-    diskless_job_t job = {.n = 0};
+    diskless_job_t targets = {.n = 0};
     for (repl_replica_t *rep = R(srv)->replicas; rep; rep = rep->next)
-        if (rep->state == REPLICA_WAIT_BGSAVE_END && job.n < DISKLESS_MAX_TARGETS) job.fds[job.n++] = rep->c->fd;
+        if (rep->state == REPLICA_WAIT_BGSAVE_END && targets.n < DISKLESS_MAX_TARGETS)
+            targets.fds[targets.n++] = rep->c->fd;
     const char *err;
-    /* job lives on this stack: the child gets its own copy at fork. */
-    return persist_fork_with(srv, PERSIST_CHILD_RDB, diskless_child, &job, &err);
+    /* targets lives on this stack: the child gets its own copy at fork. */
+    child_job_t job = {.type = CHILD_RDB, .what = "RDB", .body = diskless_child, .body_arg = &targets, .done = diskless_done};
+    return child_start(srv, &job, &err) ? 0 : -1;
 }

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "aof.h"
+#include "child.h"
 #include "evloop.h"
 #include "log.h"
 #include "persist.h"
@@ -246,7 +247,7 @@ static void bulk_writer(int fd, bool readable, bool writable, void *arg) {
 }
 
 static void start_bulk(server_t *srv, repl_replica_t *rep) {
-    sds path = persist_path(srv, srv->cfg.dbfilename);
+    sds path = server_path(srv, srv->cfg.dbfilename);
     rep->rdb_fd = open(path, O_RDONLY | O_CLOEXEC);
     sds_free(path);
     struct stat st;
@@ -294,7 +295,7 @@ static void maybe_start_sync(server_t *srv) {
         waiting++;
         if (!rep->capa_eof) all_eof = false;
     }
-    if (waiting == 0 || persist_child_active(srv)) return;
+    if (waiting == 0 || child_active(srv)) return;
     bool diskless = srv->cfg.repl_diskless_sync && all_eof;
     if (diskless) {
         long long max = srv->cfg.repl_diskless_sync_max_replicas;
@@ -320,7 +321,7 @@ static void maybe_start_sync(server_t *srv) {
             }
         rc = repl_diskless_child_start(srv);
     } else {
-        rc = persist_fork(srv, PERSIST_CHILD_RDB, &err);
+        rc = persist_bgsave(srv, &err) ? 0 : -1; /* its end calls repl_rdb_child_done */
     }
     if (rc != 0) {
         log_msg(LL_WARNING, "Can't start the RDB child for replication: %s", err);

@@ -33,7 +33,6 @@
 #include "keyspace.h"
 #include "log.h"
 #include "net.h"
-#include "persist.h"
 #include "rdb.h"
 #include "reply.h"
 #include "util.h"
@@ -193,8 +192,7 @@ static void full_sync_done(server_t *srv, long long keys, long long bytes, const
     r->backlog = backlog_create((size_t)srv->cfg.repl_backlog_size, r->master_repl_offset + 1);
     master_disconnect_replicas(srv);
     srv->dirty++;
-    persist_t *p = srv->persist;
-    if (aof_is_on(p->aof)) aof_schedule_rewrite(p->aof); /* the file must describe the new data */
+    if (aof_is_on(srv->aof)) aof_schedule_rewrite(srv->aof); /* the file must describe the new data */
     log_msg(LL_NOTICE, "MASTER <-> REPLICA sync: Finished with success (%lld keys, %lld bytes)", keys, bytes);
     become_connected(srv, leftover, n);
     replica_send_ack(srv); /* a diskless master starts the stream at this ACK */
@@ -228,11 +226,10 @@ static void load_payload(server_t *srv) {
     srv->durability_hooks->flush_functions(srv); /* function.c */
     log_msg(LL_NOTICE, "MASTER <-> REPLICA sync: Loading DB in memory");
     rdb_load_result_t res;
-    persist_t *p = srv->persist;
-    p->loading = true;
+    srv->loading = true;
     /* now_ms 0: keys already expired stay; the master's DEL removes them. */
     int rc = rdb_load_buffer(srv, (const unsigned char *)l->payload, len, true, 0, &res);
-    p->loading = false;
+    srv->loading = false;
     if (rc != 0) {
         log_msg(LL_WARNING, "Failed trying to load the MASTER synchronization DB from socket: %s", res.err);
         for (int i = 0; i < srv->dbnum; i++) db_empty(&srv->dbs[i]);

@@ -21,7 +21,6 @@
 
 #include "evict.h"
 #include "evloop.h"
-#include "function.h"
 #include "log.h"
 #include "persist.h"
 #include "repl.h"
@@ -59,21 +58,9 @@ static client_t *fake_new(server_t *srv) {
     return c;
 }
 
-void script_fake_reset_output(client_t *f) {
-    f->bufpos = 0;
-    f->sentlen = 0;
-    for (reply_block *b = f->reply_head; b;) {
-        reply_block *next = b->next;
-        zfree(b);
-        b = next;
-    }
-    f->reply_head = f->reply_tail = NULL;
-    f->reply_bytes = 0;
-}
-
 static void fake_free(client_t *f) {
     if (!f) return;
-    script_fake_reset_output(f);
+    conn_discard_output(f);
     sds_free(f->querybuf);
     zfree(f);
 }
@@ -93,13 +80,11 @@ void scripting_init(server_t *srv) {
     s->scripts = dict_create(&scripts_type);
     s->L = slua_new(srv, NULL);
     s->fake = fake_new(srv);
-    functions_init(srv);
 }
 
 void scripting_free(server_t *srv) {
     scripting_t *s = S(srv);
     if (!s) return;
-    functions_free(srv);
     slua_free(s->L);
     dict_release(s->scripts);
     fake_free(s->fake);
@@ -133,7 +118,7 @@ bool script_busy_allows_or_reply(client_t *c, command_t *cmd) {
     return false;
 }
 
-bool script_busy_tick(script_run_t *run) {
+static bool busy_tick(script_run_t *run) {
     server_t *srv = run->srv;
     if (!run->timed_out) {
         long long elapsed = util_monotonic_us() / 1000 - run->start_ms;
@@ -170,6 +155,12 @@ void script_kill_or_reply(client_t *c, bool function) {
 
 /* ------------------------------------------------------------ runs */
 
+static bool busy_tick(script_run_t *run);
+static void exec_command(script_run_t *run, command_t *cmd);
+
+/* What the engine (script_lua.c, below this file) calls back during a run. */
+static const script_run_ops_t run_ops = {.busy_tick = busy_tick, .exec_command = exec_command};
+
 void script_run_init(script_run_t *run, client_t *caller, const char *name, int flags, bool ro) {
     memset(run, 0, sizeof(*run));
     run->srv = caller->srv;
@@ -180,6 +171,7 @@ void script_run_init(script_run_t *run, client_t *caller, const char *name, int 
     run->read_only = ro || (flags & SCRIPT_FLAG_NO_WRITES);
     run->resp = 2;
     run->repl = SCRIPT_REPL_ALL;
+    run->ops = &run_ops;
 }
 
 bool script_may_run_or_reply(script_run_t *run) {
@@ -220,7 +212,7 @@ void script_run_end(script_run_t *run) {
     }
 }
 
-void script_exec_command(script_run_t *run, command_t *cmd) {
+static void exec_command(script_run_t *run, command_t *cmd) {
     bool mute = !(run->repl & SCRIPT_REPL_AOF);
     if (mute) persist_effects_mute(run->srv, true);
     commands_call(run->fake, cmd);
@@ -448,11 +440,11 @@ static void cmd_script_debug(client_t *c) {
 
 /* ------------------------------------------------------------ INFO */
 
-sds scripting_info_memory(server_t *srv, sds s) {
+sds scripting_info_memory(server_t *srv, sds s, const scripting_fn_figures_t *fn) {
     scripting_t *sc = S(srv);
     size_t vm_eval = slua_used_memory(sc->L);
-    size_t vm_fn = functions_vm_memory(srv);
-    size_t fn_bytes = functions_overhead(srv);
+    size_t vm_fn = fn->vm_bytes;
+    size_t fn_bytes = fn->overhead_bytes;
     size_t scripts = sc->scripts_bytes + dict_mem_usage(sc->scripts) + dict_size(sc->scripts) * sizeof(script_entry);
     char h1[32], h2[32], h3[32];
     util_bytes_to_human(h1, sizeof(h1), vm_eval);
@@ -472,7 +464,7 @@ sds scripting_info_memory(server_t *srv, sds s) {
                          "used_memory_functions:%zu\r\n"
                          "used_memory_scripts:%zu\r\n"
                          "used_memory_scripts_human:%s\r\n",
-                         vm_eval, vm_eval, h1, scripts, dict_size(sc->scripts), functions_count(srv), functions_library_count(srv),
+                         vm_eval, vm_eval, h1, scripts, dict_size(sc->scripts), fn->functions, fn->libraries,
                          vm_fn, vm_eval + vm_fn, h2, fn_bytes, scripts + fn_bytes, h3);
 }
 

@@ -6,7 +6,12 @@
  * dispatch.c asks script_busy_allows_or_reply() before every command: while
  * a script runs past busy-reply-threshold, other clients get -BUSY except
  * for the few commands that can end it.  lifecycle.c calls scripting_init and
- * scripting_free; info.c calls scripting_info_memory. */
+ * scripting_free; info.c calls scripting_info_memory.
+ *
+ * Layering: function.c builds on this file (FCALL runs through the same
+ * run) and this file on script_lua.c (the engine), never the other way:
+ * the engine calls back through script_run_t's ops, and FUNCTION's
+ * lifecycle and figures are wired by lifecycle.c and info.c. */
 #ifndef RL_SCRIPT_H
 #define RL_SCRIPT_H
 
@@ -44,11 +49,6 @@ void script_run_end(script_run_t *run);
 /* SCRIPT KILL (function=false) / FUNCTION KILL. */
 void script_kill_or_reply(client_t *c, bool function);
 
-/* For script_lua.c: the busy check from the hook (true: stop the script),
- * running one command on the fake client, emptying its output. */
-bool script_busy_tick(script_run_t *run);
-void script_exec_command(script_run_t *run, command_t *cmd);
-void script_fake_reset_output(client_t *f);
 
 /* "#!lua flags=..." -> *flags, *body_off (where the code starts: the
  * shebang's newline, so line numbers stay right).  false + *err (caller
@@ -57,7 +57,14 @@ bool script_parse_shebang(const char *body, size_t len, int *flags, size_t *body
 /* "no-writes" ... -> SCRIPT_FLAG_*, or -1. */
 int script_flag_from_name(const char *name);
 
-sds scripting_info_memory(server_t *srv, sds s);
+/* FUNCTION's figures (function.c), which the "memory" section prints among
+ * EVAL's: info.c gathers them, so this file needs nothing of function.c. */
+typedef struct scripting_fn_figures {
+    size_t functions, libraries; /* number_of_functions, number_of_libraries */
+    size_t vm_bytes;             /* used_memory_vm_functions */
+    size_t overhead_bytes;       /* used_memory_functions */
+} scripting_fn_figures_t;
+sds scripting_info_memory(server_t *srv, sds s, const scripting_fn_figures_t *fn);
 
 extern command_t script_commands[];
 

@@ -38,7 +38,6 @@
 #include "persist.h"
 #include "repl.h"
 #include "reply.h"
-#include "script.h"
 #include "sha1.h"
 #include "util.h"
 #include "zmalloc.h"
@@ -383,7 +382,7 @@ static void push_fake_reply(lua_State *L, slua_ctx *x, client_t *f) {
     }
     /* Emptied before parsing (a Lua error may leave the parse): without
      * blocks, p still reads the static buffer, whose bytes stay intact. */
-    script_fake_reset_output(f);
+    conn_discard_output(f);
     if (!sconv_push_reply(L, p, end, 0)) lua_pushnil(L);
 }
 
@@ -477,7 +476,7 @@ static int redis_call_generic(lua_State *L, bool raise) {
     const char *refusal = call_refusal(run, cmd, x->argv, argc);
     if (refusal) return call_fail(L, refusal, raise);
     client_t *f = run->fake;
-    script_fake_reset_output(f);
+    conn_discard_output(f);
     if ((cmd->flags & CMD_WRITE) &&
         (!persist_write_allowed_or_reply(f) || !repl_write_allowed_or_reply(f, run->caller))) {
         push_fake_reply(L, x, f);
@@ -488,7 +487,7 @@ static int redis_call_generic(lua_State *L, bool raise) {
     f->argv = x->argv;
     f->argc = argc;
     f->resp = run->resp;
-    script_exec_command(run, cmd);
+    run->ops->exec_command(run, cmd);
     f->argv = NULL;
     f->argc = 0;
     free_argv(x);
@@ -836,7 +835,7 @@ static void busy_hook(lua_State *L, lua_Debug *ar) {
     slua_ctx *x = ctx_of(L);
     script_run_t *run = x->run;
     if (!run) return;
-    if (!run->killed && !script_busy_tick(run)) return;
+    if (!run->killed && !run->ops->busy_tick(run)) return;
     /* Keep raising at every line so a pcall in the script cannot swallow it. */
     lua_sethook(L, busy_hook, LUA_MASKLINE, 0);
     push_err(L, "ERR Script killed by user with SCRIPT KILL...");

@@ -28,7 +28,20 @@
 #define SCRIPT_REPL_REPLICA 2
 #define SCRIPT_REPL_ALL 3
 
-typedef struct script_run {
+typedef struct script_run script_run_t;
+
+/* What the engine asks of the run's owner (script.c sets them in
+ * script_run_init): the engine sits below script.c and does not include it. */
+typedef struct script_run_ops {
+    /* From the Lua hook every 100k instructions: the busy check; true stops
+     * the script. */
+    bool (*busy_tick)(script_run_t *run);
+    /* Run one redis.call command on run->fake (argv already set). */
+    void (*exec_command)(script_run_t *run, command_t *cmd);
+} script_run_ops_t;
+
+struct script_run {
+    const script_run_ops_t *ops;
     server_t *srv;
     client_t *caller;         /* who ran EVAL/FCALL; protected while we run */
     client_t *fake;           /* runs redis.call's commands */
@@ -44,7 +57,7 @@ typedef struct script_run {
     int repl;                 /* SCRIPT_REPL_* (redis.set_repl) */
     long long start_ms;       /* monotonic start, for the busy threshold */
     long long last_events_ms; /* when the hook last served other clients */
-} script_run_t;
+};
 
 /* The sandboxed state; a register_fn selects the FUNCTION flavour: it
  * becomes redis.register_function in the library load environment. */

@@ -1,5 +1,6 @@
 /* server.c: the few operations on server_t itself that every layer may
- * call: the cached clock, the memory sample, a shutdown request.
+ * call: the cached clock, the memory sample, a shutdown request, the path
+ * of a file in the configured dir.
  *
  * Kept apart from lifecycle.c (start-up, cron, shutdown order), which sits
  * at the top and includes every module; this file includes only server.h
@@ -26,4 +27,10 @@ void server_sample_memory(server_t *srv) {
 void server_request_shutdown(server_t *srv) {
     srv->shutdown_asap = true;
     evloop_stop(srv->loop);
+}
+
+sds server_path(const server_t *srv, const char *name) {
+    const char *dir = srv->cfg.dir && srv->cfg.dir[0] ? srv->cfg.dir : ".";
+    if (name[0] == '/') return sds_new(name);
+    return sds_catprintf(sds_empty(), "%s/%s", dir, name);
 }

@@ -40,8 +40,8 @@ typedef struct defrag defrag_t;     /* defrag.c */
 typedef struct tracking tracking_t; /* tracking.c */
 
 typedef struct db {
-    ht *keys;    /* every key: db_entry pointers (db_entry.h) */
-    ht *expires; /* the same entries, for the keys with a TTL */
+    ht *keys;             /* every key: db_entry pointers (db_entry.h) */
+    size_t expires_count; /* keys whose entry holds an expire time (keyspace.c) */
     int id;
     unsigned long expire_cursor; /* active expiry resumes here */
     long long avg_ttl;           /* ms, running estimate for INFO keyspace */
@@ -61,8 +61,8 @@ typedef struct server_stats {
     long long total_error_replies;
     long long unexpected_error_replies;
     long long io_reads, io_writes; /* read/write system calls on clients */
-    long long expire_cycle_cpu_ms;
-    dict *errors; /* error code -> count (errorstats) */
+    long long expire_cycle_cpu_us; /* summed per cycle in us: most cycles take well under 1 ms */
+    dict *errors;                  /* error code -> count (errorstats) */
     /* instantaneous_ops_per_sec: a ring of samples taken in cron */
     long long ops_samples[16];
     int ops_idx;
@@ -128,7 +128,10 @@ struct server {
     pid_t pid;
     long long dirty;                                 /* changes since last save (for INFO) */
     long long lastsave;                              /* unix seconds */
-    struct persist *persist;                         /* persist.c: RDB/AOF state, the forked child */
+    struct persist *persist;                         /* persist.c: save points, BGSAVE state, MISCONF */
+    struct child *child;                             /* child.c: the one forked child (RDB, AOF rewrite) */
+    struct aof *aof;                                 /* aof.c: the append-only file (persist.c creates it) */
+    bool loading;                                    /* an RDB/AOF/full-sync load runs: nothing is propagated */
     struct scripting *scripting;                     /* script.c: Lua states, cached scripts, the running script */
     struct repl *repl;                               /* repl_*.c: replication state (repl_state.h) */
     struct propagate *propagate;                     /* propagate.c: the one write stream to the AOF and replicas */
@@ -145,5 +148,8 @@ struct server {
 void server_request_shutdown(server_t *srv);
 void server_update_clock(server_t *srv);
 void server_sample_memory(server_t *srv);
+/* Full path of a file in the configured dir, or name itself when absolute
+ * (the RDB, the AOF and their temp files; caller sds_frees). */
+sds server_path(const server_t *srv, const char *name);
 
 #endif

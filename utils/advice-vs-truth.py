@@ -15,7 +15,6 @@ fills them, or any other name with an RDB to load:
 """
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -23,24 +22,19 @@ import time
 
 import redis
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
+
+ROOT = benchlib.ROOT
 BUILDS=['libc','jemalloc','tcmalloc','ebbmalloc']
 TOOL=f'{ROOT}/build/ebbmalloc/redis-like-benchmark'
-def free_port():
-    with socket.socket() as s:
-        s.bind(('127.0.0.1',0)); return s.getsockname()[1]
 def start(binary, rdb=None):
-    d=tempfile.mkdtemp(prefix='truth-'); port=free_port()
-    args=[binary,'--port',str(port),'--bind','127.0.0.1','--save','','--dir',d]
+    """A server on a free port (benchlib.py) in a fresh directory, loading
+    rdb if given (up to 120 s until it answers +PONG)."""
+    d=tempfile.mkdtemp(prefix='truth-'); extra=[]
     if rdb:
-        shutil.copyfile(rdb, os.path.join(d,'u.rdb')); args+=['--dbfilename','u.rdb']
-    p=subprocess.Popen(args,stdout=subprocess.DEVNULL,stderr=subprocess.DEVNULL)
-    for _ in range(1200):
-        try:
-            if redis.Redis(port=port,socket_timeout=1).ping(): return p,port,d
-        except Exception: time.sleep(0.1)
-    p.kill(); p.wait()
-    raise RuntimeError(f'{binary} did not answer PING')
+        shutil.copyfile(rdb, os.path.join(d,'u.rdb')); extra=['--dbfilename','u.rdb']
+    return benchlib.Server(binary, extra, workdir=d, log=False, timeout=120)
 def load(port, shape):
     if shape=='fill-small': n,size=1000000,3
     elif shape=='fill-1k': n,size=200000,1024
@@ -57,13 +51,13 @@ def parse(text):
 shape=sys.argv[1]; rdb=sys.argv[2] if len(sys.argv)>2 else None
 res={}
 for b in BUILDS:
-    p,port,d=start(f'{ROOT}/build/{b}/redis-like-server', rdb)
+    srv=start(f'{ROOT}/build/{b}/redis-like-server', rdb); port=srv.port
     try:
         load(port,shape); time.sleep(1)
         r=redis.Redis(port=port,decode_responses=True)
         res[b]=(parse(r.execute_command('MEMORY','ALLOCATOR-ADVICE')), r.execute_command('MEMORY','ALLOCATOR-ADVICE'))
     finally:
-        p.terminate(); p.wait(); shutil.rmtree(d,ignore_errors=True)
+        srv.stop(); shutil.rmtree(srv.dir,ignore_errors=True)
 adv_from='ebbmalloc'
 print(f'### {shape}\n')
 print('Advice from the ebbmalloc build (`MEMORY ALLOCATOR-ADVICE`):\n\n```\n'+res[adv_from][1].strip()+'\n```\n')

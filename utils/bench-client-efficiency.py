@@ -14,37 +14,15 @@ for BENCHMARKS.md; kills only the server it started, by pid.
 import argparse
 import os
 import re
-import socket
 import statistics
 import subprocess
 import sys
 import time
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_server(binary, port):
-    proc = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-         "--appendonly", "no", "--daemonize", "no"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(200):
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2) as s:
-                s.sendall(b"PING\r\n")
-                if s.recv(16).startswith(b"+PONG"):
-                    return proc
-        except OSError:
-            time.sleep(0.05)
-    proc.kill()
-    proc.wait()
-    sys.exit("redis-server did not start on port %d" % port)
+ROOT = benchlib.ROOT
 
 
 RPS = re.compile(r"^([A-Z_]+): ([\d.]+) requests per second", re.M)
@@ -87,8 +65,8 @@ def main():
 
     ntests = len(a.tests.split(","))
     per_m = 1e6 / (a.requests * ntests)   # CPU-s per 1M requests
-    port = free_port()
-    server = start_server(a.server, port)
+    server = benchlib.Server(a.server, log=False, prefix="bench-client-")  # free port, +PONG waited for
+    port = server.port
     rows = []
     try:
         for p in [int(x) for x in a.pipelines.split(",")]:
@@ -115,8 +93,7 @@ def main():
                              rps / base_rps if base_rps else 0,
                              ", ".join("%.2f" % s[0] for s in samples[name])))
     finally:
-        server.kill()
-        server.wait()
+        server.remove()
 
     print(fmt_row(["-P", "client", "CPU-s per 1M req (median)", "rps (median)",
                    "efficiency vs redis-benchmark", "throughput vs redis-benchmark",

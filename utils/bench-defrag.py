@@ -37,48 +37,26 @@ import json
 import os
 import random
 import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-REDIS_SERVER = "/usr/bin/redis-server"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
+
+ROOT = benchlib.ROOT
+REDIS_SERVER = benchlib.REDIS
 REDIS_CLI = "/usr/bin/redis-cli"
-CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Server:
-    """One server process on a free loopback port, stopped by its pid."""
+class Server(benchlib.Server):
+    """One server process on a free loopback port (benchlib.py), stopped by
+    its pid; its log in its own directory."""
 
     def __init__(self, binary, extra=()):
-        self.port = free_port()
-        self.dir = tempfile.mkdtemp(prefix="bench-defrag-")
-        cmd = [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--dir", self.dir]
-        if binary == REDIS_SERVER:
-            cmd += ["--appendonly", "no", "--daemonize", "no"]
-        cmd += list(extra)
-        self.log = open(os.path.join(self.dir, "server.log"), "w")
-        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT, cwd=self.dir)
-        deadline = time.time() + 10
-        while True:
-            try:
-                if self.cmd("PING") == "PONG":
-                    return
-            except OSError:
-                pass
-            if self.proc.poll() is not None or time.time() > deadline:
-                self.stop()
-                raise RuntimeError(f"{binary} did not start")
-            time.sleep(0.05)
+        super().__init__(binary, extra, prefix="bench-defrag-", timeout=10)
 
     def cmd(self, *args):
         """One command through redis-cli; its reply as text."""
@@ -96,26 +74,10 @@ class Server:
         return out
 
     def cpu_s(self):
-        with open(f"/proc/{self.proc.pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / CLK_TCK     # utime, stime
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        self.log.close()
+        return self.cpu_seconds()  # utime + stime
 
 
-def resp(*args):
-    out = [b"*%d\r\n" % len(args)]
-    for a in args:
-        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-    return b"".join(out)
+resp = benchlib.resp
 
 
 def pipe_in(srv, chunks, timeout):

@@ -23,43 +23,25 @@ usage: utils/bench-io-engine.py [--runs 5] [--requests 200000]
 import argparse
 import os
 import re
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-REDIS = "/usr/bin/redis-server"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
+
+ROOT, REDIS = benchlib.ROOT, benchlib.REDIS
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+cpu_seconds = benchlib.cpu_seconds
 
 
 def start(binary, extra=()):
-    port = free_port()
-    d = tempfile.mkdtemp(prefix="bench-engine-")
-    args = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--dir", d]
-    if binary == REDIS:
-        args += ["--appendonly", "no"]
-    p = subprocess.Popen(args + list(extra), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(500):
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
-            return p, port
-        except OSError:
-            time.sleep(0.02)
-    raise RuntimeError(f"{binary} {extra} did not start")
-
-
-def cpu_seconds(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """(process, port): a server on a free loopback port (benchlib.py)."""
+    s = benchlib.Server(binary, extra, log=False, wait="any", prefix="bench-engine-")
+    return s.proc, s.port
 
 
 def bench(port, requests, pipeline):

@@ -28,7 +28,6 @@ import random
 import re
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -37,20 +36,18 @@ import time
 
 import redis
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-REDIS = "/usr/bin/redis-server"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
+
+ROOT, REDIS = benchlib.ROOT, benchlib.REDIS
 LOADED = re.compile(r"DB loaded from disk: ([\d.]+) seconds")
 BGSAVE_PID = re.compile(r"Background saving started by pid (\d+)")
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class Server:
-    """One server process in its own directory, logging to dir/log."""
+    """One server process in its own directory, logging to dir/log; unlike
+    benchlib.Server it restarts in the same directory (a reload after a
+    kill), so it builds on benchlib's pieces rather than the class."""
 
     def __init__(self, name, binary, workdir, extra=()):
         self.name, self.binary, self.extra = name, binary, list(extra)
@@ -61,12 +58,11 @@ class Server:
 
     def start(self, timeout=120.0):
         """Starts the server; returns seconds from spawn until PING answers PONG."""
-        self.port = free_port()
-        args = [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-                "--dir", self.dir, "--dbfilename", "dump.rdb", "--logfile", self.log,
-                "--daemonize", "no"]
+        self.port = benchlib.free_port()
+        own = ["--dbfilename", "dump.rdb", "--logfile", self.log, "--daemonize", "no"]
         if "appendonly" not in " ".join(self.extra):
-            args += ["--appendonly", "no"]
+            own += ["--appendonly", "no"]
+        args = benchlib.server_command(self.binary, self.port, self.dir, own)
         open(self.log, "a").close()
         self.log_offset = os.path.getsize(self.log)
         t0 = time.monotonic()
@@ -74,15 +70,10 @@ class Server:
         while time.monotonic() - t0 < timeout:
             if self.proc.poll() is not None:
                 sys.exit(f"{self.name} exited with {self.proc.returncode} at start-up; see {self.log}")
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as s:
-                    s.sendall(b"PING\r\n")
-                    if s.recv(64).startswith(b"+PONG"):
-                        ready = time.monotonic() - t0
-                        self.r = redis.Redis(port=self.port, socket_timeout=60, decode_responses=False)
-                        return ready
-            except OSError:
-                pass
+            if benchlib.pong_once(self.port):  # -LOADING until the file is in
+                ready = time.monotonic() - t0
+                self.r = redis.Redis(port=self.port, socket_timeout=60, decode_responses=False)
+                return ready
             time.sleep(0.002)
         self.kill()
         sys.exit(f"{self.name} not ready within {timeout} s; see {self.log}")
@@ -106,12 +97,7 @@ class Server:
 
 # ------------------------------------------------------------------ data set
 
-def resp(*args):
-    out = [b"*%d\r\n" % len(args)]
-    for a in args:
-        a = a if isinstance(a, bytes) else str(a).encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-    return b"".join(out)
+resp = benchlib.resp
 
 
 ALNUM = b"abcdefghijklmnopqrstuvwxyz0123456789"

@@ -30,7 +30,6 @@ Usage: utils/bench-repl.py [--keys 1000000] [--runs 3] [--requests 300000]
 import argparse
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -40,51 +39,23 @@ import time
 
 import redis
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-OURS = os.environ.get("RL_SERVER", os.path.join(ROOT, "src", "redis-like-server"))
-REDIS = "/usr/bin/redis-server"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
+
+ROOT, OURS, REDIS = benchlib.ROOT, benchlib.OURS, benchlib.REDIS
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+class Server(benchlib.Server):
+    """A server on a free loopback port (benchlib.py), its log in its own
+    directory, .c a client; remove() stops it and deletes the directory."""
 
-
-class Server:
     def __init__(self, binary, args=()):
-        self.port = free_port()
-        self.dir = tempfile.mkdtemp(prefix="bench-repl-")
-        cmd = [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--dir", self.dir,
-               "--appendonly", "no", "--repl-diskless-sync-delay", "0"] + list(args)
-        self.log = open(os.path.join(self.dir, "log"), "w")
-        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT, cwd=self.dir)
-        self.c = redis.Redis(port=self.port, decode_responses=True, socket_timeout=120)
-        for _ in range(200):
-            try:
-                self.c.ping()
-                return
-            except redis.ConnectionError:
-                time.sleep(0.05)
-        raise RuntimeError("server did not start: " + binary)
-
-    def stop(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(20)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self.log.close()
-        shutil.rmtree(self.dir, ignore_errors=True)
+        super().__init__(binary, ["--appendonly", "no", "--repl-diskless-sync-delay", "0"] + list(args),
+                         prefix="bench-repl-", timeout=60)
+        self.c = self.client(socket_timeout=120)
 
 
-def resp(*args):
-    out = [b"*%d\r\n" % len(args)]
-    for a in args:
-        a = a if isinstance(a, bytes) else str(a).encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-    return b"".join(out)
+resp = benchlib.resp
 
 
 def dataset_file(nkeys, path):
@@ -151,7 +122,7 @@ def one_sync(binary, master, load_mode, nkeys):
         assert r.c.dbsize() == nkeys
         return took, (m1[0] - m0[0]) + (m1[1] - m0[1]) + (r1[0] - r0[0])
     finally:
-        r.stop()
+        r.remove()
 
 
 def full_sync_times(binaries, path, nkeys, runs, modes):
@@ -181,7 +152,7 @@ def full_sync_times(binaries, path, nkeys, runs, modes):
         return med(times), med(cpu)
     finally:
         for m in masters.values():
-            m.stop()
+            m.remove()
 
 
 def bench_set(port, requests):
@@ -238,8 +209,8 @@ def lag_and_throughput(binary, requests, runs):
         return res
     finally:
         for r in reps:
-            r.stop()
-        m.stop()
+            r.remove()
+        m.remove()
 
 
 def main():

@@ -15,35 +15,16 @@ spends is steadier than the throughput it reaches) and the ratios new/base.
       --new build/ebbmalloc/redis-like-server --rounds 7
 """
 import argparse
-import socket
+import os
 import statistics
 import subprocess
+import sys
 import tempfile
-import time
 
 import redis
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start(binary, workdir):
-    port = free_port()
-    p = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                          "--appendonly", "no", "--dir", workdir],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    end = time.monotonic() + 10
-    while time.monotonic() < end:
-        try:
-            if redis.Redis(port=port, socket_timeout=1).ping():
-                return p, port
-        except (redis.RedisError, OSError):
-            time.sleep(0.05)
-    p.kill()
-    raise RuntimeError(f"{binary} did not start")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
 
 
 def server_cpu(port):
@@ -80,15 +61,16 @@ def main():
         for rnd in range(a.rounds):
             order = ("base", "new") if rnd % 2 == 0 else ("new", "base")
             for who in order:
-                proc, port = start(a.base if who == "base" else a.new, d)
+                srv = benchlib.Server(a.base if who == "base" else a.new, ["--appendonly", "no"], workdir=d,
+                                      log=False, timeout=10)
+                port = srv.port
                 try:
                     for p, n in ((16, a.n), (1, a.n // 6)):
                         for t, (rps, us) in bench(port, p, n).items():
                             runs[(who, p, t)].append(rps)
                             cpu[(who, p, t)].append(us)
                 finally:
-                    proc.terminate()
-                    proc.wait(timeout=10)
+                    srv.stop()
             print(f"round {rnd + 1}/{a.rounds} done", flush=True)
     print(f"\nmedians of {a.rounds} alternating rounds")
     print("| test | pipeline | req/s without | req/s with | ratio | server CPU us/req without | with | ratio |")

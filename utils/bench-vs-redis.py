@@ -10,50 +10,37 @@ same 1M keys (key:%012d, 3-byte values) into each server and prints
 used_memory per key.  Nothing here is a pass/fail test: it prints figures
 for BENCHMARKS.md.
 
+--base BINARY adds a third server, an earlier build of ours, to the same
+runs (each run takes the servers in a rotated order), and the tables get
+its column and ours/base: the "nothing slower" check of a refactoring.
+
 usage: utils/bench-vs-redis.py [--runs 3] [--requests 200000] [--keys 1000000]
                                [--server src/redis-like-server] [--skip-memory]
+                               [--base build/base/redis-like-server]
 """
 import argparse
 import os
-import socket
 import statistics
 import subprocess
 import sys
-import tempfile
-import time
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
+
+ROOT = benchlib.ROOT
 TESTS = "ping,set,get,incr,mset"
 TYPE_TESTS = "lpush,rpush,lpop,rpop,sadd,hset,spop,zadd,zpopmin,lrange_100,lrange_300,lrange_500,lrange_600"
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+free_port = benchlib.free_port
+cpu_seconds = benchlib.cpu_seconds
 
 
 def start(binary, extra=()):
-    port = free_port()
-    d = tempfile.mkdtemp(prefix="bench-")
-    args = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--dir", d]
-    if binary.endswith("redis-server"):
-        args += ["--appendonly", "no"]
-    p = subprocess.Popen(args + list(extra), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(200):
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
-            break
-        except OSError:
-            time.sleep(0.02)
-    return p, port
-
-
-def cpu_seconds(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    tick = os.sysconf("SC_CLK_TCK")
-    return (int(fields[11]) + int(fields[12])) / tick
+    """(process, port) of a server on a free loopback port (benchlib.py);
+    bench-acl.py and the other scripts that import this module use the pair."""
+    s = benchlib.Server(binary, extra, log=False, wait="any", prefix="bench-")
+    return s.proc, s.port
 
 
 def cli(port, *args):
@@ -76,12 +63,7 @@ def run_benchmark(port, pid, requests, pipeline, tests=TESTS):
     return rps, cpu / total * 1e6 if total else 0.0
 
 
-def resp(*args):
-    out = [b"*%d\r\n" % len(args)]
-    for a in args:
-        a = a if isinstance(a, bytes) else str(a).encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-    return b"".join(out)
+resp = benchlib.resp
 
 
 def pipe_commands(port, commands):
@@ -131,29 +113,43 @@ def main():
     ap.add_argument("--server", default=os.path.join(ROOT, "src", "redis-like-server"))
     ap.add_argument("--skip-memory", action="store_true")
     ap.add_argument("--types", action="store_true", help="also the data-type suite and collection memory")
+    ap.add_argument("--base", help="an earlier build of ours, measured in the same runs")
     a = ap.parse_args()
     servers = {"ours": start(a.server), "redis": start("/usr/bin/redis-server")}
+    if a.base:
+        servers["base"] = start(a.base)
+    names = list(servers)
     try:
         suites = [TESTS] + ([TYPE_TESTS] if a.types else [])
         for tests, pipeline in [(t, p) for t in suites for p in (1, 16)]:
             results = {name: [] for name in servers}
             cpus = {name: [] for name in servers}
-            for _ in range(a.runs):
-                for name, (p, port) in servers.items():
+            for run in range(a.runs):
+                for name in names[run % len(names):] + names[:run % len(names)]:
+                    p, port = servers[name]
                     cli(port, "FLUSHALL")
                     rps, cpu = run_benchmark(port, p.pid, a.requests, pipeline, tests)
                     results[name].append(rps)
                     cpus[name].append(cpu)
             print(f"\n### redis-benchmark -q -n {a.requests} -c 50 -t {tests}" + (f" -P {pipeline}" if pipeline > 1 else ""))
             print(f"medians of {a.runs} runs, requests/s\n")
-            print("| test | redis-like | redis 7.0.15 | ratio |")
-            print("| --- | ---: | ---: | ---: |")
+            extra_head = " base | ours/base |" if a.base else ""
+            print("| test | redis-like | redis 7.0.15 | ratio |" + extra_head)
+            print("| --- | ---: | ---: | ---: |" + (" ---: | ---: |" if a.base else ""))
+
+            def row(label, ours, theirs, base, fmt):
+                extra = f" {base:{fmt}} | {ours / base:.2f} |" if a.base else ""
+                print(f"| {label} | {ours:{fmt}} | {theirs:{fmt}} | {ours / theirs:.2f} |" + extra)
+
+            def med_rps(name, test):
+                return statistics.median(r.get(test, 0) for r in results[name]) if name in results else 0
+
             for test in results["ours"][0]:
-                ours = statistics.median(r.get(test, 0) for r in results["ours"])
-                theirs = statistics.median(r.get(test, 0) for r in results["redis"])
-                print(f"| {test} | {ours:,.0f} | {theirs:,.0f} | {ours / theirs:.2f} |")
-            co, cr = statistics.median(cpus["ours"]), statistics.median(cpus["redis"])
-            print(f"| server CPU-s per 1M requests | {co:.2f} | {cr:.2f} | {co / cr:.2f} |")
+                row(test, med_rps("ours", test), med_rps("redis", test), med_rps("base", test), ",.0f")
+            row("server CPU-s per 1M requests", statistics.median(cpus["ours"]), statistics.median(cpus["redis"]),
+                statistics.median(cpus["base"]) if a.base else 0, ".2f")
+            for name in names:
+                print(f"per-run CPU-s/1M {name}: " + " ".join(f"{x:.2f}" for x in cpus[name]))
         if not a.skip_memory:
             print(f"\n### used_memory per key, {a.keys} keys key:%012d with 3-byte values\n")
             print("| server | used_memory | bytes/key |")

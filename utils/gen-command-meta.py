@@ -19,12 +19,12 @@ import argparse
 import os
 import re
 import socket
-import subprocess
 import sys
-import tempfile
-import time
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
+
+ROOT = benchlib.ROOT
 
 # Orders in which Redis 7.0 prints each kind of flag; the C side prints in
 # table order, so each observed list must follow these orders (checked).
@@ -99,22 +99,9 @@ class Resp3:
 
 
 def fetch(redis_server):
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    tmp = tempfile.mkdtemp(prefix="gen-meta-")
-    proc = subprocess.Popen([redis_server, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                             "--appendonly", "no", "--dir", tmp], stdout=subprocess.DEVNULL)
+    srv = benchlib.Server(redis_server, ["--appendonly", "no"], log=False, timeout=10, prefix="gen-meta-")
     try:
-        deadline = time.time() + 10
-        while True:
-            try:
-                conn = Resp3(port)
-                break
-            except OSError:
-                if time.time() > deadline:
-                    raise
-                time.sleep(0.05)
+        conn = Resp3(srv.port)
         hello = conn.call("HELLO", "3")
         version = dict((k[1], v[1]) for k, v in hello[1])["version"]
         info = conn.call("COMMAND")
@@ -122,8 +109,7 @@ def fetch(redis_server):
         conn.sock.close()
         return version, info, docs
     finally:
-        proc.terminate()
-        proc.wait()
+        srv.remove()
 
 
 # ----------------------------------------------------------------- checks

@@ -14,8 +14,6 @@ seeds are committed; rerun this only when a format changes:
 """
 import os
 import shutil
-import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -23,34 +21,18 @@ import time
 import redis
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-OURS = os.environ.get("RL_SERVER", os.path.join(ROOT, "src", "redis-like-server"))
+sys.path.insert(0, os.path.join(ROOT, "utils"))
+import benchlib  # noqa: E402
+
+OURS = benchlib.OURS
 REF = shutil.which("redis-server")
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def start(binary, workdir, extra=()):
-    port = free_port()
-    args = [binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", workdir, "--save", ""] + list(extra)
-    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    r = redis.Redis(port=port)
-    for _ in range(200):
-        try:
-            r.ping()
-            return proc, r
-        except redis.ConnectionError:
-            time.sleep(0.05)
-    proc.kill()
-    raise RuntimeError("server did not start: " + binary)
-
-
-def stop(proc):
-    proc.terminate()
-    proc.wait(10)
+    """(server, client): binary on a free loopback port with its files in
+    workdir (utils/benchlib.py), stopped by its pid."""
+    srv = benchlib.Server(binary, extra, workdir=workdir, log=False, timeout=10)
+    return srv, redis.Redis(port=srv.port)
 
 
 # Each dataset is a list of commands; small ones keep seeds short, the
@@ -85,12 +67,12 @@ def fill(r, cmds):
 def make_rdb_seeds(binary, tag, outdir):
     for name, cmds in DATASETS.items():
         d = tempfile.mkdtemp(prefix="rl-seed-")
-        proc, r = start(binary, d)
+        srv, r = start(binary, d)
         try:
             fill(r, cmds)
             r.save()
         finally:
-            stop(proc)
+            srv.stop()
         shutil.copy(os.path.join(d, "dump.rdb"), os.path.join(outdir, "%s_%s.rdb" % (tag, name)))
         shutil.rmtree(d)
 
@@ -100,7 +82,7 @@ def make_aof_seeds(outdir, rdb_dir):
         if name == "function":
             continue   # the AOF target has no scripting engine
         d = tempfile.mkdtemp(prefix="rl-seed-")
-        proc, r = start(OURS, d, ["--appendonly", "yes", "--appendfsync", "always"])
+        srv, r = start(OURS, d, ["--appendonly", "yes", "--appendfsync", "always"])
         try:
             fill(r, cmds)
             # The log as the commands wrote it ...
@@ -117,7 +99,7 @@ def make_aof_seeds(outdir, rdb_dir):
             with open(os.path.join(d, "appendonly.aof"), "rb") as f:
                 open(os.path.join(outdir, "rewrite_%s.aof" % name), "wb").write(f.read())
         finally:
-            stop(proc)
+            srv.stop()
         shutil.rmtree(d)
         # ... and after an RDB preamble (Redis's aof-use-rdb-preamble layout).
         with open(os.path.join(rdb_dir, "ours_strings.rdb"), "rb") as f:

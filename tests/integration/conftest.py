@@ -10,94 +10,39 @@ test-io-uring` runs the whole suite with `--io-engine io_uring` that way.
 """
 import os
 import socket
-import subprocess
-import tempfile
-import time
+import sys
 
 import pytest
-import redis
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "utils"))
+import benchlib  # noqa: E402  (the one free_port and server start-up of the tree)
 SERVER = os.environ.get("RL_SERVER", os.path.join(ROOT, "src", "redis-like-server"))
 REDIS_SERVER = "/usr/bin/redis-server"
 EXTRA_ARGS = os.environ.get("RL_SERVER_ARGS", "").split()
+free_port = benchlib.free_port  # tests import it from here
 
 
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+class ServerProcess(benchlib.Server):
+    """A server started on a free port (or the given one); stop() ends it by
+    pid.  Ours gets DEBUG (off by default, as in Redis 7.0; tests connect
+    over loopback, which "local" allows; test_debug.py covers "no") and
+    $RL_SERVER_ARGS.  Start-up failures raise RuntimeError with the log."""
 
-
-class ServerProcess:
-    """A server started on a free port; stop() ends it by pid."""
-
-    def __init__(self, binary, args=(), config_text=None):
-        self.port = free_port()
-        self.dir = tempfile.mkdtemp(prefix="rl-test-")
-        self.log_path = os.path.join(self.dir, "server.log")
-        cmd = [binary]
-        if config_text is not None:
-            conf = os.path.join(self.dir, "test.conf")
-            with open(conf, "w") as f:
-                f.write(config_text)
-            cmd.append(conf)
-        cmd += ["--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--dir", self.dir]
-        if binary == REDIS_SERVER:
-            cmd += ["--appendonly", "no", "--daemonize", "no"]
-        else:
-            # DEBUG is off by default, as in Redis 7.0; tests connect over
-            # loopback, which "local" allows (test_debug.py covers "no").
-            cmd += ["--enable-debug-command", "local"]
-            cmd += EXTRA_ARGS
-        cmd += list(args)
-        self.log = open(self.log_path, "w")
-        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT, cwd=self.dir)
-        self._wait_ready()
-
-    def _wait_ready(self):
-        deadline = time.time() + 10
-        while time.time() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError("server exited early:\n" + self.read_log())
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2) as s:
-                    s.sendall(b"PING\r\n")
-                    data = s.recv(100)
-                    if data:
-                        return
-            except OSError:
-                time.sleep(0.02)
-        raise RuntimeError("server did not start:\n" + self.read_log())
-
-    def read_log(self):
-        self.log.flush()
-        with open(self.log_path) as f:
-            return f.read()
-
-    def client(self, **kw):
-        kw.setdefault("decode_responses", True)
-        return redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=10, **kw)
-
-    def stop(self, timeout=10):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.log.close()
-        return self.proc.returncode
+    def __init__(self, binary, args=(), config_text=None, port=None):
+        extra = [] if binary == REDIS_SERVER else ["--enable-debug-command", "local"] + EXTRA_ARGS
+        super().__init__(binary, extra + list(args), config_text=config_text, port=port, timeout=10,
+                         wait="any", prefix="rl-test-")
 
 
 @pytest.fixture
 def start_server():
-    """Factory: start_server(args=(), config_text=None) -> ServerProcess."""
+    """Factory: start_server(args=(), config_text=None, binary=SERVER,
+    port=None) -> ServerProcess (port: reuse a stopped server's)."""
     started = []
 
-    def start(args=(), config_text=None, binary=SERVER):
-        s = ServerProcess(binary, args, config_text)
+    def start(args=(), config_text=None, binary=SERVER, port=None):
+        s = ServerProcess(binary, args, config_text, port)
         started.append(s)
         return s
 

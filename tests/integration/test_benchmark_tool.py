@@ -12,46 +12,24 @@ import io
 import json
 import os
 import re
-import socket
 import subprocess
-import time
 
 import pytest
 import redis
+from conftest import ServerProcess, free_port
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BENCH = os.environ.get("RL_BENCH", os.path.join(ROOT, "src", "redis-like-benchmark"))
 SERVER = os.environ.get("RL_BENCH_TARGET_SERVER", "/usr/bin/redis-server")
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server():
     if not os.access(BENCH, os.X_OK):
         pytest.fail("benchmark tool not built (make -C src tools): " + BENCH)
-    port = free_port()
-    proc = subprocess.Popen(
-        [SERVER, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-         "--appendonly", "no", "--daemonize", "no"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    client = redis.Redis(host="127.0.0.1", port=port, decode_responses=True)
-    for _ in range(100):
-        try:
-            client.ping()
-            break
-        except redis.ConnectionError:
-            time.sleep(0.05)
-    else:
-        proc.kill()
-        pytest.fail("server did not start")
-    yield port, client
-    proc.kill()
-    proc.wait()
+    s = ServerProcess(SERVER)  # conftest.py: a free port, stopped by pid
+    yield s.port, s.client()
+    s.stop()
 
 
 def run(port, *args, timeout=30):

@@ -12,7 +12,6 @@ import time
 import pytest
 import redis
 
-import conftest
 from conftest import REDIS_SERVER, SERVER
 from repl_helpers import wait_caught_up, wait_for, wait_link_up
 
@@ -104,13 +103,8 @@ def _restart(start_server, proc, binary, extra, same_port=False):
     except redis.exceptions.ConnectionError:
         pass
     proc.proc.wait(20)
-    port_picker = conftest.free_port
-    if same_port:
-        conftest.free_port = lambda: proc.port
-    try:
-        return start_server(args=["--dir", proc.dir, "--dbfilename", "dump.rdb"] + list(extra), binary=binary)
-    finally:
-        conftest.free_port = port_picker
+    return start_server(args=["--dir", proc.dir, "--dbfilename", "dump.rdb"] + list(extra), binary=binary,
+                        port=proc.port if same_port else None)
 
 
 @pytest.mark.slow
