@@ -131,6 +131,7 @@ struct uring_engine {
     size_t qhead, qlen, qcap;
     int depth;   /* nesting of drain(): only the outermost compacts q */
     int zombies; /* freed clients whose send has not ended */
+    int conns;   /* uring_conn_t alive (a client's, or one whose operations have not ended) */
     /* Lost wake-up watchdog (io_engine_cron). */
     unsigned long long drains;      /* drain() calls so far */
     unsigned long long cron_drains; /* drains at the last cron tick that saw work pending, or ~0 */
@@ -309,10 +310,11 @@ void io_engine_free(server_t *srv) {
     srv->uring = NULL;
     evloop_io_free(e->eio);
     /* Clients freed with a send in flight wait for its cancellation (their
-     * memory is released then); bounded, the process is exiting. */
+     * memory is released then), and every client's state for the end of its
+     * cancelled receive; bounded, the process is exiting. */
     e->queued = 0;
     io_uring_submit(&e->ring);
-    for (int i = 0; i < 100 && e->zombies > 0; i++) {
+    for (int i = 0; i < 100 && (e->zombies > 0 || e->conns > 0); i++) {
         struct io_uring_cqe *cqe;
         struct __kernel_timespec ts = {.tv_sec = 0, .tv_nsec = 10 * 1000000};
         if (io_uring_wait_cqe_timeout(&e->ring, &cqe, &ts) == 0) drain(e, false, NULL);
@@ -422,13 +424,15 @@ bool uring_conn_attach(client_t *c) {
         zfree(uc);
         return false;
     }
+    e->conns++;
     c->ring = uc;
     return true;
 }
 
-static void maybe_free_uc(uring_conn_t *uc) {
+static void maybe_free_uc(struct uring_engine *e, uring_conn_t *uc) {
     if (uc->client || uc->recv_armed || uc->send_inflight || uc->in_callback) return;
     zfree(uc);
+    e->conns--;
 }
 
 bool uring_conn_close(client_t *c) {
@@ -444,7 +448,7 @@ bool uring_conn_close(client_t *c) {
         e->zombies++;
         return true;
     }
-    maybe_free_uc(uc);
+    maybe_free_uc(e, uc);
     return false;
 }
 
@@ -510,7 +514,7 @@ static void on_recv(struct uring_engine *e, uring_conn_t *uc, const cqe_copy_t *
         }
     }
     uc->in_callback = false;
-    maybe_free_uc(uc);
+    maybe_free_uc(e, uc);
 }
 
 static void on_send(struct uring_engine *e, uring_conn_t *uc, const cqe_copy_t *cq) {
@@ -524,7 +528,7 @@ static void on_send(struct uring_engine *e, uring_conn_t *uc, const cqe_copy_t *
     uc->in_callback = true; /* conn_sent may free the client, not uc */
     if (uc->client) conn_sent(uc->client, cq->res);
     uc->in_callback = false;
-    maybe_free_uc(uc);
+    maybe_free_uc(e, uc);
 }
 
 static void dispatch(struct uring_engine *e, const cqe_copy_t *cq) {
