@@ -3,14 +3,14 @@
  * pointer to it), the expire time (only for keys with a TTL) and the key
  * itself as an sds built in place.
  *
- * Both tables of a database (keyspace.c: keys, and expires for the keys
- * with a TTL) store pointers to these entries, so a key costs one
- * allocation plus one table slot (two with a TTL), with no dict entry,
- * separate key string or, for short strings, separate value object.  Only
- * keyspace.c (and active defrag, through db_entry_moved) creates, resizes
- * and frees entries; other files read them through the accessors below.
- * An entry may move (a TTL added to a key without one, a new value that
- * does not fit, active defrag): keyspace.c then updates both table slots.
+ * A database's keys table (keyspace.c) stores pointers to these entries,
+ * so a key costs one allocation plus one table slot, with no dict entry,
+ * separate key string or, for short strings, separate value object; a TTL
+ * adds only its 8 bytes here (there is no second table for expires).
+ * Only keyspace.c (and active defrag, through db_entry_moved) creates,
+ * resizes and frees entries; other files read them through the accessors
+ * below.  An entry may move (a TTL added to a key without one, a new value
+ * that does not fit, active defrag): its one table slot is then updated.
  *
  * Two layouts, told apart by bit 0 of the first word:
  *

@@ -20,6 +20,7 @@
 
 #include "commands.h"
 #include "config.h"
+#include "io_engine.h"
 #include "keyspace.h"
 #include "lazyfree.h"
 #include "log.h"
@@ -174,6 +175,17 @@ static void debug_lazyfree_pause(client_t *c) {
     reply_ok(c);
 }
 
+/* DEBUG URING-DROP-WAKEUP: the io_uring engine leaves its eventfd off from
+ * this round on, as if the kernel's wake-up were lost; the next request
+ * waits until the cron notices (tests/integration/test_io_engine.py). */
+static void debug_uring_drop_wakeup(client_t *c) {
+    if (!io_engine_debug_drop_wakeup(c->srv)) {
+        reply_error(c, "ERR io-engine is not io_uring");
+        return;
+    }
+    reply_ok(c);
+}
+
 static void debug_help(client_t *c) {
     static const char *help[] = {
         "CHANGE-REPL-ID", "    Change the replication IDs of the instance (none here yet: a no-op).",
@@ -185,7 +197,8 @@ static void debug_help(client_t *c) {
         "QUICKLIST-PACKED-THRESHOLD <size>", "    Check a plain-node threshold (lists here never use plain nodes).",
         "RELOAD [NOSAVE]", "    Save the RDB on disk and reload it back to memory.",
         "SET-ACTIVE-EXPIRE <0|1>", "    Stop (0) or resume (1) expiring keys in the background.",
-        "SLEEP <seconds>", "    Stop the server for <seconds>. Decimals allowed.", NULL};
+        "SLEEP <seconds>", "    Stop the server for <seconds>. Decimals allowed.",
+        "URING-DROP-WAKEUP", "    io_uring engine: lose the next eventfd wake-up (the cron recovers it).", NULL};
     reply_help(c, "DEBUG", help);
 }
 
@@ -207,6 +220,7 @@ static const debug_sub subs[] = {
     {"listpack", debug_listpack, 3, 3},
     {"lazyfree-pause", debug_lazyfree_pause, 3, 3},
     {"change-repl-id", reply_ok, 2, 2},
+    {"uring-drop-wakeup", debug_uring_drop_wakeup, 2, 2},
 };
 
 static void cmd_debug(client_t *c) {

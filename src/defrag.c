@@ -4,8 +4,9 @@
  * (zmalloc_has_defrag) and the cron's allocator sample shows
  *   frag% = (active / allocated - 1) * 100 > active-defrag-threshold-lower
  *   and active - allocated > active-defrag-ignore-bytes.
- * It then scans every database's keys table with a cursor (the expires
- * table holds the same entries), and for each key offers to the allocator:
+ * It then scans every database's keys table with a cursor (the only index
+ * of the keys: expire times live in the entries), and for each key offers
+ * to the allocator:
  *   - the value's robj (only if refcount is 1: a shared or otherwise
  *     referenced object cannot have its address changed),
  *   - the encoded data: listpacks, intsets, quicklist nodes and their
@@ -13,7 +14,7 @@
  *     block per member, or per field with its value),
  *     a stream's struct and node listpacks,
  *   - the keyspace entry itself (db_entry.h: key, value pointer, expire),
- *     after which the expires table's slot is pointed at the new copy.
+ *     whose table slot the scan points at the new copy.
  * Every move is zmalloc_defrag_move(): the allocator decides, we only fix
  * the pointers.  Raw sds strings are moved whole (sds_hdr_len gives the block
  * start); sorted sets in skiplist encoding are not moved yet.
@@ -205,8 +206,8 @@ static robj *defrag_value(scan_ctx_t *cx, robj *o, sds key) {
 }
 
 /* A keyspace entry (db_entry.h): its value, then the entry itself; the
- * keys table stores the new address (ht_scan_defrag), the expires table
- * is told here when the key has a TTL. */
+ * keys table, the only place that points at it, stores the new address
+ * (ht_scan_defrag). */
 static void *key_entry_cb(void *priv, void *p) {
     scan_ctx_t *cx = priv;
     defrag_t *df = cx->df;
@@ -217,10 +218,8 @@ static void *key_entry_cb(void *priv, void *p) {
         robj *val = defrag_value(cx, db_entry_val(e), db_entry_key(e));
         pe->tagged_val = (uintptr_t)val | 1;
     }
-    bool in_expires = db_entry_expire(e) >= 0;
     db_entry *moved = offer(df, e);
     if (moved) db_entry_moved(e, moved); /* an embedded string's pointer */
-    if (moved && in_expires) ht_replace_entry(cx->db->expires, e, moved);
     if (df->hits > hits_before) df->key_hits++;
     else df->key_misses++;
     return moved;
@@ -252,7 +251,6 @@ static bool keyspace_step(server_t *srv, defrag_t *df) {
     while (df->dbid < srv->dbnum) {
         db_t *db = &srv->dbs[df->dbid];
         scan_ctx_t cx = {srv, df, db};
-        /* The expires table holds the same entries: one walk moves them. */
         df->cursor = ht_scan_defrag(db->keys, df->cursor, key_entry_cb, &cx);
         if (df->cursor != 0) return true;
         df->phase = PHASE_KEYS;

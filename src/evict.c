@@ -95,17 +95,33 @@ static void pool_insert(evict_t *ev, int dbid, sds key, unsigned long long score
     ev->pool[k].dbid = dbid;
 }
 
+/* The volatile policies need keys with a TTL, which live in the same
+ * table as the others (keyspace.c keeps no second table of them): the
+ * samples are filtered, and when a db holds few such keys it is sampled
+ * again, up to this many times per call. */
+#define EVICT_VOLATILE_ROUNDS 16
+
+static bool qualifies(const db_entry *e, bool volatile_only) { return !volatile_only || db_entry_expire(e) >= 0; }
+
 static void pool_populate(server_t *srv, evict_t *ev, db_t *db, bool volatile_only) {
     void *samples[64];
-    ht *from = volatile_only ? db->expires : db->keys;
-    size_t want = (size_t)srv->cfg.maxmemory_samples;
+    size_t want = (size_t)srv->cfg.maxmemory_samples, got = 0;
     if (want > 64) want = 64;
-    size_t n = ht_sample(from, samples, want);
-    for (size_t i = 0; i < n; i++) {
-        db_entry *e = samples[i];
-        long long expire_ms = volatile_only ? db_entry_expire(e) : -1;
-        pool_insert(ev, db->id, db_entry_key(e), score_of(srv, db_entry_val(e), expire_ms));
+    for (int round = 0; got < want && round < (volatile_only ? EVICT_VOLATILE_ROUNDS : 1); round++) {
+        size_t n = ht_sample(db->keys, samples, want);
+        for (size_t i = 0; i < n; i++) {
+            db_entry *e = samples[i];
+            if (!qualifies(e, volatile_only)) continue;
+            long long expire_ms = volatile_only ? db_entry_expire(e) : -1;
+            pool_insert(ev, db->id, db_entry_key(e), score_of(srv, db_entry_val(e), expire_ms));
+            got++;
+        }
     }
+}
+
+/* Keys that may be evicted in db under the policy's scope. */
+static size_t candidates_in(const db_t *db, bool volatile_only) {
+    return volatile_only ? db_expires_size(db) : db_size(db);
 }
 
 /* Take the best pool entry whose key still qualifies; the caller frees the
@@ -113,9 +129,8 @@ static void pool_populate(server_t *srv, evict_t *ev, db_t *db, bool volatile_on
 static sds pool_take_best(server_t *srv, evict_t *ev, bool volatile_only, int *dbid) {
     while (ev->count > 0) {
         pool_entry_t e = ev->pool[--ev->count];
-        db_t *db = &srv->dbs[e.dbid];
-        ht *in = volatile_only ? db->expires : db->keys;
-        if (ht_size(in) && ht_find(in, e.key, NULL)) {
+        db_entry *de = db_find(&srv->dbs[e.dbid], e.key);
+        if (de && qualifies(de, volatile_only)) {
             *dbid = e.dbid;
             return e.key;
         }
@@ -129,33 +144,40 @@ static sds pool_take_best(server_t *srv, evict_t *ev, bool volatile_only, int *d
 static sds pick_random(server_t *srv, evict_t *ev, bool volatile_only, int *dbid) {
     for (int i = 0; i < srv->dbnum; i++) {
         int id = (ev->next_db + i) % srv->dbnum;
-        ht *from = volatile_only ? srv->dbs[id].expires : srv->dbs[id].keys;
-        void *e;
-        if (!ht_random_entry(from, &e)) continue;
-        ev->next_db = (id + 1) % srv->dbnum;
-        *dbid = id;
-        return sds_dup(db_entry_key(e));
+        db_t *db = &srv->dbs[id];
+        if (candidates_in(db, volatile_only) == 0) continue;
+        /* Uniform among the keys, so uniform among those with a TTL after
+         * rejecting the others; bounded for a db where they are rare. */
+        for (int tries = 0; tries < EVICT_VOLATILE_ROUNDS * 64; tries++) {
+            void *e;
+            if (!ht_random_entry(db->keys, &e)) break;
+            if (!qualifies(e, volatile_only)) continue;
+            ev->next_db = (id + 1) % srv->dbnum;
+            *dbid = id;
+            return sds_dup(db_entry_key(e));
+        }
     }
     return NULL;
 }
 
 static sds pick_sampled(server_t *srv, evict_t *ev, bool volatile_only, int *dbid) {
-    for (;;) {
+    /* Each pass adds samples of every db to the pool; a pass that finds
+     * nothing usable (keys with a TTL too rare to be met) is retried a
+     * bounded number of times, then this eviction gives up. */
+    for (int pass = 0; pass < EVICT_VOLATILE_ROUNDS; pass++) {
         size_t candidates = 0;
         for (int i = 0; i < srv->dbnum; i++) {
             db_t *db = &srv->dbs[i];
-            ht *from = volatile_only ? db->expires : db->keys;
-            if (ht_size(from) == 0) continue;
-            candidates += ht_size(from);
+            if (candidates_in(db, volatile_only) == 0) continue;
+            candidates += candidates_in(db, volatile_only);
             pool_populate(srv, ev, db, volatile_only);
         }
-        if (candidates == 0) {
-            pool_clear(ev);
-            return NULL;
-        }
+        if (candidates == 0) break;
         sds key = pool_take_best(srv, ev, volatile_only, dbid);
         if (key) return key;
     }
+    pool_clear(ev);
+    return NULL;
 }
 
 /* The next key to evict under the current policy (caller frees), or NULL

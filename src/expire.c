@@ -3,8 +3,13 @@
  * Lazy expiry (keyspace.c) only deletes keys that are touched; keys nobody
  * reads again would stay forever.  So each cron tick samples keys with a TTL
  * from each database and deletes the expired ones:
- *   - per db, sample up to 20 keys (x active-expire-effort) from the expires
- *     table, resuming the scan cursor where the last tick stopped;
+ *   - per db, sample up to 20 keys with a TTL (x active-expire-effort),
+ *     walking the keys table with a scan cursor that resumes where the last
+ *     tick stopped.  The TTL lives in the key's entry and there is no
+ *     second table of the keys that have one (keyspace.c), so keys without
+ *     a TTL are stepped over; a round visits at most 20 buckets (about 150
+ *     keys) per wanted sample, so a db where TTLs are rare costs a bounded
+ *     walk per tick and its expired keys are found over more ticks;
  *   - if more than 10% of a sample was expired, the db probably holds many
  *     more: sample it again;
  *   - stop when the time budget is spent: 25% of one cron period (25 ms at
@@ -34,6 +39,7 @@ typedef struct sample_ctx {
 static void sample_one(void *priv, void *entry) {
     sample_ctx *s = priv;
     long long when = db_entry_expire(entry);
+    if (when < 0) return; /* no TTL: not a sample */
     s->sampled++;
     if (when <= s->now) {
         if (s->ndoomed < EXPIRE_KEYS_PER_LOOP * 40)
@@ -51,7 +57,7 @@ static long expire_round(server_t *srv, db_t *db, long per_loop) {
     int buckets = 0;
     /* Visit buckets until enough keys were seen (bounded for sparse tables). */
     do {
-        db->expire_cursor = ht_scan(db->expires, db->expire_cursor, sample_one, &s);
+        db->expire_cursor = ht_scan(db->keys, db->expire_cursor, sample_one, &s);
         buckets++;
     } while (db->expire_cursor && s.sampled < per_loop && buckets < per_loop * 20);
     for (int i = 0; i < s.ndoomed; i++) {
@@ -82,5 +88,5 @@ void expire_active_cycle(server_t *srv) {
         }
         if (util_monotonic_us() - start > budget_us) break;
     }
-    srv->stats.expire_cycle_cpu_ms += (util_monotonic_us() - start) / 1000;
+    srv->stats.expire_cycle_cpu_us += util_monotonic_us() - start;
 }

@@ -53,4 +53,11 @@ void io_engine_submit(server_t *srv);
  * is running: conn_serve_while_busy during a long script). */
 void io_engine_serve_now(server_t *srv, client_t *skip);
 
+/* Server cron: recover (and log) a lost eventfd wake-up, i.e. work that
+ * waited across two ticks with no loop round serving it. */
+void io_engine_cron(server_t *srv);
+/* DEBUG URING-DROP-WAKEUP: rounds leave the eventfd off until the cron
+ * finds work waiting, as after a lost wake-up; false on epoll. */
+bool io_engine_debug_drop_wakeup(server_t *srv);
+
 #endif

@@ -30,6 +30,18 @@
  * and the FIFO keeps every client's completions in arrival order through
  * such nesting.
  *
+ * Wake-ups: the kernel signals the eventfd only when its deferred-work
+ * list goes from empty to non-empty (setting IORING_SQ_TASKRUN first) and
+ * only while the eventfd is on; work that arrives while it is off, or
+ * behind work already listed, signals nothing.  So every round ends by
+ * turning it on and then looking for pending work itself (eventfd_rearm):
+ * a store then a load, against the kernel's flag store then its load of
+ * our eventfd flag.  Without a full fence between the two, x86 may let the
+ * load pass the store (both sides see the old values), the wake-up is lost
+ * for good, and the loop sleeps with a request unanswered.  The cron also
+ * checks (io_engine_cron): work pending across two ticks with no round
+ * between them is a lost wake-up, logged and recovered.
+ *
  * Lifetime: a client's uring_conn_t outlives the client while the kernel
  * still owns one of its operations; user_data is its address with the kind
  * in the low bits.  A client freed with a send in flight keeps its memory
@@ -71,7 +83,9 @@ const char *io_engine_name(const server_t *srv) { return srv->uring ? "io_uring"
  * machines): measured in docs/benchmarks-history.md.  A server with one
  * talking client (or a publisher fanning out to many quiet subscribers)
  * never waits. */
+#ifndef URING_COALESCE_MIN /* -DURING_COALESCE_MIN=1000000 builds without it (for benchmarks) */
 #define URING_COALESCE_MIN 4
+#endif
 #define URING_COALESCE_US 200
 
 enum { KIND_RECV = 1,
@@ -117,6 +131,10 @@ struct uring_engine {
     size_t qhead, qlen, qcap;
     int depth;   /* nesting of drain(): only the outermost compacts q */
     int zombies; /* freed clients whose send has not ended */
+    /* Lost wake-up watchdog (io_engine_cron). */
+    unsigned long long drains;      /* drain() calls so far */
+    unsigned long long cron_drains; /* drains at the last cron tick that saw work pending, or ~0 */
+    bool skip_rearm;                /* DEBUG URING-DROP-WAKEUP: eventfd left off until the cron recovers */
 };
 
 /* ------------------------------------------------------------ set-up */
@@ -239,6 +257,7 @@ static struct uring_engine *engine_create(server_t *srv, char *why, size_t whyle
     struct uring_engine *e = zcalloc(sizeof(*e));
     e->srv = srv;
     e->efd = -1;
+    e->cron_drains = ~0ull;
     const char *step = "io_uring_setup";
     /* Tests stand in for a kernel or sandbox that refuses io_uring. */
     int rc = getenv("RL_NO_IO_URING") ? -EPERM : ring_init(&e->ring);
@@ -352,18 +371,30 @@ static bool work_pending(struct uring_engine *e) {
     return kernel_pending(e);
 }
 
+/* Turn the eventfd back on (it is off while a round runs, so our own
+ * system calls do not wake the loop for nothing), then ask for another
+ * round if work arrived meanwhile: the kernel did not signal it.  The
+ * fence orders our flag store before our loads of the kernel's flags and
+ * CQ tail (see "Wake-ups" above); without it both sides can miss. */
+static void eventfd_rearm(struct uring_engine *e) {
+    if (e->skip_rearm) return; /* DEBUG URING-DROP-WAKEUP: lost on purpose until the cron sees it */
+    io_uring_cq_eventfd_toggle(&e->ring, true);
+    io_uring_smp_mb();
+    if (work_pending(e)) evloop_request_before_sleep(e->srv->loop);
+}
+
 /* The last step of a loop round (conn_before_sleep): submit every queued
  * operation in one system call; after busy rounds, also wait there for
- * the next requests (URING_COALESCE_*).  Then turn the eventfd back on
- * (it is off while we run, so our own system calls do not wake the loop
- * for nothing) and, if work arrived meanwhile, ask for another round
- * instead of sleeping. */
+ * the next requests (URING_COALESCE_*); then re-arm the eventfd. */
 void io_engine_submit(server_t *srv) {
     struct uring_engine *e = srv->uring;
     if (!e) return;
     unsigned sends = e->round_sends, recvs = e->round_recvs;
     e->round_sends = e->round_recvs = 0;
-    e->recent_recvs = recvs > e->recent_recvs ? recvs : e->recent_recvs - e->recent_recvs / 8;
+    /* Decay by an eighth, rounded up: rounded down, 1..7 never decayed and
+     * one burst of talking clients left coalescing on for good, a 200 us
+     * wait in every later round of a lone client. */
+    e->recent_recvs = recvs > e->recent_recvs ? recvs : e->recent_recvs - (e->recent_recvs + 7) / 8;
     bufs_publish(e);
     int rc = 0;
     if (e->recent_recvs >= URING_COALESCE_MIN && !work_pending(e)) {
@@ -378,8 +409,7 @@ void io_engine_submit(server_t *srv) {
     }
     if (rc < 0 && rc != -EBUSY && rc != -EAGAIN && rc != -EINTR)
         log_msg(LL_WARNING, "io_uring submit failed: %s", strerror(-rc));
-    io_uring_cq_eventfd_toggle(&e->ring, true);
-    if (work_pending(e)) evloop_request_before_sleep(srv->loop);
+    eventfd_rearm(e);
 }
 
 bool uring_conn_attach(client_t *c) {
@@ -538,6 +568,7 @@ static bool belongs_to(const cqe_copy_t *cq, const client_t *c) {
 
 /* Handle the FIFO in order, leaving skip's completions in it. */
 static void drain(struct uring_engine *e, bool enter, const client_t *skip) {
+    e->drains++;
     e->depth++;
     pull(e, enter);
     for (size_t i = e->qhead; i < e->qlen; i++) {
@@ -605,6 +636,39 @@ void uring_conn_wait_send(client_t *c) {
     if (e->qhead < e->qlen) evloop_request_before_sleep(c->srv->loop);
 }
 
+/* Work pending at two ticks in a row with no drain between them: the loop
+ * slept through it, so its wake-up was lost.  Say so and run a round.
+ * (One tick is not enough: the eventfd may have fired in this very loop
+ * iteration, its callback queued behind the cron's.) */
+void io_engine_cron(server_t *srv) {
+    struct uring_engine *e = srv->uring;
+    if (!e) return;
+    /* work_pending() without its guess: a kernel with no TASKRUN flag
+     * cannot say whether receive work waits, and must not look stalled. */
+    unsigned f = IO_URING_READ_ONCE(*e->ring.sq.kflags);
+    bool waiting = e->qhead < e->qlen || io_uring_cq_ready(&e->ring) || (f & IORING_SQ_CQ_OVERFLOW) ||
+                   (e->taskrun_flag && (f & IORING_SQ_TASKRUN));
+    if (!waiting) {
+        e->cron_drains = ~0ull;
+        return;
+    }
+    if (e->cron_drains != e->drains) {
+        e->cron_drains = e->drains;
+        return;
+    }
+    e->cron_drains = ~0ull;
+    e->skip_rearm = false;
+    log_msg(LL_WARNING, "io_uring: completions were waiting with no wake-up (lost eventfd signal); serving them now");
+    evloop_request_before_sleep(srv->loop);
+}
+
+bool io_engine_debug_drop_wakeup(server_t *srv) {
+    struct uring_engine *e = srv->uring;
+    if (!e) return false;
+    e->skip_rearm = true;
+    return true;
+}
+
 #else /* !RL_HAVE_URING: built without liburing, epoll only */
 
 bool io_engine_init(server_t *srv) {
@@ -634,6 +698,11 @@ void io_engine_submit(server_t *srv) { (void)srv; }
 void io_engine_serve_now(server_t *srv, client_t *skip) {
     (void)srv;
     (void)skip;
+}
+void io_engine_cron(server_t *srv) { (void)srv; }
+bool io_engine_debug_drop_wakeup(server_t *srv) {
+    (void)srv;
+    return false;
 }
 
 #endif

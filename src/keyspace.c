@@ -1,12 +1,14 @@
 /* keyspace.c: the databases (see keyspace.h).
  *
- * Each db has two tables of the same db_entry pointers (db_entry.h: one
- * allocation per key with the value pointer, the optional expire time and
- * the key): keys holds every key, expires only the keys with a TTL, so the
- * active expiry cycle samples those alone.  An expired key is deleted when
- * it is next looked up (lazy expiry) or by the active cycle in expire.c.
+ * Each db has one table of db_entry pointers (db_entry.h: one allocation
+ * per key with the value, the optional expire time and the key).  A TTL
+ * lives only in its key's entry: there is no second table of the keys
+ * with a TTL (it cost a table slot, about 8.4 bytes, per such key), just
+ * a count of them per db for INFO keyspace, RDB's RESIZEDB and the expiry
+ * cycle, which samples the keys table itself (expire.c).  An expired key
+ * is deleted when it is next looked up (lazy expiry) or by that cycle.
  * An entry that must move (a TTL added to a key whose entry has no expire
- * slot) gets both of its table slots updated here. */
+ * slot, a value that does not fit) gets its table slot updated here. */
 #include "keyspace.h"
 
 #include <stdlib.h>
@@ -23,17 +25,14 @@ static const void *entry_key(const void *e) { return db_entry_key(e); }
 static void entry_free(void *p) { db_entry_free(p); }
 
 static const ht_type keys_type = {entry_key, dict_sds_hash, dict_sds_eq, entry_free};
-static const ht_type expires_type = {entry_key, dict_sds_hash, dict_sds_eq, NULL};
 
 ht *db_create_keys_table(void) { return ht_create(&keys_type); }
-ht *db_create_expires_table(void) { return ht_create(&expires_type); }
 
 void db_init_all(server_t *srv) {
     srv->dbnum = (int)srv->cfg.databases;
     srv->dbs = zcalloc(sizeof(db_t) * (size_t)srv->dbnum);
     for (int i = 0; i < srv->dbnum; i++) {
         srv->dbs[i].keys = db_create_keys_table();
-        srv->dbs[i].expires = db_create_expires_table();
         srv->dbs[i].id = i;
         srv->dbs[i].srv = srv;
     }
@@ -41,7 +40,6 @@ void db_init_all(server_t *srv) {
 
 void db_free_all(server_t *srv) {
     for (int i = 0; i < srv->dbnum; i++) {
-        ht_release(srv->dbs[i].expires);
         ht_release(srv->dbs[i].keys);
     }
     zfree(srv->dbs);
@@ -54,7 +52,6 @@ db_t *db_temp_set_create(server_t *srv) {
     db_t *set = zcalloc(sizeof(db_t) * (size_t)srv->dbnum);
     for (int i = 0; i < srv->dbnum; i++) {
         set[i].keys = db_create_keys_table();
-        set[i].expires = db_create_expires_table();
         set[i].id = i;
         set[i].srv = srv;
     }
@@ -64,11 +61,12 @@ db_t *db_temp_set_create(server_t *srv) {
 void db_temp_set_swap(server_t *srv, db_t *set) {
     for (int i = 0; i < srv->dbnum; i++) {
         db_t *db = &srv->dbs[i];
-        ht *keys = db->keys, *expires = db->expires;
+        ht *keys = db->keys;
+        size_t expires = db->expires_count;
         db->keys = set[i].keys;
-        db->expires = set[i].expires;
+        db->expires_count = set[i].expires_count;
         set[i].keys = keys;
-        set[i].expires = expires;
+        set[i].expires_count = expires;
         db->avg_ttl = 0;
         db->expire_cursor = 0;
         /* WATCH of the old data, stream readers, clients blocked on keys */
@@ -78,18 +76,14 @@ void db_temp_set_swap(server_t *srv, db_t *set) {
 
 void db_temp_set_free(server_t *srv, db_t *set, bool async) {
     for (int i = 0; i < srv->dbnum; i++) {
-        if (async) {
-            lazyfree_free_tables(srv->lazyfree, set[i].keys, set[i].expires);
-        } else {
-            ht_release(set[i].expires);
-            ht_release(set[i].keys);
-        }
+        if (async) lazyfree_free_tables(srv->lazyfree, set[i].keys);
+        else ht_release(set[i].keys);
     }
     zfree(set);
 }
 
 size_t db_size(const db_t *db) { return ht_size(db->keys); }
-size_t db_expires_size(const db_t *db) { return ht_size(db->expires); }
+size_t db_expires_size(const db_t *db) { return db->expires_count; }
 
 db_entry *db_find(db_t *db, const sds key) {
     void *e;
@@ -97,29 +91,28 @@ db_entry *db_find(db_t *db, const sds key) {
 }
 
 long long db_get_expire(db_t *db, robj *key) {
-    if (ht_size(db->expires) == 0) return -1;
-    void *e;
-    return ht_find(db->expires, key->ptr, &e) ? db_entry_expire(e) : -1;
+    if (db->expires_count == 0) return -1; /* the common case: no lookup */
+    db_entry *e = db_find(db, key->ptr);
+    return e ? db_entry_expire(e) : -1;
 }
 
-/* Unlink a key from both tables.  The value is freed now, or on the bio
+/* Unlink a key from the table.  The value is freed now, or on the bio
  * thread when lazy and big (lazyfree.h; memory-pressure hook). */
 static bool delete_sds_key(db_t *db, sds key, bool lazy) {
     void *p;
     if (!ht_pop(db->keys, key, &p)) return false;
     db_entry *e = p;
-    if (db_entry_expire(e) >= 0) ht_pop(db->expires, key, NULL);
+    if (db_entry_expire(e) >= 0) db->expires_count--;
     robj *val = db_entry_take_val(e); /* NULL: embedded, goes with e */
     db_entry_free_shell(e);
     if (val) lazyfree_free_value(db->srv->lazyfree, val, lazy);
     return true;
 }
 
-/* Swap the table slots of an entry that moved from e to n (both tables
- * when the key has a TTL), and free e's memory. */
+/* Swap the table slot of an entry that moved from e to n, and free e's
+ * memory. */
 static void entry_moved(db_t *db, db_entry *e, db_entry *n) {
     ht_replace_entry(db->keys, e, n);
-    if (db_entry_expire(n) >= 0) ht_replace_entry(db->expires, e, n);
     db_entry_free_shell(e);
 }
 
@@ -188,14 +181,13 @@ bool db_exists(db_t *db, robj *key) {
     return db_find(db, key->ptr) != NULL;
 }
 
-/* Insert a new entry for key at pos (from ht_find_position_for_insert). */
 /* Insert a new entry for key at pos (from ht_find_position_for_insert);
  * returns the stored value (a copy of val when embedded). */
 static robj *insert_new(db_t *db, const ht_position *pos, sds key, robj *val, long long expire_ms) {
     evict_stamp_new(db->srv, val); /* before: an embedded copy takes the stamp */
     db_entry *e = db_entry_new(key, sds_len(key), val, expire_ms >= 0, expire_ms);
     ht_insert_at_position(db->keys, pos, e);
-    if (expire_ms >= 0) ht_add(db->expires, e);
+    if (expire_ms >= 0) db->expires_count++;
     return db_entry_val(e);
 }
 
@@ -246,8 +238,8 @@ bool db_delete_lazy(db_t *db, robj *key, bool lazy) {
 long long db_empty(db_t *db) {
     long long n = (long long)ht_size(db->keys);
     db->srv->keyspace_hooks->db_flushed(db); /* WATCH; stream readers learn their key is gone */
-    ht_empty(db->expires);
     ht_empty(db->keys);
+    db->expires_count = 0;
     db->avg_ttl = 0;
     db->expire_cursor = 0;
     return n;
@@ -258,9 +250,9 @@ long long db_empty(db_t *db) {
 long long db_empty_async(db_t *db) {
     long long n = (long long)ht_size(db->keys);
     db->srv->keyspace_hooks->db_flushed(db); /* WATCH; stream readers learn their key is gone */
-    lazyfree_free_tables(db->srv->lazyfree, db->keys, db->expires);
+    lazyfree_free_tables(db->srv->lazyfree, db->keys);
     db->keys = db_create_keys_table();
-    db->expires = db_create_expires_table();
+    db->expires_count = 0;
     db->avg_ttl = 0;
     db->expire_cursor = 0;
     return n;
@@ -271,23 +263,24 @@ void db_set_expire(db_t *db, robj *key, long long when_ms) {
     if (!e) return;
     if (!db_entry_has_expire_slot(e)) {
         /* The entry grows by the expire slot: a new allocation, swapped
-         * into the keys table (it is not in expires yet). */
+         * into the keys table. */
         db_entry *n = db_entry_with_expire(e, when_ms);
-        ht_replace_entry(db->keys, e, n);
-        db_entry_free_shell(e);
-        ht_add(db->expires, n);
+        entry_moved(db, e, n);
+        if (when_ms >= 0) db->expires_count++;
         return;
     }
     bool had = db_entry_expire(e) >= 0;
     db_entry_set_expire(e, when_ms);
-    if (!had) ht_add(db->expires, e);
+    if (!had && when_ms >= 0) db->expires_count++;
+    if (had && when_ms < 0) db->expires_count--;
 }
 
 bool db_remove_expire(db_t *db, robj *key) {
-    if (ht_size(db->expires) == 0) return false;
-    void *p;
-    if (!ht_pop(db->expires, key->ptr, &p)) return false;
-    db_entry_set_expire(p, -1); /* the slot stays: a later TTL needs no move */
+    if (db->expires_count == 0) return false;
+    db_entry *e = db_find(db, key->ptr);
+    if (!e || db_entry_expire(e) < 0) return false;
+    db_entry_set_expire(e, -1); /* the slot stays: a later TTL needs no move */
+    db->expires_count--;
     return true;
 }
 

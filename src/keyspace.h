@@ -56,9 +56,8 @@ size_t db_size(const db_t *db);
 size_t db_expires_size(const db_t *db); /* keys with a TTL */
 /* The entry of key, expired or not, without touching LRU or stats. */
 db_entry *db_find(db_t *db, const sds key);
-/* Fresh, empty tables of the keyspace's types (SWAPDB, lazy flush). */
+/* A fresh, empty keys table (SWAPDB, lazy flush). */
 ht *db_create_keys_table(void);
-ht *db_create_expires_table(void);
 /* repl-diskless-load swapdb: a set of srv->dbnum empty databases outside
  * srv, loaded while the live ones keep serving; swap exchanges their
  * tables with the live ones (clients stay on their index, WATCH and

@@ -354,11 +354,11 @@ static void cmd_swapdb(client_t *c) {
         multi_touch_db(c->srv, (int)b, (int)a);
         db_t tmp = *x;
         x->keys = y->keys;
-        x->expires = y->expires;
+        x->expires_count = y->expires_count;
         x->avg_ttl = y->avg_ttl;
         x->expire_cursor = y->expire_cursor;
         y->keys = tmp.keys;
-        y->expires = tmp.expires;
+        y->expires_count = tmp.expires_count;
         y->avg_ttl = tmp.avg_ttl;
         y->expire_cursor = tmp.expire_cursor;
         c->srv->dirty++;

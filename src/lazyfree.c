@@ -59,7 +59,7 @@ size_t lazyfree_effort(const robj *o) {
             if (o->encoding == OBJ_ENCODING_HT) return ht_size(o->ptr);
             return 1;
         case OBJ_ZSET:
-            if (o->encoding == OBJ_ENCODING_SKIPLIST) return dict_size(((const zset_t *)o->ptr)->dict);
+            if (o->encoding == OBJ_ENCODING_SKIPLIST) return ht_size(((const zset_t *)o->ptr)->members);
             return 1;
         case OBJ_STREAM:
             return stream_free_effort(o->ptr);
@@ -80,11 +80,10 @@ static void free_value_job(void *a, void *b, void *c) {
     job_done(a, 1);
 }
 
-/* Helper thread: a = lf, b = keys, c = expires.  expires first: it holds
- * the same entries without owning them. */
+/* Helper thread: a = lf, b = the keys table. */
 static void free_tables_job(void *a, void *b, void *c) {
+    (void)c;
     unsigned long long n = ht_size(b);
-    ht_release(c);
     ht_release(b);
     job_done(a, n);
 }
@@ -98,14 +97,13 @@ void lazyfree_free_value(lazyfree_t *lf, robj *val, bool lazy) {
     obj_decref(val);
 }
 
-void lazyfree_free_tables(lazyfree_t *lf, ht *keys, ht *expires) {
+void lazyfree_free_tables(lazyfree_t *lf, ht *keys) {
     if (!lf || !lf->bio) {
-        ht_release(expires);
         ht_release(keys);
         return;
     }
     __atomic_fetch_add(&lf->pending, ht_size(keys), __ATOMIC_RELAXED);
-    bio_submit(lf->bio, BIO_LAZY_FREE, free_tables_job, lf, keys, expires);
+    bio_submit(lf->bio, BIO_LAZY_FREE, free_tables_job, lf, keys, NULL);
 }
 
 /* Helper thread: wait while the pause that queued this job lasts. */

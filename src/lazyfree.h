@@ -35,9 +35,9 @@ size_t lazyfree_effort(const robj *o);
 /* Drop the caller's reference to val (takes it).  With lazy set and a big,
  * unshared value, the free happens on the thread; otherwise now. */
 void lazyfree_free_value(lazyfree_t *lf, robj *val, bool lazy);
-/* Release a database's two tables (takes both) on the thread.  expires
- * borrows its keys from keys; both go in one job. */
-void lazyfree_free_tables(lazyfree_t *lf, ht *keys, ht *expires);
+/* Release a database's keys table (takes it; its entries and their
+ * values go with it) on the thread. */
+void lazyfree_free_tables(lazyfree_t *lf, ht *keys);
 /* Wait until every job submitted so far has finished (tests, shutdown). */
 void lazyfree_drain(lazyfree_t *lf);
 /* Hold (pause) or release the thread: jobs queue up but none runs while

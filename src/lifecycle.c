@@ -70,9 +70,7 @@ static void resize_tables(server_t *srv) {
     for (int i = 0; i < srv->dbnum; i++) {
         db_t *db = &srv->dbs[i];
         ht_shrink_if_needed(db->keys);
-        ht_shrink_if_needed(db->expires);
         if (ht_is_resizing(db->keys)) ht_rehash_us(db->keys, 1000);
-        if (ht_is_resizing(db->expires)) ht_rehash_us(db->expires, 1000);
     }
 }
 

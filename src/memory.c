@@ -36,11 +36,12 @@ void memory_report(server_t *srv, mem_report_t *r) {
     r->overhead = r->startup + r->clients_normal;
     for (int i = 0; i < srv->dbnum; i++) {
         /* Bucket arrays plus the entries' headers (db_entry.h; keys and
-         * values are data): the table handles themselves were allocated at
-         * start-up and are part of used_memory_startup. */
-        ht *keys = srv->dbs[i].keys, *exp = srv->dbs[i].expires;
+         * values are data): the table handle itself was allocated at
+         * start-up and is part of used_memory_startup.  A TTL costs only
+         * the expire time inside its entry (there is no second table). */
+        ht *keys = srv->dbs[i].keys;
         size_t m = ht_mem_usage(keys) - zmalloc_size(keys) + ht_size(keys) * sizeof(db_entry_ptr);
-        size_t e = ht_mem_usage(exp) - zmalloc_size(exp) + ht_size(exp) * sizeof(int64_t);
+        size_t e = db_expires_size(&srv->dbs[i]) * sizeof(int64_t);
         if (i < 64) {
             r->db_overhead_main[i] = m;
             r->db_overhead_expires[i] = e;

@@ -1145,9 +1145,9 @@ static bool load_body(reader_t *r, server_t *srv, int version, long long now_ms,
                 /* Size the tables once instead of growing and rehashing them
              * through the whole load; the hint is untrusted, so it never
              * exceeds the keys the rest of the file can hold. */
-                size_t ka = resize_hint(r, a), kb = resize_hint(r, b);
+                size_t ka = resize_hint(r, a);
                 if (ka && ht_size(r->dbs[dbid].keys) == 0) ht_expand(r->dbs[dbid].keys, ka);
-                if (kb && ht_size(r->dbs[dbid].expires) == 0) ht_expand(r->dbs[dbid].expires, kb);
+                (void)b; /* keys with a TTL: their expire lives in the entry, no second table */
                 continue;
             }
             case RDB_OPCODE_AUX:

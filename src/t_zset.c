@@ -1016,10 +1016,20 @@ static bool zscan_next(void *state, const char **s, size_t *len) {
 }
 
 static long zscan_emit(client_t *c, void *state, dict_entry *de, const char *m, size_t len) {
+    (void)de; /* compact source only */
     reply_bulk(c, m, len);
     /* From the double, not the stored text: the listpack keeps the shortest
      * form (0.1), Redis 7.0 replies %.17g in both encodings. */
-    reply_score_bulk(c, de ? dict_get_double(de) : zset_cursor_score(&((zscan_walk_t *)state)->cur));
+    reply_score_bulk(c, zset_cursor_score(&((zscan_walk_t *)state)->cur));
+    return 2;
+}
+
+/* Skiplist encoding: the member table's entries are the skiplist nodes. */
+static sds zscan_node_member(void *node) { return ((zsl_node_t *)node)->ele; }
+static long zscan_emit_node(client_t *c, void *node) {
+    zsl_node_t *n = node;
+    reply_bulk(c, n->ele, sds_len(n->ele));
+    reply_score_bulk(c, n->score);
     return 2;
 }
 
@@ -1038,7 +1048,9 @@ static void cmd_zscan(client_t *c) {
     if (o->encoding == OBJ_ENCODING_LISTPACK) {
         zset_cursor_at_rank(&w.cur, o, 0, false);
     } else {
-        src.d = ((zset_t *)o->ptr)->dict;
+        src.t = ((zset_t *)o->ptr)->members;
+        src.t_name = zscan_node_member;
+        src.t_emit = zscan_emit_node;
     }
     scan_reply(c, &a, &src);
 }

@@ -1,10 +1,13 @@
-/* zset.c: the sorted-set value (see zset.h): listpack and dict+skiplist
- * encodings, conversions between them, and rank-order cursors.
+/* zset.c: the sorted-set value (see zset.h): listpack and skiplist (with
+ * a member table) encodings, conversions between them, and rank-order
+ * cursors.
  *
  * Listpack operations are linear walks over (member, score) pairs, which is
  * what the entry limit (128 by default) is for.  Skiplist operations keep
- * the dict and the skiplist in step: the dict entry's key is the node's own
- * member sds, so a member is stored once. */
+ * the member table and the skiplist in step: the table (lib/hashtable)
+ * stores pointers to the skiplist nodes themselves, keyed by the node's
+ * member sds, so a member costs its node, its sds and one table slot
+ * (about 8.4 bytes) -- no dict entry (24 bytes) and no bucket pointer. */
 #include "zset.h"
 
 #include <math.h>
@@ -14,8 +17,19 @@
 #include "util.h"
 #include "zmalloc.h"
 
-/* Keys are borrowed from the skiplist nodes: no dup, no free. */
-static dict_type zset_dict_type = {dict_sds_hash, dict_sds_eq, NULL, NULL, NULL, false};
+/* Entries are the skiplist's nodes, which own them: the table frees
+ * nothing. */
+static const void *node_member(const void *node) { return ((const zsl_node_t *)node)->ele; }
+static const ht_type zset_members_type = {node_member, dict_sds_hash, dict_sds_eq, NULL};
+
+/* The node of member m, or NULL. */
+static zsl_node_t *zs_find(zset_t *zs, const char *m, size_t len) {
+    sds k = sds_newlen(m, len);
+    void *node = NULL;
+    bool found = ht_find(zs->members, k, &node);
+    sds_free(k);
+    return found ? node : NULL;
+}
 
 /* ------------------------------------------------------------ listpack helpers */
 
@@ -111,7 +125,7 @@ bool zset_listpack_adoptable(unsigned char *lp, bool deep) {
 
 static zset_t *zset_new(void) {
     zset_t *zs = zmalloc(sizeof(*zs));
-    zs->dict = dict_create(&zset_dict_type);
+    zs->members = ht_create(&zset_members_type);
     zs->zsl = zsl_new();
     return zs;
 }
@@ -130,15 +144,14 @@ unsigned long zset_length(const robj *o) {
 /* Insert a member known to be absent into the skiplist pair. */
 static void zs_insert(zset_t *zs, double score, const char *m, size_t len) {
     zsl_node_t *node = zsl_insert(zs->zsl, score, sds_newlen(m, len));
-    dict_entry *de = dict_add_raw(zs->dict, node->ele, NULL);
-    dict_set_double(de, score);
+    ht_add(zs->members, node);
 }
 
 void zset_convert_to_skiplist(robj *o) {
     if (o->encoding != OBJ_ENCODING_LISTPACK) return;
     unsigned char *lp = o->ptr;
     zset_t *zs = zset_new();
-    dict_expand(zs->dict, lp_length(lp) / 2);
+    ht_expand(zs->members, lp_length(lp) / 2);
     char buf[LP_INTBUF_SIZE];
     for (unsigned char *ep = lp_first(lp); ep; ep = lp_next(lp, lp_next(lp, ep))) {
         size_t len;
@@ -162,7 +175,7 @@ void zset_convert_to_listpack_if_fits(robj *o, const zset_limits_t *l, size_t ma
         int slen = util_d2str_short(sbuf, sizeof(sbuf), n->score);
         lp = lp_append(lp, sbuf, (size_t)slen);
     }
-    dict_release(zs->dict);
+    ht_release(zs->members);
     zsl_free(zs->zsl);
     zfree(zs);
     o->ptr = lp;
@@ -178,12 +191,9 @@ bool zset_score(robj *o, const char *m, size_t len, double *score) {
         *score = lp_score(sp);
         return true;
     }
-    zset_t *zs = o->ptr;
-    sds k = sds_newlen(m, len);
-    dict_entry *de = dict_find(zs->dict, k);
-    sds_free(k);
-    if (!de) return false;
-    *score = dict_get_double(de);
+    zsl_node_t *node = zs_find(o->ptr, m, len);
+    if (!node) return false;
+    *score = node->score;
     return true;
 }
 
@@ -196,11 +206,11 @@ static void zset_update(robj *o, const char *m, size_t len, double cur, double s
         return;
     }
     zset_t *zs = o->ptr;
-    sds k = sds_newlen(m, len);
-    dict_entry *de = dict_find(zs->dict, k);
-    sds_free(k);
-    zsl_update_score(zs->zsl, cur, dict_get_key(zs->dict, de), score);
-    dict_set_double(de, score);
+    zsl_node_t *node = zs_find(zs, m, len);
+    /* The node may be replaced (when the order changes): the table slot
+     * follows it. */
+    zsl_node_t *moved = zsl_update_score(zs->zsl, cur, node->ele, score);
+    if (moved != node) ht_replace_entry(zs->members, node, moved);
 }
 
 bool zset_add(robj *o, const zset_limits_t *l, double score, const char *m, size_t len, int in, int *out,
@@ -261,13 +271,13 @@ bool zset_delete(robj *o, const char *m, size_t len) {
     }
     zset_t *zs = o->ptr;
     sds k = sds_newlen(m, len);
-    dict_entry *de = dict_unlink(zs->dict, k);
+    void *p;
+    bool found = ht_pop(zs->members, k, &p);
     sds_free(k);
-    if (!de) return false;
-    /* The node owns the member: unlink from the dict first, then free. */
-    zsl_delete(zs->zsl, dict_get_double(de), dict_get_key(zs->dict, de), NULL);
-    dict_free_unlinked(zs->dict, de);
-    dict_shrink_if_needed(zs->dict);
+    if (!found) return false;
+    /* Out of the table first, then the skiplist frees node and member. */
+    zsl_node_t *node = p;
+    zsl_delete(zs->zsl, node->score, node->ele, NULL);
     return true;
 }
 
@@ -281,17 +291,16 @@ long zset_rank(robj *o, const char *m, size_t len, bool rev) {
         return -1;
     }
     zset_t *zs = o->ptr;
-    sds k = sds_newlen(m, len);
-    dict_entry *de = dict_find(zs->dict, k);
-    sds_free(k);
-    if (!de) return -1;
-    unsigned long r = zsl_get_rank(zs->zsl, dict_get_double(de), dict_get_key(zs->dict, de));
+    zsl_node_t *node = zs_find(zs, m, len);
+    if (!node) return -1;
+    unsigned long r = zsl_get_rank(zs->zsl, node->score, node->ele);
     return rev ? (long)(n - r) : (long)(r - 1);
 }
 
 /* ------------------------------------------------------------ range deletion */
 
-static void zs_dict_remove(void *arg, sds ele) { dict_delete(arg, ele); }
+/* Told by a skiplist range deletion about each member before it is freed. */
+static void zs_table_remove(void *arg, sds ele) { ht_pop(arg, ele, NULL); }
 
 /* Listpack: delete the pairs for which pred() is true. */
 typedef bool lp_pair_pred(unsigned char *ep, unsigned char *sp, unsigned long rank, const void *arg);
@@ -337,9 +346,6 @@ static unsigned long lp_delete_lex_run(robj *o, const zsl_lex_range_t *r) {
     return removed;
 }
 
-static void zs_after_delete(robj *o) {
-    if (o->encoding == OBJ_ENCODING_SKIPLIST) dict_shrink_if_needed(((zset_t *)o->ptr)->dict);
-}
 
 unsigned long zset_delete_range_by_rank(robj *o, unsigned long start, unsigned long end) {
     if (o->encoding == OBJ_ENCODING_LISTPACK) {
@@ -348,25 +354,19 @@ unsigned long zset_delete_range_by_rank(robj *o, unsigned long start, unsigned l
         return end - start + 1;
     }
     zset_t *zs = o->ptr;
-    unsigned long n = zsl_delete_range_by_rank(zs->zsl, start + 1, end + 1, zs_dict_remove, zs->dict);
-    zs_after_delete(o);
-    return n;
+    return zsl_delete_range_by_rank(zs->zsl, start + 1, end + 1, zs_table_remove, zs->members);
 }
 
 unsigned long zset_delete_range_by_score(robj *o, const zsl_range_t *r) {
     if (o->encoding == OBJ_ENCODING_LISTPACK) return lp_delete_where(o, pred_score, r);
     zset_t *zs = o->ptr;
-    unsigned long n = zsl_delete_range_by_score(zs->zsl, r, zs_dict_remove, zs->dict);
-    zs_after_delete(o);
-    return n;
+    return zsl_delete_range_by_score(zs->zsl, r, zs_table_remove, zs->members);
 }
 
 unsigned long zset_delete_range_by_lex(robj *o, const zsl_lex_range_t *r) {
     if (o->encoding == OBJ_ENCODING_LISTPACK) return lp_delete_lex_run(o, r);
     zset_t *zs = o->ptr;
-    unsigned long n = zsl_delete_range_by_lex(zs->zsl, r, zs_dict_remove, zs->dict);
-    zs_after_delete(o);
-    return n;
+    return zsl_delete_range_by_lex(zs->zsl, r, zs_table_remove, zs->members);
 }
 
 /* ------------------------------------------------------------ cursors */
@@ -486,7 +486,7 @@ void zset_free_value(robj *o) {
         return;
     }
     zset_t *zs = o->ptr;
-    dict_release(zs->dict);
+    ht_release(zs->members);
     zsl_free(zs->zsl);
     zfree(zs);
 }
@@ -494,5 +494,5 @@ void zset_free_value(robj *o) {
 size_t zset_mem_usage(robj *o, size_t samples) {
     if (o->encoding == OBJ_ENCODING_LISTPACK) return lp_mem_usage(o->ptr);
     zset_t *zs = o->ptr;
-    return zmalloc_size(zs) + dict_mem_usage(zs->dict) + zsl_mem_usage(zs->zsl, samples);
+    return zmalloc_size(zs) + ht_mem_usage(zs->members) + zsl_mem_usage(zs->zsl, samples);
 }

@@ -3,10 +3,11 @@
  *
  * LISTPACK: member, score, member, score ... ordered by (score, member);
  * scores are stored as their shortest text (util_d2str), so whole numbers
- * become listpack integers.  SKIPLIST: a zset_t pairing a dict (member ->
- * score, the key borrowed from the skiplist node) with a zskiplist (order
- * and ranks).  Invariant: both halves hold exactly the same members with
- * the same scores; the dict never owns a member.
+ * become listpack integers.  SKIPLIST: a zset_t pairing a zskiplist (order
+ * and ranks; its nodes own the members) with a member table (lib/hashtable)
+ * of pointers to those nodes, keyed by their member, for O(1) ZSCORE.
+ * Invariant: the table holds exactly the skiplist's nodes, so both halves
+ * agree on members and scores by construction; the table owns nothing.
  * A cursor (zset_cursor_t) walks members in rank order either way. */
 #ifndef RL_ZSET_H
 #define RL_ZSET_H
@@ -15,12 +16,13 @@
 #include <stddef.h>
 
 #include "dict.h"
+#include "hashtable.h"
 #include "listpack.h"
 #include "object.h"
 #include "zskiplist.h"
 
 typedef struct zset {
-    dict *dict; /* member (borrowed from zsl) -> score in v.d */
+    ht *members; /* zsl's nodes, keyed by member (node->ele) */
     zskiplist *zsl;
 } zset_t;
 

@@ -12,8 +12,13 @@ one shorter benchmark per server and mode under `strace -c -f -p PID` and
 prints system calls per request (strace slows the server down: those runs
 count calls, their speed means nothing).
 
+--variant LABEL=BINARY (repeatable) adds one more io_uring server, e.g. a
+build without the coalescing wait (CFLAGS=-DURING_COALESCE_MIN=1000000),
+measured in the same rotation.
+
 usage: utils/bench-io-engine.py [--runs 5] [--requests 200000]
                                 [--server src/redis-like-server] [--syscalls]
+                                [--variant LABEL=BINARY ...]
 """
 import argparse
 import os
@@ -82,12 +87,16 @@ def main():
     ap.add_argument("--requests", type=int, default=200000)
     ap.add_argument("--server", default=os.path.join(ROOT, "src", "redis-like-server"))
     ap.add_argument("--syscalls", action="store_true")
+    ap.add_argument("--variant", action="append", default=[], metavar="LABEL=BINARY")
     a = ap.parse_args()
     servers = {
         "redis-like epoll": start(a.server, ["--io-engine", "epoll"]),
         "redis-like io_uring": start(a.server, ["--io-engine", "io_uring"]),
-        "redis 7.0.15": start(REDIS),
     }
+    for v in a.variant:
+        label, binary = v.split("=", 1)
+        servers[f"redis-like io_uring {label}"] = start(binary, ["--io-engine", "io_uring"])
+    servers["redis 7.0.15"] = start(REDIS)
     names = list(servers)
     try:
         print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
@@ -95,7 +104,8 @@ def main():
             rps = {n: [] for n in names}
             cpu = {n: [] for n in names}
             for run in range(a.runs):
-                order = names[run % 3:] + names[:run % 3]
+                k = run % len(names)
+                order = names[k:] + names[:k]
                 for n in order:
                     p, port = servers[n]
                     subprocess.run(["redis-cli", "-p", str(port), "FLUSHALL"], capture_output=True)

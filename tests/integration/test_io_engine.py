@@ -188,3 +188,38 @@ def test_client_kill_with_send_in_flight(engine_server):
     assert got < 4 * 500_000 + 100
     assert all(c["name"] != "stuck" for c in r.client_list())
     assert r.ping()
+
+
+def test_lost_wakeup_is_served_by_the_cron(start_server):
+    """A lost kernel wake-up (io_uring_engine.c, "Wake-ups"): after DEBUG
+    URING-DROP-WAKEUP the ring's eventfd stays off, so a request that
+    arrives while the loop sleeps gets no signal, as after the store/load
+    race that stalled a PUBLISH reply.  The cron must see work waiting
+    across two ticks, serve it and log it (which turns the eventfd back
+    on).  A request may still be served without it if it arrives before
+    the loop sleeps, so requests go on until the log says the cron served
+    one; without that check a PING never gets its PONG (socket_timeout is
+    10 s)."""
+    s = start_server(args=("--io-engine", "io_uring"))
+    r = s.client()
+
+    def recoveries():
+        return sum("lost eventfd signal" in l for l in s.read_log().splitlines())
+
+    for round_no in range(1, 3):
+        assert r.execute_command("DEBUG", "URING-DROP-WAKEUP") == "OK"
+        for _ in range(100):
+            time.sleep(0.02)  # let the loop go to sleep with the eventfd off
+            assert r.ping()
+            if recoveries() == round_no:
+                break
+        assert recoveries() == round_no, s.read_log()
+    assert r.get("nothing") is None
+
+
+def test_drop_wakeup_is_refused_on_epoll(start_server):
+    if "--io-engine" in EXTRA_ARGS:
+        pytest.skip("RL_SERVER_ARGS chooses the engine of every server")
+    s = start_server(args=("--io-engine", "epoll"))
+    with pytest.raises(Exception, match="not io_uring"):
+        s.client().execute_command("DEBUG", "URING-DROP-WAKEUP")

@@ -1,9 +1,9 @@
 """The keyspace on lib/hashtable (issue 20): one db_entry per key in a
-cache-line table, a second index for the keys with a TTL.
+cache-line table; a TTL lives in the entry only (no second index).
 
 Covers what the switch could break: SCAN's guarantee while the table grows
 and shrinks between calls, TTL keys (adding a TTL moves the entry, PERSIST
-keeps it, active expiry samples the second index), keys of every length
+keeps it, active expiry samples the keys table), keys of every length
 class from 0 bytes to a megabyte, MEMORY USAGE, RANDOMKEY, SWAPDB, FLUSHALL
 ASYNC, hashtable-encoded sets and hashes on the same table, and all of it
 surviving an RDB round trip.

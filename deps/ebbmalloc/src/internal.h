@@ -297,7 +297,9 @@ void _ebb_xfer_counts(uint64_t out[3]) EBB_HIDDEN;
 typedef struct {
     void *head;     /* free blocks, linked through word 0 */
     uint32_t count; /* length of head's list */
-    uint32_t max;   /* flush above this */
+    uint16_t max;   /* flush above this (<= 256) */
+    uint16_t fill;  /* blocks the next refill from the slabs asks for:
+                       slow start, 4 doubling up to max/2 (tcache.c) */
 } ebb_tbin_t;
 enum { EBB_TC_NEW = 0,
        EBB_TC_LIVE,

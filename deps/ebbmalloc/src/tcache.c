@@ -5,8 +5,9 @@
  * Callers: alloc.c, override.c (through internal.h), purge.c, stats.c.
  *
  * Bound: class c holds at most max[c] blocks, and max[] is chosen at start
- * so that sum(max[c] * size[c]) <= tcache_bytes (EBBMALLOC_CONF), so one
- * thread never strands more than that.  A refill takes a batch from the
+ * so that sum(max[c] * size[c]) <= tcache_bytes (EBBMALLOC_CONF), then each
+ * class above 1 KiB is raised to its floor (bin_floor: two 16 KiB refills),
+ * so one thread never strands more than tcache_bytes + ~0.9 MiB.  A refill takes a batch from the
  * class's transfer stack (xfer.c) if one waits there, else max/2 blocks
  * from the slabs (from the slabs first when at least max/2 blocks of the
  * thread's arena wait on remote lists, so that those are collected); an overflow pushes all but the max/2 most recently freed
@@ -25,6 +26,11 @@
 __thread ebb_tcache_t _ebb_tc __attribute__((tls_model("initial-exec")));
 
 #define BIN_MAX_COUNT 256
+/* A thread's first refill of a class takes SLOW_START blocks, each next
+ * one twice as many, up to max/2: a program touching 60 classes once
+ * (espresso) was handed half a bin of each, about 0.5 MiB of blocks it
+ * never used and 1 MiB more peak RSS than glibc. */
+#define SLOW_START 4
 
 static uint32_t bin_max[EBB_NCLASSES];
 static pthread_key_t tc_key;
@@ -34,9 +40,28 @@ static uint32_t arena_threads[EBB_MAX_ARENAS]; /* live threads per arena */
 
 static void tc_exit(void *arg);
 
+/* The least a bin of a class above 1 KiB holds (unless caches are off):
+ * room for two refills of BATCH_FLOOR bytes, at least 4 blocks.  The byte
+ * budget alone gave the classes above 4 KiB one block or none (512 KiB
+ * shared by 72 classes, halved from the largest), so every malloc and free
+ * of such a block took the class lock, the one-block slabs of 12-16 KiB
+ * the page lock too, and with fewer than 4 the class had no transfer stack:
+ * rptest (8..16000 bytes) spent as much CPU in central.c as in its own
+ * loop.  Tried on rptest, larson and xmalloc-test at 4 threads: a floor on
+ * every class (up to 256 blocks) bought nothing over this one and costs
+ * twice the bound.  The floor adds at most ~0.9 MiB per thread over
+ * tcache_bytes, and only in classes the thread frees that much of. */
+#define BATCH_FLOOR ((size_t)16384)
+static uint32_t bin_floor(unsigned c) {
+    size_t size = _ebb_class_size[c], batch = BATCH_FLOOR / size;
+    if (size <= EBB_LUT_MAX)
+        return 0;
+    return (uint32_t)(2 * (batch < 2 ? 2 : batch));
+}
+
 /* Choose max[] under the byte budget: start from budget/8 bytes per class
  * (capped at 256 blocks), then halve the largest contributor until the
- * total fits. */
+ * total fits; then raise each bin to its floor (bin_floor). */
 void _ebb_tcache_global_init(void) {
     size_t budget = _ebb_conf.tcache_bytes, total = 0;
     for (unsigned c = 0; c < EBB_NCLASSES; c++) {
@@ -54,6 +79,10 @@ void _ebb_tcache_global_init(void) {
         total -= (size_t)(bin_max[big] - half) * _ebb_class_size[big];
         bin_max[big] = half;
     }
+    if (budget > 0)
+        for (unsigned c = 0; c < EBB_NCLASSES; c++)
+            if (bin_max[c] < bin_floor(c))
+                bin_max[c] = bin_floor(c);
     for (unsigned c = 0; c < EBB_NCLASSES; c++)
         _ebb_xfer_init(c, bin_max[c]);
     pthread_key_create(&tc_key, tc_exit);
@@ -95,8 +124,10 @@ static void tc_unregister(ebb_tcache_t *tc) {
  * which may itself call malloc. */
 static void tc_start(ebb_tcache_t *tc) {
     ebb_ensure_init();
-    for (unsigned c = 0; c < EBB_NCLASSES; c++)
-        tc->bins[c].max = bin_max[c];
+    for (unsigned c = 0; c < EBB_NCLASSES; c++) {
+        tc->bins[c].max = (uint16_t)bin_max[c];
+        tc->bins[c].fill = SLOW_START;
+    }
     tc->state = EBB_TC_LIVE;
     tc_register(tc);
     pthread_setspecific(tc_key, tc);
@@ -149,8 +180,12 @@ void *_ebb_tcache_alloc_slow(unsigned cls) {
             void *one = NULL;
             return _ebb_central_take(tc->arena, cls, 1, &one) ? one : NULL;
         }
-        uint32_t want = b->max / 2 ? b->max / 2 : 1;
+        uint32_t want = b->fill < b->max / 2 ? b->fill : b->max / 2;
         uint32_t got = 0;
+        if (want == 0)
+            want = 1;
+        else if (b->fill < b->max / 2)
+            b->fill = (uint16_t)(b->fill * 2);
         /* when a refill's worth of this arena's blocks waits on remote
          * lists, collect them (central.c) rather than take a batch from
          * the transfer stack: otherwise they wait for the purge tick */
