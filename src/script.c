@@ -8,11 +8,11 @@
  * A run: script_run_init (flags, read-only), script_may_run_or_reply (OOM
  * and MISCONF for scripts that declare writes), script_run_begin (the
  * fake client takes the caller's db, the AOF starts staging the effects),
- * slua_call, script_run_end.  While it runs, script_busy_tick (from the
- * Lua hook, every 100k instructions) checks the clock: past
- * busy-reply-threshold the script is "timed out": the caller is protected
- * from being freed, other clients are served with -BUSY, and SCRIPT KILL,
- * FUNCTION KILL or SHUTDOWN NOSAVE can end it. */
+ * slua_call, script_run_end.  While it runs, busy_tick (the engine's
+ * script_run_ops_t call from its Lua hook, every 100k instructions) checks
+ * the clock: past busy-reply-threshold the script is "timed out": the
+ * caller is protected from being freed, other clients are served with
+ * -BUSY, and SCRIPT KILL, FUNCTION KILL or SHUTDOWN NOSAVE can end it. */
 #include "script.h"
 
 #include <lauxlib.h>

@@ -49,7 +49,6 @@ void script_run_end(script_run_t *run);
 /* SCRIPT KILL (function=false) / FUNCTION KILL. */
 void script_kill_or_reply(client_t *c, bool function);
 
-
 /* "#!lua flags=..." -> *flags, *body_off (where the code starts: the
  * shebang's newline, so line numbers stay right).  false + *err (caller
  * frees) on a bad shebang. */

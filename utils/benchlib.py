@@ -181,8 +181,9 @@ class Server:
             self.log.close()
 
     def remove(self):
-        """Stop, then delete the directory if this object made it."""
-        self.stop()
+        """Stop, then delete the directory if this object made it (a
+        subclass's own stop() may call this: it stops through Server's)."""
+        Server.stop(self)
         if self.own_dir:
             shutil.rmtree(self.dir, ignore_errors=True)
 
