@@ -153,9 +153,7 @@ def main():
             table(f"redis-benchmark -n {a.requests} -c 50 -t set,get, latency-tracking yes/no, medians of "
                   f"{a.runs} runs", rows, names)
     finally:
-        for p, _ in servers.values():
-            p.terminate()
-            p.wait()
+        bvr.benchlib.stop_all([p for p, _ in servers.values()])
 
 
 if __name__ == "__main__":

@@ -135,9 +135,7 @@ def main():
                     per, top = syscalls_per_request(p.pid, port, a.requests // 4, pipeline)
                     print(f"| {n} | {'-P 16' if pipeline > 1 else 'no pipelining'} | {per:.3f} | {top} |")
     finally:
-        for p, _ in servers.values():
-            p.terminate()
-            p.wait()
+        benchlib.stop_all([p for p, _ in servers.values()])
 
 
 if __name__ == "__main__":

@@ -149,9 +149,7 @@ def main():
                 res[n]["cons"].append(r)
                 res[n]["conscpu"].append(c)
     finally:
-        for p, _ in procs:
-            p.terminate()
-            p.wait()
+        bvr.benchlib.stop_all([p for p, _ in procs])
     med = {n: {k: statistics.median(v) for k, v in d.items()} for n, d in res.items()}
     rows = [("XADD calls/s (-c 50)", "xadd", "{:,.0f}"), ("server CPU-s per 1M XADD", "xaddcpu", "{:.2f}"),
             ("XADD calls/s (-c 50 -P 16)", "xaddP", "{:,.0f}"), ("server CPU-s per 1M XADD (-P 16)", "xaddPcpu", "{:.2f}"),

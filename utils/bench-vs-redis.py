@@ -177,9 +177,7 @@ def main():
                     used[name] = info_field(port, "used_memory") - base
                 print(f"| {label} | {used['ours']:,} | {used['redis']:,} | {used['ours'] / used['redis']:.2f} |")
     finally:
-        for p, _ in servers.values():
-            p.terminate()
-            p.wait()
+        benchlib.stop_all([p for p, _ in servers.values()])
 
 
 if __name__ == "__main__":

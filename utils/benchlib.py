@@ -15,6 +15,7 @@ Import it with
 Nothing here needs redis-py: readiness is a raw PING, so the module also
 serves scripts that talk RESP themselves.
 """
+import atexit
 import os
 import shutil
 import socket
@@ -88,6 +89,14 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def stop_all(procs):
+    """Terminate then reap each process (Popen objects this script started)."""
+    for p in procs:
+        p.terminate()
+    for p in procs:
+        p.wait()
+
+
 class Server:
     """One server process on a free loopback port, stopped by its pid.
 
@@ -109,6 +118,10 @@ class Server:
         self.port = port or free_port()
         self.own_dir = workdir is None
         self.dir = tempfile.mkdtemp(prefix=prefix) if workdir is None else workdir
+        if self.own_dir:
+            # Scripts that keep only (proc, port) never call remove(): the
+            # directory still goes when the script ends.
+            atexit.register(shutil.rmtree, self.dir, True)
         self.log_path = os.path.join(self.dir, "server.log") if log else None
         cmd = [binary]
         if config_text is not None:
