@@ -277,7 +277,6 @@ unsigned _ebb_central_take(unsigned arena, unsigned cls, unsigned want,
 void _ebb_central_give(unsigned arena, unsigned cls, void *head, unsigned n)
     EBB_HIDDEN;
 void _ebb_central_stats(unsigned cls, ebb_central_stats_t *out) EBB_HIDDEN;
-size_t _ebb_central_remote_waiting(unsigned arena, unsigned cls) EBB_HIDDEN;
 void _ebb_central_init(void) EBB_HIDDEN;
 void _ebb_central_trim(uint64_t now, long decay_ms, bool all) EBB_HIDDEN;
 int _ebb_central_defrag_hint(const void *ptr) EBB_HIDDEN;

@@ -30,7 +30,7 @@
  * small: with more threads than cores, a freeing thread fills it within a
  * fraction of its time slice while the allocating threads wait for a core,
  * and 80% of batches went the locked way (xmalloc-test, 2+2 threads).  The
- * purge tick, ebb_purge, thread exit and ebb_check drain every stack into
+ * purge tick, ebb_purge and ebb_check drain every stack into
  * the slabs, so empty slabs are found and memory returns even when no
  * thread allocates the class again.  Blocks on a stack count as out of
  * their slabs (central used) and as cached (ebb_stats_t.tcache).
@@ -39,7 +39,7 @@
 #include "internal.h"
 
 #define XFER_REFILLS 8
-#define XFER_BYTES ((size_t)1 << 20)
+#define XFER_BYTES ((size_t)4 << 20)
 
 #define TAG_SHIFT 48
 #define PTR_MASK (((uint64_t)1 << TAG_SHIFT) - 1)

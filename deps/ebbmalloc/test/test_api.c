@@ -356,15 +356,30 @@ static void *thread_churn(void *arg) {
     return NULL;
 }
 
-/* A thread's cache is flushed when it exits: no bytes stay cached. */
+static void xfer_line(void *arg, const char *text);
+
+/* A thread's cache is handed over when it exits: its bins go onto the
+ * transfer stacks as batches (for the next thread to take without a lock),
+ * and once those are drained (ebb_purge here, the purge tick otherwise)
+ * no byte stays cached anywhere. */
 static int test_thread_exit_flush(void) {
+    unsigned long long a[4] = {0}, b[4] = {0};
     ebb_purge();
+    ebb_stats_print(xfer_line, a);
     pthread_t t;
     CHECK_EQ(pthread_create(&t, NULL, thread_churn, NULL), 0);
     CHECK_EQ(pthread_join(t, NULL), 0);
+    ebb_stats_print(xfer_line, b);
+    CHECK_EQ(b[3], 3);
+    CHECK(b[0] > a[0]); /* the exit pushed batches */
     ebb_stats_t s;
     ebb_stats_get(&s);
+    CHECK(s.tcache > 0); /* they wait on the stacks */
+    CHECK_EQ(ebb_check(), 0);
+    ebb_purge();
+    ebb_stats_get(&s);
     CHECK_EQ(s.tcache, 0);
+    CHECK_EQ(ebb_check(), 0);
     return 0;
 }
 
@@ -447,8 +462,8 @@ static int test_transfer_stack(void) {
     ebb_stats_print(xfer_line, b);
     CHECK_EQ(b[3], 3);
     CHECK(b[0] > a[0]); /* the freeing thread pushed */
-    /* the exit drained its stack into the slabs; free again on a live
-     * thread so batches wait, then refill from them here */
+    /* free again on this live thread so batches wait, then refill from
+     * them here */
     for (int i = 0; i < XN; i++)
         xblocks[i] = ebb_malloc(48);
     for (int i = 0; i < XN; i++)
@@ -491,6 +506,40 @@ static int test_empty_slab_kept(void) {
     ebb_stats_get(&s2);
     CHECK_EQ(s2.active, s0.active);
     CHECK_EQ(s2.dirty, 0);
+    return 0;
+}
+
+/* A pair that keeps retiring empty slabs and mapping new ones (a burst
+ * of frees, then a burst of allocations, as a producer/consumer queue
+ * does) raises its bound on kept empty slabs: after a few such rounds a
+ * burst of 20 slabs' worth takes no page lock at all; ebb_purge gives
+ * every kept slab back. */
+static int test_empty_slab_churn(void) {
+    enum { N = 12288 / 64 * 20 }; /* 20 slabs of 64-byte blocks */
+    static void *v[N];
+    unsigned long long z[3] = {0}, a[3] = {0}, b[3] = {0};
+    ebb_stats_t s;
+    ebb_purge();
+    for (int round = 0; round < 8; round++) {
+        if (round == 7) { /* z to a: what a report itself takes */
+            ebb_stats_print(lock_line, z);
+            ebb_stats_print(lock_line, a);
+        }
+        for (int i = 0; i < N; i++) {
+            v[i] = ebb_defrag_alloc(64);
+            CHECK(v[i] != NULL);
+        }
+        for (int i = 0; i < N; i++)
+            ebb_defrag_free(v[i]);
+    }
+    ebb_stats_print(lock_line, b);
+    CHECK_EQ(a[2], 2);
+    CHECK_EQ(b[0] - a[0], a[0] - z[0]); /* no page lock in the last round */
+    CHECK_EQ(ebb_check(), 0);
+    ebb_purge();
+    ebb_stats_get(&s);
+    CHECK_EQ(s.dirty, 0);
+    CHECK_EQ(ebb_check(), 0);
     return 0;
 }
 
@@ -620,6 +669,7 @@ int main(void) {
     RUN_TEST(test_lock_counters);
     RUN_TEST(test_transfer_stack);
     RUN_TEST(test_empty_slab_kept);
+    RUN_TEST(test_empty_slab_churn);
     RUN_TEST(test_remote_free);
     RUN_TEST(test_cross_arena_small_frees);
     return TEST_REPORT("ebbmalloc api");
