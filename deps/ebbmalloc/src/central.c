@@ -521,7 +521,7 @@ static int check_pair(unsigned a, unsigned c, size_t used, size_t cap) {
     return 0;
 }
 
-/* ebb_check(): the transfer stacks are drained first; then with every pair
+/* ebb_check(): the transfer stacks and cached large runs are drained first; then with every pair
  * lock held, each arena's page walk (under its page lock) sums slab
  * used/cap per class, which must equal the pair's totals; every slab on a
  * bucket list must be partial, of the pair, and in the right bucket.  The
@@ -530,6 +530,7 @@ int ebb_check(void) {
     static size_t used[EBB_NCLASSES], cap[EBB_NCLASSES];
     ebb_ensure_init();
     _ebb_xfer_drain_all();
+    _ebb_runcache_drain();
     _ebb_central_lock_all();
     int bad = 0;
     for (unsigned a = 0; a < _ebb_narenas && !bad; a++) {

@@ -292,6 +292,14 @@ void _ebb_xfer_drain_all(void) EBB_HIDDEN;
 size_t _ebb_xfer_pending(unsigned cls) EBB_HIDDEN;
 void _ebb_xfer_counts(uint64_t out[3]) EBB_HIDDEN;
 
+/* ---- runcache.c: lock-free stacks of freed large runs, by page count ---- */
+#define EBB_RUN_MAX_PAGES 64 /* runs up to 256 KiB are cached */
+bool _ebb_runcache_push(ebb_span_t *s) EBB_HIDDEN;
+ebb_span_t *_ebb_runcache_pop(size_t npages) EBB_HIDDEN;
+void _ebb_runcache_drain(void) EBB_HIDDEN;
+size_t _ebb_runcache_bytes(void) EBB_HIDDEN;
+void _ebb_runcache_counts(uint64_t out[3]) EBB_HIDDEN;
+
 /* ---- tcache.c: per-thread caches ---- */
 typedef struct {
     void *head;     /* free blocks, linked through word 0 */
