@@ -6,8 +6,9 @@
  *
  * Bound: class c holds at most max[c] blocks, and max[] is chosen at start
  * so that sum(max[c] * size[c]) <= tcache_bytes (EBBMALLOC_CONF), then each
- * class above 1 KiB is raised to its floor (bin_floor: two 16 KiB refills),
- * so one thread never strands more than tcache_bytes + ~0.9 MiB.  A refill takes a batch from the
+ * class above 128 B is raised to its floor (bin_floor: two refills of 16
+ * KiB or 32 blocks), so one thread never strands more than tcache_bytes +
+ * ~1.3 MiB.  A refill takes a batch from the
  * class's transfer stack (xfer.c) if one waits there, else max/2 blocks
  * from the slabs (collecting the blocks of the thread's arena that wait on
  * remote lists first); an overflow pushes all but the max/2 most recently freed
@@ -40,8 +41,13 @@ static uint32_t arena_threads[EBB_MAX_ARENAS]; /* live threads per arena */
 
 static void tc_exit(void *arg);
 
-/* The least a bin of a class above 1 KiB holds (unless caches are off):
- * room for two refills of BATCH_FLOOR bytes, at least 4 blocks.  The byte
+/* The least a bin of a class above 128 bytes holds (unless caches are
+ * off): room for two refills of BATCH_FLOOR bytes, at least 4 blocks and
+ * at most 2 x BATCH_MAX.  Classes of 144 B .. 1 KiB were left 8-32
+ * blocks by the budget, so larson (8..1000 bytes) moved batches of 4-16
+ * blocks through the transfer stacks, one every 65 operations (2M in 5 s
+ * at 2 threads, 8% of its time in push, pop and the flush walk); the
+ * floor makes them 28-32 (tcmalloc moves up to 32 per transfer too).  The byte
  * budget alone gave the classes above 4 KiB one block or none (512 KiB
  * shared by 72 classes, halved from the largest), so every malloc and free
  * of such a block took the class lock, the one-block slabs of 12-16 KiB
@@ -49,14 +55,17 @@ static void tc_exit(void *arg);
  * rptest (8..16000 bytes) spent as much CPU in central.c as in its own
  * loop.  Tried on rptest, larson and xmalloc-test at 4 threads: a floor on
  * every class (up to 256 blocks) bought nothing over this one and costs
- * twice the bound.  The floor adds at most ~0.9 MiB per thread over
+ * twice the bound.  The floor adds at most ~1.3 MiB per thread over
  * tcache_bytes, and only in classes the thread frees that much of. */
 #define BATCH_FLOOR ((size_t)16384)
+#define BATCH_MAX 32
 static uint32_t bin_floor(unsigned c) {
     size_t size = _ebb_class_size[c], batch = BATCH_FLOOR / size;
-    if (size <= EBB_LUT_MAX)
+    if (size <= 128)
         return 0;
-    return (uint32_t)(2 * (batch < 2 ? 2 : batch));
+    batch = batch < 2 ? 2 : batch > BATCH_MAX ? BATCH_MAX
+                                              : batch;
+    return (uint32_t)(2 * batch);
 }
 
 /* Choose max[] under the byte budget: start from budget/8 bytes per class
