@@ -7,9 +7,11 @@
  *               size + large run bytes (but the runs cached by
  *               runcache.c) + huge usable bytes
  *   active    = slab pages (but the empty slabs central.c keeps for
- *               reuse) + large run bytes + huge mapped bytes
- *   dirty     = free pages still resident: page.c's dirty spans and the
- *               kept empty slabs (free memory, like jemalloc's dirty pages)
+ *               reuse) + large run bytes (but the cached runs) + huge
+ *               mapped bytes
+ *   dirty     = free pages still resident: page.c's dirty spans, the
+ *               kept empty slabs and the cached large runs (free memory,
+ *               like jemalloc's dirty pages)
  *   tcache    = bytes in thread caches, on transfer stacks and on remote
  *               lists (freed, not yet back in their slabs), and cached
  *               large runs
@@ -46,13 +48,13 @@ void ebb_stats_get(ebb_stats_t *out) {
     out->allocated = small + ps.large - runs + huge_usable;
     if (kept > ps.slab_pages) /* racy snapshot */
         kept = ps.slab_pages;
-    out->active = ps.slab_pages - kept + ps.large + huge_mapped;
+    out->active = ps.slab_pages - kept + ps.large - runs + huge_mapped;
     out->mapped = ps.mapped + huge_mapped;
     out->retained = ps.retained +
                     (ps.nchunks * EBB_HDR_PAGES * EBB_PAGE - ps.metadata);
     out->resident = out->mapped - out->retained;
     out->metadata = ps.metadata;
-    out->dirty = ps.dirty + kept;
+    out->dirty = ps.dirty + kept + runs;
     out->tcache = cached + runs;
 }
 

@@ -561,7 +561,8 @@ static void *free_one(void *arg) {
 
 /* A freed large run (16 KiB .. 256 KiB) waits on its page count's stack
  * and the next malloc of that length takes it without the page lock, also
- * when another thread freed it; it counts as cached, not allocated; the
+ * when another thread freed it; it counts as cached and dirty, not
+ * allocated or active; the
  * stacks are bounded (4 MiB) and ebb_purge empties them. */
 static int test_run_cache(void) {
     unsigned long long z[3] = {0}, a[3] = {0}, b[3] = {0};
@@ -575,6 +576,8 @@ static int test_run_cache(void) {
     ebb_free(p);
     ebb_stats_get(&s1);
     CHECK_EQ(s1.allocated, s0.allocated);
+    CHECK_EQ(s1.active, s0.active); /* free: dirty, not active */
+    CHECK(s1.dirty >= s0.dirty + 25 * 4096);
     CHECK_EQ(s1.tcache, s0.tcache + 25 * 4096);
     ebb_stats_print(lock_line, z);
     ebb_stats_print(lock_line, a);
