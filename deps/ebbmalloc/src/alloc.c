@@ -21,9 +21,17 @@ static void *large_alloc(size_t size, size_t align) {
         size_t apages = align > EBB_PAGE ? align / EBB_PAGE : 1;
         size_t npages = ebb_page_round(size) / EBB_PAGE;
         ebb_span_t *s = apages == 1 ? _ebb_runcache_pop(npages) : NULL;
-        if (s == NULL)
+        if (s == NULL) {
+            /* no run of this length waits: give the others back first, so
+             * that the page layer can serve this one from their pages
+             * rather than map more (espresso, whose run lengths vary:
+             * 4 MiB of cached runs of other lengths raised its peak RSS
+             * from 3.2 to 4.0 MiB) */
+            if (_ebb_runcache_bytes() != 0)
+                _ebb_runcache_drain();
             s = _ebb_page_alloc(_ebb_tcache_arena(), npages, apages,
                                 EBB_SPAN_LARGE);
+        }
         if (s == NULL) {
             errno = ENOMEM;
             return NULL;

@@ -21,6 +21,9 @@
  * compare-and-swap; a stale `next` read meanwhile comes from a chunk
  * header, which stays mapped.
  *
+ * Reuse is by exact page count only; a large malloc that finds no run of
+ * its length drains the stacks first (alloc.c), so that runs of other
+ * lengths go back to the page layer and serve it instead of new pages.
  * Bounds: at most RUN_CACHE_BYTES of runs wait on all stacks together;
  * beyond that a free goes to the page layer as before.  The purge tick,
  * ebb_purge and ebb_check drain every stack into the page layer (where the

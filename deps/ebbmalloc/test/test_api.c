@@ -561,7 +561,8 @@ static void *free_one(void *arg) {
 
 /* A freed large run (16 KiB .. 256 KiB) waits on its page count's stack
  * and the next malloc of that length takes it without the page lock, also
- * when another thread freed it; it counts as cached and dirty, not
+ * when another thread freed it; a malloc of another length drains the
+ * cache first; it counts as cached and dirty, not
  * allocated or active; the
  * stacks are bounded (4 MiB) and ebb_purge empties them. */
 static int test_run_cache(void) {
@@ -594,6 +595,15 @@ static int test_run_cache(void) {
     CHECK_EQ(pthread_join(t, NULL), 0);
     CHECK(ebb_malloc(100000) == p);
     ebb_free(p);
+    /* a malloc of a length no run waits for gives the others back first,
+     * so the page layer serves it from their pages */
+    ebb_stats_print(runs_line, r0);
+    CHECK_EQ(r0[3], 25 * 4096);
+    char *other = ebb_malloc(30 * 4096);
+    CHECK(other != NULL);
+    ebb_stats_print(runs_line, r0);
+    CHECK_EQ(r0[3], 0);
+    ebb_free(other);
     CHECK_EQ(ebb_check(), 0); /* drains the stacks */
     /* bound: 32 runs of 256 KiB freed, at most 4 MiB of them kept */
     enum { NR = 32 };
