@@ -58,7 +58,7 @@ static void debug_object(client_t *c) {
     }
     char buf[256];
     snprintf(buf, sizeof(buf), "Value at:%p refcount:%d encoding:%s serializedlength:%zu lru:%u lru_seconds_idle:%llu",
-             (void *)o, obj_is_embedded(o) ? 1 : o->refcount, obj_encoding_name(o->encoding),
+             (void *)o, obj_is_embedded(o) ? 1 : o->refcount, obj_encoding_name_of(o),
              o->type == OBJ_STRING ? obj_string_len(o) + 1 : 0, o->lru, obj_idle_ms(o) / 1000);
     reply_simple(c, buf);
 }
