@@ -88,7 +88,8 @@ static void debug_populate(client_t *c) {
             } else {
                 sds v = sds_newlen(NULL, (size_t)size); /* zero-filled */
                 memcpy(v, text, (size_t)(n < size ? n : size));
-                val = obj_create_from_sds(v);
+                val = obj_create_stored_string(v, (size_t)size); /* embedded when short */
+                sds_free(v);
             }
             db_add(c->db, key, val); /* takes val */
         }
