@@ -128,7 +128,32 @@ db_entry *db_entry_with_expire(const db_entry *e, long long when) {
     return new_pointer(key, sds_len(key), val, true, when);
 }
 
+/* Overwrite an embedded value with one of the same stored size in place
+ * (INCR, SET of a same-length string): no new block.  False when the
+ * sizes differ. */
+static bool replace_in_place(db_entry *e, robj *val) {
+    uint8_t f = *(uint8_t *)e;
+    unsigned kind = f >> DB_ENTRY_VAL_SHIFT;
+    sds key = db_entry_key(e);
+    char *v = key + sds_len(key) + 1;
+    if (val->encoding == OBJ_ENCODING_INT) {
+        if (kind != DB_ENTRY_VAL_INT) return false;
+        int64_t x = (intptr_t)val->ptr;
+        memcpy(v, &x, sizeof(x));
+    } else {
+        if (kind == DB_ENTRY_VAL_INT) return false;
+        sds old = v + db_entry_hdr_size(kind);
+        size_t len = sds_len(val->ptr);
+        if (sds_len(old) != len) return false;
+        memmove(old, val->ptr, len); /* val may be a view of e itself */
+    }
+    put_lru(e, val->lru);
+    obj_decref(val);
+    return true;
+}
+
 db_entry *db_entry_set_val(db_entry *e, robj *val) {
+    if (db_entry_is_embedded(e) && embeddable(val) && replace_in_place(e, val)) return e;
     if (!db_entry_is_embedded(e) && !embeddable(val)) {
         db_entry_ptr *p = (db_entry_ptr *)e;
         rl_assert(((uintptr_t)val & 1) == 0);

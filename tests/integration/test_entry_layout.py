@@ -180,3 +180,26 @@ def test_lru_stamp_lives_in_the_entry(start_server):
     for key in ("e", "i", "p"):
         assert c.object("freq", key) > 5, key  # each lookup's stamp reached the entry
     assert c.object("freq", "e") == c.object("freq", "e")  # OBJECT does not touch
+
+
+def test_overwrite_in_place_keeps_the_rest(r):
+    """A value of the same stored size is written over the old one inside
+    the entry (db_entry.c replace_in_place): TTL, neighbours and other
+    sizes must not notice."""
+    r.set("k", "abc", ex=1000)
+    r.set("k2", "abc")
+    before = r.memory_usage("k")
+    r.set("k", "xyz", keepttl=True)
+    assert r.get("k") == "xyz" and 0 < r.ttl("k") <= 1000 and r.get("k2") == "abc"
+    assert r.memory_usage("k") == before
+    r.set("k", "abcd", keepttl=True)
+    r.set("k", "ab", keepttl=True)
+    assert r.get("k") == "ab" and 0 < r.ttl("k") <= 1000
+    r.set("n", 100000)
+    for _ in range(500):
+        r.incr("n")
+    assert r.get("n") == "100500" and r.object("encoding", "n") == "int"
+    r.set("n", "100501x")  # int -> string of another kind
+    assert r.get("n") == "100501x" and r.object("encoding", "n") == "embstr"
+    assert r.eval("local old = redis.call('GET', KEYS[1]); redis.call('SET', KEYS[1], 'zzz'); "
+                  "return {old, redis.call('GET', KEYS[1])}", 1, "k2") == ["abc", "zzz"]
