@@ -113,7 +113,8 @@ db_entry *db_entry_new(const char *key, size_t len, robj *val, bool with_expire,
  * e with db_entry_free_shell. */
 db_entry *db_entry_with_expire(const db_entry *e, long long when);
 /* Put val (reference taken, as db_entry_new) in e's place: returns e
- * itself when val could be stored in it, else a new entry with e's key
+ * itself when val could be stored in it (a pointer swapped, or an embedded
+ * value overwritten by one of the same stored size), else a new entry with e's key
  * and expire (swap the table slots, then db_entry_free_shell(e)).  The
  * old value is not released: see db_entry_take_val.  val may be a view of
  * e's own value (it is copied before e is freed). */
