@@ -8,7 +8,7 @@
  *     keys with a TTL are rare, the db keeps an index of them
  *     (ttl_index.h) and the cursor walks it; elsewhere it walks the keys
  *     table (the TTL lives in the key's entry) and steps over the keys
- *     without one: then the db is small or at least one key in 32 has a
+ *     without one: then the db is small or at least one key in 16 has a
  *     TTL, and a round visits at most 20 buckets per wanted sample;
  *   - if more than 10% of a sample was expired, the db probably holds many
  *     more: sample it again;

@@ -16,8 +16,6 @@ import redis
 
 from repl_helpers import wait_for, wait_link_up
 
-THRESH_MIN_KEYS = 4096     # ttl_index.c: TTL_INDEX_MIN_KEYS
-BUILD_RATIO, DROP_RATIO = 32, 16
 
 
 def index_state(c):
@@ -65,24 +63,24 @@ def test_index_follows_the_share_of_keys_with_a_ttl(auto):
     p.execute()
     st = assert_consistent(c)
     assert (st["state"], st["entries"], st["expires"]) == ("ready", 100, 100)
-    for i in range(100, 400):                            # 1 in 13.5: above 1/16, dropped
+    for i in range(100, 800):                            # 1 in 7.25: above 1/8, dropped
         p.set(f"ttl:{i}", "v", ex=100000)
     p.execute()
     assert index_state(c)["state"] == "none"
-    for i in range(0, 250):                              # 150 left, 1 in 36: built again
+    for i in range(0, 500):                              # 300 left, 1 in 19: built again
         p.persist(f"ttl:{i}")
     p.execute()
     st = assert_consistent(c)
-    assert (st["state"], st["entries"], st["expires"]) == ("ready", 150, 150)
-    # Hysteresis: between 1/32 and 1/16 the index stays where it is.
-    for i in range(0, 150):                              # 300: 1 in 18
+    assert (st["state"], st["entries"], st["expires"]) == ("ready", 300, 300)
+    # Hysteresis: between 1/16 and 1/8 the index stays where it is.
+    for i in range(0, 300):                              # 600: 1 in 9.7
         p.expire(f"ttl:{i}", 100000)
     p.execute()
     st = assert_consistent(c)
-    assert (st["state"], st["entries"]) == ("ready", 300)
-    c.delete(*[f"plain:{i}" for i in range(3000)])       # 2400 keys, 300 with a TTL: 1 in 8
+    assert (st["state"], st["entries"]) == ("ready", 600)
+    c.delete(*[f"plain:{i}" for i in range(3000)])       # 2800 keys, 600 with a TTL: 1 in 4.7
     assert index_state(c)["state"] == "none"
-    c.delete(*[f"plain:{i}" for i in range(3000, 5000)]) # 400 keys: too few to keep one
+    c.delete(*[f"plain:{i}" for i in range(3000, 5000)]) # 800 keys: too few to keep one
     assert index_state(c)["state"] == "none"
 
 
@@ -261,7 +259,7 @@ def test_active_expiry_samples_the_index(auto):
 
 @pytest.mark.parametrize("policy", ["volatile-random", "volatile-lru", "volatile-ttl"])
 def test_volatile_eviction_samples_the_index(start_server, policy):
-    """1 key in 34 has a TTL (the index exists): the volatile policies
+    """1 key in 35 has a TTL (the index exists): the volatile policies
     evict those and only those, and the index loses each one."""
     s = start_server()
     c = s.client()
