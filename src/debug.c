@@ -62,7 +62,7 @@ static void debug_object(client_t *c) {
     }
     char buf[256];
     snprintf(buf, sizeof(buf), "Value at:%p refcount:%d encoding:%s serializedlength:%zu lru:%u lru_seconds_idle:%llu",
-             (void *)o, obj_is_embedded(o) ? 1 : o->refcount, obj_encoding_name(o->encoding),
+             (void *)o, obj_is_embedded(o) ? 1 : o->refcount, obj_encoding_name_of(o),
              o->type == OBJ_STRING ? obj_string_len(o) + 1 : 0, o->lru, obj_idle_ms(o) / 1000);
     reply_simple(c, buf);
 }
@@ -92,7 +92,8 @@ static void debug_populate(client_t *c) {
             } else {
                 sds v = sds_newlen(NULL, (size_t)size); /* zero-filled */
                 memcpy(v, text, (size_t)(n < size ? n : size));
-                val = obj_create_from_sds(v);
+                val = obj_create_stored_string(v, (size_t)size); /* embedded when short */
+                sds_free(v);
             }
             db_add(c->db, key, val); /* takes val */
         }

@@ -278,15 +278,12 @@ static void *key_entry_cb(void *priv, void *p) {
     db_entry *e = p;
     if (!db_entry_is_embedded(e)) { /* an embedded value moves with e */
         db_entry_ptr *pe = (db_entry_ptr *)e;
-        robj *val = defrag_value(cx, db_entry_val(e), db_entry_key(e));
+        robj *val = defrag_value(cx, db_entry_val(e, NULL), db_entry_key(e));
         pe->tagged_val = (uintptr_t)val | 1;
     }
-    db_entry *moved = offer(df, e);
-    if (moved) {
-        db_entry_moved(e, moved); /* an embedded string's pointer */
-        /* the index of keys with a TTL points at it too (ttl_index.h) */
-        if (db_entry_expire(moved) >= 0) ttl_index_moved(cx->db, e, moved);
-    }
+    db_entry *moved = offer(df, e); /* nothing inside it points into it */
+    /* the index of keys with a TTL points at it (ttl_index.h) */
+    if (moved && db_entry_expire(moved) >= 0) ttl_index_moved(cx->db, e, moved);
     if (df->hits > hits_before) df->key_hits++;
     else df->key_misses++;
     return moved;
@@ -299,7 +296,8 @@ static bool big_key_step(server_t *srv, defrag_t *df) {
     if (!df->big_key) return false;
     db_t *db = &srv->dbs[df->big_db];
     db_entry *de = db_find(db, df->big_key);
-    robj *o = de ? db_entry_val(de) : NULL;
+    robj view;
+    robj *o = de ? db_entry_val(de, &view) : NULL;
     if (o && o->encoding == OBJ_ENCODING_HT && (o->type == OBJ_HASH || o->type == OBJ_SET)) {
         for (int i = 0; i < 16; i++) {
             df->big_cursor = ht_scan_defrag(o->ptr, df->big_cursor, move_member_cb, df);

@@ -116,7 +116,8 @@ static void pool_populate(server_t *srv, evict_t *ev, db_t *db, bool volatile_on
             db_entry *e = samples[i];
             if (!qualifies(e, volatile_only)) continue;
             long long expire_ms = volatile_only ? db_entry_expire(e) : -1;
-            pool_insert(ev, db->id, db_entry_key(e), score_of(srv, db_entry_val(e), expire_ms));
+            robj view;
+            pool_insert(ev, db->id, db_entry_key(e), score_of(srv, db_entry_val(e, &view), expire_ms));
             got++;
         }
     }

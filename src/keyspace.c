@@ -16,6 +16,7 @@
 #include <stdlib.h>
 
 #include "conn.h"
+#include "db_views.h"
 #include "evict_stamp.h"
 #include "lazyfree.h"
 #include "tracking.h"
@@ -48,6 +49,15 @@ void db_free_all(server_t *srv) {
     }
     zfree(srv->dbs);
     srv->dbs = NULL;
+    db_views_free(srv->views);
+    srv->views = NULL;
+}
+
+/* ------------------------------------------------------ value views */
+
+robj *db_value_of(db_t *db, const db_entry *e) {
+    if (!db_entry_is_embedded(e)) return db_entry_val(e, NULL);
+    return db_entry_val(e, db_views_take(db_views_of(db->srv)));
 }
 
 /* ------------------------------------------- temporary sets (swapdb load) */
@@ -134,14 +144,15 @@ static void entry_moved(db_t *db, db_entry *e, db_entry *n) {
  * The entry is rebuilt when the value is embedded in it or will be
  * (db_entry.h), so the stored value is returned. */
 static robj *replace_value(db_t *db, db_entry *e, robj *val) {
-    robj *old = db_entry_val(e);
+    robj view;
+    robj *old = db_entry_val(e, &view);
     if (old == val) return val;
     evict_stamp_replace(db->srv, val, old);
     robj *owned = db_entry_take_val(e); /* NULL when embedded: goes with e */
     db_entry *n = db_entry_set_val(e, val);
     if (n != e) entry_moved(db, e, n);
     if (owned) lazyfree_free_value(db->srv->lazyfree, owned, db->srv->cfg.lazyfree_lazy_server_del);
-    return db_entry_val(n);
+    return db_value_of(db, n);
 }
 
 bool db_expire_if_needed(db_t *db, robj *key) {
@@ -168,8 +179,11 @@ bool db_expire_if_needed(db_t *db, robj *key) {
 static robj *lookup(db_t *db, robj *key, int flags) {
     db_entry *e = db_find(db, key->ptr);
     if (!e) return NULL;
-    robj *val = db_entry_val(e);
-    if (!(flags & LOOKUP_NOTOUCH)) evict_touch(db->srv, val); /* LRU clock or LFU counter */
+    robj *val = db_value_of(db, e);
+    if (!(flags & LOOKUP_NOTOUCH)) {
+        evict_touch(db->srv, val);                                  /* LRU clock or LFU counter */
+        if (db_entry_is_embedded(e)) db_entry_set_lru(e, val->lru); /* val is a view */
+    }
     return val;
 }
 
@@ -195,8 +209,8 @@ bool db_exists(db_t *db, robj *key) {
 }
 
 /* Insert a new entry for key at pos (from ht_find_position_for_insert);
- * returns the stored value (a copy of val when embedded). */
-static robj *insert_new(db_t *db, const ht_position *pos, sds key, robj *val, long long expire_ms) {
+ * returns it (its value is a copy of val when embedded). */
+static db_entry *insert_new(db_t *db, const ht_position *pos, sds key, robj *val, long long expire_ms) {
     evict_stamp_new(db->srv, val); /* before: an embedded copy takes the stamp */
     db_entry *e = db_entry_new(key, sds_len(key), val, expire_ms >= 0, expire_ms);
     ht_insert_at_position(db->keys, pos, e);
@@ -206,13 +220,13 @@ static robj *insert_new(db_t *db, const ht_position *pos, sds key, robj *val, lo
     } else {
         ttl_index_check(db);
     }
-    return db_entry_val(e);
+    return e;
 }
 
 robj *db_add(db_t *db, robj *key, robj *val) {
     ht_position pos;
     if (!ht_find_position_for_insert(db->keys, key->ptr, &pos, NULL)) return NULL; /* callers checked */
-    val = insert_new(db, &pos, key->ptr, val, -1);
+    val = db_value_of(db, insert_new(db, &pos, key->ptr, val, -1));
     db_signal_modified(db, key);
     notify_keyspace_event(db->srv, NOTIFY_NEW, "new", key, db->id); /* notify.c */
     return val;
@@ -235,7 +249,7 @@ robj *db_set_key(db_t *db, robj *key, robj *val, bool keep_ttl) {
     ht_position pos;
     void *existing;
     if (ht_find_position_for_insert(db->keys, key->ptr, &pos, &existing)) {
-        val = insert_new(db, &pos, key->ptr, val, -1);
+        val = db_value_of(db, insert_new(db, &pos, key->ptr, val, -1));
         notify_keyspace_event(db->srv, NOTIFY_NEW, "new", key, db->id); /* notify.c */
     } else {
         val = replace_value(db, existing, val);

@@ -113,6 +113,7 @@ struct server {
     tracking_t *tracking;              /* client-side caching tables (tracking.c) */
     struct pause *pause;               /* CLIENT PAUSE state and waiting requests (pause.c) */
     client_t *current_client;          /* the client whose command runs, or NULL */
+    struct db_views *views;            /* robj views of embedded values (db_views.c) */
     client_t *pending_tracking_client; /* tracking.c: owed invalidations after its reply */
 
     server_stats_t stats;

@@ -6,7 +6,7 @@
  * insert of the new one).  About 8.4 bytes per key with a TTL.
  *
  * When it exists (thresholds measured in docs/benchmarks-history.md,
- * "Keyspace, step 4": among 1M keys, without it, 1 in 8 keys with a TTL
+ * "Keyspace, step 5": among 1M keys, without it, 1 in 8 keys with a TTL
  * collected a mass expiry 1 s later than with it, 1 in 16 2 s later and
  * spent 9 ms of cycle CPU per second with nothing to expire, against
  * 0.1; 1 in 32 and 1 in 64 6.7 s later and 11-20 ms/s):
