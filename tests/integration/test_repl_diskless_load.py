@@ -120,10 +120,12 @@ def test_transfer_cut_midway_redis_replica(start_server, mode):
 
 def test_loading_state_and_async_loading(start_server):
     m, mc = _master(start_server, SERVER, "yes", ["--repl-backlog-size", "16384"])
-    mc.execute_command("DEBUG", "POPULATE", 15000, "k", 100)   # ~1.7 MB
+    mc.execute_command("DEBUG", "POPULATE", 15000, "k", 100)   # a 413 KB RDB
     s = start_server(args=["--repl-diskless-load", "swapdb"])
     sc = s.client()
-    px = Proxy(m.port, stall_after=200_000, rate=400_000)
+    # After the stall the rest flows at 100 KB/s: each load lasts about 2 s,
+    # time for the checks below (a loading server answers between reads).
+    px = Proxy(m.port, stall_after=200_000, rate=100_000)
     try:
         # 1. A first sync (a new history for the replica): synchronous loading.
         sc.replicaof("127.0.0.1", px.port)
