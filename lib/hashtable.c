@@ -130,6 +130,19 @@ size_t ht_mem_usage(const ht *t) {
     return n;
 }
 
+size_t ht_mem_usage_sampled(ht *t, size_t samples, size_t (*entry_bytes)(const void *entry)) {
+    size_t n = ht_mem_usage(t), seen = 0, bytes = 0;
+    ht_iter it;
+    void *e;
+    ht_iter_init(&it, t, false);
+    while ((samples == 0 || seen < samples) && ht_next(&it, &e)) {
+        bytes += entry_bytes(e);
+        seen++;
+    }
+    ht_iter_release(&it);
+    return seen ? n + (size_t)((double)bytes / (double)seen * (double)ht_size(t)) : n;
+}
+
 static void free_entries(ht *t, int ti) {
     if (!t->tables[ti]) return;
     if (t->type->entry_free) {

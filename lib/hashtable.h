@@ -89,6 +89,9 @@ void ht_empty(ht *t);   /* frees entries, keeps the handle */
 static inline size_t ht_size(const ht *t) { return t->used[0] + t->used[1]; }
 size_t ht_buckets(const ht *t);   /* both tables */
 size_t ht_mem_usage(const ht *t); /* the handle and bucket arrays, no entries */
+/* ht_mem_usage plus the entries' bytes: entry_bytes(entry) measured on the
+ * first `samples` entries (0 = all) and scaled to ht_size (MEMORY USAGE). */
+size_t ht_mem_usage_sampled(ht *t, size_t samples, size_t (*entry_bytes)(const void *entry));
 bool ht_is_resizing(const ht *t);
 
 /* Lookup: true and *found = the entry when key is present. */

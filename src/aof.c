@@ -416,7 +416,8 @@ static sds cat_simple(sds buf, const char *cmd, robj *key, const char *arg) {
 static sds cat_key_state(sds buf, db_t *db, robj *key) {
     buf = cat_simple(buf, "DEL", key, NULL);
     db_entry *de = db_find(db, key->ptr);
-    if (de) buf = aof_emit_key(buf, key->ptr, db_entry_val(de), db_entry_expire(de));
+    robj view;
+    if (de) buf = aof_emit_key(buf, key->ptr, db_entry_val(de, &view), db_entry_expire(de));
     return buf;
 }
 
@@ -645,7 +646,8 @@ static int rewrite_write(server_t *srv, const char *tmpfile) {
         ht_iter_init(&it, db->keys, false);
         while (ht_next(&it, &p)) {
             db_entry *de = p;
-            cmd = aof_emit_key(cmd, db_entry_key(de), db_entry_val(de), db_entry_expire(de));
+            robj view;
+            cmd = aof_emit_key(cmd, db_entry_key(de), db_entry_val(de, &view), db_entry_expire(de));
             if (sds_len(cmd) > 64 * 1024) {
                 rio_write(r, cmd, sds_len(cmd));
                 sds_clear(cmd);
@@ -862,7 +864,9 @@ static bool replay(server_t *srv, client_t *c, const unsigned char *buf, aof_cmd
         srv->mstime = util_mstime();
         /* Inside MULTI the commands wait for their EXEC, as they did when
          * they ran: a transaction the file does not finish never applies. */
+        size_t views_mark = db_views_mark(db_views_of(srv)); /* db_views.h */
         if (!srv->durability_hooks->replay_queue(c, cc)) cc->proc(c);
+        db_views_release(srv->views, views_mark);
         c->cmd = NULL;
         c->argv = NULL;
         c->argc = 0;

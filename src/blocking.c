@@ -336,8 +336,10 @@ static void rerun(client_t *c, robj *key) {
     c->srv->mstime = util_mstime();
     /* The served command changes the dataset now: the AOF must see it. */
     long long dirty_before = c->srv->dirty, start = util_ustime();
+    size_t views_mark = db_views_mark(db_views_of(c->srv)); /* db_views.h */
     bs->cmd->proc(c);
     persist_after_command(c, dirty_before);
+    db_views_release(c->srv->views, views_mark);
     /* A served command enters its latency histogram now, with the time it
      * ran (not the time it waited), as in Redis 7.0. */
     if (!bs->still_blocked) latency_track_record(c->srv, bs->cmd, util_ustime() - start);

@@ -20,6 +20,7 @@
 
 #include "acl.h"
 #include "acl_user.h"
+#include "db_views.h"
 #include "evict.h"
 #include "latency.h"
 #include "latency_track.h"
@@ -243,6 +244,9 @@ void dispatch_call(client_t *c, command_t *cmd) {
     unsigned long long replies_before = c->reply_calls;
     client_t *outer = srv->current_client; /* EXEC runs commands inside a command */
     srv->current_client = c;
+    /* Views of embedded values (db_views.h) live as long as the command:
+     * its propagation and tracking below included. */
+    size_t views_mark = db_views_mark(db_views_of(srv));
     cmd->proc(c);
     check_replied(c, cmd, replies_before);
     /* acl.c: the client's user was deleted by this very command. */
@@ -266,5 +270,6 @@ void dispatch_call(client_t *c, command_t *cmd) {
         latency_track_record(srv, cmd, dur);
     }
     monitor_feed(c);
+    db_views_release(srv->views, views_mark);
     c->cmd = NULL;
 }

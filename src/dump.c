@@ -152,7 +152,11 @@ static void cmd_restore(client_t *c) {
     if (ttl) db_set_expire(c->db, key, ttl);
     /* The stored value, not val: a short string was copied into the key's
      * entry, and a TTL may have moved that entry (db_entry.h). */
-    evict_stamp_restore(c->srv, db_entry_val(db_find(c->db, key->ptr)), opt.freq, opt.idle);
+    db_entry *de = db_find(c->db, key->ptr);
+    robj view;
+    robj *stored = db_entry_val(de, &view);
+    evict_stamp_restore(c->srv, stored, opt.freq, opt.idle);
+    if (db_entry_is_embedded(de)) db_entry_set_lru(de, stored->lru); /* a view's stamp goes back to the entry */
     notify_keyspace_event(c->srv, NOTIFY_GENERIC, "restore", key, c->db->id);
     reply_ok(c);
 }

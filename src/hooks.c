@@ -49,9 +49,10 @@ static void conn_hook_run_request(client_t *c) {
 static void conn_hook_protocol_error(client_t *c, const char *msg) { reply_error(c, "%s", msg); }
 
 static void conn_hook_before_sleep(server_t *srv) {
-    blocking_resume_unblocked(srv); /* their replies are flushed by conn.c just after */
-    pause_check_deadline(srv);      /* postponed requests run when a pause ends */
-    tracking_before_sleep(srv);     /* BCAST invalidations */
+    blocking_resume_unblocked(srv);            /* their replies are flushed by conn.c just after */
+    pause_check_deadline(srv);                 /* postponed requests run when a pause ends */
+    tracking_before_sleep(srv);                /* BCAST invalidations */
+    if (srv->views) db_views_idle(srv->views); /* views taken outside any command */
 }
 
 static void conn_hook_client_info(const client_t *c, conn_client_info_t *out) {

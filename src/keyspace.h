@@ -8,6 +8,7 @@
 #include <stdbool.h>
 
 #include "db_entry.h"
+#include "db_views.h"
 #include "server.h"
 
 /* What keyspace.c needs from the layers above it: the data layer tells
@@ -32,9 +33,9 @@ void db_free_all(server_t *srv);
 robj *db_lookup_read(db_t *db, robj *key, int flags); /* counts hit/miss */
 robj *db_lookup_write(db_t *db, robj *key);
 /* Add a key that does not exist: takes a reference to val.  Returns the
- * stored value, which is a copy when val is a short string (embedded in
- * the key's entry, db_entry.h): use it, not val, to change the value
- * after, and keep neither past a later db_* call on the key. */
+ * stored value, which is a view of a copy when val is an immutable string
+ * (embedded in the key's entry, db_entry.h): use it, not val, to read the
+ * value after, and keep neither past a later db_* call on the key. */
 robj *db_add(db_t *db, robj *key, robj *val);
 /* Loading (RDB/AOF start-up): add key with one table lookup, no signals
  * or notifications.  False if the key exists (val is then not taken). */
@@ -56,6 +57,10 @@ size_t db_size(const db_t *db);
 size_t db_expires_size(const db_t *db); /* keys with a TTL */
 /* The entry of key, expired or not, without touching LRU or stats. */
 db_entry *db_find(db_t *db, const sds key);
+/* The value of an entry as commands see it: the stored robj, or for an
+ * embedded value a view valid until the end of the running command
+ * (db_views.h).  Lookups return these. */
+robj *db_value_of(db_t *db, const db_entry *e);
 /* A fresh, empty keys table (SWAPDB, lazy flush). */
 ht *db_create_keys_table(void);
 /* repl-diskless-load swapdb: a set of srv->dbnum empty databases outside

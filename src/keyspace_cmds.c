@@ -115,7 +115,8 @@ static void cmd_keys(client_t *c) {
 /* SCAN skips keys that expired but were not yet removed, and filters TYPE. */
 static bool scan_keep_key(client_t *c, const scan_args_t *a, void *entry) {
     if (!entry_is_live(c->db, entry)) return false;
-    robj *o = db_entry_val(entry);
+    robj view;
+    robj *o = db_entry_val(entry, &view);
     return !a->type || strcasecmp(a->type, obj_type_name(o->type)) == 0;
 }
 
@@ -261,7 +262,7 @@ static robj *object_lookup(client_t *c) {
 
 static void cmd_object_encoding(client_t *c) {
     robj *o = object_lookup(c);
-    if (o) reply_bulk_cstr(c, obj_encoding_name(o->encoding));
+    if (o) reply_bulk_cstr(c, obj_encoding_name_of(o));
 }
 
 static void cmd_object_refcount(client_t *c) {
@@ -357,10 +358,12 @@ static void cmd_swapdb(client_t *c) {
         x->expires_count = y->expires_count;
         x->avg_ttl = y->avg_ttl;
         x->expire_cursor = y->expire_cursor;
+        x->ttl_index = y->ttl_index; /* ttl_index.h: it goes with its keys table */
         y->keys = tmp.keys;
         y->expires_count = tmp.expires_count;
         y->avg_ttl = tmp.avg_ttl;
         y->expire_cursor = tmp.expire_cursor;
+        y->ttl_index = tmp.ttl_index;
         c->srv->dirty++;
         /* Clients blocked on a key that now exists are served. */
         blocking_signal_db(x);

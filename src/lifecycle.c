@@ -39,6 +39,7 @@
 #include "pubsub.h"
 #include "pause.h"
 #include "tracking.h"
+#include "ttl_index.h"
 #include "slowlog.h"
 #include "log.h"
 #include "multi.h"
@@ -71,6 +72,7 @@ static void resize_tables(server_t *srv) {
         db_t *db = &srv->dbs[i];
         ht_shrink_if_needed(db->keys);
         if (ht_is_resizing(db->keys)) ht_rehash_us(db->keys, 1000);
+        ttl_index_cron(db, 1000); /* an index being built over a big table */
     }
 }
 

@@ -52,6 +52,10 @@ robj *obj_create_string(const char *p, size_t len) {
     return len <= OBJ_EMBSTR_MAX ? obj_create_embstr(p, len) : obj_create_raw_string(p, len);
 }
 
+robj *obj_create_stored_string(const char *p, size_t len) {
+    return len <= OBJ_EMBED_MAX ? obj_create_embstr(p, len) : obj_create_raw_string(p, len);
+}
+
 robj *obj_create_from_ll(long long v) {
     if (v >= 0 && v < OBJ_SHARED_INTEGERS) return shared_integers[v];
     robj *o = obj_create(OBJ_STRING, NULL);
@@ -114,7 +118,7 @@ robj *obj_try_encoding(robj *o) {
         o->ptr = (void *)(intptr_t)v;
         return o;
     }
-    if (len <= OBJ_EMBSTR_MAX) {
+    if (len <= OBJ_EMBED_MAX) {
         if (o->encoding == OBJ_ENCODING_EMBSTR) return o;
         robj *e = obj_create_embstr(s, len);
         obj_decref(o);
@@ -198,6 +202,11 @@ const char *obj_encoding_name(int encoding) {
         case OBJ_ENCODING_STREAM: return "stream";
         default: return "unknown";
     }
+}
+
+const char *obj_encoding_name_of(const robj *o) {
+    if (o->encoding == OBJ_ENCODING_EMBSTR && sds_len(o->ptr) > OBJ_EMBSTR_MAX) return "raw";
+    return obj_encoding_name(o->encoding);
 }
 
 /* Bytes held by a value: the object plus its encoded data.  Collections

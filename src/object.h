@@ -2,7 +2,9 @@
  * reference count and a pointer to the encoded data.
  *
  * Strings are encoded as INT (the value itself in ptr), EMBSTR (robj and sds
- * in one allocation, for up to 44 bytes) or RAW (a separate sds).  Collection
+ * in one immutable allocation: up to 44 bytes for any string, up to
+ * OBJ_EMBED_MAX for one stored under a key, which is then copied into the
+ * key's entry) or RAW (a separate sds, editable in place).  Collection
  * types register their free/usage callbacks with obj_register_type() so this
  * file does not depend on every encoding.  Shared objects (small integers)
  * are pinned with OBJ_SHARED_REFCOUNT and never freed. */
@@ -38,11 +40,18 @@ enum {
 };
 
 #define OBJ_SHARED_REFCOUNT INT32_MAX
-/* A string value living inside its keyspace entry (db_entry.h): never
- * freed through obj_decref, it goes when the entry does. */
+/* A view of a string value living inside its keyspace entry (db_entry.h,
+ * db_views.h): never freed through obj_decref, its bytes go when the entry
+ * does and the view itself at the end of the command. */
 #define OBJ_EMBEDDED_REFCOUNT (INT32_MAX - 1)
 #define OBJ_SHARED_INTEGERS 10000
-#define OBJ_EMBSTR_MAX 44
+#define OBJ_EMBSTR_MAX 44 /* longer strings are reported "raw", as Redis does */
+/* Strings a key stores (SET and friends, RDB load) are made EMBSTR, one
+ * immutable allocation, up to this length; the keyspace then copies them
+ * into the key's own entry (db_entry.h), saving the robj and the separate
+ * block.  Longer ones stay RAW behind a pointer: copying them on every
+ * store and move would cost more than the ~40 bytes it saves. */
+#define OBJ_EMBED_MAX 4096
 #define LRU_BITS 24
 #define LRU_CLOCK_MAX ((1 << LRU_BITS) - 1)
 #define LRU_CLOCK_RESOLUTION 1000 /* ms per LRU clock tick */
@@ -66,6 +75,9 @@ robj *obj_create(int type, void *ptr);              /* takes ptr */
 robj *obj_create_string(const char *p, size_t len); /* embstr or raw */
 robj *obj_create_raw_string(const char *p, size_t len);
 robj *obj_create_embstr(const char *p, size_t len);
+/* A string value to store under a key: int, embstr up to OBJ_EMBED_MAX
+ * bytes, raw above (RDB load, RESTORE). */
+robj *obj_create_stored_string(const char *p, size_t len);
 robj *obj_create_from_ll(long long v); /* may return a shared object */
 robj *obj_create_from_sds(sds s);      /* takes s */
 void obj_incref(robj *o);
@@ -73,7 +85,7 @@ void obj_decref(robj *o);
 void obj_decref_void(void *o);
 
 /* Compact a string value for storage: int if it is a canonical integer,
- * embstr if short, trimmed otherwise.  Returns the object to keep (maybe a
+ * embstr up to OBJ_EMBED_MAX bytes, trimmed otherwise.  Returns the object to keep (maybe a
  * different one); the argument's reference is consumed. */
 robj *obj_try_encoding(robj *o);
 
@@ -96,6 +108,9 @@ bool obj_get_long_double(const robj *o, long double *out);
 
 const char *obj_type_name(int type);
 const char *obj_encoding_name(int encoding);
+/* What OBJECT ENCODING says of o: an embstr longer than OBJ_EMBSTR_MAX is
+ * "raw", as Redis, which only makes embstr up to that length, says. */
+const char *obj_encoding_name_of(const robj *o);
 size_t obj_mem_usage(robj *o, size_t samples);
 
 /* The LRU clock, maintained by the server cron. */

@@ -275,7 +275,7 @@ static robj *get_string_object(reader_t *r) {
     if (!get_view(r, &sv)) return NULL;
     long long v = sv.ival;
     if (sv.is_int || (sv.len <= 20 && util_str2ll(sv.p, sv.len, &v))) return obj_create_from_ll(v);
-    return obj_create_string(sv.p, sv.len);
+    return obj_create_stored_string(sv.p, sv.len);
 }
 
 /* A zmalloc'd copy of len bytes; an empty blob still gets a block (our

@@ -290,7 +290,8 @@ static void put_db(rio_t *r, db_t *db, bool compress) {
         db_entry *de = p;
         more = ht_next(&it, &p);
         if (more) __builtin_prefetch(p);
-        put_key(r, db_entry_key(de), db_entry_val(de), db_entry_expire(de), compress);
+        robj view;
+        put_key(r, db_entry_key(de), db_entry_val(de, &view), db_entry_expire(de), compress);
     }
     ht_iter_release(&it);
 }

@@ -260,17 +260,7 @@ static void hash_free_value(robj *o) {
  * measured on up to samples of them (0: all), scaled to the whole. */
 static size_t hash_mem_usage(robj *o, size_t samples) {
     if (o->encoding == OBJ_ENCODING_LISTPACK) return lp_mem_usage(o->ptr);
-    ht *t = o->ptr;
-    size_t n = ht_mem_usage(t), seen = 0, bytes = 0;
-    ht_iter it;
-    void *f;
-    ht_iter_init(&it, t, false);
-    while ((samples == 0 || seen < samples) && ht_next(&it, &f)) {
-        bytes += hf_bytes(f);
-        seen++;
-    }
-    ht_iter_release(&it);
-    return seen ? n + (size_t)((double)bytes / (double)seen * (double)ht_size(t)) : n;
+    return ht_mem_usage_sampled(o->ptr, samples, hf_bytes);
 }
 
 /* Registered by commands_init(). */

@@ -256,22 +256,14 @@ static void set_free_value(robj *o) {
     else ht_release(o->ptr);
 }
 
+static size_t member_bytes(const void *member) { return sds_alloc_size((const sds)member); }
+
 static size_t set_mem_usage(robj *o, size_t samples) {
     if (o->encoding == OBJ_ENCODING_INTSET) return intset_mem_usage(o->ptr);
     if (o->encoding == OBJ_ENCODING_LISTPACK) return lp_mem_usage(o->ptr);
     /* The table, plus the member strings measured on up to samples of
      * them (0: all) and scaled to the whole set. */
-    ht *t = o->ptr;
-    size_t n = ht_mem_usage(t), seen = 0, bytes = 0;
-    ht_iter it;
-    void *k;
-    ht_iter_init(&it, t, false);
-    while ((samples == 0 || seen < samples) && ht_next(&it, &k)) {
-        bytes += sds_alloc_size(k);
-        seen++;
-    }
-    ht_iter_release(&it);
-    return seen ? n + (size_t)((double)bytes / (double)seen * (double)ht_size(t)) : n;
+    return ht_mem_usage_sampled(o->ptr, samples, member_bytes);
 }
 
 /* Registered by commands_init(). */

@@ -30,7 +30,7 @@ import sys
 # this list.  Keep README's picture in step with this table.
 LAYERS = [
     ("base", "state and types every layer sees",
-     "version config server command_def object db_entry notify_flags evict_stamp zset stream lazyfree"),
+     "version config server command_def object db_entry db_views notify_flags evict_stamp zset stream lazyfree"),
     ("connection", "clients, their buffers, replies",
      "conn reply io_engine io_uring_engine"),
     ("table", "the command table and its Redis 7.0 metadata",
@@ -38,7 +38,7 @@ LAYERS = [
     ("client services", "per-client features the data layer may tell",
      "pubsub notify tracking monitor slowlog latency acl_user acl scan"),
     ("data", "the keyspace",
-     "keyspace t_hash t_set"),
+     "keyspace ttl_index t_hash t_set"),
     ("durability", "write stream, RDB, AOF, replication",
      "durability_hooks child rdb rdb_stream rdb_load rdb_save aof stream_aof propagate persist repl repl_state repl_backlog repl_diskless "
      "repl_failover repl_info repl_master repl_replica repl_load"),

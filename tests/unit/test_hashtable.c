@@ -403,6 +403,23 @@ static int test_memory_per_entry(void) {
     return 0;
 }
 
+/* Sampled entry bytes: all entries counted exactly with samples 0; a
+ * sample of uniform entries scales to the same total; the empty table is
+ * its handle and arrays only. */
+static size_t item_bytes(const void *e) { return 100 + (((const item *)e)->val & 1); }
+
+static int test_mem_usage_sampled(void) {
+    ht *t = ht_create(&good_type);
+    CHECK_EQ_INT(ht_mem_usage_sampled(t, 0, item_bytes), ht_mem_usage(t));
+    for (uint64_t i = 0; i < 1000; i++) CHECK(ht_add(t, new_item(i, i)));
+    size_t base = ht_mem_usage(t);
+    CHECK_EQ_INT(ht_mem_usage_sampled(t, 0, item_bytes), base + 1000 * 100 + 500);
+    size_t est = ht_mem_usage_sampled(t, 10, item_bytes);
+    CHECK(est >= base + 1000 * 100 && est <= base + 1000 * 101);
+    ht_release(t);
+    return 0;
+}
+
 int main(void) {
     RUN_TEST(test_basic);
     RUN_TEST(test_model_good_hash);
@@ -416,5 +433,6 @@ int main(void) {
     RUN_TEST(test_defrag_moves_entries);
     RUN_TEST(test_incremental_resize);
     RUN_TEST(test_memory_per_entry);
+    RUN_TEST(test_mem_usage_sampled);
     return TEST_REPORT("hashtable");
 }
