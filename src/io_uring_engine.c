@@ -601,12 +601,12 @@ static void dispatch(struct uring_engine *e, const cqe_copy_t *cq) {
 }
 
 /* Run deferred receive work if the kernel has any, then copy every ready
- * completion to the FIFO.  With completions already in the CQ (the round's
- * wait returned them) the kernel's newer work is left for the submit that
- * ends this round, which runs it anyway: one system call per busy round,
- * not two. */
+ * completion to the FIFO.  (Leaving that work to the round's submit when
+ * the CQ already held completions saved an enter per busy round, but a
+ * request read while the replica loads from the socket then went
+ * unanswered with -LOADING: test_repl_diskless_load.py.) */
 static void pull(struct uring_engine *e, bool enter) {
-    if (enter && !io_uring_cq_ready(&e->ring) && kernel_pending(e)) {
+    if (enter && kernel_pending(e)) {
         if (e->queued) {
             e->queued = 0;
             bufs_publish(e);
