@@ -122,9 +122,8 @@ typedef struct cqe_copy {
 struct uring_engine {
     server_t *srv;
     struct io_uring ring;
-    bool taskrun_flag;       /* IORING_SQ_TASKRUN tells whether receive work waits */
-    bool ring_fd_registered; /* io_uring_enter names the ring by index, not by fd */
-    int efd;                 /* eventfd the ring signals */
+    bool taskrun_flag; /* IORING_SQ_TASKRUN tells whether receive work waits */
+    int efd;           /* eventfd the ring signals */
     evloop_io_t *eio;
     struct io_uring_buf_ring *br;
     size_t br_bytes;
@@ -293,7 +292,7 @@ static struct uring_engine *engine_create(server_t *srv, char *why, size_t whyle
     /* Every io_uring_enter then names the ring by its index in this
      * thread's table instead of an fd looked up per call (5.18+; an older
      * kernel refuses and the fd is used as before). */
-    e->ring_fd_registered = io_uring_register_ring_fd(&e->ring) == 1;
+    (void)io_uring_register_ring_fd(&e->ring);
     e->eio = evloop_io_add_edge(srv->loop, e->efd, on_ring_event, e);
     return e;
 fail:
@@ -602,12 +601,12 @@ static void dispatch(struct uring_engine *e, const cqe_copy_t *cq) {
 }
 
 /* Run deferred receive work if the kernel has any, then copy every ready
- * completion to the FIFO.  With completions already in the CQ (the round's
- * wait returned them) the kernel's newer work is left for the submit that
- * ends this round, which runs it anyway: one system call per busy round,
- * not two. */
+ * completion to the FIFO.  (Leaving that work to the round's submit when
+ * the CQ already held completions saved an enter per busy round, but a
+ * request read while the replica loads from the socket then went
+ * unanswered with -LOADING: test_repl_diskless_load.py.) */
 static void pull(struct uring_engine *e, bool enter) {
-    if (enter && !io_uring_cq_ready(&e->ring) && kernel_pending(e)) {
+    if (enter && kernel_pending(e)) {
         if (e->queued) {
             e->queued = 0;
             bufs_publish(e);
@@ -766,22 +765,6 @@ bool io_engine_init(server_t *srv) {
 }
 
 void io_engine_free(server_t *srv) { (void)srv; }
-/* Busy rounds back to back (server_before_sleep): after a submit whose
- * wait returned completions, while clients keep the coalescing on, the
- * next round starts at once instead of going back through libevent, which
- * would only return at once from epoll_wait (the eventfd said there is
- * work).  At most URING_BUSY_ROUNDS in a row: the timers, the listener,
- * signals and epoll clients are then served after about 3 ms at worst
- * (URING_BUSY_ROUNDS waits of URING_COALESCE_US), not starved. */
-bool io_engine_continue(server_t *srv, unsigned rounds) {
-    struct uring_engine *e = srv->uring;
-    if (!e || rounds >= URING_BUSY_ROUNDS || e->recent_recvs < URING_COALESCE_MIN) return false;
-    if (!io_uring_cq_ready(&e->ring) && e->qhead == e->qlen) return false;
-    io_uring_cq_eventfd_toggle(&e->ring, false); /* on again at the last round's submit */
-    e->busy_rounds++;
-    return true;
-}
-
 bool uring_conn_attach(client_t *c) {
     (void)c;
     return false;
