@@ -59,8 +59,11 @@ def test_summary_csv_has_one_numeric_row_per_allocator(quick_run):
         # mem_allocator names the build that was asked for
         assert r["mem_allocator"].startswith(r["allocator"].split("+")[0]), r
     fills = {r["allocator"]: r for r in rows if r["scenario"] == "fill-small"}
-    for a in ALLOCS:     # 20,000 keys were written: at least ~1 MB of data
-        assert float(fills[a]["used_memory"]) - float(fills[a]["used_start"]) > 1e6
+    # 20,000 keys were written: at least 32 bytes each (16-byte key, value,
+    # header and table slot; issue 20's entries take about 40-48 with
+    # 3-byte values, so the ~1 MB this once asked for no longer holds).
+    for a in ALLOCS:
+        assert float(fills[a]["used_memory"]) - float(fills[a]["used_start"]) > 20000 * 32
 
 
 @pytest.mark.slow
