@@ -2,7 +2,9 @@
  * reference count and a pointer to the encoded data.
  *
  * Strings are encoded as INT (the value itself in ptr), EMBSTR (robj and sds
- * in one allocation, for up to 44 bytes) or RAW (a separate sds).  Collection
+ * in one immutable allocation: up to 44 bytes for any string, up to
+ * OBJ_EMBED_MAX for one stored under a key, which is then copied into the
+ * key's entry) or RAW (a separate sds, editable in place).  Collection
  * types register their free/usage callbacks with obj_register_type() so this
  * file does not depend on every encoding.  Shared objects (small integers)
  * are pinned with OBJ_SHARED_REFCOUNT and never freed. */
@@ -38,8 +40,9 @@ enum {
 };
 
 #define OBJ_SHARED_REFCOUNT INT32_MAX
-/* A string value living inside its keyspace entry (db_entry.h): never
- * freed through obj_decref, it goes when the entry does. */
+/* A view of a string value living inside its keyspace entry (db_entry.h,
+ * db_views.h): never freed through obj_decref, its bytes go when the entry
+ * does and the view itself at the end of the command. */
 #define OBJ_EMBEDDED_REFCOUNT (INT32_MAX - 1)
 #define OBJ_SHARED_INTEGERS 10000
 #define OBJ_EMBSTR_MAX 44 /* longer strings are reported "raw", as Redis does */
