@@ -135,6 +135,32 @@ static void unlink_node(zskiplist *zsl, zsl_node_t *x, zsl_node_t **update) {
     zsl->length--;
 }
 
+/* ---------------------------- active defrag ------------------------------ */
+
+zsl_node_t *zsl_defrag_node(zskiplist *zsl, zsl_node_t *x, zsl_move_fn move, void *arg) {
+    /* update[i] is the last node before x at level i; its link at level i
+     * points at x exactly for the levels x has. */
+    zsl_node_t *update[ZSL_MAX_LEVEL];
+    zsl_node_t *found = find_update(zsl, x->score, x->ele, update, NULL);
+    if (found != x) return NULL; /* not in this skiplist: leave it */
+    size_t hdr = sds_hdr_len(x->ele);
+    char *block = move(arg, x->ele - hdr);
+    if (block) x->ele = block + hdr;
+    zsl_node_t *n = move(arg, x);
+    if (!n) return NULL;
+    for (int i = 0; i < zsl->level && update[i]->level[i].forward == x; i++) update[i]->level[i].forward = n;
+    if (n->level[0].forward) n->level[0].forward->backward = n;
+    else zsl->tail = n;
+    return n;
+}
+
+void zsl_defrag_header(zskiplist *zsl, zsl_move_fn move, void *arg) {
+    /* The first node's backward is NULL, not the header: only zsl->header
+     * points at it. */
+    zsl_node_t *n = move(arg, zsl->header);
+    if (n) zsl->header = n;
+}
+
 bool zsl_delete(zskiplist *zsl, double score, const sds ele, zsl_node_t **node) {
     zsl_node_t *update[ZSL_MAX_LEVEL];
     zsl_node_t *x = find_update(zsl, score, ele, update, NULL);

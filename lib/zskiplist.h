@@ -125,6 +125,17 @@ unsigned long zsl_length(const zskiplist *zsl);
  * every node; otherwise the first `samples` nodes are averaged and scaled,
  * as MEMORY USAGE SAMPLES does. */
 size_t zsl_mem_usage(const zskiplist *zsl, size_t samples);
+/* Active defrag.  move(arg, block) returns a new copy of a zmalloc block
+ * (the old one is then dead) or NULL when it stays.  zsl_defrag_node
+ * offers node x's member sds, then x itself, and repoints the links at x
+ * (found by a search for x: O(log n), so a caller may stop between nodes
+ * and go on later); it returns x's new address, or NULL when the node
+ * stayed (its member may have moved).  zsl_defrag_header offers the
+ * header node, the only block zsl points at besides the nodes. */
+typedef void *(*zsl_move_fn)(void *arg, void *block);
+zsl_node_t *zsl_defrag_node(zskiplist *zsl, zsl_node_t *x, zsl_move_fn move, void *arg);
+void zsl_defrag_header(zskiplist *zsl, zsl_move_fn move, void *arg);
+
 /* Check every invariant above; for tests and DEBUG. */
 bool zsl_verify(const zskiplist *zsl);
 

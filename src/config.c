@@ -145,7 +145,7 @@ static const directive directives[] = {
     {"slowlog-log-slower-than", T_INT, O(slowlog_log_slower_than), "10000", -1, LLONG_MAX, NULL, 0},
     {"slowlog-max-len", T_INT, O(slowlog_max_len), "128", 0, LONG_MAX, NULL, 0},
     {"latency-monitor-threshold", T_INT, O(latency_monitor_threshold), "0", 0, LLONG_MAX, NULL, 0},
-    {"io-engine", T_ENUM, O(io_engine), "epoll", 0, 0, io_engine_enum, F_IMMUTABLE}, /* io_uring_engine.c */
+    {"io-engine", T_ENUM, O(io_engine), "auto", 0, 0, io_engine_enum, F_IMMUTABLE}, /* io_uring_engine.c */
     {"enable-debug-command", T_ENUM, O(enable_debug_command), "no", 0, 0, debug_enum, F_IMMUTABLE},
     {"latency-tracking", T_BOOL, O(latency_tracking), "yes", 0, 0, NULL, 0},
     {"latency-tracking-info-percentiles", T_PCTL, O(latency_tracking_info_percentiles), "50 99 99.9", 0, 0, NULL,

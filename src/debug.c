@@ -8,6 +8,8 @@
  * ERROR, POPULATE, RELOAD, OBJECT, SET-ACTIVE-EXPIRE, LISTPACK,
  * QUICKLIST-PACKED-THRESHOLD (validated; lists here never use plain nodes),
  * LAZYFREE-PAUSE (ours: holds the lazy-free thread so tests need no timing),
+ * TTL-INDEX (ours: the index of keys with a TTL, ttl_index.h),
+ * DEFRAG-PASS (ours: one defrag pass moving every block, defrag.h),
  * CHANGE-REPL-ID (no replication IDs to change yet), HELP.  Anything else
  * gets Redis's unknown-subcommand error, as JMAP and STRINGMATCH-LEN do on
  * Redis 7.0.15.  DEBUG is one command with its subcommand in argv[1], as
@@ -20,6 +22,7 @@
 
 #include "commands.h"
 #include "config.h"
+#include "defrag.h"
 #include "io_engine.h"
 #include "keyspace.h"
 #include "lazyfree.h"
@@ -29,6 +32,7 @@
 #include "persist.h"
 #include "reply.h"
 #include "server.h"
+#include "ttl_index.h"
 #include "util.h"
 
 static bool debug_allowed(client_t *c) {
@@ -187,9 +191,42 @@ static void debug_uring_drop_wakeup(client_t *c) {
     reply_ok(c);
 }
 
+/* DEBUG DEFRAG-PASS: one active-defrag pass now with every block moved
+ * (defrag.h); replies the blocks moved. */
+static void debug_defrag_pass(client_t *c) {
+    long long moved = defrag_debug_pass(c->srv);
+    if (moved < 0) {
+        reply_error(c, "ERR an active defrag cycle is running");
+        return;
+    }
+    reply_ll(c, moved);
+}
+
+/* DEBUG TTL-INDEX [AUTO|ALWAYS|NEVER]: with no argument, the state of
+ * the current db's index of keys with a TTL (ttl_index.h), checked
+ * against the keys table; with one, force it on or off on every db (tests
+ * and benchmarks) or give the decision back to the thresholds. */
+static void debug_ttl_index(client_t *c) {
+    if (c->argc == 3) {
+        static const char *modes[] = {"auto", "always", "never"};
+        for (int m = 0; m < 3; m++) {
+            if (strcasecmp(c->argv[2]->ptr, modes[m])) continue;
+            ttl_index_set_mode(c->srv, m);
+            reply_ok(c);
+            return;
+        }
+        reply_error(c, RL_ERR_SYNTAX);
+        return;
+    }
+    char buf[256];
+    ttl_index_describe(c->db, buf, sizeof(buf));
+    reply_bulk_cstr(c, buf);
+}
+
 static void debug_help(client_t *c) {
     static const char *help[] = {
         "CHANGE-REPL-ID", "    Change the replication IDs of the instance (none here yet: a no-op).",
+        "DEFRAG-PASS", "    Run one active-defrag pass now, moving every block; reply the blocks moved.",
         "ERROR <string>", "    Return a Redis protocol error with <string> as message.",
         "LAZYFREE-PAUSE <0|1>", "    Hold (1) or release (0) the lazy-free thread; big frees queue while held.",
         "LISTPACK <key>", "    Show low level info about the listpack encoding of <key>.",
@@ -199,6 +236,7 @@ static void debug_help(client_t *c) {
         "RELOAD [NOSAVE]", "    Save the RDB on disk and reload it back to memory.",
         "SET-ACTIVE-EXPIRE <0|1>", "    Stop (0) or resume (1) expiring keys in the background.",
         "SLEEP <seconds>", "    Stop the server for <seconds>. Decimals allowed.",
+        "TTL-INDEX [AUTO|ALWAYS|NEVER]", "    Show (or force) the index of the current db's keys with a TTL.",
         "URING-DROP-WAKEUP", "    io_uring engine: lose the next eventfd wake-up (the cron recovers it).", NULL};
     reply_help(c, "DEBUG", help);
 }
@@ -222,6 +260,8 @@ static const debug_sub subs[] = {
     {"lazyfree-pause", debug_lazyfree_pause, 3, 3},
     {"change-repl-id", reply_ok, 2, 2},
     {"uring-drop-wakeup", debug_uring_drop_wakeup, 2, 2},
+    {"ttl-index", debug_ttl_index, 2, 3},
+    {"defrag-pass", debug_defrag_pass, 2, 2},
 };
 
 static void cmd_debug(client_t *c) {

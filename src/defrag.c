@@ -12,12 +12,17 @@
  *   - the encoded data: listpacks, intsets, quicklist nodes and their
  *     listpacks, the table of a hashtable set/hash and its entries (one
  *     block per member, or per field with its value),
- *     a stream's struct and node listpacks,
+ *     a stream's struct and node listpacks, a skiplist sorted set's
+ *     struct, skiplist, header, member table and every node with its
+ *     member (zsl_defrag_node repoints the links; the member table's
+ *     slot is the scan's),
  *   - the keyspace entry itself (db_entry.h: key, value pointer, expire),
- *     whose table slot the scan points at the new copy.
+ *     whose table slot the scan points at the new copy, as the index of
+ *     keys with a TTL does when the db keeps one (ttl_index.h).
  * Every move is zmalloc_defrag_move(): the allocator decides, we only fix
  * the pointers.  Raw sds strings are moved whole (sds_hdr_len gives the block
- * start); sorted sets in skiplist encoding are not moved yet.
+ * start).  DEBUG DEFRAG-PASS runs one pass with every block moved, so
+ * tests see each pointer fixed whatever the allocator would decide.
  *
  * Budget: each cron tick may spend cpu% of the tick period, cpu% going from
  * active-defrag-cycle-min at the lower threshold to -cycle-max at the upper
@@ -33,6 +38,8 @@
 #include "keyspace.h"
 #include "quicklist.h"
 #include "stream.h"
+#include "ttl_index.h"
+#include "zset.h"
 #include "util.h"
 
 enum { PHASE_KEYS = 0,
@@ -53,6 +60,7 @@ struct defrag {
     evloop_timer_t *slice_timer; /* runs the rest of the tick's budget in slices */
     long long total_ms;          /* finished cycles */
     long long hits, misses, key_hits, key_misses;
+    bool force; /* defrag_debug_pass: every offered block moves */
 };
 
 typedef struct scan_ctx {
@@ -95,9 +103,18 @@ void defrag_get_stats(server_t *srv, defrag_stats_t *out) {
 
 /* ---------------------------------------------------------------- moves */
 
+/* A move whatever the allocator thinks (defrag_debug_pass). */
+static void *forced_move(void *p) {
+    size_t size = zmalloc_size(p);
+    void *n = zmalloc(size);
+    memcpy(n, p, size);
+    zfree(p);
+    return n;
+}
+
 /* Offer one block; the new address, or NULL if it stays. */
 static void *offer(defrag_t *df, void *p) {
-    void *n = zmalloc_defrag_move(p);
+    void *n = df->force ? forced_move(p) : zmalloc_defrag_move(p);
     if (n) df->hits++;
     else df->misses++;
     return n;
@@ -129,6 +146,17 @@ static void *move_member_cb(void *priv, void *entry) {
     return n ? n + h : NULL;
 }
 
+/* A collection with more entries than active-defrag-max-scan-fields is
+ * left for later slices (big_key_step) when none is pending: true then. */
+static bool defer_big(scan_ctx_t *cx, const ht *t, sds key) {
+    defrag_t *df = cx->df;
+    if ((long long)ht_size(t) <= cx->srv->cfg.active_defrag_max_scan_fields || df->big_key) return false;
+    df->big_key = sds_dup(key);
+    df->big_db = cx->db->id;
+    df->big_cursor = 0;
+    return true;
+}
+
 /* A hashtable set or hash: its table handle now, its entries now if few,
  * else in later slices (big_key). */
 static void defrag_table(scan_ctx_t *cx, robj *o, sds key) {
@@ -136,14 +164,46 @@ static void defrag_table(scan_ctx_t *cx, robj *o, sds key) {
     ht *t = offer(df, o->ptr);
     if (t) o->ptr = t;
     else t = o->ptr;
-    if ((long long)ht_size(t) > cx->srv->cfg.active_defrag_max_scan_fields && !df->big_key) {
-        df->big_key = sds_dup(key);
-        df->big_db = cx->db->id;
-        df->big_cursor = 0;
-        return;
-    }
+    if (defer_big(cx, t, key)) return;
     size_t cursor = 0;
     do cursor = ht_scan_defrag(t, cursor, move_member_cb, df);
+    while (cursor);
+}
+
+/* zskiplist's move callback: any block, through offer. */
+static void *move_block_cb(void *priv, void *block) { return offer(priv, block); }
+
+typedef struct zset_ctx {
+    defrag_t *df;
+    zskiplist *zsl;
+} zset_ctx_t;
+
+/* A skiplist node found in the member table: the node and its member move
+ * (zsl_defrag_node fixes the links), the scan stores the node's new
+ * address in the table. */
+static void *move_zset_node_cb(void *priv, void *node) {
+    zset_ctx_t *z = priv;
+    return zsl_defrag_node(z->zsl, node, move_block_cb, z->df);
+}
+
+/* A skiplist sorted set: the zset_t, the skiplist struct, its header node
+ * and the member table's handle now; the nodes (walked through the member
+ * table, whose scan cursor resumes across slices) now if few, else in
+ * later slices (big_key). */
+static void defrag_zset(scan_ctx_t *cx, robj *o, sds key) {
+    defrag_t *df = cx->df;
+    zset_t *zs = offer(df, o->ptr);
+    if (zs) o->ptr = zs;
+    else zs = o->ptr;
+    zskiplist *zsl = offer(df, zs->zsl);
+    if (zsl) zs->zsl = zsl;
+    zsl_defrag_header(zs->zsl, move_block_cb, df);
+    ht *t = offer(df, zs->members);
+    if (t) zs->members = t;
+    if (defer_big(cx, zs->members, key)) return;
+    zset_ctx_t z = {df, zs->zsl};
+    size_t cursor = 0;
+    do cursor = ht_scan_defrag(zs->members, cursor, move_zset_node_cb, &z);
     while (cursor);
 }
 
@@ -179,13 +239,16 @@ static void defrag_encoded(scan_ctx_t *cx, robj *o, sds key) {
         case OBJ_ENCODING_HT:
             if (o->type == OBJ_HASH || o->type == OBJ_SET) defrag_table(cx, o, key);
             break;
+        case OBJ_ENCODING_SKIPLIST:
+            if (o->type == OBJ_ZSET) defrag_zset(cx, o, key);
+            break;
         case OBJ_ENCODING_RAW:
             if (o->type == OBJ_STRING) {
                 size_t h = sds_hdr_len(o->ptr);
                 if ((p = offer(df, (char *)o->ptr - h))) o->ptr = (char *)p + h;
             }
             break;
-        default: /* int, embstr (moved with the robj), skiplist */
+        default: /* int, embstr (moved with the robj) */
             break;
     }
 }
@@ -219,6 +282,8 @@ static void *key_entry_cb(void *priv, void *p) {
         pe->tagged_val = (uintptr_t)val | 1;
     }
     db_entry *moved = offer(df, e); /* nothing inside it points into it */
+    /* the index of keys with a TTL points at it (ttl_index.h) */
+    if (moved && db_entry_expire(moved) >= 0) ttl_index_moved(cx->db, e, moved);
     if (df->hits > hits_before) df->key_hits++;
     else df->key_misses++;
     return moved;
@@ -236,6 +301,14 @@ static bool big_key_step(server_t *srv, defrag_t *df) {
     if (o && o->encoding == OBJ_ENCODING_HT && (o->type == OBJ_HASH || o->type == OBJ_SET)) {
         for (int i = 0; i < 16; i++) {
             df->big_cursor = ht_scan_defrag(o->ptr, df->big_cursor, move_member_cb, df);
+            if (df->big_cursor == 0) break;
+        }
+        if (df->big_cursor != 0) return true;
+    } else if (o && o->encoding == OBJ_ENCODING_SKIPLIST && o->type == OBJ_ZSET) {
+        zset_t *zs = o->ptr;
+        zset_ctx_t z = {df, zs->zsl};
+        for (int i = 0; i < 16; i++) {
+            df->big_cursor = ht_scan_defrag(zs->members, df->big_cursor, move_zset_node_cb, &z);
             if (df->big_cursor == 0) break;
         }
         if (df->big_cursor != 0) return true;
@@ -257,6 +330,22 @@ static bool keyspace_step(server_t *srv, defrag_t *df) {
         df->dbid++;
     }
     return false;
+}
+
+long long defrag_debug_pass(server_t *srv) {
+    defrag_t *df = srv->defrag;
+    if (df->running) return -1;
+    long long hits = df->hits;
+    df->force = true;
+    df->dbid = 0;
+    df->phase = PHASE_KEYS;
+    df->cursor = 0;
+    while (big_key_step(srv, df) || keyspace_step(srv, df)) {
+    }
+    while (big_key_step(srv, df)) { /* deferred by the last db's last step */
+    }
+    df->force = false;
+    return df->hits - hits;
 }
 
 /* cpu% for a fragmentation of pct percent: linear between the thresholds. */

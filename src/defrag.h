@@ -34,5 +34,10 @@ void defrag_release_timer(defrag_t *df);
 void defrag_cron(server_t *srv);
 void defrag_get_stats(server_t *srv, defrag_stats_t *out);
 void defrag_reset_stats(defrag_t *df);
+/* DEBUG DEFRAG-PASS: one whole pass over the keyspace now, every offered
+ * block moved whatever the allocator says (any allocator, libc too: under
+ * ASan a pointer left at a moved block is a use after free).  Returns the
+ * blocks moved, or -1 while a cycle is running. */
+long long defrag_debug_pass(server_t *srv);
 
 #endif

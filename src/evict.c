@@ -28,6 +28,7 @@
 #include "notify.h"
 #include "propagate.h"
 #include "repl.h"
+#include "ttl_index.h"
 #include "util.h"
 
 typedef struct pool_entry {
@@ -95,10 +96,10 @@ static void pool_insert(evict_t *ev, int dbid, sds key, unsigned long long score
     ev->pool[k].dbid = dbid;
 }
 
-/* The volatile policies need keys with a TTL, which live in the same
- * table as the others (keyspace.c keeps no second table of them): the
- * samples are filtered, and when a db holds few such keys it is sampled
- * again, up to this many times per call. */
+/* The volatile policies need keys with a TTL.  Where they are rare the
+ * db keeps an index of them (ttl_index.h), sampled instead; elsewhere
+ * they live in the keys table with the others: the samples are filtered,
+ * and a db is sampled again, up to this many times per call. */
 #define EVICT_VOLATILE_ROUNDS 16
 
 static bool qualifies(const db_entry *e, bool volatile_only) { return !volatile_only || db_entry_expire(e) >= 0; }
@@ -107,8 +108,10 @@ static void pool_populate(server_t *srv, evict_t *ev, db_t *db, bool volatile_on
     void *samples[64];
     size_t want = (size_t)srv->cfg.maxmemory_samples, got = 0;
     if (want > 64) want = 64;
+    ht *from = volatile_only ? ttl_index_table(db) : NULL;
+    if (!from) from = db->keys;
     for (int round = 0; got < want && round < (volatile_only ? EVICT_VOLATILE_ROUNDS : 1); round++) {
-        size_t n = ht_sample(db->keys, samples, want);
+        size_t n = ht_sample(from, samples, want);
         for (size_t i = 0; i < n; i++) {
             db_entry *e = samples[i];
             if (!qualifies(e, volatile_only)) continue;
@@ -149,9 +152,11 @@ static sds pick_random(server_t *srv, evict_t *ev, bool volatile_only, int *dbid
         if (candidates_in(db, volatile_only) == 0) continue;
         /* Uniform among the keys, so uniform among those with a TTL after
          * rejecting the others; bounded for a db where they are rare. */
+        ht *from = volatile_only ? ttl_index_table(db) : NULL;
+        if (!from) from = db->keys;
         for (int tries = 0; tries < EVICT_VOLATILE_ROUNDS * 64; tries++) {
             void *e;
-            if (!ht_random_entry(db->keys, &e)) break;
+            if (!ht_random_entry(from, &e)) break;
             if (!qualifies(e, volatile_only)) continue;
             ev->next_db = (id + 1) % srv->dbnum;
             *dbid = id;

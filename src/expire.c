@@ -3,13 +3,13 @@
  * Lazy expiry (keyspace.c) only deletes keys that are touched; keys nobody
  * reads again would stay forever.  So each cron tick samples keys with a TTL
  * from each database and deletes the expired ones:
- *   - per db, sample up to 20 keys with a TTL (x active-expire-effort),
- *     walking the keys table with a scan cursor that resumes where the last
- *     tick stopped.  The TTL lives in the key's entry and there is no
- *     second table of the keys that have one (keyspace.c), so keys without
- *     a TTL are stepped over; a round visits at most 20 buckets (about 150
- *     keys) per wanted sample, so a db where TTLs are rare costs a bounded
- *     walk per tick and its expired keys are found over more ticks;
+ *   - per db, sample up to 20 keys with a TTL (x active-expire-effort)
+ *     with a scan cursor that resumes where the last tick stopped.  Where
+ *     keys with a TTL are rare, the db keeps an index of them
+ *     (ttl_index.h) and the cursor walks it; elsewhere it walks the keys
+ *     table (the TTL lives in the key's entry) and steps over the keys
+ *     without one: then the db is small or at least one key in 16 has a
+ *     TTL, and a round visits at most 20 buckets per wanted sample;
  *   - if more than 10% of a sample was expired, the db probably holds many
  *     more: sample it again;
  *   - stop when the time budget is spent: 25% of one cron period (25 ms at
@@ -20,6 +20,7 @@
 #include "keyspace.h"
 #include "pause.h"
 #include "repl.h"
+#include "ttl_index.h"
 #include "util.h"
 
 #define EXPIRE_KEYS_PER_LOOP 20
@@ -55,9 +56,13 @@ static long expire_round(server_t *srv, db_t *db, long per_loop) {
     sds doomed[EXPIRE_KEYS_PER_LOOP * 40];
     sample_ctx s = {db, srv->mstime, 0, 0, 0, 0, doomed, 0};
     int buckets = 0;
+    /* The index of the keys with a TTL when the db keeps one (they are
+     * rare: ttl_index.h), else the keys table, skipping the others. */
+    ht *table = ttl_index_table(db);
+    if (!table) table = db->keys;
     /* Visit buckets until enough keys were seen (bounded for sparse tables). */
     do {
-        db->expire_cursor = ht_scan(db->keys, db->expire_cursor, sample_one, &s);
+        db->expire_cursor = ht_scan(table, db->expire_cursor, sample_one, &s);
         buckets++;
     } while (db->expire_cursor && s.sampled < per_loop && buckets < per_loop * 20);
     for (int i = 0; i < s.ndoomed; i++) {

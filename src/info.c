@@ -238,6 +238,7 @@ static sds sec_stats(server_t *srv, sds s) {
                       "acl_access_denied_key:%lld\r\n"
                       "acl_access_denied_channel:%lld\r\n",
                       as->denied_auth, as->denied_cmd, as->denied_key, as->denied_channel);
+    s = io_engine_info(srv, s); /* io_uring_engine.c: rounds, enters, waits */
     return s;
 }
 

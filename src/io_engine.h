@@ -53,6 +53,15 @@ void io_engine_submit(server_t *srv);
  * is running: conn_serve_while_busy during a long script). */
 void io_engine_serve_now(server_t *srv, client_t *skip);
 
+/* server_before_sleep, after a whole round: true to run the next round
+ * now (completions are ready, the server is busy, fewer than a bound of
+ * rounds ran back to back), without a trip through libevent. */
+bool io_engine_continue(server_t *srv, unsigned rounds);
+
+/* INFO stats: the io_uring engine's loop rounds, io_uring_enter calls and
+ * coalescing waits (nothing on epoll). */
+sds io_engine_info(server_t *srv, sds s);
+
 /* Server cron: recover (and log) a lost eventfd wake-up, i.e. work that
  * waited across two ticks with no loop round serving it. */
 void io_engine_cron(server_t *srv);

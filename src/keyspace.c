@@ -2,10 +2,12 @@
  *
  * Each db has one table of db_entry pointers (db_entry.h: one allocation
  * per key with the value, the optional expire time and the key).  A TTL
- * lives only in its key's entry: there is no second table of the keys
- * with a TTL (it cost a table slot, about 8.4 bytes, per such key), just
- * a count of them per db for INFO keyspace, RDB's RESIZEDB and the expiry
- * cycle, which samples the keys table itself (expire.c).  An expired key
+ * lives in its key's entry, with a count of such keys per db for INFO
+ * keyspace, RDB's RESIZEDB and the expiry cycle; only while keys with a
+ * TTL are rare does a second index point at their entries (ttl_index.c,
+ * told here of every entry that gains, loses or moves with a TTL), so
+ * that the expiry cycle and volatile eviction need not walk past the
+ * others.  An expired key
  * is deleted when it is next looked up (lazy expiry) or by that cycle.
  * An entry that must move (a TTL added to a key whose entry has no expire
  * slot, a value that does not fit) gets its table slot updated here. */
@@ -18,6 +20,7 @@
 #include "evict_stamp.h"
 #include "lazyfree.h"
 #include "tracking.h"
+#include "ttl_index.h"
 #include "notify.h"
 #include "reply.h"
 #include "util.h"
@@ -41,6 +44,7 @@ void db_init_all(server_t *srv) {
 
 void db_free_all(server_t *srv) {
     for (int i = 0; i < srv->dbnum; i++) {
+        ttl_index_release(&srv->dbs[i]);
         ht_release(srv->dbs[i].keys);
     }
     zfree(srv->dbs);
@@ -73,10 +77,13 @@ void db_temp_set_swap(server_t *srv, db_t *set) {
         db_t *db = &srv->dbs[i];
         ht *keys = db->keys;
         size_t expires = db->expires_count;
+        struct ttl_index *index = db->ttl_index;
         db->keys = set[i].keys;
         db->expires_count = set[i].expires_count;
+        db->ttl_index = set[i].ttl_index;
         set[i].keys = keys;
         set[i].expires_count = expires;
+        set[i].ttl_index = index;
         db->avg_ttl = 0;
         db->expire_cursor = 0;
         /* WATCH of the old data, stream readers, clients blocked on keys */
@@ -86,6 +93,7 @@ void db_temp_set_swap(server_t *srv, db_t *set) {
 
 void db_temp_set_free(server_t *srv, db_t *set, bool async) {
     for (int i = 0; i < srv->dbnum; i++) {
+        ttl_index_release(&set[i]);
         if (async) lazyfree_free_tables(srv->lazyfree, set[i].keys);
         else ht_release(set[i].keys);
     }
@@ -112,17 +120,22 @@ static bool delete_sds_key(db_t *db, sds key, bool lazy) {
     void *p;
     if (!ht_pop(db->keys, key, &p)) return false;
     db_entry *e = p;
-    if (db_entry_expire(e) >= 0) db->expires_count--;
+    if (db_entry_expire(e) >= 0) {
+        db->expires_count--;
+        ttl_index_remove(db, e);
+    }
     robj *val = db_entry_take_val(e); /* NULL: embedded, goes with e */
     db_entry_free_shell(e);
     if (val) lazyfree_free_value(db->srv->lazyfree, val, lazy);
+    ttl_index_check(db);
     return true;
 }
 
-/* Swap the table slot of an entry that moved from e to n, and free e's
- * memory. */
+/* Swap the table slot (and index pointer) of an entry that moved from e
+ * to n, and free e's memory. */
 static void entry_moved(db_t *db, db_entry *e, db_entry *n) {
     ht_replace_entry(db->keys, e, n);
+    if (db_entry_expire(n) >= 0) ttl_index_moved(db, e, n);
     db_entry_free_shell(e);
 }
 
@@ -201,7 +214,12 @@ static db_entry *insert_new(db_t *db, const ht_position *pos, sds key, robj *val
     evict_stamp_new(db->srv, val); /* before: an embedded copy takes the stamp */
     db_entry *e = db_entry_new(key, sds_len(key), val, expire_ms >= 0, expire_ms);
     ht_insert_at_position(db->keys, pos, e);
-    if (expire_ms >= 0) db->expires_count++;
+    if (expire_ms >= 0) {
+        db->expires_count++;
+        ttl_index_add(db, e);
+    } else {
+        ttl_index_check(db);
+    }
     return e;
 }
 
@@ -252,10 +270,12 @@ bool db_delete_lazy(db_t *db, robj *key, bool lazy) {
 long long db_empty(db_t *db) {
     long long n = (long long)ht_size(db->keys);
     db->srv->keyspace_hooks->db_flushed(db); /* WATCH; stream readers learn their key is gone */
+    ttl_index_release(db);
     ht_empty(db->keys);
     db->expires_count = 0;
     db->avg_ttl = 0;
     db->expire_cursor = 0;
+    ttl_index_check(db); /* a forced index (DEBUG TTL-INDEX) starts afresh */
     return n;
 }
 
@@ -264,11 +284,13 @@ long long db_empty(db_t *db) {
 long long db_empty_async(db_t *db) {
     long long n = (long long)ht_size(db->keys);
     db->srv->keyspace_hooks->db_flushed(db); /* WATCH; stream readers learn their key is gone */
+    ttl_index_release(db);
     lazyfree_free_tables(db->srv->lazyfree, db->keys);
     db->keys = db_create_keys_table();
     db->expires_count = 0;
     db->avg_ttl = 0;
     db->expire_cursor = 0;
+    ttl_index_check(db);
     return n;
 }
 
@@ -279,14 +301,24 @@ void db_set_expire(db_t *db, robj *key, long long when_ms) {
         /* The entry grows by the expire slot: a new allocation, swapped
          * into the keys table. */
         db_entry *n = db_entry_with_expire(e, when_ms);
-        entry_moved(db, e, n);
-        if (when_ms >= 0) db->expires_count++;
+        entry_moved(db, e, n); /* e was not indexed: no TTL */
+        if (when_ms >= 0) {
+            db->expires_count++;
+            ttl_index_add(db, n);
+        }
         return;
     }
     bool had = db_entry_expire(e) >= 0;
     db_entry_set_expire(e, when_ms);
-    if (!had && when_ms >= 0) db->expires_count++;
-    if (had && when_ms < 0) db->expires_count--;
+    if (!had && when_ms >= 0) {
+        db->expires_count++;
+        ttl_index_add(db, e);
+    }
+    if (had && when_ms < 0) {
+        db->expires_count--;
+        ttl_index_remove(db, e);
+        ttl_index_check(db);
+    }
 }
 
 bool db_remove_expire(db_t *db, robj *key) {
@@ -295,6 +327,8 @@ bool db_remove_expire(db_t *db, robj *key) {
     if (!e || db_entry_expire(e) < 0) return false;
     db_entry_set_expire(e, -1); /* the slot stays: a later TTL needs no move */
     db->expires_count--;
+    ttl_index_remove(db, e);
+    ttl_index_check(db);
     return true;
 }
 

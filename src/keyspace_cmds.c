@@ -358,10 +358,12 @@ static void cmd_swapdb(client_t *c) {
         x->expires_count = y->expires_count;
         x->avg_ttl = y->avg_ttl;
         x->expire_cursor = y->expire_cursor;
+        x->ttl_index = y->ttl_index; /* ttl_index.h: it goes with its keys table */
         y->keys = tmp.keys;
         y->expires_count = tmp.expires_count;
         y->avg_ttl = tmp.avg_ttl;
         y->expire_cursor = tmp.expire_cursor;
+        y->ttl_index = tmp.ttl_index;
         c->srv->dirty++;
         /* Clients blocked on a key that now exists are served. */
         blocking_signal_db(x);

@@ -39,6 +39,7 @@
 #include "pubsub.h"
 #include "pause.h"
 #include "tracking.h"
+#include "ttl_index.h"
 #include "slowlog.h"
 #include "log.h"
 #include "multi.h"
@@ -71,6 +72,7 @@ static void resize_tables(server_t *srv) {
         db_t *db = &srv->dbs[i];
         ht_shrink_if_needed(db->keys);
         if (ht_is_resizing(db->keys)) ht_rehash_us(db->keys, 1000);
+        ttl_index_cron(db, 1000); /* an index being built over a big table */
     }
 }
 
@@ -95,10 +97,13 @@ static void server_cron(void *arg) {
 /* persist.c writes the AOF buffer before replies leave (appendfsync
  * always: they are on disk before any client sees an acknowledgement). */
 static void server_before_sleep(void *arg) {
-    io_engine_run_ready(arg); /* io_uring: requests that arrived, before the AOF and replies go out */
-    repl_before_sleep(arg);   /* WAIT: GETACK out and answers, flushed just below */
-    persist_before_sleep(arg);
-    conn_before_sleep(arg);
+    unsigned rounds = 0;
+    do {
+        io_engine_run_ready(arg); /* io_uring: requests that arrived, before the AOF and replies go out */
+        repl_before_sleep(arg);   /* WAIT: GETACK out and answers, flushed just below */
+        persist_before_sleep(arg);
+        conn_before_sleep(arg);
+    } while (io_engine_continue(arg, ++rounds)); /* io_uring, busy: the next round's requests are here */
 }
 
 static void on_signal(int signo, void *arg) {

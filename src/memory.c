@@ -18,6 +18,7 @@
 #include "conn.h"
 #include "keyspace.h"
 #include "reply.h"
+#include "ttl_index.h"
 #include "util.h"
 
 static double ratio(size_t num, size_t den) { return (num && den) ? (double)num / (double)den : 0; }
@@ -37,11 +38,12 @@ void memory_report(server_t *srv, mem_report_t *r) {
     for (int i = 0; i < srv->dbnum; i++) {
         /* Bucket arrays plus the entries' headers (db_entry.h; keys and
          * values are data): the table handle itself was allocated at
-         * start-up and is part of used_memory_startup.  A TTL costs only
-         * the expire time inside its entry (there is no second table). */
+         * start-up and is part of used_memory_startup.  A TTL costs the
+         * expire time inside its entry, and a slot of the db's index of
+         * keys with a TTL where it keeps one (ttl_index.h). */
         ht *keys = srv->dbs[i].keys;
         size_t m = ht_mem_usage(keys) - zmalloc_size(keys) + ht_size(keys) * sizeof(db_entry_ptr);
-        size_t e = db_expires_size(&srv->dbs[i]) * sizeof(int64_t);
+        size_t e = db_expires_size(&srv->dbs[i]) * sizeof(int64_t) + ttl_index_mem(&srv->dbs[i]);
         if (i < 64) {
             r->db_overhead_main[i] = m;
             r->db_overhead_expires[i] = e;

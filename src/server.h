@@ -45,6 +45,7 @@ typedef struct db {
     int id;
     unsigned long expire_cursor; /* active expiry resumes here */
     long long avg_ttl;           /* ms, running estimate for INFO keyspace */
+    struct ttl_index *ttl_index; /* keys with a TTL while they are rare (ttl_index.c), or NULL */
     server_t *srv;
 } db_t;
 
@@ -125,6 +126,7 @@ struct server {
     char run_id[41];
     bool shutdown_asap;
     bool active_expire_off; /* debug.c: DEBUG SET-ACTIVE-EXPIRE 0 stops the expiry cycle */
+    int ttl_index_mode;     /* ttl_index.h: TTL_INDEX_AUTO, or forced by DEBUG TTL-INDEX */
     int exit_code;
     pid_t pid;
     long long dirty;                                 /* changes since last save (for INFO) */

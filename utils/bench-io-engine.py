@@ -8,17 +8,30 @@ against each in turn, --runs times (the order rotates every round, so
 machine load falls on all three alike), and prints per server the median
 requests/s and the median server CPU (utime+stime from /proc/PID/stat)
 per request, with ratios to redis-server.  With --syscalls it then runs
-one shorter benchmark per server and mode under `strace -c -f -p PID` and
-prints system calls per request (strace slows the server down: those runs
-count calls, their speed means nothing).
+one shorter benchmark per server and mode and prints system calls per
+request, counted by `perf stat` on the system call tracepoints (strace,
+used before, stopped the server at every call, which changed the very
+batching being counted: it showed 0.025 epoll_wait per request for Redis
+where there are 0.2).
 
---variant LABEL=BINARY (repeatable) adds one more io_uring server, e.g. a
-build without the coalescing wait (CFLAGS=-DURING_COALESCE_MIN=1000000),
-measured in the same rotation.
+With --perf RUNS it records each server with `perf record -g` over RUNS
+more rotating benchmarks per mode and prints its CPU per request split
+by where it went
+(utils/perf_categories.py: user space, the send path with the peer's
+loopback receive counted apart, receives, sleeping and waking, system call
+entry, epoll, ring bookkeeping), scaled to the CPU /proc measured in the
+same run.
+
+--variant LABEL=BINARY[,ARG...] (repeatable) adds one more server, run
+with the ARGs (default `--io-engine io_uring`), e.g. a build without the
+coalescing wait (CFLAGS=-DURING_COALESCE_MIN=1000000), measured in the
+same rotation.  Besides CPU per request each table gives its user-space
+part and the voluntary context switches per request (the loop going to
+sleep: on a VM each costs a wake-up far dearer than a system call).
 
 usage: utils/bench-io-engine.py [--runs 5] [--requests 200000]
                                 [--server src/redis-like-server] [--syscalls]
-                                [--variant LABEL=BINARY ...]
+                                [--perf RUNS] [--variant LABEL=BINARY ...]
 """
 import argparse
 import os
@@ -31,6 +44,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
+import perf_categories  # noqa: E402
 
 ROOT, REDIS = benchlib.ROOT, benchlib.REDIS
 
@@ -57,28 +71,68 @@ def bench(port, requests, pipeline):
     return rps
 
 
+SYSCALLS = ("read", "write", "epoll_wait", "io_uring_enter")
+
+
 def syscalls_per_request(pid, port, requests, pipeline):
-    """strace -c -f over one benchmark: total calls / requests."""
-    fd, path = tempfile.mkstemp(prefix="strace-")
+    """perf stat over one benchmark, counting at the system call
+    tracepoints (strace stops the server at every call and so changes how
+    many requests each loop round finds, and with it the counts):
+    (total calls / request, the main ones per request)."""
+    events = ["raw_syscalls:sys_enter"] + [f"syscalls:sys_enter_{n}" for n in SYSCALLS]
+    fd, path = tempfile.mkstemp(prefix="perfstat-")
     os.close(fd)
-    tr = subprocess.Popen(["strace", "-c", "-f", "-o", path, "-p", str(pid)], stderr=subprocess.DEVNULL)
-    time.sleep(1.0)  # attached to every thread
+    st = subprocess.Popen(["perf", "stat", "-x,", "-o", path, "-e", ",".join(events), "-p", str(pid)],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(0.5)
     rps = bench(port, requests, pipeline)
-    tr.terminate()
-    tr.wait()
+    st.send_signal(2)
+    st.wait()
+    counts = {}
     with open(path) as f:
-        text = f.read()
+        for line in f:
+            parts = line.strip().split(",")
+            if len(parts) > 2 and parts[0].replace(".", "").isdigit():
+                counts[parts[2].split("sys_enter_")[-1]] = float(parts[0])
     os.unlink(path)
-    total, top = 0, []
-    for line in text.splitlines():
-        m = re.match(r"\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?(\S+)\s*$", line)
-        if m and m.group(2) != "total":
-            calls, name = int(m.group(1)), m.group(2)
-            total += calls
-            top.append((calls, name))
     n = requests * max(len(rps), 1)
-    top.sort(reverse=True)
-    return total / n, ", ".join(f"{name} {calls / n:.3f}" for calls, name in top[:4])
+    total = counts.get("raw_syscalls:sys_enter", 0)
+    return total / n, ", ".join(f"{name} {counts.get(name, 0) / n:.3f}" for name in SYSCALLS)
+
+
+def proc_sample(pid):
+    """(user s, system s, voluntary context switches of the main thread):
+    a voluntary switch is the loop going to sleep, each one paid again by
+    a wake-up."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    tck = os.sysconf("SC_CLK_TCK")
+    vcs = 0
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("voluntary_ctxt_switches"):
+                vcs = int(line.split()[1])
+    return int(fields[11]) / tck, int(fields[12]) / tck, vcs
+
+
+def perf_split(pid, port, requests, pipeline):
+    """(CPU us/request, {category: us/request}) over one benchmark."""
+    fd, path = tempfile.mkstemp(prefix="perf-", suffix=".data")
+    os.close(fd)
+    rec = subprocess.Popen(["perf", "record", "-q", "-F", "4000", "-g", "-p", str(pid), "-o", path],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(0.5)
+    before = cpu_seconds(pid)
+    rps = bench(port, requests, pipeline)
+    used = cpu_seconds(pid) - before
+    rec.send_signal(2)
+    rec.wait()
+    text = subprocess.run(["perf", "script", "-i", path], capture_output=True, text=True).stdout
+    os.unlink(path)
+    counts = perf_categories.categories(text.splitlines())
+    total = sum(counts.values()) or 1
+    per = used / (requests * max(len(rps), 1)) * 1e6
+    return per, {k: per * counts[k] / total for k in perf_categories.ORDER}
 
 
 def main():
@@ -87,6 +141,7 @@ def main():
     ap.add_argument("--requests", type=int, default=200000)
     ap.add_argument("--server", default=os.path.join(ROOT, "src", "redis-like-server"))
     ap.add_argument("--syscalls", action="store_true")
+    ap.add_argument("--perf", type=int, default=0, metavar="RUNS")
     ap.add_argument("--variant", action="append", default=[], metavar="LABEL=BINARY")
     a = ap.parse_args()
     servers = {
@@ -94,46 +149,72 @@ def main():
         "redis-like io_uring": start(a.server, ["--io-engine", "io_uring"]),
     }
     for v in a.variant:
-        label, binary = v.split("=", 1)
-        servers[f"redis-like io_uring {label}"] = start(binary, ["--io-engine", "io_uring"])
+        label, spec = v.split("=", 1)
+        binary, *args = spec.split(",")
+        servers[f"redis-like {label}"] = start(binary, args or ["--io-engine", "io_uring"])
     servers["redis 7.0.15"] = start(REDIS)
     names = list(servers)
     try:
         print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
-        for pipeline in (1, 16):
+        for pipeline in (1, 16) if a.runs > 0 else ():
             rps = {n: [] for n in names}
             cpu = {n: [] for n in names}
+            user = {n: [] for n in names}
+            sleeps = {n: [] for n in names}
             for run in range(a.runs):
                 k = run % len(names)
                 order = names[k:] + names[:k]
                 for n in order:
                     p, port = servers[n]
                     subprocess.run(["redis-cli", "-p", str(port), "FLUSHALL"], capture_output=True)
-                    before = cpu_seconds(p.pid)
+                    before = proc_sample(p.pid)
                     r = bench(port, a.requests, pipeline)
-                    used = cpu_seconds(p.pid) - before
+                    after = proc_sample(p.pid)
+                    nreq = a.requests * max(len(r), 1)
                     rps[n].append(r)
-                    cpu[n].append(used / (a.requests * max(len(r), 1)) * 1e6)
+                    cpu[n].append((after[0] + after[1] - before[0] - before[1]) / nreq * 1e6)
+                    user[n].append((after[0] - before[0]) / nreq * 1e6)
+                    sleeps[n].append((after[2] - before[2]) / nreq)
             mode = f"-P {pipeline}" if pipeline > 1 else "no pipelining"
             print(f"\n### redis-benchmark -c 50 -n {a.requests} -t set,get, {mode}: medians of {a.runs} rotating runs\n")
-            print("| server | SET req/s | GET req/s | server CPU us/request | CPU ratio to redis | SET, GET req/s ratio |")
-            print("| --- | ---: | ---: | ---: | ---: | ---: |")
+            print("| server | SET req/s | GET req/s | server CPU us/request | CPU ratio to redis | SET, GET req/s ratio "
+                  "| user us/request | sleeps/request |")
+            print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
             med = {n: {t: statistics.median(r.get(t, 0) for r in rps[n]) for t in ("SET", "GET")} for n in names}
             mcpu = {n: statistics.median(cpu[n]) for n in names}
             ref = "redis 7.0.15"
             for n in names:
                 print(f"| {n} | {med[n]['SET']:,.0f} | {med[n]['GET']:,.0f} | {mcpu[n]:.2f} | "
-                      f"{mcpu[n] / mcpu[ref]:.2f} | {med[n]['SET'] / med[ref]['SET']:.2f}, {med[n]['GET'] / med[ref]['GET']:.2f} |")
+                      f"{mcpu[n] / mcpu[ref]:.2f} | {med[n]['SET'] / med[ref]['SET']:.2f}, {med[n]['GET'] / med[ref]['GET']:.2f} "
+                      f"| {statistics.median(user[n]):.2f} | {statistics.median(sleeps[n]):.3f} |")
             print("\nper-run CPU us/request: " + "; ".join(f"{n}: " + " ".join(f"{x:.2f}" for x in cpu[n]) for n in names))
         if a.syscalls:
-            print("\n### system calls per request (strace -c -f, one run each, -n %d)\n" % (a.requests // 4))
-            print("| server | mode | syscalls/request | largest |")
+            print("\n### system calls per request (perf stat, syscall tracepoints, one run each, -n %d)\n" % (a.requests // 4))
+            print("| server | mode | syscalls/request | of which |")
             print("| --- | --- | ---: | --- |")
             for pipeline in (1, 16):
                 for n in names:
                     p, port = servers[n]
                     per, top = syscalls_per_request(p.pid, port, a.requests // 4, pipeline)
                     print(f"| {n} | {'-P 16' if pipeline > 1 else 'no pipelining'} | {per:.3f} | {top} |")
+        if a.perf:
+            cats = perf_categories.ORDER
+            print("\n### server CPU us/request by category (perf record -g, medians of %d rotating runs, -n %d)\n"
+                  % (a.perf, a.requests // 2))
+            print("| server | mode | total | " + " | ".join(cats) + " |")
+            print("| --- | --- | ---: | " + " | ".join("---:" for _ in cats) + " |")
+            for pipeline in (1, 16):
+                got = {n: [] for n in names}
+                for run in range(a.perf):
+                    k = run % len(names)
+                    for n in names[k:] + names[:k]:
+                        p, port = servers[n]
+                        got[n].append(perf_split(p.pid, port, a.requests // 2, pipeline))
+                mode = "-P 16" if pipeline > 1 else "no pipelining"
+                for n in names:
+                    per = statistics.median(g[0] for g in got[n])
+                    split = {k: statistics.median(g[1][k] for g in got[n]) for k in cats}
+                    print(f"| {n} | {mode} | {per:.2f} | " + " | ".join(f"{split[k]:.2f}" for k in cats) + " |")
     finally:
         benchlib.stop_all([p for p, _ in servers.values()])
 

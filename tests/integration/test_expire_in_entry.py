@@ -1,7 +1,7 @@
-"""Expire times kept only in the key's entry (issue 20, src/keyspace.c): no
-second table of the keys with a TTL, a count per database instead, and the
-active expiry cycle and the volatile eviction policies sampling the keys
-table.
+"""Expire times kept in the key's entry (issue 20, src/keyspace.c): a
+count per database, and the active expiry cycle and the volatile eviction
+policies sampling the keys table (or, where keys with a TTL are rare, the
+index of them: test_ttl_index.py).
 
 What could break: INFO keyspace's expires= (it is the count now, kept by
 every command that adds, changes, moves or drops a TTL: compared step by
@@ -91,9 +91,13 @@ def test_expires_count_survives_rdb_reload(r):
     assert r.ttl("k:0") > 99000 and r.ttl("k:1") == -1
 
 
-def test_active_expiry_finds_rare_ttl_keys(r):
-    """300 short TTLs among 20,000 keys without one: the cycle walks the
-    keys table past the others and collects every expired key."""
+@pytest.mark.parametrize("index", ["NEVER", "AUTO"])
+def test_active_expiry_finds_rare_ttl_keys(r, index):
+    """300 short TTLs among 20,000 keys without one: with no index of the
+    keys with a TTL (NEVER) the cycle walks the keys table past the others,
+    under AUTO it samples the index (src/ttl_index.c); either way it
+    collects every expired key."""
+    r.execute_command("DEBUG", "TTL-INDEX", index)
     pipe = r.pipeline(transaction=False)
     for i in range(20000):
         pipe.set(f"keep:{i}", "v")
@@ -109,6 +113,7 @@ def test_active_expiry_finds_rare_ttl_keys(r):
     # Nothing read the expired keys: only the active cycle deleted them.
     assert r.info("stats")["expired_keys"] - before == 300
     assert keyspace(r)["db0"] == (20000, 0)
+    r.execute_command("DEBUG", "TTL-INDEX", "AUTO")
 
 
 @pytest.mark.parametrize("policy", ["volatile-random", "volatile-lru", "volatile-ttl"])

@@ -64,6 +64,22 @@ def test_auto_picks_an_engine_and_says_so(start_server):
         assert "io_uring not available" in s.read_log()
 
 
+def test_default_is_auto_and_uses_io_uring_where_it_starts(start_server):
+    """No io-engine line: `auto`, which runs io_uring whenever a server
+    asked for io_uring outright can start here, and epoll otherwise."""
+    if "--io-engine" in EXTRA_ARGS:
+        pytest.skip("RL_SERVER_ARGS chooses the engine of every server")
+    s = start_server()
+    r = s.client()
+    assert r.config_get("io-engine") == {"io-engine": "auto"}
+    try:
+        forced = start_server(args=("--io-engine", "io_uring"))
+        available = forced.client().info("server")["io_engine"] == "io_uring"
+    except RuntimeError:  # the server refused to start: no io_uring here
+        available = False
+    assert r.info("server")["io_engine"] == ("io_uring" if available else "epoll")
+
+
 def test_no_io_uring_auto_falls_back_and_io_uring_refuses(tmp_path, monkeypatch, start_server):
     """A kernel or sandbox without io_uring, stood in for by RL_NO_IO_URING:
     auto runs epoll and says why in one log line; io_uring stops start-up."""
@@ -223,3 +239,57 @@ def test_drop_wakeup_is_refused_on_epoll(start_server):
     s = start_server(args=("--io-engine", "epoll"))
     with pytest.raises(Exception, match="not io_uring"):
         s.client().execute_command("DEBUG", "URING-DROP-WAKEUP")
+
+
+def uring_stats(r):
+    info = r.info("stats")
+    return {k: info[k] for k in ("io_uring_rounds", "io_uring_busy_rounds", "io_uring_enters", "io_uring_waits")}
+
+
+def test_round_counters_and_an_idle_loop_after_a_burst(start_server):
+    """INFO's io_uring_* counters (what a loop round costs) add up, and a
+    server that served a burst of many talking clients goes quiet after
+    it: a TASKRUN flag left up by the kernel with no work behind it once
+    made every round request the next (100% CPU, found after a
+    benchmark).  Quiet is counted in rounds, not in time: over a second
+    of silence only this test's own INFO calls and cron ticks run one."""
+    if "--io-engine" in EXTRA_ARGS and "io_uring" not in EXTRA_ARGS:
+        pytest.skip("RL_SERVER_ARGS chooses another engine")
+    s = start_server(args=("--io-engine", "io_uring"))
+    r = s.client()
+    nclients, nreq = 30, 150
+
+    def talk(i):
+        with socket.create_connection(("127.0.0.1", s.port)) as c:
+            for _ in range(nreq):  # one request at a time: many small rounds
+                c.sendall(resp("INCR", "n"))
+                c.settimeout(20)
+                reply = b""
+                while not reply.endswith(b"\r\n"):
+                    chunk = c.recv(64)
+                    assert chunk
+                    reply += chunk
+                assert reply.startswith(b":")
+
+    for burst in range(3):
+        threads = [threading.Thread(target=talk, args=(i,)) for i in range(nclients)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert r.get("n") == str((burst + 1) * nclients * nreq)
+        st = uring_stats(r)
+        assert st["io_uring_rounds"] > 0 and st["io_uring_enters"] > 0
+        assert st["io_uring_waits"] <= st["io_uring_enters"]
+        assert st["io_uring_busy_rounds"] <= st["io_uring_rounds"]
+        before = uring_stats(r)["io_uring_rounds"]
+        time.sleep(1.0)
+        after = uring_stats(r)["io_uring_rounds"]
+        assert after - before < 100, (before, after)
+
+
+def test_epoll_has_no_ring_counters(start_server):
+    if "--io-engine" in EXTRA_ARGS:
+        pytest.skip("RL_SERVER_ARGS chooses the engine of every server")
+    s = start_server(args=("--io-engine", "epoll"))
+    assert not any(k.startswith("io_uring_") for k in s.client().info("stats"))

@@ -201,6 +201,30 @@ static int test_rss_and_system_memory(void) {
     return 0;
 }
 
+/* zcalloc of a big block: zero, counted, and not faulted in by us (the
+ * allocator's calloc takes fresh zero pages from the OS): a hash table's
+ * doubling must not touch 128 MB inside one command. */
+static int test_big_zcalloc_is_lazy(void) {
+    size_t big = 256 * 1024 * 1024;
+    size_t used = zmalloc_used_memory(), rss = zmalloc_get_rss();
+    unsigned char *p = zcalloc(big);
+    CHECK(zmalloc_used_memory() >= used + big);
+    size_t rss2 = zmalloc_get_rss();
+    CHECK(rss2 < rss + big / 4);
+    for (size_t i = 0; i < big; i += 4096 * 97) CHECK(p[i] == 0);
+    CHECK(p[big - 1] == 0);
+    zfree(p);
+    CHECK(zmalloc_used_memory() == used);
+    /* Small blocks are zeroed too (from reused memory). */
+    unsigned char *q = zmalloc(256);
+    memset(q, 0xab, 256);
+    zfree(q);
+    q = zcalloc(256);
+    for (int i = 0; i < 256; i++) CHECK(q[i] == 0);
+    zfree(q);
+    return 0;
+}
+
 int main(void) {
     RUN_TEST(test_used_memory_returns_to_start);
     RUN_TEST(test_exact_accounting_per_call);
@@ -211,5 +235,6 @@ int main(void) {
     RUN_TEST(test_allocator_stats);
     RUN_TEST(test_malloc_stats_report);
     RUN_TEST(test_rss_and_system_memory);
+    RUN_TEST(test_big_zcalloc_is_lazy);
     return TEST_REPORT("zmalloc");
 }

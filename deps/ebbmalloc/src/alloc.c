@@ -1,7 +1,8 @@
 /* alloc.c: the public malloc family (ebb_malloc ... ebb_aligned_alloc) and
  * the slow paths behind the inline fast paths of internal.h.  Dispatches by
  * size: small (<= 16 KiB) through the thread cache, large (<= 2 MiB) as a
- * page run from page.c, huge as its own mapping (huge.c).  On free the
+ * page run from page.c (up to 256 KiB first from runcache.c's stacks of
+ * freed runs, where their frees go too), huge as its own mapping (huge.c).  On free the
  * pointer alone says which: the chunk header's page class map names a small
  * block's class; otherwise the chunk kind tells large from huge.
  * Callers: the program (via ebbmalloc.h) and override.c. */
@@ -18,9 +19,11 @@ static void *large_alloc(size_t size, size_t align) {
     }
     if (size <= EBB_LARGE_MAX && align <= EBB_LARGE_MAX / 2) {
         size_t apages = align > EBB_PAGE ? align / EBB_PAGE : 1;
-        ebb_span_t *s = _ebb_page_alloc(_ebb_tcache_arena(),
-                                        ebb_page_round(size) / EBB_PAGE,
-                                        apages, EBB_SPAN_LARGE);
+        size_t npages = ebb_page_round(size) / EBB_PAGE;
+        ebb_span_t *s = apages == 1 ? _ebb_runcache_pop(npages) : NULL;
+        if (s == NULL)
+            s = _ebb_page_alloc(_ebb_tcache_arena(), npages, apages,
+                                EBB_SPAN_LARGE);
         if (s == NULL) {
             errno = ENOMEM;
             return NULL;
@@ -57,10 +60,13 @@ void _ebb_free_slow(void *ptr, unsigned cls) {
         return;
     }
     ebb_chunk_t *c = ebb_chunk_of(ptr);
-    if (c->kind == EBB_CHUNK_HUGE)
+    if (c->kind == EBB_CHUNK_HUGE) {
         _ebb_huge_free(c);
-    else
-        _ebb_page_free(ebb_span_of(ptr));
+        return;
+    }
+    ebb_span_t *s = ebb_span_of(ptr);
+    if (!_ebb_runcache_push(s))
+        _ebb_page_free(s);
 }
 
 void *ebb_malloc(size_t size) {

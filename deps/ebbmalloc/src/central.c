@@ -11,8 +11,9 @@
  * fullest bucket first, so nearly-empty slabs are left to drain.  A slab
  * whose last block returns goes to bucket 0 (empty slabs) if the pair
  * keeps fewer than empty_max there (arena 0: up to 64 KiB of slabs, other
- * arenas 16 KiB; none when decay_ms is 0), else back to the page allocator
- * at once.  Bucket 0 is what refills use last; it spares the page lock the
+ * arenas 16 KiB, doubled up to 1 MiB while the pair churns, see
+ * grow_empty_max; none when decay_ms is 0), else back to the page
+ * allocator at once.  Bucket 0 is what refills use last; it spares the page lock the
  * free-a-slab/map-a-slab cycle that a producer/consumer pattern causes, and
  * _ebb_central_trim (the purge tick) returns its slabs to the page
  * allocator once they have stayed empty for decay_ms.  Full slabs are in
@@ -58,7 +59,10 @@ typedef struct {
     ebb_lock_t lock;
     ebb_span_t *bucket[NBUCKETS + 1]; /* 0: empty slabs; 1..: by fullness */
     uint32_t nempty;                  /* slabs in bucket 0 */
-    uint32_t empty_max;               /* most slabs bucket 0 may keep */
+    uint32_t empty_max;               /* most slabs bucket 0 may keep now */
+    uint32_t empty_base;              /* its start value (central_init) */
+    bool churned;                     /* a slab was retired for want of
+                                         room in bucket 0 (slab_returned) */
     uint64_t empty_since;             /* ms: bucket 0 last became non-empty */
     size_t nslabs;                    /* slabs of this pair */
     size_t used;                      /* blocks out of slabs */
@@ -116,7 +120,7 @@ void _ebb_central_init(void) {
         for (unsigned c = 0; c < EBB_NCLASSES; c++) {
             size_t slab = (size_t)_ebb_class_pages[c] * EBB_PAGE;
             size_t n = ((size_t)(a == 0 ? 64 : 16) << 10) / slab;
-            cent[a][c].empty_max =
+            cent[a][c].empty_base = cent[a][c].empty_max =
                 _ebb_conf.decay_ms == 0 ? 0 : (uint32_t)(n ? n : 1);
         }
 }
@@ -155,7 +159,28 @@ static ebb_span_t *fullest_partial(central_t *cc) {
     return NULL;
 }
 
+/* Bucket 0's bound adapts to churn: a pair that maps a new slab after it
+ * had to retire an empty one for want of room (a producer/consumer pair
+ * emptying slabs in bursts: xmalloc-test's 64-byte class retired and
+ * re-mapped 100k slabs a second through the page lock) doubles its bound,
+ * up to EMPTY_CAP bytes of slabs; the purge tick puts it back to its start
+ * value once the kept slabs have aged out (_ebb_central_trim).  Memory is
+ * not the price it seems: a retired slab's pages stay dirty (resident) in
+ * the page layer for decay_ms as well. */
+#define EMPTY_CAP ((size_t)1 << 20)
+static void grow_empty_max(central_t *cc, unsigned cls) {
+    if (!cc->churned || cc->empty_base == 0)
+        return;
+    cc->churned = false;
+    size_t cap = EMPTY_CAP / ((size_t)_ebb_class_pages[cls] * EBB_PAGE);
+    if (cc->empty_max < cap)
+        cc->empty_max = (uint32_t)(2 * (size_t)cc->empty_max < cap
+                                       ? 2 * (size_t)cc->empty_max
+                                       : cap);
+}
+
 static ebb_span_t *new_slab(central_t *cc, unsigned arena, unsigned cls) {
+    grow_empty_max(cc, cls);
     ebb_span_t *s =
         _ebb_page_alloc(arena, _ebb_class_pages[cls], 1, EBB_SPAN_SLAB);
     if (s == NULL)
@@ -206,6 +231,7 @@ static void slab_returned(central_t *cc, ebb_span_t *s, ebb_span_t **empties) {
             cc->empty_since = _ebb_os_now_ms();
         relink(cc, s);
     } else {
+        cc->churned = true;
         retire(cc, s, empties);
     }
 }
@@ -286,11 +312,6 @@ static void remote_push(ebb_span_t *s, void *head, void *tail, unsigned n) {
         word(tail)[1] = top;
     } while (!__atomic_compare_exchange_n(&cc->pending, &top, tail, true,
                                           __ATOMIC_RELEASE, __ATOMIC_RELAXED));
-}
-
-/* Blocks of the pair freed remotely and not yet collected (racy). */
-size_t _ebb_central_remote_waiting(unsigned arena, unsigned cls) {
-    return __atomic_load_n(&cent[arena][cls].remote, __ATOMIC_RELAXED);
 }
 
 /* Up to `want` blocks of class cls from the given arena's slabs, linked
@@ -397,9 +418,12 @@ void _ebb_central_trim(uint64_t now, long decay_ms, bool all) {
             ebb_lock(&cc->lock);
             collect_remote(cc, &empties);
             if (all ||
-                (decay_ms >= 0 && cc->empty_since + (uint64_t)decay_ms <= now))
+                (decay_ms >= 0 && cc->empty_since + (uint64_t)decay_ms <= now)) {
                 while (cc->bucket[0] != NULL)
                     retire(cc, cc->bucket[0], &aged);
+                cc->empty_max = cc->empty_base; /* the burst is over */
+                cc->churned = false;
+            }
             ebb_unlock(&cc->lock);
             free_spans(empties, false);
             free_spans(aged, !all);
@@ -497,7 +521,7 @@ static int check_pair(unsigned a, unsigned c, size_t used, size_t cap) {
     return 0;
 }
 
-/* ebb_check(): the transfer stacks are drained first; then with every pair
+/* ebb_check(): the transfer stacks and cached large runs are drained first; then with every pair
  * lock held, each arena's page walk (under its page lock) sums slab
  * used/cap per class, which must equal the pair's totals; every slab on a
  * bucket list must be partial, of the pair, and in the right bucket.  The
@@ -506,6 +530,7 @@ int ebb_check(void) {
     static size_t used[EBB_NCLASSES], cap[EBB_NCLASSES];
     ebb_ensure_init();
     _ebb_xfer_drain_all();
+    _ebb_runcache_drain();
     _ebb_central_lock_all();
     int bad = 0;
     for (unsigned a = 0; a < _ebb_narenas && !bad; a++) {

@@ -277,7 +277,6 @@ unsigned _ebb_central_take(unsigned arena, unsigned cls, unsigned want,
 void _ebb_central_give(unsigned arena, unsigned cls, void *head, unsigned n)
     EBB_HIDDEN;
 void _ebb_central_stats(unsigned cls, ebb_central_stats_t *out) EBB_HIDDEN;
-size_t _ebb_central_remote_waiting(unsigned arena, unsigned cls) EBB_HIDDEN;
 void _ebb_central_init(void) EBB_HIDDEN;
 void _ebb_central_trim(uint64_t now, long decay_ms, bool all) EBB_HIDDEN;
 int _ebb_central_defrag_hint(const void *ptr) EBB_HIDDEN;
@@ -292,6 +291,14 @@ void _ebb_xfer_drain(unsigned cls) EBB_HIDDEN;
 void _ebb_xfer_drain_all(void) EBB_HIDDEN;
 size_t _ebb_xfer_pending(unsigned cls) EBB_HIDDEN;
 void _ebb_xfer_counts(uint64_t out[3]) EBB_HIDDEN;
+
+/* ---- runcache.c: lock-free stacks of freed large runs, by page count ---- */
+#define EBB_RUN_MAX_PAGES 64 /* runs up to 256 KiB are cached */
+bool _ebb_runcache_push(ebb_span_t *s) EBB_HIDDEN;
+ebb_span_t *_ebb_runcache_pop(size_t npages) EBB_HIDDEN;
+void _ebb_runcache_drain(void) EBB_HIDDEN;
+size_t _ebb_runcache_bytes(void) EBB_HIDDEN;
+void _ebb_runcache_counts(uint64_t out[3]) EBB_HIDDEN;
 
 /* ---- tcache.c: per-thread caches ---- */
 typedef struct {

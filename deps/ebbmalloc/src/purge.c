@@ -6,7 +6,8 @@
  * tick interval (decay_ms / 10, between 10 ms and 1 s) from three places:
  * page frees, ebb_maintain() (a host's timer), and the background thread,
  * which makes the purge happen even when the program is idle.  Each tick
- * first drains the transfer stacks (xfer.c) into the slabs and gives back
+ * first drains the transfer stacks (xfer.c) into the slabs, the cached
+ * large runs (runcache.c) into the page layer, and gives back
  * the empty slabs central.c kept for decay_ms, so their pages age too.  decay_ms 0
  * purges at every page free; -1 never purges by age.  ebb_purge() flushes
  * the caller's thread cache, drains the transfer stacks, gives back every
@@ -88,6 +89,7 @@ static void tick(bool force) {
         return; /* another thread is ticking */
     in_tick = 1;
     _ebb_xfer_drain_all();
+    _ebb_runcache_drain();
     _ebb_central_trim(now, decay, false);
     if ((uint64_t)decay <= now)
         _ebb_page_purge(now - (uint64_t)decay);
@@ -109,6 +111,7 @@ void ebb_purge(void) {
     ebb_ensure_init();
     _ebb_tcache_flush_self();
     _ebb_xfer_drain_all();
+    _ebb_runcache_drain();
     _ebb_central_trim(0, 0, true);
     _ebb_page_purge(UINT64_MAX);
     ebb_assert_expensive(ebb_check() == 0);

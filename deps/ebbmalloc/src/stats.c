@@ -4,13 +4,15 @@
  * are a near-simultaneous snapshot, exact when the program is quiet.
  *   allocated = sum over classes (blocks out of slabs - blocks in thread
  *               caches, on transfer stacks and on remote lists) * class
- *               size + large run bytes + huge usable bytes
+ *               size + large run bytes (but the runs cached by
+ *               runcache.c) + huge usable bytes
  *   active    = slab pages (but the empty slabs central.c keeps for
  *               reuse) + large run bytes + huge mapped bytes
  *   dirty     = free pages still resident: page.c's dirty spans and the
  *               kept empty slabs (free memory, like jemalloc's dirty pages)
  *   tcache    = bytes in thread caches, on transfer stacks and on remote
- *               lists (freed, not yet back in their slabs)
+ *               lists (freed, not yet back in their slabs), and cached
+ *               large runs
  *   retained  = free pages returned to the OS or never touched, plus
  *               header pages not yet touched (metadata counts the others)
  *   resident  = mapped - retained.
@@ -38,7 +40,10 @@ void ebb_stats_get(ebb_stats_t *out) {
     _ebb_page_stats(&ps);
     _ebb_huge_stats(&huge_mapped, &huge_usable);
     memset(out, 0, sizeof(*out));
-    out->allocated = small + ps.large + huge_usable;
+    size_t runs = _ebb_runcache_bytes();
+    if (runs > ps.large) /* racy snapshot */
+        runs = ps.large;
+    out->allocated = small + ps.large - runs + huge_usable;
     if (kept > ps.slab_pages) /* racy snapshot */
         kept = ps.slab_pages;
     out->active = ps.slab_pages - kept + ps.large + huge_mapped;
@@ -48,7 +53,7 @@ void ebb_stats_get(ebb_stats_t *out) {
     out->resident = out->mapped - out->retained;
     out->metadata = ps.metadata;
     out->dirty = ps.dirty + kept;
-    out->tcache = cached;
+    out->tcache = cached + runs;
 }
 
 typedef void (*out_fn)(void *arg, const char *text);
@@ -118,6 +123,12 @@ void ebb_stats_print(void (*out)(void *arg, const char *text), void *arg) {
                     "%llu refused (stack full)\n",
           (unsigned long long)xc[0],
           (unsigned long long)xc[1], (unsigned long long)xc[2]);
+    uint64_t rc[3];
+    _ebb_runcache_counts(rc);
+    emitf(out, arg, "large runs cached (no lock): %llu pushed, %llu popped, "
+                    "%llu refused, %zu bytes waiting\n",
+          (unsigned long long)rc[0], (unsigned long long)rc[1],
+          (unsigned long long)rc[2], _ebb_runcache_bytes());
     emitf(out, arg, "%6s %5s %8s %10s %10s %9s %6s %10s %10s %10s %10s\n",
           "size", "pages", "slabs", "used", "cap", "cached", "util%",
           "refills", "flushes", "locks", "lockwaits");

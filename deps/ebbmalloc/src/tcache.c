@@ -6,18 +6,19 @@
  *
  * Bound: class c holds at most max[c] blocks, and max[] is chosen at start
  * so that sum(max[c] * size[c]) <= tcache_bytes (EBBMALLOC_CONF), then each
- * class above 1 KiB is raised to its floor (bin_floor: two 16 KiB refills),
- * so one thread never strands more than tcache_bytes + ~0.9 MiB.  A refill takes a batch from the
+ * class above 128 B is raised to its floor (bin_floor: two refills of 16
+ * KiB or 32 blocks), so one thread never strands more than tcache_bytes +
+ * ~1.3 MiB.  A refill takes a batch from the
  * class's transfer stack (xfer.c) if one waits there, else max/2 blocks
- * from the slabs (from the slabs first when at least max/2 blocks of the
- * thread's arena wait on remote lists, so that those are collected); an overflow pushes all but the max/2 most recently freed
+ * from the slabs (collecting the blocks of the thread's arena that wait on
+ * remote lists first); an overflow pushes all but the max/2 most recently freed
  * onto the transfer stack as one batch (to the slabs if it is full).
  * Arena: at its first allocation a thread is given the arena with the
  * fewest live threads (the first thread gets arena 0); its refills and
  * large runs come from that arena, and its flushes to the slabs go to that
  * arena's lists (other arenas' blocks onto their remote lists, central.c).
- * Thread exit: a pthread key destructor flushes everything, marks the
- * cache DEAD and releases the arena slot; a dead thread's later calls go
+ * Thread exit: a pthread key destructor hands every bin to the transfer
+ * stacks (tc_exit), marks the cache DEAD and releases the arena slot; a dead thread's later calls go
  * straight to central.c, still in its arena.  Live
  * caches are on a registry so stats can count cached blocks; counts are
  * read with relaxed atomics (the owner writes them the same way). */
@@ -40,8 +41,13 @@ static uint32_t arena_threads[EBB_MAX_ARENAS]; /* live threads per arena */
 
 static void tc_exit(void *arg);
 
-/* The least a bin of a class above 1 KiB holds (unless caches are off):
- * room for two refills of BATCH_FLOOR bytes, at least 4 blocks.  The byte
+/* The least a bin of a class above 128 bytes holds (unless caches are
+ * off): room for two refills of BATCH_FLOOR bytes, at least 4 blocks and
+ * at most 2 x BATCH_MAX.  Classes of 144 B .. 1 KiB were left 8-32
+ * blocks by the budget, so larson (8..1000 bytes) moved batches of 4-16
+ * blocks through the transfer stacks, one every 65 operations (2M in 5 s
+ * at 2 threads, 8% of its time in push, pop and the flush walk); the
+ * floor makes them 28-32 (tcmalloc moves up to 32 per transfer too).  The byte
  * budget alone gave the classes above 4 KiB one block or none (512 KiB
  * shared by 72 classes, halved from the largest), so every malloc and free
  * of such a block took the class lock, the one-block slabs of 12-16 KiB
@@ -49,14 +55,17 @@ static void tc_exit(void *arg);
  * rptest (8..16000 bytes) spent as much CPU in central.c as in its own
  * loop.  Tried on rptest, larson and xmalloc-test at 4 threads: a floor on
  * every class (up to 256 blocks) bought nothing over this one and costs
- * twice the bound.  The floor adds at most ~0.9 MiB per thread over
+ * twice the bound.  The floor adds at most ~1.3 MiB per thread over
  * tcache_bytes, and only in classes the thread frees that much of. */
 #define BATCH_FLOOR ((size_t)16384)
+#define BATCH_MAX 32
 static uint32_t bin_floor(unsigned c) {
     size_t size = _ebb_class_size[c], batch = BATCH_FLOOR / size;
-    if (size <= EBB_LUT_MAX)
+    if (size <= 128)
         return 0;
-    return (uint32_t)(2 * (batch < 2 ? 2 : batch));
+    batch = batch < 2 ? 2 : batch > BATCH_MAX ? BATCH_MAX
+                                              : batch;
+    return (uint32_t)(2 * batch);
 }
 
 /* Choose max[] under the byte budget: start from budget/8 bytes per class
@@ -157,16 +166,22 @@ static void bin_flush(unsigned cls, ebb_tbin_t *b, uint32_t keep,
         _ebb_central_give(_ebb_tc.arena, cls, rest, n);
 }
 
+/* Thread exit: the bins go onto the transfer stacks as whole batches
+ * (to the slabs when a stack is full or the class has none), where the
+ * next thread's refills find them without a lock.  It used to flush to
+ * the slabs and drain every stack: larson, which replaces its threads all
+ * the time, then refilled from the slabs under the class locks after each
+ * exit.  What no thread takes is drained into the slabs by the next purge
+ * tick (at most decay_ms / 10 later, 1 s by default), so empty slabs and
+ * idle memory still go back. */
 static void tc_exit(void *arg) {
     ebb_tcache_t *tc = arg;
     for (unsigned c = 0; c < EBB_NCLASSES; c++) {
         tc->bins[c].max = 0;
-        bin_flush(c, &tc->bins[c], 0, false);
+        bin_flush(c, &tc->bins[c], 0, true);
     }
     tc_unregister(tc);
     tc->state = EBB_TC_DEAD;
-    /* what this thread pushed may never be popped: back to the slabs */
-    _ebb_xfer_drain_all();
 }
 
 /* A block of class cls after a fast-path miss; NULL when out of memory. */
@@ -186,11 +201,15 @@ void *_ebb_tcache_alloc_slow(unsigned cls) {
             want = 1;
         else if (b->fill < b->max / 2)
             b->fill = (uint16_t)(b->fill * 2);
-        /* when a refill's worth of this arena's blocks waits on remote
-         * lists, collect them (central.c) rather than take a batch from
-         * the transfer stack: otherwise they wait for the purge tick */
-        if (_ebb_central_remote_waiting(tc->arena, cls) < want)
-            got = _ebb_xfer_pop(cls, &b->head);
+        /* a waiting batch first, whatever waits on remote lists: those
+         * are collected (central.c) when the stack runs dry, or by the
+         * purge tick.  Collecting first whenever a refill's worth waited
+         * there fed itself: in a producer/consumer pair the producer left
+         * the stack full, so the consumer's next batches were refused and
+         * went to the remote lists too (xmalloc-test, 2 threads: 900k
+         * refused, 750k pushed in 5 s; 40% of the time in collect_remote,
+         * slab_take, central_take and central_give) */
+        got = _ebb_xfer_pop(cls, &b->head);
         if (got == 0)
             got = _ebb_central_take(tc->arena, cls, want, &b->head);
         if (got == 0)

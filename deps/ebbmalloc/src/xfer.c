@@ -11,9 +11,12 @@
  * batch with one exchange, O(1) per batch either way.
  *
  * Layout: a batch is a NULL-terminated list linked through word 0 (as in a
- * thread cache); its first block's word 1 links to the next batch on the
- * stack and its second block's word 1 holds the batch's length.  Hence only
- * classes of 16 bytes and more, and batches of two blocks or more.
+ * thread cache); its first block's word 1 holds the next batch on the
+ * stack in its low 48 bits and the batch's length in its high 16, so a
+ * push or pop touches one block (the length used to sit in the second
+ * block: one more cache miss on a block another thread wrote last, 2% of
+ * larson).  Hence only classes of 16 bytes and more, and batches of 2 to
+ * 65535 blocks.
  * The stack top is a tagged pointer: the address in the low 48 bits (user
  * space is below 2^47 on x86-64 Linux), a counter bumped by every push and
  * pop in the high 16, so a pop whose top was popped and pushed again in
@@ -24,13 +27,17 @@
  * version took the whole stack with an exchange and pushed the rest back,
  * which walked every waiting batch: 6% of larson's time.)
  *
- * Bounds: at most `limit` blocks (1 MiB of them, at least 8 thread-cache
+ * Bounds: at most `limit` blocks (4 MiB of them, at least 8 thread-cache
  * refills) wait on a class's stack; beyond that a flush goes to the slabs
  * (central.c) as before.  A smaller bound (8 refills) was measured too
  * small: with more threads than cores, a freeing thread fills it within a
  * fraction of its time slice while the allocating threads wait for a core,
- * and 80% of batches went the locked way (xmalloc-test, 2+2 threads).  The
- * purge tick, ebb_purge, thread exit and ebb_check drain every stack into
+ * and 80% of batches went the locked way (xmalloc-test, 2+2 threads); 1
+ * MiB still refused 270k batches against 1.2M pushed there in 5 s, 4 MiB
+ * 94k against 1.7M.  Blocks on a stack are no more resident than they
+ * would be on their slabs (a slab's free pages stay dirty for decay_ms
+ * anyway).  The
+ * purge tick, ebb_purge and ebb_check drain every stack into
  * the slabs, so empty slabs are found and memory returns even when no
  * thread allocates the class again.  Blocks on a stack count as out of
  * their slabs (central used) and as cached (ebb_stats_t.tcache).
@@ -39,7 +46,7 @@
 #include "internal.h"
 
 #define XFER_REFILLS 8
-#define XFER_BYTES ((size_t)1 << 20)
+#define XFER_BYTES ((size_t)4 << 20)
 
 #define TAG_SHIFT 48
 #define PTR_MASK (((uint64_t)1 << TAG_SHIFT) - 1)
@@ -65,6 +72,17 @@ static inline uint64_t top_next(void *p, uint64_t old) {
            ((old & ~PTR_MASK) + ((uint64_t)1 << TAG_SHIFT));
 }
 
+/* A batch's word 1: the next batch and this batch's length. */
+static inline void *link_make(void *next, uint32_t n) {
+    return (void *)((uintptr_t)next | ((uintptr_t)n << TAG_SHIFT));
+}
+static inline void *link_next(void *link) {
+    return (void *)((uintptr_t)link & PTR_MASK);
+}
+static inline uint32_t link_len(void *link) {
+    return (uint32_t)((uintptr_t)link >> TAG_SHIFT);
+}
+
 /* Called once at start-up with each class's thread-cache bound. */
 void _ebb_xfer_init(unsigned cls, uint32_t bin_max) {
     size_t size = _ebb_class_size[cls], n = XFER_BYTES / size;
@@ -77,7 +95,7 @@ void _ebb_xfer_init(unsigned cls, uint32_t bin_max) {
  * the class is not served or its stack is full: the caller keeps it. */
 bool _ebb_xfer_push(unsigned cls, void *head, uint32_t n) {
     xfer_t *x = &xf[cls];
-    if (x->limit == 0 || n < 2)
+    if (x->limit == 0 || n < 2 || n > 0xFFFF)
         return false;
     if (__atomic_load_n(&x->pending, __ATOMIC_RELAXED) + n > x->limit) {
         __atomic_add_fetch(&x->refused, 1, __ATOMIC_RELAXED);
@@ -85,10 +103,9 @@ bool _ebb_xfer_push(unsigned cls, void *head, uint32_t n) {
     }
     __atomic_add_fetch(&x->pushed, 1, __ATOMIC_RELAXED);
     __atomic_add_fetch(&x->pending, n, __ATOMIC_RELAXED);
-    word(word(head)[0])[1] = (void *)(uintptr_t)n;
     uint64_t old = __atomic_load_n(&x->top, __ATOMIC_RELAXED);
     do {
-        word(head)[1] = top_ptr(old);
+        word(head)[1] = link_make(top_ptr(old), n);
     } while (!__atomic_compare_exchange_n(&x->top, &old, top_next(head, old),
                                           true, __ATOMIC_RELEASE,
                                           __ATOMIC_RELAXED));
@@ -100,19 +117,19 @@ bool _ebb_xfer_push(unsigned cls, void *head, uint32_t n) {
 uint32_t _ebb_xfer_pop(unsigned cls, void **head) {
     xfer_t *x = &xf[cls];
     uint64_t old = __atomic_load_n(&x->top, __ATOMIC_ACQUIRE);
-    void *b;
+    void *b, *link;
     do {
         b = top_ptr(old);
         if (b == NULL)
             return 0;
         /* may be stale if b was taken meanwhile: then the CAS fails */
-        void *next = __atomic_load_n(&word(b)[1], __ATOMIC_RELAXED);
-        if (__atomic_compare_exchange_n(&x->top, &old, top_next(next, old),
-                                        true, __ATOMIC_ACQUIRE,
-                                        __ATOMIC_ACQUIRE))
+        link = __atomic_load_n(&word(b)[1], __ATOMIC_RELAXED);
+        if (__atomic_compare_exchange_n(&x->top, &old,
+                                        top_next(link_next(link), old), true,
+                                        __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE))
             break;
     } while (1);
-    uint32_t n = (uint32_t)(uintptr_t)word(word(b)[0])[1];
+    uint32_t n = link_len(link);
     __atomic_sub_fetch(&x->pending, n, __ATOMIC_RELAXED);
     __atomic_add_fetch(&x->popped, 1, __ATOMIC_RELAXED);
     *head = b;
@@ -132,8 +149,8 @@ void _ebb_xfer_drain(unsigned cls) {
         ;
     void *b = top_ptr(old);
     while (b != NULL) {
-        void *next = word(b)[1];
-        uint32_t n = (uint32_t)(uintptr_t)word(word(b)[0])[1];
+        void *next = link_next(word(b)[1]);
+        uint32_t n = link_len(word(b)[1]);
         __atomic_sub_fetch(&x->pending, n, __ATOMIC_RELAXED);
         _ebb_central_give(_ebb_tc.arena, cls, b, n);
         b = next;

@@ -153,7 +153,8 @@ static int test_realloc(void) {
     memset(a, 7, 64 * 1024);
     CHECK(ebb_realloc(a, 40 * 1024) == a);
     CHECK(ebb_usable_size(a) == 40 * 1024);
-    ebb_free(b);
+    ebb_free(b); /* into the run cache (runcache.c) ... */
+    ebb_purge(); /* ... and from there back to the page layer */
     char *a2 = ebb_realloc(a, 120 * 1024);
     CHECK(a2 == a);
     CHECK(ebb_usable_size(a2) >= 120 * 1024);
@@ -356,15 +357,30 @@ static void *thread_churn(void *arg) {
     return NULL;
 }
 
-/* A thread's cache is flushed when it exits: no bytes stay cached. */
+static void xfer_line(void *arg, const char *text);
+
+/* A thread's cache is handed over when it exits: its bins go onto the
+ * transfer stacks as batches (for the next thread to take without a lock),
+ * and once those are drained (ebb_purge here, the purge tick otherwise)
+ * no byte stays cached anywhere. */
 static int test_thread_exit_flush(void) {
+    unsigned long long a[4] = {0}, b[4] = {0};
     ebb_purge();
+    ebb_stats_print(xfer_line, a);
     pthread_t t;
     CHECK_EQ(pthread_create(&t, NULL, thread_churn, NULL), 0);
     CHECK_EQ(pthread_join(t, NULL), 0);
+    ebb_stats_print(xfer_line, b);
+    CHECK_EQ(b[3], 3);
+    CHECK(b[0] > a[0]); /* the exit pushed batches */
     ebb_stats_t s;
     ebb_stats_get(&s);
+    CHECK(s.tcache > 0); /* they wait on the stacks */
+    CHECK_EQ(ebb_check(), 0);
+    ebb_purge();
+    ebb_stats_get(&s);
     CHECK_EQ(s.tcache, 0);
+    CHECK_EQ(ebb_check(), 0);
     return 0;
 }
 
@@ -399,7 +415,7 @@ static void lock_line(void *arg, const char *text) {
 static int test_lock_counters(void) {
     unsigned long long before[3] = {0, 0, 0}, after[3] = {0, 0, 0};
     ebb_stats_print(lock_line, before);
-    void *p = ebb_malloc(100000);
+    void *p = ebb_malloc(400000); /* above runcache.c's sizes */
     CHECK(p != NULL);
     ebb_free(p);
     ebb_stats_print(lock_line, after);
@@ -447,8 +463,8 @@ static int test_transfer_stack(void) {
     ebb_stats_print(xfer_line, b);
     CHECK_EQ(b[3], 3);
     CHECK(b[0] > a[0]); /* the freeing thread pushed */
-    /* the exit drained its stack into the slabs; free again on a live
-     * thread so batches wait, then refill from them here */
+    /* free again on this live thread so batches wait, then refill from
+     * them here */
     for (int i = 0; i < XN; i++)
         xblocks[i] = ebb_malloc(48);
     for (int i = 0; i < XN; i++)
@@ -491,6 +507,113 @@ static int test_empty_slab_kept(void) {
     ebb_stats_get(&s2);
     CHECK_EQ(s2.active, s0.active);
     CHECK_EQ(s2.dirty, 0);
+    return 0;
+}
+
+/* A pair that keeps retiring empty slabs and mapping new ones (a burst
+ * of frees, then a burst of allocations, as a producer/consumer queue
+ * does) raises its bound on kept empty slabs: after a few such rounds a
+ * burst of 20 slabs' worth takes no page lock at all; ebb_purge gives
+ * every kept slab back. */
+static int test_empty_slab_churn(void) {
+    enum { N = 12288 / 64 * 20 }; /* 20 slabs of 64-byte blocks */
+    static void *v[N];
+    unsigned long long z[3] = {0}, a[3] = {0}, b[3] = {0};
+    ebb_stats_t s;
+    ebb_purge();
+    for (int round = 0; round < 8; round++) {
+        if (round == 7) { /* z to a: what a report itself takes */
+            ebb_stats_print(lock_line, z);
+            ebb_stats_print(lock_line, a);
+        }
+        for (int i = 0; i < N; i++) {
+            v[i] = ebb_defrag_alloc(64);
+            CHECK(v[i] != NULL);
+        }
+        for (int i = 0; i < N; i++)
+            ebb_defrag_free(v[i]);
+    }
+    ebb_stats_print(lock_line, b);
+    CHECK_EQ(a[2], 2);
+    CHECK_EQ(b[0] - a[0], a[0] - z[0]); /* no page lock in the last round */
+    CHECK_EQ(ebb_check(), 0);
+    ebb_purge();
+    ebb_stats_get(&s);
+    CHECK_EQ(s.dirty, 0);
+    CHECK_EQ(ebb_check(), 0);
+    return 0;
+}
+
+/* Reads "large runs cached (no lock): P pushed, Q popped, R refused, B
+ * bytes waiting". */
+static void runs_line(void *arg, const char *text) {
+    unsigned long long *v = arg;
+    if (strncmp(text, "large runs cached", 17) == 0)
+        v[4] = sscanf(text, "large runs cached (no lock): %llu pushed, %llu "
+                            "popped, %llu refused, %llu bytes waiting",
+                      &v[0], &v[1], &v[2], &v[3]);
+}
+
+static void *free_one(void *arg) {
+    ebb_free(arg);
+    return NULL;
+}
+
+/* A freed large run (16 KiB .. 256 KiB) waits on its page count's stack
+ * and the next malloc of that length takes it without the page lock, also
+ * when another thread freed it; it counts as cached, not allocated; the
+ * stacks are bounded (4 MiB) and ebb_purge empties them. */
+static int test_run_cache(void) {
+    unsigned long long z[3] = {0}, a[3] = {0}, b[3] = {0};
+    unsigned long long r0[5] = {0}, r1[5] = {0}, r2[5] = {0};
+    ebb_stats_t s0, s1;
+    ebb_purge();
+    ebb_stats_get(&s0);
+    char *p = ebb_malloc(100000); /* 25 pages */
+    CHECK(p != NULL);
+    memset(p, 1, 100000);
+    ebb_free(p);
+    ebb_stats_get(&s1);
+    CHECK_EQ(s1.allocated, s0.allocated);
+    CHECK_EQ(s1.tcache, s0.tcache + 25 * 4096);
+    ebb_stats_print(lock_line, z);
+    ebb_stats_print(lock_line, a);
+    char *q = ebb_malloc(100000);
+    CHECK(q == p); /* the same run, from the stack */
+    ebb_free(q);
+    q = ebb_malloc(99000); /* same page count */
+    CHECK(q == p);
+    ebb_stats_print(lock_line, b);
+    CHECK_EQ(b[0] - a[0], a[0] - z[0]); /* no page lock taken */
+    /* freed on another thread, reused here */
+    pthread_t t;
+    CHECK_EQ(pthread_create(&t, NULL, free_one, q), 0);
+    CHECK_EQ(pthread_join(t, NULL), 0);
+    CHECK(ebb_malloc(100000) == p);
+    ebb_free(p);
+    CHECK_EQ(ebb_check(), 0); /* drains the stacks */
+    /* bound: 32 runs of 256 KiB freed, at most 4 MiB of them kept */
+    enum { NR = 32 };
+    static void *r[NR];
+    ebb_stats_print(runs_line, r0);
+    CHECK_EQ(r0[4], 4);
+    for (int i = 0; i < NR; i++) {
+        r[i] = ebb_malloc(256 * 1024);
+        CHECK(r[i] != NULL);
+    }
+    for (int i = 0; i < NR; i++)
+        ebb_free(r[i]);
+    ebb_stats_print(runs_line, r1);
+    CHECK_EQ(r1[0] - r0[0], 16); /* 16 x 256 KiB = the bound */
+    CHECK_EQ(r1[2] - r0[2], NR - 16);
+    CHECK_EQ(r1[3], 4 << 20);
+    CHECK_EQ(ebb_check(), 0);
+    ebb_purge();
+    ebb_stats_print(runs_line, r2);
+    CHECK_EQ(r2[3], 0);
+    ebb_stats_get(&s1);
+    CHECK_EQ(s1.tcache, 0);
+    CHECK_EQ(s1.allocated, s0.allocated);
     return 0;
 }
 
@@ -620,6 +743,8 @@ int main(void) {
     RUN_TEST(test_lock_counters);
     RUN_TEST(test_transfer_stack);
     RUN_TEST(test_empty_slab_kept);
+    RUN_TEST(test_empty_slab_churn);
+    RUN_TEST(test_run_cache);
     RUN_TEST(test_remote_free);
     RUN_TEST(test_cross_arena_small_frees);
     return TEST_REPORT("ebbmalloc api");
