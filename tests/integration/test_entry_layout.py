@@ -160,7 +160,7 @@ def test_memory_usage_of_each_layout(r):
     assert 30 <= m[3] <= 40, m
     assert m[4] >= 5000 + 16 + 27, m
     assert m[5] >= 27 + 16 + 4 and m[5] > m[1], m   # its own robj and sds
-    assert 35 <= m[6] <= 48 and m[6] > m[1], m
+    assert 35 <= m[6] <= 48 and m[6] >= m[1], m  # glibc rounds 27 and 35 both to 40
     assert 4096 + 25 <= m[7] < m[8], m             # one block against three
     assert m[8] >= 4097 + 16 + 27, m
     assert r.object("encoding", k % 5) == "raw" and r.get(k % 5) == "xxx"
