@@ -123,6 +123,15 @@ bool ht_is_resizing(const ht *t) { return t->rehash_idx >= 0; }
 
 size_t ht_buckets(const ht *t) { return nbuckets(t->exp[0]) + nbuckets(t->exp[1]); }
 
+uint64_t ht_hash_pointer(const void *p) {
+    uint64_t x = (uint64_t)(uintptr_t)p;
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
 size_t ht_mem_usage(const ht *t) {
     size_t n = zmalloc_size(t);
     for (int i = 0; i < 2; i++)

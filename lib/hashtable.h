@@ -34,6 +34,11 @@ typedef struct ht_type {
     void (*entry_free)(void *entry);
 } ht_type;
 
+/* A hash for tables keyed by the entry pointer itself (entry_key NULL,
+ * key_eq NULL): the address's bits mixed (splitmix64's finaliser), since
+ * allocator alignment leaves the low bits of every pointer alike. */
+uint64_t ht_hash_pointer(const void *p);
+
 typedef struct ht_bucket ht_bucket; /* 64 bytes, private to hashtable.c */
 
 /* Invariants (checked by ht_validate):

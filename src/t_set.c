@@ -38,15 +38,7 @@ static const ht_type set_ht_type = {NULL, dict_sds_hash, dict_sds_eq, dict_sds_f
 
 /* Borrowed member pointers compared by address, for "seen" bookkeeping
  * during sampling. */
-static uint64_t hash_ptr(const void *p) {
-    uint64_t x = (uint64_t)(uintptr_t)p;
-    x ^= x >> 31;
-    x *= 0x7fb5d329728ea185ULL;
-    x ^= x >> 27;
-    x *= 0x81dadef4bc2dd44dULL;
-    return x ^ (x >> 33);
-}
-static const ht_type set_seen_type = {NULL, hash_ptr, NULL, NULL};
+static const ht_type set_seen_type = {NULL, ht_hash_pointer, NULL, NULL};
 
 static robj *set_create_ht(size_t expected) {
     ht *t = ht_create(&set_ht_type);

@@ -50,21 +50,9 @@ struct ttl_index {
     size_t build_cursor; /* ht_scan cursor in db->keys while building */
 };
 
-/* A pointer's bits mixed (the finaliser of splitmix64): entries are
- * 16-aligned, so the low bits alone would fill a quarter of the slots. */
-static uint64_t ptr_hash(const void *p) {
-    uint64_t x = (uint64_t)(uintptr_t)p;
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ULL;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebULL;
-    x ^= x >> 31;
-    return x;
-}
-
 /* entry_key NULL: the pointer is the key; key_eq NULL: pointers compared;
  * entry_free NULL: the keys table owns the entries. */
-static const ht_type index_type = {NULL, ptr_hash, NULL, NULL};
+static const ht_type index_type = {NULL, ht_hash_pointer, NULL, NULL};
 
 static void build_one(void *priv, void *entry) {
     if (db_entry_expire(entry) >= 0) ht_add(priv, entry);

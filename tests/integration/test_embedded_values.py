@@ -10,20 +10,8 @@ separate value object) and RESTORE must keep its IDLETIME stamp on an
 embedded copy.
 """
 import pytest
-import redis
 
-
-def run(c, script):
-    out = []
-    for cmd in script:
-        try:
-            if cmd[0] == "OBJECT":  # redis-py's reply parser wants the subcommand
-                out.append(c.object(cmd[1].lower(), cmd[2]))
-            else:
-                out.append(c.execute_command(*cmd))
-        except redis.ResponseError as e:
-            out.append(("ERR", str(e).split(" ")[0]))
-    return out
+from diffreply import run_script
 
 
 SEQUENCES = {
@@ -83,7 +71,7 @@ def test_same_replies_as_redis(server, redis_ref, name):
     ours, ref = server.client(), redis_ref.client()
     ours.flushall()
     ref.flushall()
-    got, want = run(ours, SEQUENCES[name]), run(ref, SEQUENCES[name])
+    got, want = run_script(ours, SEQUENCES[name]), run_script(ref, SEQUENCES[name])
     for i, (g, w) in enumerate(zip(got, want)):
         assert g == w, (SEQUENCES[name][i], g, w)
     ours.flushall()

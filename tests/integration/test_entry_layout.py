@@ -16,7 +16,8 @@ Checked here:
   and the 8 bytes a TTL adds.
 """
 import pytest
-import redis
+
+from diffreply import run_script
 
 LENGTHS = [0, 1, 3, 20, 31, 32, 44, 45, 100, 126, 127, 128, 255, 256, 1000,
            4095, 4096, 4097, 65535, 65536, 1 << 20]
@@ -47,26 +48,13 @@ def string_script(n):
     ]
 
 
-def run(c, script):
-    out = []
-    for cmd in script:
-        try:
-            if cmd[0] == "OBJECT":
-                out.append(c.object(cmd[1].lower(), cmd[2]))
-            else:
-                out.append(c.execute_command(*cmd))
-        except redis.ResponseError as e:
-            out.append(("ERR", str(e).split(" ")[0]))
-    return out
-
-
 @pytest.mark.parametrize("n", LENGTHS)
 def test_length_class_same_as_redis(server, redis_ref, n):
     ours, ref = bclient(server), bclient(redis_ref)
     ours.flushall()
     ref.flushall()
     script = string_script(n)
-    got, want = run(ours, script), run(ref, script)
+    got, want = run_script(ours, script), run_script(ref, script)
     for cmd, g, w in zip(script, got, want):
         assert g == w, (cmd[:2], n, str(g)[:80], str(w)[:80])
 
@@ -138,7 +126,7 @@ def test_multi_key_string_commands_same_as_redis(server, redis_ref):
     ours, ref = server.client(), redis_ref.client()
     ours.flushall()
     ref.flushall()
-    got, want = run(ours, script), run(ref, script)
+    got, want = run_script(ours, script), run_script(ref, script)
     for cmd, g, w in zip(script, got, want):
         assert g == w, (cmd[:2], g, w)
 

@@ -12,7 +12,8 @@ count surviving SWAPDB, FLUSHDB and an RDB reload.
 import time
 
 import pytest
-import redis
+
+from diffreply import both
 
 
 def keyspace(c):
@@ -61,12 +62,7 @@ def test_expires_count_matches_redis_step_by_step(server, redis_ref):
     for c in (ours, ref):
         c.flushall()
     for i, step in enumerate(STEPS):
-        got = []
-        for c in (ours, ref):
-            try:
-                got.append(c.execute_command(*step))
-            except redis.ResponseError as e:
-                got.append(("error", str(e)))
+        got = both(ours, ref, step)
         assert got[0] == got[1], f"step {i} {step}: reply"
         assert keyspace(ours) == keyspace(ref), f"step {i} {step}: INFO keyspace"
     for c in (ours, ref):

@@ -14,6 +14,8 @@ command that adds, changes, moves or drops a TTL, and never by timing.
 import pytest
 import redis
 
+from diffreply import both
+
 from repl_helpers import wait_for, wait_link_up
 
 
@@ -156,12 +158,7 @@ def test_index_consistent_through_every_ttl_command(server, redis_ref, mode):
     ours.execute_command("DEBUG", "TTL-INDEX", mode)
     try:
         for i, step in enumerate(STEPS):
-            got = []
-            for c in (ours, ref):
-                try:
-                    got.append(c.execute_command(*step))
-                except redis.ResponseError as e:
-                    got.append(("error", str(e)))
+            got = both(ours, ref, step)
             assert got[0] == got[1], f"step {i} {step}: reply"
             assert keyspace(ours) == keyspace(ref), f"step {i} {step}: INFO keyspace"
             st = assert_consistent(ours, f"step {i} {step}")
