@@ -22,12 +22,6 @@
 
 #include "zmalloc.h"
 
-enum { SDS_T8 = 0,
-       SDS_T16 = 1,
-       SDS_T32 = 2,
-       SDS_T64 = 3,
-       SDS_T5 = 4 };
-#define SDS_TYPE_MASK 7
 #define SDS_T5_MAX 31 /* longest string a T5 header describes */
 
 struct __attribute__((packed)) sdshdr8 {
@@ -51,6 +45,11 @@ struct __attribute__((packed)) sdshdr64 {
     char buf[];
 };
 
+/* sds_len (sds.h) reads len at these distances before the string. */
+_Static_assert(sizeof(struct sdshdr8) == 3 && sizeof(struct sdshdr16) == 5 && sizeof(struct sdshdr32) == 9 &&
+                   sizeof(struct sdshdr64) == 17,
+               "sds.h's inline sds_len knows the header sizes");
+
 #define HDR(T, s) ((struct sdshdr##T *)((s) - sizeof(struct sdshdr##T)))
 /* Growth doubles up to this size, then adds this much at a time. */
 #define SDS_MAX_PREALLOC (1024 * 1024)
@@ -72,16 +71,6 @@ static int type_for(size_t cap) {
     if (cap < 65536) return SDS_T16;
     if (cap <= UINT32_MAX) return SDS_T32;
     return SDS_T64;
-}
-
-size_t sds_len(const sds s) {
-    switch (sds_type(s)) {
-        case SDS_T5: return ((unsigned char)s[-1]) >> 3;
-        case SDS_T8: return HDR(8, s)->len;
-        case SDS_T16: return HDR(16, s)->len;
-        case SDS_T32: return HDR(32, s)->len;
-        default: return HDR(64, s)->len;
-    }
 }
 
 size_t sds_alloc(const sds s) {

@@ -33,8 +33,46 @@
 
 /* ------------------------------------------------------------ creation */
 
+/* Spare argument objects (client_t.spare): a pipeline of N requests
+ * costs one allocation per argument of the first request instead of a
+ * malloc and a free per argument of every request.  Spares live only
+ * until the batch of input that freed them ends, so between batches a
+ * client holds none (no memory that Redis would not hold). */
+static robj *spare_args_take(client_t *c, const char *p, size_t len) {
+    size_t need = obj_embstr_size(len);
+    for (int i = c->spare.n - 1; i >= 0; i--) {
+        if (c->spare.room[i] < need) continue;
+        robj *o = c->spare.obj[i];
+        c->spare.n--;
+        c->spare.obj[i] = c->spare.obj[c->spare.n];
+        c->spare.room[i] = c->spare.room[c->spare.n];
+        return obj_reuse_embstr(o, p, len);
+    }
+    return NULL;
+}
+
+/* Release an argument of a finished request: kept as a spare when it is
+ * an embstr nobody else holds (a command that kept it took a reference). */
+static void spare_args_put(client_t *c, robj *o) {
+    size_t room;
+    if (c->spare.n < CLIENT_SPARE_ARGS && (room = obj_reusable_embstr(o)) != 0) {
+        c->spare.obj[c->spare.n] = o;
+        c->spare.room[c->spare.n++] = room;
+        return;
+    }
+    obj_decref(o);
+}
+
+static void spare_args_free(client_t *c) {
+    while (c->spare.n > 0) obj_decref(c->spare.obj[--c->spare.n]);
+}
+
 static void *make_arg(void *ctx, const char *p, size_t len) {
-    (void)ctx;
+    client_t *c = ctx;
+    if (len <= OBJ_EMBSTR_MAX && c->spare.n > 0) {
+        robj *o = spare_args_take(c, p, len);
+        if (o) return o;
+    }
     return obj_create_string(p, len);
 }
 
@@ -98,6 +136,7 @@ void conn_free(client_t *c) {
     bool send_pending = c->ring && uring_conn_close(c);
     close(c->fd);
     resp_parser_free(&c->parser);
+    spare_args_free(c);
     sds_free(c->querybuf);
     sds_free(c->name);
     sds_free(c->lib_name);
@@ -192,7 +231,7 @@ static void protocol_error(client_t *c, const char *msg) {
 }
 
 static void free_argv(client_t *c) {
-    for (int i = 0; i < c->argc; i++) obj_decref(c->argv[i]);
+    for (int i = 0; i < c->argc; i++) spare_args_put(c, c->argv[i]);
     c->argc = 0;
     c->argv = NULL;
     resp_reset(&c->parser);
@@ -228,6 +267,7 @@ static void run_requests(client_t *c, const char *buf, size_t len, size_t *pos) 
         srv->conn_hooks->run_request(c);
         free_argv(c);
     }
+    spare_args_free(c);
 }
 
 /* After a batch of input: track unfinished requests, close a client whose

@@ -176,14 +176,17 @@ bool db_expire_if_needed(db_t *db, robj *key) {
     return true;
 }
 
+/* A lookup's access stamp: the LRU clock or LFU counter of e's value. */
+static void touch(db_t *db, db_entry *e, robj *val) {
+    evict_touch(db->srv, val);                                  /* LRU clock or LFU counter */
+    if (db_entry_is_embedded(e)) db_entry_set_lru(e, val->lru); /* val is a view */
+}
+
 static robj *lookup(db_t *db, robj *key, int flags) {
     db_entry *e = db_find(db, key->ptr);
     if (!e) return NULL;
     robj *val = db_value_of(db, e);
-    if (!(flags & LOOKUP_NOTOUCH)) {
-        evict_touch(db->srv, val);                                  /* LRU clock or LFU counter */
-        if (db_entry_is_embedded(e)) db_entry_set_lru(e, val->lru); /* val is a view */
-    }
+    if (!(flags & LOOKUP_NOTOUCH)) touch(db, e, val);
     return val;
 }
 
@@ -245,18 +248,33 @@ robj *db_overwrite(db_t *db, robj *key, robj *val) {
     return val;
 }
 
-robj *db_set_key(db_t *db, robj *key, robj *val, bool keep_ttl) {
+/* db_set_key; touch_old: stamp the replaced value first, as the
+ * db_lookup_write before it would have (db_lookup_and_set_key). */
+static robj *set_key(db_t *db, robj *key, robj *val, bool keep_ttl, bool touch_old) {
     ht_position pos;
     void *existing;
     if (ht_find_position_for_insert(db->keys, key->ptr, &pos, &existing)) {
         val = db_value_of(db, insert_new(db, &pos, key->ptr, val, -1));
         notify_keyspace_event(db->srv, NOTIFY_NEW, "new", key, db->id); /* notify.c */
     } else {
+        if (touch_old) {
+            robj view;
+            touch(db, existing, db_entry_val(existing, &view));
+        }
         val = replace_value(db, existing, val);
         if (!keep_ttl) db_remove_expire(db, key);
     }
     db_signal_modified(db, key);
     return val;
+}
+
+robj *db_set_key(db_t *db, robj *key, robj *val, bool keep_ttl) { return set_key(db, key, val, keep_ttl, false); }
+
+robj *db_lookup_and_set_key(db_t *db, robj *key, robj *val) {
+    /* A key that looks expired but stays (a replica's, or one held by a
+     * pause) is one db_lookup_write would not have found, so not touched. */
+    bool gone = db_expire_if_needed(db, key);
+    return set_key(db, key, val, false, !gone);
 }
 
 bool db_delete(db_t *db, robj *key) { return db_delete_lazy(db, key, db->srv->cfg.lazyfree_lazy_server_del); }
