@@ -39,16 +39,22 @@
  * until the batch of input that freed them ends, so between batches a
  * client holds none (no memory that Redis would not hold). */
 static robj *spare_args_take(client_t *c, const char *p, size_t len) {
+    /* The smallest spare that fits: a request's short name must not take
+     * the block its long key would need (room only knows the bytes of the
+     * last use, so a block never grows back). */
     size_t need = obj_embstr_size(len);
-    for (int i = c->spare.n - 1; i >= 0; i--) {
-        if (c->spare.room[i] < need) continue;
-        robj *o = c->spare.obj[i];
-        c->spare.n--;
-        c->spare.obj[i] = c->spare.obj[c->spare.n];
-        c->spare.room[i] = c->spare.room[c->spare.n];
-        return obj_reuse_embstr(o, p, len);
+    int best = -1;
+    for (int i = 0; i < c->spare.n; i++) {
+        if (c->spare.room[i] < need || (best >= 0 && c->spare.room[i] >= c->spare.room[best])) continue;
+        best = i;
+        if (c->spare.room[i] == need) break;
     }
-    return NULL;
+    if (best < 0) return NULL;
+    robj *o = c->spare.obj[best];
+    c->spare.n--;
+    c->spare.obj[best] = c->spare.obj[c->spare.n];
+    c->spare.room[best] = c->spare.room[c->spare.n];
+    return obj_reuse_embstr(o, p, len);
 }
 
 /* Release an argument of a finished request: kept as a spare when it is
