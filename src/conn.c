@@ -248,6 +248,7 @@ static void free_argv(client_t *c) {
  * not complete, or when the client may not run more now. */
 static void run_requests(client_t *c, const char *buf, size_t len, size_t *pos) {
     server_t *srv = c->srv;
+    srv->clock_chain_us = -1; /* dispatch.c: one clock read per command of this batch */
     while (*pos < len) {
         if (c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP)) break;
         if (c->flags & (CLIENT_BLOCKED | CLIENT_PAUSED | CLIENT_REPL_WAIT)) break; /* the rest waits until it is served */
@@ -273,6 +274,7 @@ static void run_requests(client_t *c, const char *buf, size_t len, size_t *pos) 
         srv->conn_hooks->run_request(c);
         free_argv(c);
     }
+    srv->clock_chain_us = 0;
     spare_args_free(c);
 }
 
