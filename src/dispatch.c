@@ -49,6 +49,19 @@ static void reply_unknown_command(client_t *c) {
     sds_free(args);
 }
 
+/* Whether the len bytes of s spell the command name, ignoring ASCII case
+ * (strcasecmp's rule; names in the table are lower case, commands.c
+ * checks): inline, since names are a few bytes and a libc call plus
+ * strlen cost more than the loop. */
+static inline bool same_name(const char *s, size_t len, const char *name) {
+    for (size_t i = 0; i < len; i++) {
+        unsigned char a = (unsigned char)s[i];
+        if ((unsigned)(a - 'A') < 26u) a |= 0x20;
+        if (a != (unsigned char)name[i] || !a) return false;
+    }
+    return name[len] == '\0';
+}
+
 /* A pipeline usually repeats one command: compare with the client's last
  * command before hashing the name. */
 static command_t *lookup_top(client_t *c) {
@@ -56,7 +69,7 @@ static command_t *lookup_top(client_t *c) {
     if (last) {
         if (last->parent) last = last->parent;
         sds name = c->argv[0]->ptr;
-        if (sds_len(name) == strlen(last->name) && !strcasecmp(name, last->name)) return last;
+        if (same_name(name, sds_len(name), last->name)) return last;
     }
     return dict_fetch_value(c->srv->commands, c->argv[0]->ptr);
 }
