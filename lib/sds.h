@@ -31,6 +31,7 @@ enum { SDS_T8 = 0,
        SDS_T64 = 3,
        SDS_T5 = 4 };
 #define SDS_TYPE_MASK 7
+#define SDS_T5_MAX 31 /* longest string a T5 header describes */
 
 sds sds_newlen(const void *init, size_t len); /* init may be NULL: zeroed */
 sds sds_new(const char *cstr);
@@ -99,7 +100,14 @@ void sds_free_splitres(sds *tokens, int count);
  * buf must have sds_embed_size(len) bytes; returns the sds inside it, which
  * must never be grown or freed with sds_free.  Strings of up to 31 bytes
  * get a one-byte header (no spare capacity), longer ones the usual one. */
-size_t sds_embed_size(size_t len);
+static inline size_t sds_embed_size(size_t len) {
+    /* header: T5 1 byte up to SDS_T5_MAX, else T8 3, T16 5, T32 9, T64 17 */
+    size_t hdr = len <= SDS_T5_MAX ? 1 : len < 256       ? 3
+                                     : len < 65536       ? 5
+                                     : len <= UINT32_MAX ? 9
+                                                         : 17;
+    return hdr + len + 1;
+}
 /* Bytes between the start of s's allocation and s: code that moves the
  * allocation (active defrag) finds the block at s - sds_hdr_len(s) and the
  * moved string at new_block + sds_hdr_len(s). */
