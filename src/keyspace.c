@@ -143,16 +143,22 @@ static void entry_moved(db_t *db, db_entry *e, db_entry *n) {
  * lazyfree-lazy-server-del); LFU stamps carry over (memory-pressure hook).
  * The entry is rebuilt when the value is embedded in it or will be
  * (db_entry.h), so the stored value is returned. */
-static robj *replace_value(db_t *db, db_entry *e, robj *val) {
+static db_entry *replace_value_entry(db_t *db, db_entry *e, robj *val);
+
+static robj *replace_value(db_t *db, db_entry *e, robj *val) { return db_value_of(db, replace_value_entry(db, e, val)); }
+
+/* replace_value, returning the (maybe moved) entry rather than a view of
+ * its value: plain SET has no use for the view. */
+static db_entry *replace_value_entry(db_t *db, db_entry *e, robj *val) {
     robj view;
     robj *old = db_entry_val(e, &view);
-    if (old == val) return val;
+    if (old == val) return e;
     evict_stamp_replace(db->srv, val, old);
     robj *owned = db_entry_take_val(e); /* NULL when embedded: goes with e */
     db_entry *n = db_entry_set_val(e, val);
     if (n != e) entry_moved(db, e, n);
     if (owned) lazyfree_free_value(db->srv->lazyfree, owned, db->srv->cfg.lazyfree_lazy_server_del);
-    return db_value_of(db, n);
+    return n;
 }
 
 bool db_expire_if_needed(db_t *db, robj *key) {
@@ -250,31 +256,37 @@ robj *db_overwrite(db_t *db, robj *key, robj *val) {
 
 /* db_set_key; touch_old: stamp the replaced value first, as the
  * db_lookup_write before it would have (db_lookup_and_set_key). */
-static robj *set_key(db_t *db, robj *key, robj *val, bool keep_ttl, bool touch_old) {
+/* Add or replace (db_set_key without the signals); returns the entry. */
+static db_entry *set_key(db_t *db, robj *key, robj *val, bool keep_ttl, bool touch_old) {
     ht_position pos;
     void *existing;
+    db_entry *e;
     if (ht_find_position_for_insert(db->keys, key->ptr, &pos, &existing)) {
-        val = db_value_of(db, insert_new(db, &pos, key->ptr, val, -1));
+        e = insert_new(db, &pos, key->ptr, val, -1);
         notify_keyspace_event(db->srv, NOTIFY_NEW, "new", key, db->id); /* notify.c */
     } else {
         if (touch_old) {
             robj view;
             touch(db, existing, db_entry_val(existing, &view));
         }
-        val = replace_value(db, existing, val);
+        e = replace_value_entry(db, existing, val);
         if (!keep_ttl) db_remove_expire(db, key);
     }
+    return e;
+}
+
+robj *db_set_key(db_t *db, robj *key, robj *val, bool keep_ttl) {
+    val = db_value_of(db, set_key(db, key, val, keep_ttl, false));
     db_signal_modified(db, key);
     return val;
 }
 
-robj *db_set_key(db_t *db, robj *key, robj *val, bool keep_ttl) { return set_key(db, key, val, keep_ttl, false); }
-
-robj *db_lookup_and_set_key(db_t *db, robj *key, robj *val) {
+void db_lookup_and_set_key(db_t *db, robj *key, robj *val) {
     /* A key that looks expired but stays (a replica's, or one held by a
      * pause) is one db_lookup_write would not have found, so not touched. */
     bool gone = db_expire_if_needed(db, key);
-    return set_key(db, key, val, false, !gone);
+    set_key(db, key, val, false, !gone);
+    db_signal_modified(db, key);
 }
 
 bool db_delete(db_t *db, robj *key) { return db_delete_lazy(db, key, db->srv->cfg.lazyfree_lazy_server_del); }
