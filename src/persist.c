@@ -63,19 +63,6 @@ void persist_free(server_t *srv) {
 
 /* ------------------------------------------------------------- writing */
 
-static int fsync_dir(const char *path) {
-    sds dir = sds_new(path);
-    char *slash = strrchr(dir, '/');
-    if (slash) sds_setlen(dir, (size_t)(slash - dir) ? (size_t)(slash - dir) : 1);
-    else dir = sds_cpylen(dir, ".", 1);
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    sds_free(dir);
-    if (fd < 0) return -1;
-    int r = fsync(fd);
-    close(fd);
-    return r;
-}
-
 /* Write the snapshot to tmp, fsync, rename over the real file, fsync the
  * directory.  Returns 0, or -1 with the reason logged. */
 static int rdb_save_to(server_t *srv, const char *tmp, const char *final) {
@@ -110,7 +97,7 @@ static int rdb_save_to(server_t *srv, const char *tmp, const char *final) {
         unlink(tmp);
         return -1;
     }
-    if (fsync_dir(final) != 0) {
+    if (rio_fsync_dir(final) != 0) {
         log_msg(LL_WARNING, "Failed to fsync the directory of %s: %s", final, strerror(errno));
         return -1;
     }
@@ -229,6 +216,8 @@ static bool has_save_points(const server_t *srv) {
     while (s && *s == ' ') s++;
     return s && *s;
 }
+
+bool persist_all_disabled(const server_t *srv) { return !has_save_points(srv) && !aof_is_on(srv->aof); }
 
 void persist_cron(server_t *srv) {
     persist_t *p = P(srv);
