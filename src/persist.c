@@ -245,18 +245,17 @@ void persist_before_sleep(server_t *srv) { aof_flush(srv, srv->aof); }
 /* repl (may be NULL): the file's replication aux fields, if it has them. */
 static bool load_rdb(server_t *srv, rdb_repl_info_t *repl) {
     sds path = server_path(srv, srv->cfg.dbfilename);
-    size_t len;
     long long start = util_ustime();
-    unsigned char *buf = rdb_read_file(path, &len);
-    if (!buf) {
+    rdb_file_t f;
+    if (rdb_file_open(path, &f) != 0) {
         bool missing = errno == ENOENT;
         if (!missing) log_msg(LL_WARNING, "Fatal error loading the DB: %s (%s). Exiting.", strerror(errno), path);
         sds_free(path);
         return missing;
     }
     rdb_load_result_t res;
-    int rc = rdb_load_buffer(srv, buf, len, true, util_mstime(), &res);
-    zfree(buf);
+    int rc = rdb_load_file(srv, &f, true, util_mstime(), &res);
+    rdb_file_close(&f);
     if (rc != 0) {
         log_msg(LL_WARNING, "Short read or OOM loading DB. Unrecoverable error, aborting now.");
         log_msg(LL_WARNING, "Internal error in RDB reading offset 0, function at rdb.c:0 -> %s (file %s)", res.err,
