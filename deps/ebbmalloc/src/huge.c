@@ -15,13 +15,12 @@
  * blocks was faulted in again page by page (under ebbmalloc 102k page
  * faults in a 4-thread run against tcmalloc's 14k, whose page heap keeps
  * freed spans), and every munmap and mmap took the process's address-space
- * lock for writing, which stalls the other threads' page faults.  A cached
- * mapping is reused whole by a malloc it fits (at least the block, at most
- * twice it, header at the mapping's start), with its pages still resident.
- * Bounds: at most HUGE_CACHE_SLOTS mappings of at most HUGE_CACHE_ONE
- * bytes, HUGE_CACHE_BYTES together; a malloc that finds none that fits
- * unmaps them all first (as runcache.c drains on a miss), so a cached
- * mapping never adds to the peak beside a new one.  They age as dirty
+ * lock for writing, which stalls the other threads' page faults.  A huge
+ * malloc takes the cached mapping nearest its length (fit(): one more than
+ * twice the length gives its tail back, a shorter one is extended or moved
+ * with mremap), so its resident pages serve the block.  Bounds: at most
+ * HUGE_CACHE_SLOTS mappings of at most HUGE_CACHE_ONE bytes,
+ * HUGE_CACHE_BYTES together (a free beyond that unmaps).  They age as dirty
  * pages do: the purge tick unmaps those freed decay_ms ago, ebb_purge all
  * of them, and decay_ms 0 caches nothing.  The cache has its own lock,
  * taken only on a huge malloc or free (each of which costs a mapping's
@@ -31,7 +30,9 @@
 
 #include "internal.h"
 
+#ifndef HUGE_CACHE_SLOTS
 #define HUGE_CACHE_SLOTS 8
+#endif
 #define HUGE_CACHE_ONE ((size_t)16 << 20)
 #ifndef HUGE_CACHE_BYTES
 #define HUGE_CACHE_BYTES ((size_t)32 << 20)
@@ -56,21 +57,22 @@ static char *block_at(char *base, size_t align) {
                     ~(uintptr_t)(align - 1));
 }
 
-/* Take a cached mapping that holds len bytes (and at most 2 * len); on a
- * miss unmap every cached one into *drop (the caller unmaps them after the
- * lock).  Returns its header or NULL. */
-static ebb_chunk_t *cache_take(size_t len, ebb_chunk_t **drop,
-                               unsigned *ndrop) {
+/* Take the cached mapping nearest to len bytes: the smallest that holds
+ * it, else the largest; NULL if none waits. */
+static ebb_chunk_t *cache_take(size_t len) {
     ebb_chunk_t *best = NULL;
     unsigned at = 0;
-    *ndrop = 0;
     if (__atomic_load_n(&cache.bytes, __ATOMIC_RELAXED) == 0)
         return NULL;
     ebb_lock(&cache.lock);
     for (unsigned i = 0; i < HUGE_CACHE_SLOTS; i++) {
         ebb_chunk_t *c = cache.slot[i];
-        if (c != NULL && c->map_size >= len && c->map_size / 2 <= len &&
-            (best == NULL || c->map_size < best->map_size)) {
+        if (c == NULL)
+            continue;
+        bool holds = c->map_size >= len;
+        if (best == NULL ||
+            (holds && (best->map_size < len || c->map_size < best->map_size)) ||
+            (!holds && best->map_size < len && c->map_size > best->map_size)) {
             best = c;
             at = i;
         }
@@ -78,15 +80,6 @@ static ebb_chunk_t *cache_take(size_t len, ebb_chunk_t **drop,
     if (best != NULL) {
         cache.slot[at] = NULL;
         __atomic_sub_fetch(&cache.bytes, best->map_size, __ATOMIC_RELAXED);
-    } else {
-        for (unsigned i = 0; i < HUGE_CACHE_SLOTS; i++) {
-            if (cache.slot[i] == NULL)
-                continue;
-            drop[(*ndrop)++] = cache.slot[i];
-            __atomic_sub_fetch(&cache.bytes, cache.slot[i]->map_size,
-                               __ATOMIC_RELAXED);
-            cache.slot[i] = NULL;
-        }
     }
     ebb_unlock(&cache.lock);
     return best;
@@ -122,6 +115,39 @@ static bool cache_put(ebb_chunk_t *c) {
     return kept;
 }
 
+/* Make the cached mapping c exactly len bytes: a tail past twice len is
+ * unmapped; a short one is extended in place or, where the address space
+ * after it is taken, moved (its resident pages with it) into a new aligned
+ * mapping of len bytes.  Returns the header (moved or not), or NULL when
+ * no new mapping could be made (c is unmapped then). */
+static ebb_chunk_t *fit(ebb_chunk_t *c, size_t len) {
+    size_t old = c->map_size;
+    if (old >= len) {
+        if (old / 2 <= len)
+            return c; /* the slack stays with the block (usable size) */
+        _ebb_os_unmap(c->map_base + len, old - len);
+        __atomic_sub_fetch(&huge_mapped, old - len, __ATOMIC_RELAXED);
+        c->map_size = len;
+        return c;
+    }
+    if (!_ebb_os_grow_in_place(c->map_base, old, len)) {
+        char *to = _ebb_os_map_aligned(len, EBB_CHUNK);
+        if (to == NULL || !_ebb_os_move(c->map_base, old, to)) {
+            if (to != NULL)
+                _ebb_os_unmap(to, len);
+            unmap_all(&c, 1);
+            return NULL;
+        }
+        if (!_ebb_conf.thp)
+            _ebb_os_no_huge_pages(to, len);
+        c = (ebb_chunk_t *)to;
+        c->map_base = to;
+    }
+    __atomic_add_fetch(&huge_mapped, len - old, __ATOMIC_RELAXED);
+    c->map_size = len;
+    return c;
+}
+
 /* *fresh (if not NULL) tells whether the block comes from a new mapping,
  * hence is zero (calloc skips its memset then). */
 void *_ebb_huge_alloc(size_t size, size_t align, bool *fresh) {
@@ -132,9 +158,9 @@ void *_ebb_huge_alloc(size_t size, size_t align, bool *fresh) {
         return NULL;
     }
     size_t len = EBB_PAGE + ebb_page_round(size) + (align > EBB_PAGE ? align : 0);
-    ebb_chunk_t *drop[HUGE_CACHE_SLOTS];
-    unsigned ndrop;
-    ebb_chunk_t *c = align == EBB_PAGE ? cache_take(len, drop, &ndrop) : NULL;
+    ebb_chunk_t *c = align == EBB_PAGE ? cache_take(len) : NULL;
+    if (c != NULL)
+        c = fit(c, len);
     if (c != NULL) {
         /* the header is intact: kind, page_cls and map_* were set when it
          * was mapped; only the usable length follows the new block */
@@ -147,8 +173,6 @@ void *_ebb_huge_alloc(size_t size, size_t align, bool *fresh) {
             *fresh = false;
         return ptr;
     }
-    if (align == EBB_PAGE)
-        unmap_all(drop, ndrop);
     char *base = _ebb_os_map_aligned(len, EBB_CHUNK);
     if (base == NULL) {
         errno = ENOMEM;

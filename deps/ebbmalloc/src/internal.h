@@ -236,6 +236,7 @@ void _ebb_os_purge(void *addr, size_t size) EBB_HIDDEN;
 void _ebb_os_no_huge_pages(void *addr, size_t size) EBB_HIDDEN;
 bool _ebb_os_grow_in_place(void *addr, size_t old_size, size_t new_size)
     EBB_HIDDEN;
+bool _ebb_os_move(void *from, size_t size, void *to) EBB_HIDDEN;
 uint64_t _ebb_os_now_ms(void) EBB_HIDDEN;
 void _ebb_os_write_err(const char *text) EBB_HIDDEN;
 

@@ -641,10 +641,10 @@ static void huge_line(void *arg, const char *text) {
                       &v[0], &v[1], &v[2]);
 }
 
-/* A freed huge block's mapping is kept and serves the next huge malloc it
- * fits (no new mapping, pages still resident), calloc zeroes a reused
- * one, a malloc it does not fit unmaps it, and ebb_purge unmaps the rest:
- * mapped comes back to where it was. */
+/* A freed huge block's mapping is kept and serves the next huge malloc
+ * (no new mapping, pages still resident): as it is, extended for a longer
+ * block, its tail unmapped for a much shorter one; calloc zeroes a reused
+ * one, and ebb_purge unmaps the rest: mapped comes back to where it was. */
 static int test_huge_cache(void) {
     unsigned long long h0[4] = {0}, h1[4] = {0};
     ebb_stats_t s0, s1;
@@ -680,15 +680,26 @@ static int test_huge_cache(void) {
     CHECK_EQ(h1[0] - h0[0], 3);
     CHECK_EQ(h1[1] - h0[1], 2);
     CHECK(h1[2] >= n);
-    /* a block the mapping does not fit (more than twice it): the cached
-     * one is unmapped, the new one mapped */
+    /* a longer block: the cached mapping is extended (or moved) and
+     * serves it; the first pages of the block are those it had */
     char *big = ebb_malloc((size_t)12 << 20);
-    CHECK(big != NULL && big != p);
+    CHECK(big != NULL);
+    memset(big, 2, (size_t)12 << 20);
     ebb_stats_print(huge_line, h1);
+    CHECK_EQ(h1[1] - h0[1], 3);
     CHECK_EQ(h1[2], 0);
     ebb_free(big);
     ebb_stats_print(huge_line, h1);
     CHECK(h1[2] >= ((size_t)12 << 20));
+    /* a block less than half the mapping: the tail goes back to the OS */
+    char *small = ebb_malloc((size_t)3 << 20);
+    CHECK(small == big);
+    ebb_stats_get(&s1);
+    CHECK(s1.mapped < s0.mapped + ((size_t)4 << 20));
+    CHECK(s1.mapped >= s0.mapped + ((size_t)3 << 20));
+    CHECK(ebb_usable_size(small) >= ((size_t)3 << 20));
+    memset(small, 3, (size_t)3 << 20);
+    ebb_free(small);
     ebb_purge();
     ebb_stats_print(huge_line, h1);
     CHECK_EQ(h1[2], 0);
