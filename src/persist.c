@@ -63,19 +63,6 @@ void persist_free(server_t *srv) {
 
 /* ------------------------------------------------------------- writing */
 
-static int fsync_dir(const char *path) {
-    sds dir = sds_new(path);
-    char *slash = strrchr(dir, '/');
-    if (slash) sds_setlen(dir, (size_t)(slash - dir) ? (size_t)(slash - dir) : 1);
-    else dir = sds_cpylen(dir, ".", 1);
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    sds_free(dir);
-    if (fd < 0) return -1;
-    int r = fsync(fd);
-    close(fd);
-    return r;
-}
-
 /* Write the snapshot to tmp, fsync, rename over the real file, fsync the
  * directory.  Returns 0, or -1 with the reason logged. */
 static int rdb_save_to(server_t *srv, const char *tmp, const char *final) {
@@ -110,7 +97,7 @@ static int rdb_save_to(server_t *srv, const char *tmp, const char *final) {
         unlink(tmp);
         return -1;
     }
-    if (fsync_dir(final) != 0) {
+    if (rio_fsync_dir(final) != 0) {
         log_msg(LL_WARNING, "Failed to fsync the directory of %s: %s", final, strerror(errno));
         return -1;
     }
@@ -230,6 +217,8 @@ static bool has_save_points(const server_t *srv) {
     return s && *s;
 }
 
+bool persist_all_disabled(const server_t *srv) { return !has_save_points(srv) && !aof_is_on(srv->aof); }
+
 void persist_cron(server_t *srv) {
     persist_t *p = P(srv);
     child_reap(srv); /* runs bgsave_done, aof.c's or replication's callback */
@@ -256,18 +245,17 @@ void persist_before_sleep(server_t *srv) { aof_flush(srv, srv->aof); }
 /* repl (may be NULL): the file's replication aux fields, if it has them. */
 static bool load_rdb(server_t *srv, rdb_repl_info_t *repl) {
     sds path = server_path(srv, srv->cfg.dbfilename);
-    size_t len;
     long long start = util_ustime();
-    unsigned char *buf = rdb_read_file(path, &len);
-    if (!buf) {
+    rdb_file_t f;
+    if (rdb_file_open(path, &f) != 0) {
         bool missing = errno == ENOENT;
         if (!missing) log_msg(LL_WARNING, "Fatal error loading the DB: %s (%s). Exiting.", strerror(errno), path);
         sds_free(path);
         return missing;
     }
     rdb_load_result_t res;
-    int rc = rdb_load_buffer(srv, buf, len, true, util_mstime(), &res);
-    zfree(buf);
+    int rc = rdb_load_file(srv, &f, true, util_mstime(), &res);
+    rdb_file_close(&f);
     if (rc != 0) {
         log_msg(LL_WARNING, "Short read or OOM loading DB. Unrecoverable error, aborting now.");
         log_msg(LL_WARNING, "Internal error in RDB reading offset 0, function at rdb.c:0 -> %s (file %s)", res.err,

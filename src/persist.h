@@ -60,6 +60,9 @@ int persist_save(server_t *srv);
  * told (repl_rdb_child_done).  false with *err when it could not fork. */
 bool persist_bgsave(server_t *srv, const char **err);
 
+/* No save points and no AOF (rdb-del-sync-files removes the RDB files of
+ * full syncs only then, as Redis does). */
+bool persist_all_disabled(const server_t *srv);
 sds persist_info(server_t *srv, sds s); /* the "# Persistence" section body */
 
 
