@@ -143,11 +143,12 @@ def main():
     ap.add_argument("--syscalls", action="store_true")
     ap.add_argument("--perf", type=int, default=0, metavar="RUNS")
     ap.add_argument("--variant", action="append", default=[], metavar="LABEL=BINARY")
+    ap.add_argument("--pipelines", default="1,16", help="comma-separated -P values to run (default 1,16)")
+    ap.add_argument("--no-epoll", action="store_true", help="leave out the epoll server")
     a = ap.parse_args()
-    servers = {
-        "redis-like epoll": start(a.server, ["--io-engine", "epoll"]),
-        "redis-like io_uring": start(a.server, ["--io-engine", "io_uring"]),
-    }
+    pipelines = [int(x) for x in a.pipelines.split(",")]
+    servers = {} if a.no_epoll else {"redis-like epoll": start(a.server, ["--io-engine", "epoll"])}
+    servers["redis-like io_uring"] = start(a.server, ["--io-engine", "io_uring"])
     for v in a.variant:
         label, spec = v.split("=", 1)
         binary, *args = spec.split(",")
@@ -156,7 +157,7 @@ def main():
     names = list(servers)
     try:
         print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
-        for pipeline in (1, 16) if a.runs > 0 else ():
+        for pipeline in pipelines if a.runs > 0 else ():
             rps = {n: [] for n in names}
             cpu = {n: [] for n in names}
             user = {n: [] for n in names}
@@ -192,7 +193,7 @@ def main():
             print("\n### system calls per request (perf stat, syscall tracepoints, one run each, -n %d)\n" % (a.requests // 4))
             print("| server | mode | syscalls/request | of which |")
             print("| --- | --- | ---: | --- |")
-            for pipeline in (1, 16):
+            for pipeline in pipelines:
                 for n in names:
                     p, port = servers[n]
                     per, top = syscalls_per_request(p.pid, port, a.requests // 4, pipeline)
@@ -203,7 +204,7 @@ def main():
                   % (a.perf, a.requests // 2))
             print("| server | mode | total | " + " | ".join(cats) + " |")
             print("| --- | --- | ---: | " + " | ".join("---:" for _ in cats) + " |")
-            for pipeline in (1, 16):
+            for pipeline in pipelines:
                 got = {n: [] for n in names}
                 for run in range(a.perf):
                     k = run % len(names)
@@ -215,6 +216,12 @@ def main():
                     per = statistics.median(g[0] for g in got[n])
                     split = {k: statistics.median(g[1][k] for g in got[n]) for k in cats}
                     print(f"| {n} | {mode} | {per:.2f} | " + " | ".join(f"{split[k]:.2f}" for k in cats) + " |")
+        print("\nio_uring loop counters (INFO stats, whole run):")
+        for n in names:
+            out = subprocess.run(["redis-cli", "-p", str(servers[n][1]), "INFO", "stats"], capture_output=True, text=True).stdout
+            got = [ln.strip() for ln in out.splitlines() if ln.startswith("io_uring_")]
+            if got:
+                print(f"  {n}: " + " ".join(got))
     finally:
         benchlib.stop_all([p for p, _ in servers.values()])
 
