@@ -103,7 +103,8 @@ const char *io_engine_name(const server_t *srv) { return srv->uring ? "io_uring"
 #define URING_COALESCE_SHARE 2
 #endif
 #define URING_COALESCE_CAP 256u /* requests a wait asks for at most */
-#define URING_BUSY_ROUNDS 16    /* rounds served back to back before libevent's turn */
+/* Rounds served back to back before libevent's turn: about 3 ms of waits. */
+#define URING_BUSY_ROUNDS (3000 / URING_COALESCE_US > 1 ? 3000 / URING_COALESCE_US : 1)
 
 enum { KIND_RECV = 1,
        KIND_SEND = 2,
@@ -532,7 +533,8 @@ void io_engine_submit(server_t *srv) {
  * would only return at once from epoll_wait (the eventfd said there is
  * work).  At most URING_BUSY_ROUNDS in a row: the timers, the listener,
  * signals and epoll clients are then served after about 3 ms at worst
- * (URING_BUSY_ROUNDS waits of URING_COALESCE_US), not starved. */
+ * (URING_BUSY_ROUNDS waits of URING_COALESCE_US, plus the rounds' work),
+ * not starved. */
 bool io_engine_continue(server_t *srv, unsigned rounds) {
     struct uring_engine *e = srv->uring;
     if (!e || rounds >= URING_BUSY_ROUNDS || e->recent_recvs < URING_COALESCE_MIN) return false;
