@@ -292,8 +292,7 @@ static struct uring_engine *engine_create(server_t *srv, char *why, size_t whyle
     e->efd = -1;
     e->cron_drains = ~0ull;
     const char *step = "io_uring_setup";
-    /* Tests stand in for a kernel or sandbox that refuses io_uring. */
-    int rc = getenv("RL_NO_IO_URING") ? -EPERM : ring_init(&e->ring);
+    int rc = ring_init(&e->ring);
     if (rc < 0) {
         snprintf(why, whylen, "%s: %s", step, strerror(-rc));
         zfree(e);

@@ -105,13 +105,14 @@ class Server:
     log: True writes stdout/stderr to dir/server.log (read_log()), False
     discards them.  config_text: written to dir/test.conf and passed first.
     port: a given port (a restart on a stopped server's port), else a free one.
+    launcher: a command the server runs under (e.g. a sandbox that execs it).
     wait: "pong" waits for +PONG, "any" for any reply to PING, None not at
     all.  ready_seconds is how long it took from spawn.  A server that exits
     or is not ready within timeout raises RuntimeError (with its log).
     """
 
     def __init__(self, binary, extra=(), workdir=None, log=True, config_text=None, env=None,
-                 timeout=30.0, wait="pong", prefix="rl-", port=None):
+                 timeout=30.0, wait="pong", prefix="rl-", port=None, launcher=()):
         # It runs in its own directory: a relative path is made absolute.
         binary = os.path.abspath(binary) if os.sep in binary else binary
         self.binary = binary
@@ -133,7 +134,8 @@ class Server:
         self.log = open(self.log_path, "w") if log else None
         out = self.log if log else subprocess.DEVNULL
         t0 = time.monotonic()
-        self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=self.dir, env=env)
+        self.proc = subprocess.Popen(list(launcher) + cmd, stdout=out, stderr=subprocess.STDOUT, cwd=self.dir,
+                                     env=env)
         self.ready_seconds = None
         if wait:
             self.ready_seconds = self.wait_ready(timeout, pong_once if wait == "pong" else ping_once, t0)

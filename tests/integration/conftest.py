@@ -29,20 +29,21 @@ class ServerProcess(benchlib.Server):
     over loopback, which "local" allows; test_debug.py covers "no") and
     $RL_SERVER_ARGS.  Start-up failures raise RuntimeError with the log."""
 
-    def __init__(self, binary, args=(), config_text=None, port=None):
+    def __init__(self, binary, args=(), config_text=None, port=None, launcher=()):
         extra = [] if binary == REDIS_SERVER else ["--enable-debug-command", "local"] + EXTRA_ARGS
         super().__init__(binary, extra + list(args), config_text=config_text, port=port, timeout=10,
-                         wait="any", prefix="rl-test-")
+                         wait="any", prefix="rl-test-", launcher=launcher)
 
 
 @pytest.fixture
 def start_server():
     """Factory: start_server(args=(), config_text=None, binary=SERVER,
-    port=None) -> ServerProcess (port: reuse a stopped server's)."""
+    port=None, launcher=()) -> ServerProcess (port: reuse a stopped server's;
+    launcher: a command the server runs under)."""
     started = []
 
-    def start(args=(), config_text=None, binary=SERVER, port=None):
-        s = ServerProcess(binary, args, config_text, port)
+    def start(args=(), config_text=None, binary=SERVER, port=None, launcher=()):
+        s = ServerProcess(binary, args, config_text, port, launcher)
         started.append(s)
         return s
 
@@ -92,3 +93,14 @@ def raw_request(port, payload, read_timeout=2.0):
             if not chunk:
                 return out, True
             out += chunk
+
+
+@pytest.fixture(scope="session")
+def no_io_uring(tmp_path_factory):
+    """tests/fault/no_io_uring.c, built once: `[path, "ENOSYS"|"EPERM",
+    program, args...]` runs the program under a seccomp filter that fails
+    the io_uring system calls with that errno (a kernel without io_uring)."""
+    import subprocess
+    out = str(tmp_path_factory.mktemp("sandbox") / "no_io_uring")
+    subprocess.run(["cc", "-O1", "-o", out, os.path.join(ROOT, "tests", "fault", "no_io_uring.c")], check=True)
+    return out

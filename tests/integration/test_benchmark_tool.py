@@ -297,6 +297,24 @@ def engine_or_skip(port, engine):
     return {"uring": "io_uring", "epoll": "epoll"}[engine]
 
 
+def test_kernel_without_io_uring(server, tmp_path, no_io_uring):
+    """Under a seccomp filter that fails the io_uring calls (a kernel
+    without it): --engine auto runs epoll and counts every request;
+    --engine uring refuses with the reason."""
+    port, c = server
+    c.flushall()
+    path = tmp_path / "out.json"
+    r = subprocess.run([no_io_uring, "ENOSYS", BENCH, "-p", str(port), "-q", "--json", str(path), "-t", "set",
+                        "-n", "500", "-c", "5"], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(path.read_text())
+    assert [(t["engine"], t["requests"]) for t in doc["tests"]] == [("epoll", 500)]
+    refused = subprocess.run([no_io_uring, "ENOSYS", BENCH, "-p", str(port), "--engine", "uring", "-t", "set",
+                              "-n", "10", "-q"], capture_output=True, text=True, timeout=30)
+    assert refused.returncode != 0
+    assert "io_uring is not available" in refused.stderr
+
+
 @pytest.mark.parametrize("engine", ["uring", "epoll"])
 @pytest.mark.parametrize("pipeline,clients,threads", [(1, 10, 1), (16, 50, 2), (3, 1, 1)])
 def test_engine_counts(server, tmp_path, engine, pipeline, clients, threads):

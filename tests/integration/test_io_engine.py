@@ -80,21 +80,28 @@ def test_default_is_auto_and_uses_io_uring_where_it_starts(start_server):
     assert r.info("server")["io_engine"] == ("io_uring" if available else "epoll")
 
 
-def test_no_io_uring_auto_falls_back_and_io_uring_refuses(tmp_path, monkeypatch, start_server):
-    """A kernel or sandbox without io_uring, stood in for by RL_NO_IO_URING:
-    auto runs epoll and says why in one log line; io_uring stops start-up."""
+@pytest.mark.parametrize("err,text", [("ENOSYS", "Function not implemented"),
+                                      ("EPERM", "Operation not permitted")])
+def test_kernel_without_io_uring_auto_falls_back_and_io_uring_refuses(tmp_path, no_io_uring, start_server,
+                                                                       err, text):
+    """A kernel built without io_uring (ENOSYS) or one that refuses it
+    (EPERM: kernel.io_uring_disabled, a container's seccomp profile), made
+    real by a seccomp filter on the server process: auto runs epoll, serves,
+    and says why in one log line; io_uring outright stops start-up."""
     import subprocess
     if "--io-engine" in EXTRA_ARGS:
         pytest.skip("RL_SERVER_ARGS chooses the engine of every server")
-    monkeypatch.setenv("RL_NO_IO_URING", "1")
-    s = start_server(args=("--io-engine", "auto"))
-    assert s.client().info("server")["io_engine"] == "epoll"
+    s = start_server(args=("--io-engine", "auto"), launcher=(no_io_uring, err))
+    r = s.client()
+    assert r.info("server")["io_engine"] == "epoll"
+    assert r.set("k", "v") and r.get("k") in ("v", b"v")
     lines = [l for l in s.read_log().splitlines() if "io_uring not available" in l]
-    assert len(lines) == 1 and "epoll" in lines[0]
-    p = subprocess.run([SERVER, "--port", "0", "--io-engine", "io_uring"], capture_output=True, text=True,
-                       timeout=20, cwd=tmp_path, env=dict(os.environ))
+    assert len(lines) == 1 and "epoll" in lines[0] and text in lines[0]
+    p = subprocess.run([no_io_uring, err, SERVER, "--port", "0", "--io-engine", "io_uring"], capture_output=True,
+                       text=True, timeout=20, cwd=tmp_path)
     assert p.returncode != 0
     assert "io-engine io_uring is not available" in p.stdout + p.stderr
+    assert text in p.stdout + p.stderr
 
 
 def test_bad_value_is_a_config_error(tmp_path):
