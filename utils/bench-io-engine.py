@@ -36,7 +36,6 @@ usage: utils/bench-io-engine.py [--runs 5] [--requests 200000]
 """
 import argparse
 import os
-import re
 import statistics
 import subprocess
 import sys
