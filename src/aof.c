@@ -826,7 +826,7 @@ static client_t *fake_client(server_t *srv) {
     c->fd = -1;
     c->resp = 2;
     /* PENDING_WRITE keeps it off the write list: its replies are dropped. */
-    c->flags = CLIENT_AUTHENTICATED | CLIENT_PENDING_WRITE | CLIENT_DENY_BLOCKING;
+    c->flags = CLIENT_AUTHENTICATED | CLIENT_PENDING_WRITE | CLIENT_DENY_BLOCKING | CLIENT_AOF_LOADER;
     return c;
 }
 
