@@ -200,3 +200,52 @@ def test_replica_that_cannot_persist(start_server, replica_bin, ignore):
     else:
         wait_for(lambda: sc.get("from-master") == "x", 20, what="the master's write applied")
         assert "unable to write to disk" in s.read_log()
+
+
+def _socket_of(pid, peer_port):
+    """The socket of process pid whose peer is 127.0.0.1:peer_port, dup'ed
+    into this process with pidfd_getfd (Linux 5.6; root, or ptrace rights)."""
+    import ctypes
+    import socket
+    libc = ctypes.CDLL(None, use_errno=True)
+    pidfd = os.pidfd_open(pid)
+    try:
+        for name in os.listdir("/proc/%d/fd" % pid):
+            if not os.readlink("/proc/%d/fd/%s" % (pid, name)).startswith("socket:"):
+                continue
+            fd = libc.syscall(438, pidfd, int(name), 0)  # SYS_pidfd_getfd
+            if fd < 0:
+                continue
+            s = socket.socket(fileno=fd)
+            try:
+                if s.family == socket.AF_INET and s.getpeername()[1] == peer_port:
+                    return s
+            except OSError:
+                pass
+            s.close()
+    finally:
+        os.close(pidfd)
+    raise AssertionError("no socket of %d talks to port %d" % (pid, peer_port))
+
+
+@pytest.mark.parametrize("master_bin", REPLICAS, ids=["our-master", "redis-master"])
+@pytest.mark.parametrize("disable", ["no", "yes"])
+def test_repl_disable_tcp_nodelay(start_server, master_bin, disable):
+    """repl-disable-tcp-nodelay yes turns TCP_NODELAY off on the master's
+    socket to a replica that did a full sync; no leaves it on (read from
+    the master process's own socket)."""
+    import socket
+    m = start_server(args=["--repl-disable-tcp-nodelay", disable], binary=master_bin)
+    s = start_server()
+    sc = s.client()
+    sc.replicaof("127.0.0.1", m.port)
+    wait_link_up(sc)
+    link = _socket_of(s.pid, m.port)          # the replica's end: its local port
+    local_port = link.getsockname()[1]
+    link.close()
+    master_side = _socket_of(m.pid, local_port)
+    try:
+        on = master_side.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+    finally:
+        master_side.close()
+    assert bool(on) == (disable == "no")
