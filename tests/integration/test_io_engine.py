@@ -7,7 +7,6 @@ re-armed), many clients in one round, clients that vanish or are killed
 while a send is in flight.  Every case runs on both engines and must give
 the same replies.  `make test-io-uring` runs the rest of the suite on
 io_uring as well."""
-import os
 import socket
 import threading
 import time
@@ -300,3 +299,48 @@ def test_epoll_has_no_ring_counters(start_server):
         pytest.skip("RL_SERVER_ARGS chooses the engine of every server")
     s = start_server(args=("--io-engine", "epoll"))
     assert not any(k.startswith("io_uring_") for k in s.client().info("stats"))
+
+
+def runnable_seconds(pid):
+    """Seconds the server's main thread has been on a CPU or waiting for
+    one (/proc/PID/schedstat): a thread that polls instead of sleeping is
+    runnable all the time, however loaded the machine is."""
+    with open(f"/proc/{pid}/schedstat") as f:
+        on_cpu, waiting = f.read().split()[:2]
+    return (int(on_cpu) + int(waiting)) / 1e9
+
+
+def test_idle_server_sleeps_after_a_burst(start_server):
+    """After a burst of many talking clients (coalescing waits on), an idle
+    server costs no CPU: over a second of silence its main thread is
+    runnable for a small share of the time (cron ticks, this test's one
+    connection), where a loop that polled, or a wait re-armed for ever,
+    would be runnable throughout.  The bound is a generous share, not a
+    duration, so a loaded machine does not fail it."""
+    if "--io-engine" in EXTRA_ARGS and "io_uring" not in EXTRA_ARGS:
+        pytest.skip("RL_SERVER_ARGS chooses another engine")
+    s = start_server(args=("--io-engine", "io_uring"))
+    r = s.client()
+
+    def talk(i):
+        with socket.create_connection(("127.0.0.1", s.port)) as c:
+            c.settimeout(20)
+            for _ in range(200):
+                c.sendall(resp("INCR", "n"))
+                reply = b""
+                while not reply.endswith(b"\r\n"):
+                    chunk = c.recv(64)
+                    assert chunk
+                    reply += chunk
+                assert reply.startswith(b":")
+
+    threads = [threading.Thread(target=talk, args=(i,)) for i in range(20)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert r.get("n") == str(20 * 200)
+    t0, before = time.monotonic(), runnable_seconds(s.pid)
+    time.sleep(1.0)
+    t1, after = time.monotonic(), runnable_seconds(s.pid)
+    assert after - before < 0.25 * (t1 - t0), (after - before, t1 - t0)
