@@ -127,7 +127,9 @@ static void free_insert(ebb_span_t *s, ebb_span_t *lru_pos) {
     a->binmap[set][b / 64] |= (uint64_t)1 << (b % 64);
     if (set == SET_DIRTY) {
         lru_insert_after(a, lru_pos == s ? a->lru_tail : lru_pos, s);
-        a->st.dirty += s->npages * EBB_PAGE;
+        /* an atomic store: purge_other_arenas reads it without the lock */
+        __atomic_store_n(&a->st.dirty, a->st.dirty + s->npages * EBB_PAGE,
+                         __ATOMIC_RELAXED);
     } else {
         a->st.retained += s->npages * EBB_PAGE;
     }
@@ -145,7 +147,8 @@ static void free_remove(ebb_span_t *s) {
         a->binmap[set][b / 64] &= ~((uint64_t)1 << (b % 64));
     if (set == SET_DIRTY) {
         lru_unlink(a, s);
-        a->st.dirty -= s->npages * EBB_PAGE;
+        __atomic_store_n(&a->st.dirty, a->st.dirty - s->npages * EBB_PAGE,
+                         __ATOMIC_RELAXED);
     } else {
         a->st.retained -= s->npages * EBB_PAGE;
     }
@@ -267,20 +270,18 @@ static size_t arena_purge(page_arena_t *a, uint64_t cutoff_ms, size_t keep);
  * xmalloc-test at 8 threads peaked at 40.6 MiB with 25.6 MiB of it dirty
  * (free, resident) pages; so an arena that had to take clean pages purges
  * every other arena's dirty pages beyond PRESSURE_KEEP, oldest first, at
- * once rather than after decay_ms.  The caller holds no page lock (page
- * locks are never nested) and may hold its class lock, which comes
- * before any page lock. */
+ * once rather than after decay_ms.  The check reads the other arenas'
+ * dirty bytes without their locks (written with atomic stores), so an
+ * arena that grows while the others hold little dirty memory (every new
+ * slab from clean pages) takes no other lock.  The caller holds no page
+ * lock (page locks are never nested) and may hold its class lock, which
+ * comes before any page lock. */
 #define PRESSURE_KEEP ((size_t)4 << 20)
 static void purge_other_arenas(unsigned arena) {
-    for (unsigned i = 0; i < _ebb_narenas; i++) {
-        if (i == arena)
-            continue;
-        ebb_lock(&pa[i].lock);
-        bool over = pa[i].st.dirty > PRESSURE_KEEP;
-        ebb_unlock(&pa[i].lock);
-        if (over)
+    for (unsigned i = 0; i < _ebb_narenas; i++)
+        if (i != arena &&
+            __atomic_load_n(&pa[i].st.dirty, __ATOMIC_RELAXED) > PRESSURE_KEEP)
             arena_purge(&pa[i], UINT64_MAX, PRESSURE_KEEP);
-    }
 }
 
 /* A span of npages pages of the given arena whose start is aligned to
