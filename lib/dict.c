@@ -59,25 +59,34 @@ void dict_set_hash_seed(const uint8_t seed[16]) { memcpy(hash_seed, seed, 16); }
         v2 = ROTL(v2, 32); \
     } while (0)
 
+/* Eight bytes as a little-endian number (tolower'ed for the nocase
+ * hash): one load on the machines we run on. */
 static inline uint64_t load_le64(const uint8_t *p, bool nocase) {
-    uint64_t m = 0;
-    for (int i = 7; i >= 0; i--) m = (m << 8) | (nocase ? (uint8_t)tolower(p[i]) : p[i]);
+    uint64_t m;
+    if (!nocase) {
+        memcpy(&m, p, sizeof(m));
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        m = __builtin_bswap64(m);
+#endif
+        return m;
+    }
+    m = 0;
+    for (int i = 7; i >= 0; i--) m = (m << 8) | (uint8_t)tolower(p[i]);
     return m;
 }
 
 /* SipHash-1-2: one compression round per block, two finalisation rounds.
  * Keyed by the process's random seed so that clients cannot choose keys
- * that all land in one bucket. */
-static uint64_t siphash12(const uint8_t *in, size_t len, bool nocase) {
+ * that all land in one bucket.  Inlined into each wrapper below, so the
+ * case-sensitive one (every key lookup) has no tolower and no branch on
+ * nocase. */
+static inline __attribute__((always_inline)) uint64_t siphash12(const uint8_t *in, size_t len, bool nocase) {
     uint64_t k0 = load_le64(hash_seed, false), k1 = load_le64(hash_seed + 8, false);
     uint64_t v0 = 0x736f6d6570736575ULL ^ k0, v1 = 0x646f72616e646f6dULL ^ k1;
     uint64_t v2 = 0x6c7967656e657261ULL ^ k0, v3 = 0x7465646279746573ULL ^ k1;
     const uint8_t *end = in + (len & ~(size_t)7);
     for (; in != end; in += 8) {
-        uint64_t m = (!nocase) ? (uint64_t)in[0] | (uint64_t)in[1] << 8 | (uint64_t)in[2] << 16 |
-                                     (uint64_t)in[3] << 24 | (uint64_t)in[4] << 32 | (uint64_t)in[5] << 40 |
-                                     (uint64_t)in[6] << 48 | (uint64_t)in[7] << 56
-                               : load_le64(in, true);
+        uint64_t m = load_le64(in, nocase);
         v3 ^= m;
         SIP_ROUND();
         v0 ^= m;

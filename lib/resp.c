@@ -121,7 +121,8 @@ static int parse_inline(resp_parser_t *p, const char *buf, size_t len, size_t *p
 
 /* Read a "<prefix><integer>\r\n" header at *pos; returns 1 done, 0 need more,
  * -1 malformed number.  too_big_msg is used when the line grows without end. */
-static int read_header(const char *buf, size_t len, size_t *pos, long long *out, const char **err, const char *too_big_msg) {
+static __attribute__((noinline)) int read_header_slow(const char *buf, size_t len, size_t *pos, long long *out, const char **err,
+                                                      const char *too_big_msg) {
     const char *start = buf + *pos + 1;
     const char *cr = memchr(start, '\r', len - *pos - 1);
     if (!cr) {
@@ -138,6 +139,26 @@ static int read_header(const char *buf, size_t len, size_t *pos, long long *out,
     }
     *pos = (size_t)(cr - buf) + 2;
     return 1;
+}
+
+/* read_header_slow's contract.  The usual header, "$3\r\n" (up to 18
+ * digits without sign or leading zero, so no overflow), is read here in
+ * one pass, inline in the parser; anything else (a sign, "0", more digits,
+ * a header cut short) takes the general path, which also gives the
+ * errors. */
+static inline int read_header(const char *buf, size_t len, size_t *pos, long long *out, const char **err,
+                              const char *too_big_msg) {
+    const char *start = buf + *pos + 1, *end = buf + len, *q = start;
+    if (q < end && *q >= '1' && *q <= '9') {
+        long long v = *q++ - '0';
+        while (q < end && *q >= '0' && *q <= '9' && q - start < 18) v = v * 10 + (*q++ - '0');
+        if (q + 1 < end && *q == '\r') {
+            *out = v;
+            *pos = (size_t)(q - buf) + 2;
+            return 1;
+        }
+    }
+    return read_header_slow(buf, len, pos, out, err, too_big_msg);
 }
 
 static int parse_multibulk(resp_parser_t *p, const char *buf, size_t len, size_t *pos, const resp_limits_t *lim) {

@@ -4,6 +4,7 @@
 #include "rio.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <string.h>
 #include <unistd.h>
@@ -85,4 +86,28 @@ void rio_write(rio_t *r, const void *p, size_t len) {
         s += n;
         len -= n;
     }
+}
+
+int rio_fsync_dir(const char *path) {
+    const char *slash = strrchr(path, '/');
+    char dir[4096];
+    if (!slash) {
+        dir[0] = '.';
+        dir[1] = '\0';
+    } else {
+        size_t len = slash == path ? 1 : (size_t)(slash - path);
+        if (len >= sizeof(dir)) {
+            errno = ENAMETOOLONG;
+            return -1;
+        }
+        memcpy(dir, path, len);
+        dir[len] = '\0';
+    }
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    int r = fsync(fd);
+    int e = errno;
+    close(fd);
+    errno = e;
+    return r;
 }

@@ -44,4 +44,8 @@ static inline bool rio_error(const rio_t *r) { return r->err != 0; }
  * waiting (poll, up to a minute) when a non-blocking fd is full; 0 or -1. */
 int rio_write_all(int fd, const void *p, size_t len);
 
+/* fsync the directory holding path (after a rename into it, so that the
+ * new name survives a crash); 0 or -1 with errno. */
+int rio_fsync_dir(const char *path);
+
 #endif

@@ -22,13 +22,6 @@
 
 #include "zmalloc.h"
 
-enum { SDS_T8 = 0,
-       SDS_T16 = 1,
-       SDS_T32 = 2,
-       SDS_T64 = 3,
-       SDS_T5 = 4 };
-#define SDS_TYPE_MASK 7
-#define SDS_T5_MAX 31 /* longest string a T5 header describes */
 
 struct __attribute__((packed)) sdshdr8 {
     uint8_t len, alloc;
@@ -51,6 +44,11 @@ struct __attribute__((packed)) sdshdr64 {
     char buf[];
 };
 
+/* sds_len (sds.h) reads len at these distances before the string. */
+_Static_assert(sizeof(struct sdshdr8) == 3 && sizeof(struct sdshdr16) == 5 && sizeof(struct sdshdr32) == 9 &&
+                   sizeof(struct sdshdr64) == 17,
+               "sds.h's inline sds_len knows the header sizes");
+
 #define HDR(T, s) ((struct sdshdr##T *)((s) - sizeof(struct sdshdr##T)))
 /* Growth doubles up to this size, then adds this much at a time. */
 #define SDS_MAX_PREALLOC (1024 * 1024)
@@ -72,16 +70,6 @@ static int type_for(size_t cap) {
     if (cap < 65536) return SDS_T16;
     if (cap <= UINT32_MAX) return SDS_T32;
     return SDS_T64;
-}
-
-size_t sds_len(const sds s) {
-    switch (sds_type(s)) {
-        case SDS_T5: return ((unsigned char)s[-1]) >> 3;
-        case SDS_T8: return HDR(8, s)->len;
-        case SDS_T16: return HDR(16, s)->len;
-        case SDS_T32: return HDR(32, s)->len;
-        default: return HDR(64, s)->len;
-    }
 }
 
 size_t sds_alloc(const sds s) {
@@ -421,9 +409,36 @@ size_t sds_hdr_len(const sds s) { return hdr_size(sds_type(s)); }
 
 static int embed_type(size_t len) { return len <= SDS_T5_MAX ? SDS_T5 : type_for(len); }
 
-size_t sds_embed_size(size_t len) { return hdr_size(embed_type(len)) + len + 1; }
+_Static_assert(SDS_T5_MAX == 31, "sds.h's inline sds_embed_size knows where T5 ends");
+
+/* memcpy for the few bytes of an argument or key: two overlapping loads
+ * and stores instead of a libc call. */
+static inline void copy_short(char *dst, const char *src, size_t len) {
+    if (len >= 8) {
+        uint64_t a, b;
+        memcpy(&a, src, 8);
+        memcpy(&b, src + len - 8, 8);
+        memcpy(dst, &a, 8);
+        memcpy(dst + len - 8, &b, 8);
+    } else if (len >= 4) {
+        uint32_t a, b;
+        memcpy(&a, src, 4);
+        memcpy(&b, src + len - 4, 4);
+        memcpy(dst, &a, 4);
+        memcpy(dst + len - 4, &b, 4);
+    } else {
+        for (size_t i = 0; i < len; i++) dst[i] = src[i];
+    }
+}
 
 sds sds_embed(void *buf, const void *init, size_t len) {
+    if (len <= 16) { /* the usual argument or key: a T5 header */
+        sds s = (char *)buf + 1;
+        s[-1] = (char)(len << 3 | SDS_T5);
+        copy_short(s, init, len);
+        s[len] = '\0';
+        return s;
+    }
     int type = embed_type(len);
     sds s = init_header(buf, type, len, len);
     memcpy(s, init, len);

@@ -16,9 +16,22 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 
 typedef char *sds;
+
+/* Header types, named by the flags byte just before the string (low 3
+ * bits); the layouts themselves are in sds.c.  Here only so that sds_len
+ * can be inline: it is read several times per request (parser, command
+ * lookup, keyspace), where a call costs more than the read. */
+enum { SDS_T8 = 0,
+       SDS_T16 = 1,
+       SDS_T32 = 2,
+       SDS_T64 = 3,
+       SDS_T5 = 4 };
+#define SDS_TYPE_MASK 7
+#define SDS_T5_MAX 31 /* longest string a T5 header describes */
 
 sds sds_newlen(const void *init, size_t len); /* init may be NULL: zeroed */
 sds sds_new(const char *cstr);
@@ -27,7 +40,30 @@ sds sds_dup(const sds s);
 sds sds_fromll(long long v);
 void sds_free(sds s);
 
-size_t sds_len(const sds s);
+/* The length: the len field sits right before the flags byte, 1, 2, 4 or
+ * 8 bytes wide (sds.c's packed headers; T5 keeps it in the flags byte). */
+static inline size_t sds_len(const sds s) {
+    unsigned char f = (unsigned char)s[-1];
+    switch (f & SDS_TYPE_MASK) {
+        case SDS_T5: return f >> 3;
+        case SDS_T8: return (unsigned char)s[-3];
+        case SDS_T16: {
+            uint16_t n;
+            memcpy(&n, s - 5, sizeof(n));
+            return n;
+        }
+        case SDS_T32: {
+            uint32_t n;
+            memcpy(&n, s - 9, sizeof(n));
+            return n;
+        }
+        default: {
+            uint64_t n;
+            memcpy(&n, s - 17, sizeof(n));
+            return n;
+        }
+    }
+}
 size_t sds_avail(const sds s);
 size_t sds_alloc(const sds s);      /* capacity excluding header/NUL */
 size_t sds_alloc_size(const sds s); /* whole block incl. header */
@@ -64,7 +100,14 @@ void sds_free_splitres(sds *tokens, int count);
  * buf must have sds_embed_size(len) bytes; returns the sds inside it, which
  * must never be grown or freed with sds_free.  Strings of up to 31 bytes
  * get a one-byte header (no spare capacity), longer ones the usual one. */
-size_t sds_embed_size(size_t len);
+static inline size_t sds_embed_size(size_t len) {
+    /* header: T5 1 byte up to SDS_T5_MAX, else T8 3, T16 5, T32 9, T64 17 */
+    size_t hdr = len <= SDS_T5_MAX ? 1 : len < 256       ? 3
+                                     : len < 65536       ? 5
+                                     : len <= UINT32_MAX ? 9
+                                                         : 17;
+    return hdr + len + 1;
+}
 /* Bytes between the start of s's allocation and s: code that moves the
  * allocation (active defrag) finds the block at s - sds_hdr_len(s) and the
  * moved string at new_block + sds_hdr_len(s). */

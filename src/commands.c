@@ -9,6 +9,7 @@
 #include "command_meta.h"
 #include "hdr_hist.h"
 #include "reply.h"
+#include "rl_assert.h"
 #include "util.h"
 
 /* Every family's table; a new family adds one line here. */
@@ -48,6 +49,9 @@ static void attach_meta(command_t *cmd) {
 
 static void init_command(command_t *cmd, command_t *parent) {
     cmd->parent = parent;
+    /* dispatch.c compares a request's name with the last command's
+     * folding only the request's bytes. */
+    for (const char *p = cmd->name; *p; p++) rl_assert(*p < 'A' || *p > 'Z');
     if (parent) {
         size_t n = strlen(parent->name) + strlen(cmd->name) + 2;
         cmd->fullname = zmalloc(n);

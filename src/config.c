@@ -178,6 +178,7 @@ static const directive directives[] = {
     {"min-replicas-max-lag", T_INT, O(min_replicas_max_lag), "10", 0, INT_MAX, NULL, 0},
     {"replica-priority", T_INT, O(replica_priority), "100", 0, INT_MAX, NULL, 0},
     {"replica-lazy-flush", T_BOOL, O(replica_lazy_flush), "no", 0, 0, NULL, 0},
+    {"rdb-del-sync-files", T_BOOL, O(rdb_del_sync_files), "no", 0, 0, NULL, 0},
     {"repl-disable-tcp-nodelay", T_BOOL, O(repl_disable_tcp_nodelay), "no", 0, 0, NULL, 0},
     {"replica-ignore-disk-write-errors", T_BOOL, O(replica_ignore_disk_write_errors), "no", 0, 0, NULL, 0},
     {"propagation-error-behavior", T_ENUM, O(propagation_error_behavior), "ignore", 0, 0, propagation_error_enum, 0},

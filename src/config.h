@@ -143,8 +143,9 @@ typedef struct rl_config {
     long long min_replicas_max_lag; /* seconds */
     long long replica_priority;
     bool replica_lazy_flush;               /* a full sync empties the old data on the bio thread */
+    bool rdb_del_sync_files;               /* remove a full sync's RDB files when nothing persists */
     bool repl_disable_tcp_nodelay;         /* accepted for compatibility: our replica sockets keep TCP_NODELAY */
-    bool replica_ignore_disk_write_errors; /* accepted: a replica applies its master's writes whatever */
+    bool replica_ignore_disk_write_errors; /* no: a replica that cannot persist stops on its master's writes */
     int propagation_error_behavior;        /* accepted: errors in the applied stream are logged, never fatal */
     char *replica_announce_ip;             /* "" = not announced */
     long long replica_announce_port;       /* 0 = our port */

@@ -33,8 +33,52 @@
 
 /* ------------------------------------------------------------ creation */
 
+/* Spare argument objects (client_t.spare): a pipeline of N requests
+ * costs one allocation per argument of the first request instead of a
+ * malloc and a free per argument of every request.  Spares live only
+ * until the batch of input that freed them ends, so between batches a
+ * client holds none (no memory that Redis would not hold). */
+static robj *spare_args_take(client_t *c, const char *p, size_t len) {
+    /* The smallest spare that fits: a request's short name must not take
+     * the block its long key would need (room only knows the bytes of the
+     * last use, so a block never grows back). */
+    size_t need = obj_embstr_size(len);
+    int best = -1;
+    for (int i = 0; i < c->spare.n; i++) {
+        if (c->spare.room[i] < need || (best >= 0 && c->spare.room[i] >= c->spare.room[best])) continue;
+        best = i;
+        if (c->spare.room[i] == need) break;
+    }
+    if (best < 0) return NULL;
+    robj *o = c->spare.obj[best];
+    c->spare.n--;
+    c->spare.obj[best] = c->spare.obj[c->spare.n];
+    c->spare.room[best] = c->spare.room[c->spare.n];
+    return obj_reuse_embstr(o, p, len);
+}
+
+/* Release an argument of a finished request: kept as a spare when it is
+ * an embstr nobody else holds (a command that kept it took a reference). */
+static void spare_args_put(client_t *c, robj *o) {
+    size_t room;
+    if (c->spare.n < CLIENT_SPARE_ARGS && (room = obj_reusable_embstr(o)) != 0) {
+        c->spare.obj[c->spare.n] = o;
+        c->spare.room[c->spare.n++] = room;
+        return;
+    }
+    obj_decref(o);
+}
+
+static void spare_args_free(client_t *c) {
+    while (c->spare.n > 0) obj_decref(c->spare.obj[--c->spare.n]);
+}
+
 static void *make_arg(void *ctx, const char *p, size_t len) {
-    (void)ctx;
+    client_t *c = ctx;
+    if (len <= OBJ_EMBSTR_MAX && c->spare.n > 0) {
+        robj *o = spare_args_take(c, p, len);
+        if (o) return o;
+    }
     return obj_create_string(p, len);
 }
 
@@ -98,6 +142,7 @@ void conn_free(client_t *c) {
     bool send_pending = c->ring && uring_conn_close(c);
     close(c->fd);
     resp_parser_free(&c->parser);
+    spare_args_free(c);
     sds_free(c->querybuf);
     sds_free(c->name);
     sds_free(c->lib_name);
@@ -192,7 +237,7 @@ static void protocol_error(client_t *c, const char *msg) {
 }
 
 static void free_argv(client_t *c) {
-    for (int i = 0; i < c->argc; i++) obj_decref(c->argv[i]);
+    for (int i = 0; i < c->argc; i++) spare_args_put(c, c->argv[i]);
     c->argc = 0;
     c->argv = NULL;
     resp_reset(&c->parser);
@@ -203,6 +248,7 @@ static void free_argv(client_t *c) {
  * not complete, or when the client may not run more now. */
 static void run_requests(client_t *c, const char *buf, size_t len, size_t *pos) {
     server_t *srv = c->srv;
+    srv->clock_chain_us = -1; /* dispatch.c: one clock read per command of this batch */
     while (*pos < len) {
         if (c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP)) break;
         if (c->flags & (CLIENT_BLOCKED | CLIENT_PAUSED | CLIENT_REPL_WAIT)) break; /* the rest waits until it is served */
@@ -228,6 +274,8 @@ static void run_requests(client_t *c, const char *buf, size_t len, size_t *pos) 
         srv->conn_hooks->run_request(c);
         free_argv(c);
     }
+    srv->clock_chain_us = 0;
+    spare_args_free(c);
 }
 
 /* After a batch of input: track unfinished requests, close a client whose

@@ -24,6 +24,7 @@
 
 #define CLIENT_BUF_SIZE (16 * 1024)   /* static reply buffer */
 #define CLIENT_READ_CHUNK (16 * 1024) /* bytes per read() */
+#define CLIENT_SPARE_ARGS 8           /* argument objects a pipeline batch reuses */
 #define REPLY_BLOCK_MIN (16 * 1024)
 
 /* Client flags (client_t.flags): every bit in this one list, each with the
@@ -84,6 +85,14 @@ struct client {
     int argc;
     robj **argv; /* current request, owned by the parser */
     command_t *cmd, *lastcmd;
+    /* Argument objects of finished requests, kept for the next requests of
+     * the same batch of input (a pipeline) instead of a free and a malloc
+     * each; emptied when the batch ends (conn.c: spare_args_*). */
+    struct {
+        int n;
+        robj *obj[CLIENT_SPARE_ARGS];
+        size_t room[CLIENT_SPARE_ARGS]; /* bytes the block surely has (obj_embstr_size) */
+    } spare;
 
     char buf[CLIENT_BUF_SIZE]; /* replies go here first... */
     size_t bufpos;

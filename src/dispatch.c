@@ -49,6 +49,19 @@ static void reply_unknown_command(client_t *c) {
     sds_free(args);
 }
 
+/* Whether the len bytes of s spell the command name, ignoring ASCII case
+ * (strcasecmp's rule; names in the table are lower case, commands.c
+ * checks): inline, since names are a few bytes and a libc call plus
+ * strlen cost more than the loop. */
+static inline bool same_name(const char *s, size_t len, const char *name) {
+    for (size_t i = 0; i < len; i++) {
+        unsigned char a = (unsigned char)s[i];
+        if ((unsigned)(a - 'A') < 26u) a |= 0x20;
+        if (a != (unsigned char)name[i] || !a) return false;
+    }
+    return name[len] == '\0';
+}
+
 /* A pipeline usually repeats one command: compare with the client's last
  * command before hashing the name. */
 static command_t *lookup_top(client_t *c) {
@@ -56,7 +69,7 @@ static command_t *lookup_top(client_t *c) {
     if (last) {
         if (last->parent) last = last->parent;
         sds name = c->argv[0]->ptr;
-        if (sds_len(name) == strlen(last->name) && !strcasecmp(name, last->name)) return last;
+        if (same_name(name, sds_len(name), last->name)) return last;
     }
     return dict_fetch_value(c->srv->commands, c->argv[0]->ptr);
 }
@@ -187,8 +200,13 @@ static void process(client_t *c) {
         multi_flag_error(c);
         return;
     }
-    /* persist.c: MISCONF while the last save or AOF write failed. */
-    if ((cmd->flags & CMD_WRITE) && !(c->flags & CLIENT_MASTER) && !persist_write_allowed_or_reply(c)) {
+    /* persist.c: MISCONF while the last save or AOF write failed, for
+     * writes and for PING (as Redis 7.0: a health check then reports the
+     * fault); our master's writes are not refused (see
+     * replica-ignore-disk-write-errors). */
+    if ((cmd->flags & CMD_WRITE) && (c->flags & CLIENT_MASTER)) persist_check_master_write(c->srv);
+    if (((cmd->flags & CMD_WRITE) || is_named(cmd, "ping")) && !(c->flags & CLIENT_MASTER) &&
+        !persist_write_allowed_or_reply(c)) {
         cmd->rejected_calls++;
         multi_flag_error(c);
         return;
@@ -236,13 +254,17 @@ static void check_replied(client_t *c, command_t *cmd, unsigned long long replie
 void dispatch_call(client_t *c, command_t *cmd) {
     server_t *srv = c->srv;
     c->cmd = c->lastcmd = cmd;
+    client_t *outer = srv->current_client; /* EXEC runs commands inside a command */
     /* One clock read serves both the cached time commands see and the
-     * start of the duration measurement. */
-    long long start = util_ustime();
+     * start of the duration measurement; inside a pipelined batch the
+     * previous command's end is that read (server.h: clock_chain_us), so
+     * only parsing the request lies between.  Not with maxmemory, where
+     * eviction may run between two commands and is not theirs. */
+    bool chain = !outer && srv->clock_chain_us != 0 && srv->cfg.maxmemory <= 0;
+    long long start = chain && srv->clock_chain_us > 0 ? srv->clock_chain_us : util_ustime();
     srv->mstime = start / 1000;
     long long dirty_before = srv->dirty;
     unsigned long long replies_before = c->reply_calls;
-    client_t *outer = srv->current_client; /* EXEC runs commands inside a command */
     srv->current_client = c;
     /* Views of embedded values (db_views.h) live as long as the command:
      * its propagation and tracking below included. */
@@ -257,7 +279,8 @@ void dispatch_call(client_t *c, command_t *cmd) {
     if (!outer) tracking_flush_pending(srv);
     /* persist.c: log a write that changed the dataset to the AOF. */
     if ((cmd->flags & CMD_WRITE) || (c->flags & CLIENT_PROPAGATE_REPL)) persist_after_command(c, dirty_before);
-    long long dur = util_ustime() - start;
+    long long end = util_ustime(), dur = end - start;
+    if (chain) srv->clock_chain_us = end;
     cmd->calls++;
     cmd->usec += dur;
     srv->stats.numcommands++;

@@ -143,16 +143,22 @@ static void entry_moved(db_t *db, db_entry *e, db_entry *n) {
  * lazyfree-lazy-server-del); LFU stamps carry over (memory-pressure hook).
  * The entry is rebuilt when the value is embedded in it or will be
  * (db_entry.h), so the stored value is returned. */
-static robj *replace_value(db_t *db, db_entry *e, robj *val) {
+static db_entry *replace_value_entry(db_t *db, db_entry *e, robj *val);
+
+static robj *replace_value(db_t *db, db_entry *e, robj *val) { return db_value_of(db, replace_value_entry(db, e, val)); }
+
+/* replace_value, returning the (maybe moved) entry rather than a view of
+ * its value: plain SET has no use for the view. */
+static db_entry *replace_value_entry(db_t *db, db_entry *e, robj *val) {
     robj view;
     robj *old = db_entry_val(e, &view);
-    if (old == val) return val;
+    if (old == val) return e;
     evict_stamp_replace(db->srv, val, old);
     robj *owned = db_entry_take_val(e); /* NULL when embedded: goes with e */
     db_entry *n = db_entry_set_val(e, val);
     if (n != e) entry_moved(db, e, n);
     if (owned) lazyfree_free_value(db->srv->lazyfree, owned, db->srv->cfg.lazyfree_lazy_server_del);
-    return db_value_of(db, n);
+    return n;
 }
 
 bool db_expire_if_needed(db_t *db, robj *key) {
@@ -176,14 +182,17 @@ bool db_expire_if_needed(db_t *db, robj *key) {
     return true;
 }
 
+/* A lookup's access stamp: the LRU clock or LFU counter of e's value. */
+static void touch(db_t *db, db_entry *e, robj *val) {
+    evict_touch(db->srv, val);                                  /* LRU clock or LFU counter */
+    if (db_entry_is_embedded(e)) db_entry_set_lru(e, val->lru); /* val is a view */
+}
+
 static robj *lookup(db_t *db, robj *key, int flags) {
     db_entry *e = db_find(db, key->ptr);
     if (!e) return NULL;
     robj *val = db_value_of(db, e);
-    if (!(flags & LOOKUP_NOTOUCH)) {
-        evict_touch(db->srv, val);                                  /* LRU clock or LFU counter */
-        if (db_entry_is_embedded(e)) db_entry_set_lru(e, val->lru); /* val is a view */
-    }
+    if (!(flags & LOOKUP_NOTOUCH)) touch(db, e, val);
     return val;
 }
 
@@ -245,18 +254,39 @@ robj *db_overwrite(db_t *db, robj *key, robj *val) {
     return val;
 }
 
-robj *db_set_key(db_t *db, robj *key, robj *val, bool keep_ttl) {
+/* db_set_key; touch_old: stamp the replaced value first, as the
+ * db_lookup_write before it would have (db_lookup_and_set_key). */
+/* Add or replace (db_set_key without the signals); returns the entry. */
+static db_entry *set_key(db_t *db, robj *key, robj *val, bool keep_ttl, bool touch_old) {
     ht_position pos;
     void *existing;
+    db_entry *e;
     if (ht_find_position_for_insert(db->keys, key->ptr, &pos, &existing)) {
-        val = db_value_of(db, insert_new(db, &pos, key->ptr, val, -1));
+        e = insert_new(db, &pos, key->ptr, val, -1);
         notify_keyspace_event(db->srv, NOTIFY_NEW, "new", key, db->id); /* notify.c */
     } else {
-        val = replace_value(db, existing, val);
+        if (touch_old) {
+            robj view;
+            touch(db, existing, db_entry_val(existing, &view));
+        }
+        e = replace_value_entry(db, existing, val);
         if (!keep_ttl) db_remove_expire(db, key);
     }
+    return e;
+}
+
+robj *db_set_key(db_t *db, robj *key, robj *val, bool keep_ttl) {
+    val = db_value_of(db, set_key(db, key, val, keep_ttl, false));
     db_signal_modified(db, key);
     return val;
+}
+
+void db_lookup_and_set_key(db_t *db, robj *key, robj *val) {
+    /* A key that looks expired but stays (a replica's, or one held by a
+     * pause) is one db_lookup_write would not have found, so not touched. */
+    bool gone = db_expire_if_needed(db, key);
+    set_key(db, key, val, false, !gone);
+    db_signal_modified(db, key);
 }
 
 bool db_delete(db_t *db, robj *key) { return db_delete_lazy(db, key, db->srv->cfg.lazyfree_lazy_server_del); }

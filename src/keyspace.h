@@ -46,6 +46,11 @@ robj *db_overwrite(db_t *db, robj *key, robj *val);
 /* Add or replace; removes the TTL unless keep_ttl: takes val; returns the
  * stored value, as db_add. */
 robj *db_set_key(db_t *db, robj *key, robj *val, bool keep_ttl);
+/* db_lookup_write(db, key) then db_set_key(db, key, val, false), with one
+ * hash and table walk for both (plain SET): the same expiry, LRU/LFU
+ * touch of the old value, replacement and signals; returns nothing (no
+ * view of the stored value is made). */
+void db_lookup_and_set_key(db_t *db, robj *key, robj *val);
 bool db_delete(db_t *db, robj *key); /* lazy as lazyfree-lazy-server-del says */
 /* Delete with the value freed on the bio thread if lazy and big (UNLINK,
  * DEL under lazyfree-lazy-user-del, eviction). */

@@ -35,9 +35,11 @@ robj *obj_create_raw_string(const char *p, size_t len) { return obj_create(OBJ_S
 
 robj *obj_create_from_sds(sds s) { return obj_create(OBJ_STRING, s); }
 
+size_t obj_embstr_size(size_t len) { return sizeof(robj) + sds_embed_size(len); }
+
 /* One allocation: [robj][sds header][bytes][NUL]. */
 robj *obj_create_embstr(const char *p, size_t len) {
-    size_t need = sizeof(robj) + sds_embed_size(len);
+    size_t need = obj_embstr_size(len);
     robj *o = zmalloc(need);
     o->type = OBJ_STRING;
     o->encoding = OBJ_ENCODING_EMBSTR;
@@ -45,6 +47,21 @@ robj *obj_create_embstr(const char *p, size_t len) {
     o->lru = lru_clock;
     o->ptr = sds_embed(o + 1, p ? p : "", p ? len : 0);
     if (!p) memset(o->ptr, 0, len);
+    return o;
+}
+
+size_t obj_reusable_embstr(const robj *o) {
+    if (o->refcount != 1 || o->type != OBJ_STRING || o->encoding != OBJ_ENCODING_EMBSTR) return 0;
+    /* The string starts right after its 1- or 3-byte header, inside o's
+     * block (not a view into some other memory). */
+    const char *body = (const char *)(o + 1);
+    if ((const char *)o->ptr <= body || (const char *)o->ptr > body + 3) return 0;
+    return obj_embstr_size(sds_len(o->ptr));
+}
+
+robj *obj_reuse_embstr(robj *o, const char *p, size_t len) {
+    o->lru = lru_clock;
+    o->ptr = sds_embed(o + 1, p, len);
     return o;
 }
 

@@ -75,6 +75,16 @@ robj *obj_create(int type, void *ptr);              /* takes ptr */
 robj *obj_create_string(const char *p, size_t len); /* embstr or raw */
 robj *obj_create_raw_string(const char *p, size_t len);
 robj *obj_create_embstr(const char *p, size_t len);
+/* Reuse of a request's argument objects (conn.c, within a pipeline):
+ * obj_embstr_size is the block an embstr of len bytes needs;
+ * obj_reusable_embstr says how many bytes o's block surely has when o is
+ * an embstr string nobody else holds (refcount 1, bytes in its own
+ * block), else 0; obj_reuse_embstr rewrites such an o in place to hold
+ * p[0..len), whose obj_embstr_size(len) must fit those bytes, as a fresh
+ * obj_create_embstr would be. */
+size_t obj_embstr_size(size_t len);
+size_t obj_reusable_embstr(const robj *o);
+robj *obj_reuse_embstr(robj *o, const char *p, size_t len);
 /* A string value to store under a key: int, embstr up to OBJ_EMBED_MAX
  * bytes, raw above (RDB load, RESTORE). */
 robj *obj_create_stored_string(const char *p, size_t len);

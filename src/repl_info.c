@@ -20,6 +20,7 @@ void repl_init(server_t *srv) {
     r->second_replid_offset = -1;
     r->stream_db = -1;
     r->link.fd = -1;
+    r->link.sync_fd = -1;
     srv->repl = r;
     const char *ro = srv->cfg.replicaof;
     if (ro && ro[0]) {
@@ -212,7 +213,7 @@ static sds info_replica_side(server_t *srv, sds s) {
         /* As Redis counts them: an EOF-marked transfer has total 0, and a
          * load from the socket (repl_load.c) reads nothing "to disk". */
         long long total = l->transfer_size >= 0 ? l->transfer_size : 0;
-        long long got = l->payload ? (long long)sds_len(l->payload) : 0;
+        long long got = l->sync_path ? l->transfer_read : 0;
         s = sds_catprintf(s,
                           "master_sync_total_bytes:%lld\r\n"
                           "master_sync_read_bytes:%lld\r\n"

@@ -356,6 +356,7 @@ void repl_rdb_child_done(server_t *srv, bool ok) {
             start_bulk(srv, rep);
         }
     }
+    if (ok && !r->rdb_child_diskless) repl_sync_file_written(srv);
     r->rdb_child_diskless = false;
     maybe_start_sync(srv);
 }
@@ -586,6 +587,7 @@ void master_cron(server_t *srv) {
     }
     if (r->backlog && r->backlog->size != (size_t)srv->cfg.repl_backlog_size)
         backlog_resize(r->backlog, (size_t)srv->cfg.repl_backlog_size);
+    repl_sync_file_cron(srv);
 }
 
 /* ------------------------------------------------------- write refusals */

@@ -9,8 +9,9 @@
  * "+CONTINUE [replid]" turns the socket into the master client at once;
  * "+FULLRESYNC <replid> <offset>" is followed by the RDB, either
  * "$<len>\r\n<bytes>" or "$EOF:<mark>\r\n<bytes><mark>" (diskless
- * masters), read into memory, loaded over emptied databases, and then the
- * socket becomes the master client.  Lines are read a byte at a time so
+ * masters), written to a file that replaces dbfilename (repl_sync_file.c)
+ * or, with repl-diskless-load, loaded as it arrives (repl_load.c); then
+ * the socket becomes the master client.  Lines are read a byte at a time so
  * nothing past them is consumed; the payload is read in large chunks.
  *
  * The master client (CLIENT_MASTER) runs the stream like any client's
@@ -54,8 +55,9 @@ static void close_link_socket(repl_link_t *l) {
     l->fd = -1;
     sds_free(l->line);
     l->line = NULL;
-    sds_free(l->payload);
-    l->payload = NULL;
+    zfree(l->chunk);
+    l->chunk = NULL;
+    repl_sync_file_discard(l);
 }
 
 /* Give up on this attempt; the cron connects again. */
@@ -215,99 +217,106 @@ static void load_from_socket(server_t *srv) {
     sds_free(rest);
 }
 
-static void load_payload(server_t *srv) {
-    repl_link_t *l = L(srv);
-    size_t len = sds_len(l->payload);
+static void flush_old_data(server_t *srv) {
     log_msg(LL_NOTICE, "MASTER <-> REPLICA sync: Flushing old data");
     for (int i = 0; i < srv->dbnum; i++) {
         if (srv->cfg.replica_lazy_flush) db_empty_async(&srv->dbs[i]); /* freed on the bio thread */
         else db_empty(&srv->dbs[i]);
     }
     srv->durability_hooks->flush_functions(srv); /* function.c */
+}
+
+/* The whole RDB is in the temp file: it becomes dbfilename and is loaded. */
+static void load_sync_file(server_t *srv, long long rdb_len) {
+    if (!repl_sync_file_install(srv, rdb_len)) {
+        link_abort(srv, NULL);
+        return;
+    }
+    flush_old_data(srv);
     log_msg(LL_NOTICE, "MASTER <-> REPLICA sync: Loading DB in memory");
-    rdb_load_result_t res;
-    srv->loading = true;
-    /* now_ms 0: keys already expired stay; the master's DEL removes them. */
-    int rc = rdb_load_buffer(srv, (const unsigned char *)l->payload, len, true, 0, &res);
-    srv->loading = false;
-    if (rc != 0) {
-        log_msg(LL_WARNING, "Failed trying to load the MASTER synchronization DB from socket: %s", res.err);
+    long long keys = 0;
+    if (!repl_sync_file_load(srv, &keys)) {
         for (int i = 0; i < srv->dbnum; i++) db_empty(&srv->dbs[i]);
         link_abort(srv, NULL);
         return;
     }
-    sds_free(l->payload);
-    l->payload = NULL;
-    full_sync_done(srv, res.keys, (long long)len, NULL, 0);
+    zfree(L(srv)->chunk);
+    L(srv)->chunk = NULL;
+    full_sync_done(srv, keys, rdb_len, NULL, 0);
 }
 
-/* Room for want more bytes.  sds_make_room adds only 1 MB at a time past
- * 1 MB, which would copy a 30 MB payload some thirty times (and fault in
- * fresh pages each time): measured as part of the diskless full sync's
- * time, so the payload doubles instead. */
-static sds payload_room(sds s, size_t want) {
-    if (sds_avail(s) >= want) return s;
-    size_t grow = sds_alloc(s) > want ? sds_alloc(s) : want;
-    return sds_make_room_exact(s, grow);
+/* Keep the last REPL_ID_LEN bytes read; true when they are the EOF mark. */
+static bool ends_with_mark(repl_link_t *l, const char *p, size_t n) {
+    if (n >= REPL_ID_LEN) {
+        memcpy(l->tail, p + n - REPL_ID_LEN, REPL_ID_LEN);
+    } else {
+        memmove(l->tail, l->tail + n, REPL_ID_LEN - n);
+        memcpy(l->tail + REPL_ID_LEN - n, p, n);
+    }
+    return l->transfer_read >= REPL_ID_LEN && !memcmp(l->tail, l->eof_mark, REPL_ID_LEN);
 }
 
-/* Read the payload; returns when the socket has no more for now. */
+/* The "$<len>" or "$EOF:<mark>" line; false when the link was dropped or
+ * the payload went to repl_load.c (the transfer is then over). */
+static bool start_transfer(server_t *srv, sds line) {
+    repl_link_t *l = L(srv);
+    if (line[0] == '-') {
+        log_msg(LL_WARNING, "MASTER aborted replication with an error: %s", line + 1);
+        link_abort(srv, NULL);
+        return false;
+    }
+    if (line[0] != '$') {
+        log_msg(LL_WARNING, "Bad protocol from MASTER, the first byte is not '$': %s", line);
+        link_abort(srv, NULL);
+        return false;
+    }
+    bool to_parser = repl_load_wanted(srv);
+    const char *to = to_parser ? "to parser" : "to disk"; /* Redis's words */
+    if (!strncmp(line + 1, "EOF:", 4) && sds_len(line) == 5 + REPL_ID_LEN) {
+        memcpy(l->eof_mark, line + 5, REPL_ID_LEN);
+        l->transfer_size = -1;
+        log_msg(LL_NOTICE, "MASTER <-> REPLICA sync: receiving streamed RDB from master with EOF %s", to);
+    } else {
+        long long v;
+        if (!util_str2ll(line + 1, sds_len(line) - 1, &v) || v < 0) {
+            link_abort(srv, "bad bulk length from MASTER");
+            return false;
+        }
+        l->transfer_size = v;
+        log_msg(LL_NOTICE, "MASTER <-> REPLICA sync: receiving %lld bytes from master %s", v, to);
+    }
+    l->transfer_read = 0;
+    if (to_parser) {
+        load_from_socket(srv);
+        return false;
+    }
+    if (!repl_sync_file_open(srv)) {
+        link_abort(srv, NULL);
+        return false;
+    }
+    if (!l->chunk) l->chunk = zmalloc(TRANSFER_CHUNK);
+    return true;
+}
+
+/* Read the payload into the sync file; returns when the socket has no
+ * more for now. */
 static void read_transfer(server_t *srv) {
     repl_link_t *l = L(srv);
     if (l->transfer_size == -2) {
         sds line;
         if (!read_line(srv, &line)) return;
-        if (sds_len(line) == 0) { /* a newline: the master is still preparing */
-            sds_free(line);
-            return;
-        }
-        if (line[0] == '-') {
-            log_msg(LL_WARNING, "MASTER aborted replication with an error: %s", line + 1);
-            sds_free(line);
-            link_abort(srv, NULL);
-            return;
-        }
-        if (line[0] != '$') {
-            log_msg(LL_WARNING, "Bad protocol from MASTER, the first byte is not '$': %s", line);
-            sds_free(line);
-            link_abort(srv, NULL);
-            return;
-        }
-        bool to_parser = repl_load_wanted(srv);
-        const char *to = to_parser ? "to parser" : "to disk"; /* Redis's words; "disk" is memory here */
-        if (!strncmp(line + 1, "EOF:", 4) && sds_len(line) == 5 + REPL_ID_LEN) {
-            memcpy(l->eof_mark, line + 5, REPL_ID_LEN);
-            l->transfer_size = -1;
-            log_msg(LL_NOTICE, "MASTER <-> REPLICA sync: receiving streamed RDB from master with EOF %s", to);
-        } else {
-            long long v;
-            if (!util_str2ll(line + 1, sds_len(line) - 1, &v) || v < 0) {
-                sds_free(line);
-                link_abort(srv, "bad bulk length from MASTER");
-                return;
-            }
-            l->transfer_size = v;
-            log_msg(LL_NOTICE, "MASTER <-> REPLICA sync: receiving %lld bytes from master %s", v, to);
-        }
+        bool go = sds_len(line) > 0 && start_transfer(srv, line); /* a newline: the master is preparing */
         sds_free(line);
-        if (to_parser) {
-            load_from_socket(srv);
-            return;
-        }
-        /* A known size is allocated once; an EOF-marked stream grows by
-         * doubling (payload_room), so the copy is linear in its size. */
-        l->payload = sds_empty();
-        if (l->transfer_size > 0) l->payload = sds_make_room_exact(l->payload, (size_t)l->transfer_size);
+        if (!go) return;
     }
     for (int rounds = 0; rounds < 64; rounds++) {
-        size_t have = sds_len(l->payload);
         size_t want = TRANSFER_CHUNK;
         if (l->transfer_size >= 0) {
-            if ((long long)have >= l->transfer_size) break;
-            if ((long long)(have + want) > l->transfer_size) want = (size_t)(l->transfer_size - (long long)have);
+            long long left = l->transfer_size - l->transfer_read;
+            if (left <= 0) break;
+            if ((long long)want > left) want = (size_t)left;
         }
-        l->payload = payload_room(l->payload, want);
-        ssize_t n = read(l->fd, l->payload + have, want);
+        ssize_t n = read(l->fd, l->chunk, want);
         if (n == 0) {
             link_abort(srv, "Master closed the connection during the transfer");
             return;
@@ -317,19 +326,19 @@ static void read_transfer(server_t *srv) {
             link_abort(srv, strerror(errno));
             return;
         }
-        sds_setlen(l->payload, have + (size_t)n);
+        l->transfer_read += n;
         srv->stats.net_input_bytes += n;
         l->last_io_ms = l->transfer_last_ms = srv->mstime;
-        if (l->transfer_size < 0) {
-            size_t len = sds_len(l->payload);
-            if (len >= REPL_ID_LEN && !memcmp(l->payload + len - REPL_ID_LEN, l->eof_mark, REPL_ID_LEN)) {
-                sds_setlen(l->payload, len - REPL_ID_LEN);
-                load_payload(srv);
-                return;
-            }
+        if (!repl_sync_file_write(srv, l->chunk, (size_t)n)) {
+            link_abort(srv, NULL);
+            return;
+        }
+        if (l->transfer_size < 0 && ends_with_mark(l, l->chunk, (size_t)n)) {
+            load_sync_file(srv, l->transfer_read - REPL_ID_LEN);
+            return;
         }
     }
-    if (l->transfer_size >= 0 && (long long)sds_len(l->payload) == l->transfer_size) load_payload(srv);
+    if (l->transfer_size >= 0 && l->transfer_read == l->transfer_size) load_sync_file(srv, l->transfer_size);
 }
 
 /* ------------------------------------------------------------ handshake */

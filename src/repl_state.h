@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "repl.h"
 
@@ -97,9 +98,15 @@ typedef struct repl_link {
     long long down_since_ms; /* link down since (INFO master_link_down_since_seconds) */
     long long handshake_start_ms;
     /* the transfer */
-    sds payload;
     long long transfer_size; /* -1: EOF-marker form */
+    long long transfer_read; /* payload bytes read so far (an EOF mark included) */
     char eof_mark[REPL_ID_LEN];
+    char tail[REPL_ID_LEN]; /* the last bytes read, to spot the EOF mark */
+    char *chunk;            /* read buffer of a transfer to a file */
+    /* the file it goes to (repl_sync_file.c) */
+    int sync_fd; /* -1 when none */
+    sds sync_path;
+    long long sync_written, sync_flushed; /* bytes written / handed to write-back */
     char fullsync_replid[REPL_ID_LEN + 1];
     long long fullsync_offset;
     long long transfer_last_ms;
@@ -166,6 +173,10 @@ typedef struct repl {
     long long last_cron_sec_ms; /* once-a-second work */
     long long last_ping_ms;     /* last PING fed to replicas */
     long long sync_full, sync_partial_ok, sync_partial_err;
+    /* dbfilename as a disk-based full sync wrote it (repl_sync_file.c) */
+    bool sync_file_known;
+    dev_t sync_file_dev;
+    ino_t sync_file_ino;
 } repl_t;
 
 static inline repl_t *R(const server_t *srv) { return srv->repl; }
@@ -193,6 +204,22 @@ void failover_free(server_t *srv);
  * them (swapdb: untouched; on-empty-db: empty). */
 bool repl_load_wanted(server_t *srv);
 bool repl_load_from_socket(server_t *srv, int fd, long long size, const char *eof_mark, sds *rest, long long *keys);
+
+/* repl_sync_file.c: repl-diskless-load disabled.  open: a new temp file
+ * (false: logged).  write: append a chunk (false: logged, the caller
+ * aborts).  install: cut it to rdb_len bytes, fsync and rename it over
+ * dbfilename (false: logged, the temp file removed).  load: load
+ * dbfilename into the (emptied) databases, *keys the keys added (false:
+ * logged).  discard: close and remove an unfinished temp file. */
+bool repl_sync_file_open(server_t *srv);
+bool repl_sync_file_write(server_t *srv, const char *p, size_t len);
+bool repl_sync_file_install(server_t *srv, long long rdb_len);
+bool repl_sync_file_load(server_t *srv, long long *keys);
+void repl_sync_file_discard(repl_link_t *l);
+/* Master: written is called when a BGSAVE for replicas wrote dbfilename;
+ * the cron removes that file under rdb-del-sync-files once unused. */
+void repl_sync_file_written(server_t *srv);
+void repl_sync_file_cron(server_t *srv);
 
 /* repl_replica.c */
 void replica_cron(server_t *srv);

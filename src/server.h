@@ -123,6 +123,12 @@ struct server {
     long long start_time_ms;
     long long cron_loops;
     long long mstime; /* cached clock, updated per command batch */
+    /* dispatch.c: the clock (us) at the end of the last top-level command
+     * of the input batch conn.c is running, taken as the next command's
+     * start (one clock read per pipelined command instead of two: a read
+     * costs ~70 ns on a VM); 0 = read the clock, -1 = a batch is running
+     * but no command has ended yet.  conn.c arms it per batch. */
+    long long clock_chain_us;
     char run_id[41];
     bool shutdown_asap;
     bool active_expire_off; /* debug.c: DEBUG SET-ACTIVE-EXPIRE 0 stops the expiry cycle */

@@ -104,13 +104,18 @@ static void set_generic(client_t *c, int flags, robj *key, robj *val, long long 
     if (flags & SET_GET) {
         if (!get_generic(c, key)) return;
     }
-    bool found = db_lookup_write(c->db, key) != NULL;
-    if (((flags & SET_NX) && found) || ((flags & SET_XX) && !found)) {
-        if (!(flags & SET_GET)) reply_null(c);
-        return;
+    if (flags & (SET_NX | SET_XX | SET_GET | SET_KEEPTTL)) {
+        bool found = db_lookup_write(c->db, key) != NULL;
+        if (((flags & SET_NX) && found) || ((flags & SET_XX) && !found)) {
+            if (!(flags & SET_GET)) reply_null(c);
+            return;
+        }
+        obj_incref(val);
+        db_set_key(c->db, key, val, flags & SET_KEEPTTL);
+    } else {
+        obj_incref(val);
+        db_lookup_and_set_key(c->db, key, val); /* the same, with one hash of the key */
     }
-    obj_incref(val);
-    db_set_key(c->db, key, val, flags & SET_KEEPTTL);
     if (when > 0) db_set_expire(c->db, key, when);
     notify_keyspace_event(c->srv, NOTIFY_STRING, "set", key, c->db->id);
     if (when > 0) notify_keyspace_event(c->srv, NOTIFY_GENERIC, "expire", key, c->db->id);

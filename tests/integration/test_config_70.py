@@ -36,7 +36,7 @@ MISSING = {
         enable-module-command enable-protected-configs""",
     "server behaviour not implemented": """activerehashing dynamic-hz io-threads io-threads-do-reads
         maxmemory-clients maxmemory-eviction-tenacity no-appendfsync-on-rewrite aof-rewrite-incremental-fsync
-        rdb-save-incremental-fsync rdb-del-sync-files""",
+        rdb-save-incremental-fsync""",
 }
 
 # Parameters only redis-like has: Redis 7.2's listpack sets, the socket engine.

@@ -7,7 +7,6 @@ re-armed), many clients in one round, clients that vanish or are killed
 while a send is in flight.  Every case runs on both engines and must give
 the same replies.  `make test-io-uring` runs the rest of the suite on
 io_uring as well."""
-import os
 import socket
 import threading
 import time
