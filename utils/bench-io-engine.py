@@ -244,17 +244,19 @@ def main():
                     print(f"| {n} | {'-P 16' if pipeline > 1 else 'no pipelining'} | {per:.3f} | {top} |")
         if a.perf:
             cats = perf_categories.ORDER
-            print("\n### server CPU us/request by category (perf record -g, medians of %d rotating runs, -n %d)\n"
-                  % (a.perf, a.requests // 2))
+            print("\n### server CPU us/request by category (perf record -g, medians of %d rotating runs, -n %d%s)\n"
+                  % (a.perf, a.requests // 2,
+                     f", -n {a.pipelined_requests // 2} pipelined" if a.pipelined_requests else ""))
             print("| server | mode | total | " + " | ".join(cats) + " |")
             print("| --- | --- | ---: | " + " | ".join("---:" for _ in cats) + " |")
             for pipeline in pipelines:
+                nreq_mode = a.pipelined_requests if pipeline > 1 and a.pipelined_requests else a.requests
                 got = {n: [] for n in names}
                 for run in range(a.perf):
                     k = run % len(names)
                     for n in names[k:] + names[:k]:
                         p, port = servers[n]
-                        got[n].append(perf_split(p.pid, port, a.requests // 2, pipeline))
+                        got[n].append(perf_split(p.pid, port, nreq_mode // 2, pipeline))
                 mode = "-P 16" if pipeline > 1 else "no pipelining"
                 for n in names:
                     per = statistics.median(g[0] for g in got[n])
