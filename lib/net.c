@@ -87,6 +87,11 @@ int net_accept(int lfd, bool *is_unix) {
     return fd;
 }
 
+void net_set_nodelay(int fd, bool on) {
+    int v = on;
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &v, sizeof(v));
+}
+
 void net_set_client_options(int fd, bool is_unix, int keepalive_s) {
     if (is_unix) return;
     int yes = 1;

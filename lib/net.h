@@ -13,6 +13,9 @@ int net_listen_unix(const char *path, int perm, int backlog, char *err, size_t e
 /* Accept one connection, non-blocking; -1 with errno (EAGAIN when none). */
 int net_accept(int lfd, bool *is_unix);
 void net_set_client_options(int fd, bool is_unix, int keepalive_s);
+/* TCP_NODELAY on or off (off: the kernel may coalesce small writes);
+ * failures are ignored (a Unix socket has no such option). */
+void net_set_nodelay(int fd, bool on);
 void net_peer_name(int fd, char *buf, size_t len, bool local);
 bool net_peer_is_loopback(int fd);
 /* Start a non-blocking TCP connect to host:port (name or literal); returns

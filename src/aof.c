@@ -826,7 +826,7 @@ static client_t *fake_client(server_t *srv) {
     c->fd = -1;
     c->resp = 2;
     /* PENDING_WRITE keeps it off the write list: its replies are dropped. */
-    c->flags = CLIENT_AUTHENTICATED | CLIENT_PENDING_WRITE | CLIENT_DENY_BLOCKING;
+    c->flags = CLIENT_AUTHENTICATED | CLIENT_PENDING_WRITE | CLIENT_DENY_BLOCKING | CLIENT_AOF_LOADER;
     return c;
 }
 
@@ -945,17 +945,16 @@ static int load_commands(server_t *srv, const unsigned char *buf, size_t len, si
 int aof_load(server_t *srv, aof_t *aof) {
     (void)aof;
     sds path = server_path(srv, srv->cfg.appendfilename);
-    size_t len;
-    unsigned char *buf = rdb_read_file(path, &len);
-    if (!buf) {
+    rdb_file_t f;
+    if (rdb_file_open(path, &f) != 0) {
         int e = errno;
         sds_free(path);
         if (e == ENOENT) return 0;
         log_msg(LL_WARNING, "Fatal error: can't open the append log file for reading: %s", strerror(e));
         return -1;
     }
-    int rc = aof_load_buffer(srv, buf, len, path);
-    zfree(buf);
+    int rc = aof_load_buffer(srv, f.buf, f.len, path);
+    rdb_file_close(&f);
     sds_free(path);
     return rc;
 }

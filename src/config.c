@@ -59,7 +59,10 @@ static const enum_name diskless_load_enum[] = {{"disabled", REPL_DISKLESS_LOAD_D
                                                {"swapdb", REPL_DISKLESS_LOAD_SWAPDB},
                                                {NULL, 0}};
 
-static const enum_name propagation_error_enum[] = {{"ignore", 0}, {"panic", 1}, {"panic-on-replicas", 2}, {NULL, 0}};
+static const enum_name propagation_error_enum[] = {{"ignore", PROPAGATION_ERR_IGNORE},
+                                                   {"panic", PROPAGATION_ERR_PANIC},
+                                                   {"panic-on-replicas", PROPAGATION_ERR_PANIC_ON_REPLICAS},
+                                                   {NULL, 0}};
 
 static const enum_name sanitize_enum[] = {{"no", SANITIZE_NO}, {"yes", SANITIZE_YES}, {"clients", SANITIZE_CLIENTS}, {NULL, 0}};
 

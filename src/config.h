@@ -145,8 +145,8 @@ typedef struct rl_config {
     bool replica_lazy_flush;               /* a full sync empties the old data on the bio thread */
     bool rdb_del_sync_files;               /* remove a full sync's RDB files when nothing persists */
     bool repl_disable_tcp_nodelay;         /* accepted for compatibility: our replica sockets keep TCP_NODELAY */
-    bool replica_ignore_disk_write_errors; /* accepted: a replica applies its master's writes whatever */
-    int propagation_error_behavior;        /* accepted: errors in the applied stream are logged, never fatal */
+    bool replica_ignore_disk_write_errors; /* no: a replica that cannot persist stops on its master's writes */
+    int propagation_error_behavior;        /* PROPAGATION_ERR_*: an error in the master's stream or the AOF */
     char *replica_announce_ip;             /* "" = not announced */
     long long replica_announce_port;       /* 0 = our port */
     /* access control (acl.c) */
@@ -164,6 +164,9 @@ enum { IO_ENGINE_AUTO = 0,
 enum { DEBUG_CMD_NO,
        DEBUG_CMD_YES,
        DEBUG_CMD_LOCAL };
+enum { PROPAGATION_ERR_IGNORE = 0,
+       PROPAGATION_ERR_PANIC,
+       PROPAGATION_ERR_PANIC_ON_REPLICAS };
 enum { REPL_DISKLESS_LOAD_DISABLED = 0,
        REPL_DISKLESS_LOAD_ON_EMPTY_DB,
        REPL_DISKLESS_LOAD_SWAPDB };

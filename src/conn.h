@@ -55,6 +55,7 @@
 #define CLIENT_MASTER_FORCE_REPLY (1u << 27)  /* repl_replica.c: this write (REPLCONF ACK) goes to the master */
 #define CLIENT_REPLICA (1u << 28)             /* repl_master.c: a replica attached to us (SYNC/PSYNC) */
 #define CLIENT_REPL_WAIT (1u << 29)           /* repl_master.c: blocked in WAIT, input paused */
+#define CLIENT_AOF_LOADER (1u << 30)          /* aof.c: replays the AOF; an error reply is unexpected */
 
 typedef struct reply_block {
     struct reply_block *next;

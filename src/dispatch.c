@@ -200,8 +200,13 @@ static void process(client_t *c) {
         multi_flag_error(c);
         return;
     }
-    /* persist.c: MISCONF while the last save or AOF write failed. */
-    if ((cmd->flags & CMD_WRITE) && !(c->flags & CLIENT_MASTER) && !persist_write_allowed_or_reply(c)) {
+    /* persist.c: MISCONF while the last save or AOF write failed, for
+     * writes and for PING (as Redis 7.0: a health check then reports the
+     * fault); our master's writes are not refused (see
+     * replica-ignore-disk-write-errors). */
+    if ((cmd->flags & CMD_WRITE) && (c->flags & CLIENT_MASTER)) persist_check_master_write(c->srv);
+    if (((cmd->flags & CMD_WRITE) || is_named(cmd, "ping")) && !(c->flags & CLIENT_MASTER) &&
+        !persist_write_allowed_or_reply(c)) {
         cmd->rejected_calls++;
         multi_flag_error(c);
         return;

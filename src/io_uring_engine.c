@@ -67,6 +67,7 @@ const char *io_engine_name(const server_t *srv) { return srv->uring ? "io_uring"
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #define URING_BGID 0
@@ -77,22 +78,33 @@ const char *io_engine_name(const server_t *srv) { return srv->uring ? "io_uring"
 #define URING_MAX_IOV 32 /* conn.c's MAX_IOV: blocks per sendmsg */
 /* Coalescing: while at least URING_COALESCE_MIN clients send requests per
  * round (a decaying maximum), the submit also waits, at most
- * URING_COALESCE_US, for the round's sends and half that many requests,
- * so one sleep and wake-up serves many requests.  A wake-up costs far
- * more than a request where context switches are expensive (virtual
- * machines): measured in docs/benchmarks-history.md.  A server with one
- * talking client (or a publisher fanning out to many quiet subscribers)
- * never waits. */
+ * URING_COALESCE_US, for the round's sends and for requests from half of
+ * the clients that are "awaiting": answered within the last
+ * URING_AWAIT_HORIZON_US and silent since.  A client in a request/reply
+ * loop answers each reply with its next request, so those will come;
+ * half, so that while we sleep the client still has the other half's
+ * replies to work on and neither side idles for the other.  One sleep and
+ * wake-up then serves many requests: a wake-up costs far more than a
+ * request where context switches are expensive (virtual machines), see
+ * docs/benchmarks-history.md.  A client answered longer ago than the
+ * horizon (an idle pooled connection, a slow talker) is not waited for.
+ * A server with one talking client (or a publisher fanning out to many
+ * quiet subscribers) never waits. */
 #ifndef URING_COALESCE_MIN /* -DURING_COALESCE_MIN=1000000 builds without it (for benchmarks) */
 #define URING_COALESCE_MIN 4
 #endif
 #ifndef URING_COALESCE_US
-#define URING_COALESCE_US 200
+#define URING_COALESCE_US 500
 #endif
-#ifndef URING_COALESCE_SHARE /* wait for recent_recvs / this many requests */
+#ifndef URING_AWAIT_HORIZON_US
+#define URING_AWAIT_HORIZON_US 2000
+#endif
+#ifndef URING_COALESCE_SHARE /* wait for (awaiting clients) / this many requests */
 #define URING_COALESCE_SHARE 2
 #endif
-#define URING_BUSY_ROUNDS 16 /* rounds served back to back before libevent's turn */
+#define URING_COALESCE_CAP 256u /* requests a wait asks for at most */
+/* Rounds served back to back before libevent's turn: about 3 ms of waits. */
+#define URING_BUSY_ROUNDS (3000 / URING_COALESCE_US > 1 ? 3000 / URING_COALESCE_US : 1)
 
 enum { KIND_RECV = 1,
        KIND_SEND = 2,
@@ -109,6 +121,10 @@ typedef struct uring_conn {
     bool send_inflight; /* a send of the client's output is in the kernel */
     bool closing;       /* cancels queued: ignore data, do not re-arm */
     bool in_callback;   /* conn.c is running on its behalf: not freed yet */
+    bool asked;         /* sent bytes since its last reply: the next reply answers them */
+    bool awaiting;      /* on the engine's awaiting list (answered, silent since) */
+    struct uring_conn *await_prev, *await_next;
+    long long await_ns; /* when its last reply was queued (the round's clock) */
     struct msghdr msg;  /* sendmsg's header and vectors: read by the kernel */
     struct iovec iov[URING_MAX_IOV];
 } uring_conn_t;
@@ -133,7 +149,11 @@ struct uring_engine {
     unsigned round_sends;  /* sends queued since the last submit */
     unsigned round_recvs;  /* receives with data handled since the last submit */
     unsigned recent_recvs; /* decaying maximum of round_recvs: how many clients talk */
-    cqe_copy_t *q;         /* completions copied out of the CQ, oldest first */
+    /* Clients answered and silent since, oldest answer first (coalescing). */
+    uring_conn_t *await_head, *await_tail;
+    unsigned awaiting;
+    long long round_ns; /* monotonic clock at the start of the current round */
+    cqe_copy_t *q;      /* completions copied out of the CQ, oldest first */
     size_t qhead, qlen, qcap;
     int depth;   /* nesting of drain(): only the outermost compacts q */
     int zombies; /* freed clients whose send has not ended */
@@ -143,10 +163,11 @@ struct uring_engine {
     unsigned long long cron_drains; /* drains at the last cron tick that saw work pending, or ~0 */
     bool skip_rearm;                /* DEBUG URING-DROP-WAKEUP: eventfd left off until the cron recovers */
     /* INFO stats (io_engine_info): what a loop round costs. */
-    unsigned long long stat_rounds; /* io_engine_submit calls: loop rounds that reached their end */
-    unsigned long long stat_enters; /* io_uring_enter calls while serving clients */
-    unsigned long long stat_waits;  /* of those, coalescing waits (may sleep) */
-    unsigned long long busy_rounds; /* rounds started by io_engine_continue, not libevent */
+    unsigned long long stat_rounds;      /* io_engine_submit calls: loop rounds that reached their end */
+    unsigned long long stat_enters;      /* io_uring_enter calls while serving clients */
+    unsigned long long stat_waits;       /* of those, coalescing waits (may sleep) */
+    unsigned long long stat_short_waits; /* waits that ended with fewer requests than asked (timeout) */
+    unsigned long long busy_rounds;      /* rounds started by io_engine_continue, not libevent */
 };
 
 /* ------------------------------------------------------------ set-up */
@@ -336,6 +357,47 @@ void io_engine_free(server_t *srv) {
     engine_destroy(e);
 }
 
+/* ------------------------------------------------------------ awaiting list */
+
+static long long now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void await_unlink(struct uring_engine *e, uring_conn_t *uc) {
+    if (!uc->awaiting) return;
+    if (uc->await_prev) uc->await_prev->await_next = uc->await_next;
+    else e->await_head = uc->await_next;
+    if (uc->await_next) uc->await_next->await_prev = uc->await_prev;
+    else e->await_tail = uc->await_prev;
+    uc->await_prev = uc->await_next = NULL;
+    uc->awaiting = false;
+    e->awaiting--;
+}
+
+/* uc was just answered: to the tail (stamps never decrease along the list,
+ * so expiry looks at the head only). */
+static void await_push(struct uring_engine *e, uring_conn_t *uc) {
+    await_unlink(e, uc);
+    uc->await_ns = e->round_ns;
+    uc->await_prev = e->await_tail;
+    if (e->await_tail) e->await_tail->await_next = uc;
+    else e->await_head = uc;
+    e->await_tail = uc;
+    uc->awaiting = true;
+    e->awaiting++;
+}
+
+/* How many requests a coalescing wait asks for: half of the clients
+ * answered within the horizon, after dropping the older ones. */
+static unsigned wait_target(struct uring_engine *e) {
+    long long horizon = now_ns() - URING_AWAIT_HORIZON_US * 1000LL;
+    while (e->await_head && e->await_head->await_ns < horizon) await_unlink(e, e->await_head);
+    unsigned want = e->awaiting / URING_COALESCE_SHARE;
+    return want < URING_COALESCE_CAP ? want : URING_COALESCE_CAP;
+}
+
 /* ------------------------------------------------------------ submission */
 
 static struct io_uring_sqe *get_sqe(struct uring_engine *e) {
@@ -433,21 +495,26 @@ void io_engine_submit(server_t *srv) {
     unsigned sends = e->round_sends, recvs = e->round_recvs;
     e->round_sends = e->round_recvs = 0;
     /* Decay by an eighth, rounded up: rounded down, 1..7 never decayed and
-     * one burst of talking clients left coalescing on for good, a 200 us
-     * wait in every later round of a lone client. */
+     * one burst of talking clients left coalescing on for good, a wait in
+     * every later round of a lone client. */
     e->recent_recvs = recvs > e->recent_recvs ? recvs : e->recent_recvs - (e->recent_recvs + 7) / 8;
     bufs_publish(e);
     int rc = 0;
+    unsigned want = e->recent_recvs >= URING_COALESCE_MIN && !work_ready(e) ? wait_target(e) : 0;
     /* Receive work the kernel holds does not skip the wait: the wait runs
-     * it first and sleeps only if it brought fewer completions than asked. */
-    if (e->recent_recvs >= URING_COALESCE_MIN && !work_ready(e)) {
+     * it first and sleeps only if it brought fewer completions than asked.
+     * (The kernel reports a timeout only when the CQ is empty, and the
+     * round's sends are in it: a short wait is seen by counting.) */
+    if (want > 0) {
         struct __kernel_timespec ts = {.tv_sec = 0, .tv_nsec = URING_COALESCE_US * 1000};
         struct io_uring_cqe *cqe;
+        unsigned ask = io_uring_cq_ready(&e->ring) + sends + want;
         e->queued = 0;
         e->stat_enters++;
         e->stat_waits++;
-        rc = io_uring_submit_and_wait_timeout(&e->ring, &cqe, sends + e->recent_recvs / URING_COALESCE_SHARE, &ts, NULL);
+        rc = io_uring_submit_and_wait_timeout(&e->ring, &cqe, ask, &ts, NULL);
         if (rc == -ETIME) rc = 0;
+        if (io_uring_cq_ready(&e->ring) < ask) e->stat_short_waits++;
     } else if (e->queued || work_pending(e)) {
         e->queued = 0; /* pending receive work runs in the same call */
         e->stat_enters++;
@@ -455,6 +522,7 @@ void io_engine_submit(server_t *srv) {
     }
     if (rc < 0 && rc != -EBUSY && rc != -EAGAIN && rc != -EINTR)
         log_msg(LL_WARNING, "io_uring submit failed: %s", strerror(-rc));
+    e->round_ns = now_ns(); /* the next round, if any, starts now */
     eventfd_rearm(e);
 }
 
@@ -464,7 +532,8 @@ void io_engine_submit(server_t *srv) {
  * would only return at once from epoll_wait (the eventfd said there is
  * work).  At most URING_BUSY_ROUNDS in a row: the timers, the listener,
  * signals and epoll clients are then served after about 3 ms at worst
- * (URING_BUSY_ROUNDS waits of URING_COALESCE_US), not starved. */
+ * (URING_BUSY_ROUNDS waits of URING_COALESCE_US, plus the rounds' work),
+ * not starved. */
 bool io_engine_continue(server_t *srv, unsigned rounds) {
     struct uring_engine *e = srv->uring;
     if (!e || rounds >= URING_BUSY_ROUNDS || e->recent_recvs < URING_COALESCE_MIN) return false;
@@ -501,6 +570,7 @@ bool uring_conn_close(client_t *c) {
     c->ring = NULL;
     uc->client = NULL;
     uc->closing = true;
+    await_unlink(e, uc);
     if (uc->recv_armed) cancel_op(e, uc, KIND_RECV);
     if (uc->send_inflight) {
         cancel_op(e, uc, KIND_SEND);
@@ -541,6 +611,10 @@ void uring_conn_flush(client_t *c) {
     io_uring_sqe_set_data64(sqe, tag(uc, KIND_SEND));
     uc->send_inflight = true;
     e->round_sends++;
+    if (uc->asked) { /* a reply, not a push to a quiet subscriber */
+        uc->asked = false;
+        await_push(e, uc);
+    }
     c->srv->stats.io_writes++;
 }
 
@@ -555,6 +629,8 @@ static void on_recv(struct uring_engine *e, uring_conn_t *uc, const cqe_copy_t *
         unsigned bid = cq->flags >> IORING_CQE_BUFFER_SHIFT;
         if (c && !uc->closing && cq->res > 0) {
             e->round_recvs++;
+            uc->asked = true;
+            await_unlink(e, uc);
             conn_input(c, e->bufs + (size_t)bid * URING_BUFSIZE, (size_t)cq->res);
         }
         buf_return(e, bid);
@@ -661,6 +737,7 @@ static void on_ring_event(int fd, bool readable, bool writable, void *arg) {
     /* Off until this round's io_engine_submit, which always runs. */
     io_uring_cq_eventfd_toggle(&e->ring, false);
     evloop_request_before_sleep(e->srv->loop);
+    e->round_ns = now_ns();
     drain(e, true, NULL);
 }
 
@@ -739,8 +816,9 @@ sds io_engine_info(server_t *srv, sds s) {
                          "io_uring_rounds:%llu\r\n"
                          "io_uring_busy_rounds:%llu\r\n"
                          "io_uring_enters:%llu\r\n"
-                         "io_uring_waits:%llu\r\n",
-                         e->stat_rounds, e->busy_rounds, e->stat_enters, e->stat_waits);
+                         "io_uring_waits:%llu\r\n"
+                         "io_uring_short_waits:%llu\r\n",
+                         e->stat_rounds, e->busy_rounds, e->stat_enters, e->stat_waits, e->stat_short_waits);
 }
 
 bool io_engine_debug_drop_wakeup(server_t *srv) {

@@ -36,10 +36,11 @@ struct persist {
     long long last_bgsave_try;      /* unix s of the last attempt (retry delay after errors) */
     long long last_bgsave_time_sec; /* duration of the last BGSAVE, -1 if none */
     long long rdb_saves;
-    long long dirty_at_fork;  /* srv->dirty when the BGSAVE child started */
-    size_t rdb_last_cow_size; /* bytes */
-    bool bgsave_scheduled;    /* BGSAVE SCHEDULE while the AOF child runs */
-    bool shutdown_done;       /* the final save/flush ran (SHUTDOWN or exit) */
+    long long dirty_at_fork;          /* srv->dirty when the BGSAVE child started */
+    size_t rdb_last_cow_size;         /* bytes */
+    bool bgsave_scheduled;            /* BGSAVE SCHEDULE while the AOF child runs */
+    bool shutdown_done;               /* the final save/flush ran (SHUTDOWN or exit) */
+    long long last_disk_error_log_ms; /* replica-ignore-disk-write-errors yes: its log line */
 };
 
 static persist_t *P(const server_t *srv) { return srv->persist; }
@@ -245,18 +246,17 @@ void persist_before_sleep(server_t *srv) { aof_flush(srv, srv->aof); }
 /* repl (may be NULL): the file's replication aux fields, if it has them. */
 static bool load_rdb(server_t *srv, rdb_repl_info_t *repl) {
     sds path = server_path(srv, srv->cfg.dbfilename);
-    size_t len;
     long long start = util_ustime();
-    unsigned char *buf = rdb_read_file(path, &len);
-    if (!buf) {
+    rdb_file_t f;
+    if (rdb_file_open(path, &f) != 0) {
         bool missing = errno == ENOENT;
         if (!missing) log_msg(LL_WARNING, "Fatal error loading the DB: %s (%s). Exiting.", strerror(errno), path);
         sds_free(path);
         return missing;
     }
     rdb_load_result_t res;
-    int rc = rdb_load_buffer(srv, buf, len, true, util_mstime(), &res);
-    zfree(buf);
+    int rc = rdb_load_file(srv, &f, true, util_mstime(), &res);
+    rdb_file_close(&f);
     if (rc != 0) {
         log_msg(LL_WARNING, "Short read or OOM loading DB. Unrecoverable error, aborting now.");
         log_msg(LL_WARNING, "Internal error in RDB reading offset 0, function at rdb.c:0 -> %s (file %s)", res.err,
@@ -332,19 +332,39 @@ bool persist_shutdown(server_t *srv, bool nosave, bool force_save) {
     "during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs " \
     "for details about the RDB error."
 
+/* Why writes are refused now, or 0: 1 the last RDB save failed, 2 an
+ * AOF write failed. */
+static int write_refusal(server_t *srv) {
+    persist_t *p = P(srv);
+    if (!p || srv->loading) return 0;
+    if (srv->cfg.stop_writes_on_bgsave_error && has_save_points(srv) && !p->last_bgsave_ok) return 1;
+    if (aof_write_failed(srv->aof)) return 2;
+    return 0;
+}
+
 bool persist_write_allowed_or_reply(client_t *c) {
     server_t *srv = c->srv;
-    persist_t *p = P(srv);
-    if (!p || srv->loading) return true;
-    if (srv->cfg.stop_writes_on_bgsave_error && has_save_points(srv) && !p->last_bgsave_ok) {
-        reply_error(c, MISCONF_RDB);
-        return false;
-    }
-    if (aof_write_failed(srv->aof)) {
-        reply_error(c, "MISCONF Errors writing to the AOF file: %s", strerror(aof_last_errno(srv->aof)));
-        return false;
+    switch (write_refusal(srv)) {
+        case 1: reply_error(c, MISCONF_RDB); return false;
+        case 2:
+            reply_error(c, "MISCONF Errors writing to the AOF file: %s", strerror(aof_last_errno(srv->aof)));
+            return false;
     }
     return true;
+}
+
+void persist_check_master_write(server_t *srv) {
+    persist_t *p = P(srv);
+    if (!write_refusal(srv)) return;
+    if (!srv->cfg.replica_ignore_disk_write_errors) {
+        log_msg(LL_WARNING, "PANIC: Replica was unable to write command to disk "
+                            "(replica-ignore-disk-write-errors is no): stopping");
+        abort();
+    }
+    if (srv->mstime - p->last_disk_error_log_ms >= 10000) {
+        p->last_disk_error_log_ms = srv->mstime;
+        log_msg(LL_WARNING, "Replica is applying a command even though it is unable to write to disk.");
+    }
 }
 
 void persist_after_command(client_t *c, long long dirty_before) {

@@ -37,6 +37,10 @@ bool persist_shutdown(server_t *srv, bool nosave, bool force_save);
 
 /* MISCONF guard for write commands (the _or_reply convention). */
 bool persist_write_allowed_or_reply(client_t *c);
+/* A write from our master while our own writes are refused: as Redis 7.0,
+ * the replica stops (abort, logged) unless replica-ignore-disk-write-errors
+ * is yes, which applies it and logs that once every 10 s. */
+void persist_check_master_write(server_t *srv);
 /* After a command ran: feed the AOF when it was a write that changed
  * something (dirty_before is srv->dirty before the call). */
 void persist_after_command(client_t *c, long long dirty_before);

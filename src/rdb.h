@@ -151,8 +151,21 @@ robj *rdb_load_value(server_t *srv, const unsigned char *buf, size_t len, bool t
 /* Write the type byte and the encoding of val (no key, no expire). */
 void rdb_write_value(rio_t *r, robj *val, bool compress);
 
-/* Read a whole file into a zmalloc'd buffer (caller zfrees); NULL with
- * errno set on failure. */
-unsigned char *rdb_read_file(const char *path, size_t *len);
+/* A file mapped read-only for loading (an RDB, or an AOF with its
+ * preamble): the bytes stay in the page cache instead of being copied to
+ * the heap.  open: 0, or -1 with errno (an empty file maps to len 0).
+ * A file must not be truncated while it is open (our own files only). */
+typedef struct rdb_file {
+    const unsigned char *buf;
+    size_t len;
+    bool mapped;
+    size_t dropped; /* bytes at the start already handed back */
+} rdb_file_t;
+int rdb_file_open(const char *path, rdb_file_t *f);
+void rdb_file_close(rdb_file_t *f);
+/* rdb_load_buffer over an open file, handing back its pages as the load
+ * passes them (the file cannot be used for anything else afterwards
+ * without faulting them in again). */
+int rdb_load_file(server_t *srv, rdb_file_t *f, bool verify_checksum, long long now_ms, rdb_load_result_t *res);
 
 #endif

@@ -1,8 +1,11 @@
 /* rdb_load.c: the RDB reader (see rdb.h).
  *
- * The whole file is in memory (rdb_read_file), so the CRC-64 trailer is
+ * The whole file is mapped (rdb_file_open), so the CRC-64 trailer is
  * checked before a single key is created: a corrupt file is refused whole,
- * never half-loaded.  Every read is bounds-checked and every error names
+ * never half-loaded.  The mapping's pages come from the page cache, and
+ * rdb_load_file hands back those it has passed (during the CRC pass and
+ * the load), so a load's peak RSS is the data plus a few MB, not the data
+ * plus the file.  Every read is bounds-checked and every error names
  * the byte offset.  Strings are read in place (no copy until the object
  * that keeps them).  Small hashes, sorted sets, list nodes and intsets come
  * as blobs in Redis's layouts, which are also ours (listpack.h, intset.h):
@@ -32,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -68,7 +72,21 @@ typedef struct reader {
     size_t base;
     uint64_t crc;
     rdb_libs_t *libs; /* FUNCTION2 code kept here instead of loaded, if set */
+    rdb_file_t *file; /* buf is this mapped file: drop the pages passed */
 } reader_t;
+
+/* Pages of a mapped file are handed back in steps this large. */
+#define DROP_STEP (8u << 20)
+
+/* Give back the mapped pages below upto: they are the page cache's and
+ * are read again from it if anything looks back (nothing does). */
+static void file_drop(rdb_file_t *f, size_t upto) {
+    if (!f || !f->mapped || upto < f->dropped + DROP_STEP) return;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t end = upto & ~(page - 1);
+    (void)madvise((void *)(f->buf + f->dropped), end - f->dropped, MADV_DONTNEED);
+    f->dropped = end;
+}
 
 /* A decoded collection: n strings, and for sorted sets n scores. */
 typedef struct elems {
@@ -1054,7 +1072,14 @@ static bool precheck_crc(reader_t *r, int version, rdb_load_result_t *res) {
     memcpy(&stored, r->buf + r->len - 8, 8);
     stored = le64toh(stored);
     if (stored == 0) return true;
-    uint64_t crc = crc64_update(0, r->buf, r->len - 8);
+    uint64_t crc = 0;
+    for (size_t off = 0; off < r->len - 8;) {
+        size_t n = r->len - 8 - off < DROP_STEP ? r->len - 8 - off : DROP_STEP;
+        crc = crc64_update(crc, r->buf + off, n);
+        off += n;
+        file_drop(r->file, off);
+    }
+    if (r->file) r->file->dropped = 0; /* the load reads it again from the start */
     if (crc != stored) {
         size_t save = r->pos;
         r->pos = r->len - 8;
@@ -1115,6 +1140,7 @@ static bool load_body(reader_t *r, server_t *srv, int version, long long now_ms,
     long long expire = -1;
     for (;;) {
         unsigned type;
+        file_drop(r->file, r->pos); /* everything before this opcode is done with */
         if (!get_u8(r, &type)) return false;
         switch (type) {
             case RDB_OPCODE_EOF: return true;
@@ -1247,10 +1273,10 @@ void rdb_libs_free(rdb_libs_t *libs) {
     libs->n = 0;
 }
 
-int rdb_load_buffer(server_t *srv, const unsigned char *buf, size_t len, bool verify_checksum, long long now_ms,
-                    rdb_load_result_t *res) {
+static int load_mem(server_t *srv, const unsigned char *buf, size_t len, rdb_file_t *file, bool verify_checksum,
+                    long long now_ms, rdb_load_result_t *res) {
     memset(res, 0, sizeof(*res));
-    reader_t r = {.buf = buf, .len = len, .err = res->err, .dbs = srv->dbs};
+    reader_t r = {.buf = buf, .len = len, .err = res->err, .dbs = srv->dbs, .file = file};
     int version = read_header(&r, res);
     if (version < 0) return -1;
     if (verify_checksum && !precheck_crc(&r, version, res)) return -1;
@@ -1271,6 +1297,15 @@ int rdb_load_buffer(server_t *srv, const unsigned char *buf, size_t len, bool ve
     }
     res->consumed = r.pos;
     return 0;
+}
+
+int rdb_load_buffer(server_t *srv, const unsigned char *buf, size_t len, bool verify_checksum, long long now_ms,
+                    rdb_load_result_t *res) {
+    return load_mem(srv, buf, len, NULL, verify_checksum, now_ms, res);
+}
+
+int rdb_load_file(server_t *srv, rdb_file_t *f, bool verify_checksum, long long now_ms, rdb_load_result_t *res) {
+    return load_mem(srv, f->buf, f->len, f, verify_checksum, now_ms, res);
 }
 
 /* True if a loaded collection holds nothing (Redis refuses such a value in
@@ -1312,29 +1347,36 @@ robj *rdb_load_value(server_t *srv, const unsigned char *buf, size_t len, bool t
     return o;
 }
 
-unsigned char *rdb_read_file(const char *path, size_t *len) {
+int rdb_file_open(const char *path, rdb_file_t *f) {
+    memset(f, 0, sizeof(*f));
+    f->buf = (const unsigned char *)"";
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return NULL;
+    if (fd < 0) return -1;
     struct stat st;
     if (fstat(fd, &st) != 0) {
+        int e = errno;
         close(fd);
-        return NULL;
+        errno = e;
+        return -1;
     }
-    size_t size = (size_t)st.st_size, got = 0;
-    unsigned char *buf = zmalloc(size ? size : 1);
-    while (got < size) {
-        ssize_t n = read(fd, buf + got, size - got);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            int e = n < 0 ? errno : EIO;
-            zfree(buf);
+    f->len = (size_t)st.st_size;
+    if (f->len) {
+        void *p = mmap(NULL, f->len, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (p == MAP_FAILED) {
+            int e = errno;
             close(fd);
             errno = e;
-            return NULL;
+            return -1;
         }
-        got += (size_t)n;
+        (void)madvise(p, f->len, MADV_SEQUENTIAL); /* read ahead, and older pages go first */
+        f->buf = p;
+        f->mapped = true;
     }
     close(fd);
-    *len = size;
-    return buf;
+    return 0;
+}
+
+void rdb_file_close(rdb_file_t *f) {
+    if (f->mapped) munmap((void *)f->buf, f->len);
+    memset(f, 0, sizeof(*f));
 }

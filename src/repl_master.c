@@ -29,6 +29,7 @@
 #include "child.h"
 #include "evloop.h"
 #include "log.h"
+#include "net.h"
 #include "persist.h"
 #include "reply.h"
 #include "util.h"
@@ -420,6 +421,9 @@ static void sync_generic(client_t *c, bool psync) {
         if (!obj_get_ll(c->argv[2], &off)) off = -1;
         if (try_partial(srv, c, c->argv[1]->ptr, off)) return;
     }
+    /* repl-disable-tcp-nodelay: fewer, larger packets to this replica
+     * (more lag), as Redis does from the full sync on. */
+    if (srv->cfg.repl_disable_tcp_nodelay) net_set_nodelay(c->fd, false);
     repl_replica_t *rep = replica_of(c);
     rep->old_sync = !psync;
     master_ensure_backlog(srv);

@@ -125,18 +125,17 @@ fail:
 
 bool repl_sync_file_load(server_t *srv, long long *keys) {
     sds path = server_path(srv, srv->cfg.dbfilename);
-    size_t len = 0;
-    unsigned char *buf = rdb_read_file(path, &len);
+    rdb_file_t f;
     rdb_load_result_t res = {0};
     int rc = -1;
-    if (!buf) {
+    if (rdb_file_open(path, &f) != 0) {
         snprintf(res.err, sizeof(res.err), "%s: %s", path, strerror(errno));
     } else {
         srv->loading = true;
         /* now_ms 0: keys already expired stay; the master's DEL removes them. */
-        rc = rdb_load_buffer(srv, buf, len, true, 0, &res);
+        rc = rdb_load_file(srv, &f, true, 0, &res);
         srv->loading = false;
-        zfree(buf);
+        rdb_file_close(&f);
     }
     if (rc != 0) {
         log_msg(LL_WARNING, "Failed trying to load the MASTER synchronization DB from disk: %s", res.err);

@@ -8,9 +8,11 @@
 
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "command_def.h"
+#include "log.h"
 #include "util.h"
 #include "zmalloc.h"
 
@@ -113,6 +115,32 @@ static size_t code_len(const char *msg) {
     return 0;
 }
 
+/* An error where none should happen: our master's stream, a replica's
+ * REPLCONF, or the AOF being replayed (the command ran once without one).
+ * Logged and counted (INFO unexpected_error_replies); with
+ * propagation-error-behavior panic (or panic-on-replicas, for the
+ * master's stream of a read-only replica) the server stops rather than
+ * let its data silently diverge. */
+#define UNEXPECTED_ERROR_CLIENTS (CLIENT_MASTER | CLIENT_REPLICA | CLIENT_AOF_LOADER)
+static void unexpected_error(client_t *c, const char *msg, size_t len) {
+    server_t *srv = c->srv;
+    const char *from = (c->flags & CLIENT_MASTER)    ? "our master's stream"
+                       : (c->flags & CLIENT_REPLICA) ? "a replica"
+                                                     : "the append only file";
+    const char *cmd = c->cmd ? c->cmd->fullname : "<unknown>";
+    log_msg(LL_WARNING, "== CRITICAL == The command '%s' from %s failed: '%.*s'", cmd, from, (int)(len > 512 ? 512 : len),
+            msg);
+    srv->stats.unexpected_error_replies++;
+    int how = srv->cfg.propagation_error_behavior;
+    bool stop = (c->flags & CLIENT_MASTER) && srv->cfg.replica_read_only && how != PROPAGATION_ERR_IGNORE;
+    stop = stop || ((c->flags & CLIENT_AOF_LOADER) && how == PROPAGATION_ERR_PANIC);
+    if (stop) {
+        log_msg(LL_WARNING, "PANIC: stopping after an error applying '%s' from %s (propagation-error-behavior)", cmd,
+                from);
+        abort();
+    }
+}
+
 static void count_error(client_t *c, const char *code, size_t len) {
     server_stats_t *st = &c->srv->stats;
     st->total_error_replies++;
@@ -148,6 +176,7 @@ void reply_error(client_t *c, const char *fmt, ...) {
     }
     reply_raw(c, msg, (size_t)n);
     reply_raw(c, "\r\n", 2);
+    if (c->flags & UNEXPECTED_ERROR_CLIENTS) unexpected_error(c, msg, (size_t)n);
 }
 
 void reply_error_raw(client_t *c, const char *msg, size_t len) {
@@ -165,6 +194,7 @@ void reply_error_raw(client_t *c, const char *msg, size_t len) {
         if (stop) reply_raw(c, " ", 1);
     }
     reply_raw(c, "\r\n", 2);
+    if (c->flags & UNEXPECTED_ERROR_CLIENTS) unexpected_error(c, msg, len);
 }
 
 void reply_error_arity(client_t *c) {

@@ -36,7 +36,6 @@ usage: utils/bench-io-engine.py [--runs 5] [--requests 200000]
 """
 import argparse
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -101,6 +100,41 @@ def syscalls_per_request(pid, port, requests, pipeline):
     return total / n, ", ".join(f"{name} {counts.get(name, 0) / n:.3f}" for name in SYSCALLS)
 
 
+def csv_rows(out):
+    """{test: [fields after the name]} from redis-benchmark style --csv output."""
+    rows = {}
+    for line in out.splitlines():
+        parts = [x.strip('"') for x in line.split(",")]
+        if len(parts) >= 2 and parts[0] != "test":
+            rows[parts[0]] = [float(x) for x in parts[1:]]
+    return rows
+
+
+def lone_after_burst(port):
+    """(req/s, p50 ms) of one client right after a 50-client burst: a wait
+    tuned for many talkers must not hold a lone client's requests."""
+    subprocess.run(["redis-benchmark", "-p", str(port), "-q", "-c", "50", "-n", "20000", "-t", "ping_mbulk"],
+                   capture_output=True)
+    out = subprocess.run(["redis-benchmark", "-p", str(port), "--csv", "-c", "1", "-n", "3000", "-t", "ping_mbulk"],
+                         capture_output=True, text=True).stdout
+    row = next(iter(csv_rows(out).values()), [0, 0, 0, 0])
+    return row[0], row[3]
+
+
+def open_loop(pid, port, rate, seconds):
+    """(achieved req/s, p50 ms, p99 ms, server CPU us/request) of 50
+    clients sending GETs at a fixed total rate (latency from each request's
+    intended send time): the latency a coalescing wait adds when arrivals
+    do not follow replies."""
+    tool = os.path.join(ROOT, "src", "redis-like-benchmark")
+    before = cpu_seconds(pid)
+    out = subprocess.run([tool, "-p", str(port), "--csv", "-c", "50", "--rate", str(rate), "--duration", str(seconds),
+                          "-t", "get"], capture_output=True, text=True).stdout
+    used = cpu_seconds(pid) - before
+    row = next(iter(csv_rows(out).values()), [0] * 7)
+    return row[0], row[3], row[5], used / max(row[0] * seconds, 1) * 1e6
+
+
 def proc_sample(pid):
     """(user s, system s, voluntary context switches of the main thread):
     a voluntary switch is the loop going to sleep, each one paid again by
@@ -144,17 +178,20 @@ def main():
     ap.add_argument("--syscalls", action="store_true")
     ap.add_argument("--perf", type=int, default=0, metavar="RUNS")
     ap.add_argument("--variant", action="append", default=[], metavar="LABEL=BINARY")
+    ap.add_argument("--pipelines", default="1,16", help="comma-separated -P values to run (default 1,16)")
+    ap.add_argument("--no-epoll", action="store_true", help="leave out the epoll server")
+    ap.add_argument("--latency", type=int, default=0, metavar="RUNS",
+                    help="RUNS rotating runs of a lone client after a burst and of open-loop GETs (--rates)")
+    ap.add_argument("--rates", default="10000,30000", help="open-loop total rates for --latency")
     # CPU time is read in clock ticks (10 ms): a pipelined run of 100,000
     # requests lasts well under a second, so its figure moves in steps of
     # 0.05 us; more requests at -P 16 make the steps finer.
-    ap.add_argument("--pipelines", default="1,16", help="modes to run, e.g. 16 (default 1,16)")
     ap.add_argument("--pipelined-requests", type=int, default=0, metavar="N",
                     help="requests per test at -P > 1 (default: --requests)")
     a = ap.parse_args()
-    servers = {
-        "redis-like epoll": start(a.server, ["--io-engine", "epoll"]),
-        "redis-like io_uring": start(a.server, ["--io-engine", "io_uring"]),
-    }
+    pipelines = [int(x) for x in a.pipelines.split(",")]
+    servers = {} if a.no_epoll else {"redis-like epoll": start(a.server, ["--io-engine", "epoll"])}
+    servers["redis-like io_uring"] = start(a.server, ["--io-engine", "io_uring"])
     for v in a.variant:
         label, spec = v.split("=", 1)
         binary, *args = spec.split(",")
@@ -163,7 +200,7 @@ def main():
     names = list(servers)
     try:
         print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
-        for pipeline in [int(x) for x in a.pipelines.split(",")] if a.runs > 0 else ():
+        for pipeline in pipelines if a.runs > 0 else ():
             nreq_mode = a.pipelined_requests if pipeline > 1 and a.pipelined_requests else a.requests
             rps = {n: [] for n in names}
             cpu = {n: [] for n in names}
@@ -200,7 +237,7 @@ def main():
             print("\n### system calls per request (perf stat, syscall tracepoints, one run each, -n %d)\n" % (a.requests // 4))
             print("| server | mode | syscalls/request | of which |")
             print("| --- | --- | ---: | --- |")
-            for pipeline in (1, 16):
+            for pipeline in pipelines:
                 for n in names:
                     p, port = servers[n]
                     per, top = syscalls_per_request(p.pid, port, a.requests // 4, pipeline)
@@ -212,7 +249,7 @@ def main():
                      f", -n {a.pipelined_requests // 2} pipelined" if a.pipelined_requests else ""))
             print("| server | mode | total | " + " | ".join(cats) + " |")
             print("| --- | --- | ---: | " + " | ".join("---:" for _ in cats) + " |")
-            for pipeline in [int(x) for x in a.pipelines.split(",")]:
+            for pipeline in pipelines:
                 nreq_mode = a.pipelined_requests if pipeline > 1 and a.pipelined_requests else a.requests
                 got = {n: [] for n in names}
                 for run in range(a.perf):
@@ -225,6 +262,39 @@ def main():
                     per = statistics.median(g[0] for g in got[n])
                     split = {k: statistics.median(g[1][k] for g in got[n]) for k in cats}
                     print(f"| {n} | {mode} | {per:.2f} | " + " | ".join(f"{split[k]:.2f}" for k in cats) + " |")
+        if a.latency:
+            rates = [int(x) for x in a.rates.split(",")]
+            lone = {n: [] for n in names}
+            ol = {(n, r): [] for n in names for r in rates}
+            for run in range(a.latency):
+                k = run % len(names)
+                for n in names[k:] + names[:k]:
+                    p, port = servers[n]
+                    lone[n].append(lone_after_burst(port))
+                    for r in rates:
+                        ol[(n, r)].append(open_loop(p.pid, port, r, 3))
+            ref = "redis 7.0.15"
+            print(f"\n### lone client after a burst and open-loop GETs: medians of {a.latency} rotating runs\n")
+            print("| server | lone -c 1 PING_MBULK req/s (ratio) | lone p50 ms | " +
+                  " | ".join(f"{r // 1000}k/s open loop: p50 / p99 ms, CPU us/req" for r in rates) + " |")
+            print("| --- | ---: | ---: | " + " | ".join("---:" for _ in rates) + " |")
+            ref_lone = statistics.median(x[0] for x in lone[ref])
+            for n in names:
+                lr = statistics.median(x[0] for x in lone[n])
+                cells = []
+                for r in rates:
+                    got = ol[(n, r)]
+                    cells.append(f"{statistics.median(x[1] for x in got):.3f} / {statistics.median(x[2] for x in got):.3f}, "
+                                 f"{statistics.median(x[3] for x in got):.2f}")
+                print(f"| {n} | {lr:,.0f} ({lr / ref_lone:.2f}) | {statistics.median(x[1] for x in lone[n]):.3f} | "
+                      + " | ".join(cells) + " |")
+            print("\nper-run lone req/s: " + "; ".join(f"{n}: " + " ".join(f"{x[0]:.0f}" for x in lone[n]) for n in names))
+        print("\nio_uring loop counters (INFO stats, whole run):")
+        for n in names:
+            out = subprocess.run(["redis-cli", "-p", str(servers[n][1]), "INFO", "stats"], capture_output=True, text=True).stdout
+            got = [ln.strip() for ln in out.splitlines() if ln.startswith("io_uring_")]
+            if got:
+                print(f"  {n}: " + " ".join(got))
     finally:
         benchlib.stop_all([p for p, _ in servers.values()])
 

@@ -200,6 +200,15 @@ def info(r, section):
     return r.info(section)
 
 
+def vm_bytes(pid, field):
+    """A /proc/<pid>/status size (VmHWM: the peak RSS, VmRSS) in bytes."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
 def proc_state(pid):
     try:
         with open(f"/proc/{pid}/stat") as f:
@@ -290,7 +299,8 @@ def rdb_round(servers, data, expect, timeout):
         keys = keyspace(s.r)
         if keys != expect:
             sys.exit(f"{s.name}: after reload keys/expires {keys}, expected {expect}")
-        res[s.name].update(load=float(m.group(1)), ready=ready)
+        res[s.name].update(load=float(m.group(1)), ready=ready, load_peak=vm_bytes(s.proc.pid, "VmHWM"),
+                           load_rss=vm_bytes(s.proc.pid, "VmRSS"))
     res["sampled"] = compare_sample(servers[0], servers[1], expect[0])
     for s in servers:
         s.kill()
@@ -328,6 +338,8 @@ def rdb_part(a, workdir):
         ("load, server's log line (s)", "load", "{:.3f}"),
         ("start-up to PONG (s)", "ready", "{:.3f}"),
         ("used_memory after loading (bytes)", "used_memory", "{:,.0f}"),
+        ("peak RSS of the restarted server, load included (bytes)", "load_peak", "{:,.0f}"),
+        ("RSS after the load (bytes)", "load_rss", "{:,.0f}"),
         ("redis-cli --pipe of the data set (s)", "pipe", "{:.1f}"),
     ]
     print(f"\n### RDB: {expect[0]:,} keys of mixed types, {expect[1]:,} with a TTL; medians of {a.runs} rounds\n")

@@ -163,6 +163,47 @@ def fmt(v):
     return "%.3f" % v if v < 10 else "%.1f" % v
 
 
+def spread(vals, higher):
+    """The worst run over the median (1.0: no spread): issue 23's "no run
+    below 0.8x the median".  For times (lower is better) median / slowest."""
+    if not vals:
+        return None
+    med = statistics.median(vals)
+    worst = min(vals) if higher else max(vals)
+    if med <= 0 or worst <= 0:
+        return None
+    return worst / med if higher else med / worst
+
+
+def print_spread(cases, allocs, results):
+    """Per allocator, the worst run against its median, by the program's
+    figure and by work per CPU second, from the same rounds: whether a
+    slow run is the allocator's or the machine's (every allocator's runs
+    then spread alike, and the per-CPU figure less)."""
+    print("\nSpread, worst run / median (figure; per CPU second):\n")
+    print("| program | thr | " + " | ".join(n for n, _ in allocs) +
+          " | n runs |")
+    print("| --- | ---: | " + " | ".join("---:" for _ in allocs) + " | ---: |")
+    for prog, t in cases:
+        name, _, _, _, _, unit, higher = prog
+        cells, n = [], 0
+        for an, _ in allocs:
+            rs = [(v, c) for v, c, _ in results.get((name, t, an), [])
+                  if v is not None]
+            n = max(n, len(rs))
+            raw = spread([v for v, _ in rs], higher)
+            if "CPU" in unit:
+                eff = raw
+            elif higher:
+                eff = spread([v / c for v, c in rs if c > 0], True)
+            else:
+                eff = spread([c for _, c in rs], False)
+            cells.append("%s; %s" % (fmt(raw), fmt(eff)))
+        if n == 0:
+            continue
+        print("| %s | %d | %s | %d |" % (name, t, " | ".join(cells), n))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--ref", required=True,
@@ -280,6 +321,7 @@ def main():
             fmt(ratio), best, fmt(eff_ratio),
             fmt(rss.get("ebbmalloc", 0) / 1024 if rss.get("ebbmalloc") else None),
             fmt(rss_ratio), fmt(cpu.get("ebbmalloc")), ebb_runs))
+    print_spread(cases, allocs, results)
     if bad:
         print("\nfailed or unparsed runs:")
         for b in bad:

@@ -96,6 +96,30 @@ def raw_request(port, payload, read_timeout=2.0):
 
 
 @pytest.fixture(scope="session")
+def fault_shim(tmp_path_factory):
+    """tests/fault/fault_inject.c built once: an LD_PRELOAD shim that fails
+    disk writes as its control file says (see its header)."""
+    import subprocess
+    out = str(tmp_path_factory.mktemp("fault") / "libfault.so")
+    subprocess.run(["cc", "-O1", "-shared", "-fPIC", "-o", out, os.path.join(ROOT, "tests", "fault", "fault_inject.c"),
+                    "-ldl"], check=True)
+    return out
+
+
+def start_under_shim(start_server, shim, ctl, args, monkeypatch, binary=SERVER):
+    """A server (ours or Redis) with the fault shim preloaded, obeying the
+    control file ctl; the environment is restored for later servers."""
+    monkeypatch.setenv("LD_PRELOAD", shim)
+    monkeypatch.setenv("FAULT_CTL", str(ctl))
+    # Sanitizer builds: the shim is preloaded ahead of the ASan runtime.
+    monkeypatch.setenv("ASAN_OPTIONS", os.environ.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0")
+    try:
+        return start_server(args=args, binary=binary)
+    finally:
+        monkeypatch.delenv("LD_PRELOAD")
+
+
+@pytest.fixture(scope="session")
 def no_io_uring(tmp_path_factory):
     """tests/fault/no_io_uring.c, built once: `[path, "ENOSYS"|"EPERM",
     program, args...]` runs the program under a seccomp filter that fails

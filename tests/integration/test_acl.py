@@ -14,10 +14,9 @@ import time
 import pytest
 import redis
 
-from conftest import ROOT, SERVER, free_port
+from conftest import SERVER, free_port, start_under_shim
 from rawresp import RawConn
 
-SHIM_SRC = os.path.join(ROOT, "tests", "fault", "fault_inject.c")
 PW_HASH = "5e884898da28047151d0e56f8dc6292773603d0d6aabbdd62a11ef721d1542d8"   # sha256("password")
 
 
@@ -157,30 +156,13 @@ def test_acl_load_save_without_aclfile(r):
             r.execute_command("ACL", sub)
 
 
-@pytest.fixture(scope="module")
-def shim():
-    out = os.path.join(tempfile.mkdtemp(prefix="rl-fault-"), "libfault.so")
-    subprocess.run(["cc", "-O1", "-shared", "-fPIC", "-o", out, SHIM_SRC, "-ldl"], check=True)
-    return out
-
-
-def start_with_shim(start_server, shim, ctl, args, monkeypatch):
-    monkeypatch.setenv("LD_PRELOAD", shim)
-    monkeypatch.setenv("FAULT_CTL", str(ctl))
-    monkeypatch.setenv("ASAN_OPTIONS", os.environ.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0")
-    try:
-        return start_server(args=args)
-    finally:
-        monkeypatch.delenv("LD_PRELOAD")
-
-
-def test_acl_save_write_error_keeps_old_file(start_server, shim, tmp_path, monkeypatch):
+def test_acl_save_write_error_keeps_old_file(start_server, fault_shim, tmp_path, monkeypatch):
     acl = tmp_path / "users.acl"
     old = "user default on nopass ~* &* +@all\nuser keep on >pw ~k:* resetchannels -@all +get\n"
     acl.write_text(old)
     ctl = tmp_path / "fault.ctl"
     ctl.write_text("")
-    s = start_with_shim(start_server, shim, ctl, ["--aclfile", str(acl)], monkeypatch)
+    s = start_under_shim(start_server, fault_shim, ctl, ["--aclfile", str(acl)], monkeypatch)
     r = s.client()
     r.execute_command("ACL", "SETUSER", "extra", "on", ">x", "~" + "p" * 200)
     ctl.write_text("write ENOSPC 40 users.acl\n")
@@ -193,13 +175,13 @@ def test_acl_save_write_error_keeps_old_file(start_server, shim, tmp_path, monke
     assert "user extra on" in acl.read_text()
 
 
-def test_crash_during_acl_save_never_truncates(start_server, shim, tmp_path, monkeypatch):
+def test_crash_during_acl_save_never_truncates(start_server, fault_shim, tmp_path, monkeypatch):
     acl = tmp_path / "users.acl"
     old = "user default on nopass ~* &* +@all\nuser keep on >pw ~k:* resetchannels -@all +get\n"
     acl.write_text(old)
     ctl = tmp_path / "fault.ctl"
     ctl.write_text("")
-    s = start_with_shim(start_server, shim, ctl, ["--aclfile", str(acl)], monkeypatch)
+    s = start_under_shim(start_server, fault_shim, ctl, ["--aclfile", str(acl)], monkeypatch)
     r = s.client()
     for i in range(50):
         r.execute_command("ACL", "SETUSER", f"u{i}", "on", ">x", f"~k{i}:*")

@@ -219,6 +219,7 @@ def test_brute_force_logged_and_harmless(server):
     n = 3000
     lat = []
     stop = threading.Event()
+    started = threading.Event()  # a loaded machine may start the thread late
 
     def worker():
         c = RawConn(server.port)
@@ -226,6 +227,7 @@ def test_brute_force_logged_and_harmless(server):
             t0 = time.perf_counter()
             assert c.call("GET", "x") is None
             lat.append(time.perf_counter() - t0)
+            started.set()
 
     base = RawConn(server.port)
     t0 = time.perf_counter()
@@ -234,6 +236,7 @@ def test_brute_force_logged_and_harmless(server):
     baseline = (time.perf_counter() - t0) / 200
     th = threading.Thread(target=worker)
     th.start()
+    assert started.wait(30), "the worker never got a reply"
     attacker = RawConn(server.port)
     payload = b"".join(b"*3\r\n$4\r\nAUTH\r\n$2\r\nbf\r\n$%d\r\n%s\r\n" % (len(p), p)
                        for p in (b"guess%d" % i for i in range(n)))

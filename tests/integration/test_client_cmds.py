@@ -32,12 +32,12 @@ def test_client_reply(start_server):
 def test_client_pause_write(start_server):
     compare(start_server, {"a": 2, "b": 2, "c": 2}, [
         ("a", ["SET", "k", "0"]),
-        ("a", ["CLIENT", "PAUSE", "400", "WRITE"]),
+        ("a", ["CLIENT", "PAUSE", "2000", "WRITE"]),  # long enough for a loaded machine
         ("b", ["GET", "k"]), ("b", ["PING"]),
         ("~b", ["SET", "k", "1"]),          # waits for the pause
         ("c", ["GET", "k"]), ("c", ["EXISTS", "k"]),
         ("c", ["MULTI"]), ("c", ["GET", "k"]), ("~c", ["INCR", "k"]),   # queueing a write waits too
-        ("sleep", 0.6),
+        ("sleep", 2.2),
         ("a", ["GET", "k"]), ("c", ["EXEC"]),
     ])
 

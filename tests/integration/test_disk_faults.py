@@ -8,26 +8,17 @@ reloading the files gives back every write it acknowledged."""
 import os
 import signal
 import subprocess
-import tempfile
 import time
 
 import pytest
 import redis
 
-from conftest import ROOT
+from conftest import start_under_shim
 
-SHIM_SRC = os.path.join(ROOT, "tests", "fault", "fault_inject.c")
-
-
-@pytest.fixture(scope="module")
-def shim():
-    out = os.path.join(tempfile.mkdtemp(prefix="rl-fault-"), "libfault.so")
-    subprocess.run(["cc", "-O1", "-shared", "-fPIC", "-o", out, SHIM_SRC, "-ldl"], check=True)
-    return out
 
 
 @pytest.fixture
-def faulty(shim, start_server, monkeypatch, tmp_path):
+def faulty(fault_shim, start_server, monkeypatch, tmp_path):
     """faulty(args) -> (server, set_fault): a server running under the shim;
     set_fault("write ENOSPC 0 appendonly.aof") arms a rule, set_fault("")
     clears it."""
@@ -40,15 +31,7 @@ def faulty(shim, start_server, monkeypatch, tmp_path):
         os.replace(tmp, ctl)
 
     def start(args):
-        monkeypatch.setenv("LD_PRELOAD", shim)
-        monkeypatch.setenv("FAULT_CTL", str(ctl))
-        # Sanitizer builds: the shim is preloaded ahead of the ASan runtime.
-        monkeypatch.setenv("ASAN_OPTIONS", os.environ.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0")
-        try:
-            s = start_server(args=args)
-        finally:
-            monkeypatch.delenv("LD_PRELOAD")
-        return s, set_fault
+        return start_under_shim(start_server, fault_shim, ctl, args, monkeypatch), set_fault
 
     return start
 

@@ -7,7 +7,6 @@ re-armed), many clients in one round, clients that vanish or are killed
 while a send is in flight.  Every case runs on both engines and must give
 the same replies.  `make test-io-uring` runs the rest of the suite on
 io_uring as well."""
-import os
 import socket
 import threading
 import time
@@ -300,3 +299,54 @@ def test_epoll_has_no_ring_counters(start_server):
         pytest.skip("RL_SERVER_ARGS chooses the engine of every server")
     s = start_server(args=("--io-engine", "epoll"))
     assert not any(k.startswith("io_uring_") for k in s.client().info("stats"))
+
+
+def sched_sample(pid):
+    """(seconds on a CPU, seconds waiting for one, voluntary context
+    switches) of the server's main thread (/proc/PID/schedstat, status)."""
+    with open(f"/proc/{pid}/schedstat") as f:
+        on_cpu, waiting = f.read().split()[:2]
+    with open(f"/proc/{pid}/status") as f:
+        vol = next(int(ln.split()[1]) for ln in f if ln.startswith("voluntary_ctxt_switches"))
+    return int(on_cpu) / 1e9, int(waiting) / 1e9, vol
+
+
+def test_idle_server_sleeps_after_a_burst(start_server):
+    """After a burst of many talking clients (coalescing waits on), an idle
+    server sleeps: over a second of silence its main thread blocks (the
+    cron's ticks wake it) and spends far more of that second asleep than
+    on a CPU, where a loop that polled, or a wait re-armed for ever, would
+    never block and would be on a CPU or queued for one throughout.  Time
+    queued for a CPU is left out (on a loaded machine each wake-up may
+    wait tens of milliseconds for one), and the bound is a ratio, not a
+    duration."""
+    if "--io-engine" in EXTRA_ARGS and "io_uring" not in EXTRA_ARGS:
+        pytest.skip("RL_SERVER_ARGS chooses another engine")
+    s = start_server(args=("--io-engine", "io_uring"))
+    r = s.client()
+
+    def talk(i):
+        with socket.create_connection(("127.0.0.1", s.port)) as c:
+            c.settimeout(20)
+            for _ in range(200):
+                c.sendall(resp("INCR", "n"))
+                reply = b""
+                while not reply.endswith(b"\r\n"):
+                    chunk = c.recv(64)
+                    assert chunk
+                    reply += chunk
+                assert reply.startswith(b":")
+
+    threads = [threading.Thread(target=talk, args=(i,)) for i in range(20)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert r.get("n") == str(20 * 200)
+    t0, before = time.monotonic(), sched_sample(s.pid)
+    time.sleep(1.0)
+    t1, after = time.monotonic(), sched_sample(s.pid)
+    on_cpu, queued = after[0] - before[0], after[1] - before[1]
+    asleep = (t1 - t0) - on_cpu - queued
+    assert after[2] > before[2], "the main thread never blocked"
+    assert asleep > 10 * on_cpu, (asleep, on_cpu, queued)

@@ -11,13 +11,12 @@ runs on our replica and, as the reference, on Debian's redis-server 7.0.15
 (with our server as the master in both cases)."""
 import glob
 import os
-import subprocess
 import time
 
 import pytest
 import redis
 
-from conftest import REDIS_SERVER, ROOT, SERVER
+from conftest import REDIS_SERVER, SERVER, start_under_shim
 from repl_helpers import wait_caught_up, wait_for, wait_link_up
 from repl_proxy import Proxy
 
@@ -119,14 +118,6 @@ def test_cut_transfer_leaves_no_temp_and_keeps_the_old_file(start_server, replic
     assert "to disk" in s.read_log()
 
 
-@pytest.fixture(scope="module")
-def fault_shim(tmp_path_factory):
-    out = str(tmp_path_factory.mktemp("shim") / "fault_inject.so")
-    subprocess.run(["cc", "-O1", "-shared", "-fPIC", "-o", out, os.path.join(ROOT, "tests", "fault", "fault_inject.c"),
-                    "-ldl"], check=True)
-    return out
-
-
 def test_full_disk_aborts_the_attempt_and_a_later_one_succeeds(start_server, fault_shim, tmp_path, monkeypatch):
     """ENOSPC while the RDB is written: the attempt ends with Redis's log
     line, the temp file is removed, no key is lost or half-loaded, and once
@@ -136,10 +127,7 @@ def test_full_disk_aborts_the_attempt_and_a_later_one_succeeds(start_server, fau
     mc.execute_command("DEBUG", "POPULATE", 5000, "k", 100)
     ctl = tmp_path / "faults"
     ctl.write_text("write ENOSPC 1000 temp-\n")
-    monkeypatch.setenv("LD_PRELOAD", fault_shim)
-    monkeypatch.setenv("FAULT_CTL", str(ctl))
-    s = start_server()
-    monkeypatch.delenv("LD_PRELOAD")
+    s = start_under_shim(start_server, fault_shim, ctl, [], monkeypatch)
     sc = s.client()
     sc.set("mine", "1")
     sc.replicaof("127.0.0.1", m.port)
@@ -179,3 +167,85 @@ def test_master_rdb_del_sync_files(start_server, master_bin, save):
     assert mc.save()
     time.sleep(2)                             # replication crons later (once a second in Redis)
     assert os.path.getsize(path) > 0
+
+
+@pytest.mark.parametrize("replica_bin", REPLICAS, ids=IDS)
+@pytest.mark.parametrize("ignore", ["no", "yes"])
+def test_replica_that_cannot_persist(start_server, replica_bin, ignore):
+    """A replica whose last BGSAVE failed (save points, stop-writes-on-
+    bgsave-error) refuses its own clients' writes and PING with MISCONF; a write
+    from its master stops it with replica-ignore-disk-write-errors no (the
+    default), and is applied (and logged) with yes."""
+    m = start_server()
+    mc = m.client()
+    s = start_server(args=["--save", "3600 1", "--replica-ignore-disk-write-errors", ignore], binary=replica_bin)
+    sc = s.client()
+    sc.replicaof("127.0.0.1", m.port)
+    wait_link_up(sc)
+    mc.set("before", "1")
+    wait_caught_up(mc, sc)
+    # A directory where the snapshot must go: the rename fails (even as root).
+    os.remove(os.path.join(s.dir, "dump.rdb"))
+    os.makedirs(os.path.join(s.dir, "dump.rdb", "in-the-way"))
+    sc.bgsave()
+    wait_for(lambda: sc.info("persistence")["rdb_last_bgsave_status"] == "err", 20, what="a failed BGSAVE")
+    with pytest.raises(redis.ResponseError, match="^MISCONF"):
+        sc.set("mine", "2")
+    with pytest.raises(redis.ResponseError, match="^MISCONF"):
+        sc.ping()                              # Redis 7.0 refuses PING too
+    mc.set("from-master", "x")
+    if ignore == "no":
+        assert s.proc.wait(20) != 0
+        assert "nable to write command to disk" in s.read_log()
+    else:
+        wait_for(lambda: sc.get("from-master") == "x", 20, what="the master's write applied")
+        assert "unable to write to disk" in s.read_log()
+
+
+def _socket_of(pid, peer_port):
+    """The socket of process pid whose peer is 127.0.0.1:peer_port, dup'ed
+    into this process with pidfd_getfd (Linux 5.6; root, or ptrace rights)."""
+    import ctypes
+    import socket
+    libc = ctypes.CDLL(None, use_errno=True)
+    pidfd = os.pidfd_open(pid)
+    try:
+        for name in os.listdir("/proc/%d/fd" % pid):
+            if not os.readlink("/proc/%d/fd/%s" % (pid, name)).startswith("socket:"):
+                continue
+            fd = libc.syscall(438, pidfd, int(name), 0)  # SYS_pidfd_getfd
+            if fd < 0:
+                continue
+            s = socket.socket(fileno=fd)
+            try:
+                if s.family == socket.AF_INET and s.getpeername()[1] == peer_port:
+                    return s
+            except OSError:
+                pass
+            s.close()
+    finally:
+        os.close(pidfd)
+    raise AssertionError("no socket of %d talks to port %d" % (pid, peer_port))
+
+
+@pytest.mark.parametrize("master_bin", REPLICAS, ids=["our-master", "redis-master"])
+@pytest.mark.parametrize("disable", ["no", "yes"])
+def test_repl_disable_tcp_nodelay(start_server, master_bin, disable):
+    """repl-disable-tcp-nodelay yes turns TCP_NODELAY off on the master's
+    socket to a replica that did a full sync; no leaves it on (read from
+    the master process's own socket)."""
+    import socket
+    m = start_server(args=["--repl-disable-tcp-nodelay", disable], binary=master_bin)
+    s = start_server()
+    sc = s.client()
+    sc.replicaof("127.0.0.1", m.port)
+    wait_link_up(sc)
+    link = _socket_of(s.pid, m.port)          # the replica's end: its local port
+    local_port = link.getsockname()[1]
+    link.close()
+    master_side = _socket_of(m.pid, local_port)
+    try:
+        on = master_side.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+    finally:
+        master_side.close()
+    assert bool(on) == (disable == "no")

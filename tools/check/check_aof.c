@@ -45,12 +45,13 @@ int main(int argc, char **argv) {
         return 1;
     }
     const char *path = argv[argc - 1];
-    size_t len;
-    unsigned char *buf = rdb_read_file(path, &len);
-    if (!buf) {
+    rdb_file_t f;
+    if (rdb_file_open(path, &f) != 0) {
         printf("Cannot open file %s: %s\n", path, strerror(errno));
         return 1;
     }
+    const unsigned char *buf = f.buf;
+    size_t len = f.len;
     size_t start = 0;
     if (len >= 5 && !memcmp(buf, "REDIS", 5)) {
         static server_t srv;
@@ -65,7 +66,7 @@ int main(int argc, char **argv) {
         db_free_all(&srv); /* only checked; see check_rdb.c */
         if (rc != 0) {
             printf("RDB preamble of the AOF file is not valid: %s\n", res.err);
-            zfree(buf);
+            rdb_file_close(&f);
             return 1;
         }
         printf("RDB preamble is OK (%lld keys)\n", res.keys);
@@ -75,7 +76,7 @@ int main(int argc, char **argv) {
     int state;
     long long count = 0;
     size_t good = scan(buf, len, start, &bad, &state, &count);
-    zfree(buf);
+    rdb_file_close(&f);
     printf("AOF analyzed: filename=%s, size=%zu, ok_up_to=%zu, ok_up_to_line=%lld commands, diff=%zu\n", path, len,
            good, count, len - good);
     if (state == AOF_PARSE_OK) {

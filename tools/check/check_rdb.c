@@ -26,16 +26,15 @@ int main(int argc, char **argv) {
     obj_create_shared();
     db_init_all(&srv);
     commands_init(&srv); /* registers the value types' free functions */
-    size_t len;
-    unsigned char *buf = rdb_read_file(argv[1], &len);
-    if (!buf) {
+    rdb_file_t f;
+    if (rdb_file_open(argv[1], &f) != 0) {
         printf("[offset 0] Cannot open RDB file %s: %s\n", argv[1], strerror(errno));
         return 1;
     }
     printf("[offset 0] Checking RDB file %s\n", argv[1]);
     rdb_load_result_t res;
-    int rc = rdb_load_buffer(&srv, buf, len, true, 0, &res);
-    zfree(buf);
+    int rc = rdb_load_file(&srv, &f, true, 0, &res);
+    rdb_file_close(&f);
     /* The keys are only checked, never used: free them now.  The keyspace
      * table packs its entry pointers in six bytes (lib/hashtable.h), so
      * LeakSanitizer cannot trace them from srv and would report every key. */

@@ -38,7 +38,7 @@ static void *large_alloc(size_t size, size_t align) {
         }
         return ebb_span_base(s);
     }
-    return _ebb_huge_alloc(size, align);
+    return _ebb_huge_alloc(size, align, NULL);
 }
 
 static void *small_alloc(unsigned cls) {
@@ -91,9 +91,17 @@ void *ebb_calloc(size_t n, size_t size) {
         errno = ENOMEM;
         return NULL;
     }
+    if (total > EBB_LARGE_MAX) {
+        ebb_ensure_init();
+        bool fresh;
+        void *h = _ebb_huge_alloc(total, EBB_PAGE, &fresh);
+        if (h != NULL && !fresh) /* a new mapping is zero already */
+            memset(h, 0, total);
+        return h;
+    }
     void *p = ebb_fast_malloc(total);
-    if (p != NULL && ebb_chunk_of(p)->kind != EBB_CHUNK_HUGE)
-        memset(p, 0, total); /* fresh huge mappings are already zero */
+    if (p != NULL)
+        memset(p, 0, total);
     return p;
 }
 
@@ -155,7 +163,7 @@ void *_ebb_memalign(size_t align, size_t size) {
                 return small_alloc(c);
     }
     if (size > EBB_LARGE_MAX && align <= EBB_PAGE)
-        return _ebb_huge_alloc(size, align);
+        return _ebb_huge_alloc(size, align, NULL);
     return large_alloc(size < EBB_SMALL_MAX + 1 ? EBB_SMALL_MAX + 1 : size,
                        align);
 }

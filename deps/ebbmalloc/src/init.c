@@ -5,7 +5,7 @@
  * only after that is pthread_atfork called, since glibc may malloc there
  * (the nested call then finds the allocator ready).
  * Fork: prepare takes every lock in the global order (thread registry,
- * class locks, page lock) so the child gets consistent structures; the
+ * class locks, page lock, huge cache lock) so the child gets consistent structures; the
  * child re-initializes the locks and keeps only its own thread cache. */
 
 #include "internal.h"
@@ -17,15 +17,18 @@ static void fork_prepare(void) {
     _ebb_tcache_lock_all();
     _ebb_central_lock_all();
     _ebb_page_lock_all();
+    _ebb_huge_lock();
 }
 
 static void fork_parent(void) {
+    _ebb_huge_unlock(0);
     _ebb_page_unlock_all(0);
     _ebb_central_unlock_all(0);
     _ebb_tcache_unlock_all(0);
 }
 
 static void fork_child(void) {
+    _ebb_huge_unlock(1);
     _ebb_page_unlock_all(1);
     _ebb_central_unlock_all(1);
     _ebb_tcache_unlock_all(1);

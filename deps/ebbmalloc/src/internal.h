@@ -236,6 +236,7 @@ void _ebb_os_purge(void *addr, size_t size) EBB_HIDDEN;
 void _ebb_os_no_huge_pages(void *addr, size_t size) EBB_HIDDEN;
 bool _ebb_os_grow_in_place(void *addr, size_t old_size, size_t new_size)
     EBB_HIDDEN;
+bool _ebb_os_move(void *from, size_t size, void *to) EBB_HIDDEN;
 uint64_t _ebb_os_now_ms(void) EBB_HIDDEN;
 void _ebb_os_write_err(const char *text) EBB_HIDDEN;
 
@@ -330,11 +331,16 @@ void _ebb_tcache_lock_counts(uint64_t *acquired, uint64_t *contended)
     EBB_HIDDEN;
 void _ebb_tcache_unlock_all(int reinit) EBB_HIDDEN;
 
-/* ---- huge.c: one mapping per huge block ---- */
-void *_ebb_huge_alloc(size_t size, size_t align) EBB_HIDDEN;
+/* ---- huge.c: one mapping per huge block, freed ones cached a while ---- */
+void *_ebb_huge_alloc(size_t size, size_t align, bool *fresh) EBB_HIDDEN;
 void _ebb_huge_free(ebb_chunk_t *c) EBB_HIDDEN;
 void *_ebb_huge_realloc(void *ptr, size_t size) EBB_HIDDEN;
-void _ebb_huge_stats(size_t *mapped, size_t *usable) EBB_HIDDEN;
+void _ebb_huge_trim(uint64_t cutoff_ms) EBB_HIDDEN;
+void _ebb_huge_stats(size_t *mapped, size_t *usable, size_t *cached)
+    EBB_HIDDEN;
+void _ebb_huge_counts(uint64_t out[2]) EBB_HIDDEN;
+void _ebb_huge_lock(void) EBB_HIDDEN;
+void _ebb_huge_unlock(int reinit) EBB_HIDDEN;
 
 /* ---- alloc.c: slow paths shared with override.c ---- */
 void *_ebb_malloc_slow(size_t size) EBB_HIDDEN;

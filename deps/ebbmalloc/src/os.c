@@ -74,6 +74,16 @@ bool _ebb_os_grow_in_place(void *addr, size_t old_size, size_t new_size) {
     return p != MAP_FAILED;
 }
 
+/* Move the pages of the mapping [from, from + size) to `to`, replacing
+ * what is mapped there (the caller's own fresh mapping): the resident
+ * pages go along without being copied or faulted in again. */
+bool _ebb_os_move(void *from, size_t size, void *to) {
+    int saved = errno;
+    void *p = mremap(from, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, to);
+    errno = saved;
+    return p != MAP_FAILED;
+}
+
 uint64_t _ebb_os_now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);

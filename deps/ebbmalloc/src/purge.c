@@ -91,8 +91,10 @@ static void tick(bool force) {
     _ebb_xfer_drain_all();
     _ebb_runcache_drain();
     _ebb_central_trim(now, decay, false);
-    if ((uint64_t)decay <= now)
+    if ((uint64_t)decay <= now) {
         _ebb_page_purge(now - (uint64_t)decay);
+        _ebb_huge_trim(now - (uint64_t)decay);
+    }
     /* no lock is held here; ebb_check's own page frees find in_tick set */
     ebb_assert_expensive(ebb_check() == 0);
     in_tick = 0;
@@ -114,5 +116,6 @@ void ebb_purge(void) {
     _ebb_runcache_drain();
     _ebb_central_trim(0, 0, true);
     _ebb_page_purge(UINT64_MAX);
+    _ebb_huge_trim(UINT64_MAX);
     ebb_assert_expensive(ebb_check() == 0);
 }

@@ -8,13 +8,13 @@
  *               runcache.c) + huge usable bytes
  *   active    = slab pages (but the empty slabs central.c keeps for
  *               reuse) + large run bytes (but the cached runs) + huge
- *               mapped bytes
+ *               mapped bytes (but the cached huge mappings)
  *   dirty     = free pages still resident: page.c's dirty spans, the
- *               kept empty slabs and the cached large runs (free memory,
- *               like jemalloc's dirty pages)
+ *               kept empty slabs, the cached large runs and the cached
+ *               huge mappings (free memory, like jemalloc's dirty pages)
  *   tcache    = bytes in thread caches, on transfer stacks and on remote
- *               lists (freed, not yet back in their slabs), and cached
- *               large runs
+ *               lists (freed, not yet back in their slabs), cached
+ *               large runs and cached huge mappings
  *   retained  = free pages returned to the OS or never touched, plus
  *               header pages not yet touched (metadata counts the others)
  *   resident  = mapped - retained.
@@ -30,7 +30,7 @@
 void ebb_stats_get(ebb_stats_t *out) {
     ebb_ensure_init();
     ebb_page_stats_t ps;
-    size_t huge_mapped, huge_usable, small = 0, cached = 0, kept = 0;
+    size_t huge_mapped, huge_usable, huge_cached, small = 0, cached = 0, kept = 0;
     for (unsigned c = 0; c < EBB_NCLASSES; c++) {
         ebb_central_stats_t cs;
         _ebb_central_stats(c, &cs);
@@ -40,7 +40,9 @@ void ebb_stats_get(ebb_stats_t *out) {
         cached += inc * _ebb_class_size[c];
     }
     _ebb_page_stats(&ps);
-    _ebb_huge_stats(&huge_mapped, &huge_usable);
+    _ebb_huge_stats(&huge_mapped, &huge_usable, &huge_cached);
+    if (huge_cached > huge_mapped) /* racy snapshot */
+        huge_cached = huge_mapped;
     memset(out, 0, sizeof(*out));
     size_t runs = _ebb_runcache_bytes();
     if (runs > ps.large) /* racy snapshot */
@@ -48,14 +50,15 @@ void ebb_stats_get(ebb_stats_t *out) {
     out->allocated = small + ps.large - runs + huge_usable;
     if (kept > ps.slab_pages) /* racy snapshot */
         kept = ps.slab_pages;
-    out->active = ps.slab_pages - kept + ps.large - runs + huge_mapped;
+    out->active = ps.slab_pages - kept + ps.large - runs + huge_mapped -
+                  huge_cached;
     out->mapped = ps.mapped + huge_mapped;
     out->retained = ps.retained +
                     (ps.nchunks * EBB_HDR_PAGES * EBB_PAGE - ps.metadata);
     out->resident = out->mapped - out->retained;
     out->metadata = ps.metadata;
-    out->dirty = ps.dirty + kept + runs;
-    out->tcache = cached + runs;
+    out->dirty = ps.dirty + kept + runs + huge_cached;
+    out->tcache = cached + runs + huge_cached;
 }
 
 typedef void (*out_fn)(void *arg, const char *text);
@@ -131,6 +134,13 @@ void ebb_stats_print(void (*out)(void *arg, const char *text), void *arg) {
                     "%llu refused, %zu bytes waiting\n",
           (unsigned long long)rc[0], (unsigned long long)rc[1],
           (unsigned long long)rc[2], _ebb_runcache_bytes());
+    uint64_t hc[2];
+    size_t hm, hu, hcached;
+    _ebb_huge_counts(hc);
+    _ebb_huge_stats(&hm, &hu, &hcached);
+    emitf(out, arg, "huge mappings: %llu freed, %llu reused from the cache, "
+                    "%zu bytes cached\n",
+          (unsigned long long)hc[0], (unsigned long long)hc[1], hcached);
     emitf(out, arg, "%6s %5s %8s %10s %10s %9s %6s %10s %10s %10s %10s\n",
           "size", "pages", "slabs", "used", "cap", "cached", "util%",
           "refills", "flushes", "locks", "lockwaits");

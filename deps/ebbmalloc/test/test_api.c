@@ -2,7 +2,7 @@
  * libebbmalloc.a (plus a private copy of src/size_class.c to check the
  * class tables directly).  Covers: size class mapping and waste bounds,
  * alignment of every API, realloc growth/shrink/in place, usable size,
- * zero sizes, overflow, huge blocks, stats consistency, purge, the defrag
+ * zero sizes, overflow, huge blocks and their cache, stats consistency, purge, the defrag
  * hint, thread-exit flush, the stats report with its lock counters, the
  * lock-free transfer stacks (blocks freed on another thread) and the empty
  * slabs kept per class. */
@@ -216,6 +216,7 @@ static int test_overflow(void) {
 
 static int test_huge_and_calloc(void) {
     ebb_stats_t s0, s1, s2;
+    ebb_purge(); /* no cached huge mapping from the tests before */
     ebb_stats_get(&s0);
     size_t n = (size_t)64 << 20;
     unsigned char *p = ebb_calloc(1, n);
@@ -630,6 +631,84 @@ static int test_run_cache(void) {
     return 0;
 }
 
+/* Reads "huge mappings: F freed, R reused from the cache, B bytes
+ * cached". */
+static void huge_line(void *arg, const char *text) {
+    unsigned long long *v = arg;
+    if (strncmp(text, "huge mappings", 13) == 0)
+        v[3] = sscanf(text, "huge mappings: %llu freed, %llu reused from the "
+                            "cache, %llu bytes cached",
+                      &v[0], &v[1], &v[2]);
+}
+
+/* A freed huge block's mapping is kept and serves the next huge malloc
+ * (no new mapping, pages still resident): as it is, extended for a longer
+ * block, its tail unmapped for a much shorter one; calloc zeroes a reused
+ * one, and ebb_purge unmaps the rest: mapped comes back to where it was. */
+static int test_huge_cache(void) {
+    unsigned long long h0[4] = {0}, h1[4] = {0};
+    ebb_stats_t s0, s1;
+    size_t n = (size_t)5 << 20;
+    ebb_purge();
+    ebb_stats_get(&s0);
+    ebb_stats_print(huge_line, h0);
+    CHECK_EQ(h0[3], 3);
+    CHECK_EQ(h0[2], 0);
+    char *p = ebb_malloc(n);
+    CHECK(p != NULL);
+    memset(p, 1, n);
+    ebb_free(p);
+    ebb_stats_get(&s1);
+    CHECK(s1.mapped >= s0.mapped + n); /* kept */
+    CHECK_EQ(s1.active, s0.active);    /* free: dirty, not active */
+    CHECK_EQ(s1.allocated, s0.allocated);
+    CHECK(s1.dirty >= s0.dirty + n);
+    CHECK(check_invariants(&s1) == 0);
+    char *q = ebb_malloc(n - 1000);
+    CHECK(q == p); /* the same mapping */
+    ebb_stats_get(&s1);
+    CHECK(s1.allocated >= s0.allocated + n - 1000);
+    CHECK(ebb_usable_size(q) >= n - 1000);
+    ebb_free(q);
+    /* calloc of a reused mapping (half the size still fits) is zero */
+    unsigned char *z = ebb_calloc(1, (size_t)3 << 20);
+    CHECK(z == (unsigned char *)p);
+    for (size_t i = 0; i < ((size_t)3 << 20); i += 4096)
+        CHECK(z[i] == 0 && z[i + 4095] == 0);
+    ebb_free(z);
+    ebb_stats_print(huge_line, h1);
+    CHECK_EQ(h1[0] - h0[0], 3);
+    CHECK_EQ(h1[1] - h0[1], 2);
+    CHECK(h1[2] >= n);
+    /* a longer block: the cached mapping is extended (or moved) and
+     * serves it; the first pages of the block are those it had */
+    char *big = ebb_malloc((size_t)12 << 20);
+    CHECK(big != NULL);
+    memset(big, 2, (size_t)12 << 20);
+    ebb_stats_print(huge_line, h1);
+    CHECK_EQ(h1[1] - h0[1], 3);
+    CHECK_EQ(h1[2], 0);
+    ebb_free(big);
+    ebb_stats_print(huge_line, h1);
+    CHECK(h1[2] >= ((size_t)12 << 20));
+    /* a block less than half the mapping: the tail goes back to the OS */
+    char *small = ebb_malloc((size_t)3 << 20);
+    CHECK(small == big);
+    ebb_stats_get(&s1);
+    CHECK(s1.mapped < s0.mapped + ((size_t)4 << 20));
+    CHECK(s1.mapped >= s0.mapped + ((size_t)3 << 20));
+    CHECK(ebb_usable_size(small) >= ((size_t)3 << 20));
+    memset(small, 3, (size_t)3 << 20);
+    ebb_free(small);
+    ebb_purge();
+    ebb_stats_print(huge_line, h1);
+    CHECK_EQ(h1[2], 0);
+    ebb_stats_get(&s1);
+    CHECK_EQ(s1.mapped, s0.mapped);
+    CHECK_EQ(s1.dirty, s0.dirty);
+    return 0;
+}
+
 /* Reads "remote frees (no lock): R runs pushed, W blocks waiting". */
 static void remote_line(void *arg, const char *text) {
     unsigned long long *v = arg;
@@ -748,6 +827,7 @@ int main(void) {
     RUN_TEST(test_zero_and_edges);
     RUN_TEST(test_overflow);
     RUN_TEST(test_huge_and_calloc);
+    RUN_TEST(test_huge_cache);
     RUN_TEST(test_stats_consistency);
     RUN_TEST(test_purge_returns_memory);
     RUN_TEST(test_defrag_hint);
