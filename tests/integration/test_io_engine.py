@@ -252,6 +252,21 @@ def uring_stats(r):
     return {k: info[k] for k in ("io_uring_rounds", "io_uring_busy_rounds", "io_uring_enters", "io_uring_waits")}
 
 
+def incr_one_at_a_time(port, nreq):
+    """A client that sends INCR n nreq times, each after the previous reply
+    (one request in flight: many small loop rounds)."""
+    with socket.create_connection(("127.0.0.1", port)) as c:
+        c.settimeout(20)
+        for _ in range(nreq):
+            c.sendall(resp("INCR", "n"))
+            reply = b""
+            while not reply.endswith(b"\r\n"):
+                chunk = c.recv(64)
+                assert chunk
+                reply += chunk
+            assert reply.startswith(b":")
+
+
 def test_round_counters_and_an_idle_loop_after_a_burst(start_server):
     """INFO's io_uring_* counters (what a loop round costs) add up, and a
     server that served a burst of many talking clients goes quiet after
@@ -265,20 +280,8 @@ def test_round_counters_and_an_idle_loop_after_a_burst(start_server):
     r = s.client()
     nclients, nreq = 30, 150
 
-    def talk(i):
-        with socket.create_connection(("127.0.0.1", s.port)) as c:
-            for _ in range(nreq):  # one request at a time: many small rounds
-                c.sendall(resp("INCR", "n"))
-                c.settimeout(20)
-                reply = b""
-                while not reply.endswith(b"\r\n"):
-                    chunk = c.recv(64)
-                    assert chunk
-                    reply += chunk
-                assert reply.startswith(b":")
-
     for burst in range(3):
-        threads = [threading.Thread(target=talk, args=(i,)) for i in range(nclients)]
+        threads = [threading.Thread(target=incr_one_at_a_time, args=(s.port, nreq)) for _ in range(nclients)]
         for t in threads:
             t.start()
         for t in threads:
@@ -325,19 +328,7 @@ def test_idle_server_sleeps_after_a_burst(start_server):
     s = start_server(args=("--io-engine", "io_uring"))
     r = s.client()
 
-    def talk(i):
-        with socket.create_connection(("127.0.0.1", s.port)) as c:
-            c.settimeout(20)
-            for _ in range(200):
-                c.sendall(resp("INCR", "n"))
-                reply = b""
-                while not reply.endswith(b"\r\n"):
-                    chunk = c.recv(64)
-                    assert chunk
-                    reply += chunk
-                assert reply.startswith(b":")
-
-    threads = [threading.Thread(target=talk, args=(i,)) for i in range(20)]
+    threads = [threading.Thread(target=incr_one_at_a_time, args=(s.port, 200)) for _ in range(20)]
     for t in threads:
         t.start()
     for t in threads:
