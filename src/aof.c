@@ -705,12 +705,7 @@ static bool rewrite_install(server_t *srv, aof_t *aof, const char *tmp) {
         close(fd);
         return false;
     }
-    int dfd = open(srv->cfg.dir && srv->cfg.dir[0] ? srv->cfg.dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-        if (fsync(dfd) != 0) { /* the rename itself happened; durability of it is best effort */
-        }
-        close(dfd);
-    }
+    (void)rio_fsync_dir(path); /* the rename itself happened; durability of it is best effort */
     sds_free(path);
     struct stat st;
     long long size = fstat(fd, &st) == 0 ? st.st_size : 0;
