@@ -43,13 +43,9 @@ static void *large_alloc(size_t size, size_t align) {
 
 static void *small_alloc(unsigned cls) {
     ebb_tbin_t *b = &_ebb_tc.bins[cls];
-    void *p = b->head;
-    if (p != NULL) {
-        b->head = *(void **)p;
-        __atomic_store_n(&b->count, b->count - 1, __ATOMIC_RELAXED);
-        return p;
-    }
-    p = _ebb_tcache_alloc_slow(cls);
+    if (b->head != NULL)
+        return ebb_tbin_pop(b);
+    void *p = _ebb_tcache_alloc_slow(cls);
     if (p == NULL)
         errno = ENOMEM;
     return p;

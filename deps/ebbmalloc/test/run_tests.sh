@@ -21,6 +21,7 @@ run env LD_PRELOAD="$SO" build/test_stress_libc
 run env LD_PRELOAD="$SO" build/test_override
 run build/test_purge bg
 run build/test_purge maintain
+run build/test_purge pressure
 echo "== python pytest suite under LD_PRELOAD"
 LD_PRELOAD="$SO" $PY -m pytest -q -p no:cacheprovider test/dropin_py_test.py > build/pytest.out 2>&1
 rc=$?
@@ -37,8 +38,8 @@ for n in $(grep -oE '[0-9]+ passed, [0-9]+ failed' "$LOG" | awk '{print $1 ":" $
     passed=$((passed + ${n%%:*})); failed=$((failed + ${n##*:}))
 done
 steps=$(grep -cE '[0-9]+ passed, [0-9]+ failed' "$LOG")
-if [ "$steps" -ne 9 ]; then
-    echo "expected 9 result lines, saw $steps"; failed=$((failed + 1))
+if [ "$steps" -ne 10 ]; then
+    echo "expected 10 result lines, saw $steps"; failed=$((failed + 1))
 fi
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -9,9 +9,13 @@
  * them must leave RSS while the program stays idle: on a quiet machine
  * within decay + 1.5 s (the time is printed), but the check allows 15 s
  * because a loaded machine may not schedule the purge thread for seconds,
- * and that is not what this test is about.  The mode picks
- * EBBMALLOC_CONF (set before the first call, so conf.c parsing is tested
- * too). */
+ * and that is not what this test is about.
+ *   pressure  the purge across arenas: an arena that grows into clean pages
+ *             returns another arena's dirty pages beyond 4 MiB, but only
+ *             those dirty for decay_ms / 10 or more, so that two arenas
+ *             trading pages do not purge what the other is about to reuse
+ * The mode picks EBBMALLOC_CONF (set before the first call, so conf.c
+ * parsing is tested too). */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -107,13 +111,71 @@ static int test_idle_return(void) {
     return 0;
 }
 
+#define PR_BLOCK (300 * 1024) /* a large run, above the run cache's 256 KiB */
+#define PR_N 100              /* 30 MiB */
+static void *pr_blocks[PR_N];
+
+static void *pr_fill_and_free(void *arg) {
+    (void)arg;
+    for (int i = 0; i < PR_N; i++) {
+        pr_blocks[i] = ebb_malloc(PR_BLOCK);
+        memset(pr_blocks[i], 5, PR_BLOCK);
+    }
+    for (int i = 0; i < PR_N; i++)
+        ebb_free(pr_blocks[i]);
+    return NULL;
+}
+
+/* The calling thread's arena takes clean pages: 8 MiB of new large runs. */
+static void pr_grow(void **out, int n) {
+    for (int i = 0; i < n; i++) {
+        out[i] = ebb_malloc(PR_BLOCK);
+        memset(out[i], 6, PR_BLOCK);
+    }
+}
+
+static int test_pressure_purge(void) {
+    static void *mine[2 * 28];
+    ebb_free(ebb_malloc(16)); /* this thread: arena 0 */
+    pthread_t t;
+    long long t0 = now_ms();
+    CHECK_EQ(pthread_create(&t, NULL, pr_fill_and_free, NULL), 0);
+    pthread_join(t, NULL); /* 30 MiB dirty in the other arena */
+    ebb_stats_t s;
+    ebb_stats_get(&s);
+    CHECK(s.dirty >= (size_t)PR_N * PR_BLOCK - (1 << 20));
+    pr_grow(mine, 28);
+    ebb_stats_get(&s);
+    size_t young = s.dirty;
+    long long young_ms = now_ms() - t0;
+    /* decay_ms 20000: pages younger than 2 s stay (unless this machine
+     * took that long to get here) */
+    if (young_ms < 1500)
+        CHECK(young >= (size_t)PR_N * PR_BLOCK - (1 << 20));
+    usleep(2200 * 1000);
+    pr_grow(mine + 28, 28);
+    ebb_stats_get(&s);
+    fprintf(stderr, "  pressure: dirty %zu KiB after %lld ms, %zu KiB after 2.2 s more\n",
+            young >> 10, young_ms, s.dirty >> 10);
+    CHECK(s.dirty <= (5 << 20));
+    for (int i = 0; i < 2 * 28; i++)
+        ebb_free(mine[i]);
+    CHECK_EQ(ebb_check(), 0);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     mode = argc > 1 ? argv[1] : "bg";
-    if (strcmp(mode, "maintain") == 0)
-        setenv("EBBMALLOC_CONF", "decay_ms:500,background_thread:false", 1);
-    else
-        setenv("EBBMALLOC_CONF", "decay_ms:500,tcache_bytes:65536", 1);
-    RUN_TEST(test_idle_return);
+    if (strcmp(mode, "pressure") == 0) {
+        setenv("EBBMALLOC_CONF", "decay_ms:20000,arenas:2", 1);
+        RUN_TEST(test_pressure_purge);
+    } else {
+        if (strcmp(mode, "maintain") == 0)
+            setenv("EBBMALLOC_CONF", "decay_ms:500,background_thread:false", 1);
+        else
+            setenv("EBBMALLOC_CONF", "decay_ms:500,tcache_bytes:65536", 1);
+        RUN_TEST(test_idle_return);
+    }
     char name[64];
     snprintf(name, sizeof(name), "ebbmalloc purge (%s)", mode);
     return TEST_REPORT(name);
