@@ -362,7 +362,7 @@ static inline void ebb_ensure_init(void) {
 }
 
 /* Pop the first block of a non-empty bin.  A block with a hint names one
- * HINT_AHEAD blocks further down, which is prefetched (for writing: the
+ * HINT_AHEAD blocks further down (tcache.c), which is prefetched (for writing: the
  * program writes what malloc returns): blocks that another thread freed
  * are cold here, and without it the load of each block's word 0 was half
  * of xmalloc-test's time. */

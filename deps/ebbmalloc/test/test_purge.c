@@ -115,23 +115,20 @@ static int test_idle_return(void) {
 #define PR_N 100              /* 30 MiB */
 static void *pr_blocks[PR_N];
 
-static void *pr_fill_and_free(void *arg) {
-    (void)arg;
-    for (int i = 0; i < PR_N; i++) {
-        pr_blocks[i] = ebb_malloc(PR_BLOCK);
-        memset(pr_blocks[i], 5, PR_BLOCK);
-    }
-    for (int i = 0; i < PR_N; i++)
-        ebb_free(pr_blocks[i]);
-    return NULL;
-}
-
-/* The calling thread's arena takes clean pages: 8 MiB of new large runs. */
+/* The calling thread's arena takes clean pages: n new large runs. */
 static void pr_grow(void **out, int n) {
     for (int i = 0; i < n; i++) {
         out[i] = ebb_malloc(PR_BLOCK);
         memset(out[i], 6, PR_BLOCK);
     }
+}
+
+static void *pr_fill_and_free(void *arg) {
+    (void)arg;
+    pr_grow(pr_blocks, PR_N);
+    for (int i = 0; i < PR_N; i++)
+        ebb_free(pr_blocks[i]);
+    return NULL;
 }
 
 static int test_pressure_purge(void) {
@@ -144,7 +141,7 @@ static int test_pressure_purge(void) {
     ebb_stats_t s;
     ebb_stats_get(&s);
     CHECK(s.dirty >= (size_t)PR_N * PR_BLOCK - (1 << 20));
-    pr_grow(mine, 28);
+    pr_grow(mine, 28); /* 8 MiB */
     ebb_stats_get(&s);
     size_t young = s.dirty;
     long long young_ms = now_ms() - t0;
