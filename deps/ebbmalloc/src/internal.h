@@ -307,15 +307,20 @@ typedef struct {
     uint16_t count;  /* length of head's list */
     uint16_t hinted; /* the first `hinted` blocks carry a prefetch hint in
                         word 1 (a block further down the list, tcache.c) */
-    uint16_t max;    /* flush above this (<= 256) */
+    uint16_t max;    /* most blocks on head (<= 128): a free that finds
+                        it full moves the list to the spare (tcache.c) */
     uint16_t fill;   /* blocks the next refill from the slabs asks for:
-                       slow start, 4 doubling up to max/2 (tcache.c) */
+                       slow start, 4 doubling up to max (tcache.c) */
 } ebb_tbin_t;
 enum { EBB_TC_NEW = 0,
        EBB_TC_LIVE,
        EBB_TC_DEAD };
 typedef struct ebb_tcache {
     ebb_tbin_t bins[EBB_NCLASSES];
+    /* per class, a full list set aside by a free (tcache.c); apart from
+     * the bins, as only the slow paths touch them */
+    void *spare[EBB_NCLASSES];
+    uint16_t spare_n[EBB_NCLASSES];
     int state;                              /* EBB_TC_* */
     uint32_t arena;                         /* this thread's arena (0 until LIVE) */
     struct ebb_tcache *reg_next, *reg_prev; /* registry of live caches */

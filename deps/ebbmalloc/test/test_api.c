@@ -525,6 +525,70 @@ static int test_prefetch_hints(void) {
     return 0;
 }
 
+/* A thread's blocks of a class sit on two lists of at most M each
+ * (tcache.c): the bin's head and a spare set aside when the head fills;
+ * when both are full, a free sends the spare, the M older blocks, away.
+ * A new thread frees 300 blocks of 48 bytes that this one allocated and
+ * reads its cached count (the report's "cached" column: the live
+ * threads' lists) after each free: it grows by one up to 2M, and from the
+ * next free on drops by M - 1 every M frees.  (The single list of 2M it
+ * replaced sent M + 1, and a spare left out of the count shows a peak of
+ * M and drops of 2M - 1.)  The lists then give back the blocks they count,
+ * newest first. */
+enum { LN = 300 };
+static void *lblocks[LN];
+
+/* Reads the class table row of size v[0]: "size pages slabs used cap
+ * cached ..." into v[1] = cached. */
+static void class_cached(void *arg, const char *text) {
+    unsigned long long *v = arg, f[6];
+    if (sscanf(text, "%llu %llu %llu %llu %llu %llu", &f[0], &f[1], &f[2],
+               &f[3], &f[4], &f[5]) == 6 &&
+        f[0] == v[0])
+        v[1] = f[5];
+}
+
+static void *cache_lists(void *arg) {
+    int *bad = arg;
+    unsigned long long prev = 0, peak = 0, first_send = 0;
+    for (int i = 0; i < LN; i++) {
+        ebb_free(lblocks[i]);
+        unsigned long long v[2] = {48, 0};
+        ebb_stats_print(class_cached, v);
+        if (v[1] != prev + 1) { /* a list was sent */
+            if (first_send == 0) {
+                first_send = (unsigned long long)i + 1;
+                peak = prev;
+            }
+            if (prev + 1 - v[1] != peak / 2)
+                (*bad)++;
+        }
+        prev = v[1];
+    }
+    if (first_send == 0 || peak % 2 != 0 || first_send != peak + 1)
+        (*bad)++;
+    for (int i = LN - 1; i >= LN - (int)prev; i--)
+        if (ebb_malloc(48) != lblocks[i])
+            (*bad)++;
+    for (int i = LN - 1; i >= LN - (int)prev; i--)
+        ebb_free(lblocks[i]);
+    return NULL;
+}
+
+static int test_cache_lists(void) {
+    int bad = 0;
+    for (int i = 0; i < LN; i++)
+        CHECK((lblocks[i] = ebb_malloc(48)) != NULL);
+    ebb_purge();
+    pthread_t t;
+    CHECK_EQ(pthread_create(&t, NULL, cache_lists, &bad), 0);
+    CHECK_EQ(pthread_join(t, NULL), 0);
+    CHECK_EQ(bad, 0);
+    ebb_purge();
+    CHECK_EQ(ebb_check(), 0);
+    return 0;
+}
+
 /* A slab whose last block returns is kept for reuse (counted as dirty:
  * free but resident), and ebb_purge gives it back. */
 static int test_empty_slab_kept(void) {
@@ -874,6 +938,7 @@ int main(void) {
     RUN_TEST(test_lock_counters);
     RUN_TEST(test_transfer_stack);
     RUN_TEST(test_prefetch_hints);
+    RUN_TEST(test_cache_lists);
     RUN_TEST(test_empty_slab_kept);
     RUN_TEST(test_empty_slab_churn);
     RUN_TEST(test_run_cache);
