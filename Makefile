@@ -182,7 +182,7 @@ fuzz: test-deps
 # src/command_meta_data.c is generated (utils/gen-command-meta.py) and keeps
 # the generator's layout.
 FORMAT_FILES = $(filter-out src/command_meta_data.c,$(wildcard src/*.[ch] lib/*.[ch] tools/*/*.[ch] tests/unit/*.[ch] tests/fuzz/*.c \
-  deps/ebbmalloc/src/*.[ch] deps/ebbmalloc/include/*.h deps/ebbmalloc/test/*.[ch]))
+  deps/ebbmalloc/src/*.[ch] deps/ebbmalloc/include/*.h deps/ebbmalloc/test/*.[ch] deps/ebbmalloc/test/*.cc))
 format:
 	clang-format -i $(FORMAT_FILES)
 

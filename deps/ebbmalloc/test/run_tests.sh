@@ -19,6 +19,7 @@ run build/test_stress_static
 run build/test_stress_debug
 run env LD_PRELOAD="$SO" build/test_stress_libc
 run env LD_PRELOAD="$SO" build/test_override
+run env LD_PRELOAD="$SO" build/test_override_cxx
 run build/test_purge bg
 run build/test_purge maintain
 run build/test_purge pressure
@@ -38,8 +39,8 @@ for n in $(grep -oE '[0-9]+ passed, [0-9]+ failed' "$LOG" | awk '{print $1 ":" $
     passed=$((passed + ${n%%:*})); failed=$((failed + ${n##*:}))
 done
 steps=$(grep -cE '[0-9]+ passed, [0-9]+ failed' "$LOG")
-if [ "$steps" -ne 10 ]; then
-    echo "expected 10 result lines, saw $steps"; failed=$((failed + 1))
+if [ "$steps" -ne 11 ]; then
+    echo "expected 11 result lines, saw $steps"; failed=$((failed + 1))
 fi
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
