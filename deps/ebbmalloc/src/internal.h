@@ -321,6 +321,10 @@ typedef struct ebb_tcache {
      * the bins, as only the slow paths touch them */
     void *spare[EBB_NCLASSES];
     uint16_t spare_n[EBB_NCLASSES];
+    /* per class, set when a full spare went away, cleared by the next
+     * refill, which then grows the bin (tcache.c, bin_grow) */
+    uint8_t sent[EBB_NCLASSES];
+    uint32_t grow_left;                     /* bytes the bins may still grow by */
     int state;                              /* EBB_TC_* */
     uint32_t arena;                         /* this thread's arena (0 until LIVE) */
     struct ebb_tcache *reg_next, *reg_prev; /* registry of live caches */

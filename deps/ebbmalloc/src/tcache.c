@@ -7,8 +7,10 @@
  * Bound: class c holds at most max[c] blocks, and max[] is chosen at start
  * so that sum(max[c] * size[c]) <= tcache_bytes (EBBMALLOC_CONF), then each
  * class above 128 B is raised to its floor (bin_floor: two refills of 16
- * KiB or 32 blocks, 4 KiB above 1 KiB), so one thread never strands more
- * than tcache_bytes + 1.3 MiB.
+ * KiB or 32 blocks, 4 KiB above 1 KiB); classes that cycle through more
+ * than their bins hold may then grow by tcache_bytes / 2 in all
+ * (bin_grow), so one thread never strands more than 3/2 tcache_bytes +
+ * 1.3 MiB.
  * Two lists per class, each of at most max[c]/2 blocks (a pair of
  * magazines, after Bonwick's slab allocator): the bin's head, which the
  * fast paths pop and push, and the spare.  A free that finds the head
@@ -41,6 +43,22 @@ __thread ebb_tcache_t _ebb_tc __attribute__((tls_model("initial-exec")));
 #define SLOW_START 4
 
 static uint32_t bin_max[EBB_NCLASSES];
+static uint16_t bin_ceiling[EBB_NCLASSES]; /* most a bin's max grows to */
+
+/* Growth (bin_grow): a class whose free sent a full spare away and whose
+ * next malloc then found both lists empty cycles through more blocks than
+ * its two lists hold; each such round trip doubles the class's max for
+ * this thread, up to GROW_CLASS_BYTES in its two lists, and all classes
+ * together grow by at most tcache_bytes / GROW_SHARE.  glibc-simple
+ * (1,600 blocks of 16, then 32, then 64 bytes allocated and freed, over
+ * and over) sent 11-25 batches per cycle through the transfer stack,
+ * 6% of its time in the hint walk, the pushes and the pops (tcmalloc
+ * grows its lists the same way); with growth, 70 batches in the whole
+ * run instead of 409k.  What a grown bin holds the program had live at
+ * once, so it raises the peak little: 1.67 -> 1.72 MiB on glibc-simple,
+ * nothing measurable on the threaded programs. */
+#define GROW_CLASS_BYTES ((size_t)131072)
+#define GROW_SHARE 2
 static pthread_key_t tc_key;
 static ebb_lock_t reg_lock = EBB_LOCK_INIT;
 static ebb_tcache_t *reg_head;
@@ -116,6 +134,8 @@ void _ebb_tcache_global_init(void) {
                 bin_max[c] = bin_floor(c);
     for (unsigned c = 0; c < EBB_NCLASSES; c++) {
         bin_max[c] &= ~1u; /* two lists of max/2 */
+        size_t ceil = GROW_CLASS_BYTES / 2 / _ebb_class_size[c];
+        bin_ceiling[c] = (uint16_t)(ceil > bin_max[c] / 2 ? ceil : bin_max[c] / 2);
         _ebb_xfer_init(c, bin_max[c]);
     }
     pthread_key_create(&tc_key, tc_exit);
@@ -161,6 +181,8 @@ static void tc_start(ebb_tcache_t *tc) {
         tc->bins[c].max = (uint16_t)(bin_max[c] / 2);
         tc->bins[c].fill = SLOW_START;
     }
+    size_t grow = _ebb_conf.tcache_bytes / GROW_SHARE;
+    tc->grow_left = (uint32_t)(grow > UINT32_MAX ? UINT32_MAX : grow);
     tc->state = EBB_TC_LIVE;
     tc_register(tc);
     pthread_setspecific(tc_key, tc);
@@ -230,6 +252,22 @@ static void tc_exit(void *arg) {
     tc->state = EBB_TC_DEAD;
 }
 
+/* Double bin cls's max (see GROW_CLASS_BYTES), within its ceiling and
+ * the thread's growth budget. */
+static void bin_grow(ebb_tcache_t *tc, unsigned cls) {
+    ebb_tbin_t *b = &tc->bins[cls];
+    uint32_t to = (uint32_t)b->max * 2;
+    if (to > bin_ceiling[cls])
+        to = bin_ceiling[cls];
+    if (to <= b->max)
+        return;
+    size_t cost = (size_t)(to - b->max) * 2 * _ebb_class_size[cls];
+    if (cost > tc->grow_left)
+        return;
+    tc->grow_left -= (uint32_t)cost;
+    b->max = (uint16_t)to;
+}
+
 /* Fill bin cls, empty, from the spare, else a batch waiting on the
  * transfer stack, else the slabs; false when out of memory. */
 static bool bin_refill(ebb_tcache_t *tc, unsigned cls) {
@@ -243,6 +281,10 @@ static bool bin_refill(ebb_tcache_t *tc, unsigned cls) {
         b->hinted = 0;
         __atomic_store_n(&b->count, got, __ATOMIC_RELAXED);
         return true;
+    }
+    if (tc->sent[cls]) {
+        tc->sent[cls] = 0;
+        bin_grow(tc, cls);
     }
     uint32_t want = b->fill < b->max ? b->fill : b->max;
     if (b->fill < b->max)
@@ -297,6 +339,8 @@ void _ebb_tcache_free_slow(void *ptr, unsigned cls) {
         return;
     }
     if (b->count >= b->max) {
+        if (tc->spare[cls] != NULL)
+            tc->sent[cls] = 1;
         list_send(cls, tc->spare[cls], tc->spare_n[cls], true);
         tc->spare[cls] = b->head;
         __atomic_store_n(&tc->spare_n[cls], b->count, __ATOMIC_RELAXED);

@@ -589,6 +589,81 @@ static int test_cache_lists(void) {
     return 0;
 }
 
+/* Cached blocks of the classes 8..256 B in all threads' caches, in bytes. */
+static void small_cached(void *arg, const char *text) {
+    unsigned long long *v = arg, f[6];
+    if (sscanf(text, "%llu %llu %llu %llu %llu %llu", &f[0], &f[1], &f[2],
+               &f[3], &f[4], &f[5]) == 6 &&
+        f[0] <= 256)
+        *v += f[0] * f[5];
+}
+
+static unsigned long long xfer_pushed(void) {
+    unsigned long long v[4] = {0, 0, 0, 0};
+    ebb_stats_print(xfer_line, v);
+    return v[0];
+}
+
+/* One cycle: n blocks of size bytes allocated, then all freed. */
+static int grow_cycle(size_t size, int n) {
+    static void *g[6000];
+    for (int i = 0; i < n; i++)
+        if ((g[i] = ebb_malloc(size)) == NULL)
+            return 1;
+    for (int i = 0; i < n; i++)
+        ebb_free(g[i]);
+    return 0;
+}
+
+static void *cache_growth(void *arg) {
+    int *bad = arg;
+    unsigned long long v[2] = {64, 0}, pushes[8];
+    ebb_stats_print(class_cached, v);
+    unsigned long long base64 = v[1], base_bytes = 0, bytes = 0;
+    ebb_stats_print(small_cached, &base_bytes);
+    /* 1,600 blocks of 64 bytes through the cache, 8 times: the first
+     * cycles overflow the two lists (batches pushed), the last ones not */
+    for (int c = 0; c < 8; c++) {
+        unsigned long long before = xfer_pushed();
+        *bad += grow_cycle(64, 1600);
+        pushes[c] = xfer_pushed() - before;
+    }
+    if (pushes[0] + pushes[1] + pushes[2] == 0)
+        (*bad)++;
+    if (pushes[5] + pushes[6] + pushes[7] != 0)
+        (*bad)++;
+    v[1] = 0;
+    ebb_stats_print(class_cached, v);
+    /* all of them back in this thread's two lists (with what its last
+     * refill from the slabs brought beyond them), within 2 x 1,024 */
+    if (v[1] - base64 < 1600 || v[1] - base64 > 2048)
+        (*bad)++;
+    /* 6,000 blocks in every class up to 256 B: growth stops at the
+     * thread's budget, tcache_bytes / 2 over the starting bins (whose
+     * sum is at most tcache_bytes), far below the 16 MB cycled */
+    for (size_t size = 8; size <= 256; size += size < 128 ? 8 : 16)
+        for (int c = 0; c < 4; c++)
+            *bad += grow_cycle(size, 6000);
+    ebb_stats_print(small_cached, &bytes);
+    if (bytes - base_bytes > 512 * 1024 + 256 * 1024)
+        (*bad)++;
+    return NULL;
+}
+
+/* A class that cycles more blocks than its lists hold grows them
+ * (tcache.c, bin_grow), within the thread's budget. */
+static int test_cache_growth(void) {
+    int bad = 0;
+    ebb_purge();
+    pthread_t t;
+    CHECK_EQ(pthread_create(&t, NULL, cache_growth, &bad), 0);
+    CHECK_EQ(pthread_join(t, NULL), 0);
+    CHECK_EQ(bad, 0);
+    ebb_purge();
+    CHECK_EQ(ebb_check(), 0);
+    return 0;
+}
+
 /* A slab whose last block returns is kept for reuse (counted as dirty:
  * free but resident), and ebb_purge gives it back. */
 static int test_empty_slab_kept(void) {
@@ -939,6 +1014,7 @@ int main(void) {
     RUN_TEST(test_transfer_stack);
     RUN_TEST(test_prefetch_hints);
     RUN_TEST(test_cache_lists);
+    RUN_TEST(test_cache_growth);
     RUN_TEST(test_empty_slab_kept);
     RUN_TEST(test_empty_slab_churn);
     RUN_TEST(test_run_cache);
