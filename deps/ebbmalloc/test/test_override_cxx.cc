@@ -79,17 +79,21 @@ static int test_every_form(void) {
 }
 
 static volatile std::size_t huge_n = SIZE_MAX / 4; /* hidden from the compiler */
+static char *volatile sink;                        /* keeps the compiler from eliding a new */
+
+/* new char[huge_n] throws std::bad_alloc. */
+static bool huge_new_throws(void) {
+    try {
+        sink = new char[huge_n];
+    } catch (const std::bad_alloc &) {
+        return true;
+    }
+    return false;
+}
 
 static int test_failure(void) {
+    CHECK(huge_new_throws());
     bool threw = false;
-    try {
-        char *p = new char[huge_n];
-        p[0] = 1;
-    } catch (const std::bad_alloc &) {
-        threw = true;
-    }
-    CHECK(threw);
-    threw = false;
     try {
         void *p = ::operator new(huge_n, std::align_val_t(64));
         ::operator delete(p);
@@ -112,13 +116,7 @@ static void give_up_after_three(void) {
 static int test_new_handler(void) {
     handler_calls = 0;
     std::set_new_handler(give_up_after_three);
-    bool threw = false;
-    try {
-        char *p = new char[huge_n];
-        p[0] = 1;
-    } catch (const std::bad_alloc &) {
-        threw = true;
-    }
+    bool threw = huge_new_throws();
     std::set_new_handler(NULL);
     CHECK(threw);
     CHECK_EQ(handler_calls, 3);
