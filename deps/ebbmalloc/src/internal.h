@@ -307,8 +307,10 @@ typedef struct {
     uint16_t count;  /* length of head's list */
     uint16_t hinted; /* the first `hinted` blocks carry a prefetch hint in
                         word 1 (a block further down the list, tcache.c) */
-    uint16_t max;    /* most blocks on head (<= 128): a free that finds
-                        it full moves the list to the spare (tcache.c) */
+    uint16_t max;    /* most blocks on head (128 at most at the start,
+                        bin_grow may double it up to 64 KiB of blocks): a
+                        free that finds it full moves the list to the
+                        spare (tcache.c) */
     uint16_t fill;   /* blocks the next refill from the slabs asks for:
                        slow start, 4 doubling up to max (tcache.c) */
 } ebb_tbin_t;
