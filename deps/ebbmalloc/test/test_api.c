@@ -639,8 +639,9 @@ static void *cache_growth(void *arg) {
     if (v[1] - base64 < 1600 || v[1] - base64 > 2048)
         (*bad)++;
     /* 6,000 blocks in every class up to 256 B: growth stops at the
-     * thread's budget, tcache_bytes / 2 over the starting bins (whose
-     * sum is at most tcache_bytes), far below the 16 MB cycled */
+     * thread's budget, tcache_bytes / 2 over the starting bins (these
+     * classes' bins and floors start well under tcache_bytes), so the
+     * caches end far below the 16 MB cycled */
     for (size_t size = 8; size <= 256; size += size < 128 ? 8 : 16)
         for (int c = 0; c < 4; c++)
             *bad += grow_cycle(size, 6000);
