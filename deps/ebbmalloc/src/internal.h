@@ -195,6 +195,13 @@ static inline void ebb_lock(ebb_lock_t *l) {
     }
     __atomic_store_n(&l->acquired, l->acquired + 1, __ATOMIC_RELAXED);
 }
+/* Acquire l if it is free, else give up at once (not counted as a wait). */
+static inline bool ebb_trylock(ebb_lock_t *l) {
+    if (pthread_mutex_trylock(&l->m) != 0)
+        return false;
+    __atomic_store_n(&l->acquired, l->acquired + 1, __ATOMIC_RELAXED);
+    return true;
+}
 static inline void ebb_unlock(ebb_lock_t *l) {
     pthread_mutex_unlock(&l->m);
 }

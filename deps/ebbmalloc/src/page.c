@@ -6,7 +6,8 @@
  * Arenas: each arena (up to EBB_MAX_ARENAS, _ebb_narenas in use) has its
  * own chunks, free bins, dirty LRU, statistics and lock; nothing is shared
  * between arenas, so threads of different arenas never wait for each other
- * here.  A chunk records its arena, and a span always goes back to the
+ * here (a large run cut from another arena's dirty pages, borrow_dirty,
+ * only try-locks it).  A chunk records its arena, and a span always goes back to the
  * arena of its chunk (a large run freed by another thread takes that
  * arena's lock, not a global one).  Allocation takes the caller's arena
  * (central.c: the arena of the class list that needs a slab; alloc.c: the
@@ -18,7 +19,8 @@
  * once) and CLEAN (returned to the OS, or never touched).  Each state has
  * bins by length (exact for 1..126 pages, one bin for longer), with a bitmap
  * of non-empty bins.  Allocation takes the smallest fitting dirty span, then
- * the smallest clean one, then maps a new chunk.  DIRTY spans also sit on an
+ * the smallest clean one, then maps a new chunk (a large run looks at the
+ * other arenas' dirty spans before its own clean ones).  DIRTY spans also sit on an
  * LRU list ordered by the time they became dirty, so the decay purge walks
  * it from the head and stops at the first span that is young enough.
  * Span descriptors come from each chunk's pool (desc_new/desc_put), lowest
@@ -262,8 +264,9 @@ static void mark_used(ebb_span_t *s, int state) {
 
 static size_t arena_purge(page_arena_t *a, uint64_t cutoff_ms, size_t keep);
 
-/* Dirty pages of one arena cannot serve another (a chunk belongs to its
- * arena for life), so when an arena grows into clean pages while another
+/* Dirty pages of one arena cannot serve another's slabs (a chunk belongs
+ * to its arena for life; large runs may borrow, borrow_dirty), so when an
+ * arena grows into clean pages while another
  * holds many dirty ones, the process's RSS grows by both.  It happens when
  * blocks circulate between arenas (transfer stacks, remote frees): one
  * arena's slabs empty while the other's threads map new ones.
@@ -294,6 +297,32 @@ static void purge_other_arenas(unsigned arena) {
             arena_purge(&pa[i], cutoff, PRESSURE_KEEP);
 }
 
+/* A large run's pages may come from any arena's dirty spans: the run
+ * goes back to its chunk's arena when freed (_ebb_page_free), under that
+ * arena's lock, so nothing but its pages ties it to the thread that asked.
+ * (A slab could not: central.c files a slab, and the blocks freed into it,
+ * by its chunk's arena.)  Without this, an arena out of dirty pages grew
+ * into clean ones while the other held megabytes of freed runs: mstress at
+ * 4 threads peaked at 50 MiB, 41 MiB with one arena.  Called with no page
+ * lock held (they are never nested); only arenas whose lock is free at
+ * once are looked at.  Returns the arena whose dirty span *out fits
+ * `want` pages, that arena's lock held; NULL if none has one. */
+static page_arena_t *borrow_dirty(unsigned arena, size_t want,
+                                  ebb_span_t **out) {
+    for (unsigned i = 0; i < _ebb_narenas; i++) {
+        page_arena_t *b = &pa[i];
+        if (i == arena ||
+            __atomic_load_n(&b->st.dirty, __ATOMIC_RELAXED) < want * EBB_PAGE ||
+            !ebb_trylock(&b->lock))
+            continue;
+        *out = find_fit(b, SET_DIRTY, want);
+        if (*out != NULL)
+            return b;
+        ebb_unlock(&b->lock);
+    }
+    return NULL;
+}
+
 /* A span of npages pages of the given arena whose start is aligned to
  * align_pages pages, marked `state` (SLAB or LARGE).  NULL if the OS
  * refuses memory. */
@@ -307,6 +336,16 @@ ebb_span_t *_ebb_page_alloc(unsigned arena, size_t npages, size_t align_pages,
     page_arena_t *a = &pa[arena];
     ebb_lock(&a->lock);
     ebb_span_t *s = find_fit(a, SET_DIRTY, want);
+    if (s == NULL && state == EBB_SPAN_LARGE && _ebb_narenas > 1) {
+        ebb_unlock(&a->lock);
+        page_arena_t *b = borrow_dirty(arena, want, &s);
+        if (b != NULL) {
+            a = b;
+        } else {
+            ebb_lock(&a->lock);
+            s = find_fit(a, SET_DIRTY, want);
+        }
+    }
     bool grew = s == NULL; /* clean pages: the RSS grows */
     if (s == NULL)
         s = find_fit(a, SET_CLEAN, want);

@@ -41,6 +41,17 @@ __thread ebb_tcache_t _ebb_tc __attribute__((tls_model("initial-exec")));
  * (espresso) was handed half a bin of each, about 0.5 MiB of blocks it
  * never used and 1 MiB more peak RSS than glibc. */
 #define SLOW_START 4
+/* ...but never more than SLOW_START_BYTES of blocks (at least one): the
+ * first refill of the 15 KiB class touched 15 pages for a thread that may
+ * hold one such block at a time (glibc-thread's threads hold about four
+ * blocks above 1 KiB at once, spread over 40 classes). */
+#define SLOW_START_BYTES ((size_t)4096)
+static uint16_t slow_start(unsigned c) {
+    size_t n = SLOW_START_BYTES / _ebb_class_size[c];
+    if (n < 1)
+        n = 1;
+    return (uint16_t)(n > SLOW_START ? SLOW_START : n);
+}
 
 static uint32_t bin_max[EBB_NCLASSES];
 static uint16_t bin_ceiling[EBB_NCLASSES]; /* most a bin's max grows to */
@@ -179,7 +190,7 @@ static void tc_start(ebb_tcache_t *tc) {
     ebb_ensure_init();
     for (unsigned c = 0; c < EBB_NCLASSES; c++) {
         tc->bins[c].max = (uint16_t)(bin_max[c] / 2);
-        tc->bins[c].fill = SLOW_START;
+        tc->bins[c].fill = slow_start(c);
     }
     size_t grow = _ebb_conf.tcache_bytes / GROW_SHARE;
     tc->grow_left = (uint32_t)(grow > UINT32_MAX ? UINT32_MAX : grow);

@@ -23,6 +23,7 @@ run env LD_PRELOAD="$SO" build/test_override_cxx
 run build/test_purge bg
 run build/test_purge maintain
 run build/test_purge pressure
+run build/test_purge borrow
 echo "== python pytest suite under LD_PRELOAD"
 LD_PRELOAD="$SO" $PY -m pytest -q -p no:cacheprovider test/dropin_py_test.py > build/pytest.out 2>&1
 rc=$?
@@ -39,8 +40,8 @@ for n in $(grep -oE '[0-9]+ passed, [0-9]+ failed' "$LOG" | awk '{print $1 ":" $
     passed=$((passed + ${n%%:*})); failed=$((failed + ${n##*:}))
 done
 steps=$(grep -cE '[0-9]+ passed, [0-9]+ failed' "$LOG")
-if [ "$steps" -ne 11 ]; then
-    echo "expected 11 result lines, saw $steps"; failed=$((failed + 1))
+if [ "$steps" -ne 12 ]; then
+    echo "expected 12 result lines, saw $steps"; failed=$((failed + 1))
 fi
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -14,6 +14,8 @@
  *             returns another arena's dirty pages beyond 4 MiB, but only
  *             those dirty for decay_ms / 10 or more, so that two arenas
  *             trading pages do not purge what the other is about to reuse
+ *   borrow    a large run takes another arena's dirty pages before its own
+ *             arena's clean ones
  * The mode picks EBBMALLOC_CONF (set before the first call, so conf.c
  * parsing is tested too). */
 #include <pthread.h>
@@ -25,6 +27,7 @@
 #include "ebbmalloc.h"
 #include "test_help.h"
 
+#define EBB_TEST_SLAB ((size_t)16384) /* the largest small class */
 #define NSMALL (64 * 1024)
 #define NLARGE 640
 static void *small_blocks[NSMALL], *large_blocks[NLARGE];
@@ -111,52 +114,87 @@ static int test_idle_return(void) {
     return 0;
 }
 
-#define PR_BLOCK (300 * 1024) /* a large run, above the run cache's 256 KiB */
-#define PR_N 100              /* 30 MiB */
+/* The other arena's pages: a thread (given arena 1, as this one has arena
+ * 0) allocates n blocks of `size` bytes, touches them, frees them and
+ * exits, leaving their pages dirty in its arena. */
+#define PR_N 1920 /* of 16 KiB: 30 MiB */
 static void *pr_blocks[PR_N];
+static size_t pr_size;
 
-/* The calling thread's arena takes clean pages: n new large runs. */
-static void pr_grow(void **out, int n) {
+static void pr_grow(void **out, int n, size_t size) {
     for (int i = 0; i < n; i++) {
-        out[i] = ebb_malloc(PR_BLOCK);
-        memset(out[i], 6, PR_BLOCK);
+        out[i] = ebb_malloc(size);
+        memset(out[i], 6, size);
     }
 }
 
 static void *pr_fill_and_free(void *arg) {
-    (void)arg;
-    pr_grow(pr_blocks, PR_N);
-    for (int i = 0; i < PR_N; i++)
+    int n = (int)(intptr_t)arg;
+    pr_grow(pr_blocks, n, pr_size);
+    for (int i = 0; i < n; i++)
         ebb_free(pr_blocks[i]);
     return NULL;
 }
 
-static int test_pressure_purge(void) {
-    static void *mine[2 * 28];
-    ebb_free(ebb_malloc(16)); /* this thread: arena 0 */
+static void pr_other_arena(int n, size_t size) {
     pthread_t t;
+    pr_size = size;
+    ebb_free(ebb_malloc(16)); /* this thread: arena 0 */
+    pthread_create(&t, NULL, pr_fill_and_free, (void *)(intptr_t)n);
+    pthread_join(t, NULL);
+}
+
+/* Slabs (16 KiB blocks, one a slab) cannot come from another arena's
+ * pages, so arena 0 grows into clean ones; the young dirty pages of arena
+ * 1 stay, the ones 2 s old go. */
+static int test_pressure_purge(void) {
+    static void *mine[2 * 512];
     long long t0 = now_ms();
-    CHECK_EQ(pthread_create(&t, NULL, pr_fill_and_free, NULL), 0);
-    pthread_join(t, NULL); /* 30 MiB dirty in the other arena */
+    pr_other_arena(PR_N, EBB_TEST_SLAB);
     ebb_stats_t s;
     ebb_stats_get(&s);
-    CHECK(s.dirty >= (size_t)PR_N * PR_BLOCK - (1 << 20));
-    pr_grow(mine, 28); /* 8 MiB */
+    size_t before = s.dirty;
+    CHECK(before >= (size_t)20 << 20);
+    pr_grow(mine, 512, EBB_TEST_SLAB); /* 8 MiB */
     ebb_stats_get(&s);
     size_t young = s.dirty;
     long long young_ms = now_ms() - t0;
     /* decay_ms 20000: pages younger than 2 s stay (unless this machine
      * took that long to get here) */
     if (young_ms < 1500)
-        CHECK(young >= (size_t)PR_N * PR_BLOCK - (1 << 20));
+        CHECK(young + (1 << 20) >= before);
     usleep(2200 * 1000);
-    pr_grow(mine + 28, 28);
+    pr_grow(mine + 512, 512, EBB_TEST_SLAB);
     ebb_stats_get(&s);
-    fprintf(stderr, "  pressure: dirty %zu KiB after %lld ms, %zu KiB after 2.2 s more\n",
-            young >> 10, young_ms, s.dirty >> 10);
-    CHECK(s.dirty <= (5 << 20));
-    for (int i = 0; i < 2 * 28; i++)
+    fprintf(stderr, "  pressure: dirty %zu KiB, %zu KiB after %lld ms, %zu KiB after 2.2 s more\n",
+            before >> 10, young >> 10, young_ms, s.dirty >> 10);
+    CHECK(s.dirty <= (6 << 20));
+    for (int i = 0; i < 2 * 512; i++)
         ebb_free(mine[i]);
+    CHECK_EQ(ebb_check(), 0);
+    return 0;
+}
+
+/* Large runs may take another arena's dirty pages (page.c,
+ * borrow_dirty): 8 MiB of them come out of arena 1's 30 MiB of freed runs,
+ * with no new chunk mapped, and go back there when freed. */
+#define BR_BLOCK (300 * 1024) /* a large run, above the run cache's 256 KiB */
+static int test_borrow_large(void) {
+    static void *mine[28];
+    pr_other_arena(100, BR_BLOCK);
+    ebb_stats_t s0, s1, s2;
+    ebb_stats_get(&s0);
+    CHECK(s0.dirty >= (size_t)100 * BR_BLOCK - (1 << 20));
+    pr_grow(mine, 28, BR_BLOCK);
+    ebb_stats_get(&s1);
+    fprintf(stderr, "  borrow: dirty %zu -> %zu KiB, mapped %zu -> %zu KiB\n",
+            s0.dirty >> 10, s1.dirty >> 10, s0.mapped >> 10, s1.mapped >> 10);
+    CHECK(s0.dirty - s1.dirty >= (size_t)28 * BR_BLOCK);
+    CHECK_EQ(s1.mapped, s0.mapped);
+    for (int i = 0; i < 28; i++)
+        ebb_free(mine[i]);
+    ebb_stats_get(&s2);
+    CHECK(s2.dirty >= s0.dirty);
     CHECK_EQ(ebb_check(), 0);
     return 0;
 }
@@ -166,6 +204,9 @@ int main(int argc, char **argv) {
     if (strcmp(mode, "pressure") == 0) {
         setenv("EBBMALLOC_CONF", "decay_ms:20000,arenas:2", 1);
         RUN_TEST(test_pressure_purge);
+    } else if (strcmp(mode, "borrow") == 0) {
+        setenv("EBBMALLOC_CONF", "decay_ms:20000,arenas:2", 1);
+        RUN_TEST(test_borrow_large);
     } else {
         if (strcmp(mode, "maintain") == 0)
             setenv("EBBMALLOC_CONF", "decay_ms:500,background_thread:false", 1);
