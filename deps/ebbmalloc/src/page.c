@@ -7,22 +7,23 @@
  * own chunks, free bins, dirty LRU, statistics and lock; nothing is shared
  * between arenas, so threads of different arenas never wait for each other
  * here (a large run cut from another arena's dirty pages, borrow_dirty,
- * only try-locks it).  A chunk records its arena, and a span always goes back to the
- * arena of its chunk (a large run freed by another thread takes that
- * arena's lock, not a global one).  Allocation takes the caller's arena
- * (central.c: the arena of the class list that needs a slab; alloc.c: the
- * calling thread's).  The lock is taken on slab refills/releases and large
- * allocations, never on the thread-cache fast path; madvise is called with
- * the lock dropped.
+ * only try-locks it).  A chunk records its arena, and a span always goes
+ * back to the arena of its chunk (a large run freed by another thread
+ * takes that arena's lock, not a global one).  Allocation takes the
+ * caller's arena (central.c: the arena of the class list that needs a
+ * slab; alloc.c: the calling thread's).  The lock is taken on slab
+ * refills/releases and large allocations, never on the thread-cache fast
+ * path; madvise is called with the lock dropped.
  *
  * Free spans come in two states: DIRTY (pages still resident, reusable at
  * once) and CLEAN (returned to the OS, or never touched).  Each state has
  * bins by length (exact for 1..126 pages, one bin for longer), with a bitmap
  * of non-empty bins.  Allocation takes the smallest fitting dirty span, then
  * the smallest clean one, then maps a new chunk (a large run looks at the
- * other arenas' dirty spans before its own clean ones).  DIRTY spans also sit on an
- * LRU list ordered by the time they became dirty, so the decay purge walks
- * it from the head and stops at the first span that is young enough.
+ * other arenas' dirty spans before its own clean ones).  DIRTY spans also
+ * sit on an LRU list ordered by the time they became dirty, so the decay
+ * purge walks it from the head and stops at the first span that is young
+ * enough.
  * Span descriptors come from each chunk's pool (desc_new/desc_put), lowest
  * indexes first, so the header pages a chunk touches grow with its number
  * of spans, not its number of pages; st.metadata counts the touched ones.
@@ -266,8 +267,8 @@ static size_t arena_purge(page_arena_t *a, uint64_t cutoff_ms, size_t keep);
 
 /* Dirty pages of one arena cannot serve another's slabs (a chunk belongs
  * to its arena for life; large runs may borrow, borrow_dirty), so when an
- * arena grows into clean pages while another
- * holds many dirty ones, the process's RSS grows by both.  It happens when
+ * arena grows into clean pages while another holds many dirty ones, the
+ * process's RSS grows by both.  It happens when
  * blocks circulate between arenas (transfer stacks, remote frees): one
  * arena's slabs empty while the other's threads map new ones.
  * xmalloc-test at 8 threads peaked at 40.6 MiB with 25.6 MiB of it dirty
