@@ -197,6 +197,9 @@ def test_memory_usage_by_encoding(r):
     r.sadd("ht", *["m%d" % i for i in range(1000)])
     assert r.object("encoding", "ints") == "intset" and r.object("encoding", "lp") == "listpack"
     ints, lp, ht = r.memory_usage("ints"), r.memory_usage("lp"), r.memory_usage("ht", samples=0)
-    # Allocator size classes can round both to the same size (glibc does).
-    assert 16 < ints <= lp < 500
-    assert ht > 1000 * 16
+    # The two compact encodings are small and the hashtable is not. Their
+    # order is the allocator's: glibc's usable size depends on which free
+    # chunk a realloc landed in (the intset grows one realloc per member),
+    # and once gave intset 120 against listpack 104 in CI.
+    assert 16 < ints < 500 and 16 < lp < 500
+    assert ht > 1000 * 16 and ht > 20 * max(ints, lp)
