@@ -280,6 +280,8 @@ void zmalloc_set_background_thread(bool enable) {
     mallctl("background_thread", NULL, NULL, &v, sizeof(v));
 }
 
+void zmalloc_flush_thread_cache(void) { mallctl("thread.tcache.flush", NULL, NULL, NULL, 0); }
+
 void zmalloc_maintain(void) {}
 
 #elif defined(USE_TCMALLOC)
@@ -330,6 +332,7 @@ bool zmalloc_allocator_stats_cheap(void) { return true; }
 void zmalloc_set_background_thread(bool enable) { (void)enable; }
 
 void zmalloc_maintain(void) {}
+void zmalloc_flush_thread_cache(void) {}
 
 #elif defined(USE_EBBMALLOC)
 void zmalloc_get_allocator_stats(zmalloc_stats_t *st) {
@@ -367,6 +370,7 @@ void *zmalloc_defrag_move(void *ptr) {
 bool zmalloc_allocator_stats_cheap(void) { return true; }
 void zmalloc_set_background_thread(bool enable) { (void)enable; }
 void zmalloc_maintain(void) { ebb_maintain(); }
+void zmalloc_flush_thread_cache(void) { ebb_flush_thread_cache(); }
 
 #else /* libc */
 /* glibc tells what it has handed out and what it got from the OS, but has no
@@ -403,6 +407,7 @@ void *zmalloc_defrag_move(void *ptr) {
 bool zmalloc_allocator_stats_cheap(void) { return false; }
 void zmalloc_set_background_thread(bool enable) { (void)enable; }
 void zmalloc_maintain(void) {}
+void zmalloc_flush_thread_cache(void) {}
 #endif
 
 /* ---------------------------------------------------------------------------

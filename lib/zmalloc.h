@@ -78,6 +78,14 @@ void zmalloc_malloc_stats(void (*out)(void *arg, const char *text), void *arg);
 bool zmalloc_has_defrag(void);
 void *zmalloc_defrag_move(void *ptr);
 
+/* Give the calling thread's cached free blocks back to their slabs
+ * (jemalloc's thread.tcache.flush, ebb_flush_thread_cache).  Until then the
+ * allocator counts them as taken from their slab: the defragger's hints see
+ * those slabs fuller than they are and the active figure includes them.
+ * defrag.c calls it when a cycle starts and ends; a no-op on libc and
+ * tcmalloc. */
+void zmalloc_flush_thread_cache(void);
+
 /* The activedefrag default: yes where the allocator is ours (ebbmalloc:
  * its size classes cannot reuse a half-empty slab for another class, so
  * after deletes and refills only moving objects gives memory back), no

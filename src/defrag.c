@@ -29,7 +29,9 @@
  * one.  A collection with more than active-defrag-max-scan-fields entries
  * is remembered by name and its table scanned in later slices, so one key
  * never blows the budget.  The cycle ends when every table has been walked;
- * the next tick decides afresh whether another is needed. */
+ * the next tick decides afresh whether another is needed.  A cycle flushes
+ * the allocator's thread cache when it starts and ends: cached blocks
+ * count as taken from their slabs, for the hints and for active. */
 #include "defrag.h"
 
 #include <string.h>
@@ -366,6 +368,11 @@ static int effort_for(const rl_config_t *cfg, double pct) {
 
 static void cycle_stop(server_t *srv, defrag_t *df, bool completed) {
     if (!df->running) return;
+    /* The cycle's own frees bypass the cache; blocks clients freed into
+     * it go back now, so the slabs they empty stop counting as active
+     * before the next sample (ebbmalloc: test_defrag's heap settles at
+     * 1.07, where it stopped at 1.19 with those blocks cached). */
+    zmalloc_flush_thread_cache();
     if (completed && df->hits - df->cycle_start_hits < DEFRAG_FRUITLESS_HITS)
         df->idle_until_ms = srv->mstime + DEFRAG_IDLE_MS;
     df->total_ms += srv->mstime - df->cycle_start_ms;
@@ -417,6 +424,11 @@ void defrag_cron(server_t *srv) {
             (long long)(active - allocated) <= srv->cfg.active_defrag_ignore_bytes)
             return;
         if (srv->mstime < df->idle_until_ms) return;
+        /* Blocks in the thread cache still count as taken from their
+         * slabs: flushed first, the allocator judges each slab by the
+         * blocks really in use (test_defrag's data set: 50k misses where
+         * there were 90k, for the same hits). */
+        zmalloc_flush_thread_cache();
         df->running = true;
         df->cycle_start_hits = df->hits;
         df->dbid = 0;

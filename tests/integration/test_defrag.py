@@ -183,14 +183,11 @@ def test_defrag_ebbmalloc_by_default(alloc_server):
     assert c.config_get("active-defrag-ignore-bytes") == {"active-defrag-ignore-bytes": str(100 << 20)}
     assert c.config_get("active-defrag-threshold-lower") == {"active-defrag-threshold-lower": "10"}
     # ebb_defrag_hint moves blocks only out of slabs used less than their
-    # class's average, so the heap settles a little above jemalloc's figure:
-    # 1.19-1.20 on this data set, where further cycles find nothing to move
-    # (the slabs are even; the free blocks in the thread cache and on the
-    # transfer stacks, and kept empty slabs, count as active: MEMORY PURGE,
-    # which hands those back, takes the same heap from 1.20 to 1.07).
-    # A bound of 1.2 sat on that value and failed once under CI load at
-    # 1.20; 1.25 still asks for 2.7x less than the 3.4 before.
-    defrag_scenario(srv, 1.25, enable=False)
+    # class's average.  The heap settles at 1.06-1.07 on this data set: a
+    # cycle flushes the thread cache when it starts and ends (blocks cached
+    # there count as taken from their slabs; without the flushes the hints
+    # misjudged those slabs and the ratio stopped at 1.19-1.20).
+    defrag_scenario(srv, 1.15, enable=False)
 
 
 def test_activedefrag_default_not_rewritten():

@@ -43,6 +43,12 @@ EBB_API void *ebb_aligned_alloc(size_t align, size_t size);
  * now, whatever its age. */
 EBB_API void ebb_purge(void);
 
+/* Give the calling thread's cached free blocks back to their slabs (and
+ * drain the transfer stacks into theirs), so that slab occupancy, the
+ * defrag hint and the active figure of ebb_stats_get see them as free.
+ * Pages stay resident: the decay purge returns what this empties. */
+EBB_API void ebb_flush_thread_cache(void);
+
 /* Cheap periodic work: returns to the OS the free pages that have been
  * unused for longer than the decay time.  Meant for a host's timer (the
  * server's cron calls it 10 times a second); a no-op when nothing is due. */

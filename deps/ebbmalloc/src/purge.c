@@ -11,7 +11,8 @@
  * the empty slabs central.c kept for decay_ms, so their pages age too.  decay_ms 0
  * purges at every page free; -1 never purges by age.  ebb_purge() flushes
  * the caller's thread cache, drains the transfer stacks, gives back every
- * kept empty slab and purges everything at once.
+ * kept empty slab and purges everything at once; ebb_flush_thread_cache()
+ * does only the first two.
  * The background thread starts lazily on the first page free (not during
  * init, where creating a thread could recurse into malloc), blocks all
  * signals, and is restarted on demand in a fork child. */
@@ -98,6 +99,12 @@ static void tick(bool force) {
     /* no lock is held here; ebb_check's own page frees find in_tick set */
     ebb_assert_expensive(ebb_check() == 0);
     in_tick = 0;
+}
+
+void ebb_flush_thread_cache(void) {
+    ebb_ensure_init();
+    _ebb_tcache_flush_self();
+    _ebb_xfer_drain_all();
 }
 
 void _ebb_purge_after_fork_child(void) {

@@ -348,6 +348,40 @@ static int test_defrag_hint(void) {
     return 0;
 }
 
+/* Blocks freed through the thread cache still count as out of their slab
+ * (for the hint and for active) until ebb_flush_thread_cache() gives them
+ * back: a slab emptied that way then stops being active, and a slab left
+ * with one block is then worth moving it from. */
+static int test_flush_thread_cache(void) {
+    enum { N = 12288 / 64 * 8 }; /* 8 slabs of 64-byte blocks (3 pages) */
+    static void *v[N];
+    ebb_purge();
+    for (int i = 0; i < N; i++)
+        v[i] = ebb_defrag_alloc(64);
+    ebb_span_t *lone_slab = ebb_span_of(v[0]), *gone_slab = NULL;
+    for (int i = 1; i < N && !gone_slab; i++)
+        if (ebb_span_of(v[i]) != lone_slab)
+            gone_slab = ebb_span_of(v[i]);
+    for (int i = 1; i < N; i++)
+        if (ebb_span_of(v[i]) == lone_slab || ebb_span_of(v[i]) == gone_slab) {
+            ebb_free(v[i]);
+            v[i] = NULL;
+        }
+    ebb_stats_t before, after;
+    ebb_stats_get(&before);
+    CHECK(before.tcache > 0);
+    ebb_flush_thread_cache();
+    ebb_stats_get(&after);
+    CHECK_EQ(after.tcache, 0);
+    CHECK(after.active + 12288 <= before.active);
+    CHECK_EQ(after.allocated, before.allocated);
+    CHECK_EQ(ebb_defrag_hint(v[0]), 1);
+    CHECK_EQ(ebb_check(), 0);
+    for (int i = 0; i < N; i++)
+        ebb_defrag_free(v[i]);
+    return 0;
+}
+
 static void *thread_churn(void *arg) {
     (void)arg;
     void *v[500];
@@ -1009,6 +1043,7 @@ int main(void) {
     RUN_TEST(test_stats_consistency);
     RUN_TEST(test_purge_returns_memory);
     RUN_TEST(test_defrag_hint);
+    RUN_TEST(test_flush_thread_cache);
     RUN_TEST(test_thread_exit_flush);
     RUN_TEST(test_stats_print);
     RUN_TEST(test_lock_counters);
