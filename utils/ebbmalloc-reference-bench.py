@@ -114,6 +114,46 @@ PROGRAMS = [
 ]
 
 
+# Programs that report their own memory figure: rptest samples the bytes it
+# has allocated and the process's RSS together and prints the sample with
+# the most of either ("<live>MiB -> <rss>MiB bytes sample, <n>% overhead").
+# How much it holds live depends on the allocator's speed (its threads
+# queue batches of blocks for each other to free, and a faster thread
+# queues more before the others run), so the peak RSS of two allocators
+# compares different amounts of live memory; the overhead does not.
+SELF_MEMORY = {
+    "rptest": re.compile(r"([0-9]+)MiB -> ([0-9]+)MiB bytes sample, "
+                         r"([0-9]+)% overhead"),
+}
+
+
+def self_memory(name, out):
+    """(live MiB, overhead %) as the program reports them, or None."""
+    rx = SELF_MEMORY.get(name)
+    m = rx.search(out) if rx else None
+    return (int(m.group(1)), int(m.group(3))) if m else None
+
+
+def print_self_memory(cases, allocs, mem):
+    """Medians of the programs' own memory figures, by allocator."""
+    rows = [(prog[0], t) for prog, t in cases
+            if any((prog[0], t, an) in mem for an, _ in allocs)]
+    if not rows:
+        return
+    print("\nThe programs' own memory figure, median (live MiB in its sample"
+          " with the most; RSS over that, % overhead):\n")
+    print("| program | thr | " + " | ".join(n for n, _ in allocs) + " |")
+    print("| --- | ---: | " + " | ".join("---:" for _ in allocs) + " |")
+    for name, t in rows:
+        cells = []
+        for an, _ in allocs:
+            vs = mem.get((name, t, an), [])
+            cells.append("%.0f; %.0f%%" % (
+                statistics.median(v[0] for v in vs),
+                statistics.median(v[1] for v in vs)) if vs else "-")
+        print("| %s | %d | %s |" % (name, t, " | ".join(cells)))
+
+
 def build(ref, out):
     os.makedirs(out, exist_ok=True)
     for name, (cc, flags, srcs, libs) in BUILDS.items():
@@ -251,13 +291,19 @@ def main():
             cases.append((prog, t))
     # results[(prog, t, alloc)] = list of (metric, cpu, rss)
     results = {}
+    mem = {}  # (prog, t, alloc) -> list of self_memory() figures
     bad = []
     if a.table_from:
         with open(a.table_from) as f:
             for line in f:
-                name, t, an, _, v, _, cpu, rss = line.strip().split(",")
+                # an older file has no 9th and 10th fields
+                f8 = line.strip().split(",")
+                name, t, an, _, v, _, cpu, rss = f8[:8]
                 results.setdefault((name, int(t), an), []).append(
                     (None if v == "None" else float(v), float(cpu), int(rss)))
+                if len(f8) >= 10 and f8[8]:
+                    mem.setdefault((name, int(t), an), []).append(
+                        (int(f8[8]), int(f8[9])))
         a.runs = 0
     for rnd in range(a.first_round, a.first_round + a.runs):
         for prog, t in cases:
@@ -272,8 +318,12 @@ def main():
                     bad.append("%s t=%d %s rc=%d: %s" %
                                (name, t, an, rc, out[-300:]))
                 results.setdefault((name, t, an), []).append((v, cpu, rss))
-                line = "%s,%d,%s,%d,%s,%.3f,%.3f,%d" % (
-                    name, t, an, rnd, v, wall, cpu, rss)
+                sm = self_memory(name, out) if rc == 0 else None
+                if sm:
+                    mem.setdefault((name, t, an), []).append(sm)
+                line = "%s,%d,%s,%d,%s,%.3f,%.3f,%d,%s,%s" % (
+                    name, t, an, rnd, v, wall, cpu, rss,
+                    sm[0] if sm else "", sm[1] if sm else "")
                 print("run:", line, file=sys.stderr, flush=True)
                 if csv:
                     csv.write(line + "\n")
@@ -322,6 +372,7 @@ def main():
             fmt(rss.get("ebbmalloc", 0) / 1024 if rss.get("ebbmalloc") else None),
             fmt(rss_ratio), fmt(cpu.get("ebbmalloc")), ebb_runs))
     print_spread(cases, allocs, results)
+    print_self_memory(cases, allocs, mem)
     if bad:
         print("\nfailed or unparsed runs:")
         for b in bad:
