@@ -297,13 +297,13 @@ def main():
         with open(a.table_from) as f:
             for line in f:
                 # an older file has no 9th and 10th fields
-                f8 = line.strip().split(",")
-                name, t, an, _, v, _, cpu, rss = f8[:8]
+                fields = line.strip().split(",")
+                name, t, an, _, v, _, cpu, rss = fields[:8]
                 results.setdefault((name, int(t), an), []).append(
                     (None if v == "None" else float(v), float(cpu), int(rss)))
-                if len(f8) >= 10 and f8[8]:
+                if len(fields) >= 10 and fields[8]:
                     mem.setdefault((name, int(t), an), []).append(
-                        (int(f8[8]), int(f8[9])))
+                        (int(fields[8]), int(fields[9])))
         a.runs = 0
     for rnd in range(a.first_round, a.first_round + a.runs):
         for prog, t in cases:
