@@ -31,7 +31,7 @@ def test_rptest_own_memory_figure_has_its_table(tmp_path):
         "rptest,4,glibc,2,1.0,2.0,2.0,25000,7,180",
         "rptest,4,ebbmalloc,0,3.3,2.0,2.0,36000,29,21",
         "rptest,4,ebbmalloc,1,3.1,2.0,2.0,35000,27,25",
-        "rptest,4,ebbmalloc,2,3.2,2.0,2.0,37000,",
+        "rptest,4,ebbmalloc,2,3.2,2.0,2.0,37000",
     ])
     main = next(l for l in out.splitlines() if l.startswith("| rptest | 4 | M ops/CPU-s"))
     assert "| 1.100 | 3.200 |" in main, main          # medians of 3 runs each
