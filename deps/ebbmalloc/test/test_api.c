@@ -4,8 +4,9 @@
  * alignment of every API, realloc growth/shrink/in place, usable size,
  * zero sizes, overflow, huge blocks and their cache, stats consistency, purge, the defrag
  * hint, thread-exit flush, the stats report with its lock counters, the
- * lock-free transfer stacks (blocks freed on another thread) and the empty
- * slabs kept per class. */
+ * lock-free transfer stacks (blocks freed on another thread), the thread
+ * caches' lists, growth and refill sizes, and the empty slabs kept per
+ * class. */
 #include <stdbool.h>
 #include <errno.h>
 #include <pthread.h>
@@ -699,6 +700,41 @@ static int test_cache_growth(void) {
     return 0;
 }
 
+/* A thread's refills of a class it has not cycled through ask for at
+ * most half of what it already holds (tcache.c, refill_want): 5 blocks of
+ * 768 bytes taken one at a time leave 6 in its cache (refills of 1, 1, 1,
+ * 1, 2), not the 12 of a doubling slow start (4 + 8). */
+static void *refill_follows(void *arg) {
+    int *bad = arg;
+    enum { K = 5 };
+    void *p[K];
+    unsigned long long v[2] = {768, 0};
+    ebb_stats_print(class_cached, v);
+    unsigned long long base = v[1];
+    for (int i = 0; i < K; i++)
+        if ((p[i] = ebb_malloc(768)) == NULL)
+            (*bad)++;
+    for (int i = 0; i < K; i++)
+        ebb_free(p[i]);
+    v[1] = 0;
+    ebb_stats_print(class_cached, v);
+    if (v[1] < base + K || v[1] > base + K + K / 2 + 1)
+        (*bad)++;
+    return NULL;
+}
+
+static int test_refill_follows_held(void) {
+    int bad = 0;
+    ebb_purge(); /* no batch waits on the class's transfer stack */
+    pthread_t t;
+    CHECK_EQ(pthread_create(&t, NULL, refill_follows, &bad), 0);
+    CHECK_EQ(pthread_join(t, NULL), 0);
+    CHECK_EQ(bad, 0);
+    ebb_purge();
+    CHECK_EQ(ebb_check(), 0);
+    return 0;
+}
+
 /* A slab whose last block returns is kept for reuse (counted as dirty:
  * free but resident), and ebb_purge gives it back. */
 static int test_empty_slab_kept(void) {
@@ -1051,6 +1087,7 @@ int main(void) {
     RUN_TEST(test_prefetch_hints);
     RUN_TEST(test_cache_lists);
     RUN_TEST(test_cache_growth);
+    RUN_TEST(test_refill_follows_held);
     RUN_TEST(test_empty_slab_kept);
     RUN_TEST(test_empty_slab_churn);
     RUN_TEST(test_run_cache);
