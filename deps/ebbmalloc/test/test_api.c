@@ -723,16 +723,55 @@ static void *refill_follows(void *arg) {
     return NULL;
 }
 
-static int test_refill_follows_held(void) {
+/* ...but once the class has cycled (this thread freed more than its two
+ * lists hold, here blocks another thread allocated, as larson's threads
+ * do), a refill brings a whole list: one malloc after the cache was
+ * flushed leaves many more than the 3 of a first slow-start refill. */
+enum { CYCLE_N = 2048 };
+static void *cycle_blocks[CYCLE_N];
+
+static void *refill_cycled(void *arg) {
+    int *bad = arg;
+    unsigned long long v[2] = {48, 0};
+    void *first = ebb_malloc(48); /* a slow-start refill: 4 blocks */
+    ebb_stats_print(class_cached, v);
+    unsigned long long slow = v[1];
+    for (int i = 0; i < CYCLE_N; i++)
+        ebb_free(cycle_blocks[i]);
+    ebb_free(first);
+    ebb_flush_thread_cache(); /* the caches and transfer stacks empty */
+    v[1] = 0;
+    ebb_stats_print(class_cached, v);
+    unsigned long long base = v[1];
+    void *p = ebb_malloc(48);
+    v[1] = 0;
+    ebb_stats_print(class_cached, v);
+    if (p == NULL || slow > base + 3 || v[1] < base + 16)
+        (*bad)++;
+    ebb_free(p);
+    return NULL;
+}
+
+static int run_in_thread(void *(*fn)(void *)) {
     int bad = 0;
-    ebb_purge(); /* no batch waits on the class's transfer stack */
+    ebb_purge(); /* no batch waits on a transfer stack */
     pthread_t t;
-    CHECK_EQ(pthread_create(&t, NULL, refill_follows, &bad), 0);
+    CHECK_EQ(pthread_create(&t, NULL, fn, &bad), 0);
     CHECK_EQ(pthread_join(t, NULL), 0);
     CHECK_EQ(bad, 0);
     ebb_purge();
     CHECK_EQ(ebb_check(), 0);
     return 0;
+}
+
+static int test_refill_follows_held(void) {
+    return run_in_thread(refill_follows);
+}
+
+static int test_cycled_refills_whole(void) {
+    for (int i = 0; i < CYCLE_N; i++)
+        CHECK((cycle_blocks[i] = ebb_malloc(48)) != NULL);
+    return run_in_thread(refill_cycled);
 }
 
 /* A slab whose last block returns is kept for reuse (counted as dirty:
@@ -1088,6 +1127,7 @@ int main(void) {
     RUN_TEST(test_cache_lists);
     RUN_TEST(test_cache_growth);
     RUN_TEST(test_refill_follows_held);
+    RUN_TEST(test_cycled_refills_whole);
     RUN_TEST(test_empty_slab_kept);
     RUN_TEST(test_empty_slab_churn);
     RUN_TEST(test_run_cache);
