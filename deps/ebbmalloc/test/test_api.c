@@ -610,18 +610,25 @@ static void *cache_lists(void *arg) {
     return NULL;
 }
 
-static int test_cache_lists(void) {
+/* Runs fn on a new thread between two purges (so no batch waits on a
+ * transfer stack when it starts) and checks what it counted as bad and
+ * the heap after it. */
+static int run_in_thread(void *(*fn)(void *)) {
     int bad = 0;
-    for (int i = 0; i < LN; i++)
-        CHECK((lblocks[i] = ebb_malloc(48)) != NULL);
-    ebb_purge();
+    ebb_purge(); /* no batch waits on a transfer stack */
     pthread_t t;
-    CHECK_EQ(pthread_create(&t, NULL, cache_lists, &bad), 0);
+    CHECK_EQ(pthread_create(&t, NULL, fn, &bad), 0);
     CHECK_EQ(pthread_join(t, NULL), 0);
     CHECK_EQ(bad, 0);
     ebb_purge();
     CHECK_EQ(ebb_check(), 0);
     return 0;
+}
+
+static int test_cache_lists(void) {
+    for (int i = 0; i < LN; i++)
+        CHECK((lblocks[i] = ebb_malloc(48)) != NULL);
+    return run_in_thread(cache_lists);
 }
 
 /* Cached blocks of the classes 8..256 B in all threads' caches, in bytes. */
@@ -689,15 +696,7 @@ static void *cache_growth(void *arg) {
 /* A class that cycles more blocks than its lists hold grows them
  * (tcache.c, bin_grow), within the thread's budget. */
 static int test_cache_growth(void) {
-    int bad = 0;
-    ebb_purge();
-    pthread_t t;
-    CHECK_EQ(pthread_create(&t, NULL, cache_growth, &bad), 0);
-    CHECK_EQ(pthread_join(t, NULL), 0);
-    CHECK_EQ(bad, 0);
-    ebb_purge();
-    CHECK_EQ(ebb_check(), 0);
-    return 0;
+    return run_in_thread(cache_growth);
 }
 
 /* A thread's refills of a class it has not cycled through ask for at
@@ -750,18 +749,6 @@ static void *refill_cycled(void *arg) {
         (*bad)++;
     ebb_free(p);
     return NULL;
-}
-
-static int run_in_thread(void *(*fn)(void *)) {
-    int bad = 0;
-    ebb_purge(); /* no batch waits on a transfer stack */
-    pthread_t t;
-    CHECK_EQ(pthread_create(&t, NULL, fn, &bad), 0);
-    CHECK_EQ(pthread_join(t, NULL), 0);
-    CHECK_EQ(bad, 0);
-    ebb_purge();
-    CHECK_EQ(ebb_check(), 0);
-    return 0;
 }
 
 static int test_refill_follows_held(void) {
