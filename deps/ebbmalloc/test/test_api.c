@@ -615,7 +615,7 @@ static void *cache_lists(void *arg) {
  * the heap after it. */
 static int run_in_thread(void *(*fn)(void *)) {
     int bad = 0;
-    ebb_purge(); /* no batch waits on a transfer stack */
+    ebb_purge();
     pthread_t t;
     CHECK_EQ(pthread_create(&t, NULL, fn, &bad), 0);
     CHECK_EQ(pthread_join(t, NULL), 0);
