@@ -383,39 +383,80 @@ static int test_flush_thread_cache(void) {
     return 0;
 }
 
+/* Allocates and frees a few 48-byte blocks: fewer than a bin holds, so
+ * they stay in this thread's cache until it exits. */
 static void *thread_churn(void *arg) {
     (void)arg;
-    void *v[500];
-    for (int i = 0; i < 500; i++)
-        v[i] = ebb_malloc(16 + (size_t)i * 8);
-    for (int i = 0; i < 500; i++)
+    void *v[20];
+    for (int i = 0; i < 20; i++)
+        v[i] = ebb_malloc(48);
+    for (int i = 0; i < 20; i++)
         ebb_free(v[i]);
+    return NULL;
+}
+
+static pthread_barrier_t hold_bar;
+
+/* A live thread with a cache of its own, waiting until released. */
+static void *thread_hold(void *arg) {
+    (void)arg;
+    ebb_free(ebb_malloc(48));
+    pthread_barrier_wait(&hold_bar); /* registered */
+    pthread_barrier_wait(&hold_bar); /* released */
     return NULL;
 }
 
 static void xfer_line(void *arg, const char *text);
 
-/* A thread's cache is handed over when it exits: its bins go onto the
- * transfer stacks as batches (for the next thread to take without a lock),
- * and once those are drained (ebb_purge here, the purge tick otherwise)
- * no byte stays cached anywhere. */
-static int test_thread_exit_flush(void) {
+static unsigned long long churn_pushes(void) {
     unsigned long long a[4] = {0}, b[4] = {0};
-    ebb_purge();
     ebb_stats_print(xfer_line, a);
     pthread_t t;
-    CHECK_EQ(pthread_create(&t, NULL, thread_churn, NULL), 0);
-    CHECK_EQ(pthread_join(t, NULL), 0);
+    if (pthread_create(&t, NULL, thread_churn, NULL) != 0 ||
+        pthread_join(t, NULL) != 0)
+        return ~0ull;
     ebb_stats_print(xfer_line, b);
-    CHECK_EQ(b[3], 3);
-    CHECK(b[0] > a[0]); /* the exit pushed batches */
+    return a[3] == 3 && b[3] == 3 ? b[0] - a[0] : ~0ull;
+}
+
+/* A thread's cache is handed over when it exits.  In a program that has
+ * never had more than two threads at once, a worker that ends beside the
+ * main thread alone gives its bins to their slabs: nothing is pushed and
+ * nothing stays cached.  Once three threads have run at once (the holder
+ * here, besides), every exit puts its bins onto the transfer stacks as
+ * batches, for the next thread to take without a lock, and once those
+ * are drained (ebb_purge here, the purge tick otherwise) no byte stays
+ * cached anywhere.  The first part needs this to be the first test that
+ * starts a thread. */
+static int test_thread_exit_flush(void) {
     ebb_stats_t s;
+    ebb_purge();
+    CHECK_EQ(churn_pushes(), 0);
     ebb_stats_get(&s);
-    CHECK(s.tcache > 0); /* they wait on the stacks */
+    CHECK_EQ(s.tcache, 0); /* the slabs have them, without a purge */
+    CHECK_EQ(ebb_check(), 0);
+
+    CHECK_EQ(pthread_barrier_init(&hold_bar, NULL, 2), 0);
+    pthread_t h;
+    CHECK_EQ(pthread_create(&h, NULL, thread_hold, NULL), 0);
+    pthread_barrier_wait(&hold_bar);
+    ebb_purge();
+    unsigned long long pushed = churn_pushes();
+    CHECK(pushed > 0 && pushed != ~0ull); /* the exit pushed batches */
+    ebb_stats_get(&s);
+    CHECK(s.tcache >= 20 * 48); /* they wait on the stacks */
+    pthread_barrier_wait(&hold_bar);
+    CHECK_EQ(pthread_join(h, NULL), 0);
+    pthread_barrier_destroy(&hold_bar);
     CHECK_EQ(ebb_check(), 0);
     ebb_purge();
     ebb_stats_get(&s);
     CHECK_EQ(s.tcache, 0);
+
+    /* beside the main thread alone again, but three have run at once */
+    pushed = churn_pushes();
+    CHECK(pushed > 0 && pushed != ~0ull);
+    ebb_purge();
     CHECK_EQ(ebb_check(), 0);
     return 0;
 }
