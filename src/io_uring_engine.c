@@ -13,7 +13,10 @@
  *    costs nothing when there is none).  Not DEFER_TASKRUN: with it the
  *    kernel (6.18 here) signals the eventfd for new receive work only
  *    after a delay, 14 ms per request for a lone client (a PING loop ran
- *    at 70 requests/s against epoll's 23k), while a busy server hid it;
+ *    at 70 requests/s against epoll's 23k), while a busy server hid it.
+ *    The price: under 50 busy clients COOP costs 0.75x Redis's CPU per
+ *    unpipelined request where DEFER cost 0.45x (BENCHMARKS.md); waking
+ *    for DEFER work without the eventfd would win it back;
  *  - an eventfd registered with the ring and watched edge-triggered by
  *    libevent: a new completion (or pending receive work) is an edge; the
  *    counter is never read;
@@ -36,8 +39,8 @@
  *
  * Wake-ups: the kernel signals the eventfd only while it is on; work that
  * arrives while it is off signals nothing (IORING_SQ_TASKRUN says it is
- * pending).  So every round ends by
- * turning it on and then looking for pending work itself (eventfd_rearm):
+ * pending).  So every round ends by turning it on and then looking for
+ * pending work itself (eventfd_rearm):
  * a store then a load, against the kernel's flag store then its load of
  * our eventfd flag.  Without a full fence between the two, x86 may let the
  * load pass the store (both sides see the old values), the wake-up is lost

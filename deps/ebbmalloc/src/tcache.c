@@ -272,15 +272,15 @@ static void bin_flush(ebb_tcache_t *tc, unsigned cls, bool to_xfer) {
  * slabs, whose emptied pages the next slab of any class can reuse.
  * glibc-simple's worker (16-byte blocks, then 32, then 64) left each
  * size's blocks on a stack that nothing popped, and its successor cut
- * new pages for the next size.  This cut its peak RSS by 50-100 KiB
- * (medians of three A/B sets of 20-30 runs: 1,884 -> 1,832, 1,836 ->
- * 1,756 and 1,860 -> 1,756 KiB) at the same CPU; draining every transfer
- * stack at such an exit as well saved nothing more.  larson and xmalloc-test run
- * two workers or more beside the main thread, so their exits still feed
- * the stacks, whatever the number of arenas; the count of live threads
- * alone was not enough: a larson worker that ended while the other one
- * was between its own exit and its successor's first call saw one live
- * thread, and 1-1.5k more class-lock acquisitions per run showed it. */
+ * new pages for the next size.  This cut its peak RSS by 50-130 KiB
+ * (medians of four A/B sets of 20-30 runs, e.g. 1,884 -> 1,752 KiB) at
+ * the same CPU; draining every transfer stack at such an exit as well
+ * saved nothing more.  larson and xmalloc-test run two workers or more
+ * beside the main thread, so their exits still feed the stacks, whatever
+ * the number of arenas.  The count of live threads alone was not enough:
+ * a larson worker that ended while the other one was between its own
+ * exit and its successor's first call saw one live thread, and 1-1.5k
+ * more class-lock acquisitions per run showed it. */
 static void tc_exit(void *arg) {
     ebb_tcache_t *tc = arg;
     bool to_xfer = tc_unregister(tc);
