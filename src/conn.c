@@ -195,6 +195,7 @@ static const char protected_msg[] =
 
 static void accept_one(server_t *srv, int cfd, bool is_unix) {
     srv->stats.numconnections++;
+    if (srv->client_count >= (size_t)srv->cfg.maxclients) io_engine_settle(srv);
     if (srv->client_count >= (size_t)srv->cfg.maxclients) {
         srv->stats.rejected_conn++;
         reject(cfd, "-ERR max number of clients reached\r\n");

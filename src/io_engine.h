@@ -52,6 +52,10 @@ void io_engine_submit(server_t *srv);
 /* Serve completions now, except those of `skip` (a client whose command
  * is running: conn_serve_while_busy during a long script). */
 void io_engine_serve_now(server_t *srv, client_t *skip);
+/* Accepting at maxclients: run the completions the kernel already holds,
+ * so that a client which hung up before the newcomer connected has given
+ * its slot back (on epoll its hang-up is an event ahead of the accept). */
+void io_engine_settle(server_t *srv);
 
 /* server_before_sleep, after a whole round: true to run the next round
  * now (completions are ready, the server is busy, fewer than a bound of

@@ -767,6 +767,13 @@ void io_engine_serve_now(server_t *srv, client_t *skip) {
     drain(e, true, skip);
 }
 
+void io_engine_settle(server_t *srv) {
+    struct uring_engine *e = srv->uring;
+    if (!e || !work_pending(e)) return;
+    evloop_request_before_sleep(srv->loop); /* its io_engine_submit turns the eventfd back on */
+    io_engine_run_ready(srv);
+}
+
 void uring_conn_wait_send(client_t *c) {
     struct uring_engine *e = c->srv->uring;
     uring_conn_t *uc = c->ring;
@@ -863,6 +870,7 @@ void io_engine_serve_now(server_t *srv, client_t *skip) {
     (void)srv;
     (void)skip;
 }
+void io_engine_settle(server_t *srv) { (void)srv; }
 void io_engine_cron(server_t *srv) { (void)srv; }
 sds io_engine_info(server_t *srv, sds s) {
     (void)srv;
