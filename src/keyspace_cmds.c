@@ -112,9 +112,25 @@ static void cmd_keys(client_t *c) {
     reply_set_deferred_array_len(c, slot, n);
 }
 
-/* SCAN skips keys that expired but were not yet removed, and filters TYPE. */
-static bool scan_keep_key(client_t *c, const scan_args_t *a, void *entry) {
-    if (!entry_is_live(c->db, entry)) return false;
+/* SCAN's walk: the expired keys it met, deleted once the walk is over
+ * (deleting during it would free entries it still holds). */
+typedef struct scan_expired {
+    sds *keys;
+    size_t n, cap;
+} scan_expired_t;
+
+/* SCAN skips keys that expired but were not yet removed (and removes them
+ * afterwards, as a read of each would), and filters TYPE. */
+static bool scan_keep_key(client_t *c, const scan_args_t *a, void *entry, void *state) {
+    if (!entry_is_live(c->db, entry)) {
+        scan_expired_t *ex = state;
+        if (ex->n == ex->cap) {
+            ex->cap = ex->cap ? ex->cap * 2 : 8;
+            ex->keys = zrealloc(ex->keys, ex->cap * sizeof(sds));
+        }
+        ex->keys[ex->n++] = sds_dup(db_entry_key(entry));
+        return false;
+    }
     robj view;
     robj *o = db_entry_val(entry, &view);
     return !a->type || strcasecmp(a->type, obj_type_name(o->type)) == 0;
@@ -122,11 +138,21 @@ static bool scan_keep_key(client_t *c, const scan_args_t *a, void *entry) {
 
 static sds scan_key_name(void *entry) { return db_entry_key(entry); }
 
+/* Redis's SCAN expires what it skips: a master deletes the keys (DEL to
+ * the AOF and replicas, an "expired" event), a replica leaves them to its
+ * master. */
 static void cmd_scan(client_t *c) {
     scan_args_t a;
     if (!scan_args_parse_or_reply(c, 1, true, &a)) return;
-    scan_source_t src = {.t = c->db->keys, .t_name = scan_key_name, .t_keep = scan_keep_key};
+    scan_expired_t ex = {NULL, 0, 0};
+    scan_source_t src = {.t = c->db->keys, .t_name = scan_key_name, .t_keep = scan_keep_key, .state = &ex};
     scan_reply(c, &a, &src);
+    for (size_t i = 0; i < ex.n; i++) {
+        robj key = {OBJ_STRING, OBJ_ENCODING_RAW, 0, 1, ex.keys[i]};
+        db_expire_if_needed(c->db, &key);
+        sds_free(ex.keys[i]);
+    }
+    zfree(ex.keys);
 }
 
 static void cmd_randomkey(client_t *c) {

@@ -130,7 +130,7 @@ static void scan_ht(client_t *c, const scan_args_t *a, const scan_source_t *src)
     for (size_t i = 0; i < g.n; i++) {
         sds key = src->t_name(g.v[i]);
         if (!scan_match(a, key, sds_len(key))) continue;
-        if (src->t_keep && !src->t_keep(c, a, g.v[i])) continue;
+        if (src->t_keep && !src->t_keep(c, a, g.v[i], src->state)) continue;
         if (src->t_emit) {
             n += src->t_emit(c, g.v[i]);
         } else {

@@ -52,7 +52,7 @@ struct scan_source {
      * (returns how many bulk strings it sent; default: the name). */
     ht *t;
     sds (*t_name)(void *entry);
-    bool (*t_keep)(client_t *c, const scan_args_t *a, void *entry);
+    bool (*t_keep)(client_t *c, const scan_args_t *a, void *entry, void *state);
     long (*t_emit)(client_t *c, void *entry);
 };
 

@@ -6,7 +6,7 @@ import time
 import pytest
 import redis
 
-from conftest import raw_request
+from conftest import REDIS_SERVER, raw_request
 
 
 def server_port(c):
@@ -91,6 +91,37 @@ def test_scan_returns_every_key(r):
     assert len(set(seen)) == 1000
     seen, _ = scan_all(r, _type="list", count=100)
     assert seen == []
+
+
+def test_scan_expires_the_keys_it_skips_like_redis(start_server):
+    # With the active cycle off, an expired key stays until something
+    # reads it; Redis 7.0's SCAN is such a read for the keys that match
+    # its pattern: deleted (stat, "expired" event), not only hidden.
+    results = []
+    for binary in (None, REDIS_SERVER):
+        args = ["--notify-keyspace-events", "Ex", "--enable-debug-command", "yes"]
+        s = start_server(args=args) if binary is None else start_server(args=args, binary=binary)
+        r = s.client()
+        r.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+        events = r.pubsub()
+        events.subscribe("__keyevent@0__:expired")
+        for i in range(20):
+            r.set("gone:%d" % i, "v", px=10)
+            r.set("other:%d" % i, "v", px=10)
+            r.set("keep:%d" % i, "v")
+        time.sleep(0.1)
+        seen, _ = scan_all(r, match="gone:*", count=7)
+        heard = set()
+        deadline = time.time() + 5
+        while len(heard) < 20 and time.time() < deadline:
+            m = events.get_message(timeout=0.2)
+            if m and m["type"] == "message":
+                heard.add(m["data"])
+        results.append((sorted(seen), r.dbsize(), r.info("stats")["expired_keys"], sorted(heard)))
+        events.close()
+    assert results[0] == results[1]
+    assert results[0][1] == 40, "the unmatched expired keys stay until read"
+    assert results[0][2] == 20
 
 
 def test_scan_survives_growth_during_iteration(r):
