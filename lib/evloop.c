@@ -5,11 +5,22 @@
  * the active queue it is draining, so it runs after every socket that was
  * ready in that iteration, and within the same epoll_wait round: one write
  * per client per iteration and no extra epoll_wait.  (A separate, lower
- * priority would cost a second, empty epoll_wait per iteration.) */
+ * priority would cost a second, empty epoll_wait per iteration.)
+ *
+ * A sleeper (evloop_set_sleeper) moves the loop's sleep out of libevent:
+ * each iteration runs libevent without blocking, then calls the sleeper
+ * with the time left to the next timer and an epoll fd that is readable
+ * while any watched fd is ready (a second epoll set mirroring libevent's
+ * watchers).  The io_uring engine sleeps in io_uring_enter that way, the
+ * one place where its ring's completions wake a thread at once. */
 #include "evloop.h"
 
+#include <errno.h>
 #include <event2/event.h>
 #include <stdlib.h>
+#include <sys/epoll.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "zmalloc.h"
 
@@ -26,6 +37,15 @@ struct evloop {
     struct event *signals[EVLOOP_MAX_SIGNALS]; /* freed with the loop */
     struct signal_ctx *signal_ctx[EVLOOP_MAX_SIGNALS];
     int nsignals;
+    bool stopping; /* evloop_stop: also when called between libevent runs */
+    /* The sleeper, its mirror epoll set and every watcher to put in it. */
+    evloop_sleep_fn *sleep_fn;
+    void *sleep_arg;
+    int mirror_fd; /* -1 without a sleeper */
+    evloop_io_t *ios;
+    /* Timers by deadline (a binary min-heap): the sleeper's timeout. */
+    evloop_timer_t **heap;
+    size_t nheap, heap_cap;
 };
 
 struct evloop_io {
@@ -35,15 +55,21 @@ struct evloop_io {
     bool want_read, want_write;
     evloop_io_fn *fn;
     void *arg;
+    evloop_io_t *prev, *next; /* loop->ios */
 };
 
 struct evloop_timer {
+    evloop_t *loop;
     struct event *ev;
     struct timeval interval;
     evloop_fn *fn;
     void *arg;
     bool oneshot;
+    long long deadline_ns; /* CLOCK_MONOTONIC */
+    size_t heap_idx;       /* HEAP_NONE when not scheduled */
 };
+
+#define HEAP_NONE ((size_t)-1)
 
 struct signal_ctx {
     evloop_signal_fn *fn;
@@ -69,6 +95,7 @@ evloop_t *evloop_create(void) {
         return NULL;
     }
     loop->before_sleep = event_new(loop->base, -1, 0, before_sleep_cb, loop);
+    loop->mirror_fd = -1;
     return loop;
 }
 
@@ -80,16 +107,71 @@ void evloop_free(evloop_t *loop) {
     }
     event_free(loop->before_sleep);
     event_base_free(loop->base);
+    if (loop->mirror_fd >= 0) close(loop->mirror_fd);
+    zfree(loop->heap);
     zfree(loop);
 }
 
-int evloop_run(evloop_t *loop) { return event_base_dispatch(loop->base) < 0 ? -1 : 0; }
-void evloop_stop(evloop_t *loop) { event_base_loopbreak(loop->base); }
+static long long mono_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Microseconds to the earliest timer, -1 with none.  At least 1 ms once
+ * it is due: libevent fires it on its own clock, which may run a little
+ * behind ours, and a zero timeout would spin until it does. */
+static long next_timeout_us(evloop_t *loop) {
+    if (loop->nheap == 0) return -1;
+    long long left = loop->heap[0]->deadline_ns - mono_ns();
+    return left > 0 ? (long)((left + 999) / 1000) : 1000;
+}
+
+int evloop_run(evloop_t *loop) {
+    loop->stopping = false;
+    while (!loop->stopping) {
+        if (!loop->sleep_fn) return event_base_dispatch(loop->base) < 0 ? -1 : 0;
+        if (event_base_loop(loop->base, EVLOOP_NONBLOCK) < 0) return -1;
+        /* A signal caught outside the sleep waits for the next timer (the
+         * cron, 1/hz at most): libevent's signal pipe is not in the mirror
+         * set.  One caught inside ends the sleep with EINTR. */
+        if (!loop->stopping && loop->sleep_fn) loop->sleep_fn(loop->sleep_arg, loop->mirror_fd, next_timeout_us(loop));
+    }
+    return 0;
+}
+
+void evloop_stop(evloop_t *loop) {
+    loop->stopping = true;
+    event_base_loopbreak(loop->base);
+}
 const char *evloop_backend(evloop_t *loop) { return event_base_get_method(loop->base); }
 
 void evloop_set_before_sleep(evloop_t *loop, evloop_fn *fn, void *arg) {
     loop->before_sleep_fn = fn;
     loop->before_sleep_arg = arg;
+}
+
+/* The mirror set follows each watcher's interests (level-triggered, as
+ * libevent's own). */
+static void mirror_update(evloop_io_t *io, int op) {
+    if (io->loop->mirror_fd < 0) return;
+    struct epoll_event ev = {0};
+    ev.events = (io->want_read ? EPOLLIN : 0) | (io->want_write ? EPOLLOUT : 0);
+    ev.data.fd = io->fd;
+    if (op == EPOLL_CTL_MOD && ev.events == 0) op = EPOLL_CTL_DEL;
+    if (epoll_ctl(io->loop->mirror_fd, op, io->fd, &ev) < 0 && op == EPOLL_CTL_MOD && errno == ENOENT)
+        epoll_ctl(io->loop->mirror_fd, EPOLL_CTL_ADD, io->fd, &ev); /* interests back after none */
+}
+
+int evloop_set_sleeper(evloop_t *loop, evloop_sleep_fn *fn, void *arg) {
+    if (loop->mirror_fd < 0) {
+        loop->mirror_fd = epoll_create1(EPOLL_CLOEXEC);
+        if (loop->mirror_fd < 0) return -1;
+        for (evloop_io_t *io = loop->ios; io; io = io->next) mirror_update(io, EPOLL_CTL_ADD);
+    }
+    loop->sleep_fn = fn;
+    loop->sleep_arg = arg;
+    return 0;
 }
 
 void evloop_request_before_sleep(evloop_t *loop) {
@@ -113,27 +195,24 @@ static void io_update(evloop_io_t *io) {
     event_del(io->ev);
     event_assign(io->ev, io->loop->base, io->fd, flags, io_cb, io);
     if (io->want_read || io->want_write) event_add(io->ev, NULL);
+    mirror_update(io, EPOLL_CTL_MOD);
 }
 
-/* A watcher that wants reads from the start; extra: EV_ET or 0. */
-static evloop_io_t *io_new(evloop_t *loop, int fd, evloop_io_fn *fn, void *arg, short extra) {
+evloop_io_t *evloop_io_add(evloop_t *loop, int fd, evloop_io_fn *fn, void *arg) {
     evloop_io_t *io = zcalloc(sizeof(*io));
     io->loop = loop;
     io->fd = fd;
     io->fn = fn;
     io->arg = arg;
     io->want_read = true;
-    io->ev = event_new(loop->base, fd, EV_READ | EV_PERSIST | extra, io_cb, io);
+    io->ev = event_new(loop->base, fd, EV_READ | EV_PERSIST, io_cb, io);
     event_add(io->ev, NULL);
+    io->next = loop->ios;
+    if (loop->ios) loop->ios->prev = io;
+    loop->ios = io;
+    mirror_update(io, EPOLL_CTL_ADD);
     return io;
 }
-
-evloop_io_t *evloop_io_add(evloop_t *loop, int fd, evloop_io_fn *fn, void *arg) { return io_new(loop, fd, fn, arg, 0); }
-
-/* Edge-triggered, read only: the io_uring engine's eventfd, whose counter
- * is never read (each completion batch is a new edge), so a wake-up costs
- * no read() of its own. */
-evloop_io_t *evloop_io_add_edge(evloop_t *loop, int fd, evloop_io_fn *fn, void *arg) { return io_new(loop, fd, fn, arg, EV_ET); }
 
 void evloop_io_want_write(evloop_io_t *io, bool want) {
     if (io->want_write == want) return;
@@ -150,27 +229,90 @@ void evloop_io_want_read(evloop_io_t *io, bool want) {
 void evloop_io_free(evloop_io_t *io) {
     if (!io) return;
     event_free(io->ev);
+    if (io->loop->mirror_fd >= 0) epoll_ctl(io->loop->mirror_fd, EPOLL_CTL_DEL, io->fd, NULL);
+    if (io->prev) io->prev->next = io->next;
+    else io->loop->ios = io->next;
+    if (io->next) io->next->prev = io->prev;
     zfree(io);
 }
 
 /* ------------------------------------------------------------ timers */
 
+static bool heap_less(evloop_t *loop, size_t a, size_t b) {
+    return loop->heap[a]->deadline_ns < loop->heap[b]->deadline_ns;
+}
+
+static void heap_swap(evloop_t *loop, size_t a, size_t b) {
+    evloop_timer_t *t = loop->heap[a];
+    loop->heap[a] = loop->heap[b];
+    loop->heap[b] = t;
+    loop->heap[a]->heap_idx = a;
+    loop->heap[b]->heap_idx = b;
+}
+
+static void heap_fix(evloop_t *loop, size_t i) {
+    while (i > 0 && heap_less(loop, i, (i - 1) / 2)) {
+        heap_swap(loop, i, (i - 1) / 2);
+        i = (i - 1) / 2;
+    }
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        if (l < loop->nheap && heap_less(loop, l, m)) m = l;
+        if (l + 1 < loop->nheap && heap_less(loop, l + 1, m)) m = l + 1;
+        if (m == i) return;
+        heap_swap(loop, i, m);
+        i = m;
+    }
+}
+
+static void heap_remove(evloop_timer_t *t) {
+    evloop_t *loop = t->loop;
+    size_t i = t->heap_idx;
+    if (i == HEAP_NONE) return;
+    t->heap_idx = HEAP_NONE;
+    if (i != --loop->nheap) {
+        loop->heap[i] = loop->heap[loop->nheap];
+        loop->heap[i]->heap_idx = i;
+        heap_fix(loop, i);
+    }
+}
+
+/* (Re)schedule t one interval from now, in libevent and in the heap. */
+static void timer_schedule(evloop_timer_t *t) {
+    evloop_t *loop = t->loop;
+    t->deadline_ns = mono_ns() + (long long)t->interval.tv_sec * 1000000000LL + (long long)t->interval.tv_usec * 1000;
+    if (t->heap_idx == HEAP_NONE) {
+        if (loop->nheap == loop->heap_cap) {
+            loop->heap_cap = loop->heap_cap ? loop->heap_cap * 2 : 16;
+            loop->heap = zrealloc(loop->heap, loop->heap_cap * sizeof(*loop->heap));
+        }
+        t->heap_idx = loop->nheap;
+        loop->heap[loop->nheap++] = t;
+    }
+    heap_fix(loop, t->heap_idx);
+}
+
 static void timer_cb(evutil_socket_t fd, short what, void *arg) {
     (void)fd;
     (void)what;
     evloop_timer_t *t = arg;
-    t->fn(t->arg);
+    if (t->oneshot) heap_remove(t);
+    else timer_schedule(t); /* libevent re-adds a persistent timer from now */
+    t->fn(t->arg);          /* may free t */
 }
 
 static evloop_timer_t *timer_new(evloop_t *loop, long us, evloop_fn *fn, void *arg, bool oneshot) {
     evloop_timer_t *t = zcalloc(sizeof(*t));
+    t->loop = loop;
     t->fn = fn;
     t->arg = arg;
     t->oneshot = oneshot;
+    t->heap_idx = HEAP_NONE;
     t->interval.tv_sec = us / 1000000;
     t->interval.tv_usec = us % 1000000;
     t->ev = event_new(loop->base, -1, oneshot ? 0 : EV_PERSIST, timer_cb, t);
     event_add(t->ev, &t->interval);
+    timer_schedule(t);
     return t;
 }
 
@@ -187,10 +329,12 @@ void evloop_timer_set_interval(evloop_timer_t *t, long us) {
     t->interval.tv_usec = us % 1000000;
     event_del(t->ev);
     event_add(t->ev, &t->interval);
+    timer_schedule(t);
 }
 
 void evloop_timer_free(evloop_timer_t *t) {
     if (!t) return;
+    heap_remove(t);
     event_free(t->ev);
     zfree(t);
 }

@@ -2,9 +2,10 @@
  *
  * The only part of the server that includes event2/ headers.  It offers
  * what the server needs and nothing more: readiness callbacks on file
- * descriptors, one periodic timer (the cron), signal handlers, and a
- * "before sleep" hook that runs once per loop iteration after every ready
- * socket was served (where replies are flushed, as in Redis).
+ * descriptors, periodic and one-shot timers, signal handlers, a "before
+ * sleep" hook that runs once per loop iteration after every ready socket
+ * was served (where replies are flushed, as in Redis), and a way to sleep
+ * somewhere else than in libevent (the io_uring engine's ring).
  *
  * libevent's own memory is routed through zmalloc (evloop_create calls
  * event_set_mem_functions before anything else), so it counts in
@@ -29,9 +30,6 @@ void evloop_stop(evloop_t *loop);
 
 /* Watch fd for reading (on from the start) and, on request, writing. */
 evloop_io_t *evloop_io_add(evloop_t *loop, int fd, evloop_io_fn *fn, void *arg);
-/* Edge-triggered read watcher (fn runs once per new readiness; the fd is
- * not expected to be drained).  Never toggle its interests. */
-evloop_io_t *evloop_io_add_edge(evloop_t *loop, int fd, evloop_io_fn *fn, void *arg);
 void evloop_io_want_write(evloop_io_t *io, bool want);
 /* Read interest is on from evloop_io_add; a write-only watcher turns it off. */
 void evloop_io_want_read(evloop_io_t *io, bool want);
@@ -50,6 +48,13 @@ int evloop_signal_add(evloop_t *loop, int signo, evloop_signal_fn *fn, void *arg
  * evloop_request_before_sleep() was called. */
 void evloop_set_before_sleep(evloop_t *loop, evloop_fn *fn, void *arg);
 void evloop_request_before_sleep(evloop_t *loop);
+
+/* Sleep elsewhere than in libevent (see evloop.c): each iteration ends
+ * with fn(arg, wait_fd, timeout_us), which returns once wait_fd (an epoll
+ * fd) is readable, a signal arrived, timeout_us passed (-1: no timer), or
+ * its own work came.  0, or -1 when the epoll fd cannot be made. */
+typedef void evloop_sleep_fn(void *arg, int wait_fd, long timeout_us);
+int evloop_set_sleeper(evloop_t *loop, evloop_sleep_fn *fn, void *arg);
 
 const char *evloop_backend(evloop_t *loop); /* "epoll", ... */
 

@@ -684,7 +684,6 @@ static void shrink_querybuf(client_t *c, long long now) {
 }
 
 void conn_cron(server_t *srv) {
-    io_engine_cron(srv); /* io_uring: a lost wake-up is served within two ticks */
     long long timeout_ms = srv->cfg.timeout * 1000;
     for (client_t *c = srv->clients_head, *next; c; c = next) {
         next = c->next;

@@ -180,17 +180,6 @@ static void debug_lazyfree_pause(client_t *c) {
     reply_ok(c);
 }
 
-/* DEBUG URING-DROP-WAKEUP: the io_uring engine leaves its eventfd off from
- * this round on, as if the kernel's wake-up were lost; the next request
- * waits until the cron notices (tests/integration/test_io_engine.py). */
-static void debug_uring_drop_wakeup(client_t *c) {
-    if (!io_engine_debug_drop_wakeup(c->srv)) {
-        reply_error(c, "ERR io-engine is not io_uring");
-        return;
-    }
-    reply_ok(c);
-}
-
 /* DEBUG DEFRAG-PASS: one active-defrag pass now with every block moved
  * (defrag.h); replies the blocks moved. */
 static void debug_defrag_pass(client_t *c) {
@@ -236,8 +225,7 @@ static void debug_help(client_t *c) {
         "RELOAD [NOSAVE]", "    Save the RDB on disk and reload it back to memory.",
         "SET-ACTIVE-EXPIRE <0|1>", "    Stop (0) or resume (1) expiring keys in the background.",
         "SLEEP <seconds>", "    Stop the server for <seconds>. Decimals allowed.",
-        "TTL-INDEX [AUTO|ALWAYS|NEVER]", "    Show (or force) the index of the current db's keys with a TTL.",
-        "URING-DROP-WAKEUP", "    io_uring engine: lose the next eventfd wake-up (the cron recovers it).", NULL};
+        "TTL-INDEX [AUTO|ALWAYS|NEVER]", "    Show (or force) the index of the current db's keys with a TTL.", NULL};
     reply_help(c, "DEBUG", help);
 }
 
@@ -259,7 +247,6 @@ static const debug_sub subs[] = {
     {"listpack", debug_listpack, 3, 3},
     {"lazyfree-pause", debug_lazyfree_pause, 3, 3},
     {"change-repl-id", reply_ok, 2, 2},
-    {"uring-drop-wakeup", debug_uring_drop_wakeup, 2, 2},
     {"ttl-index", debug_ttl_index, 2, 3},
     {"defrag-pass", debug_defrag_pass, 2, 2},
 };

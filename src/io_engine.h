@@ -7,9 +7,10 @@
  *  - io_uring (io_uring_engine.c): each client has one multishot receive
  *    armed on a ring, feeding buffers of a provided-buffer ring, and its
  *    replies leave as send operations queued during the loop round and
- *    submitted together at before-sleep.  The ring reports completions
- *    through an eventfd that libevent watches, so libevent remains the one
- *    loop (timers, signals, listeners, epoll clients, the ring).
+ *    submitted together at before-sleep.  The loop then sleeps in the ring
+ *    (evloop_set_sleeper), where completions wake it at once; libevent
+ *    still owns timers, signals, listeners and epoll clients, whose
+ *    readiness wakes that sleep too.
  * conn.c owns the client's buffers and their rules (query-buffer limit,
  * output-buffer limits, close after reply); the engine only moves bytes and
  * calls back into conn.c (conn_input, conn_sent, conn_release).  Clients
@@ -62,15 +63,8 @@ void io_engine_settle(server_t *srv);
  * rounds ran back to back), without a trip through libevent. */
 bool io_engine_continue(server_t *srv, unsigned rounds);
 
-/* INFO stats: the io_uring engine's loop rounds, io_uring_enter calls and
- * coalescing waits (nothing on epoll). */
+/* INFO stats: the io_uring engine's loop rounds, io_uring_enter calls,
+ * coalescing waits and sleeps (nothing on epoll). */
 sds io_engine_info(server_t *srv, sds s);
-
-/* Server cron: recover (and log) a lost eventfd wake-up, i.e. work that
- * waited across two ticks with no loop round serving it. */
-void io_engine_cron(server_t *srv);
-/* DEBUG URING-DROP-WAKEUP: rounds leave the eventfd off until the cron
- * finds work waiting, as after a lost wake-up; false on epoll. */
-bool io_engine_debug_drop_wakeup(server_t *srv);
 
 #endif

@@ -1,25 +1,25 @@
 /* io_uring_engine.c: the io_uring socket engine (see io_engine.h).
  *
  * Why: with epoll every request costs a read() and a write() of its own
- * plus a share of epoll_wait.  Here a loop round costs epoll_wait (woken by
- * the ring's eventfd), at most one io_uring_enter to run the kernel's
- * deferred receive work, and one io_uring_enter that submits the sends of
- * every client answered in the round, whatever the number of clients.
+ * plus a share of epoll_wait.  Here a loop round costs one io_uring_enter
+ * that sleeps until completions come (and runs the kernel's deferred
+ * receive work), a non-blocking pass of libevent, and one io_uring_enter
+ * that submits the sends of every client answered in the round, whatever
+ * the number of clients.
  *
  * Shape:
- *  - one ring (COOP_TASKRUN|TASKRUN_FLAG when the kernel has them:
- *    receive work runs when our thread enters or leaves the kernel, not
- *    by interrupting it, and a flag says whether any is pending, so asking
- *    costs nothing when there is none).  Not DEFER_TASKRUN: with it the
- *    kernel (6.18 here) signals the eventfd for new receive work only
- *    after a delay, 14 ms per request for a lone client (a PING loop ran
- *    at 70 requests/s against epoll's 23k), while a busy server hid it.
- *    The price: under 50 busy clients COOP costs 0.75x Redis's CPU per
- *    unpipelined request where DEFER cost 0.45x (BENCHMARKS.md); waking
- *    for DEFER work without the eventfd would win it back;
- *  - an eventfd registered with the ring and watched edge-triggered by
- *    libevent: a new completion (or pending receive work) is an edge; the
- *    counter is never read;
+ *  - one ring (SINGLE_ISSUER|DEFER_TASKRUN|TASKRUN_FLAG when the kernel
+ *    has them: receive work runs only when we ask, in one batch, and a
+ *    sleeping io_uring_enter is woken once for the batch it waits for, not
+ *    once per arriving request as with COOP_TASKRUN, the next choice);
+ *  - the loop sleeps in io_uring_enter, not in libevent's epoll_wait
+ *    (evloop_set_sleeper): a DEFER_TASKRUN ring wakes only a thread
+ *    waiting in the ring promptly.  Through an eventfd, the kernel here
+ *    (6.18) signalled new receive work 8-16 ms late, a lone client's every
+ *    request; its ring fd in epoll never signalled it.  The rest of the
+ *    loop (listeners, timers, signals, epoll clients) wakes the same
+ *    sleep: a poll in the ring on evloop's mirror epoll set, the timeout
+ *    of the next timer, and EINTR;
  *  - a provided-buffer ring of URING_NBUFS buffers of URING_BUFSIZE bytes
  *    shared by all clients; each client has one multishot recv taking
  *    buffers from it.  conn_input() parses straight from the buffer and
@@ -36,17 +36,6 @@
  * (io_engine_serve_now) or wait for one client's send (conn_flush_now),
  * and the FIFO keeps every client's completions in arrival order through
  * such nesting.
- *
- * Wake-ups: the kernel signals the eventfd only while it is on; work that
- * arrives while it is off signals nothing (IORING_SQ_TASKRUN says it is
- * pending).  So every round ends by turning it on and then looking for
- * pending work itself (eventfd_rearm):
- * a store then a load, against the kernel's flag store then its load of
- * our eventfd flag.  Without a full fence between the two, x86 may let the
- * load pass the store (both sides see the old values), the wake-up is lost
- * for good, and the loop sleeps with a request unanswered.  The cron also
- * checks (io_engine_cron): work pending across two ticks with no round
- * between them is a lost wake-up, logged and recovered.
  *
  * Lifetime: a client's uring_conn_t outlives the client while the kernel
  * still owns one of its operations; user_data is its address with the kind
@@ -69,7 +58,7 @@ const char *io_engine_name(const server_t *srv) { return srv->uring ? "io_uring"
 #include <errno.h>
 #include <liburing.h>
 #include <stdlib.h>
-#include <sys/eventfd.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -112,6 +101,10 @@ const char *io_engine_name(const server_t *srv) { return srv->uring ? "io_uring"
 /* Rounds served back to back before libevent's turn: about 3 ms of waits. */
 #define URING_BUSY_ROUNDS (3000 / URING_COALESCE_US > 1 ? 3000 / URING_COALESCE_US : 1)
 
+/* The poll on the loop's mirror epoll set: a kind of CANCEL's bits, so
+ * that nothing reads a connection from it. */
+#define URING_WAKE_TAG ((uint64_t)4 | KIND_CANCEL)
+
 enum { KIND_RECV = 1,
        KIND_SEND = 2,
        KIND_CANCEL = 3,
@@ -145,8 +138,7 @@ struct uring_engine {
     server_t *srv;
     struct io_uring ring;
     bool taskrun_flag; /* IORING_SQ_TASKRUN tells whether receive work waits */
-    int efd;           /* eventfd the ring signals */
-    evloop_io_t *eio;
+    bool wake_armed;   /* the poll on the loop's mirror epoll set is in the ring */
     struct io_uring_buf_ring *br;
     size_t br_bytes;
     char *bufs; /* URING_NBUFS * URING_BUFSIZE, mmap()ed, not in used_memory */
@@ -164,15 +156,12 @@ struct uring_engine {
     int depth;   /* nesting of drain(): only the outermost compacts q */
     int zombies; /* freed clients whose send has not ended */
     int conns;   /* uring_conn_t alive (a client's, or one whose operations have not ended) */
-    /* Lost wake-up watchdog (io_engine_cron). */
-    unsigned long long drains;      /* drain() calls so far */
-    unsigned long long cron_drains; /* drains at the last cron tick that saw work pending, or ~0 */
-    bool skip_rearm;                /* DEBUG URING-DROP-WAKEUP: eventfd left off until the cron recovers */
     /* INFO stats (io_engine_info): what a loop round costs. */
     unsigned long long stat_rounds;      /* io_engine_submit calls: loop rounds that reached their end */
     unsigned long long stat_enters;      /* io_uring_enter calls while serving clients */
     unsigned long long stat_waits;       /* of those, coalescing waits (may sleep) */
     unsigned long long stat_short_waits; /* waits that ended with fewer requests than asked (timeout) */
+    unsigned long long stat_sleeps;      /* the loop's sleeps in the ring (engine_sleep) */
     unsigned long long busy_rounds;      /* rounds started by io_engine_continue, not libevent */
 };
 
@@ -180,7 +169,8 @@ struct uring_engine {
 
 static int ring_init(struct io_uring *ring) {
     static const unsigned modes[] = {
-        IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG, /* 5.19+ */
+        IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_TASKRUN_FLAG, /* 6.1+ */
+        IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG,                               /* 5.19+ */
         0,
     };
     int rc = -EINVAL;
@@ -238,13 +228,12 @@ static void engine_destroy(struct uring_engine *e) {
     io_uring_queue_exit(&e->ring); /* cancels whatever is still armed */
     if (e->br) munmap(e->br, e->br_bytes);
     if (e->bufs) munmap(e->bufs, (size_t)URING_NBUFS * URING_BUFSIZE);
-    if (e->efd >= 0) close(e->efd);
     zfree(e->q);
     zfree(e);
 }
 
 /* Everything the engine relies on, end to end on a socketpair: the ring,
- * the eventfd, the buffer ring, and a multishot recv on a non-blocking
+ * the buffer ring, and a multishot recv on a non-blocking
  * socket that waits for data (older kernels fail it with EAGAIN). */
 static int probe(struct uring_engine *e, const char **step) {
     int sv[2], rc;
@@ -287,15 +276,13 @@ static int probe(struct uring_engine *e, const char **step) {
     return rc;
 }
 
-static void on_ring_event(int fd, bool readable, bool writable, void *arg);
+static void engine_sleep(void *arg, int wait_fd, long timeout_us);
 static void drain(struct uring_engine *e, bool enter, const client_t *skip);
 
 /* NULL with *why set when this kernel or sandbox has no usable io_uring. */
 static struct uring_engine *engine_create(server_t *srv, char *why, size_t whylen) {
     struct uring_engine *e = zcalloc(sizeof(*e));
     e->srv = srv;
-    e->efd = -1;
-    e->cron_drains = ~0ull;
     const char *step = "io_uring_setup";
     int rc = ring_init(&e->ring);
     if (rc < 0) {
@@ -306,19 +293,16 @@ static struct uring_engine *engine_create(server_t *srv, char *why, size_t whyle
     e->taskrun_flag = (e->ring.flags & IORING_SETUP_TASKRUN_FLAG) != 0;
     step = "buffer ring";
     if ((rc = bufs_init(e)) < 0) goto fail;
-    step = "eventfd";
-    e->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (e->efd < 0) {
-        rc = -errno;
-        goto fail;
-    }
-    if ((rc = io_uring_register_eventfd(&e->ring, e->efd)) < 0) goto fail;
     if ((rc = probe(e, &step)) < 0) goto fail;
     /* Every io_uring_enter then names the ring by its index in this
      * thread's table instead of an fd looked up per call (5.18+; an older
      * kernel refuses and the fd is used as before). */
     (void)io_uring_register_ring_fd(&e->ring);
-    e->eio = evloop_io_add_edge(srv->loop, e->efd, on_ring_event, e);
+    step = "epoll set for the loop's sleep";
+    if (evloop_set_sleeper(srv->loop, engine_sleep, e) < 0) {
+        rc = -errno;
+        goto fail;
+    }
     return e;
 fail:
     snprintf(why, whylen, "%s: %s", step, strerror(-rc));
@@ -348,7 +332,7 @@ void io_engine_free(server_t *srv) {
     struct uring_engine *e = srv->uring;
     if (!e) return;
     srv->uring = NULL;
-    evloop_io_free(e->eio);
+    evloop_set_sleeper(srv->loop, NULL, NULL);
     /* Clients freed with a send in flight wait for its cancellation (their
      * memory is released then), and every client's state for the end of its
      * cancelled receive; bounded, the process is exiting. */
@@ -462,37 +446,9 @@ static bool work_ready(struct uring_engine *e) {
     return e->qhead < e->qlen || io_uring_cq_ready(&e->ring) || (f & IORING_SQ_CQ_OVERFLOW);
 }
 
-/* IORING_SQ_TASKRUN is a hint, not a count: the kernel sets it after
- * adding work to an empty list, so when our run of that work overtakes
- * the setting, the flag stays up with nothing behind it until the next
- * work arrives (seen at the end of a benchmark: a loop round requested
- * for ever, 100% CPU).  So a raised flag is answered with one
- * io_uring_enter, and only completions it really produced count. */
-static bool kernel_work_real(struct uring_engine *e) {
-    if (work_ready(e)) return true;
-    if (!kernel_pending(e)) return false;
-    e->stat_enters++;
-    io_uring_get_events(&e->ring);
-    return work_ready(e);
-}
-
-/* Turn the eventfd back on (it is off while a round runs, so our own
- * system calls do not wake the loop for nothing), then ask for another
- * round if work arrived meanwhile: the kernel did not signal it.  The
- * fence orders our flag store before our loads of the kernel's flags and
- * CQ tail (see "Wake-ups" above); without it both sides can miss.  Work
- * added after the enter in kernel_work_real finds the eventfd on and
- * signals it. */
-static void eventfd_rearm(struct uring_engine *e) {
-    if (e->skip_rearm) return; /* DEBUG URING-DROP-WAKEUP: lost on purpose until the cron sees it */
-    io_uring_cq_eventfd_toggle(&e->ring, true);
-    io_uring_smp_mb();
-    if (kernel_work_real(e)) evloop_request_before_sleep(e->srv->loop);
-}
-
 /* The last step of a loop round (conn_before_sleep): submit every queued
  * operation in one system call; after busy rounds, also wait there for
- * the next requests (URING_COALESCE_*); then re-arm the eventfd. */
+ * the next requests (URING_COALESCE_*). */
 void io_engine_submit(server_t *srv) {
     struct uring_engine *e = srv->uring;
     if (!e) return;
@@ -528,14 +484,13 @@ void io_engine_submit(server_t *srv) {
     if (rc < 0 && rc != -EBUSY && rc != -EAGAIN && rc != -EINTR)
         log_msg(LL_WARNING, "io_uring submit failed: %s", strerror(-rc));
     e->round_ns = now_ns(); /* the next round, if any, starts now */
-    eventfd_rearm(e);
 }
 
 /* Busy rounds back to back (server_before_sleep): after a submit whose
  * wait returned completions, while clients keep the coalescing on, the
- * next round starts at once instead of going back through libevent, which
- * would only return at once from epoll_wait (the eventfd said there is
- * work).  At most URING_BUSY_ROUNDS in a row: the timers, the listener,
+ * next round starts at once instead of going back through libevent and
+ * the sleep, which would only return at once (completions are there).
+ * At most URING_BUSY_ROUNDS in a row: the timers, the listener,
  * signals and epoll clients are then served after about 3 ms at worst
  * (URING_BUSY_ROUNDS waits of URING_COALESCE_US, plus the rounds' work),
  * not starved. */
@@ -543,7 +498,6 @@ bool io_engine_continue(server_t *srv, unsigned rounds) {
     struct uring_engine *e = srv->uring;
     if (!e || rounds >= URING_BUSY_ROUNDS || e->recent_recvs < URING_COALESCE_MIN) return false;
     if (!io_uring_cq_ready(&e->ring) && e->qhead == e->qlen) return false;
-    io_uring_cq_eventfd_toggle(&e->ring, false); /* on again at the last round's submit */
     e->busy_rounds++;
     return true;
 }
@@ -673,6 +627,10 @@ static void on_send(struct uring_engine *e, uring_conn_t *uc, const cqe_copy_t *
 }
 
 static void dispatch(struct uring_engine *e, const cqe_copy_t *cq) {
+    if (cq->data == URING_WAKE_TAG) {
+        e->wake_armed = false; /* libevent's pass serves what was ready */
+        return;
+    }
     unsigned kind = (unsigned)(cq->data & KIND_MASK);
     uring_conn_t *uc = (uring_conn_t *)(uintptr_t)(cq->data & ~(uint64_t)KIND_MASK);
     if (kind == KIND_CANCEL || !uc) return;
@@ -718,7 +676,6 @@ static bool belongs_to(const cqe_copy_t *cq, const client_t *c) {
 
 /* Handle the FIFO in order, leaving skip's completions in it. */
 static void drain(struct uring_engine *e, bool enter, const client_t *skip) {
-    e->drains++;
     e->depth++;
     pull(e, enter);
     for (size_t i = e->qhead; i < e->qlen; i++) {
@@ -734,25 +691,39 @@ static void drain(struct uring_engine *e, bool enter, const client_t *skip) {
     bufs_publish(e);
 }
 
-static void on_ring_event(int fd, bool readable, bool writable, void *arg) {
-    (void)fd;
-    (void)readable;
-    (void)writable;
+/* The loop's sleep (evloop_set_sleeper): until a completion, a watched fd
+ * of libevent (the poll on the mirror set), a signal or the next timer.
+ * The wait runs deferred receive work first and returns at once if that
+ * brought a completion, so nothing that arrived meanwhile is slept on. */
+static void engine_sleep(void *arg, int wait_fd, long timeout_us) {
     struct uring_engine *e = arg;
-    /* Off until this round's io_engine_submit, which always runs. */
-    io_uring_cq_eventfd_toggle(&e->ring, false);
-    evloop_request_before_sleep(e->srv->loop);
+    if (!e->wake_armed) {
+        struct io_uring_sqe *sqe = io_uring_get_sqe(&e->ring);
+        if (sqe) {
+            io_uring_prep_poll_add(sqe, wait_fd, POLLIN);
+            io_uring_sqe_set_data64(sqe, URING_WAKE_TAG);
+            e->wake_armed = true;
+        }
+    }
+    if (!work_ready(e)) {
+        struct __kernel_timespec ts = {.tv_sec = timeout_us / 1000000, .tv_nsec = (timeout_us % 1000000) * 1000};
+        struct io_uring_cqe *cqe;
+        e->queued = 0;
+        e->stat_enters++;
+        e->stat_sleeps++;
+        bufs_publish(e);
+        io_uring_submit_and_wait_timeout(&e->ring, &cqe, 1, timeout_us >= 0 ? &ts : NULL, NULL);
+    }
     e->round_ns = now_ns();
-    drain(e, true, NULL);
+    if (!work_ready(e)) return; /* the timeout or a signal: nothing for the ring */
+    evloop_request_before_sleep(e->srv->loop);
+    drain(e, false, NULL);
 }
 
 void io_engine_run_ready(server_t *srv) {
     struct uring_engine *e = srv->uring;
     if (!e) return;
-    if (work_pending(e)) {
-        io_uring_cq_eventfd_toggle(&e->ring, false);
-        drain(e, true, NULL);
-    }
+    if (work_pending(e)) drain(e, true, NULL);
 }
 
 void io_engine_serve_now(server_t *srv, client_t *skip) {
@@ -770,7 +741,7 @@ void io_engine_serve_now(server_t *srv, client_t *skip) {
 void io_engine_settle(server_t *srv) {
     struct uring_engine *e = srv->uring;
     if (!e || !work_pending(e)) return;
-    evloop_request_before_sleep(srv->loop); /* its io_engine_submit turns the eventfd back on */
+    evloop_request_before_sleep(srv->loop); /* its io_engine_submit sends the replies */
     io_engine_run_ready(srv);
 }
 
@@ -796,31 +767,6 @@ void uring_conn_wait_send(client_t *c) {
     if (e->qhead < e->qlen) evloop_request_before_sleep(c->srv->loop);
 }
 
-/* Work pending at two ticks in a row with no drain between them: the loop
- * slept through it, so its wake-up was lost.  Say so and run a round.
- * (One tick is not enough: the eventfd may have fired in this very loop
- * iteration, its callback queued behind the cron's.) */
-void io_engine_cron(server_t *srv) {
-    struct uring_engine *e = srv->uring;
-    if (!e) return;
-    /* Judged by completions, not by the TASKRUN hint (kernel_work_real:
-     * a stale flag is not a stall); a kernel with no flag at all runs its
-     * work on every system call and has nothing to be lost here. */
-    bool waiting = e->taskrun_flag ? kernel_work_real(e) : work_ready(e);
-    if (!waiting) {
-        e->cron_drains = ~0ull;
-        return;
-    }
-    if (e->cron_drains != e->drains) {
-        e->cron_drains = e->drains;
-        return;
-    }
-    e->cron_drains = ~0ull;
-    e->skip_rearm = false;
-    log_msg(LL_WARNING, "io_uring: completions were waiting with no wake-up (lost eventfd signal); serving them now");
-    evloop_request_before_sleep(srv->loop);
-}
-
 sds io_engine_info(server_t *srv, sds s) {
     struct uring_engine *e = srv->uring;
     if (!e) return s;
@@ -829,15 +775,10 @@ sds io_engine_info(server_t *srv, sds s) {
                          "io_uring_busy_rounds:%llu\r\n"
                          "io_uring_enters:%llu\r\n"
                          "io_uring_waits:%llu\r\n"
-                         "io_uring_short_waits:%llu\r\n",
-                         e->stat_rounds, e->busy_rounds, e->stat_enters, e->stat_waits, e->stat_short_waits);
-}
-
-bool io_engine_debug_drop_wakeup(server_t *srv) {
-    struct uring_engine *e = srv->uring;
-    if (!e) return false;
-    e->skip_rearm = true;
-    return true;
+                         "io_uring_short_waits:%llu\r\n"
+                         "io_uring_sleeps:%llu\r\n",
+                         e->stat_rounds, e->busy_rounds, e->stat_enters, e->stat_waits, e->stat_short_waits,
+                         e->stat_sleeps);
 }
 
 #else /* !RL_HAVE_URING: built without liburing, epoll only */
@@ -871,7 +812,6 @@ void io_engine_serve_now(server_t *srv, client_t *skip) {
     (void)skip;
 }
 void io_engine_settle(server_t *srv) { (void)srv; }
-void io_engine_cron(server_t *srv) { (void)srv; }
 sds io_engine_info(server_t *srv, sds s) {
     (void)srv;
     return s;
@@ -879,10 +819,6 @@ sds io_engine_info(server_t *srv, sds s) {
 bool io_engine_continue(server_t *srv, unsigned rounds) {
     (void)srv;
     (void)rounds;
-    return false;
-}
-bool io_engine_debug_drop_wakeup(server_t *srv) {
-    (void)srv;
     return false;
 }
 
