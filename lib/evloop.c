@@ -297,7 +297,7 @@ static void timer_cb(evutil_socket_t fd, short what, void *arg) {
     (void)what;
     evloop_timer_t *t = arg;
     if (t->oneshot) heap_remove(t);
-    else timer_schedule(t); /* libevent re-adds a persistent timer from now */
+    else timer_schedule(t); /* libevent counts from the last deadline: ours is never earlier */
     t->fn(t->arg);          /* may free t */
 }
 

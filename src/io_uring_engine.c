@@ -740,7 +740,9 @@ void io_engine_serve_now(server_t *srv, client_t *skip) {
 
 void io_engine_settle(server_t *srv) {
     struct uring_engine *e = srv->uring;
-    if (!e || !work_pending(e)) return;
+    /* Not inside a command (a busy script serving the listener): the
+     * drain would run the running client's next requests too. */
+    if (!e || srv->current_client || !work_pending(e)) return;
     evloop_request_before_sleep(srv->loop); /* its io_engine_submit sends the replies */
     io_engine_run_ready(srv);
 }

@@ -35,7 +35,15 @@ class SentinelProcess:
         with open(conf, "w") as f:
             f.write("port %d\nbind 127.0.0.1\ndaemonize no\ndir %s\n" % (self.port, self.dir))
             f.write("sentinel monitor mymaster 127.0.0.1 %d 2\n" % master_port)
-            f.write("sentinel down-after-milliseconds mymaster 1000\n")
+            # Sentinel never promotes a replica whose last reported
+            # master_link_down_since_seconds exceeds 10 x down-after, and
+            # keeps that report once the link is up (INFO then has no such
+            # line).  With 1000 ms, an automatic failover slowed past 10 s
+            # on a loaded machine (one failed election costs 2 x
+            # failover-timeout) left the other replica disqualified, and
+            # the manual failover below got NOGOODSLAVE for 60 s (seen once
+            # in CI beside other heavy jobs); 2000 ms gives it 20 s.
+            f.write("sentinel down-after-milliseconds mymaster 2000\n")
             f.write("sentinel failover-timeout mymaster 6000\n")
             f.write("sentinel parallel-syncs mymaster 2\n")
         self.log = open(os.path.join(self.dir, "sentinel.log"), "w")
