@@ -46,8 +46,9 @@ void uring_conn_flush(client_t *c);
  * loop), so its output may be written directly (conn_flush_now). */
 void uring_conn_wait_send(client_t *c);
 
-/* conn_before_sleep: run completions already delivered (no system call),
- * then, at its end, submit every queued operation in one system call. */
+/* conn_before_sleep: run the completions there are (one io_uring_enter
+ * only when the kernel holds receive work for us), then, at its end,
+ * submit every queued operation in one system call. */
 void io_engine_run_ready(server_t *srv);
 void io_engine_submit(server_t *srv);
 /* Serve completions now, except those of `skip` (a client whose command
