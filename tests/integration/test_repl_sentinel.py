@@ -28,22 +28,15 @@ pytestmark = [pytest.mark.slow,
 
 
 class SentinelProcess:
-    def __init__(self, master_port):
+    def __init__(self, master_port, down_after_ms):
         self.port = free_port()
+        self.down_after_ms = down_after_ms
         self.dir = tempfile.mkdtemp(prefix="rl-sentinel-")
         conf = os.path.join(self.dir, "sentinel.conf")
         with open(conf, "w") as f:
             f.write("port %d\nbind 127.0.0.1\ndaemonize no\ndir %s\n" % (self.port, self.dir))
             f.write("sentinel monitor mymaster 127.0.0.1 %d 2\n" % master_port)
-            # Sentinel never promotes a replica whose last reported
-            # master_link_down_since_seconds exceeds 10 x down-after, and
-            # keeps that report once the link is up (INFO then has no such
-            # line).  With 1000 ms, an automatic failover slowed past 10 s
-            # on a loaded machine (one failed election costs 2 x
-            # failover-timeout) left the other replica disqualified, and
-            # the manual failover below got NOGOODSLAVE for 60 s (seen once
-            # in CI beside other heavy jobs); 2000 ms gives it 20 s.
-            f.write("sentinel down-after-milliseconds mymaster 2000\n")
+            f.write("sentinel down-after-milliseconds mymaster %d\n" % down_after_ms)
             f.write("sentinel failover-timeout mymaster 6000\n")
             f.write("sentinel parallel-syncs mymaster 2\n")
         self.log = open(os.path.join(self.dir, "sentinel.log"), "w")
@@ -97,6 +90,15 @@ class Writer(threading.Thread):
             time.sleep(0.002)
 
 
+# Each Sentinel's down-after-milliseconds.  Different, so that the
+# automatic failover's election is not split three ways: when all three
+# reach ODOWN together each votes for itself, nobody has a majority, and
+# the next try waits 2 x failover-timeout (12 s here).  Staggered, the
+# first two compete and the third, not yet in ODOWN, votes for whichever
+# asks first.
+DOWN_AFTER_MS = (2000, 3000, 5000)
+
+
 def master_addr(s):
     return tuple(s.client.sentinel_get_master_addr_by_name("mymaster"))
 
@@ -113,6 +115,46 @@ def killed_is_false(cond):
     return check
 
 
+def eligible_view(sn, port):
+    """sn's view of replica port, once it is reachable and not down."""
+    for r in sn.client.sentinel_slaves("mymaster"):
+        if r["port"] == port and not {"s_down", "disconnected"} & set(r["flags"].split(",")):
+            return r
+    return None
+
+
+def manual_failover(sn, port):
+    """SENTINEL FAILOVER on sn, which must promote the replica on port.
+
+    Sentinel never promotes a replica whose last reported
+    master_link_down_since_seconds exceeds 10 x down-after, and keeps that
+    report once the link is up (INFO then has no such line).  Replicas
+    report it while they resync with the newly promoted master, counted
+    from the old master's death, so a slow automatic failover (seconds
+    here, over 20 s once in CI on a loaded machine) leaves the replica
+    disqualified for good: NOGOODSLAVE.  We ask the Sentinel with the
+    longest down-after; if its view is still stale, SENTINEL RESET makes it
+    read the replicas afresh (what an operator would do)."""
+    wait_for(lambda: eligible_view(sn, port) is not None, 30, step=0.2, what="sentinel sees the replica")
+    stale = eligible_view(sn, port)["master-link-down-time"] > 10 * sn.down_after_ms
+    if stale:
+        sn.client.execute_command("SENTINEL", "RESET", "mymaster")
+        wait_for(lambda: eligible_view(sn, port) is not None, 30, step=0.2, what="sentinel sees the replica after RESET")
+    print("manual failover: replica's master-link-down-time %d ms%s" %
+          (eligible_view(sn, port)["master-link-down-time"], ", after RESET" if stale else ""))
+
+    # Sentinel answers INPROG while it is still finishing the automatic
+    # failover above (reconfiguring replicas): ask again until it takes it.
+    def accepted():
+        try:
+            return sn.client.execute_command("SENTINEL", "FAILOVER", "mymaster")
+        except redis.ResponseError as e:
+            if str(e).startswith("INPROG"):
+                return False
+            raise
+    wait_for(accepted, 60, step=0.5, what="SENTINEL FAILOVER accepted")
+
+
 def test_sentinel_failover_of_our_servers(start_server):
     m = start_server(args=["--repl-ping-replica-period", "1", "--repl-diskless-sync-delay", "0"])
     replicas = []
@@ -125,7 +167,7 @@ def test_sentinel_failover_of_our_servers(start_server):
     sentinels = []
     try:
         for _ in range(3):
-            sentinels.append(SentinelProcess(m.port))
+            sentinels.append(SentinelProcess(m.port, DOWN_AFTER_MS[len(sentinels)]))
         # Discovery: each Sentinel finds both replicas (INFO) and the others (hello).
         for sn in sentinels:
             wait_for(lambda: len(sn.client.sentinel_slaves("mymaster")) == 2 and
@@ -137,8 +179,10 @@ def test_sentinel_failover_of_our_servers(start_server):
         m.proc.kill()
         m.proc.wait()
         w.after_kill.set()
+        killed_at = time.monotonic()
         old = ("127.0.0.1", m.port)
         wait_for(lambda: master_addr(sentinels[0]) != old, 40, step=0.2, what="failover")
+        print("automatic failover %.1f s after the kill" % (time.monotonic() - killed_at))
         new_host, new_port = master_addr(sentinels[0])
         new_port = int(new_port)
         wait_for(lambda: w.written_after_kill >= 20, 30, what="the client writing to the new master")
@@ -158,19 +202,7 @@ def test_sentinel_failover_of_our_servers(start_server):
         assert pc.wait(1, 5000) == 1
         assert oc.get("after-failover") == "1"
         # A manual failover through Sentinel moves the master to the other one.
-        wait_for(lambda: len(sentinels[0].client.sentinel_slaves("mymaster")) >= 1 and any(
-            r["port"] == other.port and "s_down" not in r["flags"]
-            for r in sentinels[0].client.sentinel_slaves("mymaster")), 30, step=0.2, what="sentinel sees the replica")
-        # Sentinel answers INPROG while it is still finishing the automatic
-        # failover above (reconfiguring replicas): ask again until it takes it.
-        def manual_failover_accepted():
-            try:
-                return sentinels[0].client.execute_command("SENTINEL", "FAILOVER", "mymaster")
-            except redis.ResponseError as e:
-                if str(e).startswith("INPROG"):
-                    return False
-                raise
-        wait_for(manual_failover_accepted, 60, step=0.5, what="SENTINEL FAILOVER accepted")
+        manual_failover(sentinels[2], other.port)
         wait_for(lambda: int(master_addr(sentinels[0])[1]) == other.port, 40, step=0.2, what="manual failover")
         wait_for(killed_is_false(lambda: oc.role()[0] == "master"), 20, what="promoted by SENTINEL FAILOVER")
         wait_for(killed_is_false(lambda: pc.info("replication").get("master_port") == other.port and
