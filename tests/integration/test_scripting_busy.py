@@ -153,3 +153,36 @@ def test_caller_gone_while_its_script_runs(busy_server):
         except redis.exceptions.ResponseError:
             time.sleep(0.1)
     assert r.eval("return 7", 0) == 7
+
+
+def test_maxclients_reached_while_a_script_runs(start_server):
+    # A newcomer at maxclients makes accept settle the io_uring engine's
+    # pending completions (a client that hung up frees its slot), but not
+    # while a script runs: the listener is then served from inside the
+    # EVAL, and a settle would run the caller's own next request in the
+    # middle of it.  That request waits and runs after the script, in order.
+    s = start_server(args=("--lua-time-limit", "200", "--maxclients", "3"))
+    r = s.client()
+    r.ping()
+    idle = RawConn(s.port)
+    assert idle.call("PING") == "PONG"
+    caller, t = start_script(s.port, "EVAL", "local i = 0 while true do i = i + 1 end", "0")
+    wait_busy(r)                                 # three clients: the limit
+    caller.sock.sendall(b"INCR x\r\n")           # arrives while its EVAL runs
+    idle.close()
+    time.sleep(0.3)
+    replies = []
+    for _ in range(3):
+        newcomer = RawConn(s.port)
+        try:
+            replies.append(newcomer.call("PING"))
+        except (ConnectionError, OSError) as e:
+            replies.append(e)
+        newcomer.close()
+    assert all(rep in (("err", BUSY), ("err", "ERR max number of clients reached")) for rep in replies), replies
+    assert r.script_kill()
+    t.join(10)
+    assert caller.result[0] == "err" and "Script killed" in caller.result[1]
+    assert caller.read() == 1                    # INCR x, after the script
+    assert r.get("x") == "1"
+    caller.close()
