@@ -463,6 +463,10 @@ void config_free(rl_config_t *cfg) {
     cfg->acl_user_lines = NULL;
     cfg->acl_user_linenos = NULL;
     cfg->acl_user_count = 0;
+    for (int i = 0; i < cfg->ignored_count; i++) zfree(cfg->ignored[i]);
+    zfree(cfg->ignored);
+    cfg->ignored = NULL;
+    cfg->ignored_count = 0;
     for (size_t i = 0; i < N_DIRECTIVES; i++) {
         if (owns_string(&directives[i])) {
             char **s = field(cfg, &directives[i]);
@@ -493,6 +497,96 @@ static int check_supported(const rl_config_t *cfg, const directive *d, const cha
     return -1;
 }
 
+/* Redis 7.0 directives that redis-like has no parameter for (README,
+ * Configuration), taken in a config file or on the command line so that a
+ * Redis configuration loads unchanged: Debian's stock redis.conf sets
+ * fourteen of them, all to Redis's defaults.  `same` lists the values
+ * ("|" between them, "*" for any) that ask for what redis-like does
+ * anyway; they are taken silently.  Any other value is refused when
+ * `refuse` (ignoring it would break what its user relies on: a limit,
+ * where the log goes, a supervisor waiting for a signal), else taken with
+ * `does` logged at start-up, which says what happens instead.  Cluster,
+ * TLS and the rest of Redis's parameters are refused as unknown. */
+typedef struct {
+    const char *name, *same;
+    bool refuse;
+    const char *does;
+} redis_only_directive;
+
+static const redis_only_directive redis_only[] = {
+    {"always-show-logo", "no", false, "no ASCII logo is shown"},
+    {"set-proc-title", "no", false, "the process title stays the command line"},
+    {"proc-title-template", "*", false, NULL},
+    {"oom-score-adj", "no", true, "the OOM score stays the inherited one"},
+    {"oom-score-adj-values", "*", false, NULL},
+    {"disable-thp", "no", false,
+     "transparent huge pages are left to the kernel and the allocator (ebbmalloc maps without them)"},
+    {"appenddirname", "*", false, NULL},
+    {"aof-disable-auto-gc", "*", false, NULL},
+    {"aof-use-rdb-preamble", "no", false,
+     "an AOF rewrite writes commands, no RDB preamble (an AOF with one still loads)"},
+    {"aof-timestamp-enabled", "no", true, "the AOF has no timestamp annotations"},
+    {"no-appendfsync-on-rewrite", "no", false, "the AOF is fsynced during rewrites too"},
+    {"activerehashing", "yes", false, "the cron rehashes resizing tables all the same"},
+    {"dynamic-hz", "no", false, "the cron runs at hz whatever the number of clients"},
+    {"aof-rewrite-incremental-fsync", "no", false, "a rewritten AOF is fsynced once, when complete"},
+    {"rdb-save-incremental-fsync", "no", false, "an RDB file is fsynced once, when complete"},
+    {"io-threads", "1", false, "socket I/O runs on the main thread"},
+    {"io-threads-do-reads", "no", false, "socket I/O runs on the main thread"},
+    {"maxmemory-clients", "0", true, "client memory has no limit of its own"},
+    {"supervised", "no", true, "no supervisor protocol (systemd, upstart) is spoken"},
+    {"syslog-enabled", "no", true, "the log goes to logfile or standard output only"},
+    {"syslog-ident", "*", false, NULL},
+    {"syslog-facility", "*", false, NULL},
+    {"crash-log-enabled", "no", false, "no crash report is logged"},
+    {"crash-memcheck-enabled", "no", false, "no memory test runs after a crash"},
+    {"ignore-warnings", "*", false, NULL},
+    {"enable-module-command", "no", false, "there are no modules and no MODULE command"},
+};
+
+/* True if value is one of the "|"-separated words of list (or list is
+ * "*"), ignoring case. */
+static bool value_in(const char *value, const char *list) {
+    if (!strcmp(list, "*")) return true;
+    size_t vlen = strlen(value);
+    for (const char *p = list;;) {
+        const char *bar = strchr(p, '|');
+        size_t n = bar ? (size_t)(bar - p) : strlen(p);
+        if (n == vlen && !strncasecmp(p, value, n)) return true;
+        if (!bar) return false;
+        p = bar + 1;
+    }
+}
+
+static const redis_only_directive *find_redis_only(const char *name) {
+    for (size_t i = 0; i < sizeof(redis_only) / sizeof(redis_only[0]); i++)
+        if (!strcasecmp(redis_only[i].name, name)) return &redis_only[i];
+    return NULL;
+}
+
+/* A line naming a redis_only directive: taken (0), noting in cfg->ignored
+ * a value that asks for what redis-like does not do, or refused (-1). */
+static int apply_redis_only(rl_config_t *cfg, const redis_only_directive *r, int argc, sds *argv,
+                            const char **err) {
+    if (argc != 2 && strcmp(r->same, "*") != 0) {
+        *err = "wrong number of arguments";
+        return -1;
+    }
+    if (value_in(argv[1], r->same)) return 0;
+    static char msg[300];
+    if (r->refuse) {
+        snprintf(msg, sizeof(msg), "'%s %s' is not supported by redis-like: %s (accepted: %s)", r->name, argv[1],
+                 r->does, r->same);
+        *err = msg;
+        return -1;
+    }
+    sds note = sds_catprintf(sds_empty(), "'%s %s' has no effect in redis-like: %s.", r->name, argv[1], r->does);
+    cfg->ignored = zrealloc(cfg->ignored, sizeof(char *) * (size_t)(cfg->ignored_count + 1));
+    cfg->ignored[cfg->ignored_count++] = zstrdup(note);
+    sds_free(note);
+    return 0;
+}
+
 /* One "name value..." line; 0 ok, -1 with *err set. */
 static int apply_line(rl_config_t *cfg, const char *line, const char **err) {
     int argc;
@@ -504,7 +598,10 @@ static int apply_line(rl_config_t *cfg, const char *line, const char **err) {
     int r = 0;
     if (argc > 0) {
         const directive *d = find_directive(argv[0]);
-        if (!d) {
+        const redis_only_directive *ro = d ? NULL : find_redis_only(argv[0]);
+        if (ro) {
+            r = apply_redis_only(cfg, ro, argc, argv, err);
+        } else if (!d) {
             *err = "Bad directive or wrong number of arguments";
             r = -1;
         } else if (argc < 2) {

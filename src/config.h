@@ -156,6 +156,10 @@ typedef struct rl_config {
     char **acl_user_lines;    /* "user" lines, without the word "user" */
     int *acl_user_linenos;    /* their line numbers (0 = command line) */
     int acl_user_count;
+    /* Redis-only directives taken with a value redis-like does not act on
+     * (config.c, redis_only): one text each, logged at start-up */
+    char **ignored;
+    int ignored_count;
 } rl_config_t;
 
 enum { IO_ENGINE_AUTO = 0,

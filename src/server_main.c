@@ -70,6 +70,7 @@ int main(int argc, char **argv) {
     log_msg(LL_NOTICE, "redis-like version=%s, bits=%d, pid=%d, malloc=%s, just started", RL_VERSION,
             (int)(sizeof(long) * 8), (int)getpid(), zmalloc_lib());
     if (!config_path) log_msg(LL_WARNING, "Warning: no config file specified, using the default config.");
+    for (int i = 0; i < srv.cfg.ignored_count; i++) log_msg(LL_WARNING, "%s", srv.cfg.ignored[i]);
     if (!server_init(&srv)) {
         server_free(&srv);
         return 1;

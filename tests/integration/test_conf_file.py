@@ -2,8 +2,11 @@
 directive it sets is one CONFIG GET knows, with the documented value."""
 import os
 import re
+import subprocess
 
-from conftest import ROOT
+import pytest
+
+from conftest import ROOT, SERVER
 
 
 def conf_directives():
@@ -33,3 +36,59 @@ def test_shipped_config_loads(start_server):
     assert c.config_get("hz")["hz"] == "10"
     assert re.match(r"normal 0 0 0 slave \d+ \d+ 60 pubsub \d+ \d+ 60",
                     c.config_get("client-output-buffer-limit")["client-output-buffer-limit"])
+
+
+# Debian's redis-server package ships this file (utils/install-deps.sh
+# installs the package for the differential tests).
+STOCK_CONF = "/etc/redis/redis.conf"
+# What the stock file sets to a value redis-like does not act on.
+STOCK_NO_EFFECT = ("set-proc-title yes", "disable-thp yes", "aof-use-rdb-preamble yes", "dynamic-hz yes",
+                   "aof-rewrite-incremental-fsync yes", "rdb-save-incremental-fsync yes")
+# Where the stock file's settings would leave a test server (a daemon
+# logging to /var/log): back to the foreground and the test's directory.
+STOCK_OVERRIDES = ["--daemonize", "no", "--logfile", "", "--pidfile", ""]
+
+
+def test_redis_stock_config_loads_in_both(start_server):
+    # A Redis user's configuration starts redis-like unchanged: Redis 7.0
+    # directives it has no parameter for are taken at the values that mean
+    # what it does, and any other value it would not honour is named in
+    # the log.  Redis itself starts from the same file.
+    with open(STOCK_CONF) as f:
+        text = f.read()
+    ref = start_server(binary="/usr/bin/redis-server", config_text=text, args=STOCK_OVERRIDES)
+    ours = start_server(config_text=text, args=STOCK_OVERRIDES)
+    assert ref.client().ping() and ours.client().ping()
+    c = ours.client()
+    assert c.config_get("maxmemory-policy") == ref.client().config_get("maxmemory-policy")
+    log = ours.read_log()
+    for setting in STOCK_NO_EFFECT:
+        assert "'%s' has no effect in redis-like" % setting in log, setting
+    assert log.count("has no effect in redis-like") == len(STOCK_NO_EFFECT)
+    assert c.config_get("dynamic-hz") == {}           # still not a parameter
+
+
+def test_redis_only_directive_at_our_behaviour_is_silent(start_server):
+    s = start_server(["--dynamic-hz", "no", "--always-show-logo", "no", "--io-threads", "1",
+                      "--oom-score-adj-values", "0", "200", "800"])
+    assert s.client().ping()
+    assert "has no effect" not in s.read_log()
+
+
+@pytest.mark.parametrize("line,reason", [
+    ("maxmemory-clients 10%", "client memory has no limit of its own"),
+    ("supervised systemd", "no supervisor protocol"),
+    ("aof-timestamp-enabled yes", "no timestamp annotations"),
+    ("dynamic-hz", "wrong number of arguments"),
+    ("cluster-enabled yes", "Bad directive"),
+])
+def test_redis_only_directive_refused(tmp_path, line, reason):
+    # A value redis-like would silently not honour (a limit, a supervisor
+    # waiting for a notification) stops start-up, with the line.
+    path = tmp_path / "redis.conf"
+    path.write_text("port 7000\n%s\n" % line)
+    out = subprocess.run([SERVER, str(path), "--port", "0"], capture_output=True, text=True, timeout=10)
+    text = out.stdout + out.stderr
+    assert out.returncode == 1
+    assert "at line 2" in text and ">>> '%s'" % line in text
+    assert reason in text
