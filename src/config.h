@@ -62,6 +62,7 @@ typedef struct rl_config {
     long long client_query_buffer_limit; /* bytes */
     /* general */
     long long hz;
+    bool dynamic_hz; /* raise the cron's rate with many clients (server.c) */
     long long databases;
     char *requirepass; /* "" = none */
     int loglevel;

@@ -82,7 +82,7 @@ void expire_active_cycle(server_t *srv) {
     if (!repl_keys_expire_locally(srv)) return; /* repl.h: a replica waits for its master's DEL */
     long effort = srv->cfg.active_expire_effort - 1;
     long per_loop = EXPIRE_KEYS_PER_LOOP + EXPIRE_KEYS_PER_LOOP / 4 * effort;
-    long long budget_us = 1000000LL * EXPIRE_CPU_PERCENT / 100 / srv->cfg.hz;
+    long long budget_us = 1000000LL * EXPIRE_CPU_PERCENT / 100 / srv->hz;
     long long start = util_monotonic_us();
     for (int i = 0; i < srv->dbnum; i++) {
         db_t *db = &srv->dbs[i];

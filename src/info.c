@@ -71,7 +71,7 @@ static sds sec_server(server_t *srv, sds s) {
 #else
                          0, 0, 0,
 #endif
-                         (int)srv->pid, srv->run_id, srv->cfg.port, now_us, uptime, uptime / 86400, srv->cfg.hz, srv->cfg.hz,
+                         (int)srv->pid, srv->run_id, srv->cfg.port, now_us, uptime, uptime / 86400, (long long)srv->hz, srv->cfg.hz,
                          obj_lru_clock(), srv->executable ? srv->executable : "", srv->config_file ? srv->config_file : "");
 }
 

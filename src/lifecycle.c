@@ -80,6 +80,7 @@ static void server_cron(void *arg) {
     server_t *srv = arg;
     server_update_clock(srv);
     srv->cron_loops++;
+    server_adapt_hz(srv);
     server_sample_memory(srv);
     sample_rates(srv);
     if (!srv->active_expire_off) expire_active_cycle(srv);
@@ -163,7 +164,8 @@ bool server_init(server_t *srv) {
     repl_init(srv);      /* `replicaof`: the cron connects once we run */
     if (!persist_load_at_startup(srv)) return false;
     if (!server_listen(srv)) return false;
-    srv->cron_timer = evloop_timer_add(srv->loop, 1000000 / (long)srv->cfg.hz, server_cron, srv);
+    srv->hz = (int)srv->cfg.hz;
+    srv->cron_timer = evloop_timer_add(srv->loop, 1000000 / srv->hz, server_cron, srv);
     evloop_signal_add(srv->loop, SIGTERM, on_signal, srv);
     evloop_signal_add(srv->loop, SIGINT, on_signal, srv);
     if (srv->cfg.pidfile && srv->cfg.pidfile[0]) {

@@ -15,6 +15,22 @@ void server_update_clock(server_t *srv) {
     obj_set_lru_clock((unsigned)(srv->mstime / LRU_CLOCK_RESOLUTION));
 }
 
+/* The cron's rate: hz, doubled (up to 500) while there are more than
+ * CLIENTS_PER_TICK clients per tick, with dynamic-hz as in Redis, so that
+ * conn_cron's share of the clients per tick and the timeouts it checks
+ * stay small when there are thousands.  Sets the cron timer when it
+ * changes.  Called by the cron each tick and by CONFIG SET hz|dynamic-hz. */
+#define CLIENTS_PER_TICK 200
+#define MAX_HZ 500
+void server_adapt_hz(server_t *srv) {
+    int hz = (int)srv->cfg.hz;
+    if (srv->cfg.dynamic_hz)
+        while (hz < MAX_HZ && srv->client_count / (size_t)hz > CLIENTS_PER_TICK) hz = hz * 2 < MAX_HZ ? hz * 2 : MAX_HZ;
+    if (hz == srv->hz) return;
+    srv->hz = hz;
+    if (srv->cron_timer) evloop_timer_set_interval(srv->cron_timer, 1000000 / hz);
+}
+
 void server_sample_memory(server_t *srv) {
     srv->mem.rss = zmalloc_get_rss();
     /* An allocator whose stats cost a heap walk (glibc) reports 0 in INFO,

@@ -122,7 +122,9 @@ struct server {
     size_t startup_memory; /* used_memory after start-up */
     long long start_time_ms;
     long long cron_loops;
-    long long mstime; /* cached clock, updated per command batch */
+    int hz;              /* the cron's rate now: cfg.hz, raised by dynamic-hz (server_adapt_hz) */
+    client_t *cron_next; /* conn_cron: the next client it visits (NULL: the first) */
+    long long mstime;    /* cached clock, updated per command batch */
     /* dispatch.c: the clock (us) at the end of the last top-level command
      * of the input batch conn.c is running, taken as the next command's
      * start (one clock read per pipelined command instead of two: a read
@@ -157,6 +159,7 @@ struct server {
 void server_request_shutdown(server_t *srv);
 void server_update_clock(server_t *srv);
 void server_sample_memory(server_t *srv);
+void server_adapt_hz(server_t *srv);
 /* Full path of a file in the configured dir, or name itself when absolute
  * (the RDB, the AOF and their temp files; caller sds_frees). */
 sds server_path(const server_t *srv, const char *name);

@@ -68,7 +68,7 @@ static void cmd_config_get(client_t *c) {
 /* Side effects of a changed directive on running subsystems. */
 static void config_apply(server_t *srv, const char *name) {
     acl_config_changed(srv, name); /* requirepass, acl-pubsub-default */
-    if (!strcasecmp(name, "hz")) evloop_timer_set_interval(srv->cron_timer, 1000000 / (long)srv->cfg.hz);
+    if (!strcasecmp(name, "hz") || !strcasecmp(name, "dynamic-hz")) server_adapt_hz(srv);
     else if (!strcasecmp(name, "loglevel")) log_set_level(srv->cfg.loglevel);
     else if (!strcasecmp(name, "jemalloc-bg-thread")) zmalloc_set_background_thread(srv->cfg.jemalloc_bg_thread);
     else if (!strcasecmp(name, "maxmemory") && srv->cfg.maxmemory) {

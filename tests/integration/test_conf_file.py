@@ -42,7 +42,7 @@ def test_shipped_config_loads(start_server):
 # installs the package for the differential tests).
 STOCK_CONF = "/etc/redis/redis.conf"
 # What the stock file sets to a value redis-like does not act on.
-STOCK_NO_EFFECT = ("set-proc-title yes", "disable-thp yes", "aof-use-rdb-preamble yes", "dynamic-hz yes",
+STOCK_NO_EFFECT = ("set-proc-title yes", "disable-thp yes", "aof-use-rdb-preamble yes",
                    "aof-rewrite-incremental-fsync yes", "rdb-save-incremental-fsync yes")
 # Where the stock file's settings would leave a test server (a daemon
 # logging to /var/log): back to the foreground and the test's directory.
@@ -65,11 +65,11 @@ def test_redis_stock_config_loads_in_both(start_server):
     for setting in STOCK_NO_EFFECT:
         assert "'%s' has no effect in redis-like" % setting in log, setting
     assert log.count("has no effect in redis-like") == len(STOCK_NO_EFFECT)
-    assert c.config_get("dynamic-hz") == {}           # still not a parameter
+    assert c.config_get("activerehashing") == {}      # still not a parameter
 
 
 def test_redis_only_directive_at_our_behaviour_is_silent(start_server):
-    s = start_server(["--dynamic-hz", "no", "--always-show-logo", "no", "--io-threads", "1",
+    s = start_server(["--activerehashing", "yes", "--always-show-logo", "no", "--io-threads", "1",
                       "--oom-score-adj-values", "0", "200", "800"])
     assert s.client().ping()
     assert "has no effect" not in s.read_log()
@@ -79,7 +79,7 @@ def test_redis_only_directive_at_our_behaviour_is_silent(start_server):
     ("maxmemory-clients 10%", "client memory has no limit of its own"),
     ("supervised systemd", "no supervisor protocol"),
     ("aof-timestamp-enabled yes", "no timestamp annotations"),
-    ("dynamic-hz", "wrong number of arguments"),
+    ("activerehashing", "wrong number of arguments"),
     ("cluster-enabled yes", "Bad directive"),
 ])
 def test_redis_only_directive_refused(tmp_path, line, reason):

@@ -34,7 +34,7 @@ MISSING = {
         oom-score-adj oom-score-adj-values proc-title-template set-proc-title socket-mark-id supervised
         syslog-enabled syslog-facility syslog-ident shutdown-on-sigint shutdown-on-sigterm shutdown-timeout
         enable-module-command enable-protected-configs""",
-    "server behaviour not implemented": """activerehashing dynamic-hz io-threads io-threads-do-reads
+    "server behaviour not implemented": """activerehashing io-threads io-threads-do-reads
         maxmemory-clients maxmemory-eviction-tenacity no-appendfsync-on-rewrite aof-rewrite-incremental-fsync
         rdb-save-incremental-fsync""",
 }
