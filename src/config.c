@@ -501,7 +501,7 @@ static int check_supported(const rl_config_t *cfg, const directive *d, const cha
 /* Redis 7.0 directives that redis-like has no parameter for (README,
  * Configuration), taken in a config file or on the command line so that a
  * Redis configuration loads unchanged: Debian's stock redis.conf sets
- * fourteen of them, all to Redis's defaults.  `same` lists the values
+ * thirteen of them, all to Redis's defaults.  `same` lists the values
  * ("|" between them, "*" for any) that ask for what redis-like does
  * anyway; they are taken silently.  Any other value is refused when
  * `refuse` (ignoring it would break what its user relies on: a limit,

@@ -707,7 +707,7 @@ static void cron_client(server_t *srv, client_t *c, long long timeout_ms) {
 /* Each tick visits clients/hz clients, at least CRON_MIN_CLIENTS (all of
  * them when there are fewer), going on where the previous tick stopped:
  * every client comes round about once a second, and a tick with 10,000
- * clients visits 1,000 of them at hz 10, or 200 at the 50 dynamic-hz
+ * clients visits 1,000 of them at hz 10, or 125 at the 80 that dynamic-hz
  * gives it (server_adapt_hz), as Redis's clientsCron.  Walking them all
  * each tick made a tick's stall grow with the number of clients. */
 #define CRON_MIN_CLIENTS 5
