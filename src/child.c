@@ -21,6 +21,7 @@
 
 #include "latency.h"
 #include "log.h"
+#include "oom.h"
 #include "rio.h"
 #include "util.h"
 #include "zmalloc.h"
@@ -82,6 +83,7 @@ static void run_child(server_t *srv, const child_job_t *job, int pipe_fd) {
     signal(SIGTERM, SIG_DFL);
     signal(SIGINT, SIG_DFL);
     signal(SIGUSR1, SIG_DFL);
+    oom_apply(srv, OOM_CLASS_BGCHILD); /* oom-score-adj: the child goes first */
     int rc = job->body(srv, job->body_arg);
     uint64_t cow = private_dirty_bytes();
     if (rc == 0)

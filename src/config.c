@@ -28,7 +28,8 @@
 /* T_NOTIFY: notify-keyspace-events letters (notify.c parses them);
  * T_OBUF: client-output-buffer-limit "<class> <hard> <soft> <secs>"...;
  * T_PCTL: a space-separated list of percentiles 0..100, kept as a string
- * in its normalized form ("%f" without trailing zeros, as Redis shows it). */
+ * in its normalized form ("%f" without trailing zeros, as Redis shows it);
+ * T_OOMV: oom-score-adj-values, three scores -2000..2000. */
 enum { T_BOOL,
        T_INT,
        T_MEM,
@@ -38,7 +39,8 @@ enum { T_BOOL,
        T_OCTAL,
        T_NOTIFY,
        T_OBUF,
-       T_PCTL };
+       T_PCTL,
+       T_OOMV };
 #define F_IMMUTABLE 1
 
 typedef struct enum_name {
@@ -48,10 +50,11 @@ typedef struct enum_name {
 
 static const enum_name loglevel_enum[] = {{"debug", LL_DEBUG}, {"verbose", LL_VERBOSE}, {"notice", LL_NOTICE}, {"warning", LL_WARNING}, {NULL, 0}};
 static const enum_name policy_enum[] = {
-    {"noeviction", MAXMEMORY_NOEVICTION}, {"allkeys-lru", MAXMEMORY_ALLKEYS_LRU}, {"volatile-lru", MAXMEMORY_VOLATILE_LRU}, {"allkeys-lfu", MAXMEMORY_ALLKEYS_LFU}, {"volatile-lfu", MAXMEMORY_VOLATILE_LFU}, {"allkeys-random", MAXMEMORY_ALLKEYS_RANDOM}, {"volatile-random", MAXMEMORY_VOLATILE_RANDOM}, {"volatile-ttl", MAXMEMORY_VOLATILE_TTL}, {NULL, 0}};
+    {"volatile-lru", MAXMEMORY_VOLATILE_LRU}, {"volatile-lfu", MAXMEMORY_VOLATILE_LFU}, {"volatile-random", MAXMEMORY_VOLATILE_RANDOM}, {"volatile-ttl", MAXMEMORY_VOLATILE_TTL}, {"allkeys-lru", MAXMEMORY_ALLKEYS_LRU}, {"allkeys-lfu", MAXMEMORY_ALLKEYS_LFU}, {"allkeys-random", MAXMEMORY_ALLKEYS_RANDOM}, {"noeviction", MAXMEMORY_NOEVICTION}, {NULL, 0}};
 
-static const enum_name appendfsync_enum[] = {{"no", APPENDFSYNC_NO}, {"always", APPENDFSYNC_ALWAYS}, {"everysec", APPENDFSYNC_EVERYSEC}, {NULL, 0}};
+static const enum_name appendfsync_enum[] = {{"everysec", APPENDFSYNC_EVERYSEC}, {"always", APPENDFSYNC_ALWAYS}, {"no", APPENDFSYNC_NO}, {NULL, 0}};
 
+static const enum_name oom_adj_enum[] = {{"no", OOM_ADJ_NO}, {"yes", OOM_ADJ_RELATIVE}, {"relative", OOM_ADJ_RELATIVE}, {"absolute", OOM_ADJ_ABSOLUTE}, {NULL, 0}};
 static const enum_name debug_enum[] = {{"no", DEBUG_CMD_NO}, {"yes", DEBUG_CMD_YES}, {"local", DEBUG_CMD_LOCAL}, {NULL, 0}};
 static const enum_name io_engine_enum[] = {{"auto", IO_ENGINE_AUTO}, {"epoll", IO_ENGINE_EPOLL}, {"io_uring", IO_ENGINE_URING}, {NULL, 0}};
 static const enum_name diskless_load_enum[] = {{"disabled", REPL_DISKLESS_LOAD_DISABLED},
@@ -95,6 +98,8 @@ static const directive directives[] = {
     {"client-query-buffer-limit", T_MEM, O(client_query_buffer_limit), "1gb", 1024 * 1024, LLONG_MAX, NULL, 0},
     {"hz", T_INT, O(hz), "10", 1, 500, NULL, 0},
     {"dynamic-hz", T_BOOL, O(dynamic_hz), "yes", 0, 0, NULL, 0},
+    {"oom-score-adj", T_ENUM, O(oom_score_adj), "no", 0, 0, oom_adj_enum, 0},
+    {"oom-score-adj-values", T_OOMV, O(oom_score_adj_values), "0 200 800", -2000, 2000, NULL, 0},
     {"databases", T_INT, O(databases), "16", 1, INT_MAX, NULL, F_IMMUTABLE},
     {"requirepass", T_STR, O(requirepass), "", 0, 0, NULL, 0},
     {"loglevel", T_ENUM, O(loglevel), "notice", 0, 0, loglevel_enum, 0},
@@ -328,10 +333,51 @@ static int apply_percentiles(rl_config_t *cfg, const directive *d, int argc, cha
     return r;
 }
 
+/* Redis 7.0's text for a value not in an enum's list: the names in the
+ * table's order (Redis's). */
+static const char *enum_error(const enum_name *names) {
+    static char msg[300];
+    size_t len = (size_t)snprintf(msg, sizeof(msg), "argument(s) must be one of the following: ");
+    for (const enum_name *e = names; e->name && len < sizeof(msg); e++)
+        len += (size_t)snprintf(msg + len, sizeof(msg) - len, "%s%s", e == names ? "" : ", ", e->name);
+    return msg;
+}
+
+/* oom-score-adj-values: three words, or one holding the three (a quoted
+ * "0 200 800" on the command line), each -2000..2000. */
+static int apply_oom_values(rl_config_t *cfg, const directive *d, int argc, char **argv, const char **err) {
+    int n = argc;
+    sds *words = NULL;
+    if (argc == 1) {
+        words = sds_splitargs(argv[0], &n);
+        if (!words) n = 0;
+        argv = words;
+    }
+    long long v[3];
+    int r = 0;
+    if (n != 3) {
+        *err = "wrong number of arguments";
+        r = -1;
+    }
+    for (int i = 0; i < 3 && r == 0; i++) {
+        if (!util_str2ll(argv[i], strlen(argv[i]), &v[i]) || v[i] < d->min || v[i] > d->max) {
+            *err = "Invalid oom-score-adj-values, elements must be between -2000 and 2000.";
+            r = -1;
+        }
+    }
+    if (r == 0) {
+        int *out = field(cfg, d);
+        for (int i = 0; i < 3; i++) out[i] = (int)v[i];
+    }
+    if (words) sds_free_splitres(words, n);
+    return r;
+}
+
 /* Parse argv[0..argc) as the value of d into cfg.  err gets a static
  * reason. */
 static int apply_value(rl_config_t *cfg, const directive *d, int argc, char **argv, const char **err) {
-    if (d->type != T_BIND && d->type != T_STR && d->type != T_OBUF && d->type != T_PCTL && argc != 1) {
+    if (d->type != T_BIND && d->type != T_STR && d->type != T_OBUF && d->type != T_PCTL && d->type != T_OOMV &&
+        argc != 1) {
         *err = "wrong number of arguments";
         return -1;
     }
@@ -385,7 +431,7 @@ static int apply_value(rl_config_t *cfg, const directive *d, int argc, char **ar
                     return 0;
                 }
             }
-            *err = "argument(s) must be one of the allowed values";
+            *err = enum_error(d->enums);
             return -1;
         case T_STR: {
             /* Multi-word values (save "3600 1 300 100") are joined by spaces. */
@@ -413,6 +459,8 @@ static int apply_value(rl_config_t *cfg, const directive *d, int argc, char **ar
             return apply_obuf(cfg, argc, argv, err);
         case T_PCTL:
             return apply_percentiles(cfg, d, argc, argv, err);
+        case T_OOMV:
+            return apply_oom_values(cfg, d, argc, argv, err);
         case T_BIND:
             if (argc > CFG_MAX_BIND) {
                 *err = "Too many bind addresses specified.";
@@ -501,7 +549,7 @@ static int check_supported(const rl_config_t *cfg, const directive *d, const cha
 /* Redis 7.0 directives that redis-like has no parameter for (README,
  * Configuration), taken in a config file or on the command line so that a
  * Redis configuration loads unchanged: Debian's stock redis.conf sets
- * thirteen of them, all to Redis's defaults.  `same` lists the values
+ * eleven of them, all to Redis's defaults.  `same` lists the values
  * ("|" between them, "*" for any) that ask for what redis-like does
  * anyway; they are taken silently.  Any other value is refused when
  * `refuse` (ignoring it would break what its user relies on: a limit,
@@ -518,8 +566,6 @@ static const redis_only_directive redis_only[] = {
     {"always-show-logo", "no", false, "no ASCII logo is shown"},
     {"set-proc-title", "no", false, "the process title stays the command line"},
     {"proc-title-template", "*", false, NULL},
-    {"oom-score-adj", "no", true, "the OOM score stays the inherited one"},
-    {"oom-score-adj-values", "*", false, NULL},
     {"disable-thp", "no", false,
      "transparent huge pages are left to the kernel and the allocator (ebbmalloc maps without them)"},
     {"appenddirname", "*", false, NULL},
@@ -727,6 +773,10 @@ char *config_get_value(const rl_config_t *cfg, const char *name) {
                 if (e->value == *(const int *)cfield(cfg, d)) return sds_new(e->name);
             return sds_empty();
         case T_NOTIFY: return notify_flags_to_string(*(const int *)cfield(cfg, d));
+        case T_OOMV: {
+            const int *v = cfield(cfg, d);
+            return sds_catprintf(sds_empty(), "%d %d %d", v[0], v[1], v[2]);
+        }
         case T_OBUF: {
             sds s = sds_empty();
             for (int i = 0; i < OBUF_CLASSES; i++) {

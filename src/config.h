@@ -62,7 +62,9 @@ typedef struct rl_config {
     long long client_query_buffer_limit; /* bytes */
     /* general */
     long long hz;
-    bool dynamic_hz; /* raise the cron's rate with many clients (server.c) */
+    bool dynamic_hz;             /* raise the cron's rate with many clients (server.c) */
+    int oom_score_adj;           /* OOM_ADJ_*: how oom.c uses the values below */
+    int oom_score_adj_values[3]; /* master, replica, forked child (oom.c) */
     long long databases;
     char *requirepass; /* "" = none */
     int loglevel;
@@ -163,6 +165,9 @@ typedef struct rl_config {
     int ignored_count;
 } rl_config_t;
 
+enum { OOM_ADJ_NO = 0,
+       OOM_ADJ_RELATIVE,
+       OOM_ADJ_ABSOLUTE };
 enum { IO_ENGINE_AUTO = 0,
        IO_ENGINE_EPOLL,
        IO_ENGINE_URING };

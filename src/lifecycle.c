@@ -42,6 +42,7 @@
 #include "ttl_index.h"
 #include "slowlog.h"
 #include "log.h"
+#include "oom.h"
 #include "multi.h"
 #include "net.h"
 #include "persist.h"
@@ -76,11 +77,17 @@ static void resize_tables(server_t *srv) {
     }
 }
 
+/* oom-score-adj: the role's score (oom.c writes it only when it changes). */
+static void apply_oom_score(server_t *srv) {
+    oom_apply(srv, repl_is_replica(srv) ? OOM_CLASS_REPLICA : OOM_CLASS_MASTER);
+}
+
 static void server_cron(void *arg) {
     server_t *srv = arg;
     server_update_clock(srv);
     srv->cron_loops++;
     server_adapt_hz(srv);
+    apply_oom_score(srv);
     server_sample_memory(srv);
     sample_rates(srv);
     if (!srv->active_expire_off) expire_active_cycle(srv);
@@ -162,6 +169,7 @@ bool server_init(server_t *srv) {
     persist_init(srv);   /* then load the AOF or RDB before listening */
     propagate_init(srv); /* the write stream to the AOF and replicas */
     repl_init(srv);      /* `replicaof`: the cron connects once we run */
+    apply_oom_score(srv);
     if (!persist_load_at_startup(srv)) return false;
     if (!server_listen(srv)) return false;
     srv->hz = (int)srv->cfg.hz;

@@ -24,6 +24,13 @@
 #define RL_MAX_LISTENERS 16
 
 typedef struct server server_t;
+/* oom.c: what it did to /proc/self/oom_score_adj */
+typedef struct oom_state {
+    bool adjusted;      /* oom-score-adj is on and base was read */
+    int base;           /* the score before we first changed it */
+    bool written_valid; /* written holds the last value we wrote */
+    int written;
+} oom_state_t;
 typedef struct client client_t;
 typedef struct command command_t; /* command_def.h */
 typedef struct evloop evloop_t;
@@ -124,6 +131,7 @@ struct server {
     long long cron_loops;
     int hz;              /* the cron's rate now: cfg.hz, raised by dynamic-hz (server_adapt_hz) */
     client_t *cron_next; /* conn_cron: the next client it visits (NULL: the first) */
+    oom_state_t oom;     /* oom.c */
     long long mstime;    /* cached clock, updated per command batch */
     /* dispatch.c: the clock (us) at the end of the last top-level command
      * of the input batch conn.c is running, taken as the next command's

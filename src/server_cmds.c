@@ -15,6 +15,7 @@
 #include "info.h"
 #include "lazyfree.h"
 #include "log.h"
+#include "oom.h"
 #include "persist.h"
 #include "repl.h"
 #include "reply.h"
@@ -65,9 +66,14 @@ static void cmd_config_get(client_t *c) {
     dict_release(g.seen);
 }
 
-/* Side effects of a changed directive on running subsystems. */
-static void config_apply(server_t *srv, const char *name) {
+/* Side effects of a changed directive on running subsystems; NULL, or the
+ * error that makes CONFIG SET put the old values back. */
+static const char *config_apply(server_t *srv, const char *name) {
     acl_config_changed(srv, name); /* requirepass, acl-pubsub-default */
+    if (!strcasecmp(name, "oom-score-adj") || !strcasecmp(name, "oom-score-adj-values"))
+        return oom_apply(srv, repl_is_replica(srv) ? OOM_CLASS_REPLICA : OOM_CLASS_MASTER)
+                   ? NULL
+                   : "Failed to set current oom_score_adj. Check server logs.";
     if (!strcasecmp(name, "hz") || !strcasecmp(name, "dynamic-hz")) server_adapt_hz(srv);
     else if (!strcasecmp(name, "loglevel")) log_set_level(srv->cfg.loglevel);
     else if (!strcasecmp(name, "jemalloc-bg-thread")) zmalloc_set_background_thread(srv->cfg.jemalloc_bg_thread);
@@ -82,6 +88,7 @@ static void config_apply(server_t *srv, const char *name) {
                     srv->cfg.maxmemory, used);
         evict_perform(srv);
     }
+    return NULL;
 }
 
 static void reply_config_set_error(client_t *c, const char *name, const char *err) {
@@ -117,14 +124,30 @@ static void cmd_config_set(client_t *c) {
             return;
         }
     }
-    for (int j = 2; j < c->argc; j += 2) {
+    /* The old values, for when a side effect fails (config_apply): then
+     * every parameter of the call goes back, as in Redis. */
+    int npairs = (c->argc - 2) / 2;
+    sds *old = zcalloc(sizeof(sds) * (size_t)npairs);
+    for (int j = 2; j < c->argc; j += 2) old[(j - 2) / 2] = config_get_value(&c->srv->cfg, c->argv[j]->ptr);
+    const char *failed = NULL, *failed_name = NULL;
+    for (int j = 2; j < c->argc && !failed; j += 2) {
         const char *name = c->argv[j]->ptr;
         int rc = config_set(&c->srv->cfg, name, c->argv[j + 1]->ptr, &err);
         rl_assert(rc == 0); /* checked above */
         (void)rc;
-        config_apply(c->srv, name);
+        if ((failed = config_apply(c->srv, name))) failed_name = name;
     }
-    reply_ok(c);
+    if (failed) {
+        for (int j = 2; j < c->argc; j += 2) {
+            if (config_set(&c->srv->cfg, c->argv[j]->ptr, old[(j - 2) / 2], &err) == 0)
+                config_apply(c->srv, c->argv[j]->ptr);
+        }
+        reply_config_set_error(c, failed_name, failed);
+    } else {
+        reply_ok(c);
+    }
+    for (int i = 0; i < npairs; i++) sds_free(old[i]);
+    zfree(old);
 }
 
 static void cmd_config_resetstat(client_t *c) {

@@ -10,6 +10,7 @@ the lists.
 
 Run alone: /usr/bin/python3 -m pytest -q tests/integration/test_config_70.py"""
 import pytest
+import redis
 
 from conftest import REDIS_SERVER
 
@@ -31,7 +32,7 @@ MISSING = {
                                                  "aof-use-rdb-preamble",
     "process and OS settings not implemented": """always-show-logo aof_rewrite_cpulist bgsave_cpulist bio_cpulist
         server_cpulist bind-source-addr crash-log-enabled crash-memcheck-enabled disable-thp ignore-warnings
-        oom-score-adj oom-score-adj-values proc-title-template set-proc-title socket-mark-id supervised
+        proc-title-template set-proc-title socket-mark-id supervised
         syslog-enabled syslog-facility syslog-ident shutdown-on-sigint shutdown-on-sigterm shutdown-timeout
         enable-module-command enable-protected-configs""",
     "server behaviour not implemented": """activerehashing io-threads io-threads-do-reads
@@ -156,3 +157,17 @@ def test_config_set_checks_everything_first(both):
             c.config_set("hash-max-listpack-entries", 512)
             c.config_set("maxmemory-policy", "noeviction")
             c.config_set("latency-tracking-info-percentiles", "50 99 99.9")
+
+
+@pytest.mark.parametrize("name", ["loglevel", "appendfsync", "maxmemory-policy", "sanitize-dump-payload",
+                                  "acl-pubsub-default", "repl-diskless-load",
+                                  "propagation-error-behavior", "oom-score-adj"])
+def test_enum_error_lists_the_values_like_redis(both, name):
+    # Redis names the allowed values, in its own order.
+    errors = []
+    for c in both:
+        with pytest.raises(redis.ResponseError) as e:
+            c.config_set(name, "maybe")
+        errors.append(str(e.value))
+    assert errors[0] == errors[1]
+    assert "must be one of the following: " in errors[0]
