@@ -42,6 +42,9 @@ enum { T_BOOL,
        T_PCTL,
        T_OOMV };
 #define F_IMMUTABLE 1
+#define F_BASENAME 2 /* a file name in dir, never a path (Redis 7.0 refuses one) */
+#define F_DIRNAME 4  /* the same, of a directory */
+#define F_HIDDEN 8   /* a testing knob: CONFIG GET names it only exactly, as Redis hides it */
 
 typedef struct enum_name {
     const char *name;
@@ -107,10 +110,14 @@ static const directive directives[] = {
     {"pidfile", T_STR, O(pidfile), "", 0, 0, NULL, F_IMMUTABLE},
     {"daemonize", T_BOOL, O(daemonize), "no", 0, 0, NULL, F_IMMUTABLE},
     {"dir", T_STR, O(dir), ".", 0, 0, NULL, 0},
-    {"dbfilename", T_STR, O(dbfilename), "dump.rdb", 0, 0, NULL, 0},
+    {"dbfilename", T_STR, O(dbfilename), "dump.rdb", 0, 0, NULL, F_BASENAME},
     {"save", T_STR, O(save), "3600 1 300 100 60 10000", 0, 0, NULL, 0},
     {"appendonly", T_BOOL, O(appendonly), "no", 0, 0, NULL, 0},
-    {"appendfilename", T_STR, O(appendfilename), "appendonly.aof", 0, 0, NULL, F_IMMUTABLE},
+    {"appendfilename", T_STR, O(appendfilename), "appendonly.aof", 0, 0, NULL, F_IMMUTABLE | F_BASENAME},
+    {"appenddirname", T_STR, O(appenddirname), "appendonlydir", 0, 0, NULL, F_IMMUTABLE | F_DIRNAME},
+    {"aof-use-rdb-preamble", T_BOOL, O(aof_use_rdb_preamble), "yes", 0, 0, NULL, 0},
+    {"aof-timestamp-enabled", T_BOOL, O(aof_timestamp_enabled), "no", 0, 0, NULL, 0},
+    {"aof-disable-auto-gc", T_BOOL, O(aof_disable_auto_gc), "no", 0, 0, NULL, 0},
     {"rdbcompression", T_BOOL, O(rdbcompression), "yes", 0, 0, NULL, 0},
     {"rdbchecksum", T_BOOL, O(rdbchecksum), "yes", 0, 0, NULL, 0},
     {"stop-writes-on-bgsave-error", T_BOOL, O(stop_writes_on_bgsave_error), "yes", 0, 0, NULL, 0},
@@ -119,6 +126,7 @@ static const directive directives[] = {
     {"auto-aof-rewrite-percentage", T_INT, O(auto_aof_rewrite_percentage), "100", 0, INT_MAX, NULL, 0},
     {"auto-aof-rewrite-min-size", T_MEM, O(auto_aof_rewrite_min_size), "64mb", 0, LLONG_MAX, NULL, 0},
     {"aof-load-truncated", T_BOOL, O(aof_load_truncated), "yes", 0, 0, NULL, 0},
+    {"rdb-key-save-delay", T_INT, O(rdb_key_save_delay), "0", INT_MIN, INT_MAX, NULL, F_HIDDEN},
     {"maxmemory", T_MEM, O(maxmemory), "0", 0, LLONG_MAX, NULL, 0},
     {"busy-reply-threshold", T_INT, O(busy_reply_threshold), "5000", 0, LLONG_MAX, NULL, 0},
     {"maxmemory-policy", T_ENUM, O(maxmemory_policy), "noeviction", 0, 0, policy_enum, 0},
@@ -434,6 +442,13 @@ static int apply_value(rl_config_t *cfg, const directive *d, int argc, char **ar
             *err = enum_error(d->enums);
             return -1;
         case T_STR: {
+            if ((d->flags & (F_BASENAME | F_DIRNAME)) && argc == 1 && strchr(argv[0], '/')) {
+                static char msg[96]; /* Redis 7.0's text */
+                snprintf(msg, sizeof(msg), "%s can't be a path, just a %s", d->name,
+                         d->flags & F_DIRNAME ? "dirname" : "filename");
+                *err = msg;
+                return -1;
+            }
             /* Multi-word values (save "3600 1 300 100") are joined by spaces. */
             sds joined = sds_empty();
             for (int i = 0; i < argc; i++) {
@@ -549,7 +564,7 @@ static int check_supported(const rl_config_t *cfg, const directive *d, const cha
 /* Redis 7.0 directives that redis-like has no parameter for (README,
  * Configuration), taken in a config file or on the command line so that a
  * Redis configuration loads unchanged: Debian's stock redis.conf sets
- * eleven of them, all to Redis's defaults.  `same` lists the values
+ * eight of them, all to Redis's defaults.  `same` lists the values
  * ("|" between them, "*" for any) that ask for what redis-like does
  * anyway; they are taken silently.  Any other value is refused when
  * `refuse` (ignoring it would break what its user relies on: a limit,
@@ -568,11 +583,6 @@ static const redis_only_directive redis_only[] = {
     {"proc-title-template", "*", false, NULL},
     {"disable-thp", "no", false,
      "transparent huge pages are left to the kernel and the allocator (ebbmalloc maps without them)"},
-    {"appenddirname", "*", false, NULL},
-    {"aof-disable-auto-gc", "*", false, NULL},
-    {"aof-use-rdb-preamble", "no", false,
-     "an AOF rewrite writes commands, no RDB preamble (an AOF with one still loads)"},
-    {"aof-timestamp-enabled", "no", true, "the AOF has no timestamp annotations"},
     {"no-appendfsync-on-rewrite", "no", false, "the AOF is fsynced during rewrites too"},
     {"activerehashing", "yes", false, "the cron rehashes resizing tables all the same"},
     {"aof-rewrite-incremental-fsync", "no", false, "a rewritten AOF is fsynced once, when complete"},
@@ -803,6 +813,7 @@ void config_foreach_match(const rl_config_t *cfg, const char *pattern,
     size_t plen = strlen(pattern);
     for (size_t i = 0; i < N_DIRECTIVES; i++) {
         const char *name = directives[i].name;
+        if ((directives[i].flags & F_HIDDEN) && strcasecmp(pattern, name)) continue;
         if (!util_glob_match(pattern, plen, name, strlen(name), true)) continue;
         sds v = config_get_value(cfg, name);
         fn(arg, name, v);

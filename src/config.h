@@ -76,6 +76,10 @@ typedef struct rl_config {
     char *save; /* accepted for compatibility (persistence issue) */
     bool appendonly;
     char *appendfilename;
+    char *appenddirname;        /* the multi-part AOF's directory, in dir */
+    bool aof_use_rdb_preamble;  /* a rewritten base is an RDB image */
+    bool aof_timestamp_enabled; /* "#TS:<unix time>" lines in the AOF */
+    bool aof_disable_auto_gc;   /* keep the files a rewrite superseded */
     /* persistence (persist.c, rdb_*.c, aof.c) */
     bool rdbcompression;
     bool rdbchecksum;
@@ -84,7 +88,8 @@ typedef struct rl_config {
     long long auto_aof_rewrite_percentage;
     long long auto_aof_rewrite_min_size; /* bytes */
     bool aof_load_truncated;
-    int sanitize_dump_payload; /* SANITIZE_*: yes checks every RDB blob fully */
+    long long rdb_key_save_delay; /* us slept per key written by a save or rewrite (tests) */
+    int sanitize_dump_payload;    /* SANITIZE_*: yes checks every RDB blob fully */
     /* memory */
     long long maxmemory;
     int maxmemory_policy;

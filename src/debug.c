@@ -5,7 +5,7 @@
  * and the client came over a Unix socket or the loopback interface.  The
  * subcommands are those that tools and client test suites send: SLEEP
  * (parsed as leniently as Redis parses it: hiredis sends DEBUG SLEEP 0),
- * ERROR, POPULATE, RELOAD, OBJECT, SET-ACTIVE-EXPIRE, LISTPACK,
+ * ERROR, POPULATE, RELOAD, LOADAOF, OBJECT, SET-ACTIVE-EXPIRE, LISTPACK,
  * QUICKLIST-PACKED-THRESHOLD (validated; lists here never use plain nodes),
  * LAZYFREE-PAUSE (ours: holds the lazy-free thread so tests need no timing),
  * TTL-INDEX (ours: the index of keys with a TTL, ttl_index.h),
@@ -136,6 +136,18 @@ static void debug_reload(client_t *c) {
     reply_ok(c);
 }
 
+/* DEBUG LOADAOF: the AOF's files replayed into emptied databases (Redis
+ * exits when they do not load; we reply an error and keep running, the
+ * databases holding what loaded). */
+static void debug_loadaof(client_t *c) {
+    if (!persist_reload_aof(c->srv)) {
+        reply_error(c, "Error trying to load the AOF files, check server logs.");
+        return;
+    }
+    log_msg(LL_WARNING, "Append Only File loaded by DEBUG LOADAOF");
+    reply_ok(c);
+}
+
 /* DEBUG SET-ACTIVE-EXPIRE <0|1>: read as atoi reads it ("x" is 0). */
 static void debug_set_active_expire(client_t *c) {
     c->srv->active_expire_off = atoi(c->argv[2]->ptr) == 0;
@@ -218,6 +230,7 @@ static void debug_help(client_t *c) {
         "DEFRAG-PASS", "    Run one active-defrag pass now, moving every block; reply the blocks moved.",
         "ERROR <string>", "    Return a Redis protocol error with <string> as message.",
         "LAZYFREE-PAUSE <0|1>", "    Hold (1) or release (0) the lazy-free thread; big frees queue while held.",
+        "LOADAOF", "    Flush the AOF buffers on disk and reload the AOF in memory.",
         "LISTPACK <key>", "    Show low level info about the listpack encoding of <key>.",
         "OBJECT <key>", "    Show low level info about the key and associated value.",
         "POPULATE <count> [<prefix>] [<size>]", "    Create <count> string keys named key:<num> (or <prefix>:<num>).",
@@ -242,6 +255,7 @@ static const debug_sub subs[] = {
     {"object", debug_object, 3, 3},
     {"populate", debug_populate, 3, 5},
     {"reload", debug_reload, 2, 5},
+    {"loadaof", debug_loadaof, 2, 2},
     {"set-active-expire", debug_set_active_expire, 3, 3},
     {"quicklist-packed-threshold", debug_quicklist_threshold, 3, 3},
     {"listpack", debug_listpack, 3, 3},

@@ -117,6 +117,7 @@ static void server_before_sleep(void *arg) {
 static void on_signal(int signo, void *arg) {
     server_t *srv = arg;
     log_msg(LL_WARNING, "Received %s scheduling shutdown...", signo == SIGINT ? "SIGINT" : "SIGTERM");
+    srv->shutdown_by_signal = true;
     server_request_shutdown(srv);
 }
 
@@ -248,10 +249,18 @@ void server_run(server_t *srv) {
     log_msg(LL_NOTICE, "Server initialized");
     if (srv->cfg.port) log_msg(LL_NOTICE, "Ready to accept connections tcp");
     if (srv->unix_path_bound) log_msg(LL_NOTICE, "Ready to accept connections unix");
-    while (!srv->shutdown_asap) {
-        if (evloop_run(srv->loop) != 0) break;
+    for (;;) {
+        while (!srv->shutdown_asap) {
+            if (evloop_run(srv->loop) != 0) break;
+        }
+        /* persist.c: a no-op if SHUTDOWN already did it.  A signal's
+         * shutdown that cannot persist (the final save failed, the first
+         * AOF is still being written) leaves the server running, as in
+         * Redis: exiting would lose data no file holds. */
+        if (persist_shutdown(srv, false, false, false) || !srv->shutdown_asap || !srv->shutdown_by_signal) break;
+        log_msg(LL_WARNING, "Errors trying to shut down the server. Check the logs for more information.");
+        srv->shutdown_asap = srv->shutdown_by_signal = false;
     }
-    persist_shutdown(srv, false, false); /* no-op if SHUTDOWN already did it */
     log_msg(LL_WARNING, "redis-like is now ready to exit, bye bye...");
 }
 

@@ -75,7 +75,7 @@ static int rdb_save_to(server_t *srv, const char *tmp, const char *final) {
     }
     rio_t *r = zmalloc(sizeof(*r));
     rio_init(r, fd, srv->cfg.rdbchecksum);
-    rdb_save_opts_t opts = {srv->cfg.rdbcompression, srv->cfg.rdbchecksum, false};
+    rdb_save_opts_t opts = {srv->cfg.rdbcompression, srv->cfg.rdbchecksum, false, srv->cfg.rdb_key_save_delay};
     int rc = rdb_write_dataset(srv, r, &opts);
     int err = r->err;
     zfree(r);
@@ -282,6 +282,16 @@ bool persist_reload_rdb(server_t *srv) {
     return ok;
 }
 
+bool persist_reload_aof(server_t *srv) {
+    aof_flush(srv, srv->aof);
+    for (int i = 0; i < srv->dbnum; i++) db_empty(&srv->dbs[i]);
+    srv->loading = true;
+    int rc = aof_load(srv, srv->aof);
+    srv->loading = false;
+    srv->dirty = 0; /* what was loaded is not a change to log or replicate */
+    return rc >= 0;
+}
+
 bool persist_load_at_startup(server_t *srv) {
     srv->loading = true;
     bool ok;
@@ -307,9 +317,18 @@ bool persist_load_at_startup(server_t *srv) {
     return ok;
 }
 
-bool persist_shutdown(server_t *srv, bool nosave, bool force_save) {
+bool persist_shutdown(server_t *srv, bool nosave, bool force_save, bool force) {
     persist_t *p = P(srv);
     if (!p || p->shutdown_done) return true;
+    if (aof_writing_first_base(srv, srv->aof)) {
+        /* Killing that child would leave no AOF at all, and the next
+         * start (appendonly yes) would come up empty. */
+        if (!force) {
+            log_msg(LL_WARNING, "Writing initial AOF, can't exit.");
+            return false;
+        }
+        log_msg(LL_WARNING, "Writing initial AOF. Exit anyway.");
+    }
     child_kill(srv);
     aof_shutdown(srv, srv->aof);
     p->shutdown_done = true;

@@ -29,11 +29,16 @@ bool persist_load_at_startup(server_t *srv);
 /* DEBUG RELOAD: load the RDB file into the (emptied) databases; false when
  * it is missing or unreadable (logged). */
 bool persist_reload_rdb(server_t *srv);
+/* DEBUG LOADAOF: write out what the AOF buffers, empty the databases and
+ * replay the AOF's files; false when they could not be loaded (logged). */
+bool persist_reload_aof(server_t *srv);
 void persist_cron(server_t *srv);
 void persist_before_sleep(server_t *srv);
 /* Final save on shutdown: with save points (or force_save), unless nosave.
- * false if the save failed (SHUTDOWN then replies an error and stays up). */
-bool persist_shutdown(server_t *srv, bool nosave, bool force_save);
+ * false if the save failed, or AOF's first base is still being written
+ * and not force (SHUTDOWN then replies an error, a signal is logged, and
+ * the server stays up). */
+bool persist_shutdown(server_t *srv, bool nosave, bool force_save, bool force);
 
 /* MISCONF guard for write commands (the _or_reply convention). */
 bool persist_write_allowed_or_reply(client_t *c);

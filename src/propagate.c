@@ -59,7 +59,7 @@ bool propagate_wanted(const server_t *srv) {
 /* Both consumers get the same bytes, in the same order (repl_only: a
  * message for the replicas alone). */
 static void emit_to(server_t *srv, int dbid, const char *cmd, size_t len, bool repl_only) {
-    if (!repl_only && aof_wants(srv)) aof_append(srv->aof, dbid, cmd, len);
+    if (!repl_only && aof_wants(srv)) aof_append(srv, dbid, cmd, len);
     if (repl_stream_on(srv)) repl_feed(srv, dbid, cmd, len);
 }
 

@@ -80,9 +80,10 @@ enum {
 #define RDB_QL_PACKED 2
 
 typedef struct rdb_save_opts {
-    bool compress; /* rdbcompression */
-    bool checksum; /* rdbchecksum (no: the trailer is zero) */
-    bool aof_base; /* aux aof-base 1 (an AOF preamble) */
+    bool compress;          /* rdbcompression */
+    bool checksum;          /* rdbchecksum (no: the trailer is zero) */
+    bool aof_base;          /* aux aof-base 1 (an AOF preamble) */
+    long long key_delay_us; /* rdb-key-save-delay: sleep per key (tests slow a save down) */
 } rdb_save_opts_t;
 
 /* Write every database of srv to r, trailer included; 0 or -1 (r->err). */

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "keyspace.h"
 #include "t_hash.h"
@@ -273,7 +274,7 @@ static void put_aux_ll(rio_t *r, const char *name, long long v) {
     put_ll_string(r, v);
 }
 
-static void put_db(rio_t *r, db_t *db, bool compress) {
+static void put_db(rio_t *r, db_t *db, bool compress, long long key_delay_us) {
     put_u8(r, RDB_OPCODE_SELECTDB);
     put_len(r, (uint64_t)db->id);
     put_u8(r, RDB_OPCODE_RESIZEDB);
@@ -292,6 +293,7 @@ static void put_db(rio_t *r, db_t *db, bool compress) {
         if (more) __builtin_prefetch(p);
         robj view;
         put_key(r, db_entry_key(de), db_entry_val(de, &view), db_entry_expire(de), compress);
+        if (key_delay_us > 0) usleep((useconds_t)key_delay_us);
     }
     ht_iter_release(&it);
 }
@@ -328,7 +330,7 @@ int rdb_write_dataset(server_t *srv, rio_t *r, const rdb_save_opts_t *opts) {
     struct function_sink sink = {r, opts->compress};
     srv->durability_hooks->foreach_function(srv, put_function, &sink); /* function.c */
     for (int i = 0; i < srv->dbnum && !rio_error(r); i++)
-        if (db_size(&srv->dbs[i])) put_db(r, &srv->dbs[i], opts->compress);
+        if (db_size(&srv->dbs[i])) put_db(r, &srv->dbs[i], opts->compress, opts->key_delay_us);
     put_u8(r, RDB_OPCODE_EOF);
     uint64_t crc = opts->checksum ? htole64(r->crc) : 0;
     rio_write(r, &crc, 8);

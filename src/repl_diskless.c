@@ -38,7 +38,7 @@ static int diskless_child_one(server_t *srv, int fd, const char *mark) {
     if (rio_write_all(fd, hdr, (size_t)hl) != 0) return 1;
     rio_t *r = zmalloc(sizeof(*r));
     rio_init(r, fd, srv->cfg.rdbchecksum);
-    rdb_save_opts_t opts = {srv->cfg.rdbcompression, srv->cfg.rdbchecksum, false};
+    rdb_save_opts_t opts = {srv->cfg.rdbcompression, srv->cfg.rdbchecksum, false, srv->cfg.rdb_key_save_delay};
     int rc = rdb_write_dataset(srv, r, &opts);
     if (rc == 0) rc = rio_flush(r);
     long long sent = (long long)r->written;
@@ -57,7 +57,7 @@ static int diskless_child(server_t *srv, void *arg) {
     /* Several: serialise once into memory, then the same bytes to each. */
     rio_t *r = zmalloc(sizeof(*r));
     rio_init_mem(r, srv->cfg.rdbchecksum);
-    rdb_save_opts_t opts = {srv->cfg.rdbcompression, srv->cfg.rdbchecksum, false};
+    rdb_save_opts_t opts = {srv->cfg.rdbcompression, srv->cfg.rdbchecksum, false, srv->cfg.rdb_key_save_delay};
     if (rdb_write_dataset(srv, r, &opts) != 0) return 1;
     sds rdb = rio_take_mem(r);
     zfree(r);

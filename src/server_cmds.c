@@ -16,6 +16,7 @@
 #include "lazyfree.h"
 #include "log.h"
 #include "oom.h"
+#include "aof.h"
 #include "persist.h"
 #include "repl.h"
 #include "reply.h"
@@ -74,6 +75,7 @@ static const char *config_apply(server_t *srv, const char *name) {
         return oom_apply(srv, repl_is_replica(srv) ? OOM_CLASS_REPLICA : OOM_CLASS_MASTER)
                    ? NULL
                    : "Failed to set current oom_score_adj. Check server logs.";
+    if (!strcasecmp(name, "appendonly")) return aof_appendonly_changed(srv, srv->aof);
     if (!strcasecmp(name, "hz") || !strcasecmp(name, "dynamic-hz")) server_adapt_hz(srv);
     else if (!strcasecmp(name, "loglevel")) log_set_level(srv->cfg.loglevel);
     else if (!strcasecmp(name, "jemalloc-bg-thread")) zmalloc_set_background_thread(srv->cfg.jemalloc_bg_thread);
@@ -218,7 +220,7 @@ static void cmd_shutdown(client_t *c) {
     log_msg(LL_WARNING, "User requested shutdown...");
     /* persist.c: the final save (save points or SAVE, not NOSAVE); a failed
      * save keeps the server up unless FORCE. */
-    if (!persist_shutdown(c->srv, nosave && !save, save) && !force) {
+    if (!persist_shutdown(c->srv, nosave && !save, save, force) && !force) {
         reply_error(c, "Errors trying to SHUTDOWN. Check logs.");
         return;
     }

@@ -77,17 +77,27 @@ def make_rdb_seeds(binary, tag, outdir):
         shutil.rmtree(d)
 
 
+def aof_part(d, kind):
+    """The last file of a kind ('b' base, 'i' incr) the AOF manifest names."""
+    adir = os.path.join(d, "appendonlydir")
+    with open(os.path.join(adir, "appendonly.aof.manifest")) as f:
+        names = [w[1] for w in (line.split() for line in f) if len(w) >= 6 and w[5] == kind]
+    with open(os.path.join(adir, names[-1]), "rb") as f:
+        return f.read()
+
+
 def make_aof_seeds(outdir, rdb_dir):
     for name, cmds in DATASETS.items():
         if name == "function":
             continue   # the AOF target has no scripting engine
         d = tempfile.mkdtemp(prefix="rl-seed-")
-        srv, r = start(OURS, d, ["--appendonly", "yes", "--appendfsync", "always"])
+        srv, r = start(OURS, d, ["--appendonly", "yes", "--appendfsync", "always", "--aof-use-rdb-preamble", "no",
+                                 "--aof-timestamp-enabled", "yes"])
         try:
             fill(r, cmds)
-            # The log as the commands wrote it ...
-            with open(os.path.join(d, "appendonly.aof"), "rb") as f:
-                log = f.read()
+            # The log as the commands wrote it (an incr file, with its
+            # timestamp annotations) ...
+            log = aof_part(d, "i")
             open(os.path.join(outdir, "log_%s.aof" % name), "wb").write(log)
             # ... as the rewrite writes it ...
             r.bgrewriteaof()
@@ -96,8 +106,7 @@ def make_aof_seeds(outdir, rdb_dir):
                 if r.info("persistence")["aof_rewrite_in_progress"] == 0:
                     break
             time.sleep(0.2)
-            with open(os.path.join(d, "appendonly.aof"), "rb") as f:
-                open(os.path.join(outdir, "rewrite_%s.aof" % name), "wb").write(f.read())
+            open(os.path.join(outdir, "rewrite_%s.aof" % name), "wb").write(aof_part(d, "b"))
         finally:
             srv.stop()
         shutil.rmtree(d)

@@ -23,6 +23,27 @@ EXTRA_ARGS = os.environ.get("RL_SERVER_ARGS", "").split()
 free_port = benchlib.free_port  # tests import it from here
 
 
+def aof_manifest(server_dir, dirname="appendonlydir", fn="appendonly.aof"):
+    """The multi-part AOF's manifest as [(name, seq, type)], in file order
+    (base, history, incr), read with a parser of the test's own."""
+    entries = []
+    with open(os.path.join(server_dir, dirname, fn + ".manifest")) as f:
+        for line in f:
+            if line.startswith("#") or not line.strip():
+                continue
+            w = line.split()
+            kv = dict(zip(w[0::2], w[1::2]))
+            entries.append((kv["file"], int(kv["seq"]), kv["type"]))
+    return entries
+
+
+def aof_file(server_dir, kind="i", dirname="appendonlydir"):
+    """Path of the base ('b') or the last incr ('i') file of the AOF."""
+    names = [n for n, _, t in aof_manifest(server_dir, dirname) if t == kind]
+    assert names, "no %s file in the manifest" % kind
+    return os.path.join(server_dir, dirname, names[-1])
+
+
 class ServerProcess(benchlib.Server):
     """A server started on a free port (or the given one); stop() ends it by
     pid.  Ours gets DEBUG (off by default, as in Redis 7.0; tests connect

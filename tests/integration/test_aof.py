@@ -1,7 +1,10 @@
-"""The append-only file: logging in RESP with absolute expiries, reload,
-truncated and corrupt files, BGREWRITEAOF with writes during the rewrite,
-appendfsync always under kill -9, switching AOF on at run time, and the
-redis-like-check-aof tool."""
+"""The append-only file, Redis 7.0's multi-part AOF in <dir>/appendonlydir/
+(a base file, RDB or commands, the incr files of the commands written since
+it, and the manifest naming them): logging in RESP with absolute expiries
+to the last incr file, reload, truncated and corrupt incr files,
+BGREWRITEAOF with writes during the rewrite (a new base and incr file, the
+old ones deleted), appendfsync always under kill -9, switching AOF on at run
+time, and the redis-like-check-aof tool."""
 import os
 import subprocess
 import threading
@@ -9,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, aof_file, aof_manifest
 from persist_helpers import bgsave, populate, snapshot, wait_info
 
 CHECK_AOF = os.path.join(os.path.dirname(os.environ.get("RL_SERVER", os.path.join(ROOT, "src", "x"))),
@@ -21,7 +24,19 @@ AOF = ("--appendonly", "yes")
 
 
 def aof_path(s):
-    return os.path.join(s.dir, "appendonly.aof")
+    """The last incr file: where a running server appends its writes."""
+    return aof_file(s.dir, "i")
+
+
+def aof_total_size(s):
+    """Bytes in every file the manifest names (base and incr files): the
+    whole AOF.  Read again if a rewrite replaces the files meanwhile."""
+    for _ in range(50):
+        try:
+            return sum(os.path.getsize(os.path.join(s.dir, "appendonlydir", n)) for n, _, _ in aof_manifest(s.dir))
+        except FileNotFoundError:
+            time.sleep(0.02)
+    raise AssertionError("the AOF files kept changing under the test")
 
 
 def test_aof_logs_and_reloads(start_server):
@@ -37,6 +52,8 @@ def test_aof_logs_and_reloads(start_server):
     r.delete("neg")
     before = snapshot(r)
     assert r.info("persistence")["aof_enabled"] == 1
+    # A fresh start: an empty RDB base, the writes in incr file 1.
+    assert aof_manifest(s.dir) == [("appendonly.aof.1.base.rdb", 1, "b"), ("appendonly.aof.1.incr.aof", 1, "i")]
     data = open(aof_path(s), "rb").read()
     assert b"PEXPIREAT" in data and b"PXAT" in data
     assert b"\r\nEXPIRE\r\n" not in data.upper().replace(b"PEXPIRE", b"")
@@ -56,7 +73,7 @@ def test_truncated_last_command(start_server):
     for i in range(50):
         r.set("k%d" % i, i)
     s.stop()
-    with open(aof_path(s), "ab") as f:
+    with open(aof_path(s), "ab") as f:           # the last incr file, the one cut by a crash
         f.write(b"*3\r\n$3\r\nSET\r\n$2\r\nzz\r\n$5\r\nhel")     # cut mid-command
     # aof-load-truncated no: start-up stops.
     with pytest.raises(RuntimeError) as e:
@@ -78,19 +95,20 @@ def test_corruption_in_the_middle_stops_startup(start_server):
     for i in range(20):
         r.set("k%d" % i, i)
     s.stop()
-    data = bytearray(open(aof_path(s), "rb").read())
+    incr = aof_path(s)                         # the commands are in incr file 1
+    data = bytearray(open(incr, "rb").read())
     mid = data.index(b"k10")
     data[mid - 4] = ord("#")                   # breaks a "$3" line
-    open(aof_path(s), "wb").write(bytes(data))
+    open(incr, "wb").write(bytes(data))
     with pytest.raises(RuntimeError) as e:
         start_server(args=AOF + ("--dir", s.dir))
     assert "Bad file format reading the append only file" in str(e.value)
     assert "redis-like-check-aof" in str(e.value) and "offset" in str(e.value)
-    proc = subprocess.run([CHECK_AOF, aof_path(s)], capture_output=True, text=True)
+    proc = subprocess.run([CHECK_AOF, incr], capture_output=True, text=True)
     assert proc.returncode == 1 and "format error" in proc.stdout
-    proc = subprocess.run([CHECK_AOF, "--fix", aof_path(s)], capture_output=True, text=True)
+    proc = subprocess.run([CHECK_AOF, "--fix", incr], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout
-    assert subprocess.run([CHECK_AOF, aof_path(s)], capture_output=True).returncode == 0
+    assert subprocess.run([CHECK_AOF, incr], capture_output=True).returncode == 0
     s2 = start_server(args=AOF + ("--dir", s.dir))
     r2 = s2.client()
     assert r2.get("k9") == "9" and r2.get("k10") is None
@@ -103,7 +121,8 @@ def test_bgrewriteaof_with_concurrent_writes(start_server):
         r.set("counter", i)                   # many commands, one key
         r.rpush("list", i)
     populate(r)
-    size_before = os.path.getsize(aof_path(s))
+    old_files = aof_manifest(s.dir)
+    size_before = aof_total_size(s)            # an empty base, every command in the incr file
     assert bgsave(r) in ("Background saving started",)      # both children share the slot
     assert wait_info(r, "persistence", "rdb_bgsave_in_progress", 0)
     assert r.execute_command("BGREWRITEAOF") == "Background append only file rewriting started"
@@ -114,7 +133,17 @@ def test_bgrewriteaof_with_concurrent_writes(start_server):
         r.incr("during")
     info = r.info("persistence")
     assert info["aof_last_bgrewrite_status"] == "ok" and info["aof_rewrites"] == 1
-    assert os.path.getsize(aof_path(s)) < size_before
+    # A new base and incr file replace the old ones, which are deleted (in
+    # the background); the new base plus the writes since the rewrite
+    # started weigh less than the logged commands did.
+    new_files = aof_manifest(s.dir)
+    assert [t for _, _, t in new_files] == ["b", "i"] and not {n for n, _, _ in new_files} & {n for n, _, _ in old_files}
+    deadline = time.time() + 10
+    while any(os.path.exists(os.path.join(s.dir, "appendonlydir", n)) for n, _, _ in old_files):
+        assert time.time() < deadline, "the old base and incr files are still there"
+        time.sleep(0.05)
+    assert aof_total_size(s) < size_before
+    assert open(aof_path(s), "rb").read().count(b"during") == 210     # every write since BGREWRITEAOF
     before = snapshot(r)
     assert r.get("during") == "210"
     s.proc.kill()                              # kill -9: the rewritten file must be complete
@@ -163,7 +192,15 @@ def test_enable_aof_at_runtime(start_server):
     before = snapshot(r)
     r.config_set("appendonly", "yes")
     assert wait_info(r, "persistence", "aof_enabled", 1)
+    r.set("early", "y")                        # before or during the rewrite: in the base or incr file 1
+    # aof_enabled is 1 from CONFIG SET on (as in Redis 7.0); the AOF exists
+    # once the rewrite it started has ended.
+    assert wait_info(r, "persistence", "aof_rewrites", 1)
+    assert wait_info(r, "persistence", "aof_rewrite_in_progress", 0)
+    assert r.info("persistence")["aof_last_bgrewrite_status"] == "ok"
+    assert aof_manifest(s.dir) == [("appendonly.aof.1.base.rdb", 1, "b"), ("appendonly.aof.1.incr.aof", 1, "i")]
     r.set("later", "x")
+    assert b"later" in open(aof_path(s), "rb").read()
     before = snapshot(r)
     s.stop()
     s2 = start_server(args=AOF + ("--dir", s.dir))
@@ -177,13 +214,14 @@ def test_auto_rewrite(start_server):
         r.set("k", "x" * 20)
     assert wait_info(r, "persistence", "aof_rewrites", 1, timeout=30) or r.info("persistence")["aof_rewrites"] >= 1
     assert "Starting automatic rewriting of AOF" in s.read_log()
-    # A rewrite that started early leaves the later SETs appended after it;
-    # growth past 50% (and 10kb) starts the next one from the cron, so the
-    # file ends compacted, however late the machine runs the children.
+    # A rewrite that started early leaves the later SETs in the incr file
+    # after its base; growth past 50% (and 10kb) starts the next one from
+    # the cron, so the AOF (base and incr files) ends compacted, however
+    # late the machine runs the children.
     deadline = time.time() + 30
-    while os.path.getsize(aof_path(s)) >= 2000 * 40 and time.time() < deadline:
+    while aof_total_size(s) >= 2000 * 40 and time.time() < deadline:
         time.sleep(0.05)
-    assert os.path.getsize(aof_path(s)) < 2000 * 40
+    assert aof_total_size(s) < 2000 * 40
 
 
 def test_served_blocking_pop_is_logged(start_server):

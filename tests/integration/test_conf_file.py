@@ -42,7 +42,7 @@ def test_shipped_config_loads(start_server):
 # installs the package for the differential tests).
 STOCK_CONF = "/etc/redis/redis.conf"
 # What the stock file sets to a value redis-like does not act on.
-STOCK_NO_EFFECT = ("set-proc-title yes", "disable-thp yes", "aof-use-rdb-preamble yes",
+STOCK_NO_EFFECT = ("set-proc-title yes", "disable-thp yes",
                    "aof-rewrite-incremental-fsync yes", "rdb-save-incremental-fsync yes")
 # Where the stock file's settings would leave a test server (a daemon
 # logging to /var/log): back to the foreground and the test's directory.
@@ -78,7 +78,9 @@ def test_redis_only_directive_at_our_behaviour_is_silent(start_server):
 @pytest.mark.parametrize("line,reason", [
     ("maxmemory-clients 10%", "client memory has no limit of its own"),
     ("supervised systemd", "no supervisor protocol"),
-    ("aof-timestamp-enabled yes", "no timestamp annotations"),
+    ("syslog-enabled yes", "the log goes to logfile or standard output only"),
+    ("appendfilename a/b.aof", "appendfilename can't be a path, just a filename"),
+    ("appenddirname /tmp/x", "appenddirname can't be a path, just a dirname"),
     ("activerehashing", "wrong number of arguments"),
     ("cluster-enabled yes", "Bad directive"),
 ])

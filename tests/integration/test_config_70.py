@@ -28,8 +28,6 @@ MISSING = {
         tls-ciphersuites tls-client-cert-file tls-client-key-file tls-client-key-file-pass tls-cluster
         tls-dh-params-file tls-key-file tls-key-file-pass tls-port tls-prefer-server-ciphers tls-protocols
         tls-replication tls-session-cache-size tls-session-cache-timeout tls-session-caching""",
-    "multi-part AOF (the AOF is one file here)": "appenddirname aof-timestamp-enabled aof-disable-auto-gc "
-                                                 "aof-use-rdb-preamble",
     "process and OS settings not implemented": """always-show-logo aof_rewrite_cpulist bgsave_cpulist bio_cpulist
         server_cpulist bind-source-addr crash-log-enabled crash-memcheck-enabled disable-thp ignore-warnings
         proc-title-template set-proc-title socket-mark-id supervised

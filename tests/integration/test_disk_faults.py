@@ -13,15 +13,17 @@ import time
 import pytest
 import redis
 
-from conftest import start_under_shim
+from conftest import aof_file, start_under_shim
 
 
 
 @pytest.fixture
 def faulty(fault_shim, start_server, monkeypatch, tmp_path):
     """faulty(args) -> (server, set_fault): a server running under the shim;
-    set_fault("write ENOSPC 0 appendonly.aof") arms a rule, set_fault("")
-    clears it."""
+    set_fault("write ENOSPC 0 appendonly.aof.1.incr.aof") arms a rule (the
+    last word a substring of the paths it hits: the AOF's files are in
+    <dir>/appendonlydir/, writes go to the last incr file, named in the
+    manifest), set_fault("") clears it."""
     ctl = tmp_path / "fault.ctl"
     ctl.write_text("")
 
@@ -92,7 +94,8 @@ def test_aof_write_error_refuses_writes_and_recovers(faulty, start_server, budge
     for i in range(100):
         r.set("k%d" % i, "v%d" % i)
         acked["k%d" % i] = "v%d" % i
-    set_fault("write ENOSPC %d appendonly.aof" % budget)
+    incr = aof_file(s.dir, "i")                # appendonly.aof.1.incr.aof on a fresh start
+    set_fault("write ENOSPC %d %s" % (budget, os.path.basename(incr)))
     n = 0
 
     def refused():
@@ -115,7 +118,7 @@ def test_aof_write_error_refuses_writes_and_recovers(faulty, start_server, budge
     assert "AOF write error looks solved" in s.read_log()
     kill9(s)
     out = subprocess.run([os.path.join(os.path.dirname(s.proc.args[0]), "redis-like-check-aof"),
-                          os.path.join(s.dir, "appendonly.aof")], capture_output=True, text=True)
+                          incr], capture_output=True, text=True)
     assert out.returncode == 0, out.stdout                     # whole commands only
     reload_check(start_server, s, acked)
 

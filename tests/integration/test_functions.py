@@ -2,13 +2,12 @@
 FCALL_RO, flags and descriptions; the load-time sandbox; error replies
 byte-identical to Debian's redis-server 7.0.15; FUNCTION DUMP payloads and
 RDB files with functions moving both ways between the two servers; the AOF
-logging FUNCTION LOAD."""
-import os
-
+logging FUNCTION LOAD (in its incr file) and a rewrite's base holding the
+libraries."""
 import pytest
 import redis
 
-from conftest import REDIS_SERVER
+from conftest import REDIS_SERVER, aof_file
 from rawresp import ExactConn
 from test_scripting import wait_loaded
 
@@ -197,7 +196,7 @@ def test_aof_logs_function_load(start_server):
     r.fcall("myset", 1, "k", "v")
     r.function_load(LIB2)
     r.function_delete("lib2")
-    data = open(os.path.join(s.dir, "appendonly.aof"), "rb").read()
+    data = open(aof_file(s.dir, "i"), "rb").read()        # the incr file the writes went to
     assert b"FCALL" not in data.upper() and b"register_function" in data
     s.stop()
     s2 = start_server(args=("--appendonly", "yes", "--dir", s.dir))
@@ -209,7 +208,8 @@ def test_aof_logs_function_load(start_server):
 
 def test_functions_survive_aof_rewrite(start_server):
     import time
-    s = start_server(args=("--appendonly", "yes"))
+    # a base of commands (not an RDB image), to read the rewrite's output
+    s = start_server(args=("--appendonly", "yes", "--aof-use-rdb-preamble", "no"))
     r = s.client()
     r.function_load(LIB)
     r.set("k", "v")
@@ -219,8 +219,8 @@ def test_functions_survive_aof_rewrite(start_server):
         assert time.time() < deadline
         time.sleep(0.05)
     time.sleep(0.2)
-    data = open(os.path.join(s.dir, "appendonly.aof"), "rb").read()
-    # the rewritten file opens with the library (the logged one opened with SELECT)
+    data = open(aof_file(s.dir, "b"), "rb").read()
+    # the rewritten base opens with the library (an incr file opens with SELECT)
     assert data.startswith(b"*3\r\n$8\r\nFUNCTION\r\n$4\r\nLOAD\r\n") and data.count(b"register_function") == 3
     s.stop()
     s2 = start_server(args=("--appendonly", "yes", "--dir", s.dir))

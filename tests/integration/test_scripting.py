@@ -12,6 +12,8 @@ import time
 import pytest
 import redis
 
+from conftest import aof_file
+
 
 def sha(body):
     return hashlib.sha1(body.encode()).hexdigest()
@@ -197,7 +199,7 @@ def test_script_effects_in_the_aof(start_server):
     r.eval("redis.call('SET', 'single', 'v')", 0)
     r.eval("return redis.call('GET', 'a')", 0)                      # read-only: nothing logged
     r.eval("redis.set_repl(redis.REPL_NONE) redis.call('SET', 'hidden', 'v')", 0)
-    data = open(os.path.join(s.dir, "appendonly.aof"), "rb").read()
+    data = open(aof_file(s.dir, "i"), "rb").read()                 # the incr file the effects went to
     assert b"EVAL" not in data.upper()
     multi = b"*1\r\n$5\r\nMULTI\r\n*3\r\n$3\r\nSET\r\n$1\r\na\r\n$1\r\n1\r\n*2\r\n$4\r\nINCR\r\n$1\r\na\r\n" \
             b"*3\r\n$5\r\nRPUSH\r\n$1\r\nl\r\n$1\r\nx\r\n*1\r\n$4\r\nEXEC\r\n"
@@ -244,7 +246,7 @@ def test_aof_script_effects_round_trip_with_redis(start_server):
     from conftest import REDIS_SERVER
     script = ("redis.call('SET', KEYS[1], ARGV[1]) redis.call('INCRBY', KEYS[2], 5) "
               "redis.call('EXPIRE', KEYS[1], 1000) redis.call('RPUSH', 'l', ARGV[1]) return 1")
-    # ours -> Redis 7.0.15 (which upgrades a single-file AOF at start-up)
+    # ours -> Redis 7.0.15: it reads our appendonlydir (manifest, RDB base, incr file)
     ours = start_server(args=("--appendonly", "yes"))
     r = ours.client()
     for i in range(5):
@@ -259,7 +261,8 @@ def test_aof_script_effects_round_trip_with_redis(start_server):
     rr.execute_command("SELECT", 2)
     assert rr.get("in2") == "x"
     ref.stop()
-    # Redis 7.0.15 -> ours: its base + incremental files, concatenated, replay here
+    # Redis 7.0.15 -> ours: its base + incremental files, concatenated into an
+    # old single-file AOF (which ours moves into appendonlydir at start-up), replay here
     ref2 = start_server(binary=REDIS_SERVER, args=("--appendonly", "yes", "--aof-use-rdb-preamble", "no"))
     r2 = ref2.client()
     for i in range(5):

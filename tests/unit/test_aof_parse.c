@@ -1,5 +1,5 @@
 /* test_aof_parse.c: the AOF command parser (aof_parse_command in
- * src/aof.c), which the loader and redis-like-check-aof share.  Every prefix
+ * src/aof_load.c), which the loader and redis-like-check-aof share.  Every prefix
  * of a valid file must read as "truncated", never as a command or as
  * corruption; damage must be reported at the byte where it is; a count that
  * cannot fit in the bytes left must not size an allocation. */
