@@ -19,7 +19,10 @@ void rio_init(rio_t *r, int fd, bool checksum) {
     r->written = 0;
     r->err = 0;
     r->used = 0;
+    r->autosync = r->unsynced = 0;
 }
+
+void rio_set_autosync(rio_t *r, uint64_t bytes) { r->autosync = bytes; }
 
 void rio_init_mem(rio_t *r, bool checksum) {
     rio_init(r, -1, checksum);
@@ -64,7 +67,15 @@ int rio_flush(rio_t *r) {
         r->err = errno ? errno : EIO;
         return -1;
     }
+    r->unsynced += r->used;
     r->used = 0;
+    if (r->autosync && r->unsynced >= r->autosync) {
+        if (fdatasync(r->fd) != 0) {
+            r->err = errno ? errno : EIO;
+            return -1;
+        }
+        r->unsynced = 0;
+    }
     return 0;
 }
 

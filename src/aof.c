@@ -319,6 +319,7 @@ static int write_base(server_t *srv, const char *tmpfile, bool rdb) {
     }
     rio_t *r = zmalloc(sizeof(*r));
     rio_init(r, fd, rdb && srv->cfg.rdbchecksum);
+    if (srv->cfg.aof_rewrite_incremental_fsync) rio_set_autosync(r, RIO_INCREMENTAL_FSYNC_BYTES);
     int rc;
     if (rdb) {
         rdb_save_opts_t opts = {srv->cfg.rdbcompression, srv->cfg.rdbchecksum, true, srv->cfg.rdb_key_save_delay};
@@ -572,6 +573,11 @@ static void write_failed(server_t *srv, aof_t *aof, size_t written, int e) {
     }
 }
 
+/* no-appendfsync-on-rewrite: while a child writes a snapshot or a base,
+ * the AOF is written but not synced, so its fsync does not queue behind
+ * the child's disk traffic (what the kernel has not written back is at risk meanwhile, as in Redis). */
+static bool fsync_held(const server_t *srv) { return srv->cfg.no_appendfsync_on_rewrite && child_active(srv); }
+
 void aof_flush(server_t *srv, aof_t *aof) {
     if (aof->fd < 0 || sds_len(aof->buf) == 0) return;
     size_t len = sds_len(aof->buf);
@@ -587,7 +593,7 @@ void aof_flush(server_t *srv, aof_t *aof) {
         log_msg(LL_NOTICE, "AOF write error looks solved, Redis can write again.");
         aof->write_failed = false;
     }
-    if (srv->cfg.appendfsync == APPENDFSYNC_ALWAYS) {
+    if (srv->cfg.appendfsync == APPENDFSYNC_ALWAYS && !fsync_held(srv)) {
         if (fdatasync(aof->fd) != 0) {
             log_msg(LL_WARNING, "Can't persist AOF for fsync error when the AOF fsync policy is 'always': %s. Exiting...",
                     strerror(errno));
@@ -650,6 +656,7 @@ void aof_cron(server_t *srv, aof_t *aof) {
     /* everysec: once a second when the file grew, and again after a failed
      * fsync (writes are refused meanwhile, so only a retry can clear it). */
     if (aof->fd >= 0 && srv->cfg.appendfsync == APPENDFSYNC_EVERYSEC && now - aof->last_fsync_ms >= 1000 &&
+        !fsync_held(srv) &&
         (aof->fsynced_size != aof->incr_size || atomic_load(&aof->fsync_errno) != 0)) {
         fsync_request(aof);
         aof->fsynced_size = aof->incr_size;
@@ -710,14 +717,15 @@ static bool open_rewrite_incr(server_t *srv, aof_t *aof) {
     const char *incr = aof_manifest_new_incr(next, srv->cfg.appendfilename);
     sds path = file_path(srv, incr);
     int fd = open_append(path, true);
-    if (fd < 0) log_msg(LL_WARNING, "Can't open the new AOF incr file %s: %s", path, strerror(errno));
-    log_msg(LL_NOTICE, "Creating AOF incr file %s on background rewrite", incr);
-    bool ok = fd >= 0 && manifest_commit(srv, aof, next);
-    if (fd >= 0 && !ok) {
+    bool ok = fd >= 0;
+    if (!ok) {
+        log_msg(LL_WARNING, "Can't open the new AOF incr file %s: %s", path, strerror(errno));
+        aof_manifest_free(next);
+    } else if ((ok = manifest_commit(srv, aof, next))) {
+        log_msg(LL_NOTICE, "Creating AOF incr file %s on background rewrite", incr); /* now aof->am's */
+    } else {
         close(fd);
         unlink(path);
-    } else if (fd < 0) {
-        aof_manifest_free(next);
     }
     sds_free(path);
     if (!ok) return false;

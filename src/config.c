@@ -29,7 +29,9 @@
  * T_OBUF: client-output-buffer-limit "<class> <hard> <soft> <secs>"...;
  * T_PCTL: a space-separated list of percentiles 0..100, kept as a string
  * in its normalized form ("%f" without trailing zeros, as Redis shows it);
- * T_OOMV: oom-score-adj-values, three scores -2000..2000. */
+ * T_OOMV: oom-score-adj-values, three scores -2000..2000;
+ * T_FLAGS: words of an enum table or'ed together ("nosave force"; a 0
+ * word, "default", adds nothing), shown in the table's order. */
 enum { T_BOOL,
        T_INT,
        T_MEM,
@@ -40,7 +42,8 @@ enum { T_BOOL,
        T_NOTIFY,
        T_OBUF,
        T_PCTL,
-       T_OOMV };
+       T_OOMV,
+       T_FLAGS };
 #define F_IMMUTABLE 1
 #define F_BASENAME 2 /* a file name in dir, never a path (Redis 7.0 refuses one) */
 #define F_DIRNAME 4  /* the same, of a directory */
@@ -72,6 +75,13 @@ static const enum_name propagation_error_enum[] = {{"ignore", PROPAGATION_ERR_IG
 
 static const enum_name sanitize_enum[] = {{"no", SANITIZE_NO}, {"yes", SANITIZE_YES}, {"clients", SANITIZE_CLIENTS}, {NULL, 0}};
 
+static const enum_name shutdown_flags_enum[] = {{"default", 0},
+                                                {"save", SHUTDOWN_FLAG_SAVE},
+                                                {"nosave", SHUTDOWN_FLAG_NOSAVE},
+                                                {"now", SHUTDOWN_FLAG_NOW},
+                                                {"force", SHUTDOWN_FLAG_FORCE},
+                                                {NULL, 0}};
+
 static const enum_name acl_pubsub_enum[] = {{"allchannels", ACL_PUBSUB_ALLCHANNELS},
                                             {"resetchannels", ACL_PUBSUB_RESETCHANNELS},
                                             {NULL, 0}};
@@ -101,6 +111,9 @@ static const directive directives[] = {
     {"client-query-buffer-limit", T_MEM, O(client_query_buffer_limit), "1gb", 1024 * 1024, LLONG_MAX, NULL, 0},
     {"hz", T_INT, O(hz), "10", 1, 500, NULL, 0},
     {"dynamic-hz", T_BOOL, O(dynamic_hz), "yes", 0, 0, NULL, 0},
+    {"shutdown-on-sigterm", T_FLAGS, O(shutdown_on_sigterm), "default", 0, 0, shutdown_flags_enum, 0},
+    {"shutdown-timeout", T_INT, O(shutdown_timeout), "10", 0, INT_MAX, NULL, 0},
+    {"shutdown-on-sigint", T_FLAGS, O(shutdown_on_sigint), "default", 0, 0, shutdown_flags_enum, 0},
     {"oom-score-adj", T_ENUM, O(oom_score_adj), "no", 0, 0, oom_adj_enum, 0},
     {"oom-score-adj-values", T_OOMV, O(oom_score_adj_values), "0 200 800", -2000, 2000, NULL, 0},
     {"databases", T_INT, O(databases), "16", 1, INT_MAX, NULL, F_IMMUTABLE},
@@ -118,6 +131,9 @@ static const directive directives[] = {
     {"aof-use-rdb-preamble", T_BOOL, O(aof_use_rdb_preamble), "yes", 0, 0, NULL, 0},
     {"aof-timestamp-enabled", T_BOOL, O(aof_timestamp_enabled), "no", 0, 0, NULL, 0},
     {"aof-disable-auto-gc", T_BOOL, O(aof_disable_auto_gc), "no", 0, 0, NULL, 0},
+    {"aof-rewrite-incremental-fsync", T_BOOL, O(aof_rewrite_incremental_fsync), "yes", 0, 0, NULL, 0},
+    {"rdb-save-incremental-fsync", T_BOOL, O(rdb_save_incremental_fsync), "yes", 0, 0, NULL, 0},
+    {"no-appendfsync-on-rewrite", T_BOOL, O(no_appendfsync_on_rewrite), "no", 0, 0, NULL, 0},
     {"rdbcompression", T_BOOL, O(rdbcompression), "yes", 0, 0, NULL, 0},
     {"rdbchecksum", T_BOOL, O(rdbchecksum), "yes", 0, 0, NULL, 0},
     {"stop-writes-on-bgsave-error", T_BOOL, O(stop_writes_on_bgsave_error), "yes", 0, 0, NULL, 0},
@@ -381,10 +397,41 @@ static int apply_oom_values(rl_config_t *cfg, const directive *d, int argc, char
     return r;
 }
 
+/* T_FLAGS: one word per argument, or one argument of several words. */
+static int apply_flags(rl_config_t *cfg, const directive *d, int argc, char **argv, const char **err) {
+    int n = argc, flags = 0, r = 0;
+    sds *words = NULL;
+    if (argc == 1) {
+        words = sds_splitargs(argv[0], &n);
+        if (!words) n = 0;
+        argv = words;
+    }
+    if (n == 0) { /* "": no word of the table (Redis's error too) */
+        *err = enum_error(d->enums);
+        r = -1;
+    }
+    for (int i = 0; i < n && r == 0; i++) {
+        const enum_name *e = d->enums;
+        while (e->name && strcasecmp(argv[i], e->name)) e++;
+        if (!e->name) {
+            *err = enum_error(d->enums);
+            r = -1;
+        }
+        flags |= e->value;
+    }
+    if (r == 0 && (flags & SHUTDOWN_FLAG_SAVE) && (flags & SHUTDOWN_FLAG_NOSAVE)) {
+        *err = "shutdown options SAVE and NOSAVE can't be used simultaneously";
+        r = -1;
+    }
+    if (r == 0) *(int *)field(cfg, d) = flags;
+    if (words) sds_free_splitres(words, n);
+    return r;
+}
+
 /* Parse argv[0..argc) as the value of d into cfg.  err gets a static
  * reason. */
 static int apply_value(rl_config_t *cfg, const directive *d, int argc, char **argv, const char **err) {
-    if (d->type != T_BIND && d->type != T_STR && d->type != T_OBUF && d->type != T_PCTL && d->type != T_OOMV &&
+    if (d->type != T_BIND && d->type != T_STR && d->type != T_OBUF && d->type != T_PCTL && d->type != T_OOMV && d->type != T_FLAGS &&
         argc != 1) {
         *err = "wrong number of arguments";
         return -1;
@@ -476,6 +523,8 @@ static int apply_value(rl_config_t *cfg, const directive *d, int argc, char **ar
             return apply_percentiles(cfg, d, argc, argv, err);
         case T_OOMV:
             return apply_oom_values(cfg, d, argc, argv, err);
+        case T_FLAGS:
+            return apply_flags(cfg, d, argc, argv, err);
         case T_BIND:
             if (argc > CFG_MAX_BIND) {
                 *err = "Too many bind addresses specified.";
@@ -564,7 +613,7 @@ static int check_supported(const rl_config_t *cfg, const directive *d, const cha
 /* Redis 7.0 directives that redis-like has no parameter for (README,
  * Configuration), taken in a config file or on the command line so that a
  * Redis configuration loads unchanged: Debian's stock redis.conf sets
- * eight of them, all to Redis's defaults.  `same` lists the values
+ * five of them, all to Redis's defaults.  `same` lists the values
  * ("|" between them, "*" for any) that ask for what redis-like does
  * anyway; they are taken silently.  Any other value is refused when
  * `refuse` (ignoring it would break what its user relies on: a limit,
@@ -583,10 +632,7 @@ static const redis_only_directive redis_only[] = {
     {"proc-title-template", "*", false, NULL},
     {"disable-thp", "no", false,
      "transparent huge pages are left to the kernel and the allocator (ebbmalloc maps without them)"},
-    {"no-appendfsync-on-rewrite", "no", false, "the AOF is fsynced during rewrites too"},
     {"activerehashing", "yes", false, "the cron rehashes resizing tables all the same"},
-    {"aof-rewrite-incremental-fsync", "no", false, "a rewritten AOF is fsynced once, when complete"},
-    {"rdb-save-incremental-fsync", "no", false, "an RDB file is fsynced once, when complete"},
     {"io-threads", "1", false, "socket I/O runs on the main thread"},
     {"io-threads-do-reads", "no", false, "socket I/O runs on the main thread"},
     {"maxmemory-clients", "0", true, "client memory has no limit of its own"},
@@ -783,6 +829,14 @@ char *config_get_value(const rl_config_t *cfg, const char *name) {
                 if (e->value == *(const int *)cfield(cfg, d)) return sds_new(e->name);
             return sds_empty();
         case T_NOTIFY: return notify_flags_to_string(*(const int *)cfield(cfg, d));
+        case T_FLAGS: {
+            int flags = *(const int *)cfield(cfg, d);
+            if (!flags) return sds_new(d->enums[0].name);
+            sds s = sds_empty();
+            for (const enum_name *e = d->enums; e->name; e++)
+                if (e->value & flags) s = sds_catprintf(s, "%s%s", sds_len(s) ? " " : "", e->name);
+            return s;
+        }
         case T_OOMV: {
             const int *v = cfield(cfg, d);
             return sds_catprintf(sds_empty(), "%d %d %d", v[0], v[1], v[2]);

@@ -63,6 +63,9 @@ typedef struct rl_config {
     /* general */
     long long hz;
     bool dynamic_hz;             /* raise the cron's rate with many clients (server.c) */
+    int shutdown_on_sigterm;     /* SHUTDOWN_FLAG_*: what SIGTERM's shutdown does */
+    int shutdown_on_sigint;      /* the same for SIGINT */
+    long long shutdown_timeout;  /* s a master's shutdown waits for lagging replicas (0: not at all) */
     int oom_score_adj;           /* OOM_ADJ_*: how oom.c uses the values below */
     int oom_score_adj_values[3]; /* master, replica, forked child (oom.c) */
     long long databases;
@@ -76,10 +79,13 @@ typedef struct rl_config {
     char *save; /* accepted for compatibility (persistence issue) */
     bool appendonly;
     char *appendfilename;
-    char *appenddirname;        /* the multi-part AOF's directory, in dir */
-    bool aof_use_rdb_preamble;  /* a rewritten base is an RDB image */
-    bool aof_timestamp_enabled; /* "#TS:<unix time>" lines in the AOF */
-    bool aof_disable_auto_gc;   /* keep the files a rewrite superseded */
+    char *appenddirname;                /* the multi-part AOF's directory, in dir */
+    bool aof_use_rdb_preamble;          /* a rewritten base is an RDB image */
+    bool aof_timestamp_enabled;         /* "#TS:<unix time>" lines in the AOF */
+    bool aof_disable_auto_gc;           /* keep the files a rewrite superseded */
+    bool aof_rewrite_incremental_fsync; /* a rewrite's base synced every 4 MB */
+    bool rdb_save_incremental_fsync;    /* an RDB file synced every 4 MB */
+    bool no_appendfsync_on_rewrite;     /* no AOF fsync while a child writes */
     /* persistence (persist.c, rdb_*.c, aof.c) */
     bool rdbcompression;
     bool rdbchecksum;
@@ -169,6 +175,12 @@ typedef struct rl_config {
     char **ignored;
     int ignored_count;
 } rl_config_t;
+
+/* shutdown-on-sigterm / shutdown-on-sigint: flags as SHUTDOWN's options. */
+enum { SHUTDOWN_FLAG_SAVE = 1,
+       SHUTDOWN_FLAG_NOSAVE = 2,
+       SHUTDOWN_FLAG_NOW = 4,
+       SHUTDOWN_FLAG_FORCE = 8 };
 
 enum { OOM_ADJ_NO = 0,
        OOM_ADJ_RELATIVE,

@@ -253,7 +253,8 @@ static void run_requests(client_t *c, const char *buf, size_t len, size_t *pos) 
     srv->clock_chain_us = -1; /* dispatch.c: one clock read per command of this batch */
     while (*pos < len) {
         if (c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP)) break;
-        if (c->flags & (CLIENT_BLOCKED | CLIENT_PAUSED | CLIENT_REPL_WAIT)) break; /* the rest waits until it is served */
+        if (c->flags & (CLIENT_BLOCKED | CLIENT_PAUSED | CLIENT_REPL_WAIT | CLIENT_SHUTDOWN_WAIT))
+            break; /* the rest waits until it is served */
         size_t req_start = *pos;
         resp_limits_t lim = {srv->cfg.proto_max_bulk_len, !(c->flags & CLIENT_AUTHENTICATED)};
         int r = resp_parse(&c->parser, buf, len, pos, &lim);
@@ -689,8 +690,8 @@ static void shrink_querybuf(client_t *c, long long now) {
 static void cron_client(server_t *srv, client_t *c, long long timeout_ms) {
     shrink_querybuf(c, srv->mstime);
     if (timeout_ms <= 0) return;
-    if (c->flags & CLIENT_BLOCKED) return;                   /* as Redis: blocked clients have their own timeout */
-    if (c->flags & (CLIENT_MASTER | CLIENT_REPLICA)) return; /* repl-timeout governs replication links */
+    if (c->flags & (CLIENT_BLOCKED | CLIENT_SHUTDOWN_WAIT)) return; /* as Redis: blocked clients have their own timeout */
+    if (c->flags & (CLIENT_MASTER | CLIENT_REPLICA)) return;        /* repl-timeout governs replication links */
     if (srv->mstime - c->last_interaction_ms > timeout_ms) {
         log_msg(LL_VERBOSE, "Closing idle client");
         conn_free(c);

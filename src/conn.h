@@ -47,6 +47,7 @@
 #define CLIENT_PREVENT_PROP (1u << 16)        /* persist.c: the handler fed the AOF itself (persist_propagate) */
 #define CLIENT_CLOSE_AFTER_COMMAND (1u << 17) /* acl.c: its user went away; closed once this reply is queued */
 #define CLIENT_PROPAGATE_REPL (1u << 18)      /* pubsub.c: PUBLISH goes to replicas only (persist.c sends it) */
+#define CLIENT_SHUTDOWN_WAIT (1u << 19)       /* shutdown.c: its SHUTDOWN waits for replicas, input paused */
 #define CLIENT_PUBSUB (1u << 20)              /* pubsub.c: in subscribed mode */
 #define CLIENT_MONITOR (1u << 21)             /* monitor.c: receives every command */
 #define CLIENT_FAKE (1u << 24)                /* script.c: runs redis.call, replies stay in its buffers */

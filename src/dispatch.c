@@ -242,7 +242,7 @@ static void check_replied(client_t *c, command_t *cmd, unsigned long long replie
     if (c->reply_calls != replies_before) return;
     /* CLIENT REPLY OFF|SKIP answers nothing, by request. */
     if (c->flags & (CLIENT_BLOCKED | CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP | CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP |
-                    CLIENT_REPLY_SKIP_NEXT | CLIENT_REPL_WAIT | CLIENT_MASTER | CLIENT_REPLICA))
+                    CLIENT_REPLY_SKIP_NEXT | CLIENT_REPL_WAIT | CLIENT_SHUTDOWN_WAIT | CLIENT_MASTER | CLIENT_REPLICA))
         return;
     log_msg(LL_WARNING, "command '%s' neither replied nor blocked", cmd->fullname ? cmd->fullname : cmd->name);
     rl_assert_fail("command replied or blocked", __FILE__, __LINE__);

@@ -125,13 +125,16 @@ static bool durability_replay_queue(client_t *c, command_t *cmd) {
     return true;
 }
 
+/* FAILOVER's write hold, one of pause.c's holders. */
+static void failover_hold_writes(server_t *srv, bool on) { pause_hold_writes(srv, PAUSE_HOLD_FAILOVER, on); }
+
 static const durability_hooks_t durability_hooks = {
     .foreach_function = functions_foreach_library,
     .load_function = functions_load_code,
     .flush_functions = functions_flush,
     .replay_queue = durability_replay_queue,
     .replay_end = multi_client_free,
-    .hold_writes = pause_hold_writes,
+    .hold_writes = failover_hold_writes,
 };
 
 void hooks_register(server_t *srv) {

@@ -48,6 +48,7 @@
 #include "persist.h"
 #include "propagate.h"
 #include "repl.h"
+#include "shutdown.h"
 #include "util.h"
 
 static dict_type error_stats_type = {dict_sds_hash, dict_sds_eq, NULL, dict_sds_free, NULL, false};
@@ -91,8 +92,9 @@ static void server_cron(void *arg) {
     server_sample_memory(srv);
     sample_rates(srv);
     if (!srv->active_expire_off) expire_active_cycle(srv);
-    persist_cron(srv); /* child reaping (child.c), save points, AOF fsync/rewrite */
-    repl_cron(srv);    /* replication: pings, ACKs, timeouts, reconnects, WAIT */
+    persist_cron(srv);  /* child reaping (child.c), save points, AOF fsync/rewrite */
+    repl_cron(srv);     /* replication: pings, ACKs, timeouts, reconnects, WAIT */
+    shutdown_cron(srv); /* a shutdown waiting for replicas */
     conn_cron(srv);
     tracking_cron(srv);        /* tracking-table-max-keys */
     pause_check_deadline(srv); /* CLIENT PAUSE ends on time even when idle */
@@ -117,7 +119,7 @@ static void server_before_sleep(void *arg) {
 static void on_signal(int signo, void *arg) {
     server_t *srv = arg;
     log_msg(LL_WARNING, "Received %s scheduling shutdown...", signo == SIGINT ? "SIGINT" : "SIGTERM");
-    srv->shutdown_by_signal = true;
+    srv->shutdown_signal = signo;
     server_request_shutdown(srv);
 }
 
@@ -245,6 +247,13 @@ bool server_listen(server_t *srv) {
     return true;
 }
 
+/* A signal's shutdown, with the flags shutdown-on-sigterm / -sigint give
+ * it: true when the server exits now (shutdown.c). */
+static bool signal_shutdown(server_t *srv, int signo) {
+    int flags = signo == SIGINT ? srv->cfg.shutdown_on_sigint : srv->cfg.shutdown_on_sigterm;
+    return shutdown_begin(srv, flags, NULL);
+}
+
 void server_run(server_t *srv) {
     log_msg(LL_NOTICE, "Server initialized");
     if (srv->cfg.port) log_msg(LL_NOTICE, "Ready to accept connections tcp");
@@ -253,14 +262,16 @@ void server_run(server_t *srv) {
         while (!srv->shutdown_asap) {
             if (evloop_run(srv->loop) != 0) break;
         }
-        /* persist.c: a no-op if SHUTDOWN already did it.  A signal's
-         * shutdown that cannot persist (the final save failed, the first
-         * AOF is still being written) leaves the server running, as in
-         * Redis: exiting would lose data no file holds. */
-        if (persist_shutdown(srv, false, false, false) || !srv->shutdown_asap || !srv->shutdown_by_signal) break;
-        log_msg(LL_WARNING, "Errors trying to shut down the server. Check the logs for more information.");
-        srv->shutdown_asap = srv->shutdown_by_signal = false;
+        /* A signal stops the loop (it may have to end a busy script): the
+         * shutdown proper runs here, and may wait for replicas (the cron
+         * ends it) or fail, the server then running on. */
+        int signo = srv->shutdown_signal;
+        if (!srv->shutdown_asap || !signo) break;
+        srv->shutdown_asap = false;
+        srv->shutdown_signal = 0;
+        if (signal_shutdown(srv, signo)) break;
     }
+    persist_shutdown(srv, false, false, false); /* the loop failed: still close the AOF (else a no-op) */
     log_msg(LL_WARNING, "redis-like is now ready to exit, bye bye...");
 }
 

@@ -28,7 +28,7 @@ typedef struct waiting {
 
 struct pause {
     int type;         /* PAUSE_* of CLIENT PAUSE */
-    bool held;        /* FAILOVER holds writes (repl_failover.c) */
+    int holders;      /* PAUSE_HOLD_*: FAILOVER, a shutdown waiting for replicas */
     long long end_ms; /* unix ms */
     waiting_t *waiting;
     size_t n, cap;
@@ -48,10 +48,10 @@ void pause_free(pause_t *p) {
     zfree(p);
 }
 
-/* The pause in force: CLIENT PAUSE's, or WRITE while FAILOVER holds. */
+/* The pause in force: CLIENT PAUSE's, or WRITE while something holds. */
 static int effective(const pause_t *p) {
     if (p->type != PAUSE_NONE) return p->type;
-    return p->held ? PAUSE_WRITE : PAUSE_NONE;
+    return p->holders ? PAUSE_WRITE : PAUSE_NONE;
 }
 
 bool pause_active(server_t *srv) { return effective(srv->pause) != PAUSE_NONE; }
@@ -113,10 +113,10 @@ static void end_pause(server_t *srv) {
     }
 }
 
-void pause_hold_writes(server_t *srv, bool on) {
+void pause_hold_writes(server_t *srv, int holder, bool on) {
     pause_t *p = srv->pause;
-    p->held = on;
-    if (!on && p->type == PAUSE_NONE) end_pause(srv);
+    p->holders = on ? p->holders | holder : p->holders & ~holder;
+    if (!p->holders && p->type == PAUSE_NONE) end_pause(srv);
 }
 
 void pause_check_deadline(server_t *srv) {

@@ -27,10 +27,13 @@ bool pause_postpone(client_t *c, const command_t *cmd);
 bool pause_active(server_t *srv);
 /* Cron and before-sleep: end an expired pause and run what waited. */
 void pause_check_deadline(server_t *srv);
-/* repl_failover.c: hold writes (as CLIENT PAUSE WRITE with no deadline)
- * while FAILOVER hands the master role over; off runs what waited (unless
- * a CLIENT PAUSE still holds them). */
-void pause_hold_writes(server_t *srv, bool on);
+/* Hold writes (as CLIENT PAUSE WRITE with no deadline) for a holder:
+ * repl_failover.c while FAILOVER hands the master role over, shutdown.c
+ * while a shutdown waits for replicas.  Off runs what waited unless
+ * another holder or a CLIENT PAUSE still holds them. */
+enum { PAUSE_HOLD_FAILOVER = 1,
+       PAUSE_HOLD_SHUTDOWN = 2 };
+void pause_hold_writes(server_t *srv, int holder, bool on);
 /* conn.c (conn_free): drop c's postponed request. */
 void pause_client_freed(client_t *c);
 

@@ -75,6 +75,7 @@ static int rdb_save_to(server_t *srv, const char *tmp, const char *final) {
     }
     rio_t *r = zmalloc(sizeof(*r));
     rio_init(r, fd, srv->cfg.rdbchecksum);
+    if (srv->cfg.rdb_save_incremental_fsync) rio_set_autosync(r, RIO_INCREMENTAL_FSYNC_BYTES);
     rdb_save_opts_t opts = {srv->cfg.rdbcompression, srv->cfg.rdbchecksum, false, srv->cfg.rdb_key_save_delay};
     int rc = rdb_write_dataset(srv, r, &opts);
     int err = r->err;
@@ -335,6 +336,10 @@ bool persist_shutdown(server_t *srv, bool nosave, bool force_save, bool force) {
     if (nosave || (!force_save && !has_save_points(srv))) return true;
     log_msg(LL_NOTICE, "Saving the final RDB snapshot before exiting.");
     if (persist_save(srv) != 0) {
+        if (force) { /* exit all the same, as Redis does with FORCE */
+            log_msg(LL_WARNING, "Error trying to save the DB. Exit anyway.");
+            return false;
+        }
         log_msg(LL_WARNING, "Error trying to save the DB, can't exit.");
         p->shutdown_done = false;
         if (srv->cfg.appendonly) aof_open(srv, srv->aof); /* keep logging while we stay up */

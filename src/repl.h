@@ -82,6 +82,12 @@ struct rdb_repl_info;
 bool repl_rdb_save_info(const server_t *srv, struct rdb_repl_info *out);
 void repl_restore_from_rdb(server_t *srv, const struct rdb_repl_info *in);
 
+/* Shutdown (shutdown.c, Redis 7.0's shutdown-timeout): whether every
+ * replica has acknowledged all of the stream, and the log of who had when
+ * the wait ends. */
+bool repl_replicas_in_sync(const server_t *srv);
+void repl_log_shutdown_sync(const server_t *srv);
+
 /* INFO and memory (repl_info.c). */
 sds repl_info(server_t *srv, sds s);
 /* Bytes held by the backlog, and by replicas' output buffers: reported in

@@ -152,6 +152,30 @@ static const char *replica_state_name(int state) {
     return "unknown";
 }
 
+bool repl_replicas_in_sync(const server_t *srv) {
+    const repl_t *r = R(srv);
+    for (repl_replica_t *rep = r->replicas; rep; rep = rep->next)
+        if (rep->ack_off < r->master_repl_offset) return false;
+    return true;
+}
+
+void repl_log_shutdown_sync(const server_t *srv) {
+    const repl_t *r = R(srv);
+    int n = 0, in_sync = 0;
+    for (repl_replica_t *rep = r->replicas; rep; rep = rep->next, n++) {
+        if (rep->ack_off >= r->master_repl_offset) {
+            in_sync++;
+            continue;
+        }
+        char ip[64];
+        replica_ip(rep, ip, sizeof(ip));
+        log_msg(LL_WARNING, "Lagging replica %s:%lld reported offset %lld behind master, lag=%lld, state=%s.", ip,
+                rep->listening_port, r->master_repl_offset - rep->ack_off, (srv->mstime - rep->ack_ms) / 1000,
+                replica_state_name(rep->state));
+    }
+    if (n) log_msg(LL_NOTICE, "%d of %d replicas are in sync when shutting down.", in_sync, n);
+}
+
 static const char *link_state_name(int state) {
     switch (state) {
         case LINK_CONNECT: return "connect";

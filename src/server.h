@@ -141,9 +141,11 @@ struct server {
     long long clock_chain_us;
     char run_id[41];
     bool shutdown_asap;
-    bool shutdown_by_signal; /* SIGTERM/SIGINT: a shutdown that cannot persist is logged, not done */
-    bool active_expire_off;  /* debug.c: DEBUG SET-ACTIVE-EXPIRE 0 stops the expiry cycle */
-    int ttl_index_mode;      /* ttl_index.h: TTL_INDEX_AUTO, or forced by DEBUG TTL-INDEX */
+    int shutdown_signal;            /* SIGTERM/SIGINT asked for the shutdown (0: SHUTDOWN or none) */
+    int shutdown_flags;             /* shutdown.c: SHUTDOWN_FLAG_* of the shutdown waiting for replicas */
+    long long shutdown_deadline_ms; /* shutdown.c: when that wait ends, 0 when none */
+    bool active_expire_off;         /* debug.c: DEBUG SET-ACTIVE-EXPIRE 0 stops the expiry cycle */
+    int ttl_index_mode;             /* ttl_index.h: TTL_INDEX_AUTO, or forced by DEBUG TTL-INDEX */
     int exit_code;
     pid_t pid;
     long long dirty;                                 /* changes since last save (for INFO) */

@@ -19,6 +19,7 @@
 #include "aof.h"
 #include "persist.h"
 #include "repl.h"
+#include "shutdown.h"
 #include "reply.h"
 #include "rl_assert.h"
 #include "util.h"
@@ -194,40 +195,6 @@ static void cmd_time(client_t *c) {
 }
 
 static void cmd_lastsave(client_t *c) { reply_ll(c, c->srv->lastsave); }
-
-static void cmd_shutdown(client_t *c) {
-    bool nosave = false, save = false, force = false; /* persist.c semantics */
-    for (int j = 1; j < c->argc; j++) {
-        const char *a = c->argv[j]->ptr;
-        if (strcasecmp(a, "nosave") && strcasecmp(a, "save") && strcasecmp(a, "now") && strcasecmp(a, "force") &&
-            strcasecmp(a, "abort")) {
-            reply_error(c, RL_ERR_SYNTAX);
-            return;
-        }
-        if (!strcasecmp(a, "abort")) {
-            reply_error(c, "No shutdown in progress.");
-            return;
-        }
-        if (!strcasecmp(a, "nosave")) nosave = true;
-        if (!strcasecmp(a, "save")) save = true;
-        if (!strcasecmp(a, "force")) force = true;
-    }
-    /* A half-loaded dataset is never saved (repl_load.c; Redis's rule too). */
-    if (repl_loading(c->srv)) {
-        nosave = true;
-        save = false;
-    }
-    log_msg(LL_WARNING, "User requested shutdown...");
-    /* persist.c: the final save (save points or SAVE, not NOSAVE); a failed
-     * save keeps the server up unless FORCE. */
-    if (!persist_shutdown(c->srv, nosave && !save, save, force) && !force) {
-        reply_error(c, "Errors trying to SHUTDOWN. Check logs.");
-        return;
-    }
-    server_request_shutdown(c->srv);
-    /* No reply: the connection closes with the server, as in Redis. */
-    c->flags |= CLIENT_CLOSE_AFTER_REPLY;
-}
 
 command_t server_commands[] = {
     {"info", cmd_info, -1, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Get information and statistics about the server", "1.0.0", NULL},

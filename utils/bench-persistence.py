@@ -16,11 +16,19 @@ appendonly yes + appendfsync everysec), Debian's redis-benchmark
 `-t set -n N -c 50 -r 100000 -q --csv` without pipelining and with -P 16,
 interleaved, --runs rounds; prints median rps and the ratio everysec/no.
 
+Part 3 (AOF rewrite and reload): for each binary and each base format
+(aof-use-rdb-preamble yes: an RDB image, no: commands), a server with
+appendonly yes takes the part 1 data set, runs BGREWRITEAOF (timed from the
+command to aof_rewrite_in_progress:0), is SIGKILLed and restarts on its
+appendonlydir (the load time its log reports, DBSIZE checked); --runs
+rounds, medians and ratios ours/redis.
+
 Used by hand for BENCHMARKS.md; every child process has a timeout and the
 servers it started are killed by pid.
 
 usage: utils/bench-persistence.py [--runs 3] [--keys 1000000] [--requests 200000]
                                   [--server src/redis-like-server] [--skip-rdb] [--skip-aof]
+                                  [--skip-rewrite]
 """
 import argparse
 import os
@@ -41,6 +49,7 @@ import benchlib  # noqa: E402
 
 ROOT, REDIS = benchlib.ROOT, benchlib.REDIS
 LOADED = re.compile(r"DB loaded from disk: ([\d.]+) seconds")
+AOF_LOADED = re.compile(r"DB loaded from append only file: ([\d.]+) seconds")
 BGSAVE_PID = re.compile(r"Background saving started by pid (\d+)")
 
 
@@ -412,6 +421,73 @@ def aof_part(a, workdir):
                   f"{med(no, 2):.3f} / {med(ev, 2):.3f} | {per} |")
 
 
+def aofdir_bytes(s):
+    d = os.path.join(s.dir, "appendonlydir")
+    return sum(os.path.getsize(os.path.join(d, n)) for n in os.listdir(d) if not n.endswith(".manifest"))
+
+
+def rewrite_round(s, data, expect, timeout):
+    """Fill, BGREWRITEAOF, kill, reload: the figures of one server."""
+    s.start()
+    pipe_file(s.port, data, timeout)
+    t0 = time.monotonic()
+    s.r.bgrewriteaof()
+    while True:
+        p = info(s.r, "persistence")
+        if p["aof_rewrites"] >= 1 and not p["aof_rewrite_in_progress"]:
+            break
+        if time.monotonic() - t0 > timeout:
+            sys.exit(f"{s.name}: BGREWRITEAOF still running after {timeout} s")
+        time.sleep(0.002)
+    rewrite = time.monotonic() - t0
+    if p["aof_last_bgrewrite_status"] != "ok":
+        sys.exit(f"{s.name}: BGREWRITEAOF failed; see {s.log}")
+    s.kill()
+    size = aofdir_bytes(s)
+    s.start(timeout)
+    m = AOF_LOADED.search(s.new_log())
+    if not m:
+        sys.exit(f"{s.name}: no 'DB loaded from append only file' line in {s.log}")
+    if keyspace(s.r) != expect:
+        sys.exit(f"{s.name}: after the reload keys/expires {keyspace(s.r)}, expected {expect}")
+    res = {"rewrite": rewrite, "size": size, "load": float(m.group(1))}
+    s.kill()
+    shutil.rmtree(os.path.join(s.dir, "appendonlydir"))
+    return res
+
+
+def rewrite_part(a, workdir):
+    data = os.path.join(workdir, "data.resp")
+    expect = write_data_set(data, a.keys)
+    servers = {}
+    for binary, bname in ((a.server, "ours"), (REDIS, "redis")):
+        for preamble in ("yes", "no"):
+            servers[(bname, preamble)] = Server(f"{bname}-preamble-{preamble}", binary, workdir,
+                                                ["--appendonly", "yes", "--aof-use-rdb-preamble", preamble,
+                                                 "--auto-aof-rewrite-percentage", "0"])
+    res = {k: [] for k in servers}
+    try:
+        for i in range(a.runs):
+            keys = list(servers) if i % 2 == 0 else list(reversed(servers))
+            for k in keys:
+                res[k].append(rewrite_round(servers[k], data, expect, a.timeout))
+            print(f"rewrite round {i + 1} done", file=sys.stderr)
+    finally:
+        for s in servers.values():
+            s.remove()
+        os.unlink(data)
+    print(f"\n### AOF rewrite and reload: {expect[0]:,} keys of mixed types; medians of {a.runs} rounds\n")
+    print("| base format | measure | redis-like | redis 7.0.15 | ours/redis |")
+    print("| --- | --- | ---: | ---: | ---: |")
+    for preamble, label in (("yes", "RDB (aof-use-rdb-preamble yes)"), ("no", "commands (no)")):
+        for k, what, fmt in (("rewrite", "BGREWRITEAOF, command to done (s)", "{:.3f}"),
+                             ("size", "appendonlydir bytes", "{:,.0f}"),
+                             ("load", "load, server's log line (s)", "{:.3f}")):
+            o = statistics.median(r[k] for r in res[("ours", preamble)])
+            t = statistics.median(r[k] for r in res[("redis", preamble)])
+            print(f"| {label} | {what} | {fmt.format(o)} | {fmt.format(t)} | {o / t if t else 0:.2f} |")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=3)
@@ -422,6 +498,7 @@ def main():
     ap.add_argument("--workdir", default=None, help="parent of the temp dirs (default: $TMPDIR)")
     ap.add_argument("--skip-rdb", action="store_true")
     ap.add_argument("--skip-aof", action="store_true")
+    ap.add_argument("--skip-rewrite", action="store_true")
     a = ap.parse_args()
     workdir = tempfile.mkdtemp(prefix="bench-persistence-", dir=a.workdir)
     try:
@@ -430,6 +507,8 @@ def main():
             rdb_part(a, workdir)
         if not a.skip_aof:
             aof_part(a, workdir)
+        if not a.skip_rewrite:
+            rewrite_part(a, workdir)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 

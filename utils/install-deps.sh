@@ -22,7 +22,8 @@ test=(libmimalloc-dev redis-server redis-tools
       nutcracker        # twemproxy, for utils/cluster-up and test_twemproxy.py
       clang libclang-rt-14-dev valgrind   # make fuzz, test_valgrind.py
       clang-format                        # make format-check (CI)
-      gnuplot-nox)                        # plots of the allocator shootout (also in make test)
+      gnuplot-nox                         # plots of the allocator shootout (also in make test)
+      strace)                             # counts a child's fsyncs (test_fsync_policy.py)
 
 profile=test
 case "${1:-}" in

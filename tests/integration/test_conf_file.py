@@ -42,8 +42,7 @@ def test_shipped_config_loads(start_server):
 # installs the package for the differential tests).
 STOCK_CONF = "/etc/redis/redis.conf"
 # What the stock file sets to a value redis-like does not act on.
-STOCK_NO_EFFECT = ("set-proc-title yes", "disable-thp yes",
-                   "aof-rewrite-incremental-fsync yes", "rdb-save-incremental-fsync yes")
+STOCK_NO_EFFECT = ("set-proc-title yes", "disable-thp yes")
 # Where the stock file's settings would leave a test server (a daemon
 # logging to /var/log): back to the foreground and the test's directory.
 STOCK_OVERRIDES = ["--daemonize", "no", "--logfile", "", "--pidfile", ""]

@@ -31,11 +31,10 @@ MISSING = {
     "process and OS settings not implemented": """always-show-logo aof_rewrite_cpulist bgsave_cpulist bio_cpulist
         server_cpulist bind-source-addr crash-log-enabled crash-memcheck-enabled disable-thp ignore-warnings
         proc-title-template set-proc-title socket-mark-id supervised
-        syslog-enabled syslog-facility syslog-ident shutdown-on-sigint shutdown-on-sigterm shutdown-timeout
+        syslog-enabled syslog-facility syslog-ident
         enable-module-command enable-protected-configs""",
     "server behaviour not implemented": """activerehashing io-threads io-threads-do-reads
-        maxmemory-clients maxmemory-eviction-tenacity no-appendfsync-on-rewrite aof-rewrite-incremental-fsync
-        rdb-save-incremental-fsync""",
+        maxmemory-clients maxmemory-eviction-tenacity""",
 }
 
 # Parameters only redis-like has: Redis 7.2's listpack sets, the socket engine.
