@@ -774,7 +774,7 @@ bool aof_rewrite_start(server_t *srv, aof_t *aof, const char **err) {
         return false;
     }
     aof->rewrite_rdb = srv->cfg.aof_use_rdb_preamble;
-    child_job_t job = {.type = CHILD_AOF, .what = "AOF rewrite", .body = rewrite_body, .body_arg = aof, .done = rewrite_done, .done_arg = aof};
+    child_job_t job = {.type = CHILD_AOF, .what = "AOF rewrite", .title = "redis-aof-rewrite", .body = rewrite_body, .body_arg = aof, .done = rewrite_done, .done_arg = aof};
     if (!child_start(srv, &job, err)) {
         log_msg(LL_WARNING, "Can't rewrite append only file in background: fork: %s", *err);
         if (aof->enabling) drop_temp_incr(srv, aof);

@@ -84,6 +84,7 @@ static void run_child(server_t *srv, const child_job_t *job, int pipe_fd) {
     signal(SIGINT, SIG_DFL);
     signal(SIGUSR1, SIG_DFL);
     oom_apply(srv, OOM_CLASS_BGCHILD); /* oom-score-adj: the child goes first */
+    server_set_proc_title(srv, job->title);
     int rc = job->body(srv, job->body_arg);
     uint64_t cow = private_dirty_bytes();
     if (rc == 0)

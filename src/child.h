@@ -43,6 +43,7 @@ typedef void child_done_fn(server_t *srv, const child_exit_t *ex, void *arg);
 typedef struct child_job {
     child_type_t type;
     const char *what;    /* names the child in the log: "RDB", "AOF rewrite" */
+    const char *title;   /* its {title} in the process title: Redis's "redis-rdb-bgsave"... */
     child_body_fn *body; /* in the child */
     void *body_arg;      /* the child sees its own copy (fork), so the caller's stack will do */
     child_done_fn *done; /* in the parent, once */

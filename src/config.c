@@ -20,6 +20,7 @@
 
 #include "log.h"
 #include "notify_flags.h"
+#include "proc_title.h"
 #include "sds.h"
 #include "version.h"
 #include "util.h"
@@ -48,6 +49,8 @@ enum { T_BOOL,
 #define F_BASENAME 2 /* a file name in dir, never a path (Redis 7.0 refuses one) */
 #define F_DIRNAME 4  /* the same, of a directory */
 #define F_HIDDEN 8   /* a testing knob: CONFIG GET names it only exactly, as Redis hides it */
+#define F_TITLE 16   /* a process title template (proc_title.c) */
+#define F_PERCENT 32 /* T_MEM that also takes "N%" (of maxmemory), kept as -N */
 
 typedef struct enum_name {
     const char *name;
@@ -116,6 +119,9 @@ static const directive directives[] = {
     {"shutdown-on-sigint", T_FLAGS, O(shutdown_on_sigint), "default", 0, 0, shutdown_flags_enum, 0},
     {"oom-score-adj", T_ENUM, O(oom_score_adj), "no", 0, 0, oom_adj_enum, 0},
     {"oom-score-adj-values", T_OOMV, O(oom_score_adj_values), "0 200 800", -2000, 2000, NULL, 0},
+    {"set-proc-title", T_BOOL, O(set_proc_title), "yes", 0, 0, NULL, F_IMMUTABLE},
+    {"proc-title-template", T_STR, O(proc_title_template), "{title} {listen-addr} {server-mode}", 0, 0, NULL, F_TITLE},
+    {"disable-thp", T_BOOL, O(disable_thp), "yes", 0, 0, NULL, F_IMMUTABLE},
     {"databases", T_INT, O(databases), "16", 1, INT_MAX, NULL, F_IMMUTABLE},
     {"requirepass", T_STR, O(requirepass), "", 0, 0, NULL, 0},
     {"loglevel", T_ENUM, O(loglevel), "notice", 0, 0, loglevel_enum, 0},
@@ -146,6 +152,8 @@ static const directive directives[] = {
     {"maxmemory", T_MEM, O(maxmemory), "0", 0, LLONG_MAX, NULL, 0},
     {"busy-reply-threshold", T_INT, O(busy_reply_threshold), "5000", 0, LLONG_MAX, NULL, 0},
     {"maxmemory-policy", T_ENUM, O(maxmemory_policy), "noeviction", 0, 0, policy_enum, 0},
+    {"maxmemory-clients", T_MEM, O(maxmemory_clients), "0", 0, LLONG_MAX, NULL, F_PERCENT},
+    {"maxmemory-eviction-tenacity", T_INT, O(maxmemory_eviction_tenacity), "10", 0, 100, NULL, 0},
     {"maxmemory-samples", T_INT, O(maxmemory_samples), "5", 1, 64, NULL, 0},
     {"jemalloc-bg-thread", T_BOOL, O(jemalloc_bg_thread), "yes", 0, 0, NULL, 0},
     {"active-expire-effort", T_INT, O(active_expire_effort), "1", 1, 10, NULL, 0},
@@ -428,6 +436,42 @@ static int apply_flags(rl_config_t *cfg, const directive *d, int argc, char **ar
     return r;
 }
 
+/* A memory value, or with F_PERCENT "N%" (0..100), kept as -N: Redis
+ * 7.0's form for maxmemory-clients, with its error texts. */
+static int apply_mem_or_percent(rl_config_t *cfg, const directive *d, const char *arg, const char **err) {
+    size_t len = strlen(arg);
+    long long v;
+    if (len > 1 && arg[len - 1] == '%') {
+        if (!util_str2ll(arg, len - 1, &v) || v < 0) {
+            *err = "argument must be a memory or percent value";
+            return -1;
+        }
+        if (v > 100) {
+            *err = "percentage argument must be less or equal to 100";
+            return -1;
+        }
+        v = -v;
+    } else {
+        unsigned long long u;
+        if (!util_memtoull(arg, &u) || u > LLONG_MAX) {
+            *err = "argument must be a memory or percent value";
+            return -1;
+        }
+        v = (long long)u;
+    }
+    *(long long *)field(cfg, d) = v;
+    return 0;
+}
+
+/* proc-title-template: Redis checks a new template against where the
+ * server listens as configured so far (a config file's earlier lines). */
+static bool title_template_ok(const rl_config_t *cfg, const char *tpl) {
+    proc_title_place_t where = {cfg->bind_count ? cfg->bind[0] : NULL, cfg->port, cfg->unixsocket, NULL};
+    sds s = proc_title_make(tpl, "", &where);
+    sds_free(s);
+    return s != NULL;
+}
+
 /* Parse argv[0..argc) as the value of d into cfg.  err gets a static
  * reason. */
 static int apply_value(rl_config_t *cfg, const directive *d, int argc, char **argv, const char **err) {
@@ -451,7 +495,9 @@ static int apply_value(rl_config_t *cfg, const directive *d, int argc, char **ar
         case T_MEM:
         case T_OCTAL: {
             long long v;
-            if (d->type == T_MEM) {
+            if (d->flags & F_PERCENT) {
+                return apply_mem_or_percent(cfg, d, argv[0], err);
+            } else if (d->type == T_MEM) {
                 unsigned long long u;
                 if (!util_memtoull(argv[0], &u) || u > LLONG_MAX) {
                     *err = "argument must be a memory value";
@@ -501,6 +547,11 @@ static int apply_value(rl_config_t *cfg, const directive *d, int argc, char **ar
             for (int i = 0; i < argc; i++) {
                 if (i) joined = sds_cat(joined, " ");
                 joined = sds_cat(joined, argv[i]);
+            }
+            if ((d->flags & F_TITLE) && !title_template_ok(cfg, joined)) {
+                sds_free(joined);
+                *err = PROC_TITLE_ERR_TEMPLATE;
+                return -1;
             }
             char **s = field(cfg, d);
             zfree(*s);
@@ -613,9 +664,9 @@ static int check_supported(const rl_config_t *cfg, const directive *d, const cha
 /* Redis 7.0 directives that redis-like has no parameter for (README,
  * Configuration), taken in a config file or on the command line so that a
  * Redis configuration loads unchanged: Debian's stock redis.conf sets
- * five of them, all to Redis's defaults.  `same` lists the values
- * ("|" between them, "*" for any) that ask for what redis-like does
- * anyway; they are taken silently.  Any other value is refused when
+ * two of them (always-show-logo, activerehashing), to what redis-like
+ * does anyway.  `same` lists the values ("|" between them, "*" for any)
+ * that ask for what redis-like does anyway; they are taken silently.  Any other value is refused when
  * `refuse` (ignoring it would break what its user relies on: a limit,
  * where the log goes, a supervisor waiting for a signal), else taken with
  * `does` logged at start-up, which says what happens instead.  Cluster,
@@ -628,14 +679,9 @@ typedef struct {
 
 static const redis_only_directive redis_only[] = {
     {"always-show-logo", "no", false, "no ASCII logo is shown"},
-    {"set-proc-title", "no", false, "the process title stays the command line"},
-    {"proc-title-template", "*", false, NULL},
-    {"disable-thp", "no", false,
-     "transparent huge pages are left to the kernel and the allocator (ebbmalloc maps without them)"},
     {"activerehashing", "yes", false, "the cron rehashes resizing tables all the same"},
     {"io-threads", "1", false, "socket I/O runs on the main thread"},
     {"io-threads-do-reads", "no", false, "socket I/O runs on the main thread"},
-    {"maxmemory-clients", "0", true, "client memory has no limit of its own"},
     {"supervised", "no", true, "no supervisor protocol (systemd, upstart) is spoken"},
     {"syslog-enabled", "no", true, "the log goes to logfile or standard output only"},
     {"syslog-ident", "*", false, NULL},
@@ -817,7 +863,10 @@ char *config_get_value(const rl_config_t *cfg, const char *name) {
     switch (d->type) {
         case T_BOOL: return sds_new(*(const bool *)cfield(cfg, d) ? "yes" : "no");
         case T_INT:
-        case T_MEM: return sds_fromll(*(const long long *)cfield(cfg, d));
+        case T_MEM: {
+            long long v = *(const long long *)cfield(cfg, d);
+            return v < 0 && (d->flags & F_PERCENT) ? sds_catprintf(sds_empty(), "%lld%%", -v) : sds_fromll(v);
+        }
         case T_OCTAL: return sds_catprintf(sds_empty(), "%llo", *(const long long *)cfield(cfg, d));
         case T_STR:
         case T_PCTL: {

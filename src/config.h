@@ -68,6 +68,9 @@ typedef struct rl_config {
     long long shutdown_timeout;  /* s a master's shutdown waits for lagging replicas (0: not at all) */
     int oom_score_adj;           /* OOM_ADJ_*: how oom.c uses the values below */
     int oom_score_adj_values[3]; /* master, replica, forked child (oom.c) */
+    bool set_proc_title;         /* show proc_title_template as the command line (proc_title.c) */
+    char *proc_title_template;
+    bool disable_thp; /* no transparent huge pages for this process when the kernel uses them always (thp.c) */
     long long databases;
     char *requirepass; /* "" = none */
     int loglevel;
@@ -98,9 +101,11 @@ typedef struct rl_config {
     int sanitize_dump_payload;    /* SANITIZE_*: yes checks every RDB blob fully */
     /* memory */
     long long maxmemory;
+    long long maxmemory_clients; /* bytes, or -N for N% of maxmemory; 0: no client eviction (client_evict.c) */
     int maxmemory_policy;
     long long busy_reply_threshold; /* ms a script runs before others get -BUSY */
     long long maxmemory_samples;
+    long long maxmemory_eviction_tenacity; /* 0..100: how long one eviction call may run (evict.c) */
     bool jemalloc_bg_thread;
     long long active_expire_effort;
     bool lazyfree_lazy_user_del;

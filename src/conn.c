@@ -117,6 +117,26 @@ static client_t *client_new(server_t *srv, int fd, bool is_unix, bool use_ring) 
  * until it becomes a client. */
 client_t *conn_create_client(server_t *srv, int fd) { return client_new(srv, fd, false, false); }
 
+/* The bytes each client holds, summed for maxmemory-clients over the
+ * clients it may evict (the policy is client_evict.c's). */
+size_t conn_client_memory(const client_t *c) {
+    return zmalloc_size((void *)c) + sds_alloc_size(c->querybuf) + c->reply_bytes;
+}
+
+/* Normal and pub/sub clients count, as in Redis, CLIENT NO-EVICT ones
+ * too (they are only never chosen); replication links do not. */
+static bool counted(const client_t *c) {
+    return !(c->flags &
+             (CLIENT_MASTER | CLIENT_REPLICA | CLIENT_FAKE | CLIENT_AOF_LOADER | CLIENT_CLOSE_ASAP | CLIENT_CLOSE_AFTER_REPLY));
+}
+
+static void set_tracked(client_t *c, size_t mem) {
+    c->srv->clients_evict_mem += mem - c->evict_mem; /* size_t arithmetic: right when mem shrinks too */
+    c->evict_mem = mem;
+}
+
+void conn_track_memory(client_t *c) { set_tracked(c, counted(c) ? conn_client_memory(c) : 0); }
+
 static void remove_from_chain(client_t **head, client_t *c, size_t next_off) {
     for (client_t **pp = head; *pp; pp = (client_t **)((char *)*pp + next_off)) {
         if (*pp == c) {
@@ -129,6 +149,7 @@ static void remove_from_chain(client_t **head, client_t *c, size_t next_off) {
 void conn_free(client_t *c) {
     server_t *srv = c->srv;
     srv->conn_hooks->client_freed(c); /* replication, MULTI, waits, subscriptions, tracking, pause, MONITOR */
+    set_tracked(c, 0);
     if (c->flags & CLIENT_PENDING_WRITE)
         remove_from_chain(&srv->pending_write, c, offsetof(client_t, next_pending));
     if (c->flags & CLIENT_CLOSE_ASAP) remove_from_chain(&srv->close_asap, c, offsetof(client_t, next_close));
@@ -294,6 +315,7 @@ static void input_done(client_t *c) {
     /* A client told to close after its reply whose reply is already gone
      * (or was never queued) has nothing left to wait for. */
     if ((c->flags & CLIENT_CLOSE_AFTER_REPLY) && !conn_has_pending_output(c)) conn_close_async(c);
+    conn_track_memory(c);
 }
 
 /* Execute every complete request in the query buffer. */
@@ -555,6 +577,7 @@ void conn_sent(client_t *c, long n) {
     }
     c->srv->stats.net_output_bytes += n;
     consume_output(c, (size_t)n);
+    conn_track_memory(c);
     if (conn_has_pending_output(c)) conn_mark_pending_write(c);
     else if (c->flags & CLIENT_CLOSE_AFTER_REPLY) conn_close_async(c);
 }
@@ -579,6 +602,7 @@ static int write_to_client(client_t *c) {
         srv->stats.net_output_bytes += n;
         consume_output(c, (size_t)n);
     }
+    conn_track_memory(c);
     if (!conn_has_pending_output(c)) {
         if (c->flags & CLIENT_IN_WRITE_WAIT) {
             c->flags &= ~CLIENT_IN_WRITE_WAIT;
@@ -689,6 +713,7 @@ static void shrink_querybuf(client_t *c, long long now) {
  * past `timeout` (may free c). */
 static void cron_client(server_t *srv, client_t *c, long long timeout_ms) {
     shrink_querybuf(c, srv->mstime);
+    conn_track_memory(c); /* replies others pushed to it (pub/sub, MONITOR) */
     if (timeout_ms <= 0) return;
     if (c->flags & (CLIENT_BLOCKED | CLIENT_SHUTDOWN_WAIT)) return; /* as Redis: blocked clients have their own timeout */
     if (c->flags & (CLIENT_MASTER | CLIENT_REPLICA)) return;        /* repl-timeout governs replication links */
@@ -749,7 +774,7 @@ sds conn_info_string(sds s, client_t *c) {
     size_t qbuf = sds_len(c->querybuf);
     size_t obl = c->bufpos, oll = 0;
     for (reply_block *b = c->reply_head; b; b = b->next) oll++;
-    size_t totmem = zmalloc_size(c) + sds_alloc_size(c->querybuf) + c->reply_bytes;
+    size_t totmem = conn_client_memory(c);
     return sds_catprintf(s,
                          "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%zu psub=%zu ssub=%zu "
                          "multi=%d qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%d rbp=%zu obl=%zu oll=%zu omem=%zu "

@@ -119,6 +119,7 @@ struct client {
     struct tracking_client *tracking; /* tracking.c: NULL until CLIENT TRACKING */
     struct repl_replica *repl;        /* repl_master.c: set iff CLIENT_REPLICA */
     struct acl_user *user;            /* acl.c: whose permissions apply; NULL = unrestricted (internal) */
+    size_t evict_mem;                 /* conn.c: its memory when last measured, 0 if maxmemory-clients ignores it */
 };
 
 /* What conn.c needs from the layers above it.  The connection layer reads
@@ -162,6 +163,13 @@ void conn_process_input(client_t *c);
 void conn_cron(server_t *srv);
 /* Text of CLIENT LIST / CLIENT INFO for one client. */
 sds conn_info_string(sds s, client_t *c);
+/* Bytes a client holds: the struct with its reply buffer, the query
+ * buffer, the reply blocks (CLIENT LIST's tot-mem). */
+size_t conn_client_memory(const client_t *c);
+/* Measure c again into srv->clients_evict_mem, the bytes of the clients
+ * maxmemory-clients bounds (client_evict.c): 0 for replication links and
+ * clients being closed. */
+void conn_track_memory(client_t *c);
 bool conn_has_pending_output(const client_t *c);
 /* Enforce client-output-buffer-limit after output was queued: a client
  * over its class's hard limit, or over the soft limit for too long, is

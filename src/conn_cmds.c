@@ -347,8 +347,8 @@ static void cmd_client_reply(client_t *c) {
     }
 }
 
-/* CLIENT NO-EVICT ON|OFF: the flag shows in CLIENT LIST ('e'); this server
- * has no client eviction (maxmemory-clients) yet, so nothing else reads it. */
+/* CLIENT NO-EVICT ON|OFF: the flag shows in CLIENT LIST ('e') and keeps
+ * the client out of maxmemory-clients' eviction (client_evict.c). */
 static void cmd_client_no_evict(client_t *c) {
     const char *v = c->argv[2]->ptr;
     if (!strcasecmp(v, "on")) c->flags |= CLIENT_NO_EVICT;
@@ -357,6 +357,7 @@ static void cmd_client_no_evict(client_t *c) {
         reply_error(c, RL_ERR_SYNTAX);
         return;
     }
+    conn_track_memory(c);
     reply_ok(c);
 }
 

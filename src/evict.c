@@ -20,9 +20,11 @@
 #include "evict.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "evloop.h"
 #include "keyspace.h"
 #include "lazyfree.h"
 #include "notify.h"
@@ -41,10 +43,23 @@ typedef struct pool_entry {
 struct evict {
     pool_entry_t pool[EVICT_POOL_SIZE];
     int count;
-    int next_db; /* round robin start for random policies */
+    int next_db;             /* round robin start for random policies */
+    bool resuming;           /* a call ran out of time: before-sleep goes on, a slice per loop */
+    long long over_since_us; /* since when eviction has not got under the limit; 0 when it has */
+    long long over_total_us; /* the finished such spells (INFO total_eviction_exceeded_time) */
 };
 
-#define EVICT_MAX_US 50000 /* one call never spends more than this */
+/* How long one call may evict, from maxmemory-eviction-tenacity (0..100),
+ * on Redis's scale: 50 us a step up to 10 (500 us, the default), then 15%
+ * more a step (about two minutes at 99), and no limit at 100.  A call that
+ * runs out of time lets its command run and leaves the rest to a slice
+ * per event-loop round (evict_before_sleep), so one write never stalls the
+ * server for long. */
+static long long time_limit_us(long long tenacity) {
+    if (tenacity <= 10) return 50 * tenacity;
+    if (tenacity < 100) return (long long)(500.0 * pow(1.15, (double)(tenacity - 10)));
+    return LLONG_MAX;
+}
 
 evict_t *evict_create(void) { return zcalloc(sizeof(evict_t)); }
 
@@ -210,17 +225,24 @@ static size_t counted_memory(const server_t *srv) {
 
 static bool over_limit(const server_t *srv) { return counted_memory(srv) > (size_t)srv->cfg.maxmemory; }
 
-bool evict_perform(server_t *srv) {
-    if (srv->cfg.maxmemory <= 0 || !over_limit(srv)) return true;
+enum { EVICT_OK,
+       EVICT_RUNNING,
+       EVICT_FAIL };
+
+static int perform(server_t *srv) {
+    if (srv->cfg.maxmemory <= 0 || !over_limit(srv)) return EVICT_OK;
     /* repl.h: a replica holds what its master holds (replica-ignore-maxmemory) */
-    if (repl_is_replica(srv) && srv->cfg.replica_ignore_maxmemory) return true;
-    if (srv->cfg.maxmemory_policy == MAXMEMORY_NOEVICTION) return false;
+    if (repl_is_replica(srv) && srv->cfg.replica_ignore_maxmemory) return EVICT_OK;
+    if (srv->cfg.maxmemory_policy == MAXMEMORY_NOEVICTION) return EVICT_FAIL;
     evict_t *ev = srv->evict;
+    long long limit_us = time_limit_us(srv->cfg.maxmemory_eviction_tenacity);
     size_t to_free = counted_memory(srv) - (size_t)srv->cfg.maxmemory, freed = 0;
     bool lazy = srv->cfg.lazyfree_lazy_eviction;
     long long start = util_ustime();
     unsigned long evicted = 0;
-    while (freed < to_free) {
+    /* The target is measured again when reached: memory other than the
+     * victims' (the pool's copies, notifications) moves meanwhile. */
+    while (freed < to_free || (!lazy && over_limit(srv))) {
         int dbid = 0;
         sds key = pick_victim(srv, ev, &dbid);
         if (!key) break;
@@ -236,10 +258,44 @@ bool evict_perform(server_t *srv) {
         evicted++;
         /* Lazily freed values come back later: look at the real figure. */
         if (lazy && evicted % 16 == 0 && !over_limit(srv)) break;
-        if (evicted % 16 == 0 && util_ustime() - start > EVICT_MAX_US) return true;
+        if (evicted % 16 == 0 && util_ustime() - start > limit_us) return EVICT_RUNNING;
     }
-    if (freed >= to_free || !over_limit(srv)) return true;
+    if (freed >= to_free || !over_limit(srv)) return EVICT_OK;
     /* Nothing left to evict: only pending lazy frees can still help. */
-    if (lazyfree_pending_objects(srv->lazyfree) > 0) return true;
-    return false;
+    if (lazyfree_pending_objects(srv->lazyfree) > 0) return EVICT_RUNNING;
+    return EVICT_FAIL;
+}
+
+/* Run an eviction and keep its timer and its over-the-limit clock. */
+static int perform_and_account(server_t *srv) {
+    evict_t *ev = srv->evict;
+    int rc = perform(srv);
+    if (rc == EVICT_OK) {
+        if (ev->over_since_us) ev->over_total_us += util_ustime() - ev->over_since_us;
+        ev->over_since_us = 0;
+    } else if (!ev->over_since_us) {
+        ev->over_since_us = util_ustime();
+    }
+    /* Another round at once, without sleeping (a timer would wait 1 ms
+     * or more): clients are still served between the slices. */
+    ev->resuming = rc == EVICT_RUNNING;
+    if (ev->resuming) evloop_request_before_sleep(srv->loop);
+    return rc;
+}
+
+void evict_before_sleep(server_t *srv) {
+    if (srv->evict->resuming) perform_and_account(srv);
+}
+
+bool evict_perform(server_t *srv) { return perform_and_account(srv) != EVICT_FAIL; }
+
+long long evict_exceeded_total_ms(const server_t *srv) {
+    const evict_t *ev = srv->evict;
+    long long us = ev->over_total_us + (ev->over_since_us ? util_ustime() - ev->over_since_us : 0);
+    return us / 1000;
+}
+
+long long evict_exceeded_current_ms(const server_t *srv) {
+    const evict_t *ev = srv->evict;
+    return ev->over_since_us ? (util_ustime() - ev->over_since_us) / 1000 : 0;
 }

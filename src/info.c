@@ -14,6 +14,7 @@
 #include "child.h"
 #include "commands.h"
 #include "defrag.h"
+#include "evict.h"
 #include "io_engine.h"
 #include "latency_track.h"
 #include "lazyfree.h"
@@ -195,9 +196,9 @@ static sds sec_stats(server_t *srv, sds s) {
                       "expired_time_cap_reached_count:0\r\n"
                       "expire_cycle_cpu_milliseconds:%lld\r\n"
                       "evicted_keys:%lld\r\n"
-                      "evicted_clients:0\r\n"
-                      "total_eviction_exceeded_time:0\r\n"
-                      "current_eviction_exceeded_time:0\r\n"
+                      "evicted_clients:%lld\r\n"
+                      "total_eviction_exceeded_time:%lld\r\n"
+                      "current_eviction_exceeded_time:%lld\r\n"
                       "keyspace_hits:%lld\r\n"
                       "keyspace_misses:%lld\r\n"
                       "pubsub_channels:%zu\r\n"
@@ -225,7 +226,7 @@ static sds sec_stats(server_t *srv, sds s) {
                       "io_threaded_writes_processed:0\r\n",
                       st->numconnections, st->numcommands, ring_avg(st->ops_samples), st->net_input_bytes,
                       st->net_output_bytes, ring_avg(st->net_in_samples) / 1024.0, ring_avg(st->net_out_samples) / 1024.0,
-                      st->rejected_conn, sync_full, sync_ok, sync_err, st->expiredkeys, st->expire_cycle_cpu_us / 1000, st->evictedkeys, st->keyspace_hits,
+                      st->rejected_conn, sync_full, sync_ok, sync_err, st->expiredkeys, st->expire_cycle_cpu_us / 1000, st->evictedkeys, st->evictedclients, evict_exceeded_total_ms(srv), evict_exceeded_current_ms(srv), st->keyspace_hits,
                       st->keyspace_misses, pubsub_channel_count(srv), pubsub_pattern_count(srv), pubsub_shard_channel_count(srv),
                       child_latest_fork_usec(srv), child_total_forks(srv), /* child.c */
                       ds.hits, ds.misses, ds.key_hits, ds.key_misses, ds.total_time_ms, ds.current_time_ms,

@@ -48,7 +48,9 @@
 #include "persist.h"
 #include "propagate.h"
 #include "repl.h"
+#include "client_evict.h"
 #include "shutdown.h"
+#include "thp.h"
 #include "util.h"
 
 static dict_type error_stats_type = {dict_sds_hash, dict_sds_eq, NULL, dict_sds_free, NULL, false};
@@ -96,6 +98,7 @@ static void server_cron(void *arg) {
     repl_cron(srv);     /* replication: pings, ACKs, timeouts, reconnects, WAIT */
     shutdown_cron(srv); /* a shutdown waiting for replicas */
     conn_cron(srv);
+    client_evict_run(srv);     /* maxmemory-clients, with the sizes conn_cron measured */
     tracking_cron(srv);        /* tracking-table-max-keys */
     pause_check_deadline(srv); /* CLIENT PAUSE ends on time even when idle */
     resize_tables(srv);
@@ -114,6 +117,10 @@ static void server_before_sleep(void *arg) {
         persist_before_sleep(arg);
         conn_before_sleep(arg);
     } while (io_engine_continue(arg, ++rounds)); /* io_uring, busy: the next round's requests are here */
+    /* maxmemory-clients, once the replies that could leave have left: a
+     * client is not closed for an answer it was about to receive. */
+    client_evict_run(arg);
+    evict_before_sleep(arg); /* maxmemory: what a call had no time left for */
 }
 
 static void on_signal(int signo, void *arg) {
@@ -173,8 +180,10 @@ bool server_init(server_t *srv) {
     propagate_init(srv); /* the write stream to the AOF and replicas */
     repl_init(srv);      /* `replicaof`: the cron connects once we run */
     apply_oom_score(srv);
+    thp_apply(srv); /* disable-thp: before the dataset is loaded */
     if (!persist_load_at_startup(srv)) return false;
     if (!server_listen(srv)) return false;
+    server_set_proc_title(srv, NULL);
     srv->hz = (int)srv->cfg.hz;
     srv->cron_timer = evloop_timer_add(srv->loop, 1000000 / srv->hz, server_cron, srv);
     evloop_signal_add(srv->loop, SIGTERM, on_signal, srv);

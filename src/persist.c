@@ -178,7 +178,7 @@ static void bgsave_done(server_t *srv, const child_exit_t *ex, void *arg) {
 bool persist_bgsave(server_t *srv, const char **err) {
     persist_t *p = P(srv);
     p->last_bgsave_try = util_mstime() / 1000;
-    child_job_t job = {.type = CHILD_RDB, .what = "RDB", .body = bgsave_body, .done = bgsave_done};
+    child_job_t job = {.type = CHILD_RDB, .what = "RDB", .title = "redis-rdb-bgsave", .body = bgsave_body, .done = bgsave_done};
     if (!child_start(srv, &job, err)) {
         p->last_bgsave_ok = false;
         log_msg(LL_WARNING, "Can't save in background: fork: %s", *err);

@@ -90,6 +90,6 @@ int repl_diskless_child_start(server_t *srv) {
             targets.fds[targets.n++] = rep->c->fd;
     const char *err;
     /* targets lives on this stack: the child gets its own copy at fork. */
-    child_job_t job = {.type = CHILD_RDB, .what = "RDB", .body = diskless_child, .body_arg = &targets, .done = diskless_done};
+    child_job_t job = {.type = CHILD_RDB, .what = "RDB", .title = "redis-rdb-to-slaves", .body = diskless_child, .body_arg = &targets, .done = diskless_done};
     return child_start(srv, &job, &err) ? 0 : -1;
 }

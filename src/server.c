@@ -1,6 +1,6 @@
 /* server.c: the few operations on server_t itself that every layer may
  * call: the cached clock, the memory sample, a shutdown request, the path
- * of a file in the configured dir.
+ * of a file in the configured dir, the process title.
  *
  * Kept apart from lifecycle.c (start-up, cron, shutdown order), which sits
  * at the top and includes every module; this file includes only server.h
@@ -8,6 +8,7 @@
 #include "server.h"
 
 #include "evloop.h"
+#include "proc_title.h"
 #include "util.h"
 
 void server_update_clock(server_t *srv) {
@@ -49,4 +50,13 @@ sds server_path(const server_t *srv, const char *name) {
     const char *dir = srv->cfg.dir && srv->cfg.dir[0] ? srv->cfg.dir : ".";
     if (name[0] == '/') return sds_new(name);
     return sds_catprintf(sds_empty(), "%s/%s", dir, name);
+}
+
+void server_set_proc_title(const server_t *srv, const char *title) {
+    const rl_config_t *cfg = &srv->cfg;
+    if (!cfg->set_proc_title) return;
+    proc_title_place_t where = {cfg->bind_count ? cfg->bind[0] : NULL, cfg->port, cfg->unixsocket, srv->config_file};
+    sds s = proc_title_make(cfg->proc_title_template, title ? title : proc_title_program(), &where);
+    if (s) proc_title_set(s); /* config.c took only templates that expand */
+    sds_free(s);
 }

@@ -64,6 +64,7 @@ typedef struct server_stats {
     long long expiredkeys;
     long long expired_stale_perc;
     long long evictedkeys;
+    long long evictedclients; /* client_evict.c: maxmemory-clients */
     long long keyspace_hits, keyspace_misses;
     long long net_input_bytes, net_output_bytes;
     long long total_error_replies;
@@ -105,6 +106,7 @@ struct server {
     size_t client_count;
     client_t *pending_write;    /* clients with output to flush */
     client_t *close_asap;       /* clients to free at before-sleep */
+    size_t clients_evict_mem;   /* conn.c: the sum of the clients' evict_mem (maxmemory-clients) */
     struct uring_engine *uring; /* io_uring_engine.c: the ring, or NULL on epoll */
     uint64_t next_client_id;
     dict *commands;                    /* lowercase name -> command_t * */
@@ -174,5 +176,8 @@ void server_adapt_hz(server_t *srv);
 /* Full path of a file in the configured dir, or name itself when absolute
  * (the RDB, the AOF and their temp files; caller sds_frees). */
 sds server_path(const server_t *srv, const char *name);
+/* With set-proc-title, show proc-title-template as the command line, its
+ * {title} the program as run (NULL) or a forked child's name. */
+void server_set_proc_title(const server_t *srv, const char *title);
 
 #endif

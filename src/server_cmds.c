@@ -78,6 +78,7 @@ static const char *config_apply(server_t *srv, const char *name) {
                    : "Failed to set current oom_score_adj. Check server logs.";
     if (!strcasecmp(name, "appendonly")) return aof_appendonly_changed(srv, srv->aof);
     if (!strcasecmp(name, "hz") || !strcasecmp(name, "dynamic-hz")) server_adapt_hz(srv);
+    else if (!strcasecmp(name, "proc-title-template")) server_set_proc_title(srv, NULL);
     else if (!strcasecmp(name, "loglevel")) log_set_level(srv->cfg.loglevel);
     else if (!strcasecmp(name, "jemalloc-bg-thread")) zmalloc_set_background_thread(srv->cfg.jemalloc_bg_thread);
     else if (!strcasecmp(name, "maxmemory") && srv->cfg.maxmemory) {

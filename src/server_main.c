@@ -9,6 +9,7 @@
 
 #include "log.h"
 #include "lifecycle.h"
+#include "proc_title.h"
 #include "sizehist.h"
 
 static void usage(void) {
@@ -49,7 +50,8 @@ int main(int argc, char **argv) {
     static server_t srv;
     const char *config_path = NULL;
     int first_opt = 1;
-    sizehist_own_thread(); /* this thread's allocations count without locked adds */
+    sizehist_own_thread();       /* this thread's allocations count without locked adds */
+    proc_title_init(argc, argv); /* before anything keeps a pointer into argv or environ */
     if (argc >= 2) {
         if (!strcmp(argv[1], "-v") || !strcmp(argv[1], "--version")) version();
         if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) usage();

@@ -30,13 +30,13 @@ import sys
 # this list.  Keep README's picture in step with this table.
 LAYERS = [
     ("base", "state and types every layer sees",
-     "version config server oom command_def object db_entry db_views notify_flags evict_stamp zset stream lazyfree"),
+     "version config server oom proc_title thp command_def object db_entry db_views notify_flags evict_stamp zset stream lazyfree"),
     ("connection", "clients, their buffers, replies",
      "conn reply io_engine io_uring_engine"),
     ("table", "the command table and its Redis 7.0 metadata",
      "command_meta command_meta_data commands latency_track"),
     ("client services", "per-client features the data layer may tell",
-     "pubsub notify tracking monitor slowlog latency acl_user acl scan"),
+     "pubsub notify tracking monitor client_evict slowlog latency acl_user acl scan"),
     ("data", "the keyspace",
      "keyspace ttl_index t_hash t_set"),
     ("durability", "write stream, RDB, AOF, replication",

@@ -11,6 +11,7 @@ test-io-uring` runs the whole suite with `--io-engine io_uring` that way.
 import os
 import socket
 import sys
+import time
 
 import pytest
 
@@ -21,6 +22,31 @@ SERVER = os.environ.get("RL_SERVER", os.path.join(ROOT, "src", "redis-like-serve
 REDIS_SERVER = "/usr/bin/redis-server"
 EXTRA_ARGS = os.environ.get("RL_SERVER_ARGS", "").split()
 free_port = benchlib.free_port  # tests import it from here
+
+
+def closed_by_server(sock, timeout=10.0):
+    """Drain sock until the server closes it; True if it did in time."""
+    sock.settimeout(0.1)
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            if sock.recv(1 << 20) == b"":
+                return True
+        except socket.timeout:
+            continue
+        except OSError:
+            return True
+    return False
+
+
+def child_pids(pid):
+    """The pids of pid's children (a BGSAVE's, an AOF rewrite's), [] when
+    it has none or is gone."""
+    try:
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return []
 
 
 def aof_manifest(server_dir, dirname="appendonlydir", fn="appendonly.aof"):

@@ -29,12 +29,11 @@ MISSING = {
         tls-dh-params-file tls-key-file tls-key-file-pass tls-port tls-prefer-server-ciphers tls-protocols
         tls-replication tls-session-cache-size tls-session-cache-timeout tls-session-caching""",
     "process and OS settings not implemented": """always-show-logo aof_rewrite_cpulist bgsave_cpulist bio_cpulist
-        server_cpulist bind-source-addr crash-log-enabled crash-memcheck-enabled disable-thp ignore-warnings
-        proc-title-template set-proc-title socket-mark-id supervised
+        server_cpulist bind-source-addr crash-log-enabled crash-memcheck-enabled ignore-warnings
+        socket-mark-id supervised
         syslog-enabled syslog-facility syslog-ident
         enable-module-command enable-protected-configs""",
-    "server behaviour not implemented": """activerehashing io-threads io-threads-do-reads
-        maxmemory-clients maxmemory-eviction-tenacity""",
+    "server behaviour not implemented": """activerehashing io-threads io-threads-do-reads""",
 }
 
 # Parameters only redis-like has: Redis 7.2's listpack sets, the socket engine.

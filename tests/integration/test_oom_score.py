@@ -8,7 +8,7 @@ import time
 import pytest
 import redis
 
-from conftest import REDIS_SERVER
+from conftest import REDIS_SERVER, child_pids
 
 pytestmark = pytest.mark.differential
 
@@ -42,14 +42,6 @@ def wait_score(pid, want, secs=5):
     return score(pid) == want
 
 
-def children(pid):
-    try:
-        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
-            return [int(x) for x in f.read().split()]
-    except OSError:
-        return []
-
-
 def child_score(s, r):
     """The score of s's BGSAVE child, read while it runs (a million keys
     keep it busy long enough to be seen).  A child starts with its
@@ -61,14 +53,14 @@ def child_score(s, r):
     deadline = time.time() + 20
     seen = None
     while time.time() < deadline:
-        for kid in children(s.proc.pid):
+        for kid in child_pids(s.proc.pid):
             try:
                 seen = score(kid)
             except OSError:
                 continue
             if seen != parent:
                 return seen
-        if seen is not None and not children(s.proc.pid):
+        if seen is not None and not child_pids(s.proc.pid):
             return seen
         time.sleep(0.002)
     if seen is None:

@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from conftest import closed_by_server
 from rawresp import RawConn
 
 
@@ -23,21 +24,6 @@ def wait_for(fn, timeout=10.0, step=0.05):
         if time.time() > deadline:
             raise AssertionError("condition not reached in %.1f s" % timeout)
         time.sleep(step)
-
-
-def closed_by_server(sock, timeout=10.0):
-    """Drain sock until the server closes it; True if it did in time."""
-    sock.settimeout(0.5)
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        try:
-            if sock.recv(1 << 20) == b"":
-                return True
-        except socket.timeout:
-            continue
-        except OSError:
-            return True
-    return False
 
 
 def stuck_reader(port):

@@ -1,0 +1,89 @@
+"""maxmemory-eviction-tenacity against Debian's redis-server 7.0.15: the
+values each takes, and how each evicts when a lower maxmemory leaves far
+too much data: at tenacity 100 the CONFIG SET itself evicts until memory
+is under the limit; at 0 each call evicts a few keys and a timer goes on
+between commands, so the reply comes at once, memory is still over the
+limit just after it, and it gets under with no further command (the
+time over the limit is in INFO's *_eviction_exceeded_time)."""
+import time
+
+import pytest
+import redis
+
+from conftest import REDIS_SERVER
+
+pytestmark = pytest.mark.differential
+
+BINARIES = ["ours", REDIS_SERVER]
+KEYS = 400000
+# INFO's own reply is being built when it reads used_memory: "under the
+# limit" allows for that much (the limits here are 20 MB).
+SLACK = 64 * 1024
+
+
+def start(start_server, binary):
+    kw = {} if binary == "ours" else {"binary": binary}
+    args = ["--maxmemory-policy", "allkeys-random"]
+    if binary != "ours":
+        args += ["--enable-debug-command", "local"]
+    return start_server(args, **kw).client()
+
+
+def fill(c):
+    c.flushall()
+    c.execute_command("DEBUG", "POPULATE", str(KEYS), "key", "64")
+    return c.info("memory")["used_memory"]
+
+
+def under(c, limit, secs=20):
+    deadline = time.time() + secs
+    while time.time() < deadline:
+        if c.info("memory")["used_memory"] <= limit + SLACK:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.parametrize("binary", BINARIES)
+def test_values(start_server, binary):
+    c = start(start_server, binary)
+    assert c.config_get("maxmemory-eviction-tenacity") == {"maxmemory-eviction-tenacity": "10"}
+    for bad in ("101", "-1", "x"):
+        with pytest.raises(redis.ResponseError) as e:
+            c.config_set("maxmemory-eviction-tenacity", bad)
+        assert str(e.value).endswith(
+            "argument must be between 0 and 100 inclusive" if bad != "x"
+            else "argument couldn't be parsed into an integer"), str(e.value)
+    c.config_set("maxmemory-eviction-tenacity", "100")
+    assert c.config_get("maxmemory-eviction-tenacity") == {"maxmemory-eviction-tenacity": "100"}
+
+
+@pytest.mark.parametrize("binary", BINARIES)
+def test_full_tenacity_evicts_inside_the_call(start_server, binary):
+    c = start(start_server, binary)
+    c.config_set("maxmemory-eviction-tenacity", "100")
+    used = fill(c)
+    limit = used // 2
+    c.config_set("maxmemory", str(limit))
+    info = c.info()
+    assert info["used_memory"] <= limit + SLACK
+    assert info["current_eviction_exceeded_time"] == 0
+    assert info["evicted_keys"] > KEYS // 4
+
+
+@pytest.mark.parametrize("binary", BINARIES)
+def test_no_tenacity_goes_on_between_commands(start_server, binary):
+    c = start(start_server, binary)
+    c.config_set("maxmemory-eviction-tenacity", "0")
+    used = fill(c)
+    limit = used // 2
+    c.config_set("maxmemory", str(limit))
+    first = c.info()
+    assert first["used_memory"] > limit + SLACK  # the call evicted only a slice
+    assert under(c, limit)               # the timer did the rest, no write needed
+    after = c.info()
+    assert after["evicted_keys"] > first["evicted_keys"]
+    assert after["current_eviction_exceeded_time"] == 0
+    assert after["total_eviction_exceeded_time"] >= 0
+    c.set("one-more", "v")               # and writes are taken meanwhile and after
+    assert c.exists("one-more") == 1
