@@ -57,7 +57,15 @@ static void evict(client_t *c) {
 
 void client_evict_run(server_t *srv) {
     size_t limit = client_evict_limit(srv);
-    if (!limit || srv->clients_evict_mem < limit) return;
+    if (!limit) {
+        srv->clients_evict_measured = false;
+        return;
+    }
+    if (!srv->clients_evict_measured) { /* just turned on: conn.c measured no one while it was off */
+        for (client_t *c = srv->clients_head; c; c = c->next) conn_track_memory(c);
+        srv->clients_evict_measured = true;
+    }
+    if (srv->clients_evict_mem < limit) return;
     size_t n = 0;
     client_t **v = zmalloc(sizeof(*v) * (srv->client_count ? srv->client_count : 1));
     for (client_t *c = srv->clients_head; c && n < srv->client_count; c = c->next)

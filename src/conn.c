@@ -93,6 +93,7 @@ static void client_io(int fd, bool readable, bool writable, void *arg);
  * otherwise, or if the ring refuses it, by an epoll watcher. */
 static client_t *client_new(server_t *srv, int fd, bool is_unix, bool use_ring) {
     client_t *c = zcalloc(sizeof(*c));
+    c->self_bytes = zmalloc_size(c);
     c->id = ++srv->next_client_id;
     c->fd = fd;
     c->srv = srv;
@@ -120,7 +121,7 @@ client_t *conn_create_client(server_t *srv, int fd) { return client_new(srv, fd,
 /* The bytes each client holds, summed for maxmemory-clients over the
  * clients it may evict (the policy is client_evict.c's). */
 size_t conn_client_memory(const client_t *c) {
-    return zmalloc_size((void *)c) + sds_alloc_size(c->querybuf) + c->reply_bytes;
+    return c->self_bytes + sds_alloc_size(c->querybuf) + c->reply_bytes;
 }
 
 /* Normal and pub/sub clients count, as in Redis, CLIENT NO-EVICT ones
@@ -135,7 +136,12 @@ static void set_tracked(client_t *c, size_t mem) {
     c->evict_mem = mem;
 }
 
-void conn_track_memory(client_t *c) { set_tracked(c, counted(c) ? conn_client_memory(c) : 0); }
+void conn_track_memory(client_t *c) {
+    /* Off (the default): nothing per request; client_evict.c measures
+     * every client once when the setting is turned on. */
+    if (!c->srv->cfg.maxmemory_clients) return;
+    set_tracked(c, counted(c) ? conn_client_memory(c) : 0);
+}
 
 static void remove_from_chain(client_t **head, client_t *c, size_t next_off) {
     for (client_t **pp = head; *pp; pp = (client_t **)((char *)*pp + next_off)) {

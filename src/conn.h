@@ -120,6 +120,7 @@ struct client {
     struct repl_replica *repl;        /* repl_master.c: set iff CLIENT_REPLICA */
     struct acl_user *user;            /* acl.c: whose permissions apply; NULL = unrestricted (internal) */
     size_t evict_mem;                 /* conn.c: its memory when last measured, 0 if maxmemory-clients ignores it */
+    size_t self_bytes;                /* conn.c: what the allocator gave this struct (asked once: it never moves) */
 };
 
 /* What conn.c needs from the layers above it.  The connection layer reads
@@ -168,7 +169,7 @@ sds conn_info_string(sds s, client_t *c);
 size_t conn_client_memory(const client_t *c);
 /* Measure c again into srv->clients_evict_mem, the bytes of the clients
  * maxmemory-clients bounds (client_evict.c): 0 for replication links and
- * clients being closed. */
+ * clients being closed.  Nothing while maxmemory-clients is 0. */
 void conn_track_memory(client_t *c);
 bool conn_has_pending_output(const client_t *c);
 /* Enforce client-output-buffer-limit after output was queued: a client

@@ -104,10 +104,11 @@ struct server {
 
     client_t *clients_head; /* every connected client */
     size_t client_count;
-    client_t *pending_write;    /* clients with output to flush */
-    client_t *close_asap;       /* clients to free at before-sleep */
-    size_t clients_evict_mem;   /* conn.c: the sum of the clients' evict_mem (maxmemory-clients) */
-    struct uring_engine *uring; /* io_uring_engine.c: the ring, or NULL on epoll */
+    client_t *pending_write;     /* clients with output to flush */
+    client_t *close_asap;        /* clients to free at before-sleep */
+    size_t clients_evict_mem;    /* conn.c: the sum of the clients' evict_mem (maxmemory-clients) */
+    bool clients_evict_measured; /* client_evict.c: every client measured since the limit was set */
+    struct uring_engine *uring;  /* io_uring_engine.c: the ring, or NULL on epoll */
     uint64_t next_client_id;
     dict *commands;                    /* lowercase name -> command_t * */
     dict *watched;                     /* multi.c: WATCHed keys -> clients */

@@ -167,3 +167,15 @@ def test_percent_of_maxmemory(start_server, binary):
     c.config_set("maxmemory", "20mb")  # the share applies again at once
     assert closed_by_server(big, timeout=3)
     assert evicted(c) == 2
+
+
+@pytest.mark.parametrize("binary", BINARIES)
+def test_limit_set_at_run_time_applies_to_existing_clients(start_server, binary):
+    s = start(start_server, binary)
+    c = s.client()
+    big = raw(s.port)
+    send_partial_set(big, 3 * LIMIT, 8 * LIMIT)
+    assert not closed_by_server(big, timeout=0.5)
+    c.config_set("maxmemory-clients", str(LIMIT))
+    assert closed_by_server(big, timeout=3)
+    assert evicted(c) == 1
