@@ -42,8 +42,7 @@ size_t client_evict_limit(const server_t *srv) {
 
 static int larger_first(const void *a, const void *b) {
     size_t x = (*(client_t *const *)a)->evict_mem, y = (*(client_t *const *)b)->evict_mem;
-    return x < y ? 1 : x > y ? -1
-                             : 0;
+    return (x < y) - (x > y);
 }
 
 static void evict(client_t *c) {
