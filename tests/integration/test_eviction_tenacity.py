@@ -1,10 +1,9 @@
 """maxmemory-eviction-tenacity against Debian's redis-server 7.0.15: the
 values each takes, and how each evicts when a lower maxmemory leaves far
 too much data: at tenacity 100 the CONFIG SET itself evicts until memory
-is under the limit; at 0 each call evicts a few keys and a timer goes on
-between commands, so the reply comes at once, memory is still over the
-limit just after it, and it gets under with no further command (the
-time over the limit is in INFO's *_eviction_exceeded_time)."""
+is under the limit; at 0 each call evicts a few keys and the rest goes
+on between commands, getting under with no further command (the time
+over the limit is in INFO's *_eviction_exceeded_time)."""
 import time
 
 import pytest
@@ -78,11 +77,12 @@ def test_no_tenacity_goes_on_between_commands(start_server, binary):
     used = fill(c)
     limit = used // 2
     c.config_set("maxmemory", str(limit))
-    first = c.info()
-    assert first["used_memory"] > limit + SLACK  # the call evicted only a slice
-    assert under(c, limit)               # the timer did the rest, no write needed
+    # The call evicts a slice and returns; the rest goes on between
+    # commands (how far it got when the next command is read depends on
+    # the socket engine: on epoll the slices run back to back).
+    assert under(c, limit)               # no write needed to finish it
     after = c.info()
-    assert after["evicted_keys"] > first["evicted_keys"]
+    assert after["evicted_keys"] > KEYS // 4
     assert after["current_eviction_exceeded_time"] == 0
     assert after["total_eviction_exceeded_time"] >= 0
     c.set("one-more", "v")               # and writes are taken meanwhile and after
