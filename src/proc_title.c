@@ -53,7 +53,10 @@ void proc_title_init(int argc, char **argv) {
     char *start = argv[0];
     int nenv = count_strings(environ);
     char *end = contiguous_end(contiguous_end(start, argv, argc), environ, nenv);
-    /* Copies first: if one fails, nothing has moved and no title is set. */
+    /* Copies first: if one fails, nothing has moved and no title is set.
+     * libc's malloc, not zmalloc: the environment is libc's from here on
+     * (setenv keeps these strings or moves environ off them), and it is
+     * not the dataset's memory that used_memory reports. */
     char **env = malloc(sizeof(char *) * (size_t)(nenv + 1));
     char *program = strdup(start);
     bool ok = env && program;
