@@ -34,6 +34,10 @@ struct evloop {
     evloop_fn *before_sleep_fn;
     void *before_sleep_arg;
     bool before_sleep_pending;
+    /* evloop_request_next_round: a timer due at once, so libevent polls
+     * the sockets (without blocking) before it fires. */
+    struct event *next_round;
+    bool next_round_pending;
     struct event *signals[EVLOOP_MAX_SIGNALS]; /* freed with the loop */
     struct signal_ctx *signal_ctx[EVLOOP_MAX_SIGNALS];
     int nsignals;
@@ -84,6 +88,14 @@ static void before_sleep_cb(evutil_socket_t fd, short what, void *arg) {
     if (loop->before_sleep_fn) loop->before_sleep_fn(loop->before_sleep_arg);
 }
 
+static void next_round_cb(evutil_socket_t fd, short what, void *arg) {
+    (void)fd;
+    (void)what;
+    evloop_t *loop = arg;
+    loop->next_round_pending = false;
+    evloop_request_before_sleep(loop);
+}
+
 evloop_t *evloop_create(void) {
     /* Only the main thread touches the loop (background threads never call
      * evloop), so libevent runs without locks: no evthread_use_pthreads(). */
@@ -95,6 +107,7 @@ evloop_t *evloop_create(void) {
         return NULL;
     }
     loop->before_sleep = event_new(loop->base, -1, 0, before_sleep_cb, loop);
+    loop->next_round = evtimer_new(loop->base, next_round_cb, loop);
     loop->mirror_fd = -1;
     return loop;
 }
@@ -106,6 +119,7 @@ void evloop_free(evloop_t *loop) {
         zfree(loop->signal_ctx[i]);
     }
     event_free(loop->before_sleep);
+    event_free(loop->next_round);
     event_base_free(loop->base);
     if (loop->mirror_fd >= 0) close(loop->mirror_fd);
     zfree(loop->heap);
@@ -120,8 +134,11 @@ static long long mono_ns(void) {
 
 /* Microseconds to the earliest timer, -1 with none.  At least 1 ms once
  * it is due: libevent fires it on its own clock, which may run a little
- * behind ours, and a zero timeout would spin until it does. */
+ * behind ours, and a zero timeout would spin until it does.  A next-round
+ * request is due at once on libevent's clock too (its deadline is the
+ * time of the request), so it polls without waiting. */
 static long next_timeout_us(evloop_t *loop) {
+    if (loop->next_round_pending) return 0;
     if (loop->nheap == 0) return -1;
     long long left = loop->heap[0]->deadline_ns - mono_ns();
     return left > 0 ? (long)((left + 999) / 1000) : 1000;
@@ -178,6 +195,13 @@ void evloop_request_before_sleep(evloop_t *loop) {
     if (loop->before_sleep_pending) return;
     loop->before_sleep_pending = true;
     event_active(loop->before_sleep, 0, 0);
+}
+
+void evloop_request_next_round(evloop_t *loop) {
+    if (loop->next_round_pending) return;
+    loop->next_round_pending = true;
+    const struct timeval now = {0, 0};
+    event_add(loop->next_round, &now);
 }
 
 /* ------------------------------------------------------------ file events */

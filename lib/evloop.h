@@ -48,6 +48,11 @@ int evloop_signal_add(evloop_t *loop, int signo, evloop_signal_fn *fn, void *arg
  * evloop_request_before_sleep() was called. */
 void evloop_set_before_sleep(evloop_t *loop, evloop_fn *fn, void *arg);
 void evloop_request_before_sleep(evloop_t *loop);
+/* The before-sleep hook again, but in the next iteration, after the
+ * sockets were polled (without blocking) and served: work done a slice
+ * per iteration (a request from the hook itself would run it again at
+ * once, in the same iteration, ahead of every client). */
+void evloop_request_next_round(evloop_t *loop);
 
 /* Sleep elsewhere than in libevent (see evloop.c): each iteration ends
  * with fn(arg, wait_fd, timeout_us), which returns once wait_fd (an epoll

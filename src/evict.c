@@ -276,10 +276,10 @@ static int perform_and_account(server_t *srv) {
     } else if (!ev->over_since_us) {
         ev->over_since_us = util_ustime();
     }
-    /* Another round at once, without sleeping (a timer would wait 1 ms
-     * or more): clients are still served between the slices. */
+    /* Another slice in the next loop round, without sleeping (an evloop
+     * timer waits 1 ms or more), after the clients ready meanwhile. */
     ev->resuming = rc == EVICT_RUNNING;
-    if (ev->resuming) evloop_request_before_sleep(srv->loop);
+    if (ev->resuming) evloop_request_next_round(srv->loop);
     return rc;
 }
 
@@ -298,4 +298,10 @@ long long evict_exceeded_total_ms(const server_t *srv) {
 long long evict_exceeded_current_ms(const server_t *srv) {
     const evict_t *ev = srv->evict;
     return ev->over_since_us ? (util_ustime() - ev->over_since_us) / 1000 : 0;
+}
+
+void evict_reset_stats(server_t *srv) {
+    evict_t *ev = srv->evict;
+    ev->over_total_us = 0;
+    if (ev->over_since_us) ev->over_since_us = util_ustime();
 }

@@ -33,5 +33,8 @@ void evict_before_sleep(server_t *srv);
  * and the one going on). */
 long long evict_exceeded_total_ms(const server_t *srv);
 long long evict_exceeded_current_ms(const server_t *srv);
+/* CONFIG RESETSTAT: the total back to 0; a spell still running counts
+ * from now, as in Redis. */
+void evict_reset_stats(server_t *srv);
 
 #endif

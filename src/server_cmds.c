@@ -165,6 +165,7 @@ static void cmd_config_resetstat(client_t *c) {
     acl_reset_stats(srv);
     lazyfree_reset_stats(srv->lazyfree);
     defrag_reset_stats(srv->defrag);
+    evict_reset_stats(srv);
     reply_ok(c);
 }
 
