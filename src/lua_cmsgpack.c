@@ -385,7 +385,15 @@ static int l_unpack_limit(lua_State *L) {
 int slua_open_cmsgpack(lua_State *L) {
     static const luaL_Reg fns[] = {{"pack", l_pack}, {"unpack", l_unpack}, {"unpack_one", l_unpack_one}, {"unpack_limit", l_unpack_limit}, {NULL, NULL}};
     luaL_register(L, "cmsgpack", fns);
-    lua_pushliteral(L, "lua-cmsgpack 0.4.0");
-    lua_setfield(L, -2, "_VERSION");
+    /* The metadata fields Redis 7.0's bundled library reports, so that a
+     * script reading (or listing) them sees the same values. */
+    static const char *const meta[][2] = {{"_NAME", "cmsgpack"},
+                                          {"_VERSION", "lua-cmsgpack 0.4.0"},
+                                          {"_COPYRIGHT", "Copyright (C) 2012, Salvatore Sanfilippo"},
+                                          {"_DESCRIPTION", "MessagePack C implementation for Lua"}};
+    for (size_t i = 0; i < sizeof(meta) / sizeof(meta[0]); i++) {
+        lua_pushstring(L, meta[i][1]);
+        lua_setfield(L, -2, meta[i][0]);
+    }
     return 1;
 }

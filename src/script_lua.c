@@ -15,6 +15,9 @@
  *     table scripts see is an empty proxy: reads fall through (__index is
  *     the real table, a plain table so lookups stay in the VM), writes hit
  *     __newindex and fail.  The libraries are proxied the same way.
+ *     next() and pairs() see through a proxy to its table (the registry
+ *     maps each proxy to it), so `for k in pairs(redis)` lists the
+ *     library's fields as on Redis's read-only tables.
  *
  * Memory: the state allocates through zmalloc (the Lua heap counts in
  * used_memory); an allocation that fails or would take the heap past
@@ -308,11 +311,44 @@ static void open_lib(lua_State *L, const char *name, lua_CFunction fn) {
     else lua_pop(L, 1);
 }
 
+/* Registry field: each read-only proxy -> the table it shows. */
+#define PROXIED "__rl_proxied"
+
+/* next(t [, k]), where a proxy's fields are its table's. */
+static int l_next(lua_State *L) {
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_settop(L, 2);
+    lua_getfield(L, LUA_REGISTRYINDEX, PROXIED);
+    lua_pushvalue(L, 1);
+    lua_rawget(L, -2);
+    if (lua_istable(L, -1)) lua_replace(L, 1);
+    else lua_pop(L, 1);
+    lua_pop(L, 1);
+    if (lua_next(L, 1)) return 2;
+    lua_pushnil(L);
+    return 1;
+}
+
+/* pairs(t): next (upvalue 1), t, nil, as stock pairs but with l_next. */
+static int l_pairs(lua_State *L) {
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_pushvalue(L, 1);
+    lua_pushnil(L);
+    return 3;
+}
+
 /* A read-only view of table t (at index idx): an empty table whose reads
- * fall through to t and whose writes fail. */
+ * fall through to t and whose writes fail; next() and pairs() see t's
+ * fields through it. */
 static void push_readonly_proxy(lua_State *L, int idx) {
     idx = idx < 0 ? lua_gettop(L) + idx + 1 : idx;
     lua_newtable(L);
+    lua_getfield(L, LUA_REGISTRYINDEX, PROXIED);
+    lua_pushvalue(L, -2);
+    lua_pushvalue(L, idx);
+    lua_rawset(L, -3);
+    lua_pop(L, 1);
     lua_newtable(L);
     lua_pushliteral(L, "__index");
     lua_pushvalue(L, idx);
@@ -357,6 +393,12 @@ static void load_libraries(lua_State *L) {
         lua_setglobal(L, removed[i]);
     }
     set_global_fn(L, "loadstring", l_loadstring);
+    lua_newtable(L);
+    lua_setfield(L, LUA_REGISTRYINDEX, PROXIED);
+    set_global_fn(L, "next", l_next);
+    lua_getglobal(L, "next");
+    lua_pushcclosure(L, l_pairs, 1);
+    lua_setglobal(L, "pairs");
     set_global_fn(L, "pcall", l_pcall);
     set_global_fn(L, "load", l_load);
     lua_getglobal(L, LUA_MATHLIBNAME);
@@ -633,7 +675,9 @@ static void set_int(lua_State *L, const char *name, int v) {
     lua_setfield(L, -2, name);
 }
 
-static void register_redis_lib(lua_State *L) {
+/* functions: FUNCTION's state, whose `redis` lacks EVAL's debugger and
+ * replication-mode calls (as in Redis 7.0). */
+static void register_redis_lib(lua_State *L, bool functions) {
     lua_newtable(L);
     set_fn(L, "call", l_redis_call);
     set_fn(L, "pcall", l_redis_pcall);
@@ -643,9 +687,11 @@ static void register_redis_lib(lua_State *L) {
     set_fn(L, "log", l_redis_log);
     set_fn(L, "setresp", l_redis_setresp);
     set_fn(L, "set_repl", l_redis_set_repl);
-    set_fn(L, "replicate_commands", l_redis_replicate_commands);
-    set_fn(L, "breakpoint", l_redis_breakpoint);
-    set_fn(L, "debug", l_redis_debug);
+    if (!functions) {
+        set_fn(L, "replicate_commands", l_redis_replicate_commands);
+        set_fn(L, "breakpoint", l_redis_breakpoint);
+        set_fn(L, "debug", l_redis_debug);
+    }
     set_fn(L, "acl_check_cmd", l_redis_acl_check_cmd);
     set_int(L, "LOG_DEBUG", LL_DEBUG);
     set_int(L, "LOG_VERBOSE", LL_VERBOSE);
@@ -683,15 +729,20 @@ static void lock_globals(lua_State *L, slua_ctx *x) {
     static const char *const libs[] = {"string", "table", "math", "coroutine", "cjson", "bit",
                                        "struct", "cmsgpack", "redis", NULL};
     for (int i = 0; libs[i]; i++) protect_global_table(L, libs[i]);
-    /* Strings' methods go through the proxy too, and the metatable is hidden. */
+    /* Strings' methods go through the proxy too, and the metatable is
+     * hidden: getmetatable('') sees a read-only view of a table holding
+     * only __index, as on Redis (not the __metatable field itself). */
     lua_pushliteral(L, "");
     lua_getmetatable(L, -1);
     lua_getglobal(L, "string");
     lua_setfield(L, -2, "__index");
+    lua_newtable(L); /* "", mt, view */
+    lua_getfield(L, -2, "__index");
+    lua_setfield(L, -2, "__index");
     push_readonly_proxy(L, -1);
-    lua_setfield(L, -2, "__metatable"); /* getmetatable('') sees a read-only view */
-    lua_pop(L, 2);
-    set_global_fn(L, "__redis__err__handler", error_handler);
+    lua_setfield(L, -3, "__metatable");
+    lua_pop(L, 3);
+    if (!x->functions) set_global_fn(L, "__redis__err__handler", error_handler); /* EVAL's, by name, as in Redis */
 
     lua_pushvalue(L, LUA_GLOBALSINDEX); /* real */
     lua_newtable(L);                    /* real's metatable */
@@ -803,7 +854,7 @@ lua_State *slua_new(server_t *srv, lua_CFunction register_fn) {
         return NULL;
     }
     load_libraries(L);
-    register_redis_lib(L);
+    register_redis_lib(L, x->functions);
     lock_globals(L, x);
     if (register_fn) build_load_env(L, register_fn);
     return L;

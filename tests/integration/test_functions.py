@@ -137,6 +137,37 @@ def test_errors_match_redis(server, redis_ref, resp):
         assert replies[0] == replies[1], (case, replies)
 
 
+# A library whose function lists what pairs() finds in a table, and calls
+# what EVAL has but functions do not.
+SANDBOX_LIB = """#!lua name=sandbox
+local function names(t) local r = {} for k in pairs(t) do r[#r + 1] = tostring(k) end table.sort(r) return r end
+redis.register_function('names', function(keys, args)
+    if args[1] == 'G' then return names(_G) end
+    if args[1] == 'string' then return names(string) end
+    return names(redis)
+end)
+redis.register_function('debugger', function() return redis.breakpoint() end)
+redis.register_function('handler', function() return type(__redis__err__handler) end)
+"""
+
+
+@pytest.mark.differential
+def test_function_sandbox_matches_redis(server, redis_ref):
+    """The function engine's globals and `redis` table, listed by pairs(),
+    are Redis's: no debugger calls, no EVAL error handler."""
+    replies = []
+    for port in (server.port, redis_ref.port):
+        c = ExactConn(port)
+        c.call("FUNCTION", "FLUSH")
+        c.call("FUNCTION", "LOAD", SANDBOX_LIB)
+        replies.append([c.call("FCALL", "names", "0", what)[0] for what in ("G", "string", "redis")] +
+                       [c.call("FCALL", f, "0")[0] for f in ("debugger", "handler")])
+        c.call("FUNCTION", "FLUSH")
+        c.close()
+    assert replies[0] == replies[1]
+    assert b"breakpoint" not in replies[0][2] and b"call" in replies[0][2]
+
+
 @pytest.mark.differential
 def test_dump_restore_both_ways(server, redis_ref):
     ours, ref = server.client(), redis_ref.client()

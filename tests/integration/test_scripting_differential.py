@@ -17,6 +17,10 @@ from rawresp import ExactConn
 
 pytestmark = pytest.mark.differential
 
+# The sorted names pairs() finds in a table.
+KEYS_OF = ("local r = {} for k in pairs(%s) do r[#r + 1] = tostring(k) end "
+           "table.sort(r) return r")
+
 # (script, keys, args); setup commands come from SETUP below.
 CORPUS = [
     # Lua -> RESP
@@ -163,6 +167,21 @@ CORPUS = [
     ("return type(_G)", [], []),
     ("return _VERSION", [], []),
     ("return getmetatable('').__index", [], []),
+    # pairs() and next() over the read-only library tables list their fields
+    (KEYS_OF % "redis", [], []),
+    (KEYS_OF % "string", [], []),
+    (KEYS_OF % "table", [], []),
+    (KEYS_OF % "math", [], []),
+    (KEYS_OF % "cjson", [], []),
+    (KEYS_OF % "bit", [], []),
+    (KEYS_OF % "struct", [], []),
+    (KEYS_OF % "cmsgpack", [], []),
+    (KEYS_OF % "_G", [], []),
+    (KEYS_OF % "getmetatable('')", [], []),
+    ("return {next(redis) ~= nil, next({}), cmsgpack._NAME, cmsgpack._DESCRIPTION}", [], []),
+    ("local n = 0 for _ in pairs(ARGV) do n = n + 1 end return n", [], ["a", "b"]),
+    ("for k in pairs(redis) do redis[k] = 1 end", [], []),
+    ("return next(string, 'no-such-field')", [], []),
     # shebang
     ("#!lua\nreturn 1", [], []),
     ("#!lua\nerror('x')", [], []),
