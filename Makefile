@@ -110,8 +110,9 @@ shootout:
 
 # Which allocator for your data: the shootout on your RDB (loaded into every
 # allocator build and Debian's redis-server) and, with REPLAY, your recorded
-# workload replayed on each (an AOF file, or a `redis-cli MONITOR` capture
-# at its recorded pace; PACE=fast sends it as fast as possible), then QUIET
+# workload replayed on each (an AOF file, a Redis 7 appendonlydir whose RDB
+# base, if any, is the RDB, or a `redis-cli MONITOR` capture at its
+# recorded pace; PACE=fast sends it as fast as possible), then QUIET
 # seconds of idle.  Only loopback test servers are ever contacted; FLUSHALL,
 # SHUTDOWN, CONFIG, DEBUG and the like are skipped and counted.  Ends with
 # a recommendation in shootout-results/<timestamp>/results.md.

@@ -2,7 +2,9 @@
 
 Used by utils/allocator-shootout --replay (and its tests).  Two recordings:
   - an AOF file (RESP multibulk commands, as appendonly writes them; Redis
-    7's "#TS:" annotations are skipped): writes only, no timing;
+    7's "#TS:" annotations are skipped): writes only, no timing; or Redis
+    7's `appendonlydir` (parse_aof_dir): its manifest names a base (an AOF,
+    or an RDB the caller loads first) and the incr files that follow it;
   - a capture of `redis-cli MONITOR`: one line per command,
     `1701234567.123456 [0 127.0.0.1:52614] "SET" "key" "value"` with
     C-style escapes in the quoted arguments: reads and writes, timed.
@@ -17,7 +19,9 @@ counted, never sent.  replay() talks only to a loopback address: anything
 else is refused before a socket is opened.
 """
 import ipaddress
+import os
 import re
+import shlex
 import socket
 import time
 from collections import Counter, namedtuple
@@ -172,6 +176,62 @@ def parse_monitor(data, path="<monitor>"):
         if b.t < a.t:
             raise ReplayError(f"{path}:{b.line}: time goes backwards ({b.t} after {a.t})")
     return out
+
+
+# ---- appendonlydir ------------------------------------------------------------
+
+def read_manifest(dirpath):
+    """Redis 7's appendonlydir: (base path or None, incr paths in sequence
+    order), from its one *.manifest file; history files are left out."""
+    names = sorted(f for f in os.listdir(dirpath) if f.endswith(".manifest"))
+    if len(names) != 1:
+        raise ReplayError(f"{dirpath}: expected one *.manifest file (an appendonlydir), found {len(names)}")
+    mpath = os.path.join(dirpath, names[0])
+    base, incrs = None, []
+    with open(mpath, encoding="utf-8", errors="replace") as f:
+        lines = f.read().splitlines()
+    for lineno, line in enumerate(lines, 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        try:
+            words = shlex.split(line)
+        except ValueError as e:
+            raise ReplayError(f"{mpath}:{lineno}: {e}") from None
+        fields = dict(zip(words[::2], words[1::2]))
+        if len(words) % 2 or not {"file", "seq", "type"} <= fields.keys() or not fields["seq"].isdigit():
+            raise ReplayError(f"{mpath}:{lineno}: not a manifest line: {line[:60]!r}")
+        name, kind = fields["file"], fields["type"]
+        if "/" in name:
+            raise ReplayError(f"{mpath}:{lineno}: a file name with a path: {name!r}")
+        path = os.path.join(dirpath, name)
+        if kind == "b":
+            if base:
+                raise ReplayError(f"{mpath}:{lineno}: a second base file")
+            base = path
+        elif kind == "i":
+            incrs.append((int(fields["seq"]), path))
+        elif kind != "h":
+            raise ReplayError(f"{mpath}:{lineno}: unknown file type {kind!r}")
+    for path in ([base] if base else []) + [p for _, p in incrs]:
+        if not os.path.isfile(path):
+            raise ReplayError(f"{mpath}: {os.path.basename(path)} is listed but missing")
+    return base, [p for _, p in sorted(incrs)]
+
+
+def parse_aof_dir(dirpath):
+    """(RDB base path or None, commands): a base that is an AOF is read
+    like the incr files after it; an RDB base is returned for the caller
+    to load before the commands."""
+    base, incrs = read_manifest(dirpath)
+    rdb, out = None, []
+    for path in ([base] if base else []) + incrs:
+        with open(path, "rb") as f:
+            data = f.read()
+        if path == base and data.startswith(b"REDIS"):
+            rdb = path
+        else:
+            out += parse_aof(data, path)
+    return rdb, out
 
 
 def parse_file(path):

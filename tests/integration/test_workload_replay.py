@@ -1,17 +1,23 @@
 """utils/workload_replay.py, the reader and sender behind
 `utils/allocator-shootout --replay` and `make advise`: AOF and MONITOR
-parsing (escapes, SELECT, Redis 7 annotations), corrupt and truncated input
-reported with its line, the safety rules (unsafe and blocking commands
-skipped and counted, never sent; loopback only), and a replay against a
-real server that must end with the recorded data and nothing else.
+parsing (escapes, SELECT, Redis 7 annotations), Redis 7.0's appendonlydir
+(written by Debian's redis-server, replayed here onto its RDB base: the
+same data), corrupt and truncated input reported with its line, the safety
+rules (unsafe and blocking commands skipped and counted, never sent;
+loopback only), and a replay against a real server that must end with the
+recorded data and nothing else.
 
 Run alone: /usr/bin/python3 -m pytest -q tests/integration/test_workload_replay.py
 """
 import os
+import shutil
 import subprocess
 import sys
+import time
 
 import pytest
+
+from conftest import REDIS_SERVER
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "utils"))
@@ -112,6 +118,83 @@ def test_replay_reaches_the_data_not_the_server(server, r):
     r.execute_command("SELECT", "0")
 
 
+def snapshot(c):
+    """Every key of every db: its type and value."""
+    read = {"string": c.get, "list": lambda k: c.lrange(k, 0, -1), "hash": c.hgetall,
+            "set": c.smembers, "zset": lambda k: c.zrange(k, 0, -1, withscores=True)}
+    out = {}
+    for db in range(4):
+        c.execute_command("SELECT", db)
+        for k in c.keys("*"):
+            t = c.type(k)
+            out[(db, k)] = (t, read[t](k))
+    c.execute_command("SELECT", 0)
+    return out
+
+
+def wait_no_rewrite(c):
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        info = c.info("persistence")
+        if not info["aof_rewrite_in_progress"] and not info["aof_rewrite_scheduled"]:
+            return
+        time.sleep(0.05)
+    raise AssertionError("rewrite still running")
+
+
+@pytest.mark.differential
+@pytest.mark.parametrize("preamble", ["yes", "no"])
+def test_redis_appendonlydir_replays_to_the_same_data(start_server, tmp_path, preamble):
+    """Redis 7.0 writes a base (an RDB with the preamble, else an AOF) and
+    an incr file; the base's RDB loaded into ours and the commands replayed
+    give Redis's keyspace."""
+    ref = start_server(binary=REDIS_SERVER, args=["--appendonly", "yes", "--aof-use-rdb-preamble", preamble])
+    c = ref.client()
+    wait_no_rewrite(c)
+    c.mset({"a": "1", "b": "x" * 100})
+    c.rpush("l", *range(40))
+    c.hset("h", mapping={"f%d" % i: i for i in range(30)})
+    c.bgrewriteaof()                       # these go into the base
+    wait_no_rewrite(c)
+    c.execute_command("SELECT", 2)
+    c.zadd("z", {"m%d" % i: i / 3 for i in range(25)})
+    c.execute_command("SELECT", 0)
+    c.delete("b")
+    c.sadd("s", "x", "y")
+    c.hdel("h", "f3")
+    c.incr("a")
+    c.lpop("l")
+    want = snapshot(c)
+    aofdir = os.path.join(ref.dir, "appendonlydir")
+    rdb, cmds = wr.parse_aof_dir(aofdir)
+    assert (rdb is not None) == (preamble == "yes")
+    ours = start_server()
+    o = ours.client()
+    if rdb:
+        shutil.copy(rdb, os.path.join(ours.dir, "dump.rdb"))
+        o.execute_command("DEBUG", "RELOAD", "NOSAVE")
+    res = wr.replay(cmds, ours.port)
+    assert res["errors"] == 0 and res["sent"] == len(cmds)
+    assert snapshot(o) == want
+
+
+def test_appendonlydir_manifest_problems_are_named(tmp_path):
+    d = tmp_path / "appendonlydir"
+    d.mkdir()
+    with pytest.raises(wr.ReplayError, match="expected one \\*.manifest file"):
+        wr.parse_aof_dir(str(d))
+    (d / "x.aof.1.incr.aof").write_bytes(resp("SET", "k", "v"))
+    m = d / "x.aof.manifest"
+    m.write_text("file x.aof.1.base.aof seq 1 type b\nfile x.aof.1.incr.aof seq 1 type i\n")
+    with pytest.raises(wr.ReplayError, match="x.aof.1.base.aof is listed but missing"):
+        wr.parse_aof_dir(str(d))
+    m.write_text("file x.aof.1.incr.aof seq 1 type i\nfile x.aof.0.incr.aof seq one type i\n")
+    with pytest.raises(wr.ReplayError, match="x.aof.manifest:2: not a manifest line"):
+        wr.parse_aof_dir(str(d))
+    m.write_text("file x.aof.1.incr.aof seq 1 type i\nfile x.aof.2.incr.aof seq 2 type h\n")
+    assert wr.parse_aof_dir(str(d)) == (None, wr.parse_aof(resp("SET", "k", "v"), str(d / "x.aof.1.incr.aof")))
+
+
 def test_paced_replay_keeps_the_recorded_gaps(server, r):
     data = (b'1700000000.000000 [0 127.0.0.1:1] "SET" "p" "1"\n'
             b'1700000000.400000 [0 127.0.0.1:1] "INCR" "p"\n')
@@ -128,6 +211,23 @@ def test_shootout_stops_on_a_corrupt_recording(tmp_path):
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 2
     assert f"{bad}:11: truncated inside a command (started at line 8)" in p.stderr
+
+
+def test_shootout_takes_an_appendonlydir(tmp_path):
+    """Its RDB base is the run's RDB: given --rdb as well, the run stops
+    before building anything; a corrupt incr file is named."""
+    d = tmp_path / "appendonlydir"
+    d.mkdir()
+    (d / "a.aof.1.base.rdb").write_bytes(b"REDIS0009")
+    (d / "a.aof.1.incr.aof").write_bytes(resp("SET", "a", "b"))
+    (d / "a.aof.manifest").write_text("file a.aof.1.base.rdb seq 1 type b\nfile a.aof.1.incr.aof seq 1 type i\n")
+    base = [sys.executable, os.path.join(ROOT, "utils", "allocator-shootout"), "--no-build",
+            "--out", str(tmp_path / "out"), "--replay", str(d)]
+    p = subprocess.run(base + ["--rdb", str(d / "a.aof.1.base.rdb")], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and "its base is an RDB (a.aof.1.base.rdb); leave out --rdb" in p.stderr
+    (d / "a.aof.1.incr.aof").write_bytes(resp("SET", "a", "b") + b"*2\r\n")
+    p = subprocess.run(base, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and f"{d / 'a.aof.1.incr.aof'}:9: truncated" in p.stderr, p.stderr
 
 
 @pytest.mark.slow
