@@ -17,6 +17,7 @@ serves scripts that talk RESP themselves.
 """
 import atexit
 import os
+import signal
 import shutil
 import socket
 import subprocess
@@ -134,6 +135,7 @@ class Server:
         self.log = open(self.log_path, "w") if log else None
         out = self.log if log else subprocess.DEVNULL
         t0 = time.monotonic()
+        self.launched = bool(launcher)
         self.proc = subprocess.Popen(list(launcher) + cmd, stdout=out, stderr=subprocess.STDOUT, cwd=self.dir,
                                      env=env)
         self.ready_seconds = None
@@ -174,13 +176,34 @@ class Server:
         kw.setdefault("socket_timeout", 10)
         return redis.Redis(host="127.0.0.1", port=self.port, **kw)
 
+    def _signal_launched(self, sig):
+        """A launcher that does not exec the server (strace) stays its
+        parent and would not pass a signal on: its children (the server)
+        get it directly, so a server never outlives its launcher."""
+        if not self.launched:
+            return
+        pids = []
+        try:
+            for tid in os.listdir(f"/proc/{self.proc.pid}/task"):
+                with open(f"/proc/{self.proc.pid}/task/{tid}/children") as f:
+                    pids += [int(x) for x in f.read().split()]
+        except OSError:
+            pass
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+
     def stop(self, timeout=10):
         """SIGTERM, then SIGKILL after timeout s; returns the exit code."""
         if self.proc.poll() is None:
+            self._signal_launched(signal.SIGTERM)
             self.proc.terminate()
             try:
                 self.proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
+                self._signal_launched(signal.SIGKILL)
                 self.proc.kill()
                 self.proc.wait()
         if self.log and not self.log.closed:
@@ -190,6 +213,7 @@ class Server:
     def kill(self):
         """SIGKILL now (a crash, as far as the server can tell)."""
         if self.proc.poll() is None:
+            self._signal_launched(signal.SIGKILL)
             self.proc.kill()
         self.proc.wait()
         if self.log and not self.log.closed:

@@ -49,9 +49,18 @@ class Proxy:
         self._go.clear()
 
     def close(self):
+        """Stop accepting and end every connection.  shutdown() first: a
+        close() alone does not end a connection while a pump thread is
+        blocked reading it, and the master would keep a replica that
+        neither reads nor acknowledges (a SIGTERM then waits
+        shutdown-timeout for it)."""
         self._closing = True
         self._go.set()
         for s in [self.lsock] + self._socks:
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
             try:
                 s.close()
             except OSError:

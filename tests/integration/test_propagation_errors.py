@@ -20,7 +20,7 @@ IDS = ["ours", "redis"]
 @pytest.mark.parametrize("binary", BINARIES, ids=IDS)
 @pytest.mark.parametrize("behavior", ["ignore", "panic", "panic-on-replicas"])
 def test_error_in_the_masters_stream(start_server, binary, behavior):
-    m = start_server()
+    m = start_server(args=["--repl-diskless-sync-delay", "0"])   # no 5 s wait for more replicas
     mc = m.client()
     s = start_server(args=["--replica-read-only", "no", "--propagation-error-behavior", behavior], binary=binary)
     sc = s.client()

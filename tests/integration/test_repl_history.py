@@ -22,7 +22,7 @@ IDS = ["ours-ours", "ours-to-redis-replica", "redis-to-our-replica"]
 
 
 def _pair(start_server, master_bin, replica_bin, master_args=(), replica_args=()):
-    m = start_server(args=list(master_args), binary=master_bin)
+    m = start_server(args=["--repl-diskless-sync-delay", "0"] + list(master_args), binary=master_bin)   # no 5 s wait for more replicas
     s = start_server(args=list(replica_args), binary=replica_bin)
     mc, sc = m.client(), s.client()
     assert sc.replicaof("127.0.0.1", m.port)
@@ -62,7 +62,7 @@ def test_publish_reaches_replica_subscribers(start_server, master_bin, replica_b
 
 
 def test_publish_not_in_aof(start_server):
-    m = start_server(args=["--appendonly", "yes", "--appendfsync", "always"])
+    m = start_server(args=["--appendonly", "yes", "--appendfsync", "always", "--repl-diskless-sync-delay", "0"])
     s = start_server()
     mc, sc = m.client(), s.client()
     sc.replicaof("127.0.0.1", m.port)

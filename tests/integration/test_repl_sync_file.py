@@ -27,7 +27,7 @@ IDS = ["our-replica", "redis-replica"]
 
 
 def _sync(start_server, replica_bin, master_args=(), replica_args=(), keys=300):
-    m = start_server(args=list(master_args))
+    m = start_server(args=["--repl-diskless-sync-delay", "0"] + list(master_args))   # no 5 s wait for more replicas
     mc = m.client()
     for i in range(keys):
         mc.set("key:%d" % i, "v%d" % i)
@@ -176,7 +176,7 @@ def test_replica_that_cannot_persist(start_server, replica_bin, ignore):
     bgsave-error) refuses its own clients' writes and PING with MISCONF; a write
     from its master stops it with replica-ignore-disk-write-errors no (the
     default), and is applied (and logged) with yes."""
-    m = start_server()
+    m = start_server(args=["--repl-diskless-sync-delay", "0"])
     mc = m.client()
     s = start_server(args=["--save", "3600 1", "--replica-ignore-disk-write-errors", ignore], binary=replica_bin)
     sc = s.client()
@@ -200,6 +200,7 @@ def test_replica_that_cannot_persist(start_server, replica_bin, ignore):
     else:
         wait_for(lambda: sc.get("from-master") == "x", 20, what="the master's write applied")
         assert "unable to write to disk" in s.read_log()
+        s.kill()    # a SIGTERM's final save would fail too, and it would refuse to exit
 
 
 def _socket_of(pid, peer_port):
@@ -235,7 +236,7 @@ def test_repl_disable_tcp_nodelay(start_server, master_bin, disable):
     socket to a replica that did a full sync; no leaves it on (read from
     the master process's own socket)."""
     import socket
-    m = start_server(args=["--repl-disable-tcp-nodelay", disable], binary=master_bin)
+    m = start_server(args=["--repl-disable-tcp-nodelay", disable, "--repl-diskless-sync-delay", "0"], binary=master_bin)
     s = start_server()
     sc = s.client()
     sc.replicaof("127.0.0.1", m.port)

@@ -289,7 +289,7 @@ def test_replica_keeps_its_own_index(start_server):
     """A replica loads the master's RDB (its index is built as keys come)
     and, not expiring actively, follows the master's DELs: its index
     stays consistent and empties when the master's keys expire."""
-    m = start_server()
+    m = start_server(args=["--repl-diskless-sync-delay", "0"])   # no 5 s wait for more replicas
     mc = m.client()
     fill_plain(mc, 6000)
     p = mc.pipeline(transaction=False)
