@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "command_meta.h"
+#include "config.h"
 #include "hdr_hist.h"
+#include "net.h"
 #include "reply.h"
 #include "rl_assert.h"
 #include "util.h"
@@ -149,6 +151,11 @@ command_t *commands_lookup_argv(server_t *srv, robj **argv, int argc) {
  * registers at start-up (hooks.c). */
 void commands_process(client_t *c) { c->srv->dispatch_hooks->process(c); }
 void commands_call(client_t *c, command_t *cmd) { c->srv->dispatch_hooks->call(c, cmd); }
+
+bool cmd_local_mode_allows(const client_t *c, int mode) {
+    if (mode == DEBUG_CMD_YES) return true;
+    return mode == DEBUG_CMD_LOCAL && (c->fd < 0 || net_peer_is_loopback(c->fd));
+}
 
 bool cmd_get_ll_or_reply(client_t *c, robj *o, long long *out, const char *msg) {
     if (!obj_get_ll(o, out)) {

@@ -49,6 +49,12 @@ bool cmd_get_ll_or_reply(client_t *c, robj *o, long long *out, const char *msg);
 /* Same, also requiring min <= value <= max. */
 bool cmd_get_range_or_reply(client_t *c, robj *o, long long min, long long max, long long *out, const char *msg);
 
+/* A yes|no|local setting (enable-debug-command, enable-protected-configs;
+ * DEBUG_CMD_* values): whether it lets client c in.  "local" is a client
+ * on loopback or a Unix socket, or one with no socket at all (a script's
+ * or the AOF loader's). */
+bool cmd_local_mode_allows(const client_t *c, int mode);
+
 /* Tables exported by the command families. */
 extern command_t string_commands[];
 extern command_t keyspace_commands[];

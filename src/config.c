@@ -22,6 +22,7 @@
 #include "notify_flags.h"
 #include "proc_title.h"
 #include "sds.h"
+#include "supervise.h"
 #include "version.h"
 #include "util.h"
 #include "zmalloc.h"
@@ -46,11 +47,12 @@ enum { T_BOOL,
        T_OOMV,
        T_FLAGS };
 #define F_IMMUTABLE 1
-#define F_BASENAME 2 /* a file name in dir, never a path (Redis 7.0 refuses one) */
-#define F_DIRNAME 4  /* the same, of a directory */
-#define F_HIDDEN 8   /* a testing knob: CONFIG GET names it only exactly, as Redis hides it */
-#define F_TITLE 16   /* a process title template (proc_title.c) */
-#define F_PERCENT 32 /* T_MEM that also takes "N%" (of maxmemory), kept as -N */
+#define F_BASENAME 2   /* a file name in dir, never a path (Redis 7.0 refuses one) */
+#define F_DIRNAME 4    /* the same, of a directory */
+#define F_HIDDEN 8     /* a testing knob: CONFIG GET names it only exactly, as Redis hides it */
+#define F_TITLE 16     /* a process title template (proc_title.c) */
+#define F_PERCENT 32   /* T_MEM that also takes "N%" (of maxmemory), kept as -N */
+#define F_PROTECTED 64 /* CONFIG SET only as enable-protected-configs allows */
 
 typedef struct enum_name {
     const char *name;
@@ -64,6 +66,11 @@ static const enum_name policy_enum[] = {
 static const enum_name appendfsync_enum[] = {{"everysec", APPENDFSYNC_EVERYSEC}, {"always", APPENDFSYNC_ALWAYS}, {"no", APPENDFSYNC_NO}, {NULL, 0}};
 
 static const enum_name oom_adj_enum[] = {{"no", OOM_ADJ_NO}, {"yes", OOM_ADJ_RELATIVE}, {"relative", OOM_ADJ_RELATIVE}, {"absolute", OOM_ADJ_ABSOLUTE}, {NULL, 0}};
+static const enum_name supervised_enum[] = {{"no", SUPERVISED_NO},
+                                            {"upstart", SUPERVISED_UPSTART},
+                                            {"systemd", SUPERVISED_SYSTEMD},
+                                            {"auto", SUPERVISED_AUTO},
+                                            {NULL, 0}};
 static const enum_name debug_enum[] = {{"no", DEBUG_CMD_NO}, {"yes", DEBUG_CMD_YES}, {"local", DEBUG_CMD_LOCAL}, {NULL, 0}};
 static const enum_name io_engine_enum[] = {{"auto", IO_ENGINE_AUTO}, {"epoll", IO_ENGINE_EPOLL}, {"io_uring", IO_ENGINE_URING}, {NULL, 0}};
 static const enum_name diskless_load_enum[] = {{"disabled", REPL_DISKLESS_LOAD_DISABLED},
@@ -128,8 +135,8 @@ static const directive directives[] = {
     {"logfile", T_STR, O(logfile), "", 0, 0, NULL, F_IMMUTABLE},
     {"pidfile", T_STR, O(pidfile), "", 0, 0, NULL, F_IMMUTABLE},
     {"daemonize", T_BOOL, O(daemonize), "no", 0, 0, NULL, F_IMMUTABLE},
-    {"dir", T_STR, O(dir), ".", 0, 0, NULL, 0},
-    {"dbfilename", T_STR, O(dbfilename), "dump.rdb", 0, 0, NULL, F_BASENAME},
+    {"dir", T_STR, O(dir), ".", 0, 0, NULL, F_PROTECTED},
+    {"dbfilename", T_STR, O(dbfilename), "dump.rdb", 0, 0, NULL, F_BASENAME | F_PROTECTED},
     {"save", T_STR, O(save), "3600 1 300 100 60 10000", 0, 0, NULL, 0},
     {"appendonly", T_BOOL, O(appendonly), "no", 0, 0, NULL, 0},
     {"appendfilename", T_STR, O(appendfilename), "appendonly.aof", 0, 0, NULL, F_IMMUTABLE | F_BASENAME},
@@ -163,6 +170,7 @@ static const directive directives[] = {
     {"lazyfree-lazy-eviction", T_BOOL, O(lazyfree_lazy_eviction), "no", 0, 0, NULL, 0},
     {"lazyfree-lazy-user-flush", T_BOOL, O(lazyfree_lazy_user_flush), "no", 0, 0, NULL, 0},
     {"activedefrag", T_BOOL, O(activedefrag), ZMALLOC_DEFRAG_DEFAULT, 0, 0, NULL, 0},
+    {"activerehashing", T_BOOL, O(activerehashing), "yes", 0, 0, NULL, 0},
     {"lfu-log-factor", T_INT, O(lfu_log_factor), "10", 0, INT_MAX, NULL, 0},
     {"lfu-decay-time", T_INT, O(lfu_decay_time), "1", 0, INT_MAX, NULL, 0},
     {"active-defrag-ignore-bytes", T_MEM, O(active_defrag_ignore_bytes), "100mb", 1, LLONG_MAX, NULL, 0},
@@ -188,6 +196,8 @@ static const directive directives[] = {
     {"latency-monitor-threshold", T_INT, O(latency_monitor_threshold), "0", 0, LLONG_MAX, NULL, 0},
     {"io-engine", T_ENUM, O(io_engine), "auto", 0, 0, io_engine_enum, F_IMMUTABLE}, /* io_uring_engine.c */
     {"enable-debug-command", T_ENUM, O(enable_debug_command), "no", 0, 0, debug_enum, F_IMMUTABLE},
+    {"enable-protected-configs", T_ENUM, O(enable_protected_configs), "no", 0, 0, debug_enum, F_IMMUTABLE},
+    {"supervised", T_ENUM, O(supervised), "no", 0, 0, supervised_enum, F_IMMUTABLE},
     {"latency-tracking", T_BOOL, O(latency_tracking), "yes", 0, 0, NULL, 0},
     {"latency-tracking-info-percentiles", T_PCTL, O(latency_tracking_info_percentiles), "50 99 99.9", 0, 0, NULL,
      0},
@@ -664,13 +674,13 @@ static int check_supported(const rl_config_t *cfg, const directive *d, const cha
 /* Redis 7.0 directives that redis-like has no parameter for (README,
  * Configuration), taken in a config file or on the command line so that a
  * Redis configuration loads unchanged: Debian's stock redis.conf sets
- * two of them (always-show-logo, activerehashing), to what redis-like
- * does anyway.  `same` lists the values ("|" between them, "*" for any)
- * that ask for what redis-like does anyway; they are taken silently.  Any other value is refused when
- * `refuse` (ignoring it would break what its user relies on: a limit,
- * where the log goes, a supervisor waiting for a signal), else taken with
- * `does` logged at start-up, which says what happens instead.  Cluster,
- * TLS and the rest of Redis's parameters are refused as unknown. */
+ * always-show-logo, to what redis-like does anyway.  `same` lists the
+ * values ("|" between them, "*" for any) that ask for what redis-like does
+ * anyway; they are taken silently.  Any other value is refused when
+ * `refuse` (ignoring it would break what its user relies on: where the log
+ * goes), else taken with `does` logged at start-up, which says what
+ * happens instead.  Cluster, TLS and the rest of Redis's parameters are
+ * refused as unknown. */
 typedef struct {
     const char *name, *same;
     bool refuse;
@@ -679,10 +689,8 @@ typedef struct {
 
 static const redis_only_directive redis_only[] = {
     {"always-show-logo", "no", false, "no ASCII logo is shown"},
-    {"activerehashing", "yes", false, "the cron rehashes resizing tables all the same"},
     {"io-threads", "1", false, "socket I/O runs on the main thread"},
     {"io-threads-do-reads", "no", false, "socket I/O runs on the main thread"},
-    {"supervised", "no", true, "no supervisor protocol (systemd, upstart) is spoken"},
     {"syslog-enabled", "no", true, "the log goes to logfile or standard output only"},
     {"syslog-ident", "*", false, NULL},
     {"syslog-facility", "*", false, NULL},
@@ -716,7 +724,9 @@ static const redis_only_directive *find_redis_only(const char *name) {
  * a value that asks for what redis-like does not do, or refused (-1). */
 static int apply_redis_only(rl_config_t *cfg, const redis_only_directive *r, int argc, sds *argv,
                             const char **err) {
-    if (argc != 2 && strcmp(r->same, "*") != 0) {
+    /* A "*" directive takes any value, several words included, but one is
+     * still needed. */
+    if (argc < 2 || (argc != 2 && strcmp(r->same, "*") != 0)) {
         *err = "wrong number of arguments";
         return -1;
     }
@@ -973,4 +983,9 @@ int config_check(rl_config_t *cfg, const char *name, const char *value, const ch
 bool config_is_immutable(const char *name) {
     const directive *d = find_directive(name);
     return d && (d->flags & F_IMMUTABLE);
+}
+
+bool config_is_protected(const char *name) {
+    const directive *d = find_directive(name);
+    return d && (d->flags & F_PROTECTED);
 }

@@ -114,6 +114,7 @@ typedef struct rl_config {
     bool lazyfree_lazy_eviction;
     bool lazyfree_lazy_user_flush;
     bool activedefrag;
+    bool activerehashing; /* the cron finishes resizes of the keyspace tables (lifecycle.c) */
     long long lfu_log_factor;
     long long lfu_decay_time;                /* minutes per counter decrement; 0 = never */
     long long active_defrag_ignore_bytes;    /* bytes of fragmentation tolerated */
@@ -138,6 +139,8 @@ typedef struct rl_config {
     long long latency_monitor_threshold;
     int io_engine;                           /* IO_ENGINE_*: socket I/O engine asked for (io_uring_engine.c) */
     int enable_debug_command;                /* DEBUG_CMD_*: who may run DEBUG (debug.c) */
+    int enable_protected_configs;            /* DEBUG_CMD_*: who may CONFIG SET dir and dbfilename */
+    int supervised;                          /* SUPERVISED_*: the service manager to tell; auto resolved at start-up (supervise.c) */
     bool latency_tracking;                   /* latency_track.c: per-command histograms */
     char *latency_tracking_info_percentiles; /* normalized "50 99 99.9" (INFO latencystats) */
     long long tracking_table_max_keys;       /* tracking.c: keys remembered; 0 = no bound */
@@ -220,6 +223,9 @@ int config_set(rl_config_t *cfg, const char *name, const char *value, const char
  * nothing.  CONFIG SET checks every pair before it sets any. */
 int config_check(rl_config_t *cfg, const char *name, const char *value, const char **err);
 bool config_is_immutable(const char *name);
+/* dir and dbfilename: a client able to set them can write a file where
+ * it likes (enable-protected-configs says who may). */
+bool config_is_protected(const char *name);
 /* Current value of a directive as text (caller frees with sds_free). */
 char *config_get_value(const rl_config_t *cfg, const char *name);
 /* Visit every directive whose name matches the glob. */

@@ -8,7 +8,9 @@
  * ERROR, POPULATE, RELOAD, LOADAOF, OBJECT, SET-ACTIVE-EXPIRE, LISTPACK,
  * QUICKLIST-PACKED-THRESHOLD (validated; lists here never use plain nodes),
  * LAZYFREE-PAUSE (ours: holds the lazy-free thread so tests need no timing),
- * TTL-INDEX (ours: the index of keys with a TTL, ttl_index.h),
+ * HTSTATS (Redis's sections and table sizes, with our table's own figures
+ * in place of chain lengths), TTL-INDEX (ours: the index of keys with a
+ * TTL, ttl_index.h),
  * DEFRAG-PASS (ours: one defrag pass moving every block, defrag.h),
  * CHANGE-REPL-ID (no replication IDs to change yet), HELP.  Anything else
  * gets Redis's unknown-subcommand error, as JMAP and STRINGMATCH-LEN do on
@@ -27,20 +29,12 @@
 #include "keyspace.h"
 #include "lazyfree.h"
 #include "log.h"
-#include "net.h"
 #include "object.h"
 #include "persist.h"
 #include "reply.h"
 #include "server.h"
 #include "ttl_index.h"
 #include "util.h"
-
-static bool debug_allowed(client_t *c) {
-    int mode = c->srv->cfg.enable_debug_command;
-    if (mode == DEBUG_CMD_YES) return true;
-    /* Scripts and AOF replay run on fake clients without a socket. */
-    return mode == DEBUG_CMD_LOCAL && (c->fd < 0 || net_peer_is_loopback(c->fd));
-}
 
 /* DEBUG SLEEP <seconds>: strtod without checks, like Redis ("abc" is 0). */
 static void debug_sleep(client_t *c) {
@@ -224,11 +218,47 @@ static void debug_ttl_index(client_t *c) {
     reply_bulk_cstr(c, buf);
 }
 
+/* One table of a keys table, in Redis's layout; our table has buckets of
+ * HT_BUCKET_SLOTS slots where Redis has chains, so those figures replace
+ * Redis's chain-length lines. */
+static sds table_stats(sds s, const ht *t, int i) {
+    size_t buckets = t->exp[i] < 0 ? 0 : (size_t)1 << t->exp[i];
+    s = sds_catprintf(s, "Hash table %d stats (%s):\n", i, i == 0 ? "main hash table" : "rehashing target");
+    if (t->used[i] == 0) return sds_cat(s, "No stats available for empty dictionaries\n");
+    return sds_catprintf(s,
+                         " table size: %zu\n number of elements: %zu\n buckets: %zu of %d bytes, %d slots each\n"
+                         " buckets marked ever-full: %zu\n",
+                         buckets * HT_BUCKET_SLOTS, t->used[i], buckets, HT_BUCKET_BYTES, HT_BUCKET_SLOTS,
+                         t->everfull[i]);
+}
+
+/* DEBUG HTSTATS <dbid>: the db's keys table (both tables while it
+ * resizes: "rehashing target" is the new one) and its keys with a TTL,
+ * whose expire times live in the keys table's entries, not in a table of
+ * their own. */
+static void debug_htstats(client_t *c) {
+    long long id;
+    if (!cmd_get_ll_or_reply(c, c->argv[2], &id, NULL)) return;
+    if (id < 0 || id >= c->srv->dbnum) {
+        reply_error(c, "ERR Out of range database");
+        return;
+    }
+    const db_t *db = &c->srv->dbs[id];
+    sds s = table_stats(sds_new("[Dictionary HT]\n"), db->keys, 0);
+    if (ht_is_resizing(db->keys)) s = table_stats(s, db->keys, 1);
+    s = sds_cat(s, "[Expires HT]\nHash table 0 stats (main hash table):\n");
+    if (db->expires_count == 0) s = sds_cat(s, "No stats available for empty dictionaries\n");
+    else s = sds_catprintf(s, " number of elements: %zu (their expire times are in the keys table)\n", db->expires_count);
+    reply_verbatim(c, s, sds_len(s), "txt");
+    sds_free(s);
+}
+
 static void debug_help(client_t *c) {
     static const char *help[] = {
         "CHANGE-REPL-ID", "    Change the replication IDs of the instance (none here yet: a no-op).",
         "DEFRAG-PASS", "    Run one active-defrag pass now, moving every block; reply the blocks moved.",
         "ERROR <string>", "    Return a Redis protocol error with <string> as message.",
+        "HTSTATS <dbid>", "    Return hash table statistics of the specified database.",
         "LAZYFREE-PAUSE <0|1>", "    Hold (1) or release (0) the lazy-free thread; big frees queue while held.",
         "LOADAOF", "    Flush the AOF buffers on disk and reload the AOF in memory.",
         "LISTPACK <key>", "    Show low level info about the listpack encoding of <key>.",
@@ -262,11 +292,12 @@ static const debug_sub subs[] = {
     {"lazyfree-pause", debug_lazyfree_pause, 3, 3},
     {"change-repl-id", reply_ok, 2, 2},
     {"ttl-index", debug_ttl_index, 2, 3},
+    {"htstats", debug_htstats, 3, 3},
     {"defrag-pass", debug_defrag_pass, 2, 2},
 };
 
 static void cmd_debug(client_t *c) {
-    if (!debug_allowed(c)) {
+    if (!cmd_local_mode_allows(c, c->srv->cfg.enable_debug_command)) {
         reply_error(c, "DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can "
                        "run it from a local connection, otherwise you need to set this option in the configuration "
                        "file, and then restart the server.");

@@ -26,6 +26,7 @@
 #include "memory.h"
 #include "persist.h"
 #include "repl.h"
+#include "supervise.h"
 #include "tracking.h"
 #include "script.h"
 #include "util.h"
@@ -53,7 +54,7 @@ static sds sec_server(server_t *srv, sds s) {
                          "atomicvar_api:c11-builtin\r\n"
                          "gcc_version:%d.%d.%d\r\n"
                          "process_id:%d\r\n"
-                         "process_supervised:no\r\n"
+                         "process_supervised:%s\r\n"
                          "run_id:%s\r\n"
                          "tcp_port:%lld\r\n"
                          "server_time_usec:%lld\r\n"
@@ -72,7 +73,7 @@ static sds sec_server(server_t *srv, sds s) {
 #else
                          0, 0, 0,
 #endif
-                         (int)srv->pid, srv->run_id, srv->cfg.port, now_us, uptime, uptime / 86400, (long long)srv->hz, srv->cfg.hz,
+                         (int)srv->pid, supervise_name(srv->cfg.supervised), srv->run_id, srv->cfg.port, now_us, uptime, uptime / 86400, (long long)srv->hz, srv->cfg.hz,
                          obj_lru_clock(), srv->executable ? srv->executable : "", srv->config_file ? srv->config_file : "");
 }
 

@@ -50,6 +50,7 @@
 #include "repl.h"
 #include "client_evict.h"
 #include "shutdown.h"
+#include "supervise.h"
 #include "thp.h"
 #include "util.h"
 
@@ -71,11 +72,14 @@ static void sample_rates(server_t *srv) {
     st->net_out_last = st->net_output_bytes;
 }
 
+/* Shrinks start here whatever activerehashing says; with it off a resize
+ * moves on only as commands touch the table (one bucket each), so an idle
+ * server keeps both tables, as Redis does. */
 static void resize_tables(server_t *srv) {
     for (int i = 0; i < srv->dbnum; i++) {
         db_t *db = &srv->dbs[i];
         ht_shrink_if_needed(db->keys);
-        if (ht_is_resizing(db->keys)) ht_rehash_us(db->keys, 1000);
+        if (srv->cfg.activerehashing && ht_is_resizing(db->keys)) ht_rehash_us(db->keys, 1000);
         ttl_index_cron(db, 1000); /* an index being built over a big table */
     }
 }
@@ -130,6 +134,35 @@ static void on_signal(int signo, void *arg) {
     server_request_shutdown(srv);
 }
 
+/* `supervised`: which manager, told that the dataset is being loaded
+ * (systemd shows it as the unit's status). */
+static void start_supervision(server_t *srv) {
+    int asked = srv->cfg.supervised;
+    srv->cfg.supervised = supervise_resolve(asked); /* CONFIG GET shows what auto chose, as in Redis */
+    if (srv->cfg.supervised == SUPERVISED_SYSTEMD) {
+        log_msg(LL_NOTICE, "Supervised by systemd: readiness and shutdown are notified to it "
+                           "(set TimeoutStartSec and TimeoutStopSec to cover loading and the final save).");
+        if (!supervise_notify("STATUS=Redis is loading...\n"))
+            log_msg(LL_WARNING, "systemd supervision asked for, but NOTIFY_SOCKET is not set or not reachable.");
+    } else if (srv->cfg.supervised == SUPERVISED_UPSTART) {
+        log_msg(LL_NOTICE, "Supervised by upstart: the server stops itself once ready (SIGSTOP).");
+    } else if (asked != SUPERVISED_NO) {
+        log_msg(LL_NOTICE, "supervised auto: neither UPSTART_JOB nor NOTIFY_SOCKET is set, no supervision.");
+    }
+}
+
+/* Start-up is over: the manager may consider the service started. */
+static void signal_ready(server_t *srv) {
+    if (srv->cfg.supervised == SUPERVISED_SYSTEMD) {
+        supervise_notify(repl_is_replica(srv) ? "STATUS=Ready to accept connections in read-only mode. "
+                                                "Waiting for MASTER <-> REPLICA sync\n"
+                                              : "STATUS=Ready to accept connections\n");
+        supervise_notify("READY=1\n");
+    } else if (srv->cfg.supervised == SUPERVISED_UPSTART) {
+        supervise_upstart_ready();
+    }
+}
+
 bool server_init(server_t *srv) {
     hooks_register(srv); /* the lower layers' calls up, before anything runs */
     uint8_t seed[16];
@@ -181,6 +214,7 @@ bool server_init(server_t *srv) {
     repl_init(srv);      /* `replicaof`: the cron connects once we run */
     apply_oom_score(srv);
     thp_apply(srv); /* disable-thp: before the dataset is loaded */
+    start_supervision(srv);
     if (!persist_load_at_startup(srv)) return false;
     if (!server_listen(srv)) return false;
     server_set_proc_title(srv, NULL);
@@ -267,6 +301,7 @@ void server_run(server_t *srv) {
     log_msg(LL_NOTICE, "Server initialized");
     if (srv->cfg.port) log_msg(LL_NOTICE, "Ready to accept connections tcp");
     if (srv->unix_path_bound) log_msg(LL_NOTICE, "Ready to accept connections unix");
+    signal_ready(srv);
     for (;;) {
         while (!srv->shutdown_asap) {
             if (evloop_run(srv->loop) != 0) break;

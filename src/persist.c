@@ -27,6 +27,7 @@
 #include "repl.h"
 #include "rdb.h"
 #include "reply.h"
+#include "supervise.h"
 #include "util.h"
 
 #define PERSIST_RETRY_DELAY 5 /* seconds between automatic BGSAVE retries after an error */
@@ -326,6 +327,7 @@ bool persist_shutdown(server_t *srv, bool nosave, bool force_save, bool force) {
          * start (appendonly yes) would come up empty. */
         if (!force) {
             log_msg(LL_WARNING, "Writing initial AOF, can't exit.");
+            supervise_tell(srv->cfg.supervised, "STATUS=Writing initial AOF, can't exit.\n");
             return false;
         }
         log_msg(LL_WARNING, "Writing initial AOF. Exit anyway.");
@@ -335,12 +337,14 @@ bool persist_shutdown(server_t *srv, bool nosave, bool force_save, bool force) {
     p->shutdown_done = true;
     if (nosave || (!force_save && !has_save_points(srv))) return true;
     log_msg(LL_NOTICE, "Saving the final RDB snapshot before exiting.");
+    supervise_tell(srv->cfg.supervised, "STATUS=Saving the final RDB snapshot\n");
     if (persist_save(srv) != 0) {
         if (force) { /* exit all the same, as Redis does with FORCE */
             log_msg(LL_WARNING, "Error trying to save the DB. Exit anyway.");
             return false;
         }
         log_msg(LL_WARNING, "Error trying to save the DB, can't exit.");
+        supervise_tell(srv->cfg.supervised, "STATUS=Error trying to save the DB, can't exit.\n");
         p->shutdown_done = false;
         if (srv->cfg.appendonly) aof_open(srv, srv->aof); /* keep logging while we stay up */
         return false;

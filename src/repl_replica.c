@@ -34,6 +34,7 @@
 #include "keyspace.h"
 #include "log.h"
 #include "net.h"
+#include "supervise.h"
 #include "rdb.h"
 #include "reply.h"
 #include "util.h"
@@ -196,6 +197,8 @@ static void full_sync_done(server_t *srv, long long keys, long long bytes, const
     srv->dirty++;
     if (aof_is_on(srv->aof)) aof_schedule_rewrite(srv->aof); /* the file must describe the new data */
     log_msg(LL_NOTICE, "MASTER <-> REPLICA sync: Finished with success (%lld keys, %lld bytes)", keys, bytes);
+    supervise_tell(srv->cfg.supervised, "STATUS=MASTER <-> REPLICA sync: Finished with success. Ready to accept "
+                                        "connections in read-write mode.\n");
     become_connected(srv, leftover, n);
     replica_send_ack(srv); /* a diskless master starts the stream at this ACK */
 }

@@ -115,6 +115,8 @@ static void cmd_config_set(client_t *c) {
         const char *name = c->argv[j]->ptr;
         if (!config_canonical_name(name)) err = "Unknown option or number of arguments for CONFIG SET";
         else if (config_is_immutable(name)) err = "can't set immutable config";
+        else if (config_is_protected(name) && !cmd_local_mode_allows(c, c->srv->cfg.enable_protected_configs))
+            err = "can't set protected config";
         for (int k = 2; k < j && !err; k += 2)
             if (!strcasecmp(c->argv[k]->ptr, name)) err = "duplicate parameter";
         if (err) {

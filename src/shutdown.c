@@ -20,6 +20,7 @@
 #include "repl.h"
 #include "reply.h"
 #include "script.h"
+#include "supervise.h"
 #include "util.h"
 
 #define ERR_SHUTDOWN "Errors trying to SHUTDOWN. Check logs."
@@ -61,6 +62,7 @@ bool shutdown_begin(server_t *srv, int flags, client_t *c) {
         if (c) c->flags |= CLIENT_SHUTDOWN_WAIT;
         return false;
     }
+    supervise_tell(srv->cfg.supervised, "STOPPING=1\n");
     if (must_wait(srv, flags)) {
         srv->shutdown_flags = flags;
         srv->shutdown_deadline_ms = util_mstime() + srv->cfg.shutdown_timeout * 1000;

@@ -30,7 +30,7 @@ import sys
 # this list.  Keep README's picture in step with this table.
 LAYERS = [
     ("base", "state and types every layer sees",
-     "version config server oom proc_title thp command_def object db_entry db_views notify_flags evict_stamp zset stream lazyfree"),
+     "version config server oom proc_title thp supervise command_def object db_entry db_views notify_flags evict_stamp zset stream lazyfree"),
     ("connection", "clients, their buffers, replies",
      "conn reply io_engine io_uring_engine"),
     ("table", "the command table and its Redis 7.0 metadata",

@@ -64,7 +64,7 @@ def test_redis_stock_config_loads_in_both(start_server):
     assert "has no effect in redis-like" not in ours.read_log()
     with open("/proc/%d/cmdline" % ours.proc.pid, "rb") as f:
         assert f.read().split(b"\0")[0].decode().endswith(" 127.0.0.1:%d" % ours.port)
-    assert c.config_get("activerehashing") == {}      # still not a parameter
+    assert c.config_get("activerehashing") == ref.client().config_get("activerehashing")
 
 
 def test_redis_only_directive_at_our_behaviour_is_silent(start_server):
@@ -75,16 +75,18 @@ def test_redis_only_directive_at_our_behaviour_is_silent(start_server):
 
 
 @pytest.mark.parametrize("line,reason", [
-    ("supervised systemd", "no supervisor protocol"),
+    ("supervised maybe", "argument(s) must be one of the following: no, upstart, systemd, auto"),
     ("syslog-enabled yes", "the log goes to logfile or standard output only"),
     ("appendfilename a/b.aof", "appendfilename can't be a path, just a filename"),
     ("appenddirname /tmp/x", "appenddirname can't be a path, just a dirname"),
     ("activerehashing", "wrong number of arguments"),
+    ("syslog-ident", "wrong number of arguments"),         # any value, but one is needed
+    ("ignore-warnings", "wrong number of arguments"),
     ("cluster-enabled yes", "Bad directive"),
 ])
 def test_redis_only_directive_refused(tmp_path, line, reason):
-    # A value redis-like would silently not honour (a limit, a supervisor
-    # waiting for a notification) stops start-up, with the line.
+    # A value redis-like would silently not honour (a limit, where the log
+    # goes) or cannot read stops start-up, with the line.
     path = tmp_path / "redis.conf"
     path.write_text("port 7000\n%s\n" % line)
     out = subprocess.run([SERVER, str(path), "--port", "0"], capture_output=True, text=True, timeout=10)

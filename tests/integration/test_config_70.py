@@ -30,10 +30,10 @@ MISSING = {
         tls-replication tls-session-cache-size tls-session-cache-timeout tls-session-caching""",
     "process and OS settings not implemented": """always-show-logo aof_rewrite_cpulist bgsave_cpulist bio_cpulist
         server_cpulist bind-source-addr crash-log-enabled crash-memcheck-enabled ignore-warnings
-        socket-mark-id supervised
+        socket-mark-id
         syslog-enabled syslog-facility syslog-ident
-        enable-module-command enable-protected-configs""",
-    "server behaviour not implemented": """activerehashing io-threads io-threads-do-reads""",
+        enable-module-command""",
+    "server behaviour not implemented": """io-threads io-threads-do-reads""",
 }
 
 # Parameters only redis-like has: Redis 7.2's listpack sets, the socket engine.

@@ -89,7 +89,7 @@ def test_shutdown_saves_only_with_save_points(start_server):
 
 
 def test_write_error_reported_and_misconf(start_server, tmp_path):
-    s = start_server(args=("--save", "3600 1"))
+    s = start_server(args=("--save", "3600 1", "--enable-protected-configs", "yes"))   # CONFIG SET dir
     r = s.client()
     r.set("k", "v")
     assert r.save()
