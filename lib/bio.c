@@ -11,7 +11,9 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <string.h>
 
+#include "log.h"
 #include "zmalloc.h"
 
 typedef struct bio_job {
@@ -54,7 +56,7 @@ static void *bio_main(void *arg) {
     return NULL;
 }
 
-bio_t *bio_create(void) {
+bio_t *bio_create(const char *name, const cpu_set_t *affinity) {
     bio_t *bio = zcalloc(sizeof(*bio));
     pthread_mutex_init(&bio->lock, NULL);
     pthread_cond_init(&bio->work_cond, NULL);
@@ -66,6 +68,11 @@ bio_t *bio_create(void) {
         zfree(bio);
         return NULL;
     }
+    pthread_setname_np(bio->thread, name);
+    /* After the start, so that CPUs this machine lacks cost a warning, not
+     * the thread (bio_cpulist is the user's text). */
+    int rc = affinity ? pthread_setaffinity_np(bio->thread, sizeof(*affinity), affinity) : 0;
+    if (rc != 0) log_msg(LL_WARNING, "Could not run a background thread on the CPUs asked for: %s", strerror(rc));
     return bio;
 }
 

@@ -11,6 +11,7 @@
 #ifndef RL_BIO_H
 #define RL_BIO_H
 
+#include <sched.h>
 #include <stddef.h>
 
 typedef struct bio bio_t;
@@ -22,8 +23,10 @@ enum { BIO_LAZY_FREE = 0,
 /* A job's work: runs on the helper thread with the three submitted args. */
 typedef void bio_job_fn(void *a, void *b, void *c);
 
-/* Start the helper thread; NULL if the thread cannot be created. */
-bio_t *bio_create(void);
+/* Start the helper thread, named name (what `top -H` shows; at most 15
+ * characters), on the CPUs of affinity (NULL: those of the caller); NULL
+ * if the thread cannot be created. */
+bio_t *bio_create(const char *name, const cpu_set_t *affinity);
 /* Queue fn(a, b, c) as a job of the given type. */
 void bio_submit(bio_t *bio, int type, bio_job_fn *fn, void *a, void *b, void *c);
 /* Jobs of a type queued or running (0 when the thread is idle). */

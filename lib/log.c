@@ -51,6 +51,13 @@ void log_msg(int level, const char *fmt, ...) {
     }
 }
 
+void log_write_raw(const char *buf, size_t len) {
+    if (write(log_fd, buf, len) < 0) { /* nowhere left to report */
+    }
+}
+
+int log_fd_get(void) { return log_fd; }
+
 /* The failure path of rl_assert.h: here because the line belongs in the
  * server log (which may be a file), and log_msg does not allocate. */
 void rl_assert_fail(const char *expr, const char *file, int line) {

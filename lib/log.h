@@ -3,6 +3,8 @@
 #ifndef RL_LOG_H
 #define RL_LOG_H
 
+#include <stddef.h>
+
 enum { LL_DEBUG = 0,
        LL_VERBOSE,
        LL_NOTICE,
@@ -11,5 +13,9 @@ enum { LL_DEBUG = 0,
 void log_set_level(int level);
 int log_set_file(const char *path); /* "" = stdout; 0 ok, -1 error */
 void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A crash report's own lines (crash.c): written as they are, no prefix;
+ * and the log's descriptor, for backtrace_symbols_fd. */
+void log_write_raw(const char *buf, size_t len);
+int log_fd_get(void);
 
 #endif

@@ -55,6 +55,8 @@ int net_listen_tcp(const char *addr, int port, int backlog, char *err, size_t er
     return fd;
 }
 
+int net_set_mark(int fd, unsigned int mark) { return setsockopt(fd, SOL_SOCKET, SO_MARK, &mark, sizeof(mark)); }
+
 int net_listen_unix(const char *path, int perm, int backlog, char *err, size_t errlen) {
     struct sockaddr_un sa;
     if (strlen(path) >= sizeof(sa.sun_path)) {

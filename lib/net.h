@@ -10,6 +10,9 @@
  * with a reason in err. */
 int net_listen_tcp(const char *addr, int port, int backlog, char *err, size_t errlen);
 int net_listen_unix(const char *path, int perm, int backlog, char *err, size_t errlen);
+/* SO_MARK (socket-mark-id: the firewall mark of what the socket sends;
+ * needs CAP_NET_ADMIN): 0, or -1 with errno. */
+int net_set_mark(int fd, unsigned int mark);
 /* Accept one connection, non-blocking; -1 with errno (EAGAIN when none). */
 int net_accept(int lfd, bool *is_unix);
 void net_set_client_options(int fd, bool is_unix, int keepalive_s);

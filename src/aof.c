@@ -94,7 +94,7 @@ struct aof {
 
 /* ----------------------------------------------------- state and paths */
 
-aof_t *aof_create(void) {
+aof_t *aof_create(const cpu_set_t *bio_cpus) {
     aof_t *aof = zcalloc(sizeof(*aof));
     aof->fd = -1;
     aof->buf = sds_empty();
@@ -102,7 +102,7 @@ aof_t *aof_create(void) {
     aof->last_rewrite_ok = true;
     aof->last_rewrite_time_sec = -1;
     atomic_init(&aof->fsync_errno, 0);
-    aof->bio = bio_create();
+    aof->bio = bio_create("bio_aof_fsync", bio_cpus); /* Redis's name for it */
     return aof;
 }
 

@@ -13,6 +13,7 @@
 #ifndef RL_AOF_H
 #define RL_AOF_H
 
+#include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -20,7 +21,8 @@
 
 typedef struct aof aof_t; /* srv->aof */
 
-aof_t *aof_create(void);
+/* bio_cpus: where its fsync thread runs (bio_cpulist), NULL anywhere. */
+aof_t *aof_create(const cpu_set_t *bio_cpus);
 void aof_free(aof_t *aof);
 /* After aof_load at start-up (or to log again after a failed shutdown):
  * open the last incr file for appending, creating the directory, an empty

@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cpu_affinity.h"
 #include "latency.h"
 #include "log.h"
 #include "oom.h"
@@ -84,6 +85,8 @@ static void run_child(server_t *srv, const child_job_t *job, int pipe_fd) {
     signal(SIGINT, SIG_DFL);
     signal(SIGUSR1, SIG_DFL);
     oom_apply(srv, OOM_CLASS_BGCHILD); /* oom-score-adj: the child goes first */
+    if (job->type == CHILD_AOF) cpu_affinity_apply(srv->cfg.aof_rewrite_cpulist, "AOF rewrite");
+    else cpu_affinity_apply(srv->cfg.bgsave_cpulist, "RDB child");
     server_set_proc_title(srv, job->title);
     int rc = job->body(srv, job->body_arg);
     uint64_t cow = private_dirty_bytes();

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu_affinity.h"
 #include "log.h"
 #include "notify_flags.h"
 #include "proc_title.h"
@@ -53,6 +54,7 @@ enum { T_BOOL,
 #define F_TITLE 16     /* a process title template (proc_title.c) */
 #define F_PERCENT 32   /* T_MEM that also takes "N%" (of maxmemory), kept as -N */
 #define F_PROTECTED 64 /* CONFIG SET only as enable-protected-configs allows */
+#define F_CPULIST 128  /* a list of CPUs (cpu_affinity.c) */
 
 typedef struct enum_name {
     const char *name;
@@ -198,6 +200,13 @@ static const directive directives[] = {
     {"enable-debug-command", T_ENUM, O(enable_debug_command), "no", 0, 0, debug_enum, F_IMMUTABLE},
     {"enable-protected-configs", T_ENUM, O(enable_protected_configs), "no", 0, 0, debug_enum, F_IMMUTABLE},
     {"supervised", T_ENUM, O(supervised), "no", 0, 0, supervised_enum, F_IMMUTABLE},
+    {"crash-log-enabled", T_BOOL, O(crash_log_enabled), "yes", 0, 0, NULL, 0},
+    {"always-show-logo", T_BOOL, O(always_show_logo), "no", 0, 0, NULL, F_IMMUTABLE},
+    {"socket-mark-id", T_INT, O(socket_mark_id), "0", 0, UINT_MAX, NULL, F_IMMUTABLE},
+    {"server_cpulist", T_STR, O(server_cpulist), "", 0, 0, NULL, F_IMMUTABLE | F_CPULIST},
+    {"bio_cpulist", T_STR, O(bio_cpulist), "", 0, 0, NULL, F_IMMUTABLE | F_CPULIST},
+    {"aof_rewrite_cpulist", T_STR, O(aof_rewrite_cpulist), "", 0, 0, NULL, F_IMMUTABLE | F_CPULIST},
+    {"bgsave_cpulist", T_STR, O(bgsave_cpulist), "", 0, 0, NULL, F_IMMUTABLE | F_CPULIST},
     {"latency-tracking", T_BOOL, O(latency_tracking), "yes", 0, 0, NULL, 0},
     {"latency-tracking-info-percentiles", T_PCTL, O(latency_tracking_info_percentiles), "50 99 99.9", 0, 0, NULL,
      0},
@@ -563,6 +572,12 @@ static int apply_value(rl_config_t *cfg, const directive *d, int argc, char **ar
                 *err = PROC_TITLE_ERR_TEMPLATE;
                 return -1;
             }
+            cpu_set_t cpus;
+            if ((d->flags & F_CPULIST) && cpu_affinity_parse(joined, &cpus) < 0) {
+                sds_free(joined);
+                *err = CPU_AFFINITY_ERR;
+                return -1;
+            }
             char **s = field(cfg, d);
             zfree(*s);
             *s = zstrdup(joined);
@@ -673,8 +688,7 @@ static int check_supported(const rl_config_t *cfg, const directive *d, const cha
 
 /* Redis 7.0 directives that redis-like has no parameter for (README,
  * Configuration), taken in a config file or on the command line so that a
- * Redis configuration loads unchanged: Debian's stock redis.conf sets
- * always-show-logo, to what redis-like does anyway.  `same` lists the
+ * Redis configuration loads unchanged.  `same` lists the
  * values ("|" between them, "*" for any) that ask for what redis-like does
  * anyway; they are taken silently.  Any other value is refused when
  * `refuse` (ignoring it would break what its user relies on: where the log
@@ -688,13 +702,11 @@ typedef struct {
 } redis_only_directive;
 
 static const redis_only_directive redis_only[] = {
-    {"always-show-logo", "no", false, "no ASCII logo is shown"},
     {"io-threads", "1", false, "socket I/O runs on the main thread"},
     {"io-threads-do-reads", "no", false, "socket I/O runs on the main thread"},
     {"syslog-enabled", "no", true, "the log goes to logfile or standard output only"},
     {"syslog-ident", "*", false, NULL},
     {"syslog-facility", "*", false, NULL},
-    {"crash-log-enabled", "no", false, "no crash report is logged"},
     {"crash-memcheck-enabled", "no", false, "no memory test runs after a crash"},
     {"ignore-warnings", "*", false, NULL},
     {"enable-module-command", "no", false, "there are no modules and no MODULE command"},

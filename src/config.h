@@ -137,15 +137,20 @@ typedef struct rl_config {
     long long slowlog_log_slower_than;
     long long slowlog_max_len;
     long long latency_monitor_threshold;
-    int io_engine;                           /* IO_ENGINE_*: socket I/O engine asked for (io_uring_engine.c) */
-    int enable_debug_command;                /* DEBUG_CMD_*: who may run DEBUG (debug.c) */
-    int enable_protected_configs;            /* DEBUG_CMD_*: who may CONFIG SET dir and dbfilename */
-    int supervised;                          /* SUPERVISED_*: the service manager to tell; auto resolved at start-up (supervise.c) */
-    bool latency_tracking;                   /* latency_track.c: per-command histograms */
-    char *latency_tracking_info_percentiles; /* normalized "50 99 99.9" (INFO latencystats) */
-    long long tracking_table_max_keys;       /* tracking.c: keys remembered; 0 = no bound */
-    int notify_keyspace_flags;               /* NOTIFY_* bits (notify.h) */
-    obuf_limit_t obuf_limits[OBUF_CLASSES];  /* client-output-buffer-limit */
+    int io_engine;                              /* IO_ENGINE_*: socket I/O engine asked for (io_uring_engine.c) */
+    int enable_debug_command;                   /* DEBUG_CMD_*: who may run DEBUG (debug.c) */
+    int enable_protected_configs;               /* DEBUG_CMD_*: who may CONFIG SET dir and dbfilename */
+    char *server_cpulist, *bio_cpulist;         /* CPUs of the main thread, of the background threads (cpu_affinity.c) */
+    char *aof_rewrite_cpulist, *bgsave_cpulist; /* of the forked children */
+    long long socket_mark_id;                   /* SO_MARK of the TCP listening sockets, 0: none (lifecycle.c) */
+    bool always_show_logo;                      /* the start-up banner even without a terminal (lifecycle.c) */
+    bool crash_log_enabled;                     /* a crash writes a bug report to the log (crash.c) */
+    int supervised;                             /* SUPERVISED_*: the service manager to tell; auto resolved at start-up (supervise.c) */
+    bool latency_tracking;                      /* latency_track.c: per-command histograms */
+    char *latency_tracking_info_percentiles;    /* normalized "50 99 99.9" (INFO latencystats) */
+    long long tracking_table_max_keys;          /* tracking.c: keys remembered; 0 = no bound */
+    int notify_keyspace_flags;                  /* NOTIFY_* bits (notify.h) */
+    obuf_limit_t obuf_limits[OBUF_CLASSES];     /* client-output-buffer-limit */
     /* replication (repl_*.c) */
     char *replicaof;               /* "host port", "" = we are a master */
     char *masterauth, *masteruser; /* "" = none */

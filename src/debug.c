@@ -3,7 +3,8 @@
  * Redis 7.0's default is `no`: DEBUG is refused unless the setting (which
  * only a config file or the command line can change) is `yes`, or `local`
  * and the client came over a Unix socket or the loopback interface.  The
- * subcommands are those that tools and client test suites send: SLEEP
+ * subcommands are those that tools and client test suites send: SEGFAULT
+ * (crash.c's report), SLEEP
  * (parsed as leniently as Redis parses it: hiredis sends DEBUG SLEEP 0),
  * ERROR, POPULATE, RELOAD, LOADAOF, OBJECT, SET-ACTIVE-EXPIRE, LISTPACK,
  * QUICKLIST-PACKED-THRESHOLD (validated; lists here never use plain nodes),
@@ -20,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "commands.h"
@@ -41,6 +43,14 @@ static void debug_sleep(client_t *c) {
     double secs = strtod(c->argv[2]->ptr, NULL);
     if (secs > 0) usleep((useconds_t)(secs * 1e6));
     reply_ok(c);
+}
+
+/* DEBUG SEGFAULT: a write to a read-only page, the crash a bug would
+ * cause (crash.c's report, then death by SIGSEGV). */
+static void debug_segfault(client_t *c) {
+    (void)c;
+    volatile char *page = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (page != MAP_FAILED) *page = 'x';
 }
 
 /* DEBUG ERROR <text>: the text as the whole error line, no code added. */
@@ -266,6 +276,7 @@ static void debug_help(client_t *c) {
         "POPULATE <count> [<prefix>] [<size>]", "    Create <count> string keys named key:<num> (or <prefix>:<num>).",
         "QUICKLIST-PACKED-THRESHOLD <size>", "    Check a plain-node threshold (lists here never use plain nodes).",
         "RELOAD [NOSAVE]", "    Save the RDB on disk and reload it back to memory.",
+        "SEGFAULT", "    Crash the server with sigsegv.",
         "SET-ACTIVE-EXPIRE <0|1>", "    Stop (0) or resume (1) expiring keys in the background.",
         "SLEEP <seconds>", "    Stop the server for <seconds>. Decimals allowed.",
         "TTL-INDEX [AUTO|ALWAYS|NEVER]", "    Show (or force) the index of the current db's keys with a TTL.", NULL};
@@ -281,6 +292,7 @@ typedef struct debug_sub {
 static const debug_sub subs[] = {
     {"help", debug_help, 2, 2},
     {"sleep", debug_sleep, 3, 3},
+    {"segfault", debug_segfault, 2, 2},
     {"error", debug_error, 3, 3},
     {"object", debug_object, 3, 3},
     {"populate", debug_populate, 3, 5},

@@ -28,11 +28,11 @@ struct lazyfree {
     bool paused;
 };
 
-lazyfree_t *lazyfree_create(void) {
+lazyfree_t *lazyfree_create(const cpu_set_t *bio_cpus) {
     lazyfree_t *lf = zcalloc(sizeof(*lf));
     pthread_mutex_init(&lf->pause_lock, NULL);
     pthread_cond_init(&lf->pause_cond, NULL);
-    lf->bio = bio_create();
+    lf->bio = bio_create("bio_lazy_free", bio_cpus);
     return lf;
 }
 

@@ -12,6 +12,7 @@
 #ifndef RL_LAZYFREE_H
 #define RL_LAZYFREE_H
 
+#include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -23,9 +24,10 @@
 
 typedef struct lazyfree lazyfree_t;
 
-/* Start the helper thread.  If it cannot start, everything is freed
- * synchronously (the server still works). */
-lazyfree_t *lazyfree_create(void);
+/* Start the helper thread, on bio_cpus (bio_cpulist; NULL: anywhere).
+ * If it cannot start, everything is freed synchronously (the server
+ * still works). */
+lazyfree_t *lazyfree_create(const cpu_set_t *bio_cpus);
 /* Finish every queued job, join the thread, free the state. */
 void lazyfree_destroy(lazyfree_t *lf);
 

@@ -49,10 +49,14 @@
 #include "propagate.h"
 #include "repl.h"
 #include "client_evict.h"
+#include "cpu_affinity.h"
+#include "crash.h"
 #include "shutdown.h"
 #include "supervise.h"
 #include "thp.h"
 #include "util.h"
+#include "version.h"
+#include "zmalloc.h"
 
 static dict_type error_stats_type = {dict_sds_hash, dict_sds_eq, NULL, dict_sds_free, NULL, false};
 
@@ -165,6 +169,10 @@ static void signal_ready(server_t *srv) {
 
 bool server_init(server_t *srv) {
     hooks_register(srv); /* the lower layers' calls up, before anything runs */
+    crash_install(srv);  /* crash-log-enabled: a report in the log if we go down */
+    /* server_cpulist: before any thread starts, so that the ones without a
+     * list of their own (the allocator's) run there too. */
+    cpu_affinity_apply(srv->cfg.server_cpulist, "main thread");
     uint8_t seed[16];
     util_random_bytes(seed, sizeof(seed));
     dict_set_hash_seed(seed);
@@ -186,7 +194,8 @@ bool server_init(server_t *srv) {
     obj_create_shared();
     db_init_all(srv);
     srv->evict = evict_create(); /* maxmemory pool, bio thread, defrag */
-    srv->lazyfree = lazyfree_create();
+    cpu_set_t bio_cpus;
+    srv->lazyfree = lazyfree_create(cpu_affinity_of(srv->cfg.bio_cpulist, &bio_cpus));
     srv->defrag = defrag_create();
     srv->blocking = blocking_create(srv);
     srv->pubsub = pubsub_create();     /* pub/sub and introspection state */
@@ -259,6 +268,11 @@ bool server_listen(server_t *srv) {
             if (optional) addr++;
             if (!strcmp(addr, "*")) addr = "0.0.0.0";
             int fd = net_listen_tcp(addr, (int)srv->cfg.port, (int)srv->cfg.tcp_backlog, err, sizeof(err));
+            if (fd >= 0 && srv->cfg.socket_mark_id && net_set_mark(fd, (unsigned)srv->cfg.socket_mark_id) != 0) {
+                snprintf(err, sizeof(err), "setsockopt SO_MARK: %s", strerror(errno));
+                close(fd);
+                fd = -1;
+            }
             if (fd < 0) {
                 if (optional) continue;
                 log_msg(LL_WARNING, "Warning: Could not create server TCP listening socket %s:%lld: %s", addr,
@@ -297,7 +311,29 @@ static bool signal_shutdown(server_t *srv, int signo) {
     return shutdown_begin(srv, flags, NULL);
 }
 
+/* always-show-logo, or a terminal on stdout with no log file: the
+ * banner (our own drawing) with what Redis's shows beside it; else the
+ * one line Redis logs instead. */
+static void show_banner(const server_t *srv) {
+    bool tty = (!srv->cfg.logfile || !srv->cfg.logfile[0]) && isatty(STDOUT_FILENO);
+    if (!srv->cfg.always_show_logo && !tty) {
+        log_msg(LL_NOTICE, "Running mode=standalone, port=%lld.", srv->cfg.port);
+        return;
+    }
+    sds s = sds_catprintf(sds_empty(),
+                          "\n"
+                          "      ~~~~    ~~~~    ~~~~        redis-like %s, %d bit, allocator %s\n"
+                          "    ~~    ~~~~    ~~~~    ~~      Running in standalone mode\n"
+                          "   ~   redis-like  key-value  ~   Port: %lld\n"
+                          "    ~~    ~~~~    ~~~~    ~~      PID: %d\n"
+                          "      ~~~~    ~~~~    ~~~~\n\n",
+                          RL_VERSION, (int)(sizeof(long) * 8), zmalloc_lib(), srv->cfg.port, (int)srv->pid);
+    log_write_raw(s, sds_len(s));
+    sds_free(s);
+}
+
 void server_run(server_t *srv) {
+    show_banner(srv);
     log_msg(LL_NOTICE, "Server initialized");
     if (srv->cfg.port) log_msg(LL_NOTICE, "Ready to accept connections tcp");
     if (srv->unix_path_bound) log_msg(LL_NOTICE, "Ready to accept connections unix");

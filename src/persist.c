@@ -21,6 +21,7 @@
 
 #include "aof.h"
 #include "child.h"
+#include "cpu_affinity.h"
 #include "keyspace.h"
 #include "log.h"
 #include "propagate.h"
@@ -51,7 +52,8 @@ void persist_init(server_t *srv) {
     p->last_bgsave_ok = true;
     p->last_bgsave_time_sec = -1;
     srv->persist = p;
-    srv->aof = aof_create();
+    cpu_set_t cpus;
+    srv->aof = aof_create(cpu_affinity_of(srv->cfg.bio_cpulist, &cpus));
 }
 
 void persist_free(server_t *srv) {

@@ -30,7 +30,7 @@ import sys
 # this list.  Keep README's picture in step with this table.
 LAYERS = [
     ("base", "state and types every layer sees",
-     "version config server oom proc_title thp supervise command_def object db_entry db_views notify_flags evict_stamp zset stream lazyfree"),
+     "version config server oom proc_title thp supervise cpu_affinity command_def object db_entry db_views notify_flags evict_stamp zset stream lazyfree"),
     ("connection", "clients, their buffers, replies",
      "conn reply io_engine io_uring_engine"),
     ("table", "the command table and its Redis 7.0 metadata",
@@ -51,7 +51,7 @@ LAYERS = [
      "keyspace_cmds conn_cmds server_cmds shutdown acl_cmds command_cmds debug memory alloc_advice defrag info "
      "config_rewrite"),
     ("process", "start-up, cron, the wiring of the hook tables, main()",
-     "hooks lifecycle server_main"),
+     "hooks lifecycle server_main crash"),
 ]
 
 # Cycles kept on purpose: each inside one layer, with the reason, as

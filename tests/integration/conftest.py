@@ -49,6 +49,27 @@ def child_pids(pid):
         return []
 
 
+def sockets_of(pid):
+    """Yield each socket of process pid, dup'ed into this process with
+    pidfd_getfd (Linux 5.6; root, or ptrace rights) so that the test can
+    read its options; the caller closes the ones it keeps."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    pidfd = os.pidfd_open(pid)
+    try:
+        for name in os.listdir("/proc/%d/fd" % pid):
+            try:
+                if not os.readlink("/proc/%d/fd/%s" % (pid, name)).startswith("socket:"):
+                    continue
+            except FileNotFoundError:
+                continue
+            fd = libc.syscall(438, pidfd, int(name), 0)  # SYS_pidfd_getfd
+            if fd >= 0:
+                yield socket.socket(fileno=fd)
+    finally:
+        os.close(pidfd)
+
+
 def aof_manifest(server_dir, dirname="appendonlydir", fn="appendonly.aof"):
     """The multi-part AOF's manifest as [(name, seq, type)], in file order
     (base, history, incr), read with a parser of the test's own."""

@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT, SERVER
+from conftest import REDIS_SERVER, ROOT, SERVER
 
 
 def conf_directives():
@@ -94,3 +94,18 @@ def test_redis_only_directive_refused(tmp_path, line, reason):
     assert out.returncode == 1
     assert "at line 2" in text and ">>> '%s'" % line in text
     assert reason in text
+
+
+@pytest.mark.differential
+@pytest.mark.parametrize("binary", [SERVER, REDIS_SERVER], ids=["ours", "redis"])
+@pytest.mark.parametrize("logo", ["yes", "no"])
+def test_always_show_logo(start_server, binary, logo):
+    """With always-show-logo yes the start-up banner (each server its own
+    drawing) names the port and pid; with no, and stdout not a terminal,
+    Redis's one line instead."""
+    s = start_server(["--always-show-logo", logo], binary=binary)
+    log = s.read_log()
+    banner = "Port: %d\n" % s.port in log and "PID: %d\n" % s.proc.pid in log
+    one_line = "Running mode=standalone, port=%d." % s.port in log
+    assert (banner, one_line) == ((True, False) if logo == "yes" else (False, True))
+    assert s.client().config_get("always-show-logo") == {"always-show-logo": logo}

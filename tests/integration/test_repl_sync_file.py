@@ -16,7 +16,7 @@ import time
 import pytest
 import redis
 
-from conftest import REDIS_SERVER, SERVER, start_under_shim
+from conftest import REDIS_SERVER, SERVER, sockets_of, start_under_shim
 from repl_helpers import wait_caught_up, wait_for, wait_link_up
 from repl_proxy import Proxy
 
@@ -204,28 +204,15 @@ def test_replica_that_cannot_persist(start_server, replica_bin, ignore):
 
 
 def _socket_of(pid, peer_port):
-    """The socket of process pid whose peer is 127.0.0.1:peer_port, dup'ed
-    into this process with pidfd_getfd (Linux 5.6; root, or ptrace rights)."""
-    import ctypes
+    """The socket of process pid whose peer is 127.0.0.1:peer_port."""
     import socket
-    libc = ctypes.CDLL(None, use_errno=True)
-    pidfd = os.pidfd_open(pid)
-    try:
-        for name in os.listdir("/proc/%d/fd" % pid):
-            if not os.readlink("/proc/%d/fd/%s" % (pid, name)).startswith("socket:"):
-                continue
-            fd = libc.syscall(438, pidfd, int(name), 0)  # SYS_pidfd_getfd
-            if fd < 0:
-                continue
-            s = socket.socket(fileno=fd)
-            try:
-                if s.family == socket.AF_INET and s.getpeername()[1] == peer_port:
-                    return s
-            except OSError:
-                pass
-            s.close()
-    finally:
-        os.close(pidfd)
+    for s in sockets_of(pid):
+        try:
+            if s.family == socket.AF_INET and s.getpeername()[1] == peer_port:
+                return s
+        except OSError:
+            pass
+        s.close()
     raise AssertionError("no socket of %d talks to port %d" % (pid, peer_port))
 
 
