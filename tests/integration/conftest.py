@@ -70,6 +70,18 @@ def sockets_of(pid):
         os.close(pidfd)
 
 
+def wait_persistence_idle(c, timeout=20):
+    """Until no BGSAVE or AOF rewrite runs or waits to run (INFO
+    persistence; either server)."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        p = c.info("persistence")
+        if not (p["rdb_bgsave_in_progress"] or p["aof_rewrite_in_progress"] or p["aof_rewrite_scheduled"]):
+            return
+        time.sleep(0.02)
+    raise AssertionError("a child still runs: %r" % c.info("persistence"))
+
+
 def aof_manifest(server_dir, dirname="appendonlydir", fn="appendonly.aof"):
     """The multi-part AOF's manifest as [(name, seq, type)], in file order
     (base, history, incr), read with a parser of the test's own."""

@@ -14,7 +14,7 @@ import time
 import pytest
 import redis
 
-from conftest import REDIS_SERVER, SERVER, child_pids
+from conftest import REDIS_SERVER, SERVER, child_pids, wait_persistence_idle
 
 pytestmark = pytest.mark.differential
 
@@ -58,16 +58,6 @@ def child_runs_on(pid, want, timeout=10):
     raise AssertionError("the child runs on %r, not %r" % (seen, want))
 
 
-def wait_idle(c):
-    deadline = time.time() + 20
-    while time.time() < deadline:
-        p = c.info("persistence")
-        if not p["rdb_bgsave_in_progress"] and not p["aof_rewrite_in_progress"]:
-            return
-        time.sleep(0.05)
-    raise AssertionError("child still running")
-
-
 @pytest.mark.skipif(os.cpu_count() < 2, reason="needs CPUs 0 and 1")
 @pytest.mark.parametrize("binary", BINARIES, ids=IDS)
 def test_threads_and_children_run_where_asked(start_server, binary):
@@ -82,14 +72,14 @@ def test_threads_and_children_run_where_asked(start_server, binary):
     assert named["bio_aof_fsync"] == ["1"] and named["bio_lazy_free"] == ["1"]
     assert c.config_get("*cpulist") == {"server_cpulist": "0", "bio_cpulist": "1", "aof_rewrite_cpulist": "0-1",
                                         "bgsave_cpulist": "1"}
-    wait_idle(c)                                # the first AOF base
+    wait_persistence_idle(c)                                # the first AOF base
     c.execute_command("DEBUG", "POPULATE", 2000)
     c.bgsave()
     assert child_runs_on(pid, "1")
-    wait_idle(c)
+    wait_persistence_idle(c)
     c.bgrewriteaof()
     assert child_runs_on(pid, "0-1")            # not the main thread's
-    wait_idle(c)
+    wait_persistence_idle(c)
 
 
 @pytest.mark.parametrize("binary", BINARIES, ids=IDS)

@@ -12,7 +12,7 @@ import time
 import pytest
 import redis
 
-from conftest import REDIS_SERVER, SERVER, child_pids
+from conftest import REDIS_SERVER, SERVER, child_pids, wait_persistence_idle
 
 pytestmark = pytest.mark.differential
 
@@ -128,21 +128,11 @@ def test_forked_children_have_their_own_title(start_server, binary):
     assert normalized(s, title(s.proc.pid)) == "<PROG> <PORT>"
     assert normalized(s, child_title(s, c.bgsave)) == "redis-rdb-bgsave <PORT>"
     c.config_set("rdb-key-save-delay", "0")
-    wait_no_child(c)
+    wait_persistence_idle(c)
     c.config_set("rdb-key-save-delay", "50000")
     assert normalized(s, child_title(s, c.bgrewriteaof)) == "redis-aof-rewrite <PORT>"
     c.config_set("rdb-key-save-delay", "0")
-    wait_no_child(c)
-
-
-def wait_no_child(c):
-    deadline = time.time() + 10
-    while time.time() < deadline:
-        info = c.info("persistence")
-        if not info["rdb_bgsave_in_progress"] and not info["aof_rewrite_in_progress"]:
-            return
-        time.sleep(0.02)
-    raise AssertionError("the child did not end")
+    wait_persistence_idle(c)
 
 
 @pytest.mark.parametrize("binary", BINARIES)

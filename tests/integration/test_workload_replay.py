@@ -13,11 +13,10 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 
 import pytest
 
-from conftest import REDIS_SERVER
+from conftest import REDIS_SERVER, wait_persistence_idle
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "utils"))
@@ -132,16 +131,6 @@ def snapshot(c):
     return out
 
 
-def wait_no_rewrite(c):
-    deadline = time.time() + 20
-    while time.time() < deadline:
-        info = c.info("persistence")
-        if not info["aof_rewrite_in_progress"] and not info["aof_rewrite_scheduled"]:
-            return
-        time.sleep(0.05)
-    raise AssertionError("rewrite still running")
-
-
 @pytest.mark.differential
 @pytest.mark.parametrize("preamble", ["yes", "no"])
 def test_redis_appendonlydir_replays_to_the_same_data(start_server, tmp_path, preamble):
@@ -150,12 +139,12 @@ def test_redis_appendonlydir_replays_to_the_same_data(start_server, tmp_path, pr
     give Redis's keyspace."""
     ref = start_server(binary=REDIS_SERVER, args=["--appendonly", "yes", "--aof-use-rdb-preamble", preamble])
     c = ref.client()
-    wait_no_rewrite(c)
+    wait_persistence_idle(c)
     c.mset({"a": "1", "b": "x" * 100})
     c.rpush("l", *range(40))
     c.hset("h", mapping={"f%d" % i: i for i in range(30)})
     c.bgrewriteaof()                       # these go into the base
-    wait_no_rewrite(c)
+    wait_persistence_idle(c)
     c.execute_command("SELECT", 2)
     c.zadd("z", {"m%d" % i: i / 3 for i in range(25)})
     c.execute_command("SELECT", 0)
