@@ -36,10 +36,18 @@ def start(start_server, binary, d, *extra):
             time.sleep(0.05)
 
 
-def listing(d):
-    """The AOF directory's files, temp files excluded, and its manifest."""
-    names = sorted(n for n in os.listdir(os.path.join(d, DIRNAME)) if not n.startswith("temp-"))
-    return names, aof_manifest(str(d))
+def listing(d, timeout=10):
+    """The AOF directory's files, temp files excluded, and its manifest,
+    once the files are the manifest's: both servers unlink the history
+    files a rewrite leaves on a background thread, after it is done."""
+    deadline = time.time() + timeout
+    while True:
+        names = sorted(n for n in os.listdir(os.path.join(d, DIRNAME)) if not n.startswith("temp-"))
+        manifest = aof_manifest(str(d))
+        listed = {f for f, _, _ in manifest}
+        if set(names) - listed <= {n for n in names if n.endswith(".manifest")} or time.time() > deadline:
+            return names, manifest
+        time.sleep(0.02)
 
 
 def wait_rewrite(r, rewrites_before, timeout=10):
