@@ -69,7 +69,7 @@ static void setup(void) {
     obj_create_shared();
     db_init_all(&srv);
     srv.evict = evict_create();
-    srv.lazyfree = lazyfree_create();
+    srv.lazyfree = lazyfree_create(NULL);
     srv.blocking = blocking_create(&srv);
     srv.pubsub = pubsub_create();
     srv.tracking = tracking_create();
