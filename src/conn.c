@@ -297,12 +297,16 @@ static void run_requests(client_t *c, const char *buf, size_t len, size_t *pos) 
         int argc;
         c->argv = (robj **)resp_take_argv(&c->parser, &argc);
         c->argc = argc;
-        c->partial_since_ms = 0; /* a request completed */
+        c->partial_since_ms = 0;    /* a request completed */
+        c->input_rest = buf + *pos; /* conn_detach: what follows this request */
+        c->input_rest_len = len - *pos;
         /* The command runs, then the clients blocked on keys it wrote are
          * served before anyone else runs a command (a push and its pop
          * look atomic): hooks.c's run_request. */
         srv->conn_hooks->run_request(c);
         free_argv(c);
+        c->input_rest = NULL;
+        c->input_rest_len = 0;
     }
     srv->clock_chain_us = 0;
     spare_args_free(c);
@@ -546,6 +550,25 @@ bool conn_flush_now(client_t *c) {
         consume_output(c, (size_t)n);
     }
     return true;
+}
+
+bool conn_flush_wait(client_t *c) {
+    for (;;) {
+        errno = 0;
+        if (conn_flush_now(c)) return true;
+        if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return false;
+        struct pollfd pfd = {.fd = c->fd, .events = POLLOUT};
+        if (poll(&pfd, 1, -1) < 0 && errno != EINTR) return false;
+    }
+}
+
+sds conn_detach(client_t *c) {
+    /* Pipelined after the running request, then what the engine holds. */
+    sds caught = c->input_rest ? sds_newlen(c->input_rest, c->input_rest_len) : sds_empty();
+    if (c->ring) caught = uring_conn_detach(c, caught);
+    evloop_io_free(c->io);
+    c->io = NULL;
+    return caught;
 }
 
 int conn_output_iov(client_t *c, struct iovec *iov, int max) {

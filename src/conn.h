@@ -50,6 +50,8 @@
 #define CLIENT_SHUTDOWN_WAIT (1u << 19)       /* shutdown.c: its SHUTDOWN waits for replicas, input paused */
 #define CLIENT_PUBSUB (1u << 20)              /* pubsub.c: in subscribed mode */
 #define CLIENT_MONITOR (1u << 21)             /* monitor.c: receives every command */
+#define CLIENT_LUA_DEBUG (1u << 22)           /* script.c: SCRIPT DEBUG YES|SYNC, its next EVAL is debugged */
+#define CLIENT_LUA_DEBUG_SYNC (1u << 23)      /* script.c: SCRIPT DEBUG SYNC (no fork) */
 #define CLIENT_FAKE (1u << 24)                /* script.c: runs redis.call, replies stay in its buffers */
 #define CLIENT_PROTECTED (1u << 25)           /* script.c: its script runs long, not freed until it returns */
 #define CLIENT_MASTER (1u << 26)              /* repl_replica.c: our master's link; replies are not sent */
@@ -81,7 +83,9 @@ struct client {
     char laddr[64];        /* "ip:port" of our end */
 
     sds querybuf;
-    size_t qb_pos; /* bytes of querybuf already parsed */
+    size_t qb_pos;          /* bytes of querybuf already parsed */
+    const char *input_rest; /* during a request: the input after it (query buffer or receive buffer) */
+    size_t input_rest_len;
     size_t querybuf_peak;
     resp_parser_t parser;
     int argc;
@@ -184,6 +188,14 @@ client_t *conn_create_client(server_t *srv, int fd);
  * all of it left; the caller decides).  repl_master.c: +FULLRESYNC must
  * be on the wire before a diskless child writes to the same socket. */
 bool conn_flush_now(client_t *c);
+/* conn_flush_now, waiting in poll() while the socket is full; false on
+ * an error (errno says which). */
+bool conn_flush_wait(client_t *c);
+/* Take c's socket away from the I/O engine for good: script.c's debugger
+ * then reads and writes it itself until the client is closed.  Returns
+ * the input not run yet: what followed the running request, then what
+ * the engine had received (caller frees). */
+sds conn_detach(client_t *c);
 /* Serve other clients while a long script runs (script.c's hook). */
 void conn_serve_while_busy(server_t *srv, client_t *skip);
 /* Drop everything queued for c, unsent (a fake client's replies once the

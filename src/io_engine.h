@@ -46,6 +46,11 @@ void uring_conn_flush(client_t *c);
  * loop), so its output may be written directly (conn_flush_now). */
 void uring_conn_wait_send(client_t *c);
 
+/* The engine lets go of c's socket for good (conn_detach): the send in
+ * flight ends, the receive is cancelled and waited for; bytes it had
+ * received are appended to `caught`, which is returned. */
+sds uring_conn_detach(client_t *c, sds caught);
+
 /* conn_before_sleep: run the completions there are (one io_uring_enter
  * only when the kernel holds receive work for us), then, at its end,
  * submit every queued operation in one system call. */

@@ -769,6 +769,47 @@ void uring_conn_wait_send(client_t *c) {
     if (e->qhead < e->qlen) evloop_request_before_sleep(c->srv->loop);
 }
 
+/* Neutralize c's receive completions already pulled into the FIFO:
+ * their bytes go to *caught, their buffers back to the ring. */
+static void detach_take_recvs(struct uring_engine *e, uring_conn_t *uc, sds *caught) {
+    for (size_t i = e->qhead; i < e->qlen; i++) {
+        if (e->q[i].data != tag(uc, KIND_RECV)) continue;
+        cqe_copy_t cq = e->q[i];
+        e->q[i].data = 0;
+        if (cq.flags & IORING_CQE_F_BUFFER) {
+            unsigned bid = cq.flags >> IORING_CQE_BUFFER_SHIFT;
+            if (cq.res > 0) *caught = sds_catlen(*caught, e->bufs + (size_t)bid * URING_BUFSIZE, (size_t)cq.res);
+            buf_return(e, bid);
+        }
+        if (!(cq.flags & IORING_CQE_F_MORE)) uc->recv_armed = false;
+    }
+}
+
+sds uring_conn_detach(client_t *c, sds caught) {
+    struct uring_engine *e = c->srv->uring;
+    uring_conn_wait_send(c);
+    uring_conn_t *uc = c->ring;
+    if (!uc) return caught;
+    pull(e, false);
+    detach_take_recvs(e, uc, &caught);
+    if (uc->recv_armed) cancel_op(e, uc, KIND_RECV);
+    while (uc->recv_armed) {
+        bufs_publish(e);
+        e->queued = 0;
+        e->stat_enters++;
+        io_uring_submit_and_wait(&e->ring, 1);
+        pull(e, false);
+        detach_take_recvs(e, uc, &caught);
+    }
+    c->ring = NULL;
+    uc->client = NULL;
+    uc->closing = true;
+    await_unlink(e, uc);
+    maybe_free_uc(e, uc);
+    if (e->qhead < e->qlen) evloop_request_before_sleep(c->srv->loop);
+    return caught;
+}
+
 sds io_engine_info(server_t *srv, sds s) {
     struct uring_engine *e = srv->uring;
     if (!e) return s;
@@ -807,6 +848,10 @@ bool uring_conn_close(client_t *c) {
 }
 void uring_conn_flush(client_t *c) { (void)c; }
 void uring_conn_wait_send(client_t *c) { (void)c; }
+sds uring_conn_detach(client_t *c, sds caught) {
+    (void)c;
+    return caught;
+}
 void io_engine_run_ready(server_t *srv) { (void)srv; }
 void io_engine_submit(server_t *srv) { (void)srv; }
 void io_engine_serve_now(server_t *srv, client_t *skip) {

@@ -102,9 +102,10 @@ static void server_cron(void *arg) {
     server_sample_memory(srv);
     sample_rates(srv);
     if (!srv->active_expire_off) expire_active_cycle(srv);
-    persist_cron(srv);  /* child reaping (child.c), save points, AOF fsync/rewrite */
-    repl_cron(srv);     /* replication: pings, ACKs, timeouts, reconnects, WAIT */
-    shutdown_cron(srv); /* a shutdown waiting for replicas */
+    persist_cron(srv);   /* child reaping (child.c), save points, AOF fsync/rewrite */
+    scripting_cron(srv); /* forked SCRIPT DEBUG sessions that ended */
+    repl_cron(srv);      /* replication: pings, ACKs, timeouts, reconnects, WAIT */
+    shutdown_cron(srv);  /* a shutdown waiting for replicas */
     conn_cron(srv);
     client_evict_run(srv);     /* maxmemory-clients, with the sizes conn_cron measured */
     tracking_cron(srv);        /* tracking-table-max-keys */

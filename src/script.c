@@ -15,9 +15,13 @@
  * -BUSY, and SCRIPT KILL, FUNCTION KILL or SHUTDOWN NOSAVE can end it. */
 #include "script.h"
 
+#include <errno.h>
 #include <lauxlib.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "evict.h"
 #include "evloop.h"
@@ -25,6 +29,7 @@
 #include "persist.h"
 #include "repl.h"
 #include "reply.h"
+#include "script_ldb.h"
 #include "sha1.h"
 #include "util.h"
 
@@ -85,11 +90,29 @@ void scripting_init(server_t *srv) {
 void scripting_free(server_t *srv) {
     scripting_t *s = S(srv);
     if (!s) return;
+    for (int i = 0; i < s->debug_nchildren; i++) {
+        log_msg(LL_WARNING, "Killing debugging session %ld", (long)s->debug_children[i]);
+        kill(s->debug_children[i], SIGKILL);
+        while (waitpid(s->debug_children[i], NULL, 0) < 0 && errno == EINTR) {}
+    }
+    zfree(s->debug_children);
     slua_free(s->L);
     dict_release(s->scripts);
     fake_free(s->fake);
     zfree(s);
     srv->scripting = NULL;
+}
+
+void scripting_cron(server_t *srv) {
+    scripting_t *s = S(srv);
+    for (int i = 0; i < s->debug_nchildren;) {
+        pid_t pid = waitpid(s->debug_children[i], NULL, WNOHANG);
+        if (pid == 0 || (pid < 0 && errno == EINTR)) {
+            i++;
+            continue;
+        }
+        s->debug_children[i] = s->debug_children[--s->debug_nchildren];
+    }
 }
 
 bool script_is_running(const server_t *srv) { return srv->scripting && srv->scripting->run; }
@@ -172,6 +195,7 @@ void script_run_init(script_run_t *run, client_t *caller, const char *name, int 
     run->resp = 2;
     run->repl = SCRIPT_REPL_ALL;
     run->ops = &run_ops;
+    run->ldb = S(caller->srv)->debug; /* SCRIPT DEBUG: this run is debugged */
 }
 
 bool script_may_run_or_reply(script_run_t *run) {
@@ -365,10 +389,96 @@ static void eval_generic(client_t *c, bool by_sha, bool ro) {
     sds_free(sha);
 }
 
-static void cmd_eval(client_t *c) { eval_generic(c, false, false); }
-static void cmd_evalsha(client_t *c) { eval_generic(c, true, false); }
-static void cmd_eval_ro(client_t *c) { eval_generic(c, false, true); }
-static void cmd_evalsha_ro(client_t *c) { eval_generic(c, true, true); }
+/* ------------------------------------------------------------ SCRIPT DEBUG */
+
+/* In a forked session's child: no listener, no other client's socket
+ * (a client the parent closes must see its connection end), default
+ * signals. */
+static void debug_child_init(server_t *srv, client_t *c) {
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGINT, SIG_DFL);
+    for (int i = 0; i < srv->listen_count; i++) close(srv->listen_fds[i]);
+    for (client_t *o = srv->clients_head; o; o = o->next)
+        if (o != c && o->fd >= 0) close(o->fd);
+    log_msg(LL_WARNING, "Redis forked for debugging eval");
+}
+
+/* The debugged EVAL, with the session in S->debug for the run to take.
+ * Whatever happens (a compile error, a bad key count), the session ends
+ * with "<endsession>" before the reply, as Redis's does. */
+static void debug_run(client_t *c, sds pending, bool ro) {
+    scripting_t *s = S(c->srv);
+    char buf[32];
+    size_t len;
+    const char *body = obj_string_view(c->argv[1], buf, sizeof(buf), &len);
+    ldb_t *l = ldb_new(c->fd, body, len, pending);
+    s->debug = l;
+    eval_generic(c, false, ro);
+    s->debug = NULL;
+    ldb_end(l);
+    ldb_free(l);
+}
+
+/* EVAL for a client in SCRIPT DEBUG YES|SYNC.  Its socket leaves the I/O
+ * engine (the debugger reads and writes it directly); YES forks and the
+ * child runs the session on a copy of the dataset (nothing it does
+ * reaches the parent), SYNC runs it here while every other client waits.
+ * Either way the connection ends with the session, as in Redis. */
+static void eval_debugged(client_t *c, bool ro) {
+    server_t *srv = c->srv;
+    sds pending = conn_detach(c);
+    bool sync = c->flags & CLIENT_LUA_DEBUG_SYNC;
+    if (!sync) {
+        pid_t pid = fork();
+        if (pid < 0) {
+            sds_free(pending);
+            reply_error(c, "Fork() failed: can't run EVAL in debugging mode: %s", strerror(errno));
+            conn_flush_wait(c);
+            conn_discard_output(c);
+            conn_close_async(c);
+            return;
+        }
+        if (pid > 0) { /* the parent forgets the client: the child has it */
+            sds_free(pending);
+            scripting_t *s = S(srv);
+            s->debug_children = zrealloc(s->debug_children, sizeof(pid_t) * (size_t)(s->debug_nchildren + 1));
+            s->debug_children[s->debug_nchildren++] = pid;
+            conn_close_async(c);
+            return;
+        }
+        debug_child_init(srv, c);
+    } else {
+        log_msg(LL_WARNING, "Redis synchronous debugging eval session started");
+    }
+    debug_run(c, pending, ro);
+    conn_flush_wait(c);
+    conn_discard_output(c);
+    if (!sync) {
+        log_msg(LL_WARNING, "Lua debugging session child exiting");
+        _exit(0);
+    }
+    log_msg(LL_WARNING, "Redis synchronous debugging eval session ended");
+    conn_close_async(c);
+}
+
+/* Inside EXEC a debugged EVAL would write its session into the middle
+ * of the transaction's reply: there the script runs undebugged. */
+static bool debugging(const client_t *c) { return (c->flags & CLIENT_LUA_DEBUG) && !(c->flags & CLIENT_DENY_BLOCKING); }
+
+static void eval_or_debug(client_t *c, bool ro) {
+    if (debugging(c)) eval_debugged(c, ro);
+    else eval_generic(c, false, ro);
+}
+
+static void evalsha_unless_debug(client_t *c, bool ro) {
+    if (debugging(c)) reply_error(c, "Please use EVAL instead of EVALSHA for debugging");
+    else eval_generic(c, true, ro);
+}
+
+static void cmd_eval(client_t *c) { eval_or_debug(c, false); }
+static void cmd_evalsha(client_t *c) { evalsha_unless_debug(c, false); }
+static void cmd_eval_ro(client_t *c) { eval_or_debug(c, true); }
+static void cmd_evalsha_ro(client_t *c) { evalsha_unless_debug(c, true); }
 
 /* ------------------------------------------------------------ SCRIPT */
 
@@ -431,11 +541,22 @@ static void cmd_script_help(client_t *c) {
 }
 
 static void cmd_script_debug(client_t *c) {
-    if (!strcasecmp(c->argv[2]->ptr, "no")) {
-        reply_ok(c);
+    if (c->flags & CLIENT_DENY_BLOCKING) {
+        reply_error(c, "SCRIPT DEBUG must be called outside MULTI");
         return;
     }
-    reply_error(c, "SCRIPT DEBUG is not supported by this server");
+    const char *mode = c->argv[2]->ptr;
+    if (!strcasecmp(mode, "no")) {
+        c->flags &= ~(CLIENT_LUA_DEBUG | CLIENT_LUA_DEBUG_SYNC);
+    } else if (!strcasecmp(mode, "yes")) {
+        c->flags = (c->flags | CLIENT_LUA_DEBUG) & ~CLIENT_LUA_DEBUG_SYNC;
+    } else if (!strcasecmp(mode, "sync")) {
+        c->flags |= CLIENT_LUA_DEBUG | CLIENT_LUA_DEBUG_SYNC;
+    } else {
+        reply_error(c, "Use SCRIPT DEBUG YES/SYNC/NO");
+        return;
+    }
+    reply_ok(c);
 }
 
 /* ------------------------------------------------------------ INFO */

@@ -16,6 +16,7 @@
 #define RL_SCRIPT_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "commands.h"
 #include "script_lua.h"
@@ -29,10 +30,16 @@ typedef struct scripting {
     client_t *fake;         /* runs redis.call for EVAL and FCALL */
     script_run_t *run;      /* the running script, or NULL */
     functions_t *functions; /* function.c */
+    ldb_t *debug;           /* the session the next run gets (SCRIPT DEBUG), or NULL */
+    pid_t *debug_children;  /* forked debugging sessions (SCRIPT DEBUG YES) */
+    int debug_nchildren;
 } scripting_t;
 
 void scripting_init(server_t *srv);
+/* Kills the forked debugging sessions still running. */
 void scripting_free(server_t *srv);
+/* Cron: reap the forked debugging sessions that ended. */
+void scripting_cron(server_t *srv);
 
 /* Dispatch gate: false (after replying -BUSY) if cmd must wait. */
 bool script_busy_allows_or_reply(client_t *c, command_t *cmd);

@@ -24,6 +24,10 @@
  * maxmemory (when set; else half the machine's memory) returns NULL,
  * which Lua turns into a "not enough memory" error instead of an abort.
  *
+ * SCRIPT DEBUG: a run with a debugger session (script_run_t.ldb) gets a
+ * line hook instead of the busy check, and redis.call, redis.debug and
+ * redis.breakpoint report to the session (script_ldb.c).
+ *
  * Must not: reply to the caller except in slua_call's final reply, or
  * raise a Lua error while a C resource (argv, a reply buffer) is owned by
  * the current C frame (they are parked in the context and freed later). */
@@ -41,6 +45,7 @@
 #include "persist.h"
 #include "repl.h"
 #include "reply.h"
+#include "script_ldb.h"
 #include "sha1.h"
 #include "util.h"
 #include "zmalloc.h"
@@ -411,6 +416,12 @@ static void load_libraries(lua_State *L) {
 
 /* ------------------------------------------------------------- redis.* */
 
+/* The debugger session that wants redis.call logged now, or NULL. */
+static ldb_t *debug_logging(const slua_ctx *x) {
+    ldb_t *ldb = x->run ? x->run->ldb : NULL;
+    return ldb && ldb_logs_calls(ldb) ? ldb : NULL;
+}
+
 /* Parse the fake client's reply into a Lua value; the flattened copy is
  * parked in the context so a Lua error mid-way cannot leak it. */
 static void push_fake_reply(lua_State *L, slua_ctx *x, client_t *f) {
@@ -422,6 +433,8 @@ static void push_fake_reply(lua_State *L, slua_ctx *x, client_t *f) {
         p = x->replybuf;
         end = p + sds_len(x->replybuf);
     }
+    ldb_t *ldb = debug_logging(x);
+    if (ldb) ldb_log_reply(ldb, p, (size_t)(end - p));
     /* Emptied before parsing (a Lua error may leave the parse): without
      * blocks, p still reads the static buffer, whose bytes stay intact. */
     conn_discard_output(f);
@@ -477,6 +490,8 @@ static const char *call_refusal(script_run_t *run, command_t *cmd, robj **argv, 
 }
 
 static int call_fail(lua_State *L, const char *msg, bool raise) {
+    ldb_t *ldb = debug_logging(ctx_of(L));
+    if (ldb) ldb_log_error(ldb, strncmp(msg, "ERR ", 4) ? msg : msg + 4);
     push_err(L, msg);
     if (raise) return lua_error(L);
     return 1;
@@ -500,6 +515,15 @@ static void args_to_argv(lua_State *L, slua_ctx *x, int argc) {
     }
 }
 
+static void debug_log_command(slua_ctx *x) {
+    sds line = sds_empty();
+    for (int i = 0; i < x->argc; i++) {
+        if (i) line = sds_catlen(line, " ", 1);
+        line = sds_catlen(line, x->argv[i]->ptr, sds_len(x->argv[i]->ptr));
+    }
+    ldb_log_command(x->run->ldb, line);
+}
+
 static int redis_call_generic(lua_State *L, bool raise) {
     slua_ctx *x = ctx_of(L);
     script_run_t *run = x->run;
@@ -513,6 +537,7 @@ static int redis_call_generic(lua_State *L, bool raise) {
             return call_fail(L, "ERR Lua redis lib command arguments must be strings or integers", raise);
     }
     args_to_argv(L, x, argc);
+    if (debug_logging(x)) debug_log_command(x);
     command_t *cmd = resolve_command(x, x->argv, argc);
     if (!cmd) return call_fail(L, "ERR Unknown Redis command called from script", raise);
     const char *refusal = call_refusal(run, cmd, x->argv, argc);
@@ -544,7 +569,7 @@ static int redis_call_generic(lua_State *L, bool raise) {
     return 1;
 }
 
-static int l_redis_call(lua_State *L) { return redis_call_generic(L, true); }
+int slua_redis_call(lua_State *L) { return redis_call_generic(L, true); }
 static int l_redis_pcall(lua_State *L) { return redis_call_generic(L, false); }
 
 static int l_redis_sha1hex(lua_State *L) {
@@ -630,13 +655,19 @@ static int l_redis_replicate_commands(lua_State *L) {
     return 1;
 }
 
+/* The debugger's calls: without a session, breakpoint() says false and
+ * debug() does nothing, as in Redis. */
 static int l_redis_breakpoint(lua_State *L) {
-    lua_pushboolean(L, 0); /* no debugger attached */
+    slua_ctx *x = ctx_of(L);
+    ldb_t *ldb = x->run ? x->run->ldb : NULL;
+    if (ldb) ldb_request_break(ldb);
+    lua_pushboolean(L, ldb != NULL);
     return 1;
 }
 
 static int l_redis_debug(lua_State *L) {
-    (void)L;
+    slua_ctx *x = ctx_of(L);
+    if (x->run && x->run->ldb) ldb_log_debug(x->run->ldb, L);
     return 0;
 }
 
@@ -679,7 +710,7 @@ static void set_int(lua_State *L, const char *name, int v) {
  * replication-mode calls (as in Redis 7.0). */
 static void register_redis_lib(lua_State *L, bool functions) {
     lua_newtable(L);
-    set_fn(L, "call", l_redis_call);
+    set_fn(L, "call", slua_redis_call);
     set_fn(L, "pcall", l_redis_pcall);
     set_fn(L, "sha1hex", l_redis_sha1hex);
     set_fn(L, "error_reply", l_redis_error_reply);
@@ -893,6 +924,18 @@ static void busy_hook(lua_State *L, lua_Debug *ar) {
     lua_error(L);
 }
 
+/* A debugging session's hook (line and count events): stops where the
+ * session says, and ends the script when the user aborts. */
+static void debug_hook(lua_State *L, lua_Debug *ar) {
+    slua_ctx *x = ctx_of(L);
+    script_run_t *run = x->run;
+    if (!run || !run->ldb) return;
+    const char *err = ldb_hook_stop(run->ldb, L, ar, run->srv->cfg.busy_reply_threshold);
+    if (!err) return;
+    push_err(L, err);
+    lua_error(L);
+}
+
 static void push_array(lua_State *L, robj **v, int n) {
     lua_createtable(L, n, 0);
     for (int i = 0; i < n; i++) {
@@ -944,7 +987,8 @@ void slua_call(lua_State *L, script_run_t *run, robj **keys, int nkeys, robj **a
         nargs_lua = 2;
     }
     x->run = run;
-    lua_sethook(L, busy_hook, LUA_MASKCOUNT, HOOK_EVERY_INSNS);
+    if (run->ldb) lua_sethook(L, debug_hook, LUA_MASKLINE | LUA_MASKCOUNT, HOOK_EVERY_INSNS);
+    else lua_sethook(L, busy_hook, LUA_MASKCOUNT, HOOK_EVERY_INSNS);
     int err = lua_pcall(L, nargs_lua, 1, base);
     lua_sethook(L, NULL, 0, 0);
     x->run = NULL;

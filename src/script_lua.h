@@ -29,6 +29,7 @@
 #define SCRIPT_REPL_ALL 3
 
 typedef struct script_run script_run_t;
+typedef struct ldb ldb_t; /* script_ldb.h */
 
 /* What the engine asks of the run's owner (script.c sets them in
  * script_run_init): the engine sits below script.c and does not include it. */
@@ -57,6 +58,7 @@ struct script_run {
     int repl;                 /* SCRIPT_REPL_* (redis.set_repl) */
     long long start_ms;       /* monotonic start, for the busy threshold */
     long long last_events_ms; /* when the hook last served other clients */
+    ldb_t *ldb;               /* SCRIPT DEBUG's session, or NULL */
 };
 
 /* The sandboxed state; a register_fn selects the FUNCTION flavour: it

@@ -43,7 +43,7 @@ LAYERS = [
      "durability_hooks child rdb rdb_stream rdb_load rdb_save aof_manifest aof_encode aof_load aof stream_aof propagate persist repl repl_state repl_backlog repl_diskless "
      "repl_failover repl_info repl_master repl_replica repl_load repl_sync_file"),
     ("execution", "what runs or holds commands: eviction, expiry, MULTI, blocking, pause, scripts",
-     "evict expire multi blocking pause script_lua script script_conv lua_cmsgpack lua_struct function"),
+     "evict expire multi blocking pause script_lua script_ldb script script_conv lua_cmsgpack lua_struct function"),
     ("dispatch", "resolve, check and call a request",
      "dispatch"),
     ("commands", "command handlers and introspection",
