@@ -4,6 +4,7 @@
 #include "rl_assert.h"
 
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,8 +15,16 @@
 
 static int log_level = LL_NOTICE;
 static int log_fd = STDOUT_FILENO;
+static char (*role_fn)(void *); /* the process's role, asked at each line */
+static void *role_arg;
+static bool is_child;
 
 void log_set_level(int level) { log_level = level; }
+void log_set_role_source(char (*fn)(void *), void *arg) {
+    role_fn = fn;
+    role_arg = arg;
+}
+void log_set_child(void) { is_child = true; }
 
 int log_set_file(const char *path) {
     if (!path || !*path) {
@@ -37,7 +46,9 @@ void log_msg(int level, const char *fmt, ...) {
     struct tm tm;
     gettimeofday(&tv, NULL);
     localtime_r(&tv.tv_sec, &tm);
-    int n = snprintf(line, sizeof(line), "%d:M ", (int)getpid());
+    char role = is_child ? 'C' : role_fn ? role_fn(role_arg)
+                                         : 'M';
+    int n = snprintf(line, sizeof(line), "%d:%c ", (int)getpid(), role);
     n += (int)strftime(line + n, sizeof(line) - (size_t)n, "%d %b %Y %H:%M:%S.", &tm);
     n += snprintf(line + n, sizeof(line) - (size_t)n, "%03d %c ", (int)(tv.tv_usec / 1000), marks[level & 3]);
     va_list ap;

@@ -11,6 +11,10 @@ enum { LL_DEBUG = 0,
        LL_WARNING };
 
 void log_set_level(int level);
+/* The role letter after the pid, as in Redis's log: fn's answer ('M'
+ * master, 'S' replica) until log_set_child() marks a forked child ('C'). */
+void log_set_role_source(char (*fn)(void *), void *arg);
+void log_set_child(void);
 int log_set_file(const char *path); /* "" = stdout; 0 ok, -1 error */
 void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A crash report's own lines (crash.c): written as they are, no prefix;

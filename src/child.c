@@ -81,6 +81,7 @@ static size_t private_dirty_bytes(void) {
 
 static void run_child(server_t *srv, const child_job_t *job, int pipe_fd) {
     /* No event loop here, and none of the parent's signal handlers. */
+    log_set_child();
     signal(SIGTERM, SIG_DFL);
     signal(SIGINT, SIG_DFL);
     signal(SIGUSR1, SIG_DFL);

@@ -222,6 +222,7 @@ static const directive directives[] = {
     {"replicaof", T_STR, O(replicaof), "", 0, 0, NULL, F_IMMUTABLE},
     {"masterauth", T_STR, O(masterauth), "", 0, 0, NULL, 0},
     {"masteruser", T_STR, O(masteruser), "", 0, 0, NULL, 0},
+    {"ignore-warnings", T_STR, O(ignore_warnings), "", 0, 0, NULL, 0},
     {"replica-read-only", T_BOOL, O(replica_read_only), "yes", 0, 0, NULL, 0},
     {"replica-serve-stale-data", T_BOOL, O(replica_serve_stale_data), "yes", 0, 0, NULL, 0},
     {"replica-ignore-maxmemory", T_BOOL, O(replica_ignore_maxmemory), "yes", 0, 0, NULL, 0},
@@ -708,7 +709,6 @@ static const redis_only_directive redis_only[] = {
     {"syslog-ident", "*", false, NULL},
     {"syslog-facility", "*", false, NULL},
     {"crash-memcheck-enabled", "no", false, "no memory test runs after a crash"},
-    {"ignore-warnings", "*", false, NULL},
     {"enable-module-command", "no", false, "there are no modules and no MODULE command"},
 };
 

@@ -154,6 +154,7 @@ typedef struct rl_config {
     /* replication (repl_*.c) */
     char *replicaof;               /* "host port", "" = we are a master */
     char *masterauth, *masteruser; /* "" = none */
+    char *ignore_warnings;         /* Redis's ARM64-COW-BUG switch: no warning here to silence */
     bool replica_read_only;
     bool replica_serve_stale_data;
     bool replica_ignore_maxmemory;

@@ -1,8 +1,13 @@
 /* crash.c: what a crash leaves in the log, for a bug report, as Redis's
  * crash-log-enabled does: the signal and the faulting address, the stack
- * trace, INFO, the client list and the command that was running (its
- * secrets redacted as MONITOR redacts them), between START and END lines
- * a user can cut and paste.  Then the process dies of the same signal, so
+ * trace, the registers and the words on top of the stack, INFO, the
+ * client list, the command that was running (its secrets redacted as
+ * MONITOR redacts them), the settings that matter most to a bug's
+ * reader, and the bytes of the function that crashed (to disassemble),
+ * between START and END lines a user can cut and paste.  No memory test:
+ * writing test patterns over pages the background threads (and the
+ * allocator's purge thread) may be using would report their work as
+ * broken memory.  Then the process dies of the same signal, so
  * a core dump and the exit status are what they would have been.
  *
  * The handler runs on its own stack (a stack overflow leaves none) and
@@ -13,12 +18,14 @@
  * fault inside it ends the process at once. */
 #include "crash.h"
 
+#include <dlfcn.h>
 #include <execinfo.h>
 #include <signal.h>
 #include <string.h>
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "conn.h"
 #include "info.h"
 #include "log.h"
@@ -50,6 +57,88 @@ static void *fault_pc(const void *uctx) {
 #endif
 }
 
+/* The machine's registers at the fault, then the 16 words on top of the
+ * stack (highest address first). */
+static void report_registers(const void *uctx) {
+#if defined(__x86_64__)
+    const greg_t *g = ((const ucontext_t *)uctx)->uc_mcontext.gregs;
+#define R(n) ((unsigned long)g[REG_##n])
+    log_msg(LL_WARNING,
+            "\nRAX:%016lx RBX:%016lx\nRCX:%016lx RDX:%016lx\nRDI:%016lx RSI:%016lx\nRBP:%016lx RSP:%016lx\n"
+            "R8 :%016lx R9 :%016lx\nR10:%016lx R11:%016lx\nR12:%016lx R13:%016lx\nR14:%016lx R15:%016lx\n"
+            "RIP:%016lx EFL:%016lx\nCSGSFS:%016lx",
+            R(RAX), R(RBX), R(RCX), R(RDX), R(RDI), R(RSI), R(RBP), R(RSP), R(R8), R(R9), R(R10), R(R11), R(R12),
+            R(R13), R(R14), R(R15), R(RIP), R(EFL), R(CSGSFS));
+    const unsigned long *sp = (const unsigned long *)R(RSP);
+#undef R
+#elif defined(__aarch64__)
+    const mcontext_t *m = &((const ucontext_t *)uctx)->uc_mcontext;
+    sds regs = sds_empty();
+    for (int i = 0; i < 31; i++)
+        regs = sds_catprintf(regs, "%sX%-2d:%016lx", i % 2 ? " " : "\n", i, (unsigned long)m->regs[i]);
+    regs = sds_catprintf(regs, "\nSP :%016lx PC :%016lx\nPSTATE:%016lx", (unsigned long)m->sp,
+                         (unsigned long)m->pc, (unsigned long)m->pstate);
+    log_msg(LL_WARNING, "%s", regs);
+    sds_free(regs);
+    const unsigned long *sp = (const unsigned long *)m->sp;
+#else
+    (void)uctx;
+    puts_log("(no register dump on this architecture)\n");
+    const unsigned long *sp = NULL;
+#endif
+    for (int i = 15; sp && i >= 0; i--) log_msg(LL_WARNING, "(%016lx) -> %016lx", (unsigned long)(sp + i), sp[i]);
+}
+
+/* Settings a crash's reader asks about first (Redis's list, those we
+ * have, and the I/O engine that stands in for its I/O threads). */
+static void report_config(server_t *srv) {
+    static const char *const names[] = {
+        "sanitize-dump-payload", "lazyfree-lazy-server-del", "proto-max-bulk-len", "replica-read-only",
+        "io-engine", "repl-diskless-sync", "lazyfree-lazy-expire", "lazyfree-lazy-eviction",
+        "lazyfree-lazy-user-flush", "repl-diskless-load", "lazyfree-lazy-user-del", "list-compress-depth",
+        "client-query-buffer-limit", "activedefrag", NULL};
+    for (int i = 0; names[i]; i++) {
+        char *v = config_get_value(&srv->cfg, names[i]);
+        if (!v) continue;
+        put_sds(sds_catprintf(sds_empty(), "%s %s\n", names[i], v));
+        sds_free(v);
+    }
+}
+
+/* The crashed function's bytes from its start to just past the faulting
+ * instruction, in hex, with the commands that turn them back into code. */
+static void report_code(void *pc) {
+    Dl_info info;
+    if (!pc || !dladdr(pc, &info)) {
+        puts_log("(the faulting instruction is in no loaded module)\n");
+        return;
+    }
+    /* A static function has no dynamic symbol: the 64 bytes before the
+     * instruction stand in for its start. */
+    if (!info.dli_saddr || (char *)pc < (char *)info.dli_saddr) {
+        info.dli_sname = "(a static function)";
+        info.dli_saddr = (char *)pc - 64 >= (char *)info.dli_fbase ? (char *)pc - 64 : info.dli_fbase;
+    }
+    size_t len = (size_t)((char *)pc - (char *)info.dli_saddr) + 16;
+    if (len > 8192) len = 8192;
+    put_sds(sds_catprintf(sds_empty(),
+                          "Symbol: %s (base: %p)\nModule: %s (base %p)\n$ xxd -r -p /tmp/dump.hex /tmp/dump.bin\n"
+                          "$ objdump --adjust-vma=%p -D -b binary -m %s /tmp/dump.bin\n------\n",
+                          info.dli_sname ? info.dli_sname : "?", info.dli_saddr, info.dli_fname, info.dli_fbase,
+                          info.dli_saddr,
+#if defined(__aarch64__)
+                          "aarch64"
+#else
+                          "i386:x86-64"
+#endif
+                          ));
+    log_msg(LL_WARNING, "dump of function (hexdump of %zu bytes):", len);
+    sds hex = sds_empty();
+    const unsigned char *p = info.dli_saddr;
+    for (size_t i = 0; i < len; i++) hex = sds_catprintf(hex, "%02x", p[i]);
+    put_sds(sds_cat(hex, "\n"));
+}
+
 static void report_client(client_t *c) {
     put_sds(sds_cat(conn_info_string(sds_empty(), c), "\n"));
     for (int j = 0; j < c->argc; j++) {
@@ -78,6 +167,9 @@ static void report(int sig, const siginfo_t *info, const void *uctx) {
     void *frames[64];
     backtrace_symbols_fd(frames, backtrace(frames, 64), log_fd_get());
 
+    puts_log("\n------ REGISTERS ------\n");
+    report_registers(uctx);
+
     puts_log("\n------ INFO OUTPUT ------\n");
     char *all[] = {"all"};
     put_sds(info_generate(srv, 1, all));
@@ -88,6 +180,12 @@ static void report(int sig, const siginfo_t *info, const void *uctx) {
     puts_log("\n------ CURRENT CLIENT INFO ------\n");
     if (srv->current_client) report_client(srv->current_client);
     else puts_log("(no command was running)\n");
+
+    puts_log("\n------ CONFIG DEBUG OUTPUT ------\n");
+    report_config(srv);
+
+    puts_log("\n------ DUMPING CODE AROUND EIP ------\n");
+    report_code(pc);
 
     puts_log("\n=== REDIS-LIKE BUG REPORT END. Make sure to include from START to END. ===\n\n");
 }

@@ -93,6 +93,9 @@ static void apply_oom_score(server_t *srv) {
     oom_apply(srv, repl_is_replica(srv) ? OOM_CLASS_REPLICA : OOM_CLASS_MASTER);
 }
 
+/* The log's role letter: 'S' while we replicate a master (lib/log.c). */
+static char log_role(void *arg) { return repl_is_replica(arg) ? 'S' : 'M'; }
+
 static void server_cron(void *arg) {
     server_t *srv = arg;
     server_update_clock(srv);
@@ -187,6 +190,7 @@ bool server_init(server_t *srv) {
     srv->stats.ops_last_ms = srv->mstime;
     srv->stats.errors = dict_create(&error_stats_type);
     log_set_level(srv->cfg.loglevel);
+    log_set_role_source(log_role, srv);
     if (srv->cfg.logfile && srv->cfg.logfile[0] && log_set_file(srv->cfg.logfile) != 0) {
         fprintf(stderr, "Can't open the log file: %s\n", strerror(errno));
         return false;

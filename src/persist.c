@@ -144,6 +144,7 @@ static int bgsave_body(server_t *srv, void *arg) {
     int rc = rdb_save_to(srv, tmp, final) == 0 ? 0 : 1;
     sds_free(tmp);
     sds_free(final);
+    if (rc == 0) log_msg(LL_NOTICE, "DB saved on disk"); /* by the child, as in Redis */
     return rc;
 }
 

@@ -395,6 +395,7 @@ static void eval_generic(client_t *c, bool by_sha, bool ro) {
  * (a client the parent closes must see its connection end), default
  * signals. */
 static void debug_child_init(server_t *srv, client_t *c) {
+    log_set_child();
     signal(SIGTERM, SIG_DFL);
     signal(SIGINT, SIG_DFL);
     for (int i = 0; i < srv->listen_count; i++) close(srv->listen_fds[i]);

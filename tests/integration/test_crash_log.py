@@ -2,8 +2,10 @@
 kills both servers with SIGSEGV; with the setting on (the default) each
 log holds a bug report between its START and END lines: the signal and
 si_code, the faulting address and instruction, a stack trace naming the
-command's functions, INFO, the client list and the running command's
-arguments; with it off (CONFIG SET at run time) nothing but the death.
+command's functions, the registers (RIP is the faulting instruction) and
+the words on top of the stack, INFO, the client list, the running
+command's arguments, the config lines a bug's reader asks about and the
+crashed function's bytes; with it off (CONFIG SET at run time) nothing but the death.
 
 Run alone: /usr/bin/python3 -m pytest -q tests/integration/test_crash_log.py"""
 import re
@@ -43,6 +45,23 @@ def test_report(start_server, binary):
     assert re.search(r"\((call|dispatch_call)\+0x[0-9a-f]+\)", trace)    # names, not bare addresses
     info = report.split("------ INFO OUTPUT ------")[1]
     assert "# Keyspace\r\ndb0:keys=1," in info or "# Keyspace\ndb0:keys=1," in info
+    regs = report.split("------ REGISTERS ------")[1].split("------ INFO OUTPUT ------")[0]
+    rip = re.search(r"RIP:([0-9a-f]{16}) EFL:[0-9a-f]{16}\n", regs)
+    assert rip and re.search(r"RAX:[0-9a-f]{16} RBX:[0-9a-f]{16}\n", regs)
+    rsp = int(re.search(r"RSP:([0-9a-f]{16})", regs).group(1), 16)
+    words = re.findall(r"\(([0-9a-f]{16})\) -> [0-9a-f]{16}", regs)
+    assert len(words) == 16 and rsp in [int(w, 16) for w in words]
+    instr = int(re.search(r"Crashed running the instruction at: 0x([0-9a-f]+)", report).group(1), 16)
+    assert int(rip.group(1), 16) == instr
+    config = report.split("------ CONFIG DEBUG OUTPUT ------")[1]
+    assert re.search(r"\nproto-max-bulk-len (512mb|536870912)\n", config)
+    assert re.search(r"\nclient-query-buffer-limit (1gb|1073741824)\n", config)
+    code = report.split("------ DUMPING CODE AROUND EIP ------")[1]
+    sym = re.search(r"Symbol: ([\w() ]+) \(base: 0x([0-9a-f]+)\)", code)
+    assert sym and int(sym.group(2), 16) <= instr  # the exported symbol at or before the fault
+    hexdump = re.search(r"dump of function \(hexdump of (\d+) bytes\):\n(?:.*# )?([0-9a-f]+)\n", code)
+    assert hexdump and len(hexdump.group(2)) == 2 * int(hexdump.group(1))
+    assert int(hexdump.group(1)) > instr - int(sym.group(2), 16)  # up to the faulting instruction
     client = report.split("------ CURRENT CLIENT INFO ------")[1]
     assert "cmd=debug" in client
     assert re.search(r"argv\[1\]: '?\"segfault\"'?\n", client, re.IGNORECASE)
