@@ -630,10 +630,10 @@ size_t ht_scan_defrag(ht *t, size_t cursor, ht_defrag_fn *fn, void *privdata) {
     return scan_generic(t, cursor, NULL, fn, privdata);
 }
 
-void ht_defrag_tables(ht *t, void *(*fn)(void *ptr)) {
+void ht_defrag_tables(ht *t, ht_defrag_fn *fn, void *privdata) {
     for (int i = 0; i < 2; i++) {
         if (!t->tables[i]) continue;
-        void *moved = fn(t->tables[i]);
+        void *moved = fn(privdata, t->tables[i]);
         if (moved) t->tables[i] = moved;
     }
 }

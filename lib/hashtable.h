@@ -152,9 +152,9 @@ size_t ht_scan(ht *t, size_t cursor, ht_scan_fn *fn, void *privdata);
 /* The same step for active defrag: fn may move each entry (the table
  * stores the new pointer). */
 size_t ht_scan_defrag(ht *t, size_t cursor, ht_defrag_fn *fn, void *privdata);
-/* Move the bucket arrays themselves: fn(ptr) returns a new copy (old freed)
- * or NULL; called once per array. */
-void ht_defrag_tables(ht *t, void *(*fn)(void *ptr));
+/* Move the bucket arrays themselves (both while resizing): fn(privdata,
+ * array) returns a new copy (the old one freed) or NULL. */
+void ht_defrag_tables(ht *t, ht_defrag_fn *fn, void *privdata);
 
 /* Whole-table check of the invariants above (tests, debug level 3). */
 bool ht_validate(ht *t);

@@ -10,15 +10,18 @@
  *   - the value's robj (only if refcount is 1: a shared or otherwise
  *     referenced object cannot have its address changed),
  *   - the encoded data: listpacks, intsets, quicklist nodes and their
- *     listpacks, the table of a hashtable set/hash and its entries (one
- *     block per member, or per field with its value),
+ *     listpacks, the table of a hashtable set/hash (its handle, its bucket
+ *     arrays) and its entries (one block per member, or per field with its
+ *     value),
  *     a stream's struct and node listpacks, a skiplist sorted set's
- *     struct, skiplist, header, member table and every node with its
- *     member (zsl_defrag_node repoints the links; the member table's
+ *     struct, skiplist, header, member table (handle and bucket arrays)
+ *     and every node with its member (zsl_defrag_node repoints the links; the member table's
  *     slot is the scan's),
  *   - the keyspace entry itself (db_entry.h: key, value pointer, expire),
  *     whose table slot the scan points at the new copy, as the index of
- *     keys with a TTL does when the db keeps one (ttl_index.h).
+ *     keys with a TTL does when the db keeps one (ttl_index.h);
+ *   - and, as the walk of a database starts, its keys table's bucket
+ *     arrays.
  * Every move is zmalloc_defrag_move(): the allocator decides, we only fix
  * the pointers.  Raw sds strings are moved whole (sds_hdr_len gives the block
  * start).  DEBUG DEFRAG-PASS runs one pass with every block moved, so
@@ -140,6 +143,9 @@ static void defrag_quicklist(defrag_t *df, robj *o) {
     }
 }
 
+/* Any block, through offer (zskiplist's and the bucket arrays' callback). */
+static void *move_block_cb(void *priv, void *block) { return offer(priv, block); }
+
 /* An entry of a hashtable set or hash (a member sds, or a field sds with
  * its value behind it in the same block): the block moves whole. */
 static void *move_member_cb(void *priv, void *entry) {
@@ -166,14 +172,13 @@ static void defrag_table(scan_ctx_t *cx, robj *o, sds key) {
     ht *t = offer(df, o->ptr);
     if (t) o->ptr = t;
     else t = o->ptr;
+    ht_defrag_tables(t, move_block_cb, df);
     if (defer_big(cx, t, key)) return;
     size_t cursor = 0;
     do cursor = ht_scan_defrag(t, cursor, move_member_cb, df);
     while (cursor);
 }
 
-/* zskiplist's move callback: any block, through offer. */
-static void *move_block_cb(void *priv, void *block) { return offer(priv, block); }
 
 typedef struct zset_ctx {
     defrag_t *df;
@@ -202,6 +207,7 @@ static void defrag_zset(scan_ctx_t *cx, robj *o, sds key) {
     zsl_defrag_header(zs->zsl, move_block_cb, df);
     ht *t = offer(df, zs->members);
     if (t) zs->members = t;
+    ht_defrag_tables(zs->members, move_block_cb, df);
     if (defer_big(cx, zs->members, key)) return;
     zset_ctx_t z = {df, zs->zsl};
     size_t cursor = 0;
@@ -326,6 +332,7 @@ static bool keyspace_step(server_t *srv, defrag_t *df) {
     while (df->dbid < srv->dbnum) {
         db_t *db = &srv->dbs[df->dbid];
         scan_ctx_t cx = {srv, df, db};
+        if (df->cursor == 0) ht_defrag_tables(db->keys, move_block_cb, df); /* the walk starts */
         df->cursor = ht_scan_defrag(db->keys, df->cursor, key_entry_cb, &cx);
         if (df->cursor != 0) return true;
         df->phase = PHASE_KEYS;

@@ -334,7 +334,8 @@ static void *move_item(void *p, void *e) {
     return copy;
 }
 
-static void *move_block(void *p) {
+static void *move_block(void *priv, void *p) {
+    (void)priv;
     size_t n = zmalloc_size(p);
     void *copy = zmalloc(n);
     memcpy(copy, p, n);
@@ -349,7 +350,7 @@ static int test_defrag_moves_entries(void) {
     size_t cursor = 0;
     do cursor = ht_scan_defrag(t, cursor, move_item, NULL);
     while (cursor);
-    ht_defrag_tables(t, move_block);
+    ht_defrag_tables(t, move_block, NULL);
     CHECK(ht_validate(t));
     for (uint64_t k = 0; k < N; k++) {
         void *e;
