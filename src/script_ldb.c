@@ -344,20 +344,16 @@ void ldb_log_reply(ldb_t *l, const char *p, size_t len) {
     log_trimmed(l, s);
 }
 
+/* The line is the script's current one (also when eval's code calls it),
+ * and the values are not trimmed: both as Redis's debugger has them. */
 void ldb_log_debug(ldb_t *l, lua_State *L) {
-    lua_Debug ar;
-    int line = 0;
-    if (lua_getstack(L, 1, &ar)) {
-        lua_getinfo(L, "l", &ar);
-        line = ar.currentline;
-    }
-    sds s = sds_catprintf(sds_empty(), "<debug> line %d: ", line);
+    sds s = sds_catprintf(sds_empty(), "<debug> line %d: ", l->currentline);
     int argc = lua_gettop(L);
     for (int i = 1; i <= argc; i++) {
         if (i > 1) s = sds_cat(s, ", ");
         s = cat_value(s, L, i, 1);
     }
-    log_trimmed(l, s);
+    log_line(l, s);
 }
 
 void ldb_request_break(ldb_t *l) { l->luabp = true; }
@@ -411,8 +407,7 @@ static int parse_command(ldb_t *l, sds **argv, int *argc) {
         zfree(args);
         return rc;
     }
-    sds_range(l->input, p - l->input, -1);
-    if (p - l->input == (ssize_t)sds_len(l->input)) sds_clear(l->input);
+    sds_range(l->input, p - l->input, -1); /* empty when all of it was taken */
     *argv = args;
     *argc = (int)n;
     return PARSE_DONE;

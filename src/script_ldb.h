@@ -45,7 +45,7 @@ void ldb_log_error(ldb_t *l, const char *msg);
 /* The command's RESP reply (an error reply is logged as an error too). */
 void ldb_log_reply(ldb_t *l, const char *p, size_t len);
 
-/* redis.debug(...): its arguments, with the caller's line. */
+/* redis.debug(...): its arguments, with the script's current line. */
 void ldb_log_debug(ldb_t *l, lua_State *L);
 /* redis.breakpoint(): stop at the next line. */
 void ldb_request_break(ldb_t *l);

@@ -85,6 +85,19 @@ SESSIONS = {
         "return after",
         ["c", "p", "c"],
     ),
+    "redis.debug under maxlen, from eval": (
+        "local long = string.rep('q', 100)\nredis.debug(long, long)\nredis.call('set', long, long)\nreturn 1",
+        ["m 60", "s", "r set|" + "k" * 100 + "|v", "s", "s", "e redis.debug('x')", "b 2", "e redis.breakpoint()",
+         "c"],
+    ),
+    "numbers, binary strings, nested frames": (
+        "local big = 1e20\nlocal neg = -3.5\nlocal inf = 1/0\nlocal bin = 'a\\0b\\255'\n"
+        "local nested = {{{}}, {}, [10] = 1}\n"
+        "local function outer(a)\n  local function inner(b)\n    return b + 1\n  end\n  return inner(a)\nend\n"
+        "local r = outer(1)\nreturn r",
+        ["s", "s", "s", "s", "s", "s", "s", "s", "p", "s", "s", "s", "t", "p", "e return KEYS", "e return ARGV[1]",
+         "e return {1, nil, 3}", "e return 2^53", "e return 0.1", "c"],
+    ),
     "RESP3 replies": (
         "redis.setresp(3)\nreturn 1",
         ["r hset|H|f|v", "r sadd|S|m", "r zadd|Z|2.5|m", "s", "r hgetall|H", "r smembers|S", "r get|nokey",
@@ -255,11 +268,15 @@ def test_pipelined_step_is_not_lost(ours):
     c = ExactConn(ours.port, timeout=10)
     assert c.call("SCRIPT", "DEBUG", "sync")[1] == b"OK"
     payload = b""
-    for cmd in (["EVAL", "local a = 1\nlocal b = 2\nreturn b", "0"], ["s"]):
+    for cmd in (["EVAL", "local a = 1\nlocal b = 2\nlocal c = 3\nlocal d = 4\nreturn b", "0"], ["s"]):
         payload += b"*%d\r\n" % len(cmd) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a.encode()) for a in cmd)
     c.sock.sendall(payload)
     assert c.read_exact()[1][0] == b"* Stopped at 1, stop reason = step over"
     assert c.read_exact()[1][0] == b"* Stopped at 2, stop reason = step over"
+    # Two commands in one write, the second as long as the first: both run.
+    c.sock.sendall(b"*1\r\n$1\r\ns\r\n" * 2)
+    assert c.read_exact()[1][0] == b"* Stopped at 3, stop reason = step over"
+    assert c.read_exact()[1][0] == b"* Stopped at 4, stop reason = step over"
     c.send("c")
     assert c.read_exact()[1] == [b"<endsession>"]
     assert c.read_exact()[1] == 2
