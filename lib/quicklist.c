@@ -6,12 +6,23 @@
  * position is at the node's edge, else splits the node in two at the
  * position; afterwards adjacent nodes are merged when the pair fits in one,
  * so repeated middle inserts do not leave a trail of half-empty nodes.
- * Deleting a node's last entry unlinks the node. */
+ * Deleting a node's last entry unlinks the node.
+ *
+ * Compression (list-compress-depth d): an operation first makes raw the
+ * node it reads or changes (node_open; neighbours it writes through
+ * node_raw), and a change ends with settle(): the d nodes at each end raw,
+ * the first interior node from each end compressed (a push or pop moves
+ * the boundary by one node), and the interior nodes around the change
+ * compressed again.  So every operation costs O(d) node steps beyond its
+ * own work, and at most one node (the last a read opened) stays raw
+ * between operations. */
 #include "quicklist.h"
 
 #include <string.h>
 
 #include "listpack.h"
+#include "lzf.h"
+#include "rl_assert.h"
 #include "zmalloc.h"
 
 /* A positive fill also caps node bytes here, so huge values do not make
@@ -21,6 +32,93 @@
 
 static const size_t fill_bytes[] = {4096, 8192, 16384, 32768, 65536};
 
+#define QL_MIN_COMPRESS_BYTES 48 /* smaller nodes are not worth it */
+#define QL_MIN_COMPRESS_GAIN 8   /* keep the LZF form only if it saves this much */
+
+/* ------------------------------- compression ----------------------------- */
+
+static size_t node_bytes(const ql_node_t *n) { return n->lzf_sz ? n->raw_sz : lp_bytes(n->lp); }
+
+static void node_compress(ql_node_t *n) {
+    if (n->lzf_sz) return;
+    size_t sz = lp_bytes(n->lp);
+    /* Too small, or this content already failed to shrink at this size. */
+    if (sz < QL_MIN_COMPRESS_BYTES || sz == n->raw_sz) return;
+    unsigned char *out = zmalloc(sz);
+    size_t clen = lzf_compress(n->lp, sz, out, sz - QL_MIN_COMPRESS_GAIN);
+    if (clen == 0) {
+        zfree(out);
+        n->raw_sz = (uint32_t)sz;
+        return;
+    }
+    lp_free(n->lp);
+    n->lp = zrealloc(out, clen);
+    n->raw_sz = (uint32_t)sz;
+    n->lzf_sz = (uint32_t)clen;
+}
+
+/* Make n a plain listpack again (it is about to be read or changed). */
+static void node_raw(ql_node_t *n) {
+    if (!n || !n->lzf_sz) return;
+    unsigned char *raw = zmalloc(n->raw_sz);
+    size_t got = lzf_decompress(n->lp, n->lzf_sz, raw, n->raw_sz);
+    rl_assert(got == n->raw_sz);
+    (void)got;
+    zfree(n->lp);
+    n->lp = raw;
+    n->lzf_sz = 0;
+    n->raw_sz = 0;
+}
+
+/* Whether n is beyond the first and last `compress` nodes. */
+static bool is_interior(const quicklist *ql, const ql_node_t *n) {
+    if (ql->compress <= 0) return false;
+    const ql_node_t *before = n, *after = n;
+    for (int i = 0; i < ql->compress; i++) {
+        before = before->prev;
+        after = after->next;
+        if (!before || !after) return false;
+    }
+    return true;
+}
+
+/* Compress again the node a previous read opened (if still interior). */
+static void close_open(quicklist *ql) {
+    ql_node_t *o = ql->open;
+    ql->open = NULL;
+    if (o && is_interior(ql, o)) node_compress(o);
+}
+
+/* n is about to be read or changed: raw, and remembered if interior so the
+ * next operation compresses it again. */
+static void node_open(quicklist *ql, ql_node_t *n) {
+    if (ql->open != n) close_open(ql);
+    if (!n->lzf_sz) return;
+    node_raw(n);
+    ql->open = n;
+}
+
+/* After a change (see the file comment); around: a node next to where it
+ * happened, or NULL for a change at the ends only. */
+static void settle(quicklist *ql, ql_node_t *around) {
+    close_open(ql);
+    if (ql->compress <= 0) return;
+    ql_node_t *f = ql->head, *b = ql->tail;
+    for (int i = 0; i < ql->compress && f; i++) {
+        node_raw(f);
+        node_raw(b);
+        f = f->next;
+        b = b->prev;
+    }
+    if (f && is_interior(ql, f)) node_compress(f);
+    if (b && is_interior(ql, b)) node_compress(b);
+    if (!around) return;
+    ql_node_t *s = around;
+    for (int i = 0; i < 2 && s->prev; i++) s = s->prev;
+    for (int i = 0; i < 5 && s; i++, s = s->next)
+        if (is_interior(ql, s)) node_compress(s);
+}
+
 /* ---------------------------------- nodes -------------------------------- */
 
 static ql_node_t *node_new(unsigned char *lp) {
@@ -28,6 +126,7 @@ static ql_node_t *node_new(unsigned char *lp) {
     n->prev = n->next = NULL;
     n->lp = lp;
     n->count = (uint32_t)lp_length(lp);
+    n->raw_sz = n->lzf_sz = 0;
     return n;
 }
 
@@ -38,7 +137,7 @@ static bool fits(const quicklist *ql, unsigned long count, size_t bytes) {
 }
 
 static bool node_allows(const quicklist *ql, const ql_node_t *n, size_t add_bytes) {
-    return n && fits(ql, n->count + 1UL, lp_bytes(n->lp) + add_bytes);
+    return n && fits(ql, n->count + 1UL, node_bytes(n) + add_bytes);
 }
 
 /* Link n after `at` (NULL: as the new head). */
@@ -58,7 +157,8 @@ static void unlink_free(quicklist *ql, ql_node_t *n) {
     if (n->next) n->next->prev = n->prev;
     else ql->tail = n->prev;
     ql->len--;
-    lp_free(n->lp);
+    if (ql->open == n) ql->open = NULL;
+    zfree(n->lp); /* a listpack or its LZF form */
     zfree(n);
 }
 
@@ -77,7 +177,9 @@ static void try_merge(quicklist *ql, ql_node_t *a) {
     ql_node_t *b = a ? a->next : NULL;
     if (!b) return;
     if (!fits(ql, (unsigned long)a->count + b->count,
-              lp_bytes(a->lp) + lp_bytes(b->lp) - LP_HDR_SIZE - 1)) return;
+              node_bytes(a) + node_bytes(b) - LP_HDR_SIZE - 1)) return;
+    node_raw(a);
+    node_raw(b);
     a->lp = lp_merge(a->lp, b->lp);
     a->count += b->count;
     unlink_free(ql, b);
@@ -105,9 +207,13 @@ void ql_free(quicklist *ql) {
 quicklist *ql_dup(const quicklist *ql) {
     quicklist *c = ql_new(ql->fill, ql->compress);
     for (const ql_node_t *n = ql->head; n; n = n->next) {
-        link_after(c, c->tail, node_new(lp_dup(n->lp)));
+        ql_node_t *d = zmalloc(sizeof(*d));
+        *d = *n; /* counts and the compressed state, then its own bytes */
+        d->lp = zmemdup(n->lp, n->lzf_sz ? n->lzf_sz : lp_bytes(n->lp));
+        link_after(c, c->tail, d);
         c->count += n->count;
     }
+    settle(c, NULL);
     return c;
 }
 
@@ -122,6 +228,7 @@ void ql_push(quicklist *ql, const void *s, size_t len, int where) {
     n->lp = where == QL_HEAD ? lp_prepend(n->lp, s, len) : lp_append(n->lp, s, len);
     n->count++;
     ql->count++;
+    settle(ql, NULL);
 }
 
 void ql_append_listpack(quicklist *ql, unsigned char *lp) {
@@ -132,6 +239,7 @@ void ql_append_listpack(quicklist *ql, unsigned char *lp) {
     ql_node_t *n = node_new(lp);
     link_after(ql, ql->tail, n);
     ql->count += n->count;
+    settle(ql, NULL);
 }
 
 /* Remove the entry e points at; unlinks its node when it empties.
@@ -151,10 +259,12 @@ static unsigned char *delete_entry(quicklist *ql, ql_node_t *n, unsigned char *p
 bool ql_pop(quicklist *ql, int where, unsigned char **str, size_t *len, long long *ival) {
     ql_node_t *n = where == QL_HEAD ? ql->head : ql->tail;
     if (!n) return false;
+    node_open(ql, n); /* an end node is raw, unless the depth is 0 */
     unsigned char *p = where == QL_HEAD ? lp_first(n->lp) : lp_last(n->lp);
     const unsigned char *s = lp_get(p, len, ival);
     *str = s ? zmemdup(s, *len ? *len : 1) : NULL;
     delete_entry(ql, n, p);
+    settle(ql, NULL);
     return true;
 }
 
@@ -180,6 +290,7 @@ bool ql_index(quicklist *ql, long index, ql_entry_t *e) {
         for (n = ql->tail, base = ql->count - n->count; base > i; n = n->prev)
             base -= n->prev->count;
     }
+    node_open(ql, n);
     fill_entry(ql, n, lp_seek(n->lp, (long)(i - base)), (long)(i - base), e);
     return true;
 }
@@ -195,21 +306,27 @@ static void insert_at(quicklist *ql, ql_entry_t *e, const void *s, size_t len, b
     if (node_allows(ql, n, add)) {
         n->lp = lp_insert(n->lp, s, len, e->p, after ? LP_AFTER : LP_BEFORE, NULL);
         n->count++;
+        settle(ql, n);
         return;
     }
     if (at_tail && node_allows(ql, n->next, add)) {
+        node_raw(n->next);
         n->next->lp = lp_prepend(n->next->lp, s, len);
         n->next->count++;
+        settle(ql, n);
         return;
     }
     if (at_head && node_allows(ql, n->prev, add)) {
+        node_raw(n->prev);
         n->prev->lp = lp_append(n->prev->lp, s, len);
         n->prev->count++;
+        settle(ql, n);
         return;
     }
     ql_node_t *fresh = node_new(lp_append(lp_new(), s, len));
     if (at_tail || at_head) {
         link_after(ql, at_tail ? n : n->prev, fresh);
+        settle(ql, fresh);
         return;
     }
     /* Middle of a full node: split, put the value between the halves, and
@@ -218,6 +335,7 @@ static void insert_at(quicklist *ql, ql_entry_t *e, const void *s, size_t len, b
     link_after(ql, n, fresh);
     try_merge(ql, fresh);
     try_merge(ql, n);
+    settle(ql, n);
 }
 
 void ql_insert_before(quicklist *ql, ql_entry_t *e, const void *s, size_t len) {
@@ -237,6 +355,7 @@ void ql_replace_entry(quicklist *ql, ql_entry_t *e, const void *s, size_t len) {
         if (off + 1 < n->count) split_node(ql, n, off + 1);
         if (off > 0) split_node(ql, n, off);
     }
+    settle(ql, n);
 }
 
 bool ql_replace_at_index(quicklist *ql, long index, const void *s, size_t len) {
@@ -249,7 +368,7 @@ bool ql_replace_at_index(quicklist *ql, long index, const void *s, size_t len) {
 unsigned long ql_del_range(quicklist *ql, long start, unsigned long count) {
     ql_entry_t e;
     if (count == 0 || !ql_index(ql, start, &e)) return 0;
-    ql_node_t *n = e.node;
+    ql_node_t *n = e.node, *before = n->prev;
     unsigned long off = (unsigned long)e.offset, deleted = 0;
     while (n && deleted < count) {
         ql_node_t *next = n->next;
@@ -258,6 +377,7 @@ unsigned long ql_del_range(quicklist *ql, long start, unsigned long count) {
         if (off == 0 && take == n->count) {
             unlink_free(ql, n);
         } else {
+            node_raw(n);
             n->lp = lp_delete_range(n->lp, (long)off, take);
             n->count -= (uint32_t)take;
         }
@@ -266,6 +386,8 @@ unsigned long ql_del_range(quicklist *ql, long start, unsigned long count) {
         n = next;
         off = 0;
     }
+    /* The nodes cut short are next to each other now, after `before`. */
+    settle(ql, before ? before : ql->head);
     return deleted;
 }
 
@@ -278,6 +400,7 @@ static void iter_enter(ql_iter_t *it, ql_node_t *n) {
         it->p = NULL;
         return;
     }
+    node_open(it->ql, n);
     it->p = it->dir == QL_HEAD ? lp_first(n->lp) : lp_last(n->lp);
     it->offset = it->dir == QL_HEAD ? 0 : (long)n->count - 1;
 }
@@ -292,7 +415,11 @@ ql_iter_t *ql_iter_new(quicklist *ql, int dir) {
 
 ql_iter_t *ql_iter_at_index(quicklist *ql, int dir, long index) {
     ql_entry_t e;
-    ql_iter_t *it = ql_iter_new(ql, dir);
+    ql_iter_t *it = zmalloc(sizeof(*it));
+    it->ql = ql;
+    it->dir = dir;
+    /* Not through ql_iter_new: entering an end node would compress again
+     * the node ql_index just opened. */
     if (!ql_index(ql, index, &e)) {
         iter_enter(it, NULL);
         return it;
@@ -323,7 +450,9 @@ void ql_iter_del(ql_iter_t *it, ql_entry_t *e) {
     bool node_goes = n->count == 1;
     unsigned char *after = delete_entry(it->ql, n, e->p);
     if (node_goes) {
-        /* n was unlinked and freed: continue in the neighbour */
+        /* n was unlinked and freed: the ends may have moved; continue in
+         * the neighbour */
+        settle(it->ql, NULL);
         iter_enter(it, it->dir == QL_HEAD ? next : prev);
         return;
     }
@@ -343,6 +472,23 @@ void ql_iter_free(ql_iter_t *it) {
 
 /* --------------------------------- misc ---------------------------------- */
 
+unsigned char *ql_node_listpack(quicklist *ql, ql_node_t *n) {
+    node_open(ql, n);
+    return n->lp;
+}
+
+unsigned long ql_compressed_nodes(const quicklist *ql) {
+    unsigned long k = 0;
+    for (const ql_node_t *n = ql->head; n; n = n->next) k += n->lzf_sz != 0;
+    return k;
+}
+
+size_t ql_raw_bytes(const quicklist *ql) {
+    size_t total = 0;
+    for (const ql_node_t *n = ql->head; n; n = n->next) total += node_bytes(n);
+    return total;
+}
+
 bool ql_entry_equal(const ql_entry_t *e, const void *s, size_t len) {
     return lp_entry_equal(e->p, s, len);
 }
@@ -354,7 +500,7 @@ unsigned long ql_count(const quicklist *ql) {
 size_t ql_mem_usage(const quicklist *ql) {
     size_t total = zmalloc_size(ql);
     for (const ql_node_t *n = ql->head; n; n = n->next)
-        total += zmalloc_size(n) + lp_mem_usage(n->lp);
+        total += zmalloc_size(n) + zmalloc_size(n->lp); /* a listpack or its LZF form */
     return total;
 }
 
@@ -363,8 +509,18 @@ bool ql_verify(const quicklist *ql) {
     const ql_node_t *prev = NULL;
     for (const ql_node_t *n = ql->head; n; prev = n, n = n->next) {
         if (n->prev != prev || n->count == 0) return false;
-        if (n->count != lp_length(n->lp)) return false;
-        if (!lp_validate(n->lp, lp_bytes(n->lp), true, NULL, NULL)) return false;
+        unsigned char *raw = n->lp;
+        if (n->lzf_sz) { /* compressed: it must come back whole, and be interior */
+            raw = zmalloc(n->raw_sz);
+            bool whole = lzf_decompress(n->lp, n->lzf_sz, raw, n->raw_sz) == n->raw_sz;
+            if (!whole || !is_interior(ql, n)) {
+                zfree(raw);
+                return false;
+            }
+        }
+        bool ok = n->count == lp_length(raw) && lp_validate(raw, lp_bytes(raw), true, NULL, NULL);
+        if (raw != n->lp) zfree(raw);
+        if (!ok) return false;
         count += n->count;
         len++;
     }

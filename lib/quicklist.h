@@ -16,8 +16,13 @@
  * node->count == lp_length(node->lp); ql->count is the sum of node counts and
  * ql->len the number of nodes; head/tail are NULL iff count == 0.
  *
- * list-compress-depth is stored (`compress`) but nodes are NOT compressed:
- * every node stays a plain listpack. */
+ * list-compress-depth (`compress`, depth d > 0): every node but the d
+ * nearest each end is kept LZF-compressed when that saves at least 8 bytes
+ * (nodes under 48 bytes are left alone), as Redis does.  A node is
+ * decompressed while an operation uses it; a read leaves the last node it
+ * opened raw until the list's next operation (ql->open), a change
+ * compresses what it touched again before it returns.  Code outside this
+ * file reads a node's entries through ql_node_listpack(), never n->lp. */
 #ifndef RL_QUICKLIST_H
 #define RL_QUICKLIST_H
 
@@ -30,8 +35,10 @@
 
 typedef struct ql_node {
     struct ql_node *prev, *next;
-    unsigned char *lp; /* the entries */
-    uint32_t count;    /* entries in lp */
+    unsigned char *lp; /* the entries: a listpack, or its LZF form while compressed */
+    uint32_t count;    /* entries */
+    uint32_t raw_sz;   /* compressed: the listpack's bytes; raw: the size compression last failed on (0: none) */
+    uint32_t lzf_sz;   /* bytes of the LZF form; 0 while the node is a plain listpack */
 } ql_node_t;
 
 typedef struct quicklist {
@@ -39,7 +46,8 @@ typedef struct quicklist {
     unsigned long count; /* entries in all nodes */
     unsigned long len;   /* nodes */
     int fill;            /* list-max-listpack-size */
-    int compress;        /* list-compress-depth: accepted, unused */
+    int compress;        /* list-compress-depth: raw nodes kept at each end (0: none compressed) */
+    ql_node_t *open;     /* an interior node a read decompressed, compressed again at the next operation */
 } quicklist;
 
 /* A position in the list plus the value found there.  Valid until the list
@@ -98,9 +106,17 @@ bool ql_next(ql_iter_t *it, ql_entry_t *e);
 void ql_iter_del(ql_iter_t *it, ql_entry_t *e);
 void ql_iter_free(ql_iter_t *it);
 
+/* Node n's entries as a plain listpack (decompressed if need be; valid
+ * until the list's next operation): rdb_save.c, aof_encode.c. */
+unsigned char *ql_node_listpack(quicklist *ql, ql_node_t *n);
+/* Nodes held compressed, and the bytes of every node's listpack as if
+ * none were (DEBUG OBJECT's ql_uncompressed_size). */
+unsigned long ql_compressed_nodes(const quicklist *ql);
+size_t ql_raw_bytes(const quicklist *ql);
+
 bool ql_entry_equal(const ql_entry_t *e, const void *s, size_t len);
 unsigned long ql_count(const quicklist *ql);
-size_t ql_mem_usage(const quicklist *ql); /* struct + nodes + listpacks */
+size_t ql_mem_usage(const quicklist *ql); /* struct + nodes + listpacks (compressed ones at their size) */
 /* Check the invariants above (and each listpack deeply); tests and DEBUG. */
 bool ql_verify(const quicklist *ql);
 

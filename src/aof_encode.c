@@ -188,7 +188,8 @@ sds aof_emit_key(sds buf, sds key, robj *val, long long expire_ms) {
             if (val->encoding == OBJ_ENCODING_LISTPACK) {
                 buf = emit_lp(buf, cb, val->ptr, 1);
             } else {
-                for (ql_node_t *n = ((quicklist *)val->ptr)->head; n; n = n->next) buf = emit_lp(buf, cb, n->lp, 1);
+                quicklist *ql = val->ptr;
+                for (ql_node_t *n = ql->head; n; n = n->next) buf = emit_lp(buf, cb, ql_node_listpack(ql, n), 1);
             }
             break;
         case OBJ_SET:

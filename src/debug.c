@@ -32,6 +32,7 @@
 #include "lazyfree.h"
 #include "log.h"
 #include "object.h"
+#include "quicklist.h"
 #include "persist.h"
 #include "reply.h"
 #include "server.h"
@@ -64,10 +65,18 @@ static void debug_object(client_t *c) {
         reply_error(c, RL_ERR_NO_KEY);
         return;
     }
-    char buf[256];
-    snprintf(buf, sizeof(buf), "Value at:%p refcount:%d encoding:%s serializedlength:%zu lru:%u lru_seconds_idle:%llu",
-             (void *)o, obj_is_embedded(o) ? 1 : o->refcount, obj_encoding_name_of(o),
-             o->type == OBJ_STRING ? obj_string_len(o) + 1 : 0, o->lru, obj_idle_ms(o) / 1000);
+    char buf[512];
+    int n = snprintf(buf, sizeof(buf),
+                     "Value at:%p refcount:%d encoding:%s serializedlength:%zu lru:%u lru_seconds_idle:%llu", (void *)o,
+                     obj_is_embedded(o) ? 1 : o->refcount, obj_encoding_name_of(o),
+                     o->type == OBJ_STRING ? obj_string_len(o) + 1 : 0, o->lru, obj_idle_ms(o) / 1000);
+    if (o->encoding == OBJ_ENCODING_QUICKLIST) { /* Redis's quicklist figures */
+        const quicklist *ql = o->ptr;
+        snprintf(buf + n, sizeof(buf) - (size_t)n,
+                 " ql_nodes:%lu ql_avg_node:%.2f ql_listpack_max:%d ql_compressed:%d ql_uncompressed_size:%zu",
+                 ql->len, ql->len ? (double)ql->count / (double)ql->len : 0.0, ql->fill, ql->compress != 0,
+                 ql_raw_bytes(ql));
+    }
     reply_simple(c, buf);
 }
 

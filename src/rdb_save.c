@@ -171,8 +171,9 @@ static void put_list(rio_t *r, robj *o, bool compress) {
     quicklist *ql = o->ptr;
     put_len(r, ql->len);
     for (ql_node_t *n = ql->head; n; n = n->next) {
+        unsigned char *lp = ql_node_listpack(ql, n); /* list-compress-depth: raw for the file */
         put_len(r, RDB_QL_PACKED);
-        put_blob(r, n->lp, lp_bytes(n->lp), compress);
+        put_blob(r, lp, lp_bytes(lp), compress);
     }
 }
 

@@ -10,6 +10,8 @@ import socket
 
 import pytest
 
+from conftest import REDIS_SERVER, wait_persistence_idle
+
 pytestmark = pytest.mark.differential
 
 KEYS = ["l1", "l2", "l3", "str"]
@@ -164,12 +166,14 @@ def random_command(rng):
     return ["TYPE", key]
 
 
-@pytest.mark.parametrize("fill", ["-2", "5"])
-def test_random_list_commands_match_redis(server, redis_ref, fill):
-    rng = random.Random(SEED + int(fill))
+@pytest.mark.parametrize("fill,depth", [("-2", "0"), ("5", "0"), ("5", "1"), ("3", "2")])
+def test_random_list_commands_match_redis(server, redis_ref, fill, depth):
+    """depth: list-compress-depth, the interior nodes LZF-compressed."""
+    rng = random.Random(SEED + int(fill) + 7 * int(depth))
     ours, ref = RawConn(server.port), RawConn(redis_ref.port)
     try:
-        setup = [["FLUSHALL"], ["CONFIG", "SET", "list-max-listpack-size", fill]]
+        setup = [["FLUSHALL"], ["CONFIG", "SET", "list-max-listpack-size", fill],
+                 ["CONFIG", "SET", "list-compress-depth", depth]]
         ours.call_many(setup)
         ref.call_many(setup)
         cmds = [random_command(rng) for _ in range(N_COMMANDS)]
@@ -189,5 +193,49 @@ def test_random_list_commands_match_redis(server, redis_ref, fill):
         assert max(lengths) >= 10
     finally:
         for conn in (ours, ref):
-            conn.call_many([["CONFIG", "SET", "list-max-listpack-size", "-2"]])
+            conn.call_many([["CONFIG", "SET", "list-max-listpack-size", "-2"], ["CONFIG", "SET", "list-compress-depth", "0"]])
             conn.close()
+
+
+def ql_figures(c, key):
+    """DEBUG OBJECT's quicklist fields (serializedlength aside: ours is 0)."""
+    fields = dict(f.split(":", 1) for f in c.execute_command("DEBUG", "OBJECT", key).split() if ":" in f)
+    return {k: v for k, v in fields.items() if k.startswith("ql_")}
+
+
+def test_compress_depth_matches_redis_and_saves_memory(start_server):
+    ours = start_server().client()
+    ref = start_server(["--enable-debug-command", "local"], binary=REDIS_SERVER).client()
+    values = ["value-%d-%s" % (i, "abcdefgh" * 8) for i in range(40)]
+    for c in (ours, ref):
+        c.config_set("list-max-listpack-size", 4)
+        for depth in (0, 1, 2):
+            c.config_set("list-compress-depth", depth)
+            c.rpush("L%d" % depth, *values)
+    for depth in (0, 1, 2):
+        key = "L%d" % depth
+        assert ql_figures(ours, key) == ql_figures(ref, key)
+        assert ql_figures(ours, key)["ql_compressed"] == ("1" if depth else "0")
+    # Interior nodes compressed: the list takes far less, and reads the same.
+    plain, packed = ours.memory_usage("L0"), ours.memory_usage("L1")
+    assert packed * 2 < plain, (packed, plain)
+    assert ref.memory_usage("L1") * 2 < ref.memory_usage("L0")
+    for c in (ours, ref):
+        c.linsert("L1", "BEFORE", values[20], "pivot")
+        c.lset("L1", 30, "changed")
+        c.lrem("L1", 0, values[25])
+        c.ltrim("L1", 1, -2)
+    assert ours.lrange("L1", 0, -1) == ref.lrange("L1", 0, -1)
+    assert ours.lindex("L1", 17) == ref.lindex("L1", 17)
+    # Through the RDB and the AOF rewrite; a loaded list takes the server's
+    # setting of the moment, as in Redis (L0 is compressed from then on).
+    before = ours.lrange("L1", 0, -1)
+    ours.config_set("list-compress-depth", 1)
+    ours.execute_command("DEBUG", "RELOAD")
+    assert ours.lrange("L1", 0, -1) == before
+    assert ql_figures(ours, "L0")["ql_compressed"] == "1"
+    assert ours.memory_usage("L0") * 2 < plain
+    ours.config_set("appendonly", "yes")  # starts a rewrite: the lists go into the AOF's base
+    wait_persistence_idle(ours)
+    ours.execute_command("DEBUG", "LOADAOF")
+    assert ours.lrange("L1", 0, -1) == before

@@ -91,7 +91,7 @@ static int check_fill(const quicklist *ql, unsigned long max_count, size_t max_b
     for (const ql_node_t *n = ql->head; n; n = n->next) {
         if (n->count == 1) continue;
         CHECK(n->count <= max_count);
-        CHECK(lp_bytes(n->lp) <= max_bytes);
+        CHECK((n->lzf_sz ? n->raw_sz : lp_bytes(n->lp)) <= max_bytes);
     }
     return 0;
 }
@@ -336,13 +336,14 @@ static size_t rand_value(char *buf) {
     int kind = (int)(random() % 10);
     if (kind < 3) return (size_t)snprintf(buf, 32, "%ld", random() % 2000 - 1000);
     size_t len = kind == 9 ? (size_t)random() % 3000 : (size_t)random() % 30;
-    for (size_t i = 0; i < len; i++) buf[i] = (char)('a' + random() % 26);
+    /* a few letters only: nodes compress (list-compress-depth runs) */
+    for (size_t i = 0; i < len; i++) buf[i] = (char)('a' + random() % (kind == 8 ? 2 : 26));
     return len;
 }
 
-static int random_run(int fill, unsigned seed) {
+static int random_run(int fill, int depth, unsigned seed) {
     srandom(seed);
-    quicklist *ql = ql_new(fill, 0);
+    quicklist *ql = ql_new(fill, depth);
     static char buf[4000];
     ql_entry_t e;
     for (int round = 0; round < 4000; round++) {
@@ -431,11 +432,75 @@ static int random_run(int fill, unsigned seed) {
 
 static int test_random_vs_model(void) {
     int fills[] = {1, 3, 16, 128, -1, -2};
-    for (size_t i = 0; i < sizeof(fills) / sizeof(*fills); i++)
-        if (random_run(fills[i], 1000 + (unsigned)i)) {
-            fprintf(stderr, "  (fill %d)\n", fills[i]);
-            return 1;
-        }
+    for (int depth = 0; depth <= 2; depth++)
+        for (size_t i = 0; i < sizeof(fills) / sizeof(*fills); i++)
+            if (random_run(fills[i], depth, 1000 + (unsigned)i)) {
+                fprintf(stderr, "  (fill %d, compress depth %d)\n", fills[i], depth);
+                return 1;
+            }
+    return 0;
+}
+
+/* Interior nodes (not within depth of an end) left plain though big
+ * enough to compress (48 bytes; all values here compress well). */
+static unsigned long raw_interior(const quicklist *ql) {
+    unsigned long k = 0, i = 0;
+    for (const ql_node_t *n = ql->head; n; n = n->next, i++)
+        if (i >= (unsigned long)ql->compress && i + (unsigned long)ql->compress < ql->len && !n->lzf_sz &&
+            lp_bytes(n->lp) >= 48)
+            k++;
+    return k;
+}
+
+static int test_compress_depth(void) {
+    char v[200];
+    memset(v, 'x', sizeof(v));
+    quicklist *plain = ql_new(4, 0), *ql = ql_new(4, 1), *ql2 = ql_new(4, 2);
+    for (int i = 0; i < 40; i++) {
+        int n = snprintf(v, 16, "value-%d", i);
+        v[n] = 'x';
+        ql_push(plain, v, sizeof(v), QL_TAIL);
+        ql_push(ql, v, sizeof(v), QL_TAIL);
+        ql_push(ql2, v, sizeof(v), QL_HEAD);
+    }
+    /* 10 nodes: every one but the depth nearest each end is compressed */
+    CHECK_EQ_INT(ql->len, 10);
+    CHECK_EQ_INT(ql_compressed_nodes(plain), 0);
+    CHECK_EQ_INT(ql_compressed_nodes(ql), 8);
+    CHECK_EQ_INT(ql_compressed_nodes(ql2), 6);
+    CHECK(ql_mem_usage(ql) * 2 < ql_mem_usage(plain));
+    CHECK_EQ_INT(ql_raw_bytes(ql), ql_raw_bytes(plain));
+    CHECK(ql_verify(ql) && ql_verify(ql2));
+    /* A read opens one interior node; the next change compresses it again. */
+    ql_entry_t e;
+    CHECK(ql_index(ql, 21, &e));
+    CHECK(e.len == sizeof(v) && memcmp(e.str, "value-21", 8) == 0);
+    CHECK_EQ_INT(raw_interior(ql), 1);
+    ql_push(ql, v, sizeof(v), QL_HEAD);
+    CHECK_EQ_INT(raw_interior(ql), 0);
+    /* Pops move the ends inwards: the nodes now at the ends are raw. */
+    unsigned char *s;
+    size_t sl;
+    long long iv;
+    for (int i = 0; i < 9; i++) {
+        CHECK(ql_pop(ql, QL_TAIL, &s, &sl, &iv));
+        zfree(s);
+    }
+    CHECK(ql_verify(ql) && !ql->tail->lzf_sz && !ql->head->lzf_sz);
+    CHECK_EQ_INT(raw_interior(ql), 0);
+    /* Middle changes, then every interior node is compressed again. */
+    CHECK(ql_index(ql, 12, &e));
+    ql_insert_after(ql, &e, "new", 3);
+    CHECK(ql_replace_at_index(ql, 17, v, 100));
+    CHECK_EQ_INT(ql_del_range(ql, 5, 6), 6);
+    CHECK(ql_verify(ql));
+    CHECK_EQ_INT(raw_interior(ql), 0);
+    quicklist *copy = ql_dup(ql);
+    CHECK(ql_verify(copy) && ql_count(copy) == ql_count(ql));
+    ql_free(copy);
+    ql_free(plain);
+    ql_free(ql);
+    ql_free(ql2);
     return 0;
 }
 
@@ -449,6 +514,7 @@ int main(void) {
     RUN_TEST(test_iter_at_index);
     RUN_TEST(test_dup_append_listpack_mem);
     RUN_TEST(test_random_vs_model);
+    RUN_TEST(test_compress_depth);
     free(mv);
     return TEST_REPORT("quicklist");
 }
