@@ -45,6 +45,10 @@ void lazyfree_destroy(lazyfree_t *lf) {
     zfree(lf);
 }
 
+void lazyfree_forget_thread(lazyfree_t *lf) {
+    if (lf) lf->bio = NULL; /* the child's copy only: the parent's thread goes on */
+}
+
 void lazyfree_drain(lazyfree_t *lf) {
     if (lf && lf->bio) bio_drain(lf->bio);
 }

@@ -42,6 +42,11 @@ void lazyfree_free_value(lazyfree_t *lf, robj *val, bool lazy);
 void lazyfree_free_tables(lazyfree_t *lf, ht *keys);
 /* Wait until every job submitted so far has finished (tests, shutdown). */
 void lazyfree_drain(lazyfree_t *lf);
+/* In a forked child that runs commands (SCRIPT DEBUG YES's session): the
+ * thread is not there (fork copies only the caller) and its queue's lock
+ * may have been held at the instant of the fork, so free synchronously
+ * from now on and never touch the queue. */
+void lazyfree_forget_thread(lazyfree_t *lf);
 /* Hold (pause) or release the thread: jobs queue up but none runs while
  * held (DEBUG LAZYFREE-PAUSE, for tests).  false when there is no thread. */
 bool lazyfree_pause(lazyfree_t *lf, bool pause);

@@ -25,6 +25,7 @@
 
 #include "evict.h"
 #include "evloop.h"
+#include "lazyfree.h"
 #include "log.h"
 #include "persist.h"
 #include "repl.h"
@@ -393,9 +394,10 @@ static void eval_generic(client_t *c, bool by_sha, bool ro) {
 
 /* In a forked session's child: no listener, no other client's socket
  * (a client the parent closes must see its connection end), default
- * signals. */
+ * signals, big values freed in place (no lazy-free thread here). */
 static void debug_child_init(server_t *srv, client_t *c) {
     log_set_child();
+    lazyfree_forget_thread(srv->lazyfree);
     signal(SIGTERM, SIG_DFL);
     signal(SIGINT, SIG_DFL);
     for (int i = 0; i < srv->listen_count; i++) close(srv->listen_fds[i]);

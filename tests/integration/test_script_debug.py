@@ -233,6 +233,24 @@ def test_forked_session_leaves_the_parent_alone(ours):
     assert child_pids(ours.pid) == []  # a zombie would still be listed
 
 
+def test_forked_session_frees_in_place(ours):
+    # The child has no lazy-free thread: a big value it deletes is freed
+    # at once, never queued for a thread that is not there.
+    r = redis.Redis(port=ours.port)
+    r.sadd("big", *["member:%d" % i for i in range(5000)])  # a hashtable set: freed lazily
+    assert r.object("encoding", "big") == b"hashtable"
+    c = start_session(ours.port, "yes", "return 1")
+    for cmd in (("m", "0"), ("r", "unlink", "big"), ("r", "info", "memory")):
+        c.send(*cmd)
+        logs = c.read_exact()[1]
+    assert logs[0] == b"<redis> info memory"
+    assert b"lazyfree_pending_objects:0\\r\\n" in logs[1], logs[1][:200]
+    c.send("c")
+    assert c.read_exact()[1][-1] == b"<endsession>"
+    assert c.read_exact()[1] == 1
+    assert r.scard("big") == 5000  # the parent's copy is untouched
+
+
 def test_sync_session_keeps_changes_and_holds_others(ours):
     r = redis.Redis(port=ours.port)
     c = start_session(ours.port, "sync", "redis.call('set', 'x', 'sync')\nreturn 1")
