@@ -171,6 +171,30 @@ static void signal_ready(server_t *srv) {
     }
 }
 
+/* `pidfile`, written once the process is the one that serves.  A
+ * daemonized server writes one even when none is configured, at
+ * RL_DEFAULT_PIDFILE, as Redis writes /var/run/redis.pid: an init script
+ * that daemonizes a server expects to find its pid.  A file that cannot be
+ * written is reported and start-up goes on, as in Redis.  Written once the
+ * sockets are bound (Redis too writes it after binding), so a second
+ * server started on a busy port fails without touching the first one's
+ * file; ours binds after loading the data, so the file comes after the
+ * load too. */
+static void write_pidfile(server_t *srv) {
+    if (srv->daemonized && !(srv->cfg.pidfile && srv->cfg.pidfile[0])) {
+        zfree(srv->cfg.pidfile);
+        srv->cfg.pidfile = zstrdup(RL_DEFAULT_PIDFILE);
+    }
+    if (!srv->cfg.pidfile || !srv->cfg.pidfile[0]) return;
+    FILE *f = fopen(srv->cfg.pidfile, "w");
+    if (!f) {
+        log_msg(LL_WARNING, "Failed to write PID file: %s", strerror(errno));
+        return;
+    }
+    fprintf(f, "%d\n", (int)srv->pid);
+    srv->pidfile_written = fclose(f) == 0;
+}
+
 bool server_init(server_t *srv) {
     hooks_register(srv); /* the lower layers' calls up, before anything runs */
     crash_install(srv);  /* crash-log-enabled: a report in the log if we go down */
@@ -191,10 +215,6 @@ bool server_init(server_t *srv) {
     srv->stats.errors = dict_create(&error_stats_type);
     log_set_level(srv->cfg.loglevel);
     log_set_role_source(log_role, srv);
-    if (srv->cfg.logfile && srv->cfg.logfile[0] && log_set_file(srv->cfg.logfile) != 0) {
-        fprintf(stderr, "Can't open the log file: %s\n", strerror(errno));
-        return false;
-    }
     signal(SIGPIPE, SIG_IGN);
     obj_create_shared();
     db_init_all(srv);
@@ -236,13 +256,7 @@ bool server_init(server_t *srv) {
     srv->cron_timer = evloop_timer_add(srv->loop, 1000000 / srv->hz, server_cron, srv);
     evloop_signal_add(srv->loop, SIGTERM, on_signal, srv);
     evloop_signal_add(srv->loop, SIGINT, on_signal, srv);
-    if (srv->cfg.pidfile && srv->cfg.pidfile[0]) {
-        FILE *f = fopen(srv->cfg.pidfile, "w");
-        if (f) {
-            fprintf(f, "%d\n", (int)srv->pid);
-            fclose(f);
-        }
-    }
+    write_pidfile(srv); /* once listening: a start that failed to bind leaves another's file alone */
     server_sample_memory(srv);
     srv->startup_memory = zmalloc_used_memory();
     srv->peak_memory = srv->startup_memory;
@@ -384,7 +398,7 @@ void server_free(server_t *srv) {
         unlink(srv->unix_path_bound);
         zfree(srv->unix_path_bound);
     }
-    if (srv->cfg.pidfile && srv->cfg.pidfile[0]) unlink(srv->cfg.pidfile);
+    if (srv->pidfile_written) unlink(srv->cfg.pidfile);
     evloop_timer_free(srv->cron_timer);
     defrag_release_timer(srv->defrag); /* its slice timer lives in the loop */
     io_engine_free(srv);               /* after the clients: their cancels were queued */

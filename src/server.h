@@ -22,6 +22,7 @@
 #include "zmalloc.h"
 
 #define RL_MAX_LISTENERS 16
+#define RL_DEFAULT_PIDFILE "/var/run/redis-like.pid" /* daemonize yes without pidfile */
 
 typedef struct server server_t;
 /* oom.c: what it did to /proc/self/oom_score_adj */
@@ -98,6 +99,8 @@ struct server {
     int listen_fds[RL_MAX_LISTENERS];
     int listen_count;
     char *unix_path_bound; /* unix socket we created, to unlink */
+    bool daemonized;       /* `daemonize yes` took effect (server_main.c) */
+    bool pidfile_written;  /* ours to unlink at exit: a failed start leaves another's alone */
 
     db_t *dbs;
     int dbnum;

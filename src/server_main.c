@@ -1,6 +1,7 @@
 /* server_main.c: main() of redis-like-server: command line, config, and the
  * server's life from init to exit.  Kept apart from lifecycle.c so the server
  * library (libredislike.a) can be linked into unit tests without a main. */
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include "lifecycle.h"
 #include "proc_title.h"
 #include "sizehist.h"
+#include "supervise.h"
 
 static void usage(void) {
     fprintf(stderr,
@@ -68,11 +70,35 @@ int main(int argc, char **argv) {
     }
     if (config_path && strcmp(config_path, "-")) srv.config_file = absolute_path(config_path);
     srv.executable = self_executable();
+    /* daemonize yes: the server goes into the background (below), unless a
+     * service manager supervises it (Redis's rule: the manager wants the
+     * process it started) */
+    bool background = srv.cfg.daemonize && supervise_resolve(srv.cfg.supervised) == SUPERVISED_NO;
+    /* the log file first, so that it has the start-up lines too, as Redis's
+     * does; a daemon's log to stdout goes nowhere, those lines included */
+    const char *log_path = srv.cfg.logfile && srv.cfg.logfile[0] ? srv.cfg.logfile : background ? "/dev/null"
+                                                                                                : NULL;
+    if (log_path && log_set_file(log_path) != 0) {
+        fprintf(stderr, "Can't open the log file: %s\n", strerror(errno));
+        config_free(&srv.cfg);
+        return 1;
+    }
     log_msg(LL_NOTICE, "oO0OoO0OoO0Oo redis-like is starting oO0OoO0OoO0Oo");
     log_msg(LL_NOTICE, "redis-like version=%s, bits=%d, pid=%d, malloc=%s, just started", RL_VERSION,
             (int)(sizeof(long) * 8), (int)getpid(), zmalloc_lib());
-    if (!config_path) log_msg(LL_WARNING, "Warning: no config file specified, using the default config.");
+    if (argc == 1)
+        log_msg(LL_WARNING, "Warning: no config file specified, using the default config.");
+    else
+        log_msg(LL_NOTICE, "Configuration loaded");
     for (int i = 0; i < srv.cfg.ignored_count; i++) log_msg(LL_WARNING, "%s", srv.cfg.ignored[i]);
+    if (background) { /* before any thread or socket exists */
+        if (!supervise_daemonize()) {
+            log_msg(LL_WARNING, "Can't daemonize: fork failed: %s", strerror(errno));
+            config_free(&srv.cfg);
+            return 1;
+        }
+        srv.daemonized = true;
+    }
     if (!server_init(&srv)) {
         server_free(&srv);
         return 1;

@@ -9,10 +9,15 @@
  * shuts down.  upstart's is a SIGSTOP the process sends itself once
  * ready.  Written from the protocols' descriptions (sd_notify(3),
  * upstart's "expect stop"): no libsystemd needed.  lifecycle.c,
- * shutdown.c and repl_replica.c say when; this file says how. */
+ * shutdown.c and repl_replica.c say when; this file says how.
+ * Also the start of a server with no manager: `daemonize yes`, the
+ * double life of an init script's daemon (server_main.c calls it before
+ * any thread or socket exists, so the child is the whole server). */
 #include "supervise.h"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,4 +59,21 @@ void supervise_tell(int mode, const char *text) {
 void supervise_upstart_ready(void) {
     raise(SIGSTOP);
     unsetenv("UPSTART_JOB"); /* a child the server forks is not the job */
+}
+
+bool supervise_daemonize(void) {
+    fflush(stdout); /* else the child would print the parent's buffered lines again */
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) return false;
+    if (pid > 0) _exit(0); /* no atexit work: the child owns everything */
+    setsid();
+    int fd = open("/dev/null", O_RDWR);
+    if (fd >= 0) {
+        dup2(fd, STDIN_FILENO);
+        dup2(fd, STDOUT_FILENO);
+        dup2(fd, STDERR_FILENO);
+        if (fd > STDERR_FILENO) close(fd);
+    }
+    return true;
 }

@@ -1,5 +1,6 @@
 /* supervise.h: telling a service manager how the server is doing, as
- * Redis's `supervised` setting does (see supervise.c). */
+ * Redis's `supervised` setting does, and the classic daemon start of
+ * `daemonize yes` (see supervise.c). */
 #ifndef RL_SUPERVISE_H
 #define RL_SUPERVISE_H
 
@@ -22,6 +23,12 @@ bool supervise_notify(const char *text);
  * otherwise.  For the moments Redis reports: loading, ready, a replica's
  * sync, shutting down, a final save and its failure. */
 void supervise_tell(int mode, const char *text);
+/* `daemonize yes`: fork, the parent exits 0 at once (the shell or init
+ * script that started the server goes on), the child leaves the
+ * terminal's session and has /dev/null for stdin, stdout and stderr, so a
+ * log to stdout goes nowhere, as in Redis.  Returns in the child only;
+ * false (in the caller's process) if fork failed. */
+bool supervise_daemonize(void);
 /* upstart: stop this process (the job's "expect stop" sees it ready and
  * continues it), once. */
 void supervise_upstart_ready(void);
