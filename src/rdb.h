@@ -84,6 +84,7 @@ typedef struct rdb_save_opts {
     bool checksum;          /* rdbchecksum (no: the trailer is zero) */
     bool aof_base;          /* aux aof-base 1 (an AOF preamble) */
     long long key_delay_us; /* rdb-key-save-delay: sleep per key (tests slow a save down) */
+    bool functions_only;    /* no keys: REPLCONF rdb-filter-only functions (redis-cli --functions-rdb) */
 } rdb_save_opts_t;
 
 /* Write every database of srv to r, trailer included; 0 or -1 (r->err). */

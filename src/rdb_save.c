@@ -330,7 +330,7 @@ int rdb_write_dataset(server_t *srv, rio_t *r, const rdb_save_opts_t *opts) {
     /* Function libraries (function.c) before the keys, as Redis 7.0 writes them. */
     struct function_sink sink = {r, opts->compress};
     srv->durability_hooks->foreach_function(srv, put_function, &sink); /* function.c */
-    for (int i = 0; i < srv->dbnum && !rio_error(r); i++)
+    for (int i = 0; i < srv->dbnum && !rio_error(r) && !opts->functions_only; i++)
         if (db_size(&srv->dbs[i])) put_db(r, &srv->dbs[i], opts->compress, opts->key_delay_us);
     put_u8(r, RDB_OPCODE_EOF);
     uint64_t crc = opts->checksum ? htole64(r->crc) : 0;

@@ -28,18 +28,18 @@
 typedef struct diskless_job {
     int fds[DISKLESS_MAX_TARGETS];
     int n;
+    bool functions_only; /* the batch asked for REPLCONF rdb-filter-only functions */
 } diskless_job_t;
 
 /* One replica (the usual case): the RDB goes to its socket as it is
  * serialised, so the transfer overlaps the dump. */
-static int diskless_child_one(server_t *srv, int fd, const char *mark) {
+static int diskless_child_one(server_t *srv, int fd, const char *mark, const rdb_save_opts_t *opts) {
     char hdr[64];
     int hl = snprintf(hdr, sizeof(hdr), "$EOF:%s\r\n", mark);
     if (rio_write_all(fd, hdr, (size_t)hl) != 0) return 1;
     rio_t *r = zmalloc(sizeof(*r));
     rio_init(r, fd, srv->cfg.rdbchecksum);
-    rdb_save_opts_t opts = {srv->cfg.rdbcompression, srv->cfg.rdbchecksum, false, srv->cfg.rdb_key_save_delay};
-    int rc = rdb_write_dataset(srv, r, &opts);
+    int rc = rdb_write_dataset(srv, r, opts);
     if (rc == 0) rc = rio_flush(r);
     long long sent = (long long)r->written;
     zfree(r);
@@ -53,11 +53,12 @@ static int diskless_child(server_t *srv, void *arg) {
     char mark[REPL_ID_LEN + 1];
     util_random_hex(mark, REPL_ID_LEN);
     mark[REPL_ID_LEN] = '\0';
-    if (job->n == 1) return diskless_child_one(srv, job->fds[0], mark);
+    rdb_save_opts_t opts = {srv->cfg.rdbcompression, srv->cfg.rdbchecksum, false, srv->cfg.rdb_key_save_delay,
+                            job->functions_only};
+    if (job->n == 1) return diskless_child_one(srv, job->fds[0], mark, &opts);
     /* Several: serialise once into memory, then the same bytes to each. */
     rio_t *r = zmalloc(sizeof(*r));
     rio_init_mem(r, srv->cfg.rdbchecksum);
-    rdb_save_opts_t opts = {srv->cfg.rdbcompression, srv->cfg.rdbchecksum, false, srv->cfg.rdb_key_save_delay};
     if (rdb_write_dataset(srv, r, &opts) != 0) return 1;
     sds rdb = rio_take_mem(r);
     zfree(r);
@@ -83,8 +84,8 @@ static void diskless_done(server_t *srv, const child_exit_t *ex, void *arg) {
     if (!ex->killed) repl_rdb_child_done(srv, ex->ok);
 }
 
-int repl_diskless_child_start(server_t *srv) {
-    diskless_job_t targets = {.n = 0};
+int repl_diskless_child_start(server_t *srv, bool functions_only) {
+    diskless_job_t targets = {.n = 0, .functions_only = functions_only};
     for (repl_replica_t *rep = R(srv)->replicas; rep; rep = rep->next)
         if (rep->state == REPLICA_WAIT_BGSAVE_END && targets.n < DISKLESS_MAX_TARGETS)
             targets.fds[targets.n++] = rep->c->fd;

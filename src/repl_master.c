@@ -273,7 +273,7 @@ static void start_bulk(server_t *srv, repl_replica_t *rep) {
 /* ------------------------------------------------------ full resync */
 
 /* repl_diskless.c: fork the child that writes to the replicas' sockets. */
-int repl_diskless_child_start(server_t *srv);
+int repl_diskless_child_start(server_t *srv, bool functions_only);
 
 static void send_fullresync(server_t *srv, repl_replica_t *rep) {
     repl_t *r = R(srv);
@@ -284,21 +284,33 @@ static void send_fullresync(server_t *srv, repl_replica_t *rep) {
     reply_raw(rep->c, line, (size_t)n);
 }
 
-/* Fork for every replica waiting to start, when no child runs.  Diskless
- * waits repl-diskless-sync-delay seconds for more replicas to arrive
- * (or until repl-diskless-sync-max-replicas are waiting). */
+/* The next child serves the replicas waiting to start that want the same
+ * RDB as the first of them (a filtered RDB is another file; the others
+ * wait for the child after it): that RDB's filter. */
+static bool next_batch_filter(const repl_t *r) {
+    for (const repl_replica_t *rep = r->replicas; rep; rep = rep->next)
+        if (rep->state == REPLICA_WAIT_BGSAVE_START) return rep->functions_only;
+    return false;
+}
+
+/* Fork for the replicas waiting to start (next_batch_filter), when no child
+ * runs.  Diskless waits repl-diskless-sync-delay seconds for more
+ * replicas to arrive (or until repl-diskless-sync-max-replicas are
+ * waiting).  A filtered RDB goes to the sockets whatever
+ * repl-diskless-sync says (as in Redis: dump.rdb must stay whole), with
+ * no delay then. */
 static void maybe_start_sync(server_t *srv) {
     repl_t *r = R(srv);
     int waiting = 0;
-    bool all_eof = true;
+    bool all_eof = true, filtered = next_batch_filter(r);
     for (repl_replica_t *rep = r->replicas; rep; rep = rep->next) {
-        if (rep->state != REPLICA_WAIT_BGSAVE_START) continue;
+        if (rep->state != REPLICA_WAIT_BGSAVE_START || rep->functions_only != filtered) continue;
         waiting++;
         if (!rep->capa_eof) all_eof = false;
     }
     if (waiting == 0 || child_active(srv)) return;
-    bool diskless = srv->cfg.repl_diskless_sync && all_eof;
-    if (diskless) {
+    bool diskless = (srv->cfg.repl_diskless_sync || filtered) && all_eof;
+    if (diskless && srv->cfg.repl_diskless_sync) {
         long long max = srv->cfg.repl_diskless_sync_max_replicas;
         bool enough = max > 0 && waiting >= max;
         if (!r->diskless_wait_since_ms) r->diskless_wait_since_ms = srv->mstime;
@@ -307,7 +319,7 @@ static void maybe_start_sync(server_t *srv) {
     r->diskless_wait_since_ms = 0;
     r->stream_db = -1; /* the stream after the snapshot starts with SELECT */
     for (repl_replica_t *rep = r->replicas; rep; rep = rep->next) {
-        if (rep->state != REPLICA_WAIT_BGSAVE_START) continue;
+        if (rep->state != REPLICA_WAIT_BGSAVE_START || rep->functions_only != filtered) continue;
         rep->state = REPLICA_WAIT_BGSAVE_END;
         send_fullresync(srv, rep);
     }
@@ -320,7 +332,7 @@ static void maybe_start_sync(server_t *srv) {
                 rep->state = REPLICA_WAIT_BGSAVE_START; /* not in this child's batch */
                 replica_close(rep, "can't write +FULLRESYNC");
             }
-        rc = repl_diskless_child_start(srv);
+        rc = repl_diskless_child_start(srv, filtered);
     } else {
         rc = persist_bgsave(srv, &err) ? 0 : -1; /* its end calls repl_rdb_child_done */
     }
@@ -446,6 +458,30 @@ static void got_ack(server_t *srv, repl_replica_t *rep, long long off) {
     if (R(srv)->waiters) evloop_request_before_sleep(srv->loop);
 }
 
+/* REPLCONF rdb-filter-only "<filter> ...": what the RDB of this sync
+ * holds.  Redis 7.0 knows one filter, "functions" (the libraries without
+ * the keys: redis-cli --functions-rdb); "" clears it.  Its error texts. */
+static bool set_rdb_filter(client_t *c, const char *spec) {
+    int n;
+    sds *words = sds_splitargs(spec, &n);
+    if (!words) {
+        reply_error(c, "Missing rdb-filter-only values");
+        return false;
+    }
+    bool functions_only = false;
+    for (int i = 0; i < n; i++) {
+        if (strcasecmp(words[i], "functions")) {
+            reply_error(c, "Unsupported rdb-filter-only option: %s", words[i]);
+            sds_free_splitres(words, n);
+            return false;
+        }
+        functions_only = true;
+    }
+    sds_free_splitres(words, n);
+    replica_of(c)->functions_only = functions_only;
+    return true;
+}
+
 static void cmd_replconf(client_t *c) {
     server_t *srv = c->srv;
     if (c->argc % 2 == 0) {
@@ -478,7 +514,7 @@ static void cmd_replconf(client_t *c) {
             }
             replica_of(c)->rdb_only = v == 1;
         } else if (!strcasecmp(opt, "rdb-filter-only")) {
-            /* redis-cli --functions-rdb: we send the whole RDB anyway */
+            if (!set_rdb_filter(c, val->ptr)) return;
         } else {
             reply_error(c, "Unrecognized REPLCONF option: %s", opt);
             return;

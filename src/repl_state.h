@@ -55,6 +55,7 @@ typedef struct repl_replica {
     int state; /* REPLICA_* */
     bool capa_eof, capa_psync2;
     bool rdb_only;               /* redis-cli --rdb: close after the RDB */
+    bool functions_only;         /* REPLCONF rdb-filter-only functions: an RDB without keys */
     bool old_sync;               /* SYNC, not PSYNC: no +FULLRESYNC line */
     long long listening_port;    /* REPLCONF listening-port */
     char announced_ip[64];       /* REPLCONF ip-address, "" = the peer's address */

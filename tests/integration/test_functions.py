@@ -3,11 +3,13 @@ FCALL_RO, flags and descriptions; the load-time sandbox; error replies
 byte-identical to Debian's redis-server 7.0.15; FUNCTION DUMP payloads and
 RDB files with functions moving both ways between the two servers; the AOF
 logging FUNCTION LOAD (in its incr file) and a rewrite's base holding the
-libraries."""
+libraries; `redis-cli --functions-rdb` (an RDB of the libraries alone)."""
+import subprocess
+
 import pytest
 import redis
 
-from conftest import REDIS_SERVER, aof_file
+from conftest import REDIS_SERVER, SERVER, aof_file
 from rawresp import ExactConn
 from test_scripting import wait_loaded
 
@@ -258,3 +260,63 @@ def test_functions_survive_aof_rewrite(start_server):
     r2 = s2.client()
     wait_loaded(r2)
     assert r2.fcall("myget", 1, "k") == "v"
+
+
+@pytest.mark.parametrize("binary", ["ours", "redis"])
+def test_cli_functions_rdb_has_no_keys(start_server, tmp_path, binary):
+    """`redis-cli --functions-rdb` (REPLCONF rdb-filter-only functions): the
+    file holds the libraries and no key, from either server, and loads into
+    ours; a `--rdb` after it is whole again (the filter was that sync's).
+    With repl-diskless-sync no the filtered RDB still goes to the socket
+    (dump.rdb stays whole)."""
+    src = start_server(binary=REDIS_SERVER if binary == "redis" else SERVER,
+                       args=("--repl-diskless-sync", "no"))
+    c = src.client()
+    c.function_load(LIB)
+    for i in range(100):
+        c.set("k%d" % i, "v")
+    for name, opt in (("funcs.rdb", "--functions-rdb"), ("all.rdb", "--rdb")):
+        d = tmp_path / name.split(".")[0]
+        d.mkdir()
+        done = subprocess.run(["redis-cli", "-p", str(src.port), opt, str(d / "dump.rdb")],
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0 and "Transfer finished with success" in done.stdout + done.stderr
+        loaded = start_server(args=("--dir", str(d)))
+        lc = loaded.client()
+        wait_loaded(lc)
+        assert [l[1] for l in lc.function_list()] == ["mylib"]
+        assert lc.dbsize() == (0 if opt == "--functions-rdb" else 100)
+        loaded.stop()
+
+
+def test_rdb_filter_errors_match_redis(server, redis_ref):
+    for spec in ("keys", "functions keys", '"functions', ""):
+        got = []
+        for s in (server, redis_ref):
+            try:
+                got.append(s.client().execute_command("REPLCONF", "rdb-filter-only", spec))
+            except redis.ResponseError as e:
+                got.append("ERR " + str(e))
+        assert got[0] == got[1], spec
+
+
+def test_functions_rdb_beside_a_replica(start_server, tmp_path):
+    """A filtered sync and a replica's full sync arriving together go into
+    separate children: the replica gets every key, the file none."""
+    from repl_helpers import wait_link_up
+    m = start_server(args=("--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "1"))
+    c = m.client()
+    c.function_load(LIB)
+    for i in range(200):
+        c.set("k%d" % i, "v")
+    cli = subprocess.Popen(["redis-cli", "-p", str(m.port), "--functions-rdb", str(tmp_path / "dump.rdb")],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    rep = start_server(args=("--replicaof", "127.0.0.1", str(m.port)))
+    rc = rep.client()
+    wait_link_up(rc)
+    assert rc.dbsize() == 200
+    assert cli.wait(timeout=60) == 0 and "Transfer finished with success" in cli.stdout.read()
+    loaded = start_server(args=("--dir", str(tmp_path)))
+    lc = loaded.client()
+    wait_loaded(lc)
+    assert lc.dbsize() == 0 and [l[1] for l in lc.function_list()] == ["mylib"]
