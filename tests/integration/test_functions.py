@@ -4,6 +4,7 @@ byte-identical to Debian's redis-server 7.0.15; FUNCTION DUMP payloads and
 RDB files with functions moving both ways between the two servers; the AOF
 logging FUNCTION LOAD (in its incr file) and a rewrite's base holding the
 libraries; `redis-cli --functions-rdb` (an RDB of the libraries alone)."""
+import os
 import subprocess
 
 import pytest
@@ -11,6 +12,7 @@ import redis
 
 from conftest import REDIS_SERVER, SERVER, aof_file
 from rawresp import ExactConn
+from repl_helpers import wait_link_up
 from test_scripting import wait_loaded
 
 LIB = """#!lua name=mylib
@@ -281,6 +283,9 @@ def test_cli_functions_rdb_has_no_keys(start_server, tmp_path, binary):
         done = subprocess.run(["redis-cli", "-p", str(src.port), opt, str(d / "dump.rdb")],
                               capture_output=True, text=True, timeout=60)
         assert done.returncode == 0 and "Transfer finished with success" in done.stdout + done.stderr
+        # the filtered RDB went to the socket; the whole one, with
+        # repl-diskless-sync no, through dump.rdb
+        assert os.path.exists(os.path.join(src.dir, "dump.rdb")) == (opt == "--rdb")
         loaded = start_server(args=("--dir", str(d)))
         lc = loaded.client()
         wait_loaded(lc)
@@ -303,7 +308,6 @@ def test_rdb_filter_errors_match_redis(server, redis_ref):
 def test_functions_rdb_beside_a_replica(start_server, tmp_path):
     """A filtered sync and a replica's full sync arriving together go into
     separate children: the replica gets every key, the file none."""
-    from repl_helpers import wait_link_up
     m = start_server(args=("--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "1"))
     c = m.client()
     c.function_load(LIB)
@@ -311,11 +315,16 @@ def test_functions_rdb_beside_a_replica(start_server, tmp_path):
         c.set("k%d" % i, "v")
     cli = subprocess.Popen(["redis-cli", "-p", str(m.port), "--functions-rdb", str(tmp_path / "dump.rdb")],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    rep = start_server(args=("--replicaof", "127.0.0.1", str(m.port)))
-    rc = rep.client()
-    wait_link_up(rc)
-    assert rc.dbsize() == 200
-    assert cli.wait(timeout=60) == 0 and "Transfer finished with success" in cli.stdout.read()
+    try:
+        rep = start_server(args=("--replicaof", "127.0.0.1", str(m.port)))
+        rc = rep.client()
+        wait_link_up(rc)
+        assert rc.dbsize() == 200
+        assert cli.wait(timeout=60) == 0 and "Transfer finished with success" in cli.stdout.read()
+    finally:
+        if cli.poll() is None:
+            cli.kill()
+            cli.wait()
     loaded = start_server(args=("--dir", str(tmp_path)))
     lc = loaded.client()
     wait_loaded(lc)
