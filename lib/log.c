@@ -1,5 +1,7 @@
 /* log.c: the server log.  One line per message, timestamped, written with a
- * single write() so lines from a forked child never interleave mid-line. */
+ * single write() so lines from a forked child never interleave mid-line;
+ * with syslog-enabled, each message goes to syslog(3) as well, without the
+ * prefix (syslog adds its own time and pid), at Redis's severities. */
 #include "log.h"
 #include "rl_assert.h"
 
@@ -10,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -18,6 +21,8 @@ static int log_fd = STDOUT_FILENO;
 static char (*role_fn)(void *); /* the process's role, asked at each line */
 static void *role_arg;
 static bool is_child;
+static bool to_syslog;
+static char syslog_ident[64]; /* openlog keeps the pointer: our own copy */
 
 void log_set_level(int level) { log_level = level; }
 void log_set_role_source(char (*fn)(void *), void *arg) {
@@ -25,6 +30,17 @@ void log_set_role_source(char (*fn)(void *), void *arg) {
     role_arg = arg;
 }
 void log_set_child(void) { is_child = true; }
+
+void log_set_syslog(const char *ident, int facility) {
+    snprintf(syslog_ident, sizeof(syslog_ident), "%s", ident);
+    /* LOG_NDELAY: the socket is opened now, before daemonize and fork */
+    openlog(syslog_ident, LOG_PID | LOG_NDELAY | LOG_NOWAIT, facility);
+    to_syslog = true;
+}
+
+/* syslog(3) takes a lock and may allocate: a crash report, written from a
+ * signal handler, goes to the log only. */
+void log_syslog_stop(void) { to_syslog = false; }
 
 int log_set_file(const char *path) {
     if (!path || !*path) {
@@ -55,8 +71,14 @@ void log_msg(int level, const char *fmt, ...) {
     va_start(ap, fmt);
     int m = vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
     va_end(ap);
+    int text = n;
     n = (m < 0) ? n : n + m;
     if ((size_t)n > sizeof(line) - 2) n = (int)sizeof(line) - 2;
+    line[n] = '\0';
+    if (to_syslog) {
+        static const int severity[] = {LOG_DEBUG, LOG_INFO, LOG_NOTICE, LOG_WARNING};
+        syslog(severity[level & 3], "%s", line + text);
+    }
     line[n++] = '\n';
     if (write(log_fd, line, (size_t)n) < 0) { /* nowhere left to report */
     }

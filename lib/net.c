@@ -130,30 +130,50 @@ void net_peer_name(int fd, char *buf, size_t len, bool local) {
     }
 }
 
+/* Redis's "local" peers: 127.0.0.1, ::1 (also as ::ffff:127.0.0.1) and unix
+ * sockets, as redis.conf documents for protected mode.  Not all of 127/8:
+ * Redis compares the peer's address text with those two, so a client bound
+ * to 127.0.0.2 (e.g. a replica with bind-source-addr) is refused by a
+ * protected server of either kind. */
 bool net_peer_is_loopback(int fd) {
     struct sockaddr_storage sa;
     socklen_t salen = sizeof(sa);
     if (getpeername(fd, (struct sockaddr *)&sa, &salen) < 0) return false;
-    if (sa.ss_family == AF_INET) {
-        uint32_t a = ntohl(((struct sockaddr_in *)&sa)->sin_addr.s_addr);
-        return (a >> 24) == 127;
-    }
+    if (sa.ss_family == AF_INET) return ntohl(((struct sockaddr_in *)&sa)->sin_addr.s_addr) == INADDR_LOOPBACK;
     if (sa.ss_family == AF_INET6) {
         struct in6_addr *a = &((struct sockaddr_in6 *)&sa)->sin6_addr;
         if (IN6_IS_ADDR_LOOPBACK(a)) return true;
-        /* IPv4-mapped 127.x.x.x */
-        return IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127;
+        static const uint8_t mapped_lo[4] = {127, 0, 0, 1};
+        return IN6_IS_ADDR_V4MAPPED(a) && memcmp(&a->s6_addr[12], mapped_lo, 4) == 0;
     }
     return sa.ss_family == AF_UNIX;
 }
 
-int net_connect_tcp_nonblock(const char *host, int port, char *err, size_t errlen) {
+/* Bind fd to source (an address of family fam); false if that fails, e.g.
+ * the address is not this host's or of the other family. */
+static bool bind_source(int fd, int fam, const char *source) {
+    struct addrinfo hints, *res, *ai;
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_family = fam;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE;
+    if (getaddrinfo(source, NULL, &hints, &res) != 0) return false;
+    bool ok = false;
+    for (ai = res; ai && !ok; ai = ai->ai_next) ok = bind(fd, ai->ai_addr, ai->ai_addrlen) == 0;
+    freeaddrinfo(res);
+    return ok;
+}
+
+int net_connect_tcp_nonblock(const char *host, int port, const char *source, char *err, size_t errlen) {
     struct addrinfo *res = resolve_tcp(host, port, 0, err, errlen), *ai;
     if (!res) return -1;
     int fd = -1;
     for (ai = res; ai; ai = ai->ai_next) {
         fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
         if (fd < 0) continue;
+        /* Best effort, as Redis's replica link: a source that cannot be
+         * bound leaves the kernel to choose. */
+        if (source && *source) (void)bind_source(fd, ai->ai_family, source);
         if (set_nonblock(fd) == 0 && (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0 || errno == EINPROGRESS)) break;
         snprintf(err, errlen, "%s", strerror(errno));
         close(fd);

@@ -20,11 +20,13 @@ void net_set_client_options(int fd, bool is_unix, int keepalive_s);
  * failures are ignored (a Unix socket has no such option). */
 void net_set_nodelay(int fd, bool on);
 void net_peer_name(int fd, char *buf, size_t len, bool local);
+/* 127.0.0.1, ::1 or a unix socket: the peers Redis calls local. */
 bool net_peer_is_loopback(int fd);
-/* Start a non-blocking TCP connect to host:port (name or literal); returns
+/* Start a non-blocking TCP connect to host:port (name or literal) from
+ * source (an address to bind first, best effort; NULL or "": any); returns
  * the fd (connected or in progress: wait for writable, then ask
  * net_connect_result) or -1 with a reason in err. */
-int net_connect_tcp_nonblock(const char *host, int port, char *err, size_t errlen);
+int net_connect_tcp_nonblock(const char *host, int port, const char *source, char *err, size_t errlen);
 /* 0 once a non-blocking connect finished well, else the errno it failed with. */
 int net_connect_result(int fd);
 

@@ -87,6 +87,7 @@ extern command_t pubsub_commands[], slowlog_commands[], latency_commands[], moni
 extern command_t persist_commands[];                                                            /* persist.c */
 extern command_t repl_commands[];                                                               /* repl_master.c, repl_replica.c, repl_info.c */
 extern command_t acl_commands[];                                                                /* acl_cmds.c: ACL */
+extern command_t module_commands[];                                                             /* module_cmds.c: MODULE */
 extern const obj_type_ops_t list_type_ops, stream_type_ops;
 /* Object ops of the collection types, registered by commands_init(). */
 extern const obj_type_ops_t hash_type_ops, set_type_ops, zset_type_ops;

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 
 #include "cpu_affinity.h"
 #include "log.h"
@@ -73,6 +74,8 @@ static const enum_name supervised_enum[] = {{"no", SUPERVISED_NO},
                                             {"systemd", SUPERVISED_SYSTEMD},
                                             {"auto", SUPERVISED_AUTO},
                                             {NULL, 0}};
+static const enum_name syslog_facility_enum[] = {
+    {"user", LOG_USER}, {"local0", LOG_LOCAL0}, {"local1", LOG_LOCAL1}, {"local2", LOG_LOCAL2}, {"local3", LOG_LOCAL3}, {"local4", LOG_LOCAL4}, {"local5", LOG_LOCAL5}, {"local6", LOG_LOCAL6}, {"local7", LOG_LOCAL7}, {NULL, 0}};
 static const enum_name debug_enum[] = {{"no", DEBUG_CMD_NO}, {"yes", DEBUG_CMD_YES}, {"local", DEBUG_CMD_LOCAL}, {NULL, 0}};
 static const enum_name io_engine_enum[] = {{"auto", IO_ENGINE_AUTO}, {"epoll", IO_ENGINE_EPOLL}, {"io_uring", IO_ENGINE_URING}, {NULL, 0}};
 static const enum_name diskless_load_enum[] = {{"disabled", REPL_DISKLESS_LOAD_DISABLED},
@@ -137,6 +140,10 @@ static const directive directives[] = {
     {"logfile", T_STR, O(logfile), "", 0, 0, NULL, F_IMMUTABLE},
     {"pidfile", T_STR, O(pidfile), "", 0, 0, NULL, F_IMMUTABLE},
     {"daemonize", T_BOOL, O(daemonize), "no", 0, 0, NULL, F_IMMUTABLE},
+    /* Redis's ident: a syslog filter written for Redis matches ours */
+    {"syslog-enabled", T_BOOL, O(syslog_enabled), "no", 0, 0, NULL, F_IMMUTABLE},
+    {"syslog-ident", T_STR, O(syslog_ident), "redis", 0, 0, NULL, F_IMMUTABLE},
+    {"syslog-facility", T_ENUM, O(syslog_facility), "local0", 0, 0, syslog_facility_enum, F_IMMUTABLE},
     {"dir", T_STR, O(dir), ".", 0, 0, NULL, F_PROTECTED},
     {"dbfilename", T_STR, O(dbfilename), "dump.rdb", 0, 0, NULL, F_BASENAME | F_PROTECTED},
     {"save", T_STR, O(save), "3600 1 300 100 60 10000", 0, 0, NULL, 0},
@@ -198,6 +205,7 @@ static const directive directives[] = {
     {"latency-monitor-threshold", T_INT, O(latency_monitor_threshold), "0", 0, LLONG_MAX, NULL, 0},
     {"io-engine", T_ENUM, O(io_engine), "auto", 0, 0, io_engine_enum, F_IMMUTABLE}, /* io_uring_engine.c */
     {"enable-debug-command", T_ENUM, O(enable_debug_command), "no", 0, 0, debug_enum, F_IMMUTABLE},
+    {"enable-module-command", T_ENUM, O(enable_module_command), "no", 0, 0, debug_enum, F_IMMUTABLE},
     {"enable-protected-configs", T_ENUM, O(enable_protected_configs), "no", 0, 0, debug_enum, F_IMMUTABLE},
     {"supervised", T_ENUM, O(supervised), "no", 0, 0, supervised_enum, F_IMMUTABLE},
     {"crash-log-enabled", T_BOOL, O(crash_log_enabled), "yes", 0, 0, NULL, 0},
@@ -222,6 +230,7 @@ static const directive directives[] = {
     {"replicaof", T_STR, O(replicaof), "", 0, 0, NULL, F_IMMUTABLE},
     {"masterauth", T_STR, O(masterauth), "", 0, 0, NULL, 0},
     {"masteruser", T_STR, O(masteruser), "", 0, 0, NULL, 0},
+    {"bind-source-addr", T_STR, O(bind_source_addr), "", 0, 0, NULL, 0}, /* the replica link's, next connect */
     {"ignore-warnings", T_STR, O(ignore_warnings), "", 0, 0, NULL, 0},
     {"replica-read-only", T_BOOL, O(replica_read_only), "yes", 0, 0, NULL, 0},
     {"replica-serve-stale-data", T_BOOL, O(replica_serve_stale_data), "yes", 0, 0, NULL, 0},
@@ -689,42 +698,20 @@ static int check_supported(const rl_config_t *cfg, const directive *d, const cha
 
 /* Redis 7.0 directives that redis-like has no parameter for (README,
  * Configuration), taken in a config file or on the command line so that a
- * Redis configuration loads unchanged.  `same` lists the
- * values ("|" between them, "*" for any) that ask for what redis-like does
- * anyway; they are taken silently.  Any other value is refused when
- * `refuse` (ignoring it would break what its user relies on: where the log
- * goes), else taken with `does` logged at start-up, which says what
- * happens instead.  Cluster, TLS and the rest of Redis's parameters are
- * refused as unknown. */
+ * Redis configuration loads unchanged.  `same` is the value that asks for
+ * what redis-like does anyway, taken silently; any other value is taken
+ * with `does` logged at start-up, which says what happens instead.  Cluster, TLS and the rest of Redis's
+ * parameters are refused as unknown. */
 typedef struct {
     const char *name, *same;
-    bool refuse;
     const char *does;
 } redis_only_directive;
 
 static const redis_only_directive redis_only[] = {
-    {"io-threads", "1", false, "socket I/O runs on the main thread"},
-    {"io-threads-do-reads", "no", false, "socket I/O runs on the main thread"},
-    {"syslog-enabled", "no", true, "the log goes to logfile or standard output only"},
-    {"syslog-ident", "*", false, NULL},
-    {"syslog-facility", "*", false, NULL},
-    {"crash-memcheck-enabled", "no", false, "no memory test runs after a crash"},
-    {"enable-module-command", "no", false, "there are no modules and no MODULE command"},
+    {"io-threads", "1", "socket I/O runs on the main thread"},
+    {"io-threads-do-reads", "no", "socket I/O runs on the main thread"},
+    {"crash-memcheck-enabled", "no", "no memory test runs after a crash"},
 };
-
-/* True if value is one of the "|"-separated words of list (or list is
- * "*"), ignoring case. */
-static bool value_in(const char *value, const char *list) {
-    if (!strcmp(list, "*")) return true;
-    size_t vlen = strlen(value);
-    for (const char *p = list;;) {
-        const char *bar = strchr(p, '|');
-        size_t n = bar ? (size_t)(bar - p) : strlen(p);
-        if (n == vlen && !strncasecmp(p, value, n)) return true;
-        if (!bar) return false;
-        p = bar + 1;
-    }
-}
 
 static const redis_only_directive *find_redis_only(const char *name) {
     for (size_t i = 0; i < sizeof(redis_only) / sizeof(redis_only[0]); i++)
@@ -733,23 +720,15 @@ static const redis_only_directive *find_redis_only(const char *name) {
 }
 
 /* A line naming a redis_only directive: taken (0), noting in cfg->ignored
- * a value that asks for what redis-like does not do, or refused (-1). */
+ * a value that asks for what redis-like does not do, or refused (-1) for
+ * want of its one value. */
 static int apply_redis_only(rl_config_t *cfg, const redis_only_directive *r, int argc, sds *argv,
                             const char **err) {
-    /* A "*" directive takes any value, several words included, but one is
-     * still needed. */
-    if (argc < 2 || (argc != 2 && strcmp(r->same, "*") != 0)) {
+    if (argc != 2) {
         *err = "wrong number of arguments";
         return -1;
     }
-    if (value_in(argv[1], r->same)) return 0;
-    static char msg[300];
-    if (r->refuse) {
-        snprintf(msg, sizeof(msg), "'%s %s' is not supported by redis-like: %s (accepted: %s)", r->name, argv[1],
-                 r->does, r->same);
-        *err = msg;
-        return -1;
-    }
+    if (!strcasecmp(argv[1], r->same)) return 0;
     sds note = sds_catprintf(sds_empty(), "'%s %s' has no effect in redis-like: %s.", r->name, argv[1], r->does);
     cfg->ignored = zrealloc(cfg->ignored, sizeof(char *) * (size_t)(cfg->ignored_count + 1));
     cfg->ignored[cfg->ignored_count++] = zstrdup(note);
@@ -771,6 +750,10 @@ static int apply_line(rl_config_t *cfg, const char *line, const char **err) {
         const redis_only_directive *ro = d ? NULL : find_redis_only(argv[0]);
         if (ro) {
             r = apply_redis_only(cfg, ro, argc, argv, err);
+        } else if (!strcasecmp(argv[0], "loadmodule")) {
+            /* ignoring it would leave the module's commands missing */
+            *err = "redis-like cannot load Redis modules (there is no module API)";
+            r = -1;
         } else if (!d) {
             *err = "Bad directive or wrong number of arguments";
             r = -1;

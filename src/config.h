@@ -77,6 +77,9 @@ typedef struct rl_config {
     char *logfile;
     char *pidfile;
     bool daemonize;
+    bool syslog_enabled; /* log lines to syslog(3) as well (log.c) */
+    char *syslog_ident;
+    int syslog_facility; /* LOG_USER, LOG_LOCAL0.. */
     char *dir;
     char *dbfilename;
     char *save; /* accepted for compatibility (persistence issue) */
@@ -139,6 +142,7 @@ typedef struct rl_config {
     long long latency_monitor_threshold;
     int io_engine;                              /* IO_ENGINE_*: socket I/O engine asked for (io_uring_engine.c) */
     int enable_debug_command;                   /* DEBUG_CMD_*: who may run DEBUG (debug.c) */
+    int enable_module_command;                  /* DEBUG_CMD_*: who may run MODULE LOAD|LOADEX|UNLOAD (module_cmds.c) */
     int enable_protected_configs;               /* DEBUG_CMD_*: who may CONFIG SET dir and dbfilename */
     char *server_cpulist, *bio_cpulist;         /* CPUs of the main thread, of the background threads (cpu_affinity.c) */
     char *aof_rewrite_cpulist, *bgsave_cpulist; /* of the forked children */
@@ -154,6 +158,7 @@ typedef struct rl_config {
     /* replication (repl_*.c) */
     char *replicaof;               /* "host port", "" = we are a master */
     char *masterauth, *masteruser; /* "" = none */
+    char *bind_source_addr;        /* the replica link's source address, "" = any */
     char *ignore_warnings;         /* Redis's ARM64-COW-BUG switch: no warning here to silence */
     bool replica_read_only;
     bool replica_serve_stale_data;

@@ -157,6 +157,7 @@ static void report_client(client_t *c) {
 
 static void report(int sig, const siginfo_t *info, const void *uctx) {
     server_t *srv = crash_srv;
+    log_syslog_stop();
     puts_log("\n\n=== REDIS-LIKE BUG REPORT START: Cut & paste starting from here ===\n");
     log_msg(LL_WARNING, "redis-like %s crashed by signal: %d, si_code: %d", RL_VERSION, sig, info->si_code);
     if (sig == SIGSEGV || sig == SIGBUS) log_msg(LL_WARNING, "Accessing address: %p", info->si_addr);

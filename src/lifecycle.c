@@ -353,7 +353,7 @@ static void show_banner(const server_t *srv) {
 
 void server_run(server_t *srv) {
     show_banner(srv);
-    log_msg(LL_NOTICE, "Server initialized");
+    log_msg(LL_WARNING, "Server initialized"); /* Redis logs it as a warning */
     if (srv->cfg.port) log_msg(LL_NOTICE, "Ready to accept connections tcp");
     if (srv->unix_path_bound) log_msg(LL_NOTICE, "Ready to accept connections unix");
     signal_ready(srv);

@@ -197,7 +197,7 @@ static void cmd_migrate(client_t *c) {
     char err[128];
     int fd = -1, failed = ETIMEDOUT;
     if (obj_get_ll(c->argv[2], &port) && port > 0 && port < 65536)
-        fd = net_connect_tcp_nonblock(c->argv[1]->ptr, (int)port, err, sizeof(err));
+        fd = net_connect_tcp_nonblock(c->argv[1]->ptr, (int)port, NULL, err, sizeof(err)); /* Redis 7.0: no bind-source-addr */
     if (fd >= 0) {
         struct pollfd pfd = {fd, POLLOUT, 0};
         failed = poll(&pfd, 1, (int)a.timeout_ms) == 1 ? net_connect_result(fd) : ETIMEDOUT;

@@ -508,7 +508,7 @@ static void connect_to_master(server_t *srv) {
     repl_link_t *l = L(srv);
     char err[256];
     log_msg(LL_NOTICE, "Connecting to MASTER %s:%d", l->host, l->port);
-    int fd = net_connect_tcp_nonblock(l->host, l->port, err, sizeof(err));
+    int fd = net_connect_tcp_nonblock(l->host, l->port, srv->cfg.bind_source_addr, err, sizeof(err));
     if (fd < 0) {
         log_msg(LL_WARNING, "Unable to connect to MASTER: %s", err);
         return;

@@ -83,13 +83,16 @@ int main(int argc, char **argv) {
         config_free(&srv.cfg);
         return 1;
     }
-    log_msg(LL_NOTICE, "oO0OoO0OoO0Oo redis-like is starting oO0OoO0OoO0Oo");
-    log_msg(LL_NOTICE, "redis-like version=%s, bits=%d, pid=%d, malloc=%s, just started", RL_VERSION,
+    if (srv.cfg.syslog_enabled) log_set_syslog(srv.cfg.syslog_ident, srv.cfg.syslog_facility);
+    log_set_level(srv.cfg.loglevel);
+    /* warnings, as Redis logs them: they show at every loglevel */
+    log_msg(LL_WARNING, "oO0OoO0OoO0Oo redis-like is starting oO0OoO0OoO0Oo");
+    log_msg(LL_WARNING, "redis-like version=%s, bits=%d, pid=%d, malloc=%s, just started", RL_VERSION,
             (int)(sizeof(long) * 8), (int)getpid(), zmalloc_lib());
     if (argc == 1)
         log_msg(LL_WARNING, "Warning: no config file specified, using the default config.");
     else
-        log_msg(LL_NOTICE, "Configuration loaded");
+        log_msg(LL_WARNING, "Configuration loaded");
     for (int i = 0; i < srv.cfg.ignored_count; i++) log_msg(LL_WARNING, "%s", srv.cfg.ignored[i]);
     if (background) { /* before any thread or socket exists */
         if (!supervise_daemonize()) {

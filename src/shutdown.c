@@ -62,6 +62,7 @@ bool shutdown_begin(server_t *srv, int flags, client_t *c) {
         if (c) c->flags |= CLIENT_SHUTDOWN_WAIT;
         return false;
     }
+    log_msg(LL_WARNING, "User requested shutdown..."); /* a signal's too, as Redis logs it */
     supervise_tell(srv->cfg.supervised, "STOPPING=1\n");
     if (must_wait(srv, flags)) {
         srv->shutdown_flags = flags;
@@ -118,7 +119,6 @@ void cmd_shutdown(client_t *c) {
     /* Inside a busy script (SHUTDOWN NOSAVE is what may run then) there is
      * no waiting: the loop the wait needs is the script's. */
     if (script_is_running(srv)) flags |= SHUTDOWN_FLAG_NOW;
-    log_msg(LL_WARNING, "User requested shutdown...");
     /* Exiting: no reply, the connection closes with the server, as in Redis. */
     if (shutdown_begin(srv, flags, c)) c->flags |= CLIENT_CLOSE_AFTER_REPLY;
 }

@@ -5,6 +5,7 @@ counters.
 
 Run alone: /usr/bin/python3 -m pytest -q tests/integration/test_acl.py"""
 import os
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -38,6 +39,8 @@ def start_raw(args, conf_text=None):
         p.terminate()
         p.wait()
         return None, ""
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def auth_client(s, user, pw, **kw):

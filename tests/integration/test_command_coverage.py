@@ -1,6 +1,6 @@
 """COMMAND COUNT and COMMAND LIST against Debian's redis-server 7.0.15: the
 commands Redis has and redis-like lacks must be exactly those of the
-deliberate omissions (cluster, modules); nothing else, and nothing Redis
+deliberate omission (cluster); nothing else, and nothing Redis
 lacks but the extensions listed in EXTENSIONS.
 
 Run alone: /usr/bin/python3 -m pytest -q tests/integration/test_command_coverage.py"""
@@ -16,7 +16,6 @@ ABSENT = {
                              "cluster|links cluster|meet cluster|myid cluster|nodes cluster|replicas "
                              "cluster|replicate cluster|reset cluster|saveconfig cluster|set-config-epoch "
                              "cluster|setslot cluster|shards cluster|slaves cluster|slots",
-    "modules (not planned)": "module module|help module|list module|load module|loadex module|unload",
 }
 
 

@@ -76,7 +76,8 @@ def test_redis_only_directive_at_our_behaviour_is_silent(start_server):
 
 @pytest.mark.parametrize("line,reason", [
     ("supervised maybe", "argument(s) must be one of the following: no, upstart, systemd, auto"),
-    ("syslog-enabled yes", "the log goes to logfile or standard output only"),
+    ("syslog-facility bogus", "argument(s) must be one of the following: user, local0, local1, local2, "
+                              "local3, local4, local5, local6, local7"),
     ("appendfilename a/b.aof", "appendfilename can't be a path, just a filename"),
     ("appenddirname /tmp/x", "appenddirname can't be a path, just a dirname"),
     ("activerehashing", "wrong number of arguments"),

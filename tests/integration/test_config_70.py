@@ -28,9 +28,7 @@ MISSING = {
         tls-ciphersuites tls-client-cert-file tls-client-key-file tls-client-key-file-pass tls-cluster
         tls-dh-params-file tls-key-file tls-key-file-pass tls-port tls-prefer-server-ciphers tls-protocols
         tls-replication tls-session-cache-size tls-session-cache-timeout tls-session-caching""",
-    "process and OS settings not implemented": """bind-source-addr crash-memcheck-enabled
-        syslog-enabled syslog-facility syslog-ident
-        enable-module-command""",
+    "process and OS settings not implemented": """crash-memcheck-enabled""",
     "server behaviour not implemented": """io-threads io-threads-do-reads""",
 }
 

@@ -3,6 +3,7 @@
 readable through it, spread over every instance, and killing one instance
 only fails its own keys."""
 import os
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -35,6 +36,7 @@ def cluster():
         subprocess.run([CLUSTER_UP, "stop"], env=env, timeout=30, capture_output=True)
     for name in ("nutcracker.pid", "rl0.pid", "rl1.pid", "rl2.pid"):
         assert not os.path.exists(os.path.join(d, name)), "cluster-up stop left " + name
+    shutil.rmtree(d, ignore_errors=True)
 
 
 def _port_free(port):

@@ -5,6 +5,7 @@ thousand keys of mixed sizes through redis-py, deletes half, checks
 counts and values, serves redis-benchmark, then stops the server with SHUTDOWN NOSAVE.  Prints
 "name: N passed, N failed" like the C tests.  Usage: dropin_redis.py SO"""
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -93,6 +94,7 @@ def main():
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+        shutil.rmtree(workdir, ignore_errors=True)
     print(f"ebbmalloc drop-in redis-server: {passed} passed, {failed} failed")
     return 1 if failed else 0
 
