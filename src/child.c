@@ -66,6 +66,12 @@ long long child_total_forks(const server_t *srv) { return C(srv)->total_forks; }
 /* ------------------------------------------------------------ in the child */
 
 /* Bytes the child copied on write: the sum of Private_Dirty in smaps. */
+/* The child's own count of bytes it sent (child_count_sent): a global
+ * because only the one process that is the child ever writes it. */
+static uint64_t sent_bytes;
+
+void child_count_sent(long long n) { sent_bytes += (uint64_t)n; }
+
 static size_t private_dirty_bytes(void) {
     FILE *f = fopen("/proc/self/smaps", "r");
     if (!f) return 0;
@@ -90,10 +96,11 @@ static void run_child(server_t *srv, const child_job_t *job, int pipe_fd) {
     else cpu_affinity_apply(srv->cfg.bgsave_cpulist, "RDB child");
     server_set_proc_title(srv, job->title);
     int rc = job->body(srv, job->body_arg);
-    uint64_t cow = private_dirty_bytes();
+    uint64_t report[2] = {private_dirty_bytes(), sent_bytes}; /* what finish() reads */
     if (rc == 0)
-        log_msg(LL_NOTICE, "%s: %zu MB of memory used by copy-on-write", job->what, (size_t)(cow / (1024 * 1024)));
-    if (rio_write_all(pipe_fd, &cow, sizeof(cow)) != 0) { /* the parent then reports 0 */
+        log_msg(LL_NOTICE, "%s: %zu MB of memory used by copy-on-write", job->what,
+                (size_t)(report[0] / (1024 * 1024)));
+    if (rio_write_all(pipe_fd, report, sizeof(report)) != 0) { /* the parent then reports 0 */
     }
     _exit(rc);
 }
@@ -142,9 +149,10 @@ bool child_start(server_t *srv, const child_job_t *job, const char **err) {
 /* Empty the slot, then tell the job's owner (which may start the next). */
 static void finish(server_t *srv, child_exit_t *ex) {
     child_t *ch = C(srv);
-    uint64_t cow = 0;
-    if (!ex->killed && read(ch->pipe, &cow, sizeof(cow)) != (ssize_t)sizeof(cow)) cow = 0;
-    ex->cow_bytes = (size_t)cow;
+    uint64_t report[2] = {0, 0}; /* copy-on-write, bytes sent (run_child) */
+    if (!ex->killed && read(ch->pipe, report, sizeof(report)) != (ssize_t)sizeof(report)) report[0] = report[1] = 0;
+    ex->cow_bytes = (size_t)report[0];
+    ex->sent_bytes = (long long)report[1];
     ex->start_ms = ch->start_ms;
     close(ch->pipe);
     child_done_fn *done = ch->done;

@@ -28,11 +28,12 @@ typedef enum { CHILD_NONE = 0,
 /* How the child ended, for the done callback. */
 typedef struct child_exit {
     pid_t pid;
-    bool ok;            /* exited with status 0 */
-    int signo;          /* the signal that ended it, or 0 */
-    bool killed;        /* child_kill ended it (shutdown), not its own exit */
-    size_t cow_bytes;   /* copy-on-write the child reported (bytes), 0 when unknown */
-    long long start_ms; /* when it was forked */
+    bool ok;              /* exited with status 0 */
+    int signo;            /* the signal that ended it, or 0 */
+    bool killed;          /* child_kill ended it (shutdown), not its own exit */
+    size_t cow_bytes;     /* copy-on-write the child reported (bytes), 0 when unknown */
+    long long sent_bytes; /* what the child said it sent to sockets (child_count_sent) */
+    long long start_ms;   /* when it was forked */
 } child_exit_t;
 
 /* Runs in the child; returns its exit code. */
@@ -62,6 +63,9 @@ void child_reap(server_t *srv);
 void child_kill(server_t *srv);
 
 bool child_active(const server_t *srv);
+/* In the child: n more bytes went to the network (a diskless sync's
+ * RDB), for the parent's INFO counters. */
+void child_count_sent(long long n);
 /* CHILD_NONE when no child runs. */
 child_type_t child_active_type(const server_t *srv);
 /* pid of the running child, -1 when none. */

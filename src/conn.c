@@ -396,7 +396,7 @@ static void read_from_client(client_t *c) {
         return;
     }
     sds_setlen(c->querybuf, cur + (size_t)n);
-    srv->stats.net_input_bytes += n;
+    stats_net_in(&srv->stats, n, c->flags & CLIENT_MASTER);
     c->last_interaction_ms = srv->mstime;
     if (sds_len(c->querybuf) > c->querybuf_peak) c->querybuf_peak = sds_len(c->querybuf);
     /* The allocation, not the length, is what the limit bounds. */
@@ -443,7 +443,7 @@ void conn_input(client_t *c, const char *p, size_t n) {
     server_t *srv = c->srv;
     if (c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP)) return; /* epoll stops reading too */
     srv->stats.io_reads++;
-    srv->stats.net_input_bytes += (long long)n;
+    stats_net_in(&srv->stats, (long long)n, c->flags & CLIENT_MASTER);
     c->last_interaction_ms = srv->mstime;
     if (sds_len(c->querybuf) == 0) {
         if (n > c->querybuf_peak) c->querybuf_peak = n;
@@ -505,6 +505,7 @@ static void consume_output(client_t *c, size_t n) {
             return;
         }
         n -= left;
+        if (c->bufpos > c->buf_peak) c->buf_peak = c->bufpos;
         c->bufpos = 0;
         c->sentlen = 0;
     }
@@ -546,7 +547,7 @@ bool conn_flush_now(client_t *c) {
         ssize_t n = write(c->fd, p, len);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) return false;
-        c->srv->stats.net_output_bytes += n;
+        stats_net_out(&c->srv->stats, n, c->flags & CLIENT_REPLICA);
         consume_output(c, (size_t)n);
     }
     return true;
@@ -604,7 +605,7 @@ void conn_sent(client_t *c, long n) {
         }
         return;
     }
-    c->srv->stats.net_output_bytes += n;
+    stats_net_out(&c->srv->stats, n, c->flags & CLIENT_REPLICA);
     consume_output(c, (size_t)n);
     conn_track_memory(c);
     if (conn_has_pending_output(c)) conn_mark_pending_write(c);
@@ -628,7 +629,7 @@ static int write_to_client(client_t *c) {
             conn_free(c);
             return -1;
         }
-        srv->stats.net_output_bytes += n;
+        stats_net_out(&c->srv->stats, n, c->flags & CLIENT_REPLICA);
         consume_output(c, (size_t)n);
     }
     conn_track_memory(c);
@@ -742,6 +743,10 @@ static void shrink_querybuf(client_t *c, long long now) {
  * past `timeout` (may free c). */
 static void cron_client(server_t *srv, client_t *c, long long timeout_ms) {
     shrink_querybuf(c, srv->mstime);
+    if (srv->mstime - c->buf_peak_since_ms >= 5000) { /* Redis's window for rbp */
+        c->buf_peak = c->bufpos;
+        c->buf_peak_since_ms = srv->mstime;
+    }
     conn_track_memory(c); /* replies others pushed to it (pub/sub, MONITOR) */
     if (timeout_ms <= 0) return;
     if (c->flags & (CLIENT_BLOCKED | CLIENT_SHUTDOWN_WAIT)) return; /* as Redis: blocked clients have their own timeout */
@@ -811,7 +816,7 @@ sds conn_info_string(sds s, client_t *c) {
                          (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
                          (now - c->ctime_ms) / 1000, (now - c->last_interaction_ms) / 1000, flags, c->db->id,
                          info.sub, info.psub, info.ssub, info.multi,
-                         qbuf, sds_avail(c->querybuf), CLIENT_BUF_SIZE, c->querybuf_peak, obl, oll, c->reply_bytes, totmem,
+                         qbuf, sds_avail(c->querybuf), CLIENT_BUF_SIZE, c->buf_peak, obl, oll, c->reply_bytes, totmem,
                          events, c->lastcmd ? c->lastcmd->fullname : "NULL", info.user, info.redir, c->resp,
                          c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "");
 }

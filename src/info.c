@@ -186,8 +186,12 @@ static sds sec_stats(server_t *srv, sds s) {
                       "instantaneous_ops_per_sec:%lld\r\n"
                       "total_net_input_bytes:%lld\r\n"
                       "total_net_output_bytes:%lld\r\n"
+                      "total_net_repl_input_bytes:%lld\r\n"
+                      "total_net_repl_output_bytes:%lld\r\n"
                       "instantaneous_input_kbps:%.2f\r\n"
                       "instantaneous_output_kbps:%.2f\r\n"
+                      "instantaneous_input_repl_kbps:%.2f\r\n"
+                      "instantaneous_output_repl_kbps:%.2f\r\n"
                       "rejected_connections:%lld\r\n"
                       "sync_full:%lld\r\n"
                       "sync_partial_ok:%lld\r\n"
@@ -224,9 +228,15 @@ static sds sec_stats(server_t *srv, sds s) {
                       "total_reads_processed:%lld\r\n"
                       "total_writes_processed:%lld\r\n"
                       "io_threaded_reads_processed:0\r\n"
-                      "io_threaded_writes_processed:0\r\n",
+                      "io_threaded_writes_processed:0\r\n"
+                      /* a client's reply buffer has one size here
+                       * (CLIENT_BUF_SIZE): never resized */
+                      "reply_buffer_shrinks:0\r\n"
+                      "reply_buffer_expands:0\r\n",
                       st->numconnections, st->numcommands, ring_avg(st->ops_samples), st->net_input_bytes,
-                      st->net_output_bytes, ring_avg(st->net_in_samples) / 1024.0, ring_avg(st->net_out_samples) / 1024.0,
+                      st->net_output_bytes, st->net_repl_input_bytes, st->net_repl_output_bytes,
+                      ring_avg(st->net_in_samples) / 1024.0, ring_avg(st->net_out_samples) / 1024.0,
+                      ring_avg(st->net_repl_in_samples) / 1024.0, ring_avg(st->net_repl_out_samples) / 1024.0,
                       st->rejected_conn, sync_full, sync_ok, sync_err, st->expiredkeys, st->expire_cycle_cpu_us / 1000, st->evictedkeys, st->evictedclients, evict_exceeded_total_ms(srv), evict_exceeded_current_ms(srv), st->keyspace_hits,
                       st->keyspace_misses, pubsub_channel_count(srv), pubsub_pattern_count(srv), pubsub_shard_channel_count(srv),
                       child_latest_fork_usec(srv), child_total_forks(srv), /* child.c */
@@ -251,17 +261,21 @@ static sds sec_replication(server_t *srv, sds s) {
 
 static sds sec_cpu(server_t *srv, sds s) {
     (void)srv;
-    struct rusage self, children;
+    struct rusage self, children, main_thread;
     getrusage(RUSAGE_SELF, &self);
     getrusage(RUSAGE_CHILDREN, &children);
+    getrusage(RUSAGE_THREAD, &main_thread); /* INFO runs on the main thread */
 #define TV(t) ((double)(t).tv_sec + (double)(t).tv_usec / 1e6)
     return sds_catprintf(s,
                          "# CPU\r\n"
                          "used_cpu_sys:%.6f\r\n"
                          "used_cpu_user:%.6f\r\n"
                          "used_cpu_sys_children:%.6f\r\n"
-                         "used_cpu_user_children:%.6f\r\n",
-                         TV(self.ru_stime), TV(self.ru_utime), TV(children.ru_stime), TV(children.ru_utime));
+                         "used_cpu_user_children:%.6f\r\n"
+                         "used_cpu_sys_main_thread:%.6f\r\n"
+                         "used_cpu_user_main_thread:%.6f\r\n",
+                         TV(self.ru_stime), TV(self.ru_utime), TV(children.ru_stime), TV(children.ru_utime),
+                         TV(main_thread.ru_stime), TV(main_thread.ru_utime));
 #undef TV
 }
 

@@ -69,11 +69,15 @@ static void sample_rates(server_t *srv) {
     st->ops_samples[i] = (st->numcommands - st->ops_last_count) * 1000 / dt;
     st->net_in_samples[i] = (st->net_input_bytes - st->net_in_last) * 1000 / dt;
     st->net_out_samples[i] = (st->net_output_bytes - st->net_out_last) * 1000 / dt;
+    st->net_repl_in_samples[i] = (st->net_repl_input_bytes - st->net_repl_in_last) * 1000 / dt;
+    st->net_repl_out_samples[i] = (st->net_repl_output_bytes - st->net_repl_out_last) * 1000 / dt;
     st->ops_idx = (i + 1) % 16;
     st->ops_last_ms = now;
     st->ops_last_count = st->numcommands;
     st->net_in_last = st->net_input_bytes;
     st->net_out_last = st->net_output_bytes;
+    st->net_repl_in_last = st->net_repl_input_bytes;
+    st->net_repl_out_last = st->net_repl_output_bytes;
 }
 
 /* Shrinks start here whatever activerehashing says; with it off a resize

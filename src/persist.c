@@ -514,10 +514,12 @@ sds persist_info(server_t *srv, sds s) {
                       "rdb_last_bgsave_time_sec:%lld\r\n"
                       "rdb_current_bgsave_time_sec:%lld\r\n"
                       "rdb_saves:%lld\r\n"
-                      "rdb_last_cow_size:%zu\r\n",
+                      "rdb_last_cow_size:%zu\r\n"
+                      "rdb_last_load_keys_expired:%lld\r\n"
+                      "rdb_last_load_keys_loaded:%lld\r\n",
                       srv->loading || repl_loading(srv) ? 1 : 0, repl_async_loading(srv) ? 1 : 0, srv->dirty, rdb_child ? 1 : 0, srv->lastsave, p->last_bgsave_ok ? "ok" : "err",
                       p->last_bgsave_time_sec, rdb_child ? (now - child_start_ms(srv)) / 1000 : -1, p->rdb_saves,
-                      p->rdb_last_cow_size);
+                      p->rdb_last_cow_size, srv->rdb_last_load_keys_expired, srv->rdb_last_load_keys_loaded);
     s = aof_info(srv, srv->aof, s);
     s = sds_cat(s, "module_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n");
     return repl_loading_info(srv, s); /* a replica loading from the socket */

@@ -1240,6 +1240,14 @@ static int read_header(reader_t *r, rdb_load_result_t *res) {
     return version;
 }
 
+/* INFO persistence's rdb_last_load_keys_*: the last load that finished,
+ * whatever it was for (start-up, DEBUG RELOAD, a full sync, an AOF's
+ * preamble), as in Redis. */
+static void note_load(server_t *srv, const rdb_load_result_t *res) {
+    srv->rdb_last_load_keys_loaded = res->keys;
+    srv->rdb_last_load_keys_expired = res->expired;
+}
+
 int rdb_load_stream(server_t *srv, rdb_source_t *src, db_t *dbs, rdb_libs_t *libs, long long now_ms,
                     rdb_load_result_t *res) {
     memset(res, 0, sizeof(*res));
@@ -1263,6 +1271,7 @@ int rdb_load_stream(server_t *srv, rdb_source_t *src, db_t *dbs, rdb_libs_t *lib
     /* Bytes read past the trailer go back to the caller (an EOF mark). */
     src->rest = ok ? sds_newlen(r.win + r.pos, r.len - r.pos) : NULL;
     zfree(r.win);
+    if (ok) note_load(srv, res);
     return ok ? 0 : -1;
 }
 
@@ -1296,6 +1305,7 @@ static int load_mem(server_t *srv, const unsigned char *buf, size_t len, rdb_fil
         if (verify_checksum) r.pos += 8;
     }
     res->consumed = r.pos;
+    note_load(srv, res);
     return 0;
 }
 

@@ -43,7 +43,9 @@ static int diskless_child_one(server_t *srv, int fd, const char *mark, const rdb
     if (rc == 0) rc = rio_flush(r);
     long long sent = (long long)r->written;
     zfree(r);
+    child_count_sent(hl + sent);
     if (rc != 0 || rio_write_all(fd, mark, REPL_ID_LEN) != 0) return 1;
+    child_count_sent(REPL_ID_LEN);
     log_msg(LL_NOTICE, "Diskless RDB transfer: %lld bytes streamed to the replica", sent);
     return 0;
 }
@@ -68,8 +70,10 @@ static int diskless_child(server_t *srv, void *arg) {
     for (int i = 0; i < job->n; i++) {
         int fd = job->fds[i];
         if (rio_write_all(fd, hdr, (size_t)hl) == 0 && rio_write_all(fd, rdb, sds_len(rdb)) == 0 &&
-            rio_write_all(fd, mark, REPL_ID_LEN) == 0)
+            rio_write_all(fd, mark, REPL_ID_LEN) == 0) {
             ok++;
+            child_count_sent((long long)(hl + sds_len(rdb) + REPL_ID_LEN));
+        }
     }
     log_msg(LL_NOTICE, "Diskless RDB transfer: %zu bytes sent to %d of %d replicas", sds_len(rdb), ok, job->n);
     sds_free(rdb);
@@ -81,6 +85,7 @@ static int diskless_child(server_t *srv, void *arg) {
  * are; at shutdown (killed) nobody is waiting any more. */
 static void diskless_done(server_t *srv, const child_exit_t *ex, void *arg) {
     (void)arg;
+    stats_net_out(&srv->stats, ex->sent_bytes, true); /* the child wrote to the replicas' sockets */
     if (!ex->killed) repl_rdb_child_done(srv, ex->ok);
 }
 

@@ -96,7 +96,7 @@ static ssize_t socket_read(void *arg, void *buf, size_t len) {
         ssize_t n = read(x->fd, buf, len);
         if (n > 0) {
             if (x->src.left > 0) x->src.left -= n;
-            srv->stats.net_input_bytes += n;
+            stats_net_in(&srv->stats, n, true);
             ld->loaded += n;
             l->last_io_ms = l->transfer_last_ms = now;
             return n;

@@ -234,7 +234,7 @@ static void bulk_writer(int fd, bool readable, bool writable, void *arg) {
             return;
         }
         rep->rdb_off += n;
-        srv->stats.net_output_bytes += n;
+        stats_net_out(&srv->stats, n, true);
         if (n < got) return;
     }
     if (rep->rdb_off < rep->rdb_size) return;

@@ -330,7 +330,7 @@ static void read_transfer(server_t *srv) {
             return;
         }
         l->transfer_read += n;
-        srv->stats.net_input_bytes += n;
+        stats_net_in(&srv->stats, n, true);
         l->last_io_ms = l->transfer_last_ms = srv->mstime;
         if (!repl_sync_file_write(srv, l->chunk, (size_t)n)) {
             link_abort(srv, NULL);

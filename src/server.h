@@ -67,7 +67,10 @@ typedef struct server_stats {
     long long evictedkeys;
     long long evictedclients; /* client_evict.c: maxmemory-clients */
     long long keyspace_hits, keyspace_misses;
-    long long net_input_bytes, net_output_bytes;
+    long long net_input_bytes, net_output_bytes; /* every byte, replication's included */
+    /* of those, replication's (Redis 7.0 counts them in both): the RDB
+     * and stream from our master, to our replicas */
+    long long net_repl_input_bytes, net_repl_output_bytes;
     long long total_error_replies;
     long long unexpected_error_replies;
     long long io_reads, io_writes; /* read/write system calls on clients */
@@ -77,9 +80,19 @@ typedef struct server_stats {
     long long ops_samples[16];
     int ops_idx;
     long long ops_last_count, ops_last_ms;
-    long long net_in_samples[16], net_out_samples[16];
-    long long net_in_last, net_out_last;
+    long long net_in_samples[16], net_out_samples[16], net_repl_in_samples[16], net_repl_out_samples[16];
+    long long net_in_last, net_out_last, net_repl_in_last, net_repl_out_last;
 } server_stats_t;
+
+/* Bytes read or written on a socket; repl: replication's (stats above). */
+static inline void stats_net_in(server_stats_t *st, long long n, bool repl) {
+    st->net_input_bytes += n;
+    if (repl) st->net_repl_input_bytes += n;
+}
+static inline void stats_net_out(server_stats_t *st, long long n, bool repl) {
+    st->net_output_bytes += n;
+    if (repl) st->net_repl_output_bytes += n;
+}
 
 /* Memory figures sampled together in cron, so ratios divide simultaneous
  * readings (see memory.c). */
@@ -154,8 +167,10 @@ struct server {
     int ttl_index_mode;             /* ttl_index.h: TTL_INDEX_AUTO, or forced by DEBUG TTL-INDEX */
     int exit_code;
     pid_t pid;
-    long long dirty;                                 /* changes since last save (for INFO) */
-    long long lastsave;                              /* unix seconds */
+    long long dirty;                     /* changes since last save (for INFO) */
+    long long lastsave;                  /* unix seconds */
+    long long rdb_last_load_keys_loaded; /* rdb_load.c: the last load that finished (not reset by RESETSTAT) */
+    long long rdb_last_load_keys_expired;
     struct persist *persist;                         /* persist.c: save points, BGSAVE state, MISCONF */
     struct child *child;                             /* child.c: the one forked child (RDB, AOF rewrite) */
     struct aof *aof;                                 /* aof.c: the append-only file (persist.c creates it) */
