@@ -65,13 +65,13 @@ long long child_total_forks(const server_t *srv) { return C(srv)->total_forks; }
 
 /* ------------------------------------------------------------ in the child */
 
-/* Bytes the child copied on write: the sum of Private_Dirty in smaps. */
 /* The child's own count of bytes it sent (child_count_sent): a global
  * because only the one process that is the child ever writes it. */
 static uint64_t sent_bytes;
 
 void child_count_sent(long long n) { sent_bytes += (uint64_t)n; }
 
+/* Bytes the child copied on write: the sum of Private_Dirty in smaps. */
 static size_t private_dirty_bytes(void) {
     FILE *f = fopen("/proc/self/smaps", "r");
     if (!f) return 0;

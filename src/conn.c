@@ -24,6 +24,7 @@
 #include "io_engine.h"
 #include "log.h"
 #include "net.h"
+#include "object.h"
 #include "util.h"
 #include "zmalloc.h"
 
@@ -121,7 +122,7 @@ client_t *conn_create_client(server_t *srv, int fd) { return client_new(srv, fd,
 /* The bytes each client holds, summed for maxmemory-clients over the
  * clients it may evict (the policy is client_evict.c's). */
 size_t conn_client_memory(const client_t *c) {
-    return c->self_bytes + sds_alloc_size(c->querybuf) + c->reply_bytes;
+    return c->self_bytes + sds_alloc_size(c->querybuf) + c->reply_bytes + c->multi_bytes;
 }
 
 /* Normal and pub/sub clients count, as in Redis, CLIENT NO-EVICT ones
@@ -808,15 +809,19 @@ sds conn_info_string(sds s, client_t *c) {
     size_t qbuf = sds_len(c->querybuf);
     size_t obl = c->bufpos, oll = 0;
     for (reply_block *b = c->reply_head; b; b = b->next) oll++;
-    size_t totmem = conn_client_memory(c);
+    /* argv-mem: the arguments of the command running (the caller's own
+     * CLIENT LIST); an idle client has none */
+    size_t argv_mem = 0;
+    for (int i = 0; i < c->argc; i++) argv_mem += obj_string_len(c->argv[i]);
+    size_t totmem = conn_client_memory(c) + argv_mem + sizeof(robj *) * (size_t)c->argc;
     return sds_catprintf(s,
                          "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%zu psub=%zu ssub=%zu "
-                         "multi=%d qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%d rbp=%zu obl=%zu oll=%zu omem=%zu "
+                         "multi=%d qbuf=%zu qbuf-free=%zu argv-mem=%zu multi-mem=%zu rbs=%d rbp=%zu obl=%zu oll=%zu omem=%zu "
                          "tot-mem=%zu events=%s cmd=%s user=%s redir=%lld resp=%d lib-name=%s lib-ver=%s",
                          (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
                          (now - c->ctime_ms) / 1000, (now - c->last_interaction_ms) / 1000, flags, c->db->id,
                          info.sub, info.psub, info.ssub, info.multi,
-                         qbuf, sds_avail(c->querybuf), CLIENT_BUF_SIZE, c->buf_peak, obl, oll, c->reply_bytes, totmem,
+                         qbuf, sds_avail(c->querybuf), argv_mem, c->multi_bytes, CLIENT_BUF_SIZE, c->buf_peak, obl, oll, c->reply_bytes, totmem,
                          events, c->lastcmd ? c->lastcmd->fullname : "NULL", info.user, info.redir, c->resp,
                          c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "");
 }

@@ -104,6 +104,7 @@ struct client {
     size_t bufpos;
     size_t buf_peak;                      /* most of buf used in the current 5 s window (CLIENT LIST rbp) */
     long long buf_peak_since_ms;          /* that window's start (conn.c's cron) */
+    size_t multi_bytes;                   /* multi.c: what the queued MULTI commands hold (CLIENT LIST multi-mem) */
     size_t sentlen;                       /* bytes of the head already written */
     reply_block *reply_head, *reply_tail; /* ...then into blocks */
     size_t reply_bytes;                   /* bytes held in blocks */

@@ -8,8 +8,6 @@
  * a load logging why.  enable-module-command guards those three as in
  * Redis 7.0 (no, yes, local); a `loadmodule` line stops start-up
  * (config.c). */
-#include <string.h>
-
 #include "commands.h"
 #include "log.h"
 #include "reply.h"

@@ -89,10 +89,17 @@ void multi_queue(client_t *c, command_t *cmd) {
     q->cmd = cmd;
     q->argc = c->argc;
     q->argv = zmalloc(sizeof(robj *) * (size_t)c->argc);
+    /* what the queue holds counts in the client's memory, so that
+     * maxmemory-clients sees a client queueing big values (Redis 7.0's
+     * multi-mem: the arguments' bytes and the queue's entries) */
+    size_t bytes = sizeof(queued_cmd) + sizeof(robj *) * (size_t)c->argc;
     for (int i = 0; i < c->argc; i++) {
         q->argv[i] = c->argv[i];
         obj_incref(c->argv[i]);
+        bytes += obj_string_len(c->argv[i]);
     }
+    c->multi_bytes += bytes;
+    conn_track_memory(c); /* now: a QUEUED reply may leave without a measure */
     reply_simple(c, "QUEUED");
 }
 
@@ -118,6 +125,8 @@ static void discard_transaction(client_t *c) {
     zfree(m->cmds);
     zfree(m);
     c->mstate = NULL;
+    c->multi_bytes = 0;
+    conn_track_memory(c);
     if (c->wstate) c->wstate->flags &= ~CLIENT_MULTI_ERROR;
 }
 
@@ -375,7 +384,7 @@ static void cmd_exec(client_t *c) {
     c->flags &= ~CLIENT_DENY_BLOCKING;
     c->argc = saved_argc;
     c->argv = saved_argv;
-    c->cmd = saved_cmd;
+    c->cmd = c->lastcmd = saved_cmd; /* CLIENT LIST's cmd=exec, as in Redis */
     c->mstate = m;
     discard_transaction(c);
 }
