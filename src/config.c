@@ -700,8 +700,8 @@ static int check_supported(const rl_config_t *cfg, const directive *d, const cha
  * Configuration), taken in a config file or on the command line so that a
  * Redis configuration loads unchanged.  `same` is the value that asks for
  * what redis-like does anyway, taken silently; any other value is taken
- * with `does` logged at start-up, which says what happens instead.  Cluster, TLS and the rest of Redis's
- * parameters are refused as unknown. */
+ * with `does` logged at start-up, which says what happens instead.
+ * Cluster, TLS and the rest of Redis's parameters are refused as unknown. */
 typedef struct {
     const char *name, *same;
     const char *does;
