@@ -1,5 +1,6 @@
 /* util.c: number parsing/formatting, glob matching, clocks (see util.h). */
 #include "util.h"
+#include "zmalloc.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -43,19 +44,21 @@ bool util_str2ll(const char *s, size_t len, long long *out) {
 }
 
 bool util_str2d(const char *s, size_t len, double *out) {
-    char buf[256];
-    if (len == 0 || len >= sizeof(buf)) return false;
-    if (isspace((unsigned char)s[0])) return false;
+    /* Any length, as Redis takes it (DBL_MAX written out in full is 300
+     * digits and more): long texts are copied to the heap to end them. */
+    char stack[256];
+    if (len == 0 || isspace((unsigned char)s[0])) return false;
+    char *buf = len < sizeof(stack) ? stack : zmalloc(len + 1);
     memcpy(buf, s, len);
     buf[len] = '\0';
     char *end;
     errno = 0;
     double v = strtod(buf, &end);
-    if ((size_t)(end - buf) != len || isspace((unsigned char)buf[len - 1])) return false;
-    if (errno == ERANGE && (v == HUGE_VAL || v == -HUGE_VAL || fpclassify(v) == FP_ZERO)) return false;
-    if (isnan(v)) return false;
-    *out = v;
-    return true;
+    bool ok = (size_t)(end - buf) == len && !isspace((unsigned char)buf[len - 1]) && !isnan(v) &&
+              !(errno == ERANGE && (v == HUGE_VAL || v == -HUGE_VAL || fpclassify(v) == FP_ZERO));
+    if (buf != stack) zfree(buf);
+    if (ok) *out = v;
+    return ok;
 }
 
 bool util_str2ld(const char *s, size_t len, long double *out) {

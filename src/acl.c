@@ -75,11 +75,11 @@ static acl_user_t *new_default_user(void) {
     return u;
 }
 
-void acl_update_default_password(server_t *srv, const char *pass) {
+void acl_update_default_password(server_t *srv, const sds pass) {
     acl_user_t *d = srv->acl->default_user;
     acl_user_set_rule(d, "resetpass", 9);
-    if (pass && pass[0]) {
-        sds op = sds_cat(sds_new(">"), pass);
+    if (pass && sds_len(pass)) {
+        sds op = sds_catsds(sds_new(">"), pass);
         acl_user_set_rule(d, op, sds_len(op));
         sds_free(op);
     } else {
@@ -682,7 +682,8 @@ static void cat_user_line(void *arg, acl_user_t *u) {
 bool acl_save_file(server_t *srv, const char *path) {
     sds text = sds_empty();
     acl_foreach_user(srv, cat_user_line, &text);
-    sds tmp = sds_catprintf(sds_empty(), "%s.tmp-%d-%lld", path, (int)getpid(), util_mstime());
+    sds full = server_path(srv, path); /* a relative aclfile is in dir, as in Redis */
+    sds tmp = sds_catprintf(sds_empty(), "%s.tmp-%d-%lld", full, (int)getpid(), util_mstime());
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     bool r = false;
     if (fd < 0) {
@@ -705,7 +706,7 @@ bool acl_save_file(server_t *srv, const char *path) {
     }
     close(fd);
     fd = -1;
-    if (rename(tmp, path) != 0) {
+    if (rename(tmp, full) != 0) {
         log_msg(LL_WARNING, "Renaming ACL file for ACL SAVE: %s", strerror(errno));
         goto done;
     }
@@ -714,6 +715,7 @@ done:
     if (fd >= 0) close(fd);
     if (!r) unlink(tmp);
     sds_free(tmp);
+    sds_free(full);
     sds_free(text);
     return r;
 }
@@ -766,7 +768,9 @@ out:
 }
 
 sds acl_load_file(server_t *srv, const char *path) {
-    FILE *f = fopen(path, "r");
+    sds full = server_path(srv, path); /* a relative aclfile is in dir, as in Redis */
+    FILE *f = fopen(full, "r");
+    sds_free(full);
     if (!f) return sds_catprintf(sds_empty(), "Error loading ACLs, opening file '%s': %s", path, strerror(errno));
     sds text = sds_empty();
     char buf[4096];

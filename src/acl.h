@@ -62,7 +62,7 @@ const char *acl_client_username(const client_t *c);
  * false (logged as an auth failure) otherwise.  No reply is sent. */
 bool acl_authenticate(client_t *c, robj *username, robj *password);
 /* requirepass changed: the default user's passwords follow it. */
-void acl_update_default_password(server_t *srv, const char *pass);
+void acl_update_default_password(server_t *srv, const sds pass);
 
 /* CONFIG SET of requirepass or acl-pubsub-default took effect. */
 void acl_config_changed(server_t *srv, const char *name);
@@ -90,7 +90,8 @@ bool acl_deluser(server_t *srv, const char *name, size_t len);
 /* Every user in name order. */
 void acl_foreach_user(server_t *srv, void (*fn)(void *arg, acl_user_t *u), void *arg);
 size_t acl_user_count(const server_t *srv);
-/* ACL SAVE: true, or false after logging why (the old file is intact). */
+/* ACL SAVE: true, or false after logging why (the old file is intact).
+ * A relative path is in dir, as for acl_load_file. */
 bool acl_save_file(server_t *srv, const char *path);
 /* ACL LOAD: NULL, or the errors (caller frees); on error nothing changed. */
 sds acl_load_file(server_t *srv, const char *path);

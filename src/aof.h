@@ -32,8 +32,8 @@ void aof_close(aof_t *aof);
 bool aof_is_on(const aof_t *aof);
 
 /* argv (run on db dbid, which it just changed) as the RESP command that
- * replays its effect: relative expiries made absolute, SPOP as the key's
- * new state.  Appended to buf.  propagate.c feeds the result to the AOF
+ * replays its effect: relative expiries made absolute, SET and RESTORE in
+ * Redis's logged forms.  Appended to buf.  propagate.c feeds the result to the AOF
  * and to the replicas alike. */
 sds aof_translate(server_t *srv, sds buf, int dbid, robj **argv, int argc);
 /* Log one translated command run on db dbid (SELECT and the timestamp

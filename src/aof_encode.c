@@ -2,11 +2,13 @@
  * (see aof.h).
  *
  * Two directions: the commands that rebuild one key (aof_emit_key, for a
- * rewrite's command base and for commands logged by their effect), and the
- * translation of a command just run into the command that replays the
- * same effect later (aof_translate: relative expiries made absolute, SPOP
- * as the key's new state).  Pure functions of the data; aof.c decides
- * where the bytes go. */
+ * rewrite's command base), and the translation of a command just run into
+ * the command that replays the same effect later (aof_translate: relative
+ * expiries made absolute, SET and RESTORE in Redis's logged forms).
+ * Commands whose effect is not in their arguments (BLPOP, SPOP, GETDEL...)
+ * are logged by their handlers as other commands instead
+ * (persist_propagate_as).  Pure functions of the data; aof.c decides where
+ * the bytes go. */
 #include "aof.h"
 #include "t_hash.h"
 
@@ -259,30 +261,55 @@ static sds cat_simple(sds buf, const char *cmd, robj *key, const char *arg) {
     return aof_cat_command(buf, arg ? 3 : 2, av, lens);
 }
 
-/* The key's state after the command, as DEL + rebuild commands. */
-static sds cat_key_state(sds buf, db_t *db, robj *key) {
-    buf = cat_simple(buf, "DEL", key, NULL);
-    db_entry *de = db_find(db, key->ptr);
-    robj view;
-    if (de) buf = aof_emit_key(buf, key->ptr, db_entry_val(de, &view), db_entry_expire(de));
+/* `SET key value [PXAT when]` (when < 0: no PXAT): SETEX, PSETEX, GETSET
+ * and SET with an expiry as Redis logs them. */
+static sds cat_as_set(sds buf, robj *key, robj *val, long long when) {
+    sds name = sds_new("SET");
+    robj set = {.type = OBJ_STRING, .ptr = name};
+    robj *av[3] = {&set, key, val};
+    buf = cat_argv(buf, av, 3, 0, 0, when >= 0 ? "PXAT" : NULL, when);
+    sds_free(name);
     return buf;
 }
 
-/* SET with EX/PX/EXAT/PXAT: drop the relative option, add PXAT. */
+/* SET in the form Redis 7.0 logs: with an expiry, `SET key value PXAT
+ * ms` alone (NX, XX, GET and the relative time dropped: the SET happened);
+ * without one, the command less its GET options (a reply nobody reads). */
 static sds cat_set(sds buf, db_t *db, robj **argv, int argc) {
-    int skip = -1;
-    for (int i = 3; i < argc - 1; i++) {
-        if (!obj_is_sds_encoded(argv[i])) continue;
-        const char *o = argv[i]->ptr;
-        if (!strcasecmp(o, "ex") || !strcasecmp(o, "px") || !strcasecmp(o, "exat") || !strcasecmp(o, "pxat")) {
-            skip = i;
-            break;
-        }
+    bool expiry = false;
+    robj *kept[argc];
+    int n = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *o = i >= 3 && obj_is_sds_encoded(argv[i]) ? argv[i]->ptr : "";
+        if (!strcasecmp(o, "get")) continue;
+        if (i + 1 < argc &&
+            (!strcasecmp(o, "ex") || !strcasecmp(o, "px") || !strcasecmp(o, "exat") || !strcasecmp(o, "pxat")))
+            expiry = true;
+        kept[n++] = argv[i];
     }
-    if (skip < 0) return cat_argv(buf, argv, argc, 0, 0, NULL, 0);
+    long long when = expiry ? db_get_expire(db, argv[1]) : -1;
+    if (when >= 0) return cat_as_set(buf, argv[1], argv[2], when);
+    return cat_argv(buf, kept, n, 0, 0, NULL, 0);
+}
+
+/* RESTORE as Redis logs it: a relative TTL made absolute (the time in
+ * place of the TTL, ABSTTL added) so it does not restart when the log is
+ * replayed; DEL when the key was born expired. */
+static sds cat_restore(sds buf, db_t *db, robj **argv, int argc) {
+    if (!db_find(db, argv[1]->ptr)) return cat_simple(buf, "DEL", argv[1], NULL);
     long long when = db_get_expire(db, argv[1]);
-    if (when < 0) return cat_argv(buf, argv, argc, skip, 2, NULL, 0);
-    return cat_argv(buf, argv, argc, skip, 2, "PXAT", when);
+    bool absttl = false;
+    for (int i = 4; i < argc; i++)
+        if (obj_is_sds_encoded(argv[i]) && !strcasecmp(argv[i]->ptr, "absttl")) absttl = true;
+    if (when < 0 || absttl) return cat_argv(buf, argv, argc, 0, 0, NULL, 0);
+    robj *av[argc + 1];
+    memcpy(av, argv, sizeof(robj *) * (size_t)argc);
+    av[2] = obj_create_from_ll(when);
+    av[argc] = obj_create_string("ABSTTL", 6);
+    buf = cat_argv(buf, av, argc + 1, 0, 0, NULL, 0);
+    obj_decref(av[2]);
+    obj_decref(av[argc]);
+    return buf;
 }
 
 static sds translate(sds buf, db_t *db, robj **argv, int argc) {
@@ -296,21 +323,11 @@ static sds translate(sds buf, db_t *db, robj **argv, int argc) {
         util_ll2str(tmp, sizeof(tmp), when);
         return cat_simple(buf, "PEXPIREAT", argv[1], tmp);
     }
-    if (argc == 4 && (is_cmd(cmd, "setex") || is_cmd(cmd, "psetex"))) {
-        robj *av[3] = {NULL, argv[1], argv[3]};
-        robj set = {.type = OBJ_STRING, .ptr = NULL};
-        sds name = sds_new("SET");
-        set.ptr = name;
-        av[0] = &set;
-        long long when = db_get_expire(db, argv[1]);
-        buf = cat_argv(buf, av, 3, 0, 0, when >= 0 ? "PXAT" : NULL, when);
-        sds_free(name);
-        return buf;
-    }
+    if (argc == 4 && (is_cmd(cmd, "setex") || is_cmd(cmd, "psetex")))
+        return cat_as_set(buf, argv[1], argv[3], db_get_expire(db, argv[1]));
     if (argc >= 4 && is_cmd(cmd, "set")) return cat_set(buf, db, argv, argc);
-    if (argc >= 2 && is_cmd(cmd, "spop")) return cat_key_state(buf, db, argv[1]);
-    /* RESTORE: a relative TTL must not restart when the log is replayed. */
-    if (argc >= 4 && is_cmd(cmd, "restore")) return cat_key_state(buf, db, argv[1]);
+    if (argc == 3 && is_cmd(cmd, "getset")) return cat_as_set(buf, argv[1], argv[2], -1);
+    if (argc >= 4 && is_cmd(cmd, "restore")) return cat_restore(buf, db, argv, argc);
     return cat_argv(buf, argv, argc, 0, 0, NULL, 0);
 }
 

@@ -256,8 +256,12 @@ static void on_timeout(void *arg) {
 
 bool blocking_unblock_client(client_t *c, bool error) {
     if (!c->bstate) return false;
-    if (error) reply_error(c, "UNBLOCKED client unblocked via CLIENT UNBLOCK");
-    else if (c->bstate->timeout_reply == BLOCK_REPLY_NULL) reply_null(c);
+    if (error) { /* a failed call of the blocked command (INFO commandstats) */
+        command_t *was = c->cmd;
+        c->cmd = c->bstate->cmd;
+        reply_error(c, "UNBLOCKED client unblocked via CLIENT UNBLOCK");
+        c->cmd = was;
+    } else if (c->bstate->timeout_reply == BLOCK_REPLY_NULL) reply_null(c);
     else reply_null_array(c);
     unblock(c, true);
     return true;
@@ -308,6 +312,12 @@ void blocking_signal_key(db_t *db, robj *key) {
     push_ptr((void ***)&b->ready, &b->nready, &b->ready_cap, wl);
 }
 
+static bool has_stream_reader(const waitlist_t *wl) {
+    for (const waiter_t *w = wl->head; w; w = w->next)
+        if (w->c->bstate->type == OBJ_STREAM) return true;
+    return false;
+}
+
 void blocking_signal_db(db_t *db) {
     blocking_t *b = db->srv->blocking;
     if (!b || b->blocked_clients == 0 || dict_size(b->waiting[db->id]) == 0) return;
@@ -316,7 +326,10 @@ void blocking_signal_db(db_t *db) {
     dict_iter_init(&it, b->waiting[db->id], false);
     while ((de = dict_next(&it))) {
         waitlist_t *wl = dict_get_val(de);
-        if (wl->queued || !db_find(db, dict_get_key(b->waiting[db->id], de))) continue;
+        /* A key that is gone matters to stream readers only: XREADGROUP
+         * fails when its stream went away (SWAPDB with an empty db), as in
+         * Redis 7.0; XREAD re-blocks. */
+        if (wl->queued || (!db_find(db, dict_get_key(b->waiting[db->id], de)) && !has_stream_reader(wl))) continue;
         wl->queued = true;
         push_ptr((void ***)&b->ready, &b->nready, &b->ready_cap, wl);
     }
@@ -417,6 +430,8 @@ static void bzpop_reply(client_t *c, robj *key, robj *o, bool max, long long cou
         reply_bulk_sds_take(c, member);
         reply_double(c, score);
     }
+    /* logged as the non-blocking pop it did (ZPOPMIN key [n]), as in Redis */
+    persist_propagate_pop(c, max ? "ZPOPMAX" : "ZPOPMIN", key, nested ? n : -1);
     /* The pop's event, then "del" if it emptied the key: Redis's order. */
     notify_keyspace_event(c->srv, NOTIFY_ZSET, max ? "zpopmax" : "zpopmin", key, c->db->id);
     if (zset_length(o) == 0) {

@@ -44,7 +44,8 @@ robj *blocking_ready_key(const client_t *c);
 /* keyspace.c (db_signal_modified): key was written; cheap when nobody waits. */
 void blocking_signal_key(db_t *db, robj *key);
 /* keyspace_cmds.c (SWAPDB): db holds another data set now; every waited-on
- * key that exists in it is ready (the re-run checks its type). */
+ * key that exists in it is ready (the re-run checks its type), and stream
+ * readers re-run on keys that are gone (XREADGROUP then fails). */
 void blocking_signal_db(db_t *db);
 /* keyspace.c (FLUSHDB/FLUSHALL): every waited-on key of db is gone; stream
  * readers re-run (XREADGROUP then fails as in Redis 7.0). */

@@ -35,7 +35,9 @@
  * in its normalized form ("%f" without trailing zeros, as Redis shows it);
  * T_OOMV: oom-score-adj-values, three scores -2000..2000;
  * T_FLAGS: words of an enum table or'ed together ("nosave force"; a 0
- * word, "default", adds nothing), shown in the table's order. */
+ * word, "default", adds nothing), shown in the table's order;
+ * T_SECRET: a password, any bytes (NUL included, as Redis takes them),
+ * kept as an sds; CONFIG SET takes the value as given, unparsed. */
 enum { T_BOOL,
        T_INT,
        T_MEM,
@@ -47,7 +49,8 @@ enum { T_BOOL,
        T_OBUF,
        T_PCTL,
        T_OOMV,
-       T_FLAGS };
+       T_FLAGS,
+       T_SECRET };
 #define F_IMMUTABLE 1
 #define F_BASENAME 2   /* a file name in dir, never a path (Redis 7.0 refuses one) */
 #define F_DIRNAME 4    /* the same, of a directory */
@@ -135,7 +138,7 @@ static const directive directives[] = {
     {"proc-title-template", T_STR, O(proc_title_template), "{title} {listen-addr} {server-mode}", 0, 0, NULL, F_TITLE},
     {"disable-thp", T_BOOL, O(disable_thp), "yes", 0, 0, NULL, F_IMMUTABLE},
     {"databases", T_INT, O(databases), "16", 1, INT_MAX, NULL, F_IMMUTABLE},
-    {"requirepass", T_STR, O(requirepass), "", 0, 0, NULL, 0},
+    {"requirepass", T_SECRET, O(requirepass), "", 0, 0, NULL, 0},
     {"loglevel", T_ENUM, O(loglevel), "notice", 0, 0, loglevel_enum, 0},
     {"logfile", T_STR, O(logfile), "", 0, 0, NULL, F_IMMUTABLE},
     {"pidfile", T_STR, O(pidfile), "", 0, 0, NULL, F_IMMUTABLE},
@@ -228,7 +231,7 @@ static const directive directives[] = {
      NULL, 0},
     /* replication (repl_*.c); replicaof changes through REPLICAOF only */
     {"replicaof", T_STR, O(replicaof), "", 0, 0, NULL, F_IMMUTABLE},
-    {"masterauth", T_STR, O(masterauth), "", 0, 0, NULL, 0},
+    {"masterauth", T_SECRET, O(masterauth), "", 0, 0, NULL, 0},
     {"masteruser", T_STR, O(masteruser), "", 0, 0, NULL, 0},
     {"bind-source-addr", T_STR, O(bind_source_addr), "", 0, 0, NULL, 0}, /* the replica link's, next connect */
     {"ignore-warnings", T_STR, O(ignore_warnings), "", 0, 0, NULL, 0},
@@ -290,8 +293,15 @@ static const directive *find_directive(const char *name) {
     return NULL;
 }
 
-/* Directives whose value is a zmalloc'ed string owned by the config. */
-static bool owns_string(const directive *d) { return d->type == T_STR || d->type == T_PCTL; }
+/* Directives whose value is a string owned by the config: zmalloc'ed, or
+ * an sds for T_SECRET. */
+static bool owns_string(const directive *d) { return d->type == T_STR || d->type == T_PCTL || d->type == T_SECRET; }
+
+static void free_owned(const directive *d, char **s) {
+    if (d->type == T_SECRET) sds_free(*s);
+    else zfree(*s);
+    *s = NULL;
+}
 
 static void *field(rl_config_t *cfg, const directive *d) { return (char *)cfg + d->offset; }
 static const void *cfield(const rl_config_t *cfg, const directive *d) { return (const char *)cfg + d->offset; }
@@ -503,6 +513,7 @@ static bool title_template_ok(const rl_config_t *cfg, const char *tpl) {
 
 /* Parse argv[0..argc) as the value of d into cfg.  err gets a static
  * reason. */
+/* argv: sds words (T_SECRET reads their lengths). */
 static int apply_value(rl_config_t *cfg, const directive *d, int argc, char **argv, const char **err) {
     if (d->type != T_BIND && d->type != T_STR && d->type != T_OBUF && d->type != T_PCTL && d->type != T_OOMV && d->type != T_FLAGS &&
         argc != 1) {
@@ -563,6 +574,12 @@ static int apply_value(rl_config_t *cfg, const directive *d, int argc, char **ar
             }
             *err = enum_error(d->enums);
             return -1;
+        case T_SECRET: { /* argv[0] is an sds: its bytes, NULs included */
+            sds *s = field(cfg, d);
+            sds_free(*s);
+            *s = sds_newlen(argv[0], sds_len(argv[0]));
+            return 0;
+        }
         case T_STR: {
             if ((d->flags & (F_BASENAME | F_DIRNAME)) && argc == 1 && strchr(argv[0], '/')) {
                 static char msg[96]; /* Redis 7.0's text */
@@ -637,9 +654,10 @@ static int apply_text(rl_config_t *cfg, const directive *d, const char *text, co
         return -1;
     }
     /* An empty value ("" in a file, or CONFIG SET x "") is one empty word. */
-    char *empty[1] = {""};
+    sds empty[1] = {sds_empty()};
     int r = argc == 0 ? apply_value(cfg, d, 1, empty, err) : apply_value(cfg, d, argc, argv, err);
     sds_free_splitres(argv, argc);
+    sds_free(empty[0]);
     return r;
 }
 
@@ -667,11 +685,7 @@ void config_free(rl_config_t *cfg) {
     cfg->ignored = NULL;
     cfg->ignored_count = 0;
     for (size_t i = 0; i < N_DIRECTIVES; i++) {
-        if (owns_string(&directives[i])) {
-            char **s = field(cfg, &directives[i]);
-            zfree(*s);
-            *s = NULL;
-        }
+        if (owns_string(&directives[i])) free_owned(&directives[i], field(cfg, &directives[i]));
     }
 }
 
@@ -757,6 +771,12 @@ static int apply_line(rl_config_t *cfg, const char *line, const char **err) {
         } else if (!d) {
             *err = "Bad directive or wrong number of arguments";
             r = -1;
+        } else if (argc < 2 && !strcasecmp(argv[0], "save")) {
+            /* a bare "save" line is `save ""`, as Redis takes it (its
+             * test suite writes one) */
+            sds none[1] = {sds_empty()};
+            r = apply_value(cfg, d, 1, none, err);
+            sds_free(none[0]);
         } else if (argc < 2) {
             *err = "wrong number of arguments";
             r = -1;
@@ -878,6 +898,10 @@ char *config_get_value(const rl_config_t *cfg, const char *name) {
             const char *s = *(char *const *)cfield(cfg, d);
             return sds_new(s ? s : "");
         }
+        case T_SECRET: {
+            const sds s = *(const sds *)cfield(cfg, d);
+            return s ? sds_dup(s) : sds_empty();
+        }
         case T_ENUM:
             for (const enum_name *e = d->enums; e->name; e++)
                 if (e->value == *(const int *)cfield(cfg, d)) return sds_new(e->name);
@@ -957,13 +981,20 @@ static int set_value(rl_config_t *cfg, const char *name, const char *value, cons
     void *slot = field(&tmp, d);
     char *old_str = owns_string(d) ? *(char **)slot : NULL;
     if (owns_string(d)) *(char **)slot = NULL;
-    int rc = apply_text(&tmp, d, value, err) != 0 || check_supported(&tmp, d, err) != 0 ? -1 : 0;
+    /* A string is taken as given, as Redis takes it: quotes, spaces and
+     * (in a password) NULs are part of it.  Other types parse words. */
+    char *as_given[1] = {(char *)value};
+    int rc = (d->type == T_STR || d->type == T_SECRET ? apply_value(&tmp, d, 1, as_given, err)
+                                                      : apply_text(&tmp, d, value, err)) != 0 ||
+                     check_supported(&tmp, d, err) != 0
+                 ? -1
+                 : 0;
     if (rc != 0 || !commit) {
-        if (owns_string(d)) zfree(*(char **)slot);
+        if (owns_string(d)) free_owned(d, slot);
         return rc;
     }
     *cfg = tmp;
-    zfree(old_str);
+    if (old_str) free_owned(d, &old_str);
     return 0;
 }
 
@@ -978,6 +1009,11 @@ int config_check(rl_config_t *cfg, const char *name, const char *value, const ch
 bool config_is_immutable(const char *name) {
     const directive *d = find_directive(name);
     return d && (d->flags & F_IMMUTABLE);
+}
+
+bool config_is_secret(const char *name) {
+    const directive *d = find_directive(name);
+    return d && d->type == T_SECRET;
 }
 
 bool config_is_protected(const char *name) {

@@ -72,7 +72,7 @@ typedef struct rl_config {
     char *proc_title_template;
     bool disable_thp; /* no transparent huge pages for this process when the kernel uses them always (thp.c) */
     long long databases;
-    char *requirepass; /* "" = none */
+    char *requirepass; /* an sds, any bytes (T_SECRET); "" = none */
     int loglevel;
     char *logfile;
     char *pidfile;
@@ -156,10 +156,11 @@ typedef struct rl_config {
     int notify_keyspace_flags;                  /* NOTIFY_* bits (notify.h) */
     obuf_limit_t obuf_limits[OBUF_CLASSES];     /* client-output-buffer-limit */
     /* replication (repl_*.c) */
-    char *replicaof;               /* "host port", "" = we are a master */
-    char *masterauth, *masteruser; /* "" = none */
-    char *bind_source_addr;        /* the replica link's source address, "" = any */
-    char *ignore_warnings;         /* Redis's ARM64-COW-BUG switch: no warning here to silence */
+    char *replicaof;        /* "host port", "" = we are a master */
+    char *masterauth;       /* an sds, any bytes (T_SECRET); "" = none */
+    char *masteruser;       /* "" = none */
+    char *bind_source_addr; /* the replica link's source address, "" = any */
+    char *ignore_warnings;  /* Redis's ARM64-COW-BUG switch: no warning here to silence */
     bool replica_read_only;
     bool replica_serve_stale_data;
     bool replica_ignore_maxmemory;
@@ -228,7 +229,8 @@ int config_load(rl_config_t *cfg, const char *path, int argc, char **argv);
 /* The same for a file's text already in memory (NUL-terminated; name is what
  * error messages call it).  config_load's body; the fuzz target calls it. */
 int config_load_text(rl_config_t *cfg, const char *name, const char *text);
-/* Set one directive from text; err receives a static reason on failure. */
+/* Set one directive from text (an sds: a password's bytes are taken as
+ * given, NULs included); err receives a static reason on failure. */
 int config_set(rl_config_t *cfg, const char *name, const char *value, const char **err);
 /* Whether config_set would accept value (0) or not (-1, err set); changes
  * nothing.  CONFIG SET checks every pair before it sets any. */
@@ -237,9 +239,11 @@ bool config_is_immutable(const char *name);
 /* dir and dbfilename: a client able to set them can write a file where
  * it likes (enable-protected-configs says who may). */
 bool config_is_protected(const char *name);
+/* requirepass, masterauth: one word of any bytes, spaces and NULs too. */
+bool config_is_secret(const char *name);
 /* Current value of a directive as text (caller frees with sds_free). */
 char *config_get_value(const rl_config_t *cfg, const char *name);
-/* Visit every directive whose name matches the glob. */
+/* Visit every directive whose name matches the glob (value: an sds). */
 void config_foreach_match(const rl_config_t *cfg, const char *pattern,
                           void (*fn)(void *arg, const char *name, const char *value), void *arg);
 /* The same over Redis 7.0's alternative names (hash-max-ziplist-entries,

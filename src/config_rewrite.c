@@ -54,7 +54,7 @@ static void collect(void *arg, const char *name, const char *value) {
     kv *it = &st->items[st->n++];
     memset(it, 0, sizeof(*it));
     it->name = name;
-    it->cur = sds_new(value);
+    it->cur = sds_dup((sds)value); /* an sds: a password may hold any byte */
     it->def = config_get_value(st->def_cfg, name);
 }
 
@@ -82,12 +82,16 @@ static sds obuf_segment(const char *full, int cls) {
     return out;
 }
 
-/* Value text as it must appear in a config file. */
-static sds cat_value(sds s, const char *v) {
-    bool plain = *v != '\0';
-    for (const char *p = v; *p; p++)
-        if (*p == '"' || *p == '\'' || *p == '\\' || !isprint((unsigned char)*p)) plain = false;
-    return plain ? sds_cat(s, v) : sds_catrepr(s, v, strlen(v));
+/* Value text as it must appear in a config file: quoted when it holds a
+ * quote, a backslash or an unprintable byte, or a space in a value that
+ * is one word (a password). */
+static sds cat_value(sds s, const sds v, bool one_word) {
+    bool plain = sds_len(v) > 0;
+    for (size_t i = 0; i < sds_len(v); i++) {
+        unsigned char ch = (unsigned char)v[i];
+        if (ch == '"' || ch == '\'' || ch == '\\' || !isprint(ch) || (one_word && ch == ' ')) plain = false;
+    }
+    return plain ? sds_catsds(s, v) : sds_catrepr(s, v, sds_len(v));
 }
 
 static sds format_line(const kv *it, int cls) {
@@ -99,7 +103,7 @@ static sds format_line(const kv *it, int cls) {
         sds_free(seg);
         return line;
     }
-    return cat_value(line, it->cur);
+    return cat_value(line, it->cur, config_is_secret(it->name));
 }
 
 /* The value argv[1..] gives when applied alone on top of the defaults. */

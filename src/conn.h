@@ -35,6 +35,7 @@
 #define CLIENT_AUTHENTICATED (1u << 3)        /* conn_cmds.c: AUTH/HELLO passed */
 #define CLIENT_UNIX_SOCKET (1u << 4)          /* conn.c */
 #define CLIENT_IN_WRITE_WAIT (1u << 5)        /* conn.c: socket full, waiting for EV_WRITE */
+#define CLIENT_FORCE_PROP (1u << 6)           /* persist.c: logged though it changed nothing */
 #define CLIENT_BLOCKED (1u << 7)              /* blocking.c: waiting on keys, input paused */
 #define CLIENT_UNBLOCKED (1u << 8)            /* blocking.c: served/timed out, input resumes at before-sleep */
 #define CLIENT_DENY_BLOCKING (1u << 9)        /* blocking.c: e.g. inside EXEC, must not block */

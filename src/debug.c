@@ -6,7 +6,8 @@
  * subcommands are those that tools and client test suites send: SEGFAULT
  * (crash.c's report), SLEEP
  * (parsed as leniently as Redis parses it: hiredis sends DEBUG SLEEP 0),
- * ERROR, POPULATE, RELOAD, LOADAOF, OBJECT, SET-ACTIVE-EXPIRE, LISTPACK,
+ * ERROR, POPULATE, RELOAD, LOADAOF, OBJECT, DIGEST and DIGEST-VALUE
+ * (digest.h), PROTOCOL, LOG, SET-ACTIVE-EXPIRE, LISTPACK,
  * QUICKLIST-PACKED-THRESHOLD (validated; lists here never use plain nodes),
  * LAZYFREE-PAUSE (ours: holds the lazy-free thread so tests need no timing),
  * HTSTATS (Redis's sections and table sizes, with our table's own figures
@@ -27,6 +28,8 @@
 #include "commands.h"
 #include "config.h"
 #include "defrag.h"
+#include "db_entry.h"
+#include "digest.h"
 #include "io_engine.h"
 #include "keyspace.h"
 #include "lazyfree.h"
@@ -272,17 +275,107 @@ static void debug_htstats(client_t *c) {
     sds_free(s);
 }
 
+/* DEBUG DIGEST: the whole data set's fingerprint (digest.h), as Redis's
+ * status reply of 40 hex digits. */
+static void debug_digest(client_t *c) {
+    unsigned char d[DIGEST_LEN];
+    char hex[2 * DIGEST_LEN + 1];
+    digest_dataset(c->srv, d);
+    digest_hex(d, hex);
+    reply_simple(c, hex);
+}
+
+/* DEBUG DIGEST-VALUE <key>...: each value's fingerprint, all zeroes for a
+ * missing key; a key past its TTL still counts (no lookup expires it). */
+static void debug_digest_value(client_t *c) {
+    reply_array_len(c, c->argc - 2);
+    for (int j = 2; j < c->argc; j++) {
+        unsigned char d[DIGEST_LEN] = {0};
+        char hex[2 * DIGEST_LEN + 1];
+        db_entry *de = db_find(c->db, c->argv[j]->ptr);
+        robj view;
+        if (de) digest_value(db_entry_val(de, &view), db_entry_expire(de), d);
+        digest_hex(d, hex);
+        reply_simple(c, hex);
+    }
+}
+
+/* DEBUG PROTOCOL <type>: one reply of each RESP type, Redis's fixed
+ * values, for client libraries to test their parsers against. */
+static void debug_protocol(client_t *c) {
+    const char *name = c->argv[2]->ptr;
+    if (!strcasecmp(name, "string")) {
+        reply_bulk_cstr(c, "Hello World");
+    } else if (!strcasecmp(name, "integer")) {
+        reply_ll(c, 12345);
+    } else if (!strcasecmp(name, "double")) {
+        reply_double(c, 3.141);
+    } else if (!strcasecmp(name, "bignum")) {
+        reply_big_number(c, "1234567999999999999999999999999999999", 37);
+    } else if (!strcasecmp(name, "null")) {
+        reply_null(c);
+    } else if (!strcasecmp(name, "array") || !strcasecmp(name, "set")) {
+        if (!strcasecmp(name, "set")) reply_set_len(c, 3);
+        else reply_array_len(c, 3);
+        for (int j = 0; j < 3; j++) reply_ll(c, j);
+    } else if (!strcasecmp(name, "map")) {
+        reply_map_len(c, 3);
+        for (int j = 0; j < 3; j++) {
+            reply_ll(c, j);
+            reply_bool(c, j == 1);
+        }
+    } else if (!strcasecmp(name, "attrib")) {
+        if (c->resp >= 3) { /* an attribute only annotates the reply after it */
+            reply_attribute_len(c, 1);
+            reply_bulk_cstr(c, "key-popularity");
+            reply_array_len(c, 2);
+            reply_bulk_cstr(c, "key:123");
+            reply_ll(c, 90);
+        }
+        reply_bulk_cstr(c, "Some real reply following the attribute");
+    } else if (!strcasecmp(name, "push")) {
+        if (c->resp < 3) {
+            reply_error(c, "RESP2 is not supported by this command");
+            return;
+        }
+        unsigned was = reply_push_begin(c); /* a push, then the reply the client waits for */
+        reply_push_len(c, 2);
+        reply_bulk_cstr(c, "server-cpu-usage");
+        reply_ll(c, 42);
+        reply_push_end(c, was);
+        reply_bulk_cstr(c, "Some real reply following the push reply");
+    } else if (!strcasecmp(name, "true") || !strcasecmp(name, "false")) {
+        reply_bool(c, !strcasecmp(name, "true"));
+    } else if (!strcasecmp(name, "verbatim")) {
+        reply_verbatim(c, "This is a verbatim\nstring", 25, "txt");
+    } else {
+        reply_error(c, "Wrong protocol type name. Please use one of the following: "
+                       "string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false");
+    }
+}
+
+/* DEBUG LOG <message>: a line in the log, to mark a point in it. */
+static void debug_log(client_t *c) {
+    log_msg(LL_WARNING, "DEBUG LOG: %s", (char *)c->argv[2]->ptr);
+    reply_ok(c);
+}
+
 static void debug_help(client_t *c) {
     static const char *help[] = {
         "CHANGE-REPL-ID", "    Change the replication IDs of the instance (none here yet: a no-op).",
         "DEFRAG-PASS", "    Run one active-defrag pass now, moving every block; reply the blocks moved.",
+        "DIGEST", "    Output a hex signature representing the current DB content.",
+        "DIGEST-VALUE <key> [<key> ...]", "    Output a hex signature of the values of all the specified keys.",
         "ERROR <string>", "    Return a Redis protocol error with <string> as message.",
         "HTSTATS <dbid>", "    Return hash table statistics of the specified database.",
         "LAZYFREE-PAUSE <0|1>", "    Hold (1) or release (0) the lazy-free thread; big frees queue while held.",
         "LOADAOF", "    Flush the AOF buffers on disk and reload the AOF in memory.",
         "LISTPACK <key>", "    Show low level info about the listpack encoding of <key>.",
+        "LOG <message>", "    Write <message> to the server log.",
         "OBJECT <key>", "    Show low level info about the key and associated value.",
         "POPULATE <count> [<prefix>] [<size>]", "    Create <count> string keys named key:<num> (or <prefix>:<num>).",
+        "PROTOCOL <type>", "    Reply with a test value of the specified type: string|integer|double|bignum|null|",
+        "    array|set|map|attrib|push|verbatim|true|false.",
         "QUICKLIST-PACKED-THRESHOLD <size>", "    Check a plain-node threshold (lists here never use plain nodes).",
         "RELOAD [NOSAVE]", "    Save the RDB on disk and reload it back to memory.",
         "SEGFAULT", "    Crash the server with sigsegv.",
@@ -295,7 +388,7 @@ static void debug_help(client_t *c) {
 typedef struct debug_sub {
     const char *name;
     void (*fn)(client_t *c);
-    int min_argc, max_argc; /* including DEBUG and the subcommand */
+    int min_argc, max_argc; /* including DEBUG and the subcommand; max -1: any */
 } debug_sub;
 
 static const debug_sub subs[] = {
@@ -303,6 +396,10 @@ static const debug_sub subs[] = {
     {"sleep", debug_sleep, 3, 3},
     {"segfault", debug_segfault, 2, 2},
     {"error", debug_error, 3, 3},
+    {"digest", debug_digest, 2, 2},
+    {"digest-value", debug_digest_value, 2, -1},
+    {"protocol", debug_protocol, 3, 3},
+    {"log", debug_log, 3, 3},
     {"object", debug_object, 3, 3},
     {"populate", debug_populate, 3, 5},
     {"reload", debug_reload, 2, 5},
@@ -326,7 +423,8 @@ static void cmd_debug(client_t *c) {
     }
     const char *name = c->argv[1]->ptr;
     for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++) {
-        if (strcasecmp(name, subs[i].name) || c->argc < subs[i].min_argc || c->argc > subs[i].max_argc) continue;
+        if (strcasecmp(name, subs[i].name) || c->argc < subs[i].min_argc ||
+            (subs[i].max_argc >= 0 && c->argc > subs[i].max_argc)) continue;
         subs[i].fn(c);
         return;
     }

@@ -150,6 +150,18 @@ void dispatch_process(client_t *c) {
     tracking_command_done(c, c->lastcmd); /* CLIENT CACHING lasts one command */
 }
 
+/* A check refused cmd with err: counted, and inside MULTI the transaction
+ * is flagged; EXEC itself is aborted with the reason, as Redis does. */
+static void reject(client_t *c, command_t *cmd, const char *err) {
+    cmd->rejected_calls++;
+    if (is_named(cmd, "exec")) {
+        multi_exec_abort(c, err);
+    } else {
+        reply_error(c, "%s", err);
+        multi_flag_error(c);
+    }
+}
+
 static void process(client_t *c) {
     server_t *srv = c->srv;
     c->cmd = NULL;
@@ -174,20 +186,14 @@ static void process(client_t *c) {
     }
     /* script.c: while a script runs too long, only what can end it runs
      * (before the OOM check: no eviction under a running script). */
-    if (!script_busy_allows_or_reply(c, cmd)) {
-        cmd->rejected_calls++;
-        multi_flag_error(c);
+    const char *busy = script_busy_error(c, cmd);
+    if (busy) {
+        reject(c, cmd, busy);
         return;
     }
     /* Our master's stream is applied whatever our memory (Redis's rule). */
     if (!(c->flags & CLIENT_MASTER) && oom_rejects(c, cmd) && !evict_perform(srv)) {
-        cmd->rejected_calls++;
-        if (is_named(cmd, "exec")) {
-            multi_exec_abort(c, RL_ERR_OOM);
-        } else {
-            reply_error(c, RL_ERR_OOM);
-            multi_flag_error(c);
-        }
+        reject(c, cmd, RL_ERR_OOM);
         return;
     }
     /* pubsub.c: a RESP2 client in subscribed mode may only manage its

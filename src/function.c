@@ -226,6 +226,7 @@ void functions_init(server_t *srv) {
 }
 
 void functions_free(server_t *srv) {
+    if (!srv->scripting) return; /* start-up stopped before scripting_init */
     functions_t *F = F(srv);
     if (!F) return;
     state_free(F);

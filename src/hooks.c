@@ -16,6 +16,7 @@
 #include "monitor.h"
 #include "multi.h"
 #include "pause.h"
+#include "persist.h"
 #include "propagate.h"
 #include "pubsub.h"
 #include "reply.h"
@@ -115,6 +116,8 @@ static const keyspace_hooks_t keyspace_hooks = {
     .key_modified = keyspace_key_modified,
     .db_flushed = keyspace_db_flushed,
     .db_replaced = keyspace_db_replaced,
+    .logging_on = persist_propagation_on,
+    .log_as = persist_propagate_as,
 };
 
 /* ------------------------------------------ the durability layer's hooks */

@@ -13,6 +13,7 @@
 #include "hll.h"
 #include "keyspace.h"
 #include "notify.h"
+#include "persist.h"
 #include "reply.h"
 #include "util.h"
 #include "zmalloc.h"
@@ -113,10 +114,13 @@ static void cmd_pfcount(client_t *c) {
         return;
     }
     /* Refreshing the cache writes the value, as in Redis (a read command
-     * that modifies: WATCH sees it). */
+     * that modifies: WATCH sees it, and it is logged so that a replica's
+     * copy stays byte for byte the same: DEBUG DIGEST compares them). */
     o = writable_hll(c, key, o);
     hll_cache_set((unsigned char *)o->ptr, card);
     db_signal_modified(c->db, key);
+    c->srv->dirty++;
+    persist_propagate(c, c->argv, c->argc); /* PFCOUNT is not a write: dispatch would not log it */
     reply_ll(c, (long long)card);
 }
 

@@ -377,14 +377,14 @@ sds db_random_key(db_t *db) {
         db_entry *e = p;
         sds key = db_entry_key(e);
         long long when = db_entry_expire(e);
-        if (when >= 0 && when <= db->srv->mstime) {
-            if (tries < 99) {
-                sds copy = sds_dup(key);
-                delete_sds_key(db, copy, db->srv->cfg.lazyfree_lazy_expire);
-                db->srv->stats.expiredkeys++;
-                sds_free(copy);
-                continue;
-            }
+        if (when >= 0 && when <= db->srv->mstime && tries < 99) {
+            /* expired as a lookup expires it: DEL logged, "expired" event;
+             * on a replica it only looks missing (then, after many tries,
+             * it is returned all the same, as Redis does) */
+            robj *k = obj_create_string(key, sds_len(key));
+            bool gone = db_expire_if_needed(db, k);
+            obj_decref(k);
+            if (gone) continue;
         }
         return sds_dup(key);
     }

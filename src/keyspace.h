@@ -21,6 +21,11 @@ typedef struct keyspace_hooks {
     void (*key_modified)(db_t *db, robj *key);           /* blocked clients, WATCH */
     void (*db_flushed)(db_t *db);                        /* WATCH, blocked stream readers */
     void (*db_replaced)(db_t *db);                       /* swapdb load: as flushed, and keys that now exist */
+    /* persist.c, for the data layer's own commands (SPOP, HINCRBYFLOAT)
+     * logged as other commands: whether an AOF or a replica would get a
+     * write now, and persist_propagate_as */
+    bool (*logging_on)(const client_t *c);
+    void (*log_as)(client_t *c, const char *name, robj **args, int nargs);
 } keyspace_hooks_t;
 
 #define LOOKUP_NONE 0

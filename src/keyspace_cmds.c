@@ -14,6 +14,7 @@
 #include "keyspace.h"
 #include "multi.h"
 #include "notify.h"
+#include "persist.h"
 #include "reply.h"
 #include "scan.h"
 #include "tracking.h"
@@ -418,6 +419,7 @@ static void cmd_flushdb(client_t *c) {
     if (!flush_mode_or_reply(c, &async)) return;
     c->srv->dirty += flush_one(c->db, async);
     tracking_on_flush(c->srv); /* tracking.c: every cache is stale */
+    persist_force_propagate(c);
     reply_ok(c);
 }
 
@@ -426,6 +428,8 @@ static void cmd_flushall(client_t *c) {
     if (!flush_mode_or_reply(c, &async)) return;
     for (int i = 0; i < c->srv->dbnum; i++) c->srv->dirty += flush_one(&c->srv->dbs[i], async);
     tracking_on_flush(c->srv); /* tracking.c: every cache is stale */
+    persist_after_flushall(c->srv);
+    persist_force_propagate(c);
     reply_ok(c);
 }
 

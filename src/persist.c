@@ -401,13 +401,13 @@ void persist_check_master_write(server_t *srv) {
 void persist_after_command(client_t *c, long long dirty_before) {
     server_t *srv = c->srv;
     bool prevented = c->flags & CLIENT_PREVENT_PROP;
-    bool repl_only = c->flags & CLIENT_PROPAGATE_REPL;
-    c->flags &= ~(CLIENT_PREVENT_PROP | CLIENT_PROPAGATE_REPL);
+    bool repl_only = c->flags & CLIENT_PROPAGATE_REPL, forced = c->flags & CLIENT_FORCE_PROP;
+    c->flags &= ~(CLIENT_PREVENT_PROP | CLIENT_PROPAGATE_REPL | CLIENT_FORCE_PROP);
     if (repl_only) {
         propagate_to_replicas(srv, c->db->id, c->argv, c->argc); /* PUBLISH */
         return;
     }
-    if (prevented || srv->dirty == dirty_before) return;
+    if (prevented || (!forced && srv->dirty == dirty_before)) return;
     propagate_command(srv, c->db->id, c->argv, c->argc); /* AOF and replicas */
 }
 
@@ -416,6 +416,31 @@ void persist_after_command(client_t *c, long long dirty_before) {
 void persist_effects_begin(server_t *srv) { propagate_unit_begin(srv); }
 void persist_effects_mute(server_t *srv, bool mute) { propagate_unit_mute(srv, mute); }
 void persist_effects_end(server_t *srv) { propagate_unit_end(srv); }
+
+void persist_propagate_as(client_t *c, const char *name, robj **args, int nargs) {
+    c->flags |= CLIENT_PREVENT_PROP;
+    if (!propagate_wanted(c->srv)) return;
+    robj *stack[8];
+    robj **argv = nargs < 8 ? stack : zmalloc(sizeof(robj *) * (size_t)(nargs + 1));
+    argv[0] = obj_create_string(name, strlen(name));
+    memcpy(argv + 1, args, sizeof(robj *) * (size_t)nargs);
+    propagate_command(c->srv, c->db->id, argv, nargs + 1);
+    obj_decref(argv[0]);
+    if (argv != stack) zfree(argv);
+}
+
+void persist_propagate_pop(client_t *c, const char *name, robj *key, long count) {
+    robj *args[2] = {key, count >= 0 ? obj_create_from_ll(count) : NULL};
+    persist_propagate_as(c, name, args, count >= 0 ? 2 : 1);
+    if (args[1]) obj_decref(args[1]);
+}
+
+void persist_force_propagate(client_t *c) { c->flags |= CLIENT_FORCE_PROP; }
+
+void persist_after_flushall(server_t *srv) {
+    if (child_active_type(srv) == CHILD_RDB) child_kill(srv);
+    if (has_save_points(srv)) persist_save(srv);
+}
 
 bool persist_propagation_on(const client_t *c) { return propagate_wanted(c->srv); }
 

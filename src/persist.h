@@ -58,6 +58,23 @@ void persist_effects_end(server_t *srv);
  * XCLAIM log one exact XCLAIM per entry): feed argv to the AOF now, on c's
  * database, and leave the running command itself out.  Borrows argv. */
 void persist_propagate(client_t *c, robj **argv, int argc);
+/* The running command is logged as `name args...` instead of itself, the
+ * rewrites Redis 7.0 makes so that a replica or a reload repeats the effect
+ * and never blocks or draws again (BLPOP as LPOP, SPOP as SREM, GETDEL as
+ * DEL...).  More than one call logs them as one MULTI/EXEC unit when the
+ * caller wraps them in persist_effects_begin/end.  Borrows args; builds
+ * nothing when no AOF or replica would get it. */
+void persist_propagate_as(client_t *c, const char *name, robj **args, int nargs);
+/* persist_propagate_as for the pops: `name key [count]` (count < 0: the
+ * form without one), as blocking and multi-key pops are logged. */
+void persist_propagate_pop(client_t *c, const char *name, robj *key, long count);
+/* The running command is logged even if it changed nothing (FLUSHDB and
+ * FLUSHALL on empty databases: a replica must flush all the same). */
+void persist_force_propagate(client_t *c);
+/* FLUSHALL's file side, as Redis: an RDB child is stopped and, with save
+ * points, the emptied data set is saved at once, so a restart does not
+ * bring the flushed keys back. */
+void persist_after_flushall(server_t *srv);
 /* Whether persist_propagate would log anything now (the AOF is on and not
  * being loaded): callers skip building argv when it would not. */
 bool persist_propagation_on(const client_t *c);

@@ -1,8 +1,9 @@
 /* propagate.c: the one propagation point (see propagate.h).
  *
  * A command is translated once (aof_translate: relative expiries become
- * absolute, SPOP becomes the key's state) into RESP bytes, then emitted to
- * each consumer with its database id; each consumer adds SELECT when its
+ * absolute; handlers log BLPOP, SPOP... as other commands) into RESP
+ * bytes, then emitted to each consumer with its database id; each adds
+ * SELECT when its
  * own stream last selected another database (the AOF file and the
  * replication stream start at different times, so they keep separate
  * "current db" states).  Inside a unit (a script, EXEC) commands are

@@ -133,45 +133,34 @@ static void server_remove(dict *d, sds name, client_t *c) {
 /* ------------------------------------------------------------ replies */
 
 /* One subscribed-mode frame: [kind, name or null, count]. */
-/* Frames and messages are pushes: CLIENT REPLY OFF/SKIP do not silence
- * them (CLIENT_PUSHING, as in Redis 7.0). */
-static unsigned push_begin(client_t *c) {
-    unsigned was = c->flags & CLIENT_PUSHING;
-    c->flags |= CLIENT_PUSHING;
-    return was;
-}
-
-static void push_end(client_t *c, unsigned was) {
-    if (!was) c->flags &= ~CLIENT_PUSHING;
-}
-
+/* Frames and messages are pushes (reply_push_begin). */
 static void reply_sub_frame(client_t *c, const char *kind, const char *name, size_t nlen, long count) {
-    unsigned was = push_begin(c);
+    unsigned was = reply_push_begin(c);
     reply_push_len(c, 3);
     reply_bulk_cstr(c, kind);
     if (name) reply_bulk(c, name, nlen);
     else reply_null(c);
     reply_ll(c, count);
-    push_end(c, was);
+    reply_push_end(c, was);
 }
 
 static void deliver_message(client_t *c, const char *chan, size_t clen, const char *msg, size_t mlen) {
-    unsigned was = push_begin(c);
+    unsigned was = reply_push_begin(c);
     reply_push_len(c, 3);
     reply_bulk(c, "message", 7);
     reply_bulk(c, chan, clen);
     reply_bulk(c, msg, mlen);
-    push_end(c, was);
+    reply_push_end(c, was);
 }
 
 static void deliver_pmessage(client_t *c, sds pat, const char *chan, size_t clen, const char *msg, size_t mlen) {
-    unsigned was = push_begin(c);
+    unsigned was = reply_push_begin(c);
     reply_push_len(c, 4);
     reply_bulk(c, "pmessage", 8);
     reply_bulk(c, pat, sds_len(pat));
     reply_bulk(c, chan, clen);
     reply_bulk(c, msg, mlen);
-    push_end(c, was);
+    reply_push_end(c, was);
 }
 
 /* ------------------------------------------------------------ (un)subscribe */

@@ -83,13 +83,27 @@ void replica_free_link(server_t *srv) {
 
 /* ------------------------------------------------------------ sending */
 
-static bool send_command(repl_link_t *l, int argc, const char **argv) {
-    size_t lens[8];
-    for (int i = 0; i < argc; i++) lens[i] = strlen(argv[i]);
+static bool send_command_lens(repl_link_t *l, int argc, const char **argv, const size_t *lens) {
     sds cmd = aof_cat_command(sds_empty(), argc, argv, lens);
     bool ok = rio_write_all(l->fd, cmd, sds_len(cmd)) == 0;
     sds_free(cmd);
     return ok;
+}
+
+static bool send_command(repl_link_t *l, int argc, const char **argv) {
+    size_t lens[8];
+    for (int i = 0; i < argc; i++) lens[i] = strlen(argv[i]);
+    return send_command_lens(l, argc, argv, lens);
+}
+
+/* AUTH [masteruser] masterauth: the password is an sds, any bytes. */
+static bool send_auth(server_t *srv, repl_link_t *l) {
+    const char *user = srv->cfg.masteruser;
+    char *pass = srv->cfg.masterauth;
+    bool with_user = user && user[0];
+    const char *av[3] = {"AUTH", with_user ? user : pass, pass};
+    size_t lens[3] = {4, with_user ? strlen(user) : sds_len(pass), sds_len(pass)};
+    return send_command_lens(l, with_user ? 3 : 2, av, lens);
 }
 
 void replica_send_ack(server_t *srv) {
@@ -432,10 +446,8 @@ static void handshake_step(server_t *srv) {
                 link_abort(srv, NULL);
                 break;
             }
-            if (srv->cfg.masterauth && srv->cfg.masterauth[0]) {
-                bool user = srv->cfg.masteruser && srv->cfg.masteruser[0];
-                const char *av[3] = {"AUTH", user ? srv->cfg.masteruser : srv->cfg.masterauth, srv->cfg.masterauth};
-                if (!send_command(l, user ? 3 : 2, av)) link_abort(srv, "can't send AUTH");
+            if (srv->cfg.masterauth && sds_len(srv->cfg.masterauth)) {
+                if (!send_auth(srv, l)) link_abort(srv, "can't send AUTH");
                 else l->state = LINK_RECV_AUTH;
             } else {
                 send_port(srv);

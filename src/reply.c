@@ -290,12 +290,24 @@ void reply_scan_cursor(client_t *c, unsigned long cursor) {
 }
 /* pubsub.c: out-of-band data (messages, subscribe confirmations). */
 void reply_push_len(client_t *c, long n) { reply_header(c, c->resp >= 3 ? '>' : '*', n); }
+
+unsigned reply_push_begin(client_t *c) {
+    unsigned was = c->flags & CLIENT_PUSHING;
+    c->flags |= CLIENT_PUSHING;
+    return was;
+}
+
+void reply_push_end(client_t *c, unsigned was) {
+    if (!was) c->flags &= ~CLIENT_PUSHING;
+}
 void reply_empty_array(client_t *c) { reply_raw(c, "*0\r\n", 4); }
 
 void reply_map_len(client_t *c, long n) {
     if (c->resp >= 3) reply_header(c, '%', n);
     else reply_header(c, '*', n * 2);
 }
+
+void reply_attribute_len(client_t *c, long n) { reply_header(c, '|', n); }
 
 void reply_set_len(client_t *c, long n) { reply_header(c, c->resp >= 3 ? '~' : '*', n); }
 

@@ -44,11 +44,16 @@ void reply_null(client_t *c);       /* $-1 / _ */
 void reply_null_array(client_t *c); /* *-1 / _ */
 void reply_array_len(client_t *c, long n);
 void reply_push_len(client_t *c, long n); /* RESP2 '*', RESP3 '>' */
-void reply_map_len(client_t *c, long n);  /* RESP2: n*2 array */
-void reply_set_len(client_t *c, long n);  /* RESP2: array */
-void reply_double(client_t *c, double d); /* RESP2 bulk, RESP3 ',' */
-void reply_bool(client_t *c, int b);
-void reply_big_number(client_t *c, const char *p, size_t len); /* RESP2 bulk, RESP3 '(' */ /* RESP2 :0/:1, RESP3 #t/#f */
+/* Around an out-of-band message (a push): CLIENT REPLY OFF/SKIP do not
+ * silence it, as in Redis 7.0.  begin returns what end restores. */
+unsigned reply_push_begin(client_t *c);
+void reply_push_end(client_t *c, unsigned was);
+void reply_map_len(client_t *c, long n);                       /* RESP2: n*2 array */
+void reply_set_len(client_t *c, long n);                       /* RESP2: array */
+void reply_double(client_t *c, double d);                      /* RESP2 bulk, RESP3 ',' */
+void reply_bool(client_t *c, int b);                           /* RESP2 :0/:1, RESP3 #t/#f */
+void reply_big_number(client_t *c, const char *p, size_t len); /* RESP2 bulk, RESP3 '(' */
+void reply_attribute_len(client_t *c, long n);                 /* RESP3 '|' only: callers skip it on RESP2 */
 void reply_verbatim(client_t *c, const char *p, size_t len, const char *ext);
 void reply_help(client_t *c, const char *cmdname, const char **lines);
 void reply_subcommand_syntax_error(client_t *c);

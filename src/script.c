@@ -120,12 +120,16 @@ bool script_is_running(const server_t *srv) { return srv->scripting && srv->scri
 
 /* ------------------------------------------------------------ busy */
 
-/* What Redis lets through while a script is busy: what can end it, and
- * what a client needs to say who it is. */
+/* What Redis 7.0 lets through while a script is busy (its ALLOW_BUSY
+ * commands): what can end it, what a client needs to say who it is or to
+ * leave, and the transaction commands, so that a pipelined MULTI is never
+ * half refused and its other half run once the script ends. */
 static bool allowed_while_busy(client_t *c, command_t *cmd) {
+    static const char *const names[] = {"script|kill", "function|kill", "function|stats", "auth", "hello", "quit",
+                                        "reset", "replconf", "multi", "discard", "watch", "unwatch"};
     const char *n = cmd->fullname;
-    if (!strcmp(n, "script|kill") || !strcmp(n, "function|kill") || !strcmp(n, "function|stats")) return true;
-    if (!strcmp(n, "auth") || !strcmp(n, "hello")) return true;
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (!strcmp(n, names[i])) return true;
     if (!strcmp(n, "shutdown")) {
         for (int i = 1; i < c->argc; i++)
             if (!strcasecmp(c->argv[i]->ptr, "nosave")) return true;
@@ -133,13 +137,12 @@ static bool allowed_while_busy(client_t *c, command_t *cmd) {
     return false;
 }
 
-bool script_busy_allows_or_reply(client_t *c, command_t *cmd) {
+const char *script_busy_error(client_t *c, command_t *cmd) {
     scripting_t *s = S(c->srv);
-    if (!s || !s->run || !s->run->timed_out || c->flags & CLIENT_FAKE) return true;
-    if (allowed_while_busy(c, cmd)) return true;
-    reply_error(c, "BUSY Redis is busy running a script. You can only call %s or SHUTDOWN NOSAVE.",
-                s->run->is_function ? "FUNCTION KILL" : "SCRIPT KILL");
-    return false;
+    if (!s || !s->run || !s->run->timed_out || c->flags & CLIENT_FAKE) return NULL;
+    if (allowed_while_busy(c, cmd)) return NULL;
+    return s->run->is_function ? "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
+                               : "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
 }
 
 static bool busy_tick(script_run_t *run) {

@@ -3,9 +3,9 @@
  * client that runs redis.call, and the INFO figures.  FUNCTION/FCALL live
  * in function.c and share the run machinery declared here.
  *
- * dispatch.c asks script_busy_allows_or_reply() before every command: while
- * a script runs past busy-reply-threshold, other clients get -BUSY except
- * for the few commands that can end it.  lifecycle.c calls scripting_init and
+ * dispatch.c asks script_busy_error() before every command: while a script
+ * runs past busy-reply-threshold, other clients get -BUSY except for the
+ * few commands that can end it or that a transaction needs.  lifecycle.c calls scripting_init and
  * scripting_free; info.c calls scripting_info_memory.
  *
  * Layering: function.c builds on this file (FCALL runs through the same
@@ -41,8 +41,8 @@ void scripting_free(server_t *srv);
 /* Cron: reap the forked debugging sessions that ended. */
 void scripting_cron(server_t *srv);
 
-/* Dispatch gate: false (after replying -BUSY) if cmd must wait. */
-bool script_busy_allows_or_reply(client_t *c, command_t *cmd);
+/* Dispatch gate: NULL, or the -BUSY error (without the '-') cmd gets. */
+const char *script_busy_error(client_t *c, command_t *cmd);
 bool script_is_running(const server_t *srv);
 
 /* The run of one script, shared by EVAL and FCALL. */

@@ -53,7 +53,7 @@ static void config_get_one(void *arg, const char *name, const char *value) {
         return;
     }
     reply_bulk_cstr(g->c, name);
-    reply_bulk_cstr(g->c, value);
+    reply_bulk(g->c, value, sds_len((sds)value)); /* an sds: a password may hold a NUL */
     g->n++;
 }
 

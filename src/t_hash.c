@@ -484,6 +484,12 @@ static void cmd_hincrbyfloat(client_t *c) {
     db_signal_modified(c->db, c->argv[1]);
     notify_keyspace_event(c->srv, NOTIFY_HASH, "hincrbyfloat", c->argv[1], c->db->id);
     reply_bulk(c, out, (size_t)n);
+    const keyspace_hooks_t *log = c->srv->keyspace_hooks;
+    if (log->logging_on(c)) { /* logged as the value it set, as Redis does */
+        robj *args[3] = {c->argv[1], c->argv[2], obj_create_string(out, (size_t)n)};
+        log->log_as(c, "HSET", args, 3);
+        obj_decref(args[2]);
+    }
 }
 
 /* ------------------------------------------------------------ HRANDFIELD */

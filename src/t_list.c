@@ -19,6 +19,7 @@
 #include "keyspace.h"
 #include "listpack.h"
 #include "notify.h"
+#include "persist.h"
 #include "quicklist.h"
 #include "reply.h"
 #include "util.h"
@@ -288,8 +289,9 @@ static void cmd_rpushx(client_t *c) { push_generic(c, LIST_TAIL, true); }
 
 /* ------------------------------------------------------------ pop */
 
-/* Pop up to count values from one end and reply them as an array. */
-static void pop_range_reply(client_t *c, robj *o, int where, long long count) {
+/* Pop up to count values from one end and reply them as an array;
+ * returns how many. */
+static long pop_range_reply(client_t *c, robj *o, int where, long long count) {
     unsigned long len = list_len(o);
     long n = count > (long long)len ? (long)len : (long)count;
     reply_array_len(c, n);
@@ -298,6 +300,14 @@ static void pop_range_reply(client_t *c, robj *o, int where, long long count) {
         reply_bulk_obj(c, v);
         obj_decref(v);
     }
+    return n;
+}
+
+/* The blocking and multi-key pops are logged as the plain pop they did
+ * (LPOP key [n]), as Redis 7.0 does: a replica must not block or pick a
+ * key of its own.  count < 0: the form without a count. */
+static void propagate_pop(client_t *c, robj *key, int where, long count) {
+    persist_propagate_pop(c, where == LIST_HEAD ? "LPOP" : "RPOP", key, count);
 }
 
 static void pop_generic(client_t *c, int where) {
@@ -341,7 +351,7 @@ static bool mpop_serve(client_t *c, robj **keys, int nkeys, int where, long long
         if (!o) continue;
         reply_array_len(c, 2);
         reply_bulk_obj(c, keys[j]);
-        pop_range_reply(c, o, where, count);
+        propagate_pop(c, keys[j], where, pop_range_reply(c, o, where, count));
         list_after_remove(c, keys[j], o, pop_event(where));
         return true;
     }
@@ -651,10 +661,10 @@ static void cmd_ltrim(client_t *c) {
  * the value.  The destination's type is checked before anything moves.
  * Events, in Redis's order: the push on the destination, then the pop on
  * the source (and its "del" when emptied). */
-static void move_generic(client_t *c, robj *src, int from, int to) {
+static bool move_generic(client_t *c, robj *src, int from, int to) {
     bool wrongtype;
     robj *dst = db_lookup_typed_or_reply(c, c->argv[2], OBJ_LIST, true, &wrongtype);
-    if (wrongtype) return;
+    if (wrongtype) return false;
     robj *v = list_pop(src, from);
     if (!dst) {
         dst = list_create();
@@ -668,6 +678,7 @@ static void move_generic(client_t *c, robj *src, int from, int to) {
     reply_bulk_obj(c, v);
     obj_decref(v);
     list_after_remove(c, c->argv[1], src, pop_event(from)); /* src == dst: it is not empty */
+    return true;
 }
 
 static void lmove_generic(client_t *c, int from, int to) {
@@ -725,6 +736,7 @@ static void bpop_generic(client_t *c, int where) {
         reply_bulk_obj(c, keys[j]);
         reply_bulk_obj(c, v);
         obj_decref(v);
+        propagate_pop(c, keys[j], where, -1);
         list_after_remove(c, keys[j], o, pop_event(where));
         return;
     }
@@ -740,8 +752,14 @@ static void bmove_generic(client_t *c, int from, int to, robj *timeout_arg) {
     bool wrongtype;
     robj *src = db_lookup_typed_or_reply(c, c->argv[1], OBJ_LIST, true, &wrongtype);
     if (wrongtype) return;
-    if (src) move_generic(c, src, from, to);
-    else block_or_timeout(c, 1, 1, timeout, true);
+    if (!src) {
+        block_or_timeout(c, 1, 1, timeout, true);
+        return;
+    }
+    if (!move_generic(c, src, from, to)) return;
+    /* logged as the non-blocking move (LMOVE, RPOPLPUSH), as in Redis */
+    if (c->argc == 6) persist_propagate_as(c, "LMOVE", c->argv + 1, 4);
+    else persist_propagate_as(c, "RPOPLPUSH", c->argv + 1, 2);
 }
 
 static void cmd_blmove(client_t *c) {

@@ -387,6 +387,15 @@ static void cmd_smove(client_t *c) {
 
 /* ------------------------------------------------------------ SPOP / SRANDMEMBER */
 
+/* SPOP is logged as what it did, so that a replica or a reload does not
+ * draw again: SREM key member... (n popped, members[1..n]; members[0] is
+ * the key's slot) or DEL when the set went, as Redis logs it. */
+static void log_spop(client_t *c, robj **members, long n) {
+    members[0] = c->argv[1];
+    c->srv->keyspace_hooks->log_as(c, "SREM", members, (int)n + 1);
+    for (long i = 1; i <= n; i++) obj_decref(members[i]);
+}
+
 static void spop_with_count(client_t *c) {
     long long count;
     if (!cmd_get_range_or_reply(c, c->argv[2], 0, LLONG_MAX, &count, RL_ERR_POSITIVE)) return;
@@ -402,15 +411,21 @@ static void spop_with_count(client_t *c) {
     if ((unsigned long long)count >= size) {
         reply_set_members(c, o);
         set_delete_emptied(c, c->argv[1]);
+        c->srv->keyspace_hooks->log_as(c, "DEL", &c->argv[1], 1);
         return;
     }
     /* Pop one random member at a time: removal keeps later draws distinct. */
+    bool logging = c->srv->keyspace_hooks->logging_on(c);
+    robj **popped = logging ? zmalloc(sizeof(robj *) * (size_t)(count + 1)) : NULL;
     reply_set_len(c, (long)count);
     for (long long i = 0; i < count; i++) {
         sds m = set_random_member(o);
         set_remove(o, m, sds_len(m));
+        if (logging) popped[i + 1] = obj_create_string(m, sds_len(m));
         reply_bulk_sds_take(c, m);
     }
+    if (logging) log_spop(c, popped, (long)count); /* (not logging: SPOP is not logged either) */
+    zfree(popped);
     db_signal_modified(c->db, c->argv[1]);
 }
 
@@ -432,6 +447,10 @@ static void cmd_spop(client_t *c) {
     }
     sds m = set_random_member(o);
     set_remove(o, m, sds_len(m));
+    if (c->srv->keyspace_hooks->logging_on(c)) {
+        robj *popped[2] = {NULL, obj_create_string(m, sds_len(m))};
+        log_spop(c, popped, 1);
+    }
     reply_bulk_sds_take(c, m);
     notify_keyspace_event(c->srv, NOTIFY_SET, "spop", c->argv[1], c->db->id);
     if (set_size(o) == 0) set_delete_emptied(c, c->argv[1]);

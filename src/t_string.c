@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "keyspace.h"
 #include "notify.h"
+#include "persist.h"
 #include "reply.h"
 #include "util.h"
 
@@ -169,8 +170,10 @@ static void cmd_getdel(client_t *c) {
     }
     if (!db_check_type_or_reply(c, o, OBJ_STRING)) return;
     reply_bulk_obj(c, o);
-    db_delete(c->db, c->argv[1]);
+    bool lazy = c->srv->cfg.lazyfree_lazy_user_del; /* freed as DEL would free it */
+    db_delete_lazy(c->db, c->argv[1], lazy);
     notify_keyspace_event(c->srv, NOTIFY_GENERIC, "del", c->argv[1], c->db->id);
+    persist_propagate_as(c, lazy ? "UNLINK" : "DEL", &c->argv[1], 1); /* as Redis logs it */
 }
 
 static void cmd_getex(client_t *c) {
@@ -322,6 +325,14 @@ static void cmd_incrbyfloat(client_t *c) {
     else db_add(c->db, c->argv[1], n);
     notify_keyspace_event(c->srv, NOTIFY_STRING, "incrbyfloat", c->argv[1], c->db->id);
     reply_bulk(c, buf, (size_t)len);
+    /* Logged as the value it set (SET key value KEEPTTL), as Redis does, so
+     * that a replica on another platform cannot round differently. */
+    if (persist_propagation_on(c)) {
+        robj *args[3] = {c->argv[1], obj_create_string(buf, (size_t)len), obj_create_string("KEEPTTL", 7)};
+        persist_propagate_as(c, "SET", args, 3);
+        obj_decref(args[1]);
+        obj_decref(args[2]);
+    }
 }
 
 static void cmd_getrange(client_t *c) {

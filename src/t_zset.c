@@ -15,6 +15,7 @@
 #include "commands.h"
 #include "keyspace.h"
 #include "notify.h"
+#include "persist.h"
 #include "reply.h"
 #include "scan.h"
 #include "t_set.h"
@@ -605,6 +606,8 @@ static void zpop_generic(client_t *c, robj **keys, int nkeys, bool max, bool emi
         reply_bulk_sds_take(c, copy);
         reply_double(c, s);
     }
+    /* ZMPOP is logged as the pop it did, as Redis 7.0 logs it */
+    if (emitkey) persist_propagate_pop(c, max ? "ZPOPMAX" : "ZPOPMIN", key, n);
     zset_after_write(c, key, o, max ? "zpopmax" : "zpopmin");
 }
 

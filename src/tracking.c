@@ -127,17 +127,7 @@ static client_t *client_by_id(server_t *srv, uint64_t id) {
 
 /* ------------------------------------------------------------ messages */
 
-/* A message is written with CLIENT_PUSHING set on the connection it goes
- * to, so CLIENT REPLY OFF/SKIP do not silence it (as in Redis). */
-static void push_begin(client_t *c, unsigned *was) {
-    *was = c->flags & CLIENT_PUSHING;
-    c->flags |= CLIENT_PUSHING;
-}
-
-static void message_done(client_t *c, unsigned was) {
-    if (!was) c->flags &= ~CLIENT_PUSHING;
-}
-
+/* A message is a push on the connection it goes to (reply_push_begin). */
 /* Header of an invalidation for c (or the client it redirects to); false
  * when nothing can be sent (RESP2 without a subscribed redirect target).
  * On success *to is the connection the value must follow on, left in
@@ -152,22 +142,22 @@ static bool message_header_pushing(client_t *c, client_t **to, unsigned *was) {
             /* Tell the tracking client (RESP3) that its target is gone. */
             tc->flags |= TRK_BROKEN_REDIR;
             if (c->resp > 2) {
-                push_begin(c, was);
+                *was = reply_push_begin(c);
                 reply_push_len(c, 2);
                 reply_bulk(c, "tracking-redir-broken", 21);
                 reply_ll(c, (long long)tc->redirect);
-                message_done(c, *was);
+                reply_push_end(c, *was);
             }
             return false;
         }
         redirected = true;
     }
     if (dst->resp > 2) {
-        push_begin(dst, was);
+        *was = reply_push_begin(dst);
         reply_push_len(dst, 2);
         reply_bulk(dst, "invalidate", 10);
     } else if (redirected && (dst->flags & CLIENT_PUBSUB)) {
-        push_begin(dst, was);
+        *was = reply_push_begin(dst);
         reply_array_len(dst, 3);
         reply_bulk(dst, "message", 7);
         reply_bulk(dst, "__redis__:invalidate", 20);
@@ -184,7 +174,7 @@ static void send_key(client_t *c, const char *key, size_t len) {
     if (!message_header_pushing(c, &dst, &was)) return;
     reply_array_len(dst, 1);
     reply_bulk(dst, key, len);
-    message_done(dst, was);
+    reply_push_end(dst, was);
 }
 
 /* A flush: the null of the tracking client's protocol, as Redis sends it. */
@@ -194,7 +184,7 @@ static void send_flush(client_t *c) {
     if (!message_header_pushing(c, &dst, &was)) return;
     if (c->resp > 2) reply_raw(dst, "_\r\n", 3);
     else reply_raw(dst, "$-1\r\n", 5);
-    message_done(dst, was);
+    reply_push_end(dst, was);
 }
 
 static void pending_add(pending_t *p, const char *key, size_t len, bool flush) {
@@ -363,7 +353,7 @@ static void broadcast_prefix(server_t *srv, bcast_t *b) {
         reply_array_len(dst, (long)count);
         for (i = 0; i < n; i++)
             if (!(noloop && by[i] == c->id)) reply_bulk(dst, keys[i], sds_len(keys[i]));
-        message_done(dst, was);
+        reply_push_end(dst, was);
     }
     dict_iter_release(&it);
     zfree(keys);

@@ -48,7 +48,7 @@ LAYERS = [
      "dispatch"),
     ("commands", "command handlers and introspection",
      "dump t_string t_list t_zset t_bitmap t_stream t_stream_cg hyperloglog geo sort lcs lolwut keycopy migrate "
-     "keyspace_cmds conn_cmds server_cmds shutdown acl_cmds module_cmds command_cmds debug memory alloc_advice defrag info "
+     "keyspace_cmds conn_cmds server_cmds shutdown acl_cmds module_cmds command_cmds debug digest memory alloc_advice defrag info "
      "config_rewrite"),
     ("process", "start-up, cron, the wiring of the hook tables, main()",
      "hooks lifecycle server_main crash"),

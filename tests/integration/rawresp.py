@@ -4,7 +4,8 @@
 RawConn(port).send("SUBSCRIBE", "a") writes one request; read() returns
 the next complete value: str for simple strings, bytes for bulk strings,
 int, float, None for nulls, a list for arrays (maps flattened), ("push",
-[...]) for RESP3 pushes, ("err", text) for errors.
+[...]) for RESP3 pushes, ("attr", [...]) for attributes (the reply they
+annotate is the next one read), ("err", text) for errors.
 
 ExactConn is the same connection for differential tests: call() and
 read_exact() return (the reply's exact bytes, value), with every text kept
@@ -73,16 +74,18 @@ class RawConn:
                 self._fill()
             data, self.buf = self.buf[:n + 2], self.buf[n + 2:]
             return raw + data, data[:-2]
-        if t in (b"*", b"~", b">", b"%"):
+        if t in (b"*", b"~", b">", b"%", b"|"):
             n = int(rest)
             if n < 0:
                 return raw, None
             items = []
-            for _ in range(n * 2 if t == b"%" else n):
+            for _ in range(n * 2 if t in (b"%", b"|") else n):
                 r, v = self._parse(exact)
                 raw += r
                 items.append(v)
-            return raw, ("push", items) if t == b">" else items
+            if t == b">":
+                return raw, ("push", items)
+            return raw, ("attr", items) if t == b"|" else items
         raise ValueError("bad RESP type byte: %r" % line)
 
     def read(self):

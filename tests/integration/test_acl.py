@@ -125,6 +125,27 @@ def test_aclfile_load_save_roundtrip(start_server, tmp_path):
     assert auth_client(s, "new", "npw").execute_command("ACL", "WHOAMI") == "new"
 
 
+def test_a_relative_aclfile_is_in_dir(start_server, tmp_path):
+    """As in Redis (which works in dir), a relative aclfile names a file in
+    dir, wherever the server was started from; ACL SAVE writes it there."""
+    (tmp_path / "users.acl").write_text("user default on nopass ~* &* +@all\nuser app on nopass +get\n")
+    s = start_server(args=["--dir", str(tmp_path), "--aclfile", "users.acl"])  # started from the test's cwd
+    r = s.client()
+    assert r.execute_command("ACL", "USERS") == ["app", "default"]
+    r.execute_command("ACL", "SETUSER", "more", "on")
+    assert r.execute_command("ACL", "SAVE") == "OK"
+    assert "user more on" in (tmp_path / "users.acl").read_text()
+
+
+def test_a_missing_aclfile_stops_startup_cleanly(tmp_path):
+    """The start-up error is reported and the process exits with 1: no
+    crash report (the teardown of a half-started server once crashed)."""
+    rc, out = start_raw(["--aclfile", str(tmp_path / "none.acl")])
+    assert rc == 1
+    assert "Aborting Redis startup because of ACL errors" in out and "none.acl" in out
+    assert "BUG REPORT" not in out
+
+
 def test_acl_load_error_names_line_and_changes_nothing(start_server, tmp_path):
     acl = tmp_path / "users.acl"
     acl.write_text("user app on >pw ~app:* +get +acl|whoami\n")
