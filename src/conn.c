@@ -361,9 +361,8 @@ static size_t read_size(const client_t *c, bool *exact) {
     return want - have < ahead ? want - have : ahead;
 }
 
-/* Make room for readlen more bytes without the allocation passing
- * client-query-buffer-limit (which is checked against the allocation, so
- * greedy growth must stop short of it); returns the bytes to read. */
+/* Make room for readlen more bytes, greedy growth stopping at
+ * client-query-buffer-limit; returns the bytes to read. */
 static size_t reserve_query_room(client_t *c) {
     size_t limit = (size_t)c->srv->cfg.client_query_buffer_limit;
     size_t len = sds_len(c->querybuf);
@@ -377,6 +376,18 @@ static size_t reserve_query_room(client_t *c) {
     if (cap > limit) cap = need > limit ? need : limit;
     c->querybuf = sds_make_room_exact(c->querybuf, cap - len);
     return readlen;
+}
+
+/* client-query-buffer-limit, as Redis applies it: to the bytes waiting,
+ * not to the allocation (an allocator rounds a buffer grown to the limit
+ * past it), and never to our master's link, whose commands are whatever
+ * its clients sent (logged when it closes c). */
+static bool query_over_limit(client_t *c) {
+    if ((c->flags & CLIENT_MASTER) || sds_len(c->querybuf) <= (size_t)c->srv->cfg.client_query_buffer_limit)
+        return false;
+    log_msg(LL_WARNING, "Closing client that reached max query buffer length: id=%llu addr=%s (qbuf=%zu, alloc=%zu)",
+            (unsigned long long)c->id, c->addr, sds_len(c->querybuf), sds_alloc(c->querybuf));
+    return true;
 }
 
 static void read_from_client(client_t *c) {
@@ -400,10 +411,7 @@ static void read_from_client(client_t *c) {
     stats_net_in(&srv->stats, n, c->flags & CLIENT_MASTER);
     c->last_interaction_ms = srv->mstime;
     if (sds_len(c->querybuf) > c->querybuf_peak) c->querybuf_peak = sds_len(c->querybuf);
-    /* The allocation, not the length, is what the limit bounds. */
-    if (sds_alloc(c->querybuf) > (size_t)srv->cfg.client_query_buffer_limit) {
-        log_msg(LL_WARNING, "Closing client that reached max query buffer length: id=%llu addr=%s (qbuf=%zu, alloc=%zu)",
-                (unsigned long long)c->id, c->addr, sds_len(c->querybuf), sds_alloc(c->querybuf));
+    if (query_over_limit(c)) {
         conn_free(c);
         return;
     }
@@ -412,8 +420,8 @@ static void read_from_client(client_t *c) {
 
 /* Append n received bytes to the query buffer, growing it as reads do
  * (doubling below 1 MB) but never past client-query-buffer-limit by
- * greed alone; a buffer whose allocation passes the limit closes the
- * client (false: c was freed). */
+ * greed alone; more bytes waiting than the limit close the client (false:
+ * c was freed). */
 static bool query_append(client_t *c, const char *p, size_t n) {
     size_t limit = (size_t)c->srv->cfg.client_query_buffer_limit;
     size_t len = sds_len(c->querybuf);
@@ -426,9 +434,7 @@ static bool query_append(client_t *c, const char *p, size_t n) {
     memcpy(c->querybuf + len, p, n);
     sds_setlen(c->querybuf, len + n);
     if (sds_len(c->querybuf) > c->querybuf_peak) c->querybuf_peak = sds_len(c->querybuf);
-    if (sds_alloc(c->querybuf) > limit) {
-        log_msg(LL_WARNING, "Closing client that reached max query buffer length: id=%llu addr=%s (qbuf=%zu, alloc=%zu)",
-                (unsigned long long)c->id, c->addr, sds_len(c->querybuf), sds_alloc(c->querybuf));
+    if (query_over_limit(c)) {
         conn_free(c);
         return false;
     }

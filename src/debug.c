@@ -30,6 +30,7 @@
 #include "defrag.h"
 #include "db_entry.h"
 #include "digest.h"
+#include "function.h"
 #include "io_engine.h"
 #include "keyspace.h"
 #include "lazyfree.h"
@@ -143,7 +144,10 @@ static void debug_reload(client_t *c) {
         reply_error(c, "ERR");
         return;
     }
+    /* everything the file holds goes first, the function libraries too
+     * (as Redis empties them): else loading them back fails as duplicates */
     for (int i = 0; i < srv->dbnum; i++) db_empty(&srv->dbs[i]);
+    functions_flush(srv);
     if (!persist_reload_rdb(srv)) {
         reply_error(c, "Error trying to load the RDB dump, check server logs.");
         return;

@@ -275,6 +275,9 @@ void dispatch_call(client_t *c, command_t *cmd) {
     /* Views of embedded values (db_views.h) live as long as the command:
      * its propagation and tracking below included. */
     size_t views_mark = db_views_mark(db_views_of(srv));
+    /* monitor.c: EVAL and FCALL are shown before the commands they run
+     * (Redis's SKIP_MONITOR commands are fed first, not after). */
+    if (cmd->flags & CMD_SKIP_MONITOR) monitor_feed(c);
     cmd->proc(c);
     check_replied(c, cmd, replies_before);
     /* acl.c: the client's user was deleted by this very command. */
@@ -298,7 +301,7 @@ void dispatch_call(client_t *c, command_t *cmd) {
         latency_record_command(srv, cmd, dur);
         latency_track_record(srv, cmd, dur);
     }
-    monitor_feed(c);
+    if (!(cmd->flags & CMD_SKIP_MONITOR)) monitor_feed(c);
     db_views_release(srv->views, views_mark);
     c->cmd = NULL;
 }

@@ -71,8 +71,10 @@ static void lib_free(fn_lib *lib, lua_State *L) {
     zfree(lib);
 }
 
+/* Function names are case-insensitive (FCALL TEST runs a function
+ * registered as "test"), library names are not: both as in Redis 7.0. */
 static dict_type libs_type = {dict_sds_hash, dict_sds_eq, NULL, dict_sds_free, NULL, false};
-static dict_type fns_type = {dict_sds_hash, dict_sds_eq, NULL, dict_sds_free, NULL, false};
+static dict_type fns_type = {dict_sds_hash_nocase, dict_sds_eq_nocase, NULL, dict_sds_free, NULL, false};
 
 static bool valid_name(const char *p, size_t len) {
     if (len == 0) return false;
@@ -399,19 +401,17 @@ static void cmd_fcall_ro(client_t *c) { fcall_generic(c, true); }
 
 /* ------------------------------------------------------------ FUNCTION */
 
+/* FUNCTION LOAD [REPLACE] code: every argument before the code is an
+ * option, as Redis reads them. */
 static void cmd_function_load(client_t *c) {
     bool replace = false;
     int i = 2;
-    if (c->argc == 4) {
-        if (strcasecmp(c->argv[2]->ptr, "replace")) {
-            reply_error(c, "Unknown option given: %s", (char *)c->argv[2]->ptr);
+    for (; i < c->argc - 1; i++) {
+        if (strcasecmp(c->argv[i]->ptr, "replace")) {
+            reply_error(c, "Unknown option given: %s", (char *)c->argv[i]->ptr);
             return;
         }
         replace = true;
-        i = 3;
-    } else if (c->argc != 3) {
-        reply_error_arity(c);
-        return;
     }
     sds name = NULL;
     char buf[32];
@@ -665,7 +665,7 @@ static void free_codes(sds *codes, int n) {
 static void cmd_function_restore(client_t *c) {
     int policy = 0; /* 0 append, 1 replace, 2 flush */
     if (c->argc > 4) {
-        reply_error_arity(c);
+        reply_subcommand_syntax_error(c);
         return;
     }
     if (c->argc == 4) {

@@ -199,6 +199,27 @@ static void write_pidfile(server_t *srv) {
     srv->pidfile_written = fclose(f) == 0;
 }
 
+
+/* always-show-logo, or a terminal on stdout with no log file: the
+ * banner (our own drawing) with what Redis's shows beside it; else the
+ * one line Redis logs instead. */
+static void show_banner(const server_t *srv) {
+    bool tty = (!srv->cfg.logfile || !srv->cfg.logfile[0]) && isatty(STDOUT_FILENO);
+    if (!srv->cfg.always_show_logo && !tty) {
+        log_msg(LL_NOTICE, "Running mode=standalone, port=%lld.", srv->cfg.port);
+        return;
+    }
+    sds s = sds_catprintf(sds_empty(),
+                          "\n"
+                          "      ~~~~    ~~~~    ~~~~        redis-like %s, %d bit, allocator %s\n"
+                          "    ~~    ~~~~    ~~~~    ~~      Running in standalone mode\n"
+                          "   ~   redis-like  key-value  ~   Port: %lld\n"
+                          "    ~~    ~~~~    ~~~~    ~~      PID: %d\n"
+                          "      ~~~~    ~~~~    ~~~~\n\n",
+                          RL_VERSION, (int)(sizeof(long) * 8), zmalloc_lib(), srv->cfg.port, (int)srv->pid);
+    log_write_raw(s, sds_len(s));
+    sds_free(s);
+}
 bool server_init(server_t *srv) {
     hooks_register(srv); /* the lower layers' calls up, before anything runs */
     crash_install(srv);  /* crash-log-enabled: a report in the log if we go down */
@@ -253,6 +274,11 @@ bool server_init(server_t *srv) {
     apply_oom_score(srv);
     thp_apply(srv); /* disable-thp: before the dataset is loaded */
     start_supervision(srv);
+    /* The banner (with the PID) and "Server initialized" come before the
+     * data is loaded, as in Redis: a start-up that fails loading a file
+     * shows them first (Redis's test suite waits for the PID line). */
+    show_banner(srv);
+    log_msg(LL_WARNING, "Server initialized"); /* Redis logs it as a warning */
     if (!persist_load_at_startup(srv)) return false;
     if (!server_listen(srv)) return false;
     server_set_proc_title(srv, NULL);
@@ -334,30 +360,7 @@ static bool signal_shutdown(server_t *srv, int signo) {
     return shutdown_begin(srv, flags, NULL);
 }
 
-/* always-show-logo, or a terminal on stdout with no log file: the
- * banner (our own drawing) with what Redis's shows beside it; else the
- * one line Redis logs instead. */
-static void show_banner(const server_t *srv) {
-    bool tty = (!srv->cfg.logfile || !srv->cfg.logfile[0]) && isatty(STDOUT_FILENO);
-    if (!srv->cfg.always_show_logo && !tty) {
-        log_msg(LL_NOTICE, "Running mode=standalone, port=%lld.", srv->cfg.port);
-        return;
-    }
-    sds s = sds_catprintf(sds_empty(),
-                          "\n"
-                          "      ~~~~    ~~~~    ~~~~        redis-like %s, %d bit, allocator %s\n"
-                          "    ~~    ~~~~    ~~~~    ~~      Running in standalone mode\n"
-                          "   ~   redis-like  key-value  ~   Port: %lld\n"
-                          "    ~~    ~~~~    ~~~~    ~~      PID: %d\n"
-                          "      ~~~~    ~~~~    ~~~~\n\n",
-                          RL_VERSION, (int)(sizeof(long) * 8), zmalloc_lib(), srv->cfg.port, (int)srv->pid);
-    log_write_raw(s, sds_len(s));
-    sds_free(s);
-}
-
 void server_run(server_t *srv) {
-    show_banner(srv);
-    log_msg(LL_WARNING, "Server initialized"); /* Redis logs it as a warning */
     if (srv->cfg.port) log_msg(LL_NOTICE, "Ready to accept connections tcp");
     if (srv->unix_path_bound) log_msg(LL_NOTICE, "Ready to accept connections unix");
     signal_ready(srv);

@@ -3,7 +3,8 @@
  * A client that sends MONITOR receives every command other clients run, one
  * status line each, formatted as Redis does:
  *   +1700000000.123456 [0 127.0.0.1:54321] "SET" "k" "v"
- * dispatch.c calls monitor_feed() after each executed command; conn.c calls
+ * dispatch.c calls monitor_feed() after each executed command (before
+ * EVAL and FCALL, so that the commands they run follow them); conn.c calls
  * monitor_client_freed() when a client goes; RESET calls monitor_stop(). */
 #ifndef RL_MONITOR_H
 #define RL_MONITOR_H

@@ -166,14 +166,26 @@ static bool busy_tick(script_run_t *run) {
 void script_kill_or_reply(client_t *c, bool function) {
     scripting_t *s = S(c->srv);
     script_run_t *run = s->run;
-    if (!run || run->is_function != function) {
+    if (!run) {
         reply_error(c, "NOTBUSY No scripts in execution right now.");
+        return;
+    }
+    if (run->caller && (run->caller->flags & CLIENT_MASTER)) {
+        reply_error(c, "UNKILLABLE The busy script was sent by a master instance in the context of replication "
+                       "and cannot be killed.");
         return;
     }
     if (run->wrote) {
         reply_error(c, "UNKILLABLE Sorry the script already executed write commands against the dataset. You can "
                        "either wait the script termination or kill the server in a hard way using the SHUTDOWN "
                        "NOSAVE command.");
+        return;
+    }
+    /* The other KILL (Redis checks in this order): the BUSY line naming
+     * the one that works. */
+    if (run->is_function != function) {
+        reply_error(c, "BUSY Redis is busy running a script. You can only call %s or SHUTDOWN NOSAVE.",
+                    run->is_function ? "FUNCTION KILL" : "SCRIPT KILL");
         return;
     }
     run->killed = true;

@@ -24,6 +24,7 @@
 #include "command_meta.h"
 #include "commands.h"
 #include "dict.h"
+#include "evloop.h"
 #include "reply.h"
 #include "zmalloc.h"
 
@@ -234,6 +235,9 @@ static void remember_for_bcast(server_t *srv, const sds key) {
         ke->v.u64 = changer;
     }
     dict_iter_release(&it);
+    /* sent at the next before-sleep, which a key expired by the cron (no
+     * command running) must ask for, else it waits for the next command */
+    evloop_request_before_sleep(srv->loop);
 }
 
 static void invalidate(server_t *srv, const char *key, size_t len, bool bcast) {

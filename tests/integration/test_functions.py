@@ -121,6 +121,10 @@ CALL_ERRORS = [
     ("FUNCTION", "FLUSH", "BAD"),
     ("FUNCTION", "NOSUCH"),
     ("FUNCTION", "KILL"),
+    # names are case-insensitive; every argument before the code is an option
+    ("FCALL", "MYSET", "1", "k", "v"), ("FCALL_RO", "MyGet", "1", "k"), ("FUNCTION", "DELETE", "MYLIB"),
+    ("FUNCTION", "LOAD", "foo", "bar", "code"), ("FUNCTION", "LOAD", "REPLACE", "REPLACE", LIB),
+    ("FUNCTION", "RESTORE", "a", "b", "c"),
 ]
 
 
@@ -329,3 +333,52 @@ def test_functions_rdb_beside_a_replica(start_server, tmp_path):
     lc = loaded.client()
     wait_loaded(lc)
     assert lc.dbsize() == 0 and [l[1] for l in lc.function_list()] == ["mylib"]
+
+
+@pytest.mark.differential
+@pytest.mark.parametrize("binary", [SERVER, REDIS_SERVER], ids=["ours", "redis"])
+def test_debug_reload_keeps_the_libraries(start_server, binary):
+    """DEBUG RELOAD empties the libraries with the keys before loading the
+    file back (it failed on duplicates while a library was loaded)."""
+    s = start_server(args=["--enable-debug-command", "yes"], binary=binary)
+    c = s.client()
+    c.function_load(LIB)
+    c.set("k", "v")
+    assert c.execute_command("DEBUG", "RELOAD") == "OK"
+    assert c.fcall("myget", 1, "k") == "v"
+    assert [lib[1] for lib in c.function_list()] == ["mylib"]  # [library_name, name, ...]
+
+
+@pytest.mark.differential
+@pytest.mark.parametrize("binary", [SERVER, REDIS_SERVER], ids=["ours", "redis"])
+def test_the_other_kill_gets_busy_and_monitor_shows_the_call_first(start_server, binary):
+    """SCRIPT KILL while a function runs (or FUNCTION KILL while EVAL runs)
+    answers the BUSY line that names the right KILL; MONITOR shows EVAL and
+    FCALL before the commands they run."""
+    import threading
+    import time
+    from rawresp import RawConn
+    s = start_server(args=["--busy-reply-threshold", "10"], binary=binary)
+    c = s.client()
+    c.function_load("#!lua name=loop\nredis.register_function('spin', function() while true do end end)\n"
+                    "redis.register_function('w', function(k) return redis.call('set', k[1], 'v') end)")
+    mon = RawConn(s.port)
+    assert mon.call("MONITOR") == "OK"
+    c.fcall("w", 1, "fk")
+    c.eval("return redis.call('set', KEYS[1], 'v')", 1, "ek")
+    lines = [mon.read().lower() for _ in range(4)]
+    assert ['"fcall"' in lines[0], '"set" "fk"' in lines[1], '"eval"' in lines[2], '"set" "ek"' in lines[3]] == [True] * 4
+    for spin, wrong, right in ((("FCALL", "spin", "0"), "SCRIPT", "FUNCTION"),
+                               (("EVAL", "while true do end", "0"), "FUNCTION", "SCRIPT")):
+        t = threading.Thread(target=lambda: RawConn(s.port, timeout=20).call(*spin))
+        t.start()
+        k = RawConn(s.port)
+        for _ in range(200):
+            if k.call("PING") != "PONG":
+                break
+            time.sleep(0.02)
+        reply = k.call(wrong, "KILL")
+        assert reply[0] == "err" and reply[1] == \
+            "BUSY Redis is busy running a script. You can only call %s KILL or SHUTDOWN NOSAVE." % right
+        assert k.call(right, "KILL") == "OK"
+        t.join(10)

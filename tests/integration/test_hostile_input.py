@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, raw_request
+from conftest import REDIS_SERVER, ROOT, SERVER, raw_request
 from rawresp import RawConn
 
 BIN_DIR = os.path.dirname(os.environ.get("RL_SERVER", os.path.join(ROOT, "src", "x")))
@@ -122,7 +122,7 @@ def test_big_bulk_header_preallocates_little(start_server):
         so.close()
 
 
-def test_query_buffer_limit_counts_the_allocation(start_server):
+def test_query_buffer_limit_closes_before_a_long_bulk_is_allocated(start_server):
     s = start_server(args=("--client-query-buffer-limit", "1mb"))
     r = s.client()
     so = socket.create_connection(("127.0.0.1", s.port), timeout=5)
@@ -146,6 +146,31 @@ def test_query_buffer_limit_counts_the_allocation(start_server):
     # The announced 500 MB were never allocated, not even for a moment.
     assert r.info("memory")["used_memory_peak"] < 32 << 20
     assert r.ping()
+
+
+@pytest.mark.parametrize("binary", [SERVER, REDIS_SERVER], ids=["ours", "redis"])
+def test_query_buffer_limit_is_the_bytes_waiting(start_server, binary):
+    """The limit bounds the bytes of the pending request, as in Redis: a
+    1.1 MB SET under a 2,000,000-byte limit is served (it was refused once:
+    the buffer's allocation, rounded up by the allocator, passed it)."""
+    s = start_server(args=("--client-query-buffer-limit", "2000000"), binary=binary)
+    r = s.client()
+    assert r.set("key", "x" * 1100000)
+    assert r.strlen("key") == 1100000
+
+
+def test_our_master_is_not_held_to_the_query_buffer_limit(start_server):
+    """A replica applies a command longer than its own
+    client-query-buffer-limit: its master's link is exempt, as in Redis."""
+    from repl_helpers import wait_for, wait_link_up
+    m = start_server(args=("--client-query-buffer-limit", "2000000"))
+    rep = start_server(args=("--client-query-buffer-limit", "1mb"))
+    mc, rc = m.client(), rep.client()
+    rc.replicaof("127.0.0.1", m.port)
+    wait_link_up(rc)
+    mc.set("key", "x" * 1100000)
+    wait_for(lambda: rc.strlen("key") == 1100000, 20, what="the long command on the replica")
+    assert rc.info("replication")["master_link_status"] == "up"
 
 
 def test_setrange_offset_overflow(r, redis_ref):

@@ -132,9 +132,13 @@ def test_corrupt_rdb_refused(start_server, damage):
         data = data[: len(data) // 2]
     open(path, "wb").write(bytes(data))
     with pytest.raises(RuntimeError) as e:
-        start_server(args=("--dir", s.dir))
+        start_server(args=("--dir", s.dir, "--always-show-logo", "yes"))
     msg = str(e.value)
     assert ("Wrong RDB checksum" in msg) if damage == "checksum" else ("Unexpected EOF" in msg or "checksum" in msg)
+    # The banner (with the PID, which Redis's test suite waits for) and
+    # "Server initialized" come before the load, as in Redis.
+    loaded = msg.index("Short read" if damage == "truncate" else "checksum")
+    assert msg.index("PID: ") < msg.index("Server initialized") < loaded
     proc = subprocess.run([CHECK_RDB, path], capture_output=True, text=True)
     assert proc.returncode == 1 and "RDB ERROR DETECTED" in proc.stdout
 

@@ -122,6 +122,19 @@ def test_expiry(start_server):
     ])
 
 
+def test_bcast_noloop_still_gets_expiries(start_server):
+    """NOLOOP drops the keys a client changed itself, not the keys the
+    server expired afterwards, and those are sent when they expire, not
+    with the next command (Redis's test suite waits for this one)."""
+    compare(start_server, {"r": 2, "a": 2}, [
+        ("r", ["SUBSCRIBE", "__redis__:invalidate"]),
+        ("a", ["CLIENT", "TRACKING", "on", "BCAST", "REDIRECT", "{id:r}", "NOLOOP"]),
+        ("a", ["SET", "mykey", "myval", "PX", "200"]), ("a", ["SET", "mykeyotherkey", "myval"]),
+        ("sleep", 0.8),  # active expiry, with no command running: mykey is sent now
+        ("a", ["PING"]),
+    ])
+
+
 def test_table_bound(start_server):
     """Over tracking-table-max-keys, the cron invalidates random keys until
     the table fits again (which ones is random, in Redis too)."""
