@@ -26,6 +26,7 @@
 #include "notify.h"
 #include "persist.h"
 #include "reply.h"
+#include "slowlog.h"
 #include "script.h"
 #include "util.h"
 #include "zset.h"
@@ -353,9 +354,13 @@ static void rerun(client_t *c, robj *key) {
     bs->cmd->proc(c);
     persist_after_command(c, dirty_before);
     db_views_release(c->srv->views, views_mark);
-    /* A served command enters its latency histogram now, with the time it
-     * ran (not the time it waited), as in Redis 7.0. */
-    if (!bs->still_blocked) latency_track_record(c->srv, bs->cmd, util_ustime() - start);
+    /* A served command enters its latency histogram and the slow log now,
+     * with the time it ran (not the time it waited), as in Redis 7.0. */
+    if (!bs->still_blocked) {
+        long long ran = util_ustime() - start;
+        latency_track_record(c->srv, bs->cmd, ran);
+        slowlog_record(c, ran);
+    }
     c->argv = NULL;
     c->argc = 0;
     c->cmd = NULL;

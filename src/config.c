@@ -511,9 +511,8 @@ static bool title_template_ok(const rl_config_t *cfg, const char *tpl) {
     return s != NULL;
 }
 
-/* Parse argv[0..argc) as the value of d into cfg.  err gets a static
- * reason. */
-/* argv: sds words (T_SECRET reads their lengths). */
+/* Parse argv[0..argc) (sds words: T_SECRET reads their lengths) as the
+ * value of d into cfg.  err gets a static reason. */
 static int apply_value(rl_config_t *cfg, const directive *d, int argc, char **argv, const char **err) {
     if (d->type != T_BIND && d->type != T_STR && d->type != T_OBUF && d->type != T_PCTL && d->type != T_OOMV && d->type != T_FLAGS &&
         argc != 1) {
@@ -1014,6 +1013,11 @@ bool config_is_immutable(const char *name) {
 bool config_is_secret(const char *name) {
     const directive *d = find_directive(name);
     return d && d->type == T_SECRET;
+}
+
+bool config_is_sensitive(const char *name) {
+    const directive *d = find_directive(name);
+    return d && (d->type == T_SECRET || !strcmp(d->name, "masteruser"));
 }
 
 bool config_is_protected(const char *name) {

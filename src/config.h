@@ -241,6 +241,9 @@ bool config_is_immutable(const char *name);
 bool config_is_protected(const char *name);
 /* requirepass, masterauth: one word of any bytes, spaces and NULs too. */
 bool config_is_secret(const char *name);
+/* Those and masteruser: CONFIG SET's value is redacted in MONITOR and
+ * SLOWLOG, as Redis's SENSITIVE_CONFIG ones. */
+bool config_is_sensitive(const char *name);
 /* Current value of a directive as text (caller frees with sds_free). */
 char *config_get_value(const rl_config_t *cfg, const char *name);
 /* Visit every directive whose name matches the glob (value: an sds). */

@@ -24,6 +24,7 @@
 #include "function.h"
 #include "keyspace.h"
 #include "memory.h"
+#include "pause.h"
 #include "persist.h"
 #include "repl.h"
 #include "supervise.h"
@@ -93,7 +94,9 @@ static sds sec_clients(server_t *srv, sds s) {
                          "blocked_clients:%zu\r\n"
                          "tracking_clients:%lld\r\n"
                          "clients_in_timeout_table:0\r\n",
-                         srv->client_count, srv->cfg.maxclients, max_in, max_out, blocking_client_count(srv), tracking_clients(srv));
+                         srv->client_count, srv->cfg.maxclients, max_in, max_out,
+                         blocking_client_count(srv) + pause_waiting_count(srv), /* paused ones too, as Redis */
+                         tracking_clients(srv));
 }
 
 static sds human_line(sds s, const char *name, unsigned long long v) {

@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "commands.h"
+#include "config.h"
 #include "conn.h"
 #include "reply.h"
 #include "util.h"
@@ -59,6 +60,9 @@ bool monitor_arg_redacted(const client_t *c, int j) {
             if (!strcasecmp(c->argv[i]->ptr, "auth2") && (j == i + 1 || j == i + 2)) return true;
         }
     }
+    /* CONFIG SET name value ...: the value of a password or master user */
+    if (c->cmd->parent && !strcmp(name, "config") && !strcmp(c->cmd->name, "set"))
+        return j >= 3 && j % 2 == 1 && j < c->argc && config_is_sensitive(c->argv[j - 1]->ptr);
     if (!strcmp(name, "hello")) {
         /* HELLO [protover [AUTH username password] [SETNAME name]] */
         for (int i = 1; i < j && i < c->argc; i++)

@@ -36,6 +36,8 @@ struct pause {
 
 pause_t *pause_create(void) { return zcalloc(sizeof(pause_t)); }
 
+size_t pause_waiting_count(const server_t *srv) { return srv->pause ? srv->pause->n : 0; }
+
 static void drop_request(waiting_t *w) {
     for (int i = 0; i < w->argc; i++) obj_decref(w->argv[i]);
     zfree(w->argv);

@@ -34,6 +34,9 @@ void pause_check_deadline(server_t *srv);
 enum { PAUSE_HOLD_FAILOVER = 1,
        PAUSE_HOLD_SHUTDOWN = 2 };
 void pause_hold_writes(server_t *srv, int holder, bool on);
+/* info.c: clients whose request waits for the pause (Redis counts them
+ * in blocked_clients). */
+size_t pause_waiting_count(const server_t *srv);
 /* conn.c (conn_free): drop c's postponed request. */
 void pause_client_freed(client_t *c);
 

@@ -98,6 +98,9 @@ void slowlog_record(client_t *c, long long duration_us) {
     server_t *srv = c->srv;
     long long limit = srv->cfg.slowlog_log_slower_than;
     if (limit < 0 || duration_us < limit) return;
+    /* EXEC, AUTH...: Redis's SKIP_SLOWLOG commands (EXEC's commands are
+     * logged one by one instead) */
+    if (c->cmd && (c->cmd->flags & CMD_SKIP_SLOWLOG)) return;
     slowlog_t *sl = srv->slowlog;
     slowlog_entry *e = entry_new(c, duration_us);
     e->id = sl->next_id++;

@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+from conftest import REDIS_SERVER, SERVER
 from rawresp import RawConn
 from scripted import compare
 
@@ -120,3 +121,24 @@ def test_pause_survives_disconnect(start_server):
     time.sleep(0.4)
     assert a.call("GET", "k") is None
     assert a.call("PING") == "PONG"
+
+
+@pytest.mark.parametrize("binary", [SERVER, REDIS_SERVER], ids=["ours", "redis"])
+def test_a_paused_client_counts_as_blocked(start_server, binary):
+    """INFO's blocked_clients counts the clients whose request waits for a
+    CLIENT PAUSE, as Redis counts them (its test suite waits on it)."""
+    import threading
+    import redis
+    s = start_server(binary=binary)
+    c = redis.Redis(port=s.port, decode_responses=True)
+    c.client_pause(3000, all=False)
+    t = threading.Thread(target=lambda: redis.Redis(port=s.port).set("k", "v"))
+    t.start()
+    for _ in range(100):
+        if c.info("clients")["blocked_clients"] == 1:
+            break
+        time.sleep(0.02)
+    assert c.info("clients")["blocked_clients"] == 1
+    c.client_unpause()
+    t.join(5)
+    assert c.info("clients")["blocked_clients"] == 0 and c.get("k") == "v"

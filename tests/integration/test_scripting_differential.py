@@ -23,6 +23,9 @@ KEYS_OF = ("local r = {} for k in pairs(%s) do r[#r + 1] = tostring(k) end "
 
 # (script, keys, args); setup commands come from SETUP below.
 CORPUS = [
+    # BLOCK is refused in a script, not ignored
+    ("return redis.call('xread', 'block', '0', 'streams', 's', '$')", [], []),
+    ("return redis.call('XREADGROUP', 'GROUP', 'g', 'c', 'BLOCK', '10', 'STREAMS', 's', '>')", [], []),
     # Lua -> RESP
     ("return 1", [], []),
     ("return 3.99", [], []),
