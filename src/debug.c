@@ -63,8 +63,11 @@ static void debug_error(client_t *c) {
     reply_error_raw(c, c->argv[2]->ptr, sds_len(c->argv[2]->ptr));
 }
 
+/* DEBUG OBJECT <key>: a key past its TTL is still shown (as Redis, no
+ * lookup expires it: a replica holds such keys until its master's DEL). */
 static void debug_object(client_t *c) {
-    robj *o = db_lookup_read(c->db, c->argv[2], LOOKUP_NOTOUCH | LOOKUP_NOSTATS);
+    db_entry *de = db_find(c->db, c->argv[2]->ptr);
+    robj view, *o = de ? db_entry_val(de, &view) : NULL;
     if (!o) {
         reply_error(c, RL_ERR_NO_KEY);
         return;

@@ -161,14 +161,18 @@ static db_entry *replace_value_entry(db_t *db, db_entry *e, robj *val) {
     return n;
 }
 
-bool db_expire_if_needed(db_t *db, robj *key) {
+/* force: a write on a writable replica, which deletes the expired key
+ * before writing a new one there (Redis's rule; else the write would land
+ * on a key that still looks expired). */
+static bool expire_if_needed(db_t *db, robj *key, bool force) {
     long long when = db_get_expire(db, key);
     if (when < 0 || when > db->srv->mstime) return false;
     /* repl.h: on a replica the master decides: its link sees the key until
      * the DEL arrives, other clients see it gone, nothing is deleted here. */
     if (!db->srv->keyspace_hooks->keys_expire_locally(db->srv)) {
         client_t *cur = db->srv->current_client;
-        return !(cur && (cur->flags & CLIENT_MASTER));
+        if (cur && (cur->flags & CLIENT_MASTER)) return false;
+        if (!force) return true;
     }
     /* pause.c: during CLIENT PAUSE the dataset holds still; the key only
      * looks missing until the pause ends. */
@@ -181,6 +185,8 @@ bool db_expire_if_needed(db_t *db, robj *key) {
     notify_keyspace_event(db->srv, NOTIFY_EXPIRED, "expired", key, db->id); /* notify.c */
     return true;
 }
+
+bool db_expire_if_needed(db_t *db, robj *key) { return expire_if_needed(db, key, false); }
 
 /* A lookup's access stamp: the LRU clock or LFU counter of e's value. */
 static void touch(db_t *db, db_entry *e, robj *val) {
@@ -208,7 +214,7 @@ robj *db_lookup_read(db_t *db, robj *key, int flags) {
 }
 
 robj *db_lookup_write(db_t *db, robj *key) {
-    if (db_expire_if_needed(db, key)) return NULL; /* gone, or held by a pause */
+    if (expire_if_needed(db, key, !db->srv->cfg.replica_read_only)) return NULL; /* gone, or held by a pause */
     return lookup(db, key, LOOKUP_NONE);
 }
 
@@ -284,7 +290,7 @@ robj *db_set_key(db_t *db, robj *key, robj *val, bool keep_ttl) {
 void db_lookup_and_set_key(db_t *db, robj *key, robj *val) {
     /* A key that looks expired but stays (a replica's, or one held by a
      * pause) is one db_lookup_write would not have found, so not touched. */
-    bool gone = db_expire_if_needed(db, key);
+    bool gone = expire_if_needed(db, key, !db->srv->cfg.replica_read_only);
     set_key(db, key, val, false, !gone);
     db_signal_modified(db, key);
 }
