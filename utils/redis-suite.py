@@ -20,6 +20,7 @@ import argparse
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -55,11 +56,20 @@ def run_unit(lane, port, unit, timeout):
     """(ok, failed test names, note): one unit in its lane."""
     cmd = ["./runtest", "--single", unit, "--ignore-encoding", "--durable", "--clients", "1",
            "--timeout", "120", "--baseport", str(port)]
+    # Its own process group: the servers a unit started go with it when it
+    # is cut short or leaves one behind (the group's id is this run's own).
+    p = subprocess.Popen(cmd, cwd=lane, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        out = subprocess.run(cmd, cwd=lane, capture_output=True, timeout=timeout).stdout
+        out, _ = p.communicate(timeout=timeout)
         note = ""
-    except subprocess.TimeoutExpired as e:
-        out, note = e.stdout or b"", "unit timed out"
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, _ = p.communicate()
+        note = "unit timed out"
+    try:  # a server the suite left behind (it happens after its TIMEOUT)
+        os.killpg(p.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
     text = ANSI.sub("", out.decode(errors="replace"))
     ok = len(re.findall(r"^\[ok\]:", text, re.M))
     failed = sorted(set(re.findall(r"^\[err\]: (.*?) in tests/", text, re.M)))
