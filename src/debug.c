@@ -73,8 +73,10 @@ static void debug_object(client_t *c) {
         return;
     }
     char buf[512];
+    /* An embedded value lives in its key's entry: that is where it is. */
+    void *at = obj_is_embedded(o) ? (void *)de : (void *)o;
     int n = snprintf(buf, sizeof(buf),
-                     "Value at:%p refcount:%d encoding:%s serializedlength:%zu lru:%u lru_seconds_idle:%llu", (void *)o,
+                     "Value at:%p refcount:%d encoding:%s serializedlength:%zu lru:%u lru_seconds_idle:%llu", at,
                      obj_is_embedded(o) ? 1 : o->refcount, obj_encoding_name_of(o),
                      o->type == OBJ_STRING ? obj_string_len(o) + 1 : 0, o->lru, obj_idle_ms(o) / 1000);
     if (o->encoding == OBJ_ENCODING_QUICKLIST) { /* Redis's quicklist figures */
