@@ -639,9 +639,17 @@ static bool follow_appendonly(server_t *srv, aof_t *aof, long long now) {
 }
 
 const char *aof_appendonly_changed(server_t *srv, aof_t *aof) {
-    if (srv->cfg.appendonly && !aof->on && child_active(srv) && child_active_type(srv) != CHILD_AOF)
-        log_msg(LL_NOTICE, "AOF was enabled but there is already another background operation. An AOF background "
-                           "was scheduled to start when possible.");
+    bool turning_on = srv->cfg.appendonly && !aof->on && !aof->enabling;
+    if (turning_on && child_active(srv) && child_active_type(srv) != CHILD_AOF)
+        log_msg(LL_WARNING, "AOF was enabled but there is already another background operation. An AOF background "
+                            "was scheduled to start when possible.");
+    /* Inside EXEC the first rewrite waits for the cron: its fork would
+     * take half the transaction into the base file. */
+    if (turning_on && srv->in_exec) {
+        log_msg(LL_WARNING, "AOF was enabled during a transaction. An AOF background was scheduled to start when "
+                            "possible.");
+        return NULL;
+    }
     return follow_appendonly(srv, aof, util_mstime()) ? NULL : "Unable to turn on AOF. Check server logs.";
 }
 

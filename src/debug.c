@@ -125,25 +125,23 @@ static void debug_populate(client_t *c) {
 }
 
 /* DEBUG RELOAD [NOSAVE] [NOFLUSH] [MERGE]: save the RDB, empty the
- * databases, load the file again. */
+ * databases, load the file again.  NOSAVE loads the file as it is;
+ * NOFLUSH keeps what is in memory, so that a key or library the file
+ * holds too fails the load, or with MERGE replaces the one in memory.  A
+ * load failed by a duplicate key stops there, the keys before it loaded
+ * (Redis 7.0 aborts the server on a duplicate key). */
 static void debug_reload(client_t *c) {
     server_t *srv = c->srv;
-    bool save = true, flush = true;
+    bool save = true, flush = true, merge = false;
     for (int j = 2; j < c->argc; j++) {
         const char *opt = c->argv[j]->ptr;
         if (!strcasecmp(opt, "nosave")) save = false;
         else if (!strcasecmp(opt, "noflush")) flush = false;
-        else if (!strcasecmp(opt, "merge")) {
-            reply_error(c, "DEBUG RELOAD MERGE is not supported by this server");
-            return;
-        } else {
+        else if (!strcasecmp(opt, "merge")) merge = true;
+        else {
             reply_error(c, "DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.");
             return;
         }
-    }
-    if (!flush) {
-        reply_error(c, "DEBUG RELOAD NOFLUSH is not supported by this server");
-        return;
     }
     if (save && persist_save(srv) != 0) {
         reply_error(c, "ERR");
@@ -151,10 +149,12 @@ static void debug_reload(client_t *c) {
     }
     /* everything the file holds goes first, the function libraries too
      * (as Redis empties them): else loading them back fails as duplicates */
-    for (int i = 0; i < srv->dbnum; i++) db_empty(&srv->dbs[i]);
-    functions_flush(srv);
-    if (!persist_reload_rdb(srv)) {
-        reply_error(c, "Error trying to load the RDB dump, check server logs.");
+    if (flush) {
+        for (int i = 0; i < srv->dbnum; i++) db_empty(&srv->dbs[i]);
+        functions_flush(srv);
+    }
+    if (!persist_reload_rdb(srv, merge)) {
+        reply_error(c, "Error trying to load the RDB dump");
         return;
     }
     log_msg(LL_NOTICE, "DB reloaded by DEBUG RELOAD");
@@ -386,7 +386,9 @@ static void debug_help(client_t *c) {
         "PROTOCOL <type>", "    Reply with a test value of the specified type: string|integer|double|bignum|null|",
         "    array|set|map|attrib|push|verbatim|true|false.",
         "QUICKLIST-PACKED-THRESHOLD <size>", "    Check a plain-node threshold (lists here never use plain nodes).",
-        "RELOAD [NOSAVE]", "    Save the RDB on disk and reload it back to memory.",
+        "RELOAD [MERGE] [NOFLUSH] [NOSAVE]", "    Save the RDB on disk and reload it back to memory. By default the current dataset",
+        "    is emptied first. MERGE: keys and libraries of the file replace those in memory.",
+        "    NOFLUSH: keep the current dataset. NOSAVE: load the file as it is on disk.",
         "SEGFAULT", "    Crash the server with sigsegv.",
         "SET-ACTIVE-EXPIRE <0|1>", "    Stop (0) or resume (1) expiring keys in the background.",
         "SLEEP <seconds>", "    Stop the server for <seconds>. Decimals allowed.",

@@ -104,13 +104,12 @@ static command_t *resolve(client_t *c) {
 static bool is_named(const command_t *cmd, const char *name) { return !strcmp(cmd->name, name); }
 
 /* Refused when memory is over maxmemory (Redis 7.0): commands that may
- * grow memory, EXEC of a transaction holding one, and any command queued
- * inside MULTI but EXEC, DISCARD, QUIT and RESET. */
-static bool oom_rejects(const client_t *c, const command_t *cmd) {
-    if (cmd->flags & CMD_DENYOOM) return true;
+ * grow memory (flags: EXEC's are those of what it runs), and any command
+ * queued inside MULTI but EXEC, DISCARD, QUIT and RESET. */
+static bool oom_rejects(const client_t *c, const command_t *cmd, uint32_t flags) {
+    if (flags & CMD_DENYOOM) return true;
     if (!c->mstate || cmd->parent) return c->mstate != NULL;
-    if (is_named(cmd, "exec")) return multi_queued_may_grow(c);
-    return !is_named(cmd, "discard") && !is_named(cmd, "quit") && !is_named(cmd, "reset");
+    return !is_named(cmd, "exec") && !is_named(cmd, "discard") && !is_named(cmd, "quit") && !is_named(cmd, "reset");
 }
 
 static void process(client_t *c);
@@ -191,8 +190,10 @@ static void process(client_t *c) {
         reject(c, cmd, busy);
         return;
     }
+    /* The checks below see EXEC as the commands it would run (multi.c). */
+    uint32_t flags = c->mstate && is_named(cmd, "exec") ? multi_exec_flags(c, cmd->flags) : cmd->flags;
     /* Our master's stream is applied whatever our memory (Redis's rule). */
-    if (!(c->flags & CLIENT_MASTER) && oom_rejects(c, cmd) && !evict_perform(srv)) {
+    if (!(c->flags & CLIENT_MASTER) && oom_rejects(c, cmd, flags) && !evict_perform(srv)) {
         reject(c, cmd, RL_ERR_OOM);
         return;
     }
@@ -210,17 +211,14 @@ static void process(client_t *c) {
      * writes and for PING (as Redis 7.0: a health check then reports the
      * fault); our master's writes are not refused (see
      * replica-ignore-disk-write-errors). */
-    if ((cmd->flags & CMD_WRITE) && (c->flags & CLIENT_MASTER)) persist_check_master_write(c->srv);
-    if (((cmd->flags & CMD_WRITE) || is_named(cmd, "ping")) && !(c->flags & CLIENT_MASTER) &&
-        !persist_write_allowed_or_reply(c)) {
-        cmd->rejected_calls++;
-        multi_flag_error(c);
-        return;
-    }
-    /* repl.h: READONLY replica, MASTERDOWN, NOREPLICAS. */
-    if (!repl_command_allowed_or_reply(c, cmd)) {
-        cmd->rejected_calls++;
-        multi_flag_error(c);
+    if ((flags & CMD_WRITE) && (c->flags & CLIENT_MASTER)) persist_check_master_write(c->srv);
+    const char *err = NULL;
+    if (((flags & CMD_WRITE) || is_named(cmd, "ping")) && !(c->flags & CLIENT_MASTER))
+        err = persist_write_refusal(c->srv);
+    /* repl.h: READONLY replica, MASTERDOWN, NOREPLICAS, LOADING. */
+    if (!err) err = repl_command_refusal(c, flags);
+    if (err) {
+        reject(c, cmd, err);
         return;
     }
     /* SAVE, SHUTDOWN and the like cannot wait in a transaction (Redis's

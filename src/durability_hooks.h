@@ -18,8 +18,10 @@
 typedef struct durability_hooks {
     /* function.c: each library's code, for RDB saves and AOF rewrites */
     void (*foreach_function)(server_t *srv, void (*fn)(void *arg, const char *code, size_t len), void *arg);
-    sds (*load_function)(server_t *srv, const char *code, size_t len); /* NULL, or the error (caller frees) */
-    void (*flush_functions)(server_t *srv);                            /* a full sync replaces them */
+    /* NULL, or the error (caller frees); replace: a library of the same name
+     * is replaced (DEBUG RELOAD MERGE) instead of refused */
+    sds (*load_function)(server_t *srv, const char *code, size_t len, bool replace);
+    void (*flush_functions)(server_t *srv); /* a full sync or DEBUG LOADAOF replaces them */
     /* multi.c, while the AOF is replayed */
     bool (*replay_queue)(client_t *c, command_t *cmd); /* true: queued inside MULTI, not run */
     void (*replay_end)(client_t *c);                   /* an unfinished MULTI is dropped, never run */

@@ -153,7 +153,7 @@ static int l_register_function(lua_State *L) {
             return reg_fail(L, "ERR flags argument to redis.register_function must be a table representing function flags");
         if (parse_flags(L, 4, &flags) != 0) return reg_fail(L, "ERR unknown flag given");
         if (!lua_isnil(L, 5)) {
-            if (!lua_isstring(L, 5)) return reg_fail(L, "ERR description argument given to redis.register_function must a string");
+            if (!lua_isstring(L, 5)) return reg_fail(L, "ERR description argument given to redis.register_function must be a string");
             desc = lua_tolstring(L, 5, &desclen);
         }
     } else if (argc == 1) {
@@ -271,33 +271,68 @@ static void link_lib(functions_t *F, fn_lib *lib) {
 static sds parse_meta(const char *code, size_t len, sds *name, size_t *body_off) {
     if (len < 2 || code[0] != '#' || code[1] != '!') return sds_new("Missing library metadata");
     const char *nl = memchr(code, '\n', len);
-    size_t linelen = nl ? (size_t)(nl - code) : len;
-    *body_off = linelen;
-    sds line = sds_newlen(code + 2, linelen - 2);
+    if (!nl) return sds_new("Invalid library metadata");
+    *body_off = (size_t)(nl - code);
+    /* Split as Redis splits it: the first word is "#!" and the engine's
+     * name ("#! name=x" names the engine ""), the others name=<lib>. */
+    sds line = sds_newlen(code, *body_off);
     int argc = 0;
     sds *parts = sds_splitargs(line, &argc);
     sds_free(line);
-    sds err = NULL;
     if (!parts || argc == 0) {
-        err = sds_new("Missing library metadata");
-    } else if (strcasecmp(parts[0], "lua")) {
-        err = sds_catprintf(sds_empty(), "Engine '%s' not found", parts[0]);
-    } else {
-        for (int i = 1; i < argc && !err; i++) {
-            if (!strncmp(parts[i], "name=", 5)) {
-                sds_free(*name);
-                *name = sds_new(parts[i] + 5);
-            } else {
-                err = sds_catprintf(sds_empty(), "Invalid metadata value given: %s", parts[i]);
-            }
-        }
-        if (!err && !*name) err = sds_new("Library name was not given");
-        if (!err && !valid_name(*name, sds_len(*name)))
-            err = sds_new("Library names can only contain letters, numbers, or underscores(_) and must be at least one character long");
+        if (parts) sds_free_splitres(parts, argc);
+        return sds_new("Invalid library metadata");
     }
-    if (parts) sds_free_splitres(parts, argc);
+    sds err = NULL;
+    for (int i = 1; i < argc && !err; i++) {
+        if (strncasecmp(parts[i], "name=", 5) != 0)
+            err = sds_catprintf(sds_empty(), "Invalid metadata value given: %s", parts[i]);
+        else if (*name)
+            err = sds_new("Invalid metadata value, name argument was given multiple times");
+        else
+            *name = sds_new(parts[i] + 5);
+    }
+    if (!err && !*name) err = sds_new("Library name was not given");
+    if (!err && !valid_name(*name, sds_len(*name)))
+        err = sds_new("Library names can only contain letters, numbers, or underscores(_) and must be at least one character long");
+    if (!err && strcasecmp(parts[0] + 2, "lua"))
+        err = sds_catprintf(sds_empty(), "Engine '%s' not found", parts[0] + 2);
+    sds_free_splitres(parts, argc);
     return err;
 }
+
+/* Run a library's code (its metadata line parsed: name, body at off) into
+ * a new library that nothing links yet: NULL and *out, or the error (name
+ * is taken either way). */
+static sds run_library(server_t *srv, sds name, const char *code, size_t len, size_t off, fn_lib **out) {
+    functions_t *F = F(srv);
+    fn_lib *lib = zcalloc(sizeof(*lib));
+    lib->name = name;
+    lib->code = sds_newlen(code, len);
+    F->loading = lib;
+    F->load_start_ms = util_monotonic_us() / 1000;
+    sds err = slua_run_library(F->L, code + off, len - off, load_timeout_hook);
+    F->loading = NULL;
+    if (!err && lib->nfns == 0) err = sds_new("No functions registered");
+    if (err) {
+        lib_free(lib, F->L);
+        return err;
+    }
+    *out = lib;
+    return NULL;
+}
+
+/* A function of lib whose name a linked function of another library than
+ * those replace says goes away (NULL: none) holds, or NULL. */
+static const char *taken_function(functions_t *F, const fn_lib *lib, bool (*goes)(const fn_lib *, void *), void *arg) {
+    for (int i = 0; i < lib->nfns; i++) {
+        fn_def *other = dict_fetch_value(F->fns, lib->fns[i]->name);
+        if (other && !(goes && goes(other->lib, arg))) return lib->fns[i]->name;
+    }
+    return NULL;
+}
+
+static bool is_lib(const fn_lib *lib, void *arg) { return lib == arg; }
 
 /* Load one library's code; NULL on success (*libname set, caller frees),
  * else the error text. */
@@ -316,19 +351,11 @@ static sds load_library(server_t *srv, const char *code, size_t len, bool replac
         sds_free(name);
         return err;
     }
-    fn_lib *lib = zcalloc(sizeof(*lib));
-    lib->name = name;
-    lib->code = sds_newlen(code, len);
-    F->loading = lib;
-    F->load_start_ms = util_monotonic_us() / 1000;
-    err = slua_run_library(F->L, code + off, len - off, load_timeout_hook);
-    F->loading = NULL;
-    if (!err && lib->nfns == 0) err = sds_new("No functions registered");
-    for (int i = 0; !err && i < lib->nfns; i++) {
-        fn_def *other = dict_fetch_value(F->fns, lib->fns[i]->name);
-        if (other && other->lib != old) err = sds_catprintf(sds_empty(), "Function %s already exists", lib->fns[i]->name);
-    }
-    if (err) {
+    fn_lib *lib;
+    if ((err = run_library(srv, name, code, len, off, &lib))) return err;
+    const char *taken = taken_function(F, lib, is_lib, old);
+    if (taken) {
+        err = sds_catprintf(sds_empty(), "Function %s already exists", taken);
         lib_free(lib, F->L);
         return err;
     }
@@ -355,10 +382,10 @@ void functions_foreach_library(server_t *srv, void (*fn)(void *arg, const char *
     dict_iter_release(&it);
 }
 
-sds functions_load_code(server_t *srv, const char *code, size_t len) {
+sds functions_load_code(server_t *srv, const char *code, size_t len, bool replace) {
     if (!srv->scripting || !F(srv)) return NULL; /* tools without an engine skip functions */
     sds name = NULL;
-    sds err = load_library(srv, code, len, false, &name);
+    sds err = load_library(srv, code, len, replace, &name);
     sds_free(name);
     return err;
 }
@@ -447,7 +474,7 @@ static void cmd_function_flush(client_t *c) {
         return;
     }
     if (c->argc > 3) {
-        reply_error_arity(c);
+        reply_subcommand_syntax_error(c); /* Redis 7.0's reply here */
         return;
     }
     functions_flush(c->srv);
@@ -662,17 +689,93 @@ static void free_codes(sds *codes, int n) {
     zfree(codes);
 }
 
+enum { RESTORE_APPEND,
+       RESTORE_REPLACE,
+       RESTORE_FLUSH };
+
+typedef struct restore_set {
+    fn_lib **libs; /* the payload's libraries, run but not linked */
+    int n;
+} restore_set;
+
+/* REPLACE: a linked library named as one of the payload's goes away. */
+static bool replaced_by(const fn_lib *linked, void *arg) {
+    const restore_set *rs = arg;
+    for (int i = 0; i < rs->n; i++)
+        if (!strcmp(rs->libs[i]->name, linked->name)) return true;
+    return false;
+}
+
+/* The first error that stops the payload's libraries from joining the
+ * linked ones under policy, or NULL: the same name twice in the payload,
+ * then (APPEND) a library of that name already linked, then a function
+ * name another library holds (Redis's order). */
+static sds restore_conflict(functions_t *F, const restore_set *rs, int policy) {
+    for (int i = 0; i < rs->n; i++) {
+        const fn_lib *a = rs->libs[i];
+        for (int j = i + 1; j < rs->n; j++) {
+            const fn_lib *b = rs->libs[j];
+            if (!strcmp(a->name, b->name)) return sds_catprintf(sds_empty(), "Library %s already exists", a->name);
+            for (int x = 0; x < a->nfns; x++)
+                for (int y = 0; y < b->nfns; y++)
+                    if (!strcasecmp(a->fns[x]->name, b->fns[y]->name))
+                        return sds_catprintf(sds_empty(), "Function %s already exists", a->fns[x]->name);
+        }
+    }
+    if (policy == RESTORE_FLUSH) return NULL;
+    for (int i = 0; i < rs->n; i++) {
+        if (policy == RESTORE_APPEND && dict_fetch_value(F->libs, rs->libs[i]->name))
+            return sds_catprintf(sds_empty(), "Library %s already exists", rs->libs[i]->name);
+        const char *taken = taken_function(F, rs->libs[i], policy == RESTORE_REPLACE ? replaced_by : NULL, (void *)rs);
+        if (taken) return sds_catprintf(sds_empty(), "Function %s already exists", taken);
+    }
+    return NULL;
+}
+
+/* FUNCTION RESTORE's libraries, all or none (Redis 7.0 builds the new set
+ * aside and joins it): every library is run first, then checked against
+ * the others and the linked ones, and only then linked.  NULL or the
+ * error. */
+static sds restore_libraries(server_t *srv, sds *codes, int n, int policy) {
+    functions_t *F = F(srv);
+    restore_set rs = {zcalloc(sizeof(fn_lib *) * (size_t)(n + 1)), 0};
+    sds err = NULL;
+    for (int i = 0; i < n && !err; i++) {
+        sds name = NULL;
+        size_t off = 0;
+        if ((err = parse_meta(codes[i], sds_len(codes[i]), &name, &off))) sds_free(name);
+        else if (!(err = run_library(srv, name, codes[i], sds_len(codes[i]), off, &rs.libs[rs.n]))) rs.n++;
+    }
+    if (!err) err = restore_conflict(F, &rs, policy);
+    if (err) {
+        for (int i = 0; i < rs.n; i++) lib_free(rs.libs[i], F->L);
+        zfree(rs.libs);
+        return err;
+    }
+    if (policy == RESTORE_FLUSH) functions_flush(srv);
+    for (int i = 0; i < rs.n; i++) {
+        fn_lib *old = dict_fetch_value(F->libs, rs.libs[i]->name);
+        if (old) { /* REPLACE */
+            unlink_lib(F, old);
+            lib_free(old, F->L);
+        }
+        link_lib(F, rs.libs[i]);
+    }
+    zfree(rs.libs);
+    return NULL;
+}
+
 static void cmd_function_restore(client_t *c) {
-    int policy = 0; /* 0 append, 1 replace, 2 flush */
+    int policy = RESTORE_APPEND;
     if (c->argc > 4) {
         reply_subcommand_syntax_error(c);
         return;
     }
     if (c->argc == 4) {
         const char *pol = c->argv[3]->ptr;
-        if (!strcasecmp(pol, "append")) policy = 0;
-        else if (!strcasecmp(pol, "replace")) policy = 1;
-        else if (!strcasecmp(pol, "flush")) policy = 2;
+        if (!strcasecmp(pol, "append")) policy = RESTORE_APPEND;
+        else if (!strcasecmp(pol, "replace")) policy = RESTORE_REPLACE;
+        else if (!strcasecmp(pol, "flush")) policy = RESTORE_FLUSH;
         else {
             reply_error(c, "Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.");
             return;
@@ -709,20 +812,13 @@ static void cmd_function_restore(client_t *c) {
         codes = zrealloc(codes, sizeof(sds) * (size_t)(n + 1));
         codes[n++] = code;
     }
-    if (policy == 2) functions_flush(c->srv);
-    for (int i = 0; i < n; i++) {
-        sds name = NULL;
-        sds err = load_library(c->srv, codes[i], sds_len(codes[i]), policy == 1, &name);
-        sds_free(name);
-        if (err) {
-            reply_error(c, "%s", err);
-            sds_free(err);
-            free_codes(codes, n);
-            c->srv->dirty++;
-            return;
-        }
-    }
+    sds err = restore_libraries(c->srv, codes, n, policy);
     free_codes(codes, n);
+    if (err) {
+        reply_error(c, "%s", err);
+        sds_free(err);
+        return;
+    }
     c->srv->dirty++;
     reply_ok(c);
 }

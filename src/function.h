@@ -25,7 +25,7 @@ size_t functions_overhead(server_t *srv);      /* used_memory_functions */
 /* RDB (opcode 245): every library's code, and loading one back (NULL or
  * the error text, caller frees; a server without scripting skips it). */
 void functions_foreach_library(server_t *srv, void (*fn)(void *arg, const char *code, size_t len), void *arg);
-sds functions_load_code(server_t *srv, const char *code, size_t len);
+sds functions_load_code(server_t *srv, const char *code, size_t len, bool replace);
 /* Drop every library (FUNCTION FLUSH; a replica before a full sync). */
 void functions_flush(server_t *srv);
 

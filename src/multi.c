@@ -28,7 +28,8 @@ typedef struct queued_cmd {
 struct multi_state {
     queued_cmd *cmds;
     int count, cap;
-    uint32_t cmd_flags; /* CMD_* of every queued command, or'ed */
+    uint32_t cmd_flags;     /* CMD_* of every queued command, or'ed */
+    uint32_t cmd_inv_flags; /* the complements, or'ed: a flag one lacks */
 };
 
 typedef struct watchers {
@@ -85,6 +86,7 @@ void multi_queue(client_t *c, command_t *cmd) {
         m->cmds = zrealloc(m->cmds, sizeof(queued_cmd) * (size_t)m->cap);
     }
     m->cmd_flags |= cmd->flags;
+    m->cmd_inv_flags |= ~cmd->flags;
     queued_cmd *q = &m->cmds[m->count++];
     q->cmd = cmd;
     q->argc = c->argc;
@@ -300,7 +302,17 @@ void multi_client_free(client_t *c) {
     }
 }
 
-bool multi_queued_may_grow(const client_t *c) { return c->mstate && (c->mstate->cmd_flags & CMD_DENYOOM); }
+/* EXEC is checked as what it will run (Redis 7.0): a write if one queued
+ * command writes, refused on OOM if one may grow memory, refused on a
+ * stale replica or while loading unless every queued command is allowed
+ * there.  A state change after queueing (min-replicas, a lost master)
+ * thus aborts the transaction instead of running half of it. */
+uint32_t multi_exec_flags(const client_t *c, uint32_t exec_flags) {
+    const struct multi_state *m = c->mstate;
+    if (!m) return exec_flags;
+    uint32_t f = exec_flags | (m->cmd_flags & (CMD_WRITE | CMD_DENYOOM | CMD_NO_ASYNC_LOADING));
+    return f & ~(m->cmd_inv_flags & (CMD_STALE | CMD_LOADING));
+}
 
 void multi_exec_abort(client_t *c, const char *err) {
     discard_transaction(c);
@@ -373,6 +385,7 @@ static void cmd_exec(client_t *c) {
     c->flags |= CLIENT_DENY_BLOCKING;
     /* propagate.c: the writes reach the AOF and replicas as one MULTI/EXEC */
     propagate_unit_begin(c->srv);
+    c->srv->in_exec = true;
     for (int i = 0; i < m->count; i++) {
         c->argc = m->cmds[i].argc;
         c->argv = m->cmds[i].argv;
@@ -380,6 +393,7 @@ static void cmd_exec(client_t *c) {
         if (!exec_acl_allows_or_reply(c, m->cmds[i].cmd)) continue;
         commands_call(c, m->cmds[i].cmd);
     }
+    c->srv->in_exec = false;
     propagate_unit_end(c->srv);
     c->flags &= ~CLIENT_DENY_BLOCKING;
     c->argc = saved_argc;

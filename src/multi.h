@@ -23,8 +23,9 @@ bool multi_should_queue(const client_t *c, const command_t *cmd);
 void multi_queue(client_t *c, command_t *cmd); /* replies +QUEUED */
 /* A command was rejected while queueing: EXEC will abort. */
 void multi_flag_error(client_t *c);
-/* EXEC would run a command that may grow memory (CMD_DENYOOM). */
-bool multi_queued_may_grow(const client_t *c);
+/* The flags EXEC (whose own are exec_flags) is checked with: those of the
+ * commands it would run (write, may grow memory, allowed when stale). */
+uint32_t multi_exec_flags(const client_t *c, uint32_t exec_flags);
 /* EXEC refused before running (e.g. OOM): drop the transaction and reply
  * "-EXECABORT Transaction discarded because of: <err>". */
 void multi_exec_abort(client_t *c, const char *err);

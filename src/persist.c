@@ -22,6 +22,7 @@
 #include "aof.h"
 #include "child.h"
 #include "cpu_affinity.h"
+#include "durability_hooks.h"
 #include "keyspace.h"
 #include "log.h"
 #include "propagate.h"
@@ -34,6 +35,7 @@
 #define PERSIST_RETRY_DELAY 5 /* seconds between automatic BGSAVE retries after an error */
 
 struct persist {
+    char misconf[160];              /* persist_write_refusal's AOF error line */
     bool last_bgsave_ok;            /* rdb_last_bgsave_status */
     long long last_bgsave_try;      /* unix s of the last attempt (retry delay after errors) */
     long long last_bgsave_time_sec; /* duration of the last BGSAVE, -1 if none */
@@ -249,7 +251,7 @@ void persist_before_sleep(server_t *srv) { aof_flush(srv, srv->aof); }
 /* ------------------------------------------------------- start-up, shutdown */
 
 /* repl (may be NULL): the file's replication aux fields, if it has them. */
-static bool load_rdb(server_t *srv, rdb_repl_info_t *repl) {
+static bool load_rdb(server_t *srv, rdb_repl_info_t *repl, unsigned flags) {
     sds path = server_path(srv, srv->cfg.dbfilename);
     long long start = util_ustime();
     rdb_file_t f;
@@ -260,7 +262,7 @@ static bool load_rdb(server_t *srv, rdb_repl_info_t *repl) {
         return missing;
     }
     rdb_load_result_t res;
-    int rc = rdb_load_file(srv, &f, true, util_mstime(), &res);
+    int rc = rdb_load_file(srv, &f, RDB_LOAD_VERIFY | flags, util_mstime(), &res);
     rdb_file_close(&f);
     if (rc != 0) {
         log_msg(LL_WARNING, "Short read or OOM loading DB. Unrecoverable error, aborting now.");
@@ -276,20 +278,23 @@ static bool load_rdb(server_t *srv, rdb_repl_info_t *repl) {
     return true;
 }
 
-bool persist_reload_rdb(server_t *srv) {
+bool persist_reload_rdb(server_t *srv, bool merge) {
     sds path = server_path(srv, srv->cfg.dbfilename);
     bool exists = access(path, R_OK) == 0;
     sds_free(path);
     if (!exists) return false;
     srv->loading = true;
-    bool ok = load_rdb(srv, NULL);
+    bool ok = load_rdb(srv, NULL, merge ? RDB_LOAD_MERGE : 0);
     srv->loading = false;
     return ok;
 }
 
 bool persist_reload_aof(server_t *srv) {
     aof_flush(srv, srv->aof);
+    /* the function libraries too, as Redis empties them: the files load
+     * them again (else their FUNCTION LOAD fails as a duplicate) */
     for (int i = 0; i < srv->dbnum; i++) db_empty(&srv->dbs[i]);
+    srv->durability_hooks->flush_functions(srv);
     srv->loading = true;
     int rc = aof_load(srv, srv->aof);
     srv->loading = false;
@@ -313,7 +318,7 @@ bool persist_load_at_startup(server_t *srv) {
         if (ok && !aof_open(srv, srv->aof)) ok = false;
     } else {
         rdb_repl_info_t repl = {0};
-        ok = load_rdb(srv, &repl);
+        ok = load_rdb(srv, &repl, 0);
         /* repl_info.c: continue the replication history the file records. */
         if (ok && repl.valid) repl_restore_from_rdb(srv, &repl);
     }
@@ -373,15 +378,23 @@ static int write_refusal(server_t *srv) {
     return 0;
 }
 
-bool persist_write_allowed_or_reply(client_t *c) {
-    server_t *srv = c->srv;
+const char *persist_write_refusal(server_t *srv) {
     switch (write_refusal(srv)) {
-        case 1: reply_error(c, MISCONF_RDB); return false;
-        case 2:
-            reply_error(c, "MISCONF Errors writing to the AOF file: %s", strerror(aof_last_errno(srv->aof)));
-            return false;
+        case 1: return MISCONF_RDB;
+        case 2: {
+            persist_t *p = P(srv);
+            snprintf(p->misconf, sizeof(p->misconf), "MISCONF Errors writing to the AOF file: %s",
+                     strerror(aof_last_errno(srv->aof)));
+            return p->misconf;
+        }
     }
-    return true;
+    return NULL;
+}
+
+bool persist_write_allowed_or_reply(client_t *c) {
+    const char *err = persist_write_refusal(c->srv);
+    if (err) reply_error(c, "%s", err);
+    return err == NULL;
 }
 
 void persist_check_master_write(server_t *srv) {
@@ -473,8 +486,10 @@ static void cmd_bgsave(client_t *c) {
         reply_error(c, "Background save already in progress");
         return;
     }
-    if (child_active(c->srv)) {
-        if (!schedule) {
+    /* A fork inside EXEC would save half the transaction: it waits for the
+     * cron, as when another child runs (Redis 7.0). */
+    if (child_active(c->srv) || c->srv->in_exec) {
+        if (!schedule && !c->srv->in_exec) {
             reply_error(c, "Another child process is active (AOF?): can't BGSAVE right now. "
                            "Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible.");
             return;
@@ -497,7 +512,7 @@ static void cmd_bgrewriteaof(client_t *c) {
         reply_error(c, "Background append only file rewriting already in progress");
         return;
     }
-    if (child_active(c->srv)) {
+    if (child_active(c->srv) || c->srv->in_exec) {
         aof_schedule_rewrite(aof);
         reply_simple(c, "Background append only file rewriting scheduled");
         return;

@@ -26,11 +26,13 @@ void persist_free(server_t *srv);
 /* Load the AOF (appendonly yes) or the RDB file; false means start-up
  * must stop (the reason is logged). */
 bool persist_load_at_startup(server_t *srv);
-/* DEBUG RELOAD: load the RDB file into the (emptied) databases; false when
- * it is missing or unreadable (logged). */
-bool persist_reload_rdb(server_t *srv);
+/* DEBUG RELOAD: load the RDB file into the databases (emptied first, or
+ * not: a key or library already there then fails the load, or with merge
+ * is replaced); false when it is missing, unreadable or failed (logged). */
+bool persist_reload_rdb(server_t *srv, bool merge);
 /* DEBUG LOADAOF: write out what the AOF buffers, empty the databases and
- * replay the AOF's files; false when they could not be loaded (logged). */
+ * the function libraries, replay the AOF's files; false when they could
+ * not be loaded (logged). */
 bool persist_reload_aof(server_t *srv);
 void persist_cron(server_t *srv);
 void persist_before_sleep(server_t *srv);
@@ -42,6 +44,9 @@ bool persist_shutdown(server_t *srv, bool nosave, bool force_save, bool force);
 
 /* MISCONF guard for write commands (the _or_reply convention). */
 bool persist_write_allowed_or_reply(client_t *c);
+/* The same check, the error line (MISCONF ...) or NULL; the text lives
+ * until the next call. */
+const char *persist_write_refusal(server_t *srv);
 /* A write from our master while our own writes are refused: as Redis 7.0,
  * the replica stops (abort, logged) unless replica-ignore-disk-write-errors
  * is yes, which applies it and logs that once every 10 s. */

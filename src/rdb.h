@@ -167,7 +167,11 @@ int rdb_file_open(const char *path, rdb_file_t *f);
 void rdb_file_close(rdb_file_t *f);
 /* rdb_load_buffer over an open file, handing back its pages as the load
  * passes them (the file cannot be used for anything else afterwards
- * without faulting them in again). */
-int rdb_load_file(server_t *srv, rdb_file_t *f, bool verify_checksum, long long now_ms, rdb_load_result_t *res);
+ * without faulting them in again).  flags: RDB_LOAD_VERIFY compares the
+ * checksum first; RDB_LOAD_MERGE replaces keys and function libraries
+ * already there (DEBUG RELOAD MERGE) where a load otherwise fails. */
+#define RDB_LOAD_VERIFY 1u
+#define RDB_LOAD_MERGE 2u
+int rdb_load_file(server_t *srv, rdb_file_t *f, unsigned flags, long long now_ms, rdb_load_result_t *res);
 
 #endif

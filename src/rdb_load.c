@@ -73,6 +73,7 @@ typedef struct reader {
     uint64_t crc;
     rdb_libs_t *libs; /* FUNCTION2 code kept here instead of loaded, if set */
     rdb_file_t *file; /* buf is this mapped file: drop the pages passed */
+    bool merge;       /* RDB_LOAD_MERGE: a key or library already there is replaced */
 } reader_t;
 
 /* Pages of a mapped file are handed back in steps this large. */
@@ -1102,8 +1103,14 @@ static bool add_key(reader_t *r, server_t *srv, int dbid, sds key, robj *val, lo
         return true;
     }
     if (!db_add_loaded(db, key, val, expire)) { /* the key is copied into the table */
-        obj_decref(val);
-        return fail(r, "Duplicate key '%.64s' found", key);
+        if (!r->merge) {
+            obj_decref(val);
+            return fail(r, "Duplicate key '%.64s' found", key);
+        }
+        robj *k = obj_create_string(key, sds_len(key));
+        db_delete_lazy(db, k, false);
+        obj_decref(k);
+        db_add_loaded(db, key, val, expire);
     }
     res->keys++;
     return true;
@@ -1201,7 +1208,7 @@ static bool load_body(reader_t *r, server_t *srv, int version, long long now_ms,
                     r->libs->code[r->libs->n++] = code;
                     continue;
                 }
-                sds err = srv->durability_hooks->load_function(srv, code, sds_len(code)); /* function.c */
+                sds err = srv->durability_hooks->load_function(srv, code, sds_len(code), r->merge); /* function.c */
                 sds_free(code);
                 if (err) {
                     fail(r, "Failed loading library: %s", err);
@@ -1282,10 +1289,11 @@ void rdb_libs_free(rdb_libs_t *libs) {
     libs->n = 0;
 }
 
-static int load_mem(server_t *srv, const unsigned char *buf, size_t len, rdb_file_t *file, bool verify_checksum,
+static int load_mem(server_t *srv, const unsigned char *buf, size_t len, rdb_file_t *file, unsigned flags,
                     long long now_ms, rdb_load_result_t *res) {
     memset(res, 0, sizeof(*res));
-    reader_t r = {.buf = buf, .len = len, .err = res->err, .dbs = srv->dbs, .file = file};
+    bool verify_checksum = flags & RDB_LOAD_VERIFY;
+    reader_t r = {.buf = buf, .len = len, .err = res->err, .dbs = srv->dbs, .file = file, .merge = flags & RDB_LOAD_MERGE};
     int version = read_header(&r, res);
     if (version < 0) return -1;
     if (verify_checksum && !precheck_crc(&r, version, res)) return -1;
@@ -1311,11 +1319,11 @@ static int load_mem(server_t *srv, const unsigned char *buf, size_t len, rdb_fil
 
 int rdb_load_buffer(server_t *srv, const unsigned char *buf, size_t len, bool verify_checksum, long long now_ms,
                     rdb_load_result_t *res) {
-    return load_mem(srv, buf, len, NULL, verify_checksum, now_ms, res);
+    return load_mem(srv, buf, len, NULL, verify_checksum ? RDB_LOAD_VERIFY : 0, now_ms, res);
 }
 
-int rdb_load_file(server_t *srv, rdb_file_t *f, bool verify_checksum, long long now_ms, rdb_load_result_t *res) {
-    return load_mem(srv, f->buf, f->len, f, verify_checksum, now_ms, res);
+int rdb_load_file(server_t *srv, rdb_file_t *f, unsigned flags, long long now_ms, rdb_load_result_t *res) {
+    return load_mem(srv, f->buf, f->len, f, flags, now_ms, res);
 }
 
 /* True if a loaded collection holds nothing (Redis refuses such a value in

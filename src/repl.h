@@ -43,10 +43,14 @@ bool repl_client_is_master(const client_t *c);
  * missing to ordinary clients but are not deleted. */
 bool repl_keys_expire_locally(const server_t *srv);
 
-/* commands.c, before a command runs: READONLY on a replica, MASTERDOWN
+/* dispatch.c, before a command whose flags (CMD_*) are flags runs: the
+ * error line that refuses it, or NULL: READONLY on a replica, MASTERDOWN
  * when the link is down and stale data is refused, NOREPLICAS when
- * min-replicas-to-write is not met (the _or_reply convention). */
-bool repl_command_allowed_or_reply(client_t *c, const command_t *cmd);
+ * min-replicas-to-write is not met, LOADING while loading. */
+const char *repl_command_refusal(client_t *c, uint32_t flags);
+/* A replica whose link is down refuses what is not allowed on stale data
+ * (replica-serve-stale-data no): scripts check their commands with it. */
+bool repl_serving_stale_refused(const server_t *srv);
 /* The same refusals for a write a script is about to make (script.c,
  * script_lua.c): the error goes to reply_to; the checks are skipped when
  * the script's caller is our master's link. */
@@ -65,12 +69,12 @@ void repl_master_applied(client_t *c);
 void repl_rdb_child_done(server_t *srv, bool ok);
 
 /* repl_load.c: a replica loading its master's RDB from the socket.
- * loading_allows_or_reply: -LOADING for what Redis refuses meanwhile
- * (called by repl_command_allowed_or_reply); loading_info: INFO
+ * loading_refusal: -LOADING for what Redis refuses meanwhile (called by
+ * repl_command_refusal); loading_info: INFO
  * persistence's loading_* fields while it runs. */
 bool repl_loading(const server_t *srv);
 bool repl_async_loading(const server_t *srv);
-bool repl_loading_allows_or_reply(client_t *c, const command_t *cmd);
+const char *repl_loading_refusal(server_t *srv, uint32_t flags);
 sds repl_loading_info(const server_t *srv, sds s);
 
 /* The RDB's replication aux fields (repl_info.c).  save_info: what to

@@ -59,13 +59,11 @@ bool repl_load_wanted(server_t *srv) {
 bool repl_loading(const server_t *srv) { return R(srv) && R(srv)->loading.active; }
 bool repl_async_loading(const server_t *srv) { return repl_loading(srv) && R(srv)->loading.async; }
 
-bool repl_loading_allows_or_reply(client_t *c, const command_t *cmd) {
-    repl_loading_t *ld = &R(c->srv)->loading;
-    if (!ld->active) return true;
-    bool refused = ld->async ? (cmd->flags & CMD_NO_ASYNC_LOADING) != 0 : !(cmd->flags & CMD_LOADING);
-    if (!refused) return true;
-    reply_error(c, "LOADING Redis is loading the dataset in memory");
-    return false;
+const char *repl_loading_refusal(server_t *srv, uint32_t flags) {
+    repl_loading_t *ld = &R(srv)->loading;
+    if (!ld->active) return NULL;
+    bool refused = ld->async ? (flags & CMD_NO_ASYNC_LOADING) != 0 : !(flags & CMD_LOADING);
+    return refused ? "LOADING Redis is loading the dataset in memory" : NULL;
 }
 
 /* ------------------------------------------------------------ the source */
@@ -149,7 +147,7 @@ static void loading_begin(server_t *srv, bool async, long long total) {
 static bool replace_functions(server_t *srv, rdb_libs_t *libs) {
     srv->durability_hooks->flush_functions(srv); /* function.c */
     for (size_t i = 0; i < libs->n; i++) {
-        sds err = srv->durability_hooks->load_function(srv, libs->code[i], sds_len(libs->code[i]));
+        sds err = srv->durability_hooks->load_function(srv, libs->code[i], sds_len(libs->code[i]), false);
         if (err) {
             log_msg(LL_WARNING, "Failed loading a function library from the MASTER: %s", err);
             sds_free(err);

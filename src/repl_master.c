@@ -632,36 +632,36 @@ void master_cron(server_t *srv) {
 
 /* ------------------------------------------------------- write refusals */
 
-bool repl_write_allowed_or_reply(client_t *reply_to, const client_t *caller) {
-    server_t *srv = reply_to->srv;
-    if (caller->flags & CLIENT_MASTER) return true;
-    if (R(srv)->link.state != LINK_NONE) {
-        if (!srv->cfg.replica_read_only) return true;
-        reply_error(reply_to, "READONLY You can't write against a read only replica.");
-        return false;
-    }
+static const char *write_refusal(server_t *srv, const client_t *caller) {
+    if (caller->flags & CLIENT_MASTER) return NULL;
+    if (R(srv)->link.state != LINK_NONE)
+        return srv->cfg.replica_read_only ? "READONLY You can't write against a read only replica." : NULL;
     if (srv->cfg.min_replicas_to_write > 0 && srv->cfg.min_replicas_max_lag > 0 &&
-        master_good_replicas(srv) < srv->cfg.min_replicas_to_write) {
-        reply_error(reply_to, "NOREPLICAS Not enough good replicas to write.");
-        return false;
-    }
-    return true;
+        master_good_replicas(srv) < srv->cfg.min_replicas_to_write)
+        return "NOREPLICAS Not enough good replicas to write.";
+    return NULL;
 }
 
-bool repl_command_allowed_or_reply(client_t *c, const command_t *cmd) {
+bool repl_write_allowed_or_reply(client_t *reply_to, const client_t *caller) {
+    const char *err = write_refusal(reply_to->srv, caller);
+    if (err) reply_error(reply_to, "%s", err);
+    return err == NULL;
+}
+
+bool repl_serving_stale_refused(const server_t *srv) {
+    const repl_t *r = R(srv);
+    return r->link.state != LINK_NONE && r->link.state != LINK_CONNECTED && !srv->cfg.replica_serve_stale_data;
+}
+
+const char *repl_command_refusal(client_t *c, uint32_t flags) {
     server_t *srv = c->srv;
     repl_t *r = R(srv);
-    if (c->flags & CLIENT_MASTER) return true;
-    bool write = cmd->flags & CMD_WRITE;
-    if (r->link.state != LINK_NONE) {
-        if (write && !repl_write_allowed_or_reply(c, c)) return false;
-        if (r->link.state != LINK_CONNECTED && !srv->cfg.replica_serve_stale_data && !(cmd->flags & CMD_STALE)) {
-            reply_error(c, "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.");
-            return false;
-        }
-        return repl_loading_allows_or_reply(c, cmd); /* repl_load.c: -LOADING */
-    }
-    return !write || repl_write_allowed_or_reply(c, c);
+    if (c->flags & CLIENT_MASTER) return NULL;
+    const char *err = flags & CMD_WRITE ? write_refusal(srv, c) : NULL;
+    if (err || r->link.state == LINK_NONE) return err;
+    if (!(flags & CMD_STALE) && repl_serving_stale_refused(srv))
+        return "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.";
+    return repl_loading_refusal(srv, flags); /* repl_load.c: -LOADING */
 }
 
 /* ------------------------------------------------------------ commands */

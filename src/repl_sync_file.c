@@ -133,7 +133,7 @@ bool repl_sync_file_load(server_t *srv, long long *keys) {
     } else {
         srv->loading = true;
         /* now_ms 0: keys already expired stay; the master's DEL removes them. */
-        rc = rdb_load_file(srv, &f, true, 0, &res);
+        rc = rdb_load_file(srv, &f, RDB_LOAD_VERIFY, 0, &res);
         srv->loading = false;
         rdb_file_close(&f);
     }

@@ -220,14 +220,23 @@ bool script_may_run_or_reply(script_run_t *run) {
     /* Used memory over the limit at the start decides for the whole run
      * (no eviction in the middle of a script). */
     run->oom = srv->cfg.maxmemory > 0 && !evict_perform(srv);
-    if (run->flags & SCRIPT_FLAG_EVAL_COMPAT) return true; /* checked per command */
-    if (run->flags & SCRIPT_FLAG_NO_WRITES) return true;
-    if (run->oom && !(run->flags & SCRIPT_FLAG_ALLOW_OOM)) {
+    /* The shebang's flags stand for the command's (Redis 7.0): a write
+     * unless no-writes, allowed on a stale replica only with allow-stale.
+     * A script without them is refused on a stale replica too, its writes
+     * being checked command by command. */
+    uint32_t flags = 0;
+    if (!(run->flags & SCRIPT_FLAG_EVAL_COMPAT))
+        flags = (run->flags & SCRIPT_FLAG_NO_WRITES ? 0 : CMD_WRITE) |
+                (run->flags & SCRIPT_FLAG_ALLOW_STALE ? CMD_STALE : 0);
+    if ((flags & CMD_WRITE) && run->oom && !(run->flags & SCRIPT_FLAG_ALLOW_OOM)) {
         reply_error(c, RL_ERR_OOM);
         return false;
     }
-    /* repl.h: a script that may write does not start on a read-only replica */
-    return persist_write_allowed_or_reply(c) && repl_write_allowed_or_reply(c, c);
+    /* persist.c: MISCONF; repl.h: READONLY, NOREPLICAS, MASTERDOWN */
+    const char *err = flags & CMD_WRITE ? persist_write_refusal(srv) : NULL;
+    if (!err) err = repl_command_refusal(c, flags);
+    if (err) reply_error(c, "%s", err);
+    return err == NULL;
 }
 
 void script_run_begin(script_run_t *run) {

@@ -81,10 +81,15 @@ static slua_ctx *ctx_of(lua_State *L) {
 
 /* The Lua heap may grow to maxmemory when one is set, else to half the
  * machine's memory: past that an allocation fails and the script gets
- * "not enough memory" (string.rep of gigabytes must not take the host). */
+ * "not enough memory" (string.rep of gigabytes must not take the host).
+ * Never below HEAP_FLOOR: a new state (SCRIPT FLUSH, FUNCTION FLUSH) must
+ * build under a tiny maxmemory, and a script allowed under OOM (reads, or
+ * allow-oom) must run there, as in Redis, which caps nothing. */
+#define HEAP_FLOOR ((size_t)32 << 20)
 static size_t heap_limit(const slua_ctx *x) {
     long long maxmem = x->srv->cfg.maxmemory;
-    return maxmem > 0 ? (size_t)maxmem : x->host_half;
+    size_t cap = maxmem > 0 ? (size_t)maxmem : x->host_half;
+    return cap > HEAP_FLOOR ? cap : HEAP_FLOOR;
 }
 
 static void *slua_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
@@ -486,6 +491,8 @@ static const char *call_refusal(script_run_t *run, command_t *cmd, robj **argv, 
         return "ERR Write commands are not allowed from read-only scripts.";
     if ((cmd->flags & CMD_DENYOOM) && run->oom && !(run->flags & SCRIPT_FLAG_ALLOW_OOM))
         return "OOM command not allowed when used memory > 'maxmemory'.";
+    if (!(cmd->flags & CMD_STALE) && repl_serving_stale_refused(run->srv))
+        return "ERR Can not execute the command on a stale replica";
     return NULL;
 }
 
@@ -706,6 +713,16 @@ static void set_int(lua_State *L, const char *name, int v) {
     lua_setfield(L, -2, name);
 }
 
+/* redis.REDIS_VERSION and REDIS_VERSION_NUM (0x00MMmmpp) into the table on
+ * top: the scripts' redis table and FUNCTION LOAD's both have them. */
+static void set_version(lua_State *L) {
+    lua_pushstring(L, RL_REDIS_COMPAT_VERSION);
+    lua_setfield(L, -2, "REDIS_VERSION");
+    int maj = 0, min = 0, patch = 0;
+    sscanf(RL_REDIS_COMPAT_VERSION, "%d.%d.%d", &maj, &min, &patch);
+    set_int(L, "REDIS_VERSION_NUM", (maj << 16) | (min << 8) | patch);
+}
+
 /* functions: FUNCTION's state, whose `redis` lacks EVAL's debugger and
  * replication-mode calls (as in Redis 7.0). */
 static void register_redis_lib(lua_State *L, bool functions) {
@@ -733,11 +750,7 @@ static void register_redis_lib(lua_State *L, bool functions) {
     set_int(L, "REPL_SLAVE", SCRIPT_REPL_REPLICA);
     set_int(L, "REPL_REPLICA", SCRIPT_REPL_REPLICA);
     set_int(L, "REPL_ALL", SCRIPT_REPL_ALL);
-    lua_pushstring(L, RL_REDIS_COMPAT_VERSION);
-    lua_setfield(L, -2, "REDIS_VERSION");
-    int maj = 0, min = 0, patch = 0;
-    sscanf(RL_REDIS_COMPAT_VERSION, "%d.%d.%d", &maj, &min, &patch);
-    set_int(L, "REDIS_VERSION_NUM", (maj << 16) | (min << 8) | patch);
+    set_version(L);
     lua_setglobal(L, "redis");
 }
 
@@ -789,25 +802,20 @@ static void lock_globals(lua_State *L, slua_ctx *x) {
     x->globals_ref = luaL_ref(L, LUA_REGISTRYINDEX);
 }
 
-/* FUNCTION LOAD's environment: only redis.register_function, redis.log
- * and the pure libraries; anything else is a nonexistent global. */
+/* FUNCTION LOAD's environment, as Redis 7.0's: only redis.register_function,
+ * redis.log, the LOG_* levels and the version; anything else (math,
+ * string, redis.call, redis.setresp...) is a nonexistent global while the
+ * library's code runs, and is there for its functions when they run. */
 static void build_load_env(lua_State *L, lua_CFunction register_fn) {
     lua_newtable(L); /* env */
-    static const char *const libs[] = {"string", "table", "math", "cjson", "bit", "struct", "cmsgpack", NULL};
-    for (int i = 0; libs[i]; i++) {
-        lua_getglobal(L, libs[i]);
-        lua_setfield(L, -2, libs[i]);
-    }
     lua_newtable(L); /* env.redis */
     set_fn(L, "register_function", register_fn);
     set_fn(L, "log", l_redis_log);
-    set_fn(L, "setresp", l_redis_setresp);
     set_int(L, "LOG_DEBUG", LL_DEBUG);
     set_int(L, "LOG_VERBOSE", LL_VERBOSE);
     set_int(L, "LOG_NOTICE", LL_NOTICE);
     set_int(L, "LOG_WARNING", LL_WARNING);
-    lua_pushstring(L, RL_REDIS_COMPAT_VERSION);
-    lua_setfield(L, -2, "REDIS_VERSION");
+    set_version(L);
     lua_newtable(L);
     lua_pushcfunction(L, nonexistent_global);
     lua_setfield(L, -2, "__index");

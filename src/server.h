@@ -128,6 +128,7 @@ struct server {
     uint64_t next_client_id;
     dict *commands;                    /* lowercase name -> command_t * */
     dict *watched;                     /* multi.c: WATCHed keys -> clients */
+    bool in_exec;                      /* multi.c: EXEC is running its commands */
     blocking_t *blocking;              /* clients blocked on keys (blocking.c) */
     pubsub_t *pubsub;                  /* channels and patterns (pubsub.c) */
     slowlog_t *slowlog;                /* SLOWLOG entries (slowlog.c) */

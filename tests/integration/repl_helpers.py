@@ -3,6 +3,7 @@ random write load touching every data type, and a content snapshot that
 compares datasets across implementations (DUMP payloads differ between
 encodings, so values are read back through commands instead)."""
 import random
+import socket
 import time
 
 
@@ -136,3 +137,11 @@ def random_load(c, n, seed, keys=60):
         except Exception as e:  # WRONGTYPE on a reused name is fine
             if "WRONGTYPE" not in str(e):
                 raise
+
+
+def closed_loopback_port():
+    """A loopback port nothing listens on (bound, then released): a master
+    that is never reached, so the replica's link stays down."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
