@@ -116,8 +116,8 @@ typedef struct directive {
 
 #define O(f) offsetof(rl_config_t, f)
 static const directive directives[] = {
-    {"bind", T_BIND, O(bind), "127.0.0.1 -::1", 0, 0, NULL, F_IMMUTABLE},
-    {"port", T_INT, O(port), "6379", 0, 65535, NULL, F_IMMUTABLE},
+    {"bind", T_BIND, O(bind), "127.0.0.1 -::1", 0, 0, NULL, 0},
+    {"port", T_INT, O(port), "6379", 0, 65535, NULL, 0},
     {"unixsocket", T_STR, O(unixsocket), "", 0, 0, NULL, F_IMMUTABLE},
     {"unixsocketperm", T_OCTAL, O(unixsocketperm), "0", 0, 0777, NULL, F_IMMUTABLE},
     {"tcp-backlog", T_INT, O(tcp_backlog), "511", 0, INT_MAX, NULL, F_IMMUTABLE},
@@ -168,6 +168,7 @@ static const directive directives[] = {
     {"auto-aof-rewrite-min-size", T_MEM, O(auto_aof_rewrite_min_size), "64mb", 0, LLONG_MAX, NULL, 0},
     {"aof-load-truncated", T_BOOL, O(aof_load_truncated), "yes", 0, 0, NULL, 0},
     {"rdb-key-save-delay", T_INT, O(rdb_key_save_delay), "0", INT_MIN, INT_MAX, NULL, F_HIDDEN},
+    {"key-load-delay", T_INT, O(key_load_delay), "0", INT_MIN, INT_MAX, NULL, F_HIDDEN},
     {"maxmemory", T_MEM, O(maxmemory), "0", 0, LLONG_MAX, NULL, 0},
     {"busy-reply-threshold", T_INT, O(busy_reply_threshold), "5000", 0, LLONG_MAX, NULL, 0},
     {"maxmemory-policy", T_ENUM, O(maxmemory_policy), "noeviction", 0, 0, policy_enum, 0},
@@ -749,6 +750,22 @@ static int apply_redis_only(rl_config_t *cfg, const redis_only_directive *r, int
     return 0;
 }
 
+/* "replicaof <host> <port>" (or "no one") as Redis checks it at start-up. */
+static bool replicaof_ok(int argc, sds *argv, const char **err) {
+    if (argc != 3) {
+        *err = "wrong number of arguments";
+        return false;
+    }
+    if (!strcasecmp(argv[1], "no") && !strcasecmp(argv[2], "one")) return true;
+    char *end;
+    long port = strtol(argv[2], &end, 10);
+    if (port < 0 || port > 65535 || *end != '\0') {
+        *err = "Invalid master port";
+        return false;
+    }
+    return true;
+}
+
 /* One "name value..." line; 0 ok, -1 with *err set. */
 static int apply_line(rl_config_t *cfg, const char *line, const char **err) {
     int argc;
@@ -758,8 +775,10 @@ static int apply_line(rl_config_t *cfg, const char *line, const char **err) {
         return -1;
     }
     int r = 0;
+    bool is_save = false;
     if (argc > 0) {
         const directive *d = find_directive(argv[0]);
+        is_save = d && !strcasecmp(d->name, "save");
         const redis_only_directive *ro = d ? NULL : find_redis_only(argv[0]);
         if (ro) {
             r = apply_redis_only(cfg, ro, argc, argv, err);
@@ -776,14 +795,31 @@ static int apply_line(rl_config_t *cfg, const char *line, const char **err) {
             sds none[1] = {sds_empty()};
             r = apply_value(cfg, d, 1, none, err);
             sds_free(none[0]);
+        } else if (argc < 2 && d->type == T_FLAGS) {
+            *err = enum_error(d->enums); /* an empty list of words, as Redis reports it */
+            r = -1;
         } else if (argc < 2) {
             *err = "wrong number of arguments";
             r = -1;
+        } else if (!strcasecmp(d->name, "replicaof") && !replicaof_ok(argc, argv, err)) {
+            r = -1;
+        } else if (is_save && cfg->save_loaded && sds_len(argv[1]) > 0) {
+            /* the first save line replaces the defaults, the next ones add
+             * their points to it, as Redis reads them (`save ""` clears) */
+            sds joined = sds_new(cfg->save ? cfg->save : "");
+            for (int i = 1; i < argc; i++) {
+                if (sds_len(joined)) joined = sds_cat(joined, " ");
+                joined = sds_cat(joined, argv[i]);
+            }
+            sds one[1] = {joined};
+            r = apply_value(cfg, d, 1, one, err);
+            sds_free(joined);
         } else {
             r = apply_value(cfg, d, argc - 1, argv + 1, err);
             if (r == 0) r = check_supported(cfg, d, err);
         }
     }
+    if (r == 0 && is_save) cfg->save_loaded = true;
     sds_free_splitres(argv, argc);
     return r;
 }
@@ -854,15 +890,31 @@ int config_load(rl_config_t *cfg, const char *path, int argc, char **argv) {
             return -1;
         }
     }
-    /* Command-line options: "--port 7000 --save ''" become lines. */
+    /* Command-line options become lines: "--port 7000 --save ''".  A word
+     * starting with "--" names an option only once the previous option
+     * has a value (so "--proc-title-template --my--title" gives the
+     * template "--my--title", and "--port --loglevel verbose" is a port
+     * line with two words, refused); "--port 7000" in one word carries its
+     * value; a "--save" with nothing after it is `save ""`, as in Redis. */
     sds_clear(text);
+    bool wants_value = false;
     for (int i = 0; i < argc; i++) {
-        if (strncmp(argv[i], "--", 2) == 0) {
+        if (!wants_value && strncmp(argv[i], "--", 2) == 0) {
             if (sds_len(text)) text = sds_cat(text, "\n");
             text = sds_cat(text, argv[i] + 2);
+            int words = 0;
+            sds *w = sds_splitargs(argv[i], &words);
+            if (w) sds_free_splitres(w, words);
+            wants_value = words <= 1;
+            bool nothing_follows = i == argc - 1 || strncmp(argv[i + 1], "--", 2) == 0;
+            if (wants_value && !strcasecmp(argv[i], "--save") && nothing_follows) {
+                text = sds_cat(text, " \"\"");
+                wants_value = false;
+            }
         } else {
             text = sds_cat(text, " ");
             text = sds_catrepr(text, argv[i], strlen(argv[i]));
+            wants_value = false;
         }
     }
     int r = config_load_text(cfg, "command line", text);
@@ -980,6 +1032,8 @@ static int set_value(rl_config_t *cfg, const char *name, const char *value, cons
     void *slot = field(&tmp, d);
     char *old_str = owns_string(d) ? *(char **)slot : NULL;
     if (owns_string(d)) *(char **)slot = NULL;
+    /* the copy of the bind list must not free cfg's strings */
+    if (d->type == T_BIND) tmp.bind_count = 0;
     /* A string is taken as given, as Redis takes it: quotes, spaces and
      * (in a password) NULs are part of it.  Other types parse words. */
     char *as_given[1] = {(char *)value};
@@ -990,8 +1044,10 @@ static int set_value(rl_config_t *cfg, const char *name, const char *value, cons
                  : 0;
     if (rc != 0 || !commit) {
         if (owns_string(d)) free_owned(d, slot);
+        if (d->type == T_BIND) free_bind(&tmp);
         return rc;
     }
+    if (d->type == T_BIND) free_bind(cfg);
     *cfg = tmp;
     if (old_str) free_owned(d, &old_str);
     return 0;

@@ -101,6 +101,7 @@ typedef struct rl_config {
     long long auto_aof_rewrite_min_size; /* bytes */
     bool aof_load_truncated;
     long long rdb_key_save_delay; /* us slept per key written by a save or rewrite (tests) */
+    long long key_load_delay;     /* us slept per key an RDB load adds; -n: 1 us once in n keys (tests) */
     int sanitize_dump_payload;    /* SANITIZE_*: yes checks every RDB blob fully */
     /* memory */
     long long maxmemory;
@@ -194,6 +195,7 @@ typedef struct rl_config {
      * (config.c, redis_only): one text each, logged at start-up */
     char **ignored;
     int ignored_count;
+    bool save_loaded; /* config_load: a "save" line was read (the next ones append) */
 } rl_config_t;
 
 /* shutdown-on-sigterm / shutdown-on-sigint: flags as SHUTDOWN's options. */

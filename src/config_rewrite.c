@@ -39,6 +39,7 @@ typedef struct rewrite_state {
     kv *items;
     size_t n, cap;
     const rl_config_t *def_cfg;
+    bool force_all; /* DEBUG CONFIG-REWRITE-FORCE-ALL: defaults written too */
     /* "user" lines (acl.c): the file's user lines are replaced in order by
      * these, the rest appended; with an aclfile the file keeps none. */
     sds *users;
@@ -197,7 +198,9 @@ static sds rewrite_text(rewrite_state *st, const char *text) {
     return out;
 }
 
-/* Directives changed from their defaults that no line carried. */
+/* Directives changed from their defaults that no line carried (with
+ * force_all every one with a value: an empty default reads back the same
+ * unwritten, and "replicaof" cannot be written empty). */
 static sds append_missing(rewrite_state *st, sds out) {
     bool header = false;
     for (size_t i = 0; i < st->n; i++) {
@@ -208,12 +211,12 @@ static sds append_missing(rewrite_state *st, sds out) {
             if (obuf) {
                 if (it->class_seen[cls]) continue;
                 sds a = obuf_segment(it->cur, cls), b = obuf_segment(it->def, cls);
-                differs = strcmp(a, b) != 0;
+                differs = strcmp(a, b) != 0 || st->force_all;
                 sds_free(a);
                 sds_free(b);
             } else {
                 if (it->seen) continue;
-                differs = strcmp(it->cur, it->def) != 0;
+                differs = strcmp(it->cur, it->def) != 0 || (st->force_all && sds_len(it->cur) > 0);
             }
             if (!differs) continue;
             if (!header) {
@@ -258,14 +261,14 @@ static int write_atomically(const char *path, const char *data, size_t len) {
     return rc;
 }
 
-int config_rewrite(server_t *srv, const char **err) {
+int config_rewrite(server_t *srv, bool force_all, const char **err) {
     if (!srv->config_file) {
         *err = "The server is running without a config file";
         return -1;
     }
     rl_config_t def;
     config_init_defaults(&def);
-    rewrite_state st = {NULL, 0, 0, &def};
+    rewrite_state st = {NULL, 0, 0, &def, force_all};
     config_foreach_match(&srv->cfg, "*", collect, &st);
     if (!srv->cfg.aclfile || !srv->cfg.aclfile[0]) st.users = acl_config_lines(srv, &st.nusers);
     sds text = read_file(srv->config_file);
@@ -290,7 +293,7 @@ int config_rewrite(server_t *srv, const char **err) {
 
 void cmd_config_rewrite(client_t *c) {
     const char *err;
-    if (config_rewrite(c->srv, &err) != 0) {
+    if (config_rewrite(c->srv, false, &err) != 0) {
         reply_error(c, "%s", err);
         return;
     }

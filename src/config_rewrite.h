@@ -11,8 +11,9 @@
 
 #include "server.h"
 
-/* 0 on success; -1 with *err set to a static reason. */
-int config_rewrite(server_t *srv, const char **err);
+/* 0 on success; -1 with *err set to a static reason.  force_all writes
+ * every directive, defaults too (DEBUG CONFIG-REWRITE-FORCE-ALL). */
+int config_rewrite(server_t *srv, bool force_all, const char **err);
 /* CONFIG REWRITE handler (server_cmds.c's subcommand table points here). */
 void cmd_config_rewrite(client_t *c);
 

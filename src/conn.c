@@ -279,6 +279,10 @@ static void free_argv(client_t *c) {
 static void run_requests(client_t *c, const char *buf, size_t len, size_t *pos) {
     server_t *srv = c->srv;
     srv->clock_chain_us = -1; /* dispatch.c: one clock read per command of this batch */
+    /* Redis's query buffer holds the batch while its commands run (CLIENT
+     * LIST shows qbuf=26 for its own request): a receive buffer parsed in
+     * place counts the same. */
+    c->input_batch_len = buf == c->querybuf ? 0 : len;
     while (*pos < len) {
         if (c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP)) break;
         if (c->flags & (CLIENT_BLOCKED | CLIENT_PAUSED | CLIENT_REPL_WAIT | CLIENT_SHUTDOWN_WAIT))
@@ -310,6 +314,7 @@ static void run_requests(client_t *c, const char *buf, size_t len, size_t *pos) 
         c->input_rest_len = 0;
     }
     srv->clock_chain_us = 0;
+    c->input_batch_len = 0;
     spare_args_free(c);
 }
 
@@ -812,7 +817,7 @@ sds conn_info_string(sds s, client_t *c) {
     char events[3] = {0};
     events[0] = 'r';
     if (c->flags & CLIENT_IN_WRITE_WAIT) events[1] = 'w';
-    size_t qbuf = sds_len(c->querybuf);
+    size_t qbuf = sds_len(c->querybuf) + c->input_batch_len;
     size_t obl = c->bufpos, oll = 0;
     for (reply_block *b = c->reply_head; b; b = b->next) oll++;
     /* argv-mem: the arguments of the command running (the caller's own

@@ -87,6 +87,7 @@ struct client {
     size_t qb_pos;          /* bytes of querybuf already parsed */
     const char *input_rest; /* during a request: the input after it (query buffer or receive buffer) */
     size_t input_rest_len;
+    size_t input_batch_len; /* while a receive buffer parsed in place runs: its bytes (CLIENT LIST qbuf) */
     size_t querybuf_peak;
     resp_parser_t parser;
     int argc;

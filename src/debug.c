@@ -27,6 +27,7 @@
 
 #include "commands.h"
 #include "config.h"
+#include "config_rewrite.h"
 #include "defrag.h"
 #include "db_entry.h"
 #include "digest.h"
@@ -170,6 +171,24 @@ static void debug_loadaof(client_t *c) {
         return;
     }
     log_msg(LL_WARNING, "Append Only File loaded by DEBUG LOADAOF");
+    reply_ok(c);
+}
+
+/* DEBUG CONFIG-REWRITE-FORCE-ALL: CONFIG REWRITE writing every directive,
+ * defaults too (a file that must read back to the same configuration). */
+static void debug_config_rewrite_force_all(client_t *c) {
+    const char *err;
+    if (config_rewrite(c->srv, true, &err) != 0) {
+        reply_error(c, "CONFIG-REWRITE-FORCE-ALL failed: %s", err);
+        return;
+    }
+    reply_ok(c);
+}
+
+/* DEBUG SET-DISABLE-DENY-SCRIPTS <0|1>: scripts may call the commands
+ * scripts may not call (CLIENT LIST in a loop, Redis's tests do so). */
+static void debug_set_disable_deny_scripts(client_t *c) {
+    c->srv->scripts_call_anything = atoi(c->argv[2]->ptr) != 0;
     reply_ok(c);
 }
 
@@ -372,6 +391,7 @@ static void debug_log(client_t *c) {
 static void debug_help(client_t *c) {
     static const char *help[] = {
         "CHANGE-REPL-ID", "    Change the replication IDs of the instance (none here yet: a no-op).",
+        "CONFIG-REWRITE-FORCE-ALL", "    Like CONFIG REWRITE but writes all configuration options, including defaults.",
         "DEFRAG-PASS", "    Run one active-defrag pass now, moving every block; reply the blocks moved.",
         "DIGEST", "    Output a hex signature representing the current DB content.",
         "DIGEST-VALUE <key> [<key> ...]", "    Output a hex signature of the values of all the specified keys.",
@@ -391,6 +411,7 @@ static void debug_help(client_t *c) {
         "    NOFLUSH: keep the current dataset. NOSAVE: load the file as it is on disk.",
         "SEGFAULT", "    Crash the server with sigsegv.",
         "SET-ACTIVE-EXPIRE <0|1>", "    Stop (0) or resume (1) expiring keys in the background.",
+        "SET-DISABLE-DENY-SCRIPTS <0|1>", "    Let scripts call (1) the commands scripts may not call, or not (0).",
         "SLEEP <seconds>", "    Stop the server for <seconds>. Decimals allowed.",
         "TTL-INDEX [AUTO|ALWAYS|NEVER]", "    Show (or force) the index of the current db's keys with a TTL.", NULL};
     reply_help(c, "DEBUG", help);
@@ -416,6 +437,8 @@ static const debug_sub subs[] = {
     {"reload", debug_reload, 2, 5},
     {"loadaof", debug_loadaof, 2, 2},
     {"set-active-expire", debug_set_active_expire, 3, 3},
+    {"set-disable-deny-scripts", debug_set_disable_deny_scripts, 3, 3},
+    {"config-rewrite-force-all", debug_config_rewrite_force_all, 2, 2},
     {"quicklist-packed-threshold", debug_quicklist_threshold, 3, 3},
     {"listpack", debug_listpack, 3, 3},
     {"lazyfree-pause", debug_lazyfree_pause, 3, 3},

@@ -22,6 +22,7 @@
 #include "acl_user.h"
 #include "db_views.h"
 #include "evict.h"
+#include "function.h"
 #include "latency.h"
 #include "latency_track.h"
 #include "log.h"
@@ -114,6 +115,18 @@ static bool oom_rejects(const client_t *c, const command_t *cmd, uint32_t flags)
 
 static void process(client_t *c);
 
+/* The flags the checks see (Redis's getCommandFlags): EXEC's are those of
+ * what it runs (multi.c), a script's those it declares (script.h); only
+ * commands scripts may not call (CMD_NOSCRIPT) can be either. */
+static uint32_t command_flags(client_t *c, const command_t *cmd) {
+    if (!(cmd->flags & CMD_NOSCRIPT)) return cmd->flags;
+    if (c->mstate && is_named(cmd, "exec")) return multi_exec_flags(c, cmd->flags);
+    int sflags;
+    if (script_eval_declared_flags(c->srv, c, cmd, &sflags) || functions_declared_flags(c->srv, c, cmd, &sflags))
+        return script_flags_as_command(cmd->flags, sflags);
+    return cmd->flags;
+}
+
 /* NOPERM with Redis's texts; the denial is in the ACL log.  A refused
  * EXEC aborts its transaction, as any refused EXEC does. */
 static bool acl_allows_or_reply(client_t *c, command_t *cmd) {
@@ -190,8 +203,7 @@ static void process(client_t *c) {
         reject(c, cmd, busy);
         return;
     }
-    /* The checks below see EXEC as the commands it would run (multi.c). */
-    uint32_t flags = c->mstate && is_named(cmd, "exec") ? multi_exec_flags(c, cmd->flags) : cmd->flags;
+    uint32_t flags = command_flags(c, cmd);
     /* Our master's stream is applied whatever our memory (Redis's rule). */
     if (!(c->flags & CLIENT_MASTER) && oom_rejects(c, cmd, flags) && !evict_perform(srv)) {
         reject(c, cmd, RL_ERR_OOM);
@@ -230,9 +242,9 @@ static void process(client_t *c) {
         return;
     }
     /* pause.c: under CLIENT PAUSE the request waits (even to be queued). */
-    if (pause_postpone(c, cmd)) return;
+    if (pause_postpone(c, flags)) return;
     if (multi_should_queue(c, cmd)) {
-        multi_queue(c, cmd);
+        multi_queue(c, cmd, flags);
         return;
     }
     dispatch_call(c, cmd);
@@ -266,7 +278,10 @@ void dispatch_call(client_t *c, command_t *cmd) {
      * eviction may run between two commands and is not theirs. */
     bool chain = !outer && srv->clock_chain_us != 0 && srv->cfg.maxmemory <= 0;
     long long start = chain && srv->clock_chain_us > 0 ? srv->clock_chain_us : util_ustime();
-    srv->mstime = start / 1000;
+    /* A command run by another (a script's, EXEC's) sees the time its
+     * caller started at: keys do not expire in the middle of a script,
+     * which a replica replaying its effects could not reproduce. */
+    if (!outer) srv->mstime = start / 1000;
     long long dirty_before = srv->dirty;
     unsigned long long replies_before = c->reply_calls;
     srv->current_client = c;

@@ -426,6 +426,14 @@ static void fcall_generic(client_t *c, bool ro) {
 static void cmd_fcall(client_t *c) { fcall_generic(c, false); }
 static void cmd_fcall_ro(client_t *c) { fcall_generic(c, true); }
 
+bool functions_declared_flags(server_t *srv, const client_t *c, const command_t *cmd, int *flags) {
+    if ((cmd->proc != cmd_fcall && cmd->proc != cmd_fcall_ro) || c->argc < 2 || !F(srv)) return false;
+    fn_def *fd = dict_fetch_value(F(srv)->fns, c->argv[1]->ptr);
+    if (!fd) return false;
+    *flags = fd->flags;
+    return true;
+}
+
 /* ------------------------------------------------------------ FUNCTION */
 
 /* FUNCTION LOAD [REPLACE] code: every argument before the code is an

@@ -28,5 +28,8 @@ void functions_foreach_library(server_t *srv, void (*fn)(void *arg, const char *
 sds functions_load_code(server_t *srv, const char *code, size_t len, bool replace);
 /* Drop every library (FUNCTION FLUSH; a replica before a full sync). */
 void functions_flush(server_t *srv);
+/* FCALL/FCALL_RO naming a function: its flags (SCRIPT_FLAG_*), for
+ * dispatch.c's checks (script.h: script_flags_as_command). */
+bool functions_declared_flags(server_t *srv, const client_t *c, const command_t *cmd, int *flags);
 
 #endif

@@ -40,7 +40,8 @@ static void conn_hook_client_freed(client_t *c) {
 
 static void conn_hook_run_request(client_t *c) {
     if (c->argc > 0) dispatch_process(c);
-    if (c->flags & CLIENT_MASTER) repl_master_applied(c); /* the offset moves past the applied request */
+    /* the offset moves past the applied request (not one a pause holds) */
+    if ((c->flags & (CLIENT_MASTER | CLIENT_PAUSED)) == CLIENT_MASTER) repl_master_applied(c);
     /* Serve clients blocked on keys this command wrote, before anyone
      * else runs a command (a push and its pop look atomic). */
     blocking_handle_ready(c->srv);
@@ -124,7 +125,7 @@ static const keyspace_hooks_t keyspace_hooks = {
 
 static bool durability_replay_queue(client_t *c, command_t *cmd) {
     if (!multi_should_queue(c, cmd)) return false;
-    multi_queue(c, cmd);
+    multi_queue(c, cmd, cmd->flags);
     return true;
 }
 

@@ -26,6 +26,7 @@
 #include "defrag.h"
 #include "evict.h"
 #include "lazyfree.h"
+#include "listeners.h"
 #include "conn.h"
 #include "evloop.h"
 #include "io_engine.h"
@@ -280,7 +281,7 @@ bool server_init(server_t *srv) {
     show_banner(srv);
     log_msg(LL_WARNING, "Server initialized"); /* Redis logs it as a warning */
     if (!persist_load_at_startup(srv)) return false;
-    if (!server_listen(srv)) return false;
+    if (!listeners_open(srv)) return false;
     server_set_proc_title(srv, NULL);
     srv->hz = (int)srv->cfg.hz;
     srv->cron_timer = evloop_timer_add(srv->loop, 1000000 / srv->hz, server_cron, srv);
@@ -290,66 +291,6 @@ bool server_init(server_t *srv) {
     server_sample_memory(srv);
     srv->startup_memory = zmalloc_used_memory();
     srv->peak_memory = srv->startup_memory;
-    return true;
-}
-
-static bool add_listener(server_t *srv, int fd) {
-    if (srv->listen_count == RL_MAX_LISTENERS) {
-        log_msg(LL_WARNING, "Too many listening addresses (at most %d).", RL_MAX_LISTENERS);
-        close(fd);
-        return false;
-    }
-    srv->listen_fds[srv->listen_count] = fd;
-    srv->listeners[srv->listen_count] = evloop_io_add(srv->loop, fd, conn_accept_handler, srv);
-    srv->listen_count++;
-    return true;
-}
-
-/* Listen on every bind address; an address prefixed with '-' is optional
- * (e.g. "-::1" on a host without IPv6). */
-bool server_listen(server_t *srv) {
-    char err[256];
-    int tcp = 0;
-    if (srv->cfg.port != 0) {
-        for (int i = 0; i < srv->cfg.bind_count; i++) {
-            const char *addr = srv->cfg.bind[i];
-            bool optional = addr[0] == '-';
-            if (optional) addr++;
-            if (!strcmp(addr, "*")) addr = "0.0.0.0";
-            int fd = net_listen_tcp(addr, (int)srv->cfg.port, (int)srv->cfg.tcp_backlog, err, sizeof(err));
-            if (fd >= 0 && srv->cfg.socket_mark_id && net_set_mark(fd, (unsigned)srv->cfg.socket_mark_id) != 0) {
-                snprintf(err, sizeof(err), "setsockopt SO_MARK: %s", strerror(errno));
-                close(fd);
-                fd = -1;
-            }
-            if (fd < 0) {
-                if (optional) continue;
-                log_msg(LL_WARNING, "Warning: Could not create server TCP listening socket %s:%lld: %s", addr,
-                        srv->cfg.port, err);
-                return false;
-            }
-            if (!add_listener(srv, fd)) break; /* more than RL_MAX_LISTENERS: logged */
-            tcp++;
-        }
-        if (tcp == 0) {
-            log_msg(LL_WARNING, "Failed listening on port %lld (tcp), aborting.", srv->cfg.port);
-            return false;
-        }
-    }
-    if (srv->cfg.unixsocket && srv->cfg.unixsocket[0]) {
-        int fd = net_listen_unix(srv->cfg.unixsocket, (int)srv->cfg.unixsocketperm, (int)srv->cfg.tcp_backlog, err,
-                                 sizeof(err));
-        if (fd < 0) {
-            log_msg(LL_WARNING, "Failed opening Unix socket: %s", err);
-            return false;
-        }
-        srv->unix_path_bound = zstrdup(srv->cfg.unixsocket);
-        if (!add_listener(srv, fd)) return false;
-    }
-    if (srv->listen_count == 0) {
-        log_msg(LL_WARNING, "Configured to not listen anywhere, exiting.");
-        return false;
-    }
     return true;
 }
 
@@ -397,14 +338,7 @@ void server_free(server_t *srv) {
     srv->slowlog = NULL;
     srv->latency = NULL;
     srv->monitors = NULL;
-    for (int i = 0; i < srv->listen_count; i++) {
-        evloop_io_free(srv->listeners[i]);
-        close(srv->listen_fds[i]);
-    }
-    if (srv->unix_path_bound) {
-        unlink(srv->unix_path_bound);
-        zfree(srv->unix_path_bound);
-    }
+    listeners_close(srv);
     if (srv->pidfile_written) unlink(srv->cfg.pidfile);
     evloop_timer_free(srv->cron_timer);
     defrag_release_timer(srv->defrag); /* its slice timer lives in the loop */

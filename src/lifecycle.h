@@ -10,7 +10,6 @@
 #include "server.h"
 
 bool server_init(server_t *srv);
-bool server_listen(server_t *srv);
 void server_run(server_t *srv);
 void server_free(server_t *srv);
 

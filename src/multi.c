@@ -79,14 +79,14 @@ bool multi_should_queue(const client_t *c, const command_t *cmd) {
            strcmp(n, "quit") && strcmp(n, "reset");
 }
 
-void multi_queue(client_t *c, command_t *cmd) {
+void multi_queue(client_t *c, command_t *cmd, uint32_t flags) {
     struct multi_state *m = c->mstate;
     if (m->count == m->cap) {
         m->cap = m->cap ? m->cap * 2 : 8;
         m->cmds = zrealloc(m->cmds, sizeof(queued_cmd) * (size_t)m->cap);
     }
-    m->cmd_flags |= cmd->flags;
-    m->cmd_inv_flags |= ~cmd->flags;
+    m->cmd_flags |= flags;
+    m->cmd_inv_flags |= ~flags;
     queued_cmd *q = &m->cmds[m->count++];
     q->cmd = cmd;
     q->argc = c->argc;
@@ -106,12 +106,6 @@ void multi_queue(client_t *c, command_t *cmd) {
 }
 
 int multi_queued_count(const client_t *c) { return c->mstate ? c->mstate->count : -1; }
-
-uint32_t multi_queued_flags(const client_t *c) {
-    uint32_t flags = 0;
-    for (int i = 0; c->mstate && i < c->mstate->count; i++) flags |= c->mstate->cmds[i].cmd->flags;
-    return flags;
-}
 
 void multi_flag_error(client_t *c) {
     if (c->mstate) wstate(c)->flags |= CLIENT_MULTI_ERROR;
@@ -310,7 +304,7 @@ void multi_client_free(client_t *c) {
 uint32_t multi_exec_flags(const client_t *c, uint32_t exec_flags) {
     const struct multi_state *m = c->mstate;
     if (!m) return exec_flags;
-    uint32_t f = exec_flags | (m->cmd_flags & (CMD_WRITE | CMD_DENYOOM | CMD_NO_ASYNC_LOADING));
+    uint32_t f = exec_flags | (m->cmd_flags & (CMD_WRITE | CMD_DENYOOM | CMD_MAY_REPLICATE | CMD_NO_ASYNC_LOADING));
     return f & ~(m->cmd_inv_flags & (CMD_STALE | CMD_LOADING));
 }
 

@@ -20,19 +20,20 @@ void multi_init(server_t *srv);
 void multi_free(server_t *srv);
 /* True if c is in MULTI and cmd must be queued rather than run. */
 bool multi_should_queue(const client_t *c, const command_t *cmd);
-void multi_queue(client_t *c, command_t *cmd); /* replies +QUEUED */
+/* Queue cmd (replies +QUEUED); flags: the CMD_* it is checked with
+ * (a script's declared ones), which EXEC's checks add up. */
+void multi_queue(client_t *c, command_t *cmd, uint32_t flags);
 /* A command was rejected while queueing: EXEC will abort. */
 void multi_flag_error(client_t *c);
 /* The flags EXEC (whose own are exec_flags) is checked with: those of the
- * commands it would run (write, may grow memory, allowed when stale). */
+ * commands it would run (write, may grow memory or replicate, allowed
+ * when stale); CLIENT PAUSE WRITE holds it by them too. */
 uint32_t multi_exec_flags(const client_t *c, uint32_t exec_flags);
 /* EXEC refused before running (e.g. OOM): drop the transaction and reply
  * "-EXECABORT Transaction discarded because of: <err>". */
 void multi_exec_abort(client_t *c, const char *err);
 /* Commands queued in c's MULTI, or -1 outside one (CLIENT LIST multi=). */
 int multi_queued_count(const client_t *c);
-/* The union of the queued commands' CMD_* flags (CLIENT PAUSE WRITE). */
-uint32_t multi_queued_flags(const client_t *c);
 /* Release a client's transaction and watches (disconnect, RESET). */
 void multi_client_free(client_t *c);
 

@@ -9,8 +9,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "blocking.h"
 #include "commands.h"
+#include "conn.h"
 #include "multi.h"
 #include "reply.h"
 #include "util.h"
@@ -59,21 +59,20 @@ static int effective(const pause_t *p) {
 bool pause_active(server_t *srv) { return effective(srv->pause) != PAUSE_NONE; }
 
 /* Writes, and commands that may replicate (PUBLISH, ...), or an EXEC of
- * any of them. */
-static bool covered(const client_t *c, const command_t *cmd, int type) {
-    if (type == PAUSE_ALL) return true;
-    uint32_t flags = cmd->flags;
-    if (!strcmp(cmd->fullname, "exec")) flags |= multi_queued_flags(c);
-    return flags & (CMD_WRITE | CMD_MAY_REPLICATE);
+ * any of them (flags: dispatch.c's). */
+static bool covered(uint32_t flags, int type) {
+    return type == PAUSE_ALL || (flags & (CMD_WRITE | CMD_MAY_REPLICATE));
 }
 
-bool pause_postpone(client_t *c, const command_t *cmd) {
+bool pause_postpone(client_t *c, uint32_t flags) {
     pause_t *p = c->srv->pause;
-    /* Replication links are never paused: the master's stream must apply
-     * in order, and replicas' ACKs are what a FAILOVER waits for. */
-    if (c->flags & (CLIENT_MASTER | CLIENT_REPLICA)) return false;
+    /* Our replicas' links are never paused: their ACKs are what WAIT and
+     * FAILOVER wait for.  Our master's stream is, as in Redis 7.0: a
+     * paused replica stops applying it (in order: the link parses no
+     * further request meanwhile) and its offset stays where it was. */
+    if (c->flags & CLIENT_REPLICA) return false;
     int type = effective(p);
-    if (type == PAUSE_NONE || !covered(c, cmd, type)) return false;
+    if (type == PAUSE_NONE || !covered(flags, type)) return false;
     if (p->n == p->cap) {
         p->cap = p->cap ? p->cap * 2 : 8;
         p->waiting = zrealloc(p->waiting, p->cap * sizeof(waiting_t));
@@ -103,8 +102,7 @@ static void end_pause(server_t *srv) {
         c->flags &= ~CLIENT_PAUSED;
         c->argv = w.argv;
         c->argc = w.argc;
-        commands_process(c);
-        blocking_handle_ready(srv); /* as after any command (conn.c) */
+        srv->conn_hooks->run_request(c); /* as conn.c runs a request (hooks.c) */
         /* Put aside again, the references moved to a new copy (argc is 0
          * then); otherwise they are released here. */
         for (int i = 0; i < c->argc; i++) obj_decref(c->argv[i]);

@@ -20,9 +20,11 @@ typedef struct pause pause_t;
 pause_t *pause_create(void);
 void pause_free(pause_t *p);
 
-/* dispatch.c, before running or queueing cmd: true if c was put aside (the
- * request now belongs to the pause; the caller must not run it). */
-bool pause_postpone(client_t *c, const command_t *cmd);
+/* dispatch.c, before running or queueing a command whose flags (CMD_*:
+ * EXEC's and scripts' as dispatch.c computes them) say whether a WRITE
+ * pause covers it: true if c was put aside (the request now belongs to the
+ * pause; the caller must not run it). */
+bool pause_postpone(client_t *c, uint32_t flags);
 /* True while a pause of any kind is in effect (keyspace.c, expire.c). */
 bool pause_active(server_t *srv);
 /* Cron and before-sleep: end an expired pause and run what waited. */

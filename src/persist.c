@@ -391,12 +391,6 @@ const char *persist_write_refusal(server_t *srv) {
     return NULL;
 }
 
-bool persist_write_allowed_or_reply(client_t *c) {
-    const char *err = persist_write_refusal(c->srv);
-    if (err) reply_error(c, "%s", err);
-    return err == NULL;
-}
-
 void persist_check_master_write(server_t *srv) {
     persist_t *p = P(srv);
     if (!write_refusal(srv)) return;
@@ -427,7 +421,9 @@ void persist_after_command(client_t *c, long long dirty_before) {
 /* A script's effects (script.c): every write it runs is fed as usual, and
  * they are logged as one unit when the script ends (propagate.c). */
 void persist_effects_begin(server_t *srv) { propagate_unit_begin(srv); }
-void persist_effects_mute(server_t *srv, bool mute) { propagate_unit_mute(srv, mute); }
+void persist_effects_targets(server_t *srv, bool aof, bool replicas) {
+    propagate_unit_targets(srv, (aof ? PROPAGATE_AOF : 0) | (replicas ? PROPAGATE_REPL : 0));
+}
 void persist_effects_end(server_t *srv) { propagate_unit_end(srv); }
 
 void persist_propagate_as(client_t *c, const char *name, robj **args, int nargs) {

@@ -4,7 +4,7 @@
  *
  * lifecycle.c calls persist_init / persist_load_at_startup / persist_cron /
  * persist_before_sleep / persist_shutdown / persist_free; dispatch.c calls
- * persist_write_allowed_or_reply before a write command and
+ * persist_write_refusal before a write command and
  * persist_after_command after it (feeds the AOF); info.c formats
  * persist_info().  The file formats live in rdb_*.c and aof.c, the forked
  * child in child.c. */
@@ -42,10 +42,8 @@ void persist_before_sleep(server_t *srv);
  * the server stays up). */
 bool persist_shutdown(server_t *srv, bool nosave, bool force_save, bool force);
 
-/* MISCONF guard for write commands (the _or_reply convention). */
-bool persist_write_allowed_or_reply(client_t *c);
-/* The same check, the error line (MISCONF ...) or NULL; the text lives
- * until the next call. */
+/* MISCONF guard for write commands (dispatch.c, scripts): the error line
+ * that refuses them now, or NULL; the text lives until the next call. */
 const char *persist_write_refusal(server_t *srv);
 /* A write from our master while our own writes are refused: as Redis 7.0,
  * the replica stops (abort, logged) unless replica-ignore-disk-write-errors
@@ -55,9 +53,10 @@ void persist_check_master_write(server_t *srv);
  * something (dirty_before is srv->dirty before the call). */
 void persist_after_command(client_t *c, long long dirty_before);
 /* A script's effects are logged as one unit (MULTI/EXEC around more than
- * one command) between begin and end; mute drops them (redis.set_repl). */
+ * one command) between begin and end; targets says whether those from
+ * now on go to the AOF, to the replicas (redis.set_repl). */
 void persist_effects_begin(server_t *srv);
-void persist_effects_mute(server_t *srv, bool mute);
+void persist_effects_targets(server_t *srv, bool aof, bool replicas);
 void persist_effects_end(server_t *srv);
 /* A command whose effects are logged as other commands (XREADGROUP and
  * XCLAIM log one exact XCLAIM per entry): feed argv to the AOF now, on c's

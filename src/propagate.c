@@ -22,13 +22,13 @@
 typedef struct staged {
     int dbid;
     sds cmd;
-    bool repl_only; /* PUBLISH: replicas, not the AOF */
+    int targets; /* PROPAGATE_*: PUBLISH goes to the replicas only */
 } staged_t;
 
 struct propagate {
     sds scratch; /* the translation outside units, reused (no allocation per write) */
     int depth;   /* nested units open */
-    bool muted;
+    int targets; /* PROPAGATE_*: where the unit's commands go now (redis.set_repl) */
     staged_t *staged;
     int nstaged, cap;
 };
@@ -57,23 +57,23 @@ bool propagate_wanted(const server_t *srv) {
     return aof_wants(srv) || repl_stream_on(srv);
 }
 
-/* Both consumers get the same bytes, in the same order (repl_only: a
- * message for the replicas alone). */
-static void emit_to(server_t *srv, int dbid, const char *cmd, size_t len, bool repl_only) {
-    if (!repl_only && aof_wants(srv)) aof_append(srv, dbid, cmd, len);
-    if (repl_stream_on(srv)) repl_feed(srv, dbid, cmd, len);
+/* Each consumer targets names gets the same bytes, in the same order. */
+static void emit_to(server_t *srv, int dbid, const char *cmd, size_t len, int targets) {
+    if ((targets & PROPAGATE_AOF) && aof_wants(srv)) aof_append(srv, dbid, cmd, len);
+    if ((targets & PROPAGATE_REPL) && repl_stream_on(srv)) repl_feed(srv, dbid, cmd, len);
 }
 
-static void emit(server_t *srv, int dbid, const char *cmd, size_t len) { emit_to(srv, dbid, cmd, len, false); }
+static void emit(server_t *srv, int dbid, const char *cmd, size_t len) { emit_to(srv, dbid, cmd, len, PROPAGATE_ALL); }
 
-static void emit_or_stage_to(server_t *srv, int dbid, sds cmd, bool repl_only) {
+static void emit_or_stage_to(server_t *srv, int dbid, sds cmd, int targets) {
     struct propagate *p = srv->propagate;
     if (p->depth == 0) {
-        emit_to(srv, dbid, cmd, sds_len(cmd), repl_only);
+        emit_to(srv, dbid, cmd, sds_len(cmd), targets);
         sds_free(cmd);
         return;
     }
-    if (p->muted) {
+    targets &= p->targets;
+    if (!targets) {
         sds_free(cmd);
         return;
     }
@@ -81,14 +81,14 @@ static void emit_or_stage_to(server_t *srv, int dbid, sds cmd, bool repl_only) {
         p->cap = p->cap ? p->cap * 2 : 8;
         p->staged = zrealloc(p->staged, sizeof(staged_t) * (size_t)p->cap);
     }
-    p->staged[p->nstaged++] = (staged_t){dbid, cmd, repl_only};
+    p->staged[p->nstaged++] = (staged_t){dbid, cmd, targets};
 }
 
-static void emit_or_stage(server_t *srv, int dbid, sds cmd) { emit_or_stage_to(srv, dbid, cmd, false); }
+static void emit_or_stage(server_t *srv, int dbid, sds cmd) { emit_or_stage_to(srv, dbid, cmd, PROPAGATE_ALL); }
 
 void propagate_to_replicas(server_t *srv, int dbid, robj **argv, int argc) {
     if (!repl_stream_on(srv) || srv->loading) return;
-    emit_or_stage_to(srv, dbid, aof_translate(srv, sds_empty(), dbid, argv, argc), true);
+    emit_or_stage_to(srv, dbid, aof_translate(srv, sds_empty(), dbid, argv, argc), PROPAGATE_REPL);
 }
 
 void propagate_command(server_t *srv, int dbid, robj **argv, int argc) {
@@ -114,22 +114,24 @@ void propagate_del(server_t *srv, int dbid, robj *key, bool lazy) {
 
 void propagate_unit_begin(server_t *srv) {
     struct propagate *p = srv->propagate;
-    if (p->depth++ == 0) p->muted = false;
+    if (p->depth++ == 0) p->targets = PROPAGATE_ALL;
 }
 
-void propagate_unit_mute(server_t *srv, bool mute) { srv->propagate->muted = mute; }
+void propagate_unit_targets(server_t *srv, int targets) { srv->propagate->targets = targets; }
 
 void propagate_unit_end(server_t *srv) {
     struct propagate *p = srv->propagate;
     if (p->depth == 0 || --p->depth > 0) return;
-    p->muted = false;
+    p->targets = PROPAGATE_ALL;
     if (p->nstaged == 0) return;
     static const char multi[] = "*1\r\n$5\r\nMULTI\r\n", exec[] = "*1\r\n$4\r\nEXEC\r\n";
     bool wrap = p->nstaged > 1;
-    /* MULTI takes the first command's db, so its SELECT comes first. */
+    /* MULTI takes the first command's db, so its SELECT comes first; it
+     * and EXEC go to both consumers, whatever each command's targets (as
+     * Redis 7.0 wraps them). */
     if (wrap) emit(srv, p->staged[0].dbid, multi, sizeof(multi) - 1);
     for (int i = 0; i < p->nstaged; i++)
-        emit_to(srv, p->staged[i].dbid, p->staged[i].cmd, sds_len(p->staged[i].cmd), p->staged[i].repl_only);
+        emit_to(srv, p->staged[i].dbid, p->staged[i].cmd, sds_len(p->staged[i].cmd), p->staged[i].targets);
     if (wrap) emit(srv, p->staged[p->nstaged - 1].dbid, exec, sizeof(exec) - 1);
     clear_staged(p);
 }

@@ -27,10 +27,14 @@ void propagate_command(server_t *srv, int dbid, robj **argv, int argc);
 void propagate_del(server_t *srv, int dbid, robj *key, bool lazy);
 /* To the replication stream only, never the AOF (PUBLISH, as Redis does). */
 void propagate_to_replicas(server_t *srv, int dbid, robj **argv, int argc);
-/* Units nest; the outermost end emits what was collected.  mute drops
- * commands meanwhile (redis.set_repl(redis.REPL_NONE)). */
+/* Units nest; the outermost end emits what was collected.  targets says
+ * where the commands collected from now on go (redis.set_repl): the AOF,
+ * the replicas, both (the default at each unit's start) or neither. */
+#define PROPAGATE_AOF 1
+#define PROPAGATE_REPL 2
+#define PROPAGATE_ALL (PROPAGATE_AOF | PROPAGATE_REPL)
 void propagate_unit_begin(server_t *srv);
-void propagate_unit_mute(server_t *srv, bool mute);
+void propagate_unit_targets(server_t *srv, int targets);
 void propagate_unit_end(server_t *srv);
 
 #endif

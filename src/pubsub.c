@@ -132,8 +132,9 @@ static void server_remove(dict *d, sds name, client_t *c) {
 
 /* ------------------------------------------------------------ replies */
 
-/* One subscribed-mode frame: [kind, name or null, count]. */
-/* Frames and messages are pushes (reply_push_begin). */
+/* One subscribed-mode frame: [kind, name or null, count].  Frames and
+ * messages are pushes (reply_push_begin): CLIENT REPLY OFF does not stop
+ * them, as in Redis. */
 static void reply_sub_frame(client_t *c, const char *kind, const char *name, size_t nlen, long count) {
     unsigned was = reply_push_begin(c);
     reply_push_len(c, 3);
@@ -144,10 +145,11 @@ static void reply_sub_frame(client_t *c, const char *kind, const char *name, siz
     reply_push_end(c, was);
 }
 
-static void deliver_message(client_t *c, const char *chan, size_t clen, const char *msg, size_t mlen) {
+/* kind: "message", or "smessage" for a shard channel. */
+static void deliver_message(client_t *c, const char *kind, const char *chan, size_t clen, const char *msg, size_t mlen) {
     unsigned was = reply_push_begin(c);
     reply_push_len(c, 3);
-    reply_bulk(c, "message", 7);
+    reply_bulk_cstr(c, kind);
     reply_bulk(c, chan, clen);
     reply_bulk(c, msg, mlen);
     reply_push_end(c, was);
@@ -270,7 +272,7 @@ long long pubsub_publish(server_t *srv, const char *chan, size_t clen, const cha
         sub_list *l = dict_fetch_value(ps->channels, key);
         sds_free(key);
         if (l) {
-            for (size_t i = 0; i < l->n; i++) deliver_message(l->v[i], chan, clen, msg, mlen);
+            for (size_t i = 0; i < l->n; i++) deliver_message(l->v[i], "message", chan, clen, msg, mlen);
             receivers += (long long)l->n;
         }
     }
@@ -324,13 +326,7 @@ static void cmd_spublish(client_t *c) {
     const char *msg = obj_string_view(c->argv[2], buf, sizeof(buf), &mlen);
     sub_list *l = dict_fetch_value(c->srv->pubsub->shard, chan);
     long long n = l ? (long long)l->n : 0;
-    for (long long i = 0; i < n; i++) {
-        client_t *s = l->v[i];
-        reply_push_len(s, 3);
-        reply_bulk(s, "smessage", 8);
-        reply_bulk(s, chan, sds_len(chan));
-        reply_bulk(s, msg, mlen);
-    }
+    for (long long i = 0; i < n; i++) deliver_message(l->v[i], "smessage", chan, sds_len(chan), msg, mlen);
     reply_ll(c, n);
     c->flags |= CLIENT_PROPAGATE_REPL; /* as PUBLISH */
 }

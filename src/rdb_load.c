@@ -1093,9 +1093,16 @@ static bool precheck_crc(reader_t *r, int version, rdb_load_result_t *res) {
     return true;
 }
 
+/* key-load-delay: a slow load on purpose (tests of what happens during
+ * one); a negative -n sleeps 1 us about once in n keys, as Redis's does. */
+static void key_load_delay(long long us) {
+    if (us < 0) us = util_random_below((unsigned long)-us) == 0 ? 1 : 0;
+    if (us > 0) usleep((useconds_t)us);
+}
+
 static bool add_key(reader_t *r, server_t *srv, int dbid, sds key, robj *val, long long expire, long long now_ms,
                     rdb_load_result_t *res) {
-    (void)srv;
+    if (srv->cfg.key_load_delay) key_load_delay(srv->cfg.key_load_delay);
     db_t *db = &r->dbs[dbid];
     if (expire >= 0 && now_ms > 0 && expire < now_ms) {
         obj_decref(val);

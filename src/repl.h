@@ -51,10 +51,10 @@ const char *repl_command_refusal(client_t *c, uint32_t flags);
 /* A replica whose link is down refuses what is not allowed on stale data
  * (replica-serve-stale-data no): scripts check their commands with it. */
 bool repl_serving_stale_refused(const server_t *srv);
-/* The same refusals for a write a script is about to make (script.c,
- * script_lua.c): the error goes to reply_to; the checks are skipped when
- * the script's caller is our master's link. */
-bool repl_write_allowed_or_reply(client_t *reply_to, const client_t *caller);
+/* The same refusals for a write a script is about to make (script_lua.c):
+ * READONLY or NOREPLICAS, or NULL; none when the script's
+ * caller is our master's link. */
+const char *repl_write_refusal(server_t *srv, const client_t *caller);
 
 /* conn.c hooks. */
 void repl_client_freed(client_t *c);

@@ -21,6 +21,9 @@ void repl_init(server_t *srv) {
     r->stream_db = -1;
     r->link.fd = -1;
     r->link.sync_fd = -1;
+    /* PINGs every repl-ping-replica-period from start-up, as Redis's cron
+     * counts them: not one at once to the first replica that attaches */
+    r->last_ping_ms = util_mstime();
     srv->repl = r;
     const char *ro = srv->cfg.replicaof;
     if (ro && ro[0]) {
@@ -223,6 +226,12 @@ static sds info_replica_side(server_t *srv, sds s) {
     repl_link_t *l = &r->link;
     bool up = l->state == LINK_CONNECTED;
     long long last_io = up && l->master ? (srv->mstime - l->master->last_interaction_ms) / 1000 : -1;
+    /* Read, not yet applied: a request parsed but held (CLIENT PAUSE), or
+     * cut in two by a read, and the bytes still unparsed. */
+    long long read_off = r->master_repl_offset;
+    if (up && l->master)
+        read_off += (long long)((l->applying ? sds_len(l->applying) : 0) + sds_len(l->master->querybuf) -
+                                l->master->qb_pos);
     s = sds_catprintf(s,
                       "master_host:%s\r\n"
                       "master_port:%d\r\n"
@@ -231,7 +240,7 @@ static sds info_replica_side(server_t *srv, sds s) {
                       "master_sync_in_progress:%d\r\n"
                       "slave_read_repl_offset:%lld\r\n"
                       "slave_repl_offset:%lld\r\n",
-                      l->host, l->port, up ? "up" : "down", last_io, l->state == LINK_TRANSFER ? 1 : 0, r->master_repl_offset,
+                      l->host, l->port, up ? "up" : "down", last_io, l->state == LINK_TRANSFER ? 1 : 0, read_off,
                       r->master_repl_offset);
     if (l->state == LINK_TRANSFER) {
         /* As Redis counts them: an EOF-marked transfer has total 0, and a

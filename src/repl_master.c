@@ -632,7 +632,7 @@ void master_cron(server_t *srv) {
 
 /* ------------------------------------------------------- write refusals */
 
-static const char *write_refusal(server_t *srv, const client_t *caller) {
+const char *repl_write_refusal(server_t *srv, const client_t *caller) {
     if (caller->flags & CLIENT_MASTER) return NULL;
     if (R(srv)->link.state != LINK_NONE)
         return srv->cfg.replica_read_only ? "READONLY You can't write against a read only replica." : NULL;
@@ -640,12 +640,6 @@ static const char *write_refusal(server_t *srv, const client_t *caller) {
         master_good_replicas(srv) < srv->cfg.min_replicas_to_write)
         return "NOREPLICAS Not enough good replicas to write.";
     return NULL;
-}
-
-bool repl_write_allowed_or_reply(client_t *reply_to, const client_t *caller) {
-    const char *err = write_refusal(reply_to->srv, caller);
-    if (err) reply_error(reply_to, "%s", err);
-    return err == NULL;
 }
 
 bool repl_serving_stale_refused(const server_t *srv) {
@@ -657,7 +651,7 @@ const char *repl_command_refusal(client_t *c, uint32_t flags) {
     server_t *srv = c->srv;
     repl_t *r = R(srv);
     if (c->flags & CLIENT_MASTER) return NULL;
-    const char *err = flags & CMD_WRITE ? write_refusal(srv, c) : NULL;
+    const char *err = flags & CMD_WRITE ? repl_write_refusal(srv, c) : NULL;
     if (err || r->link.state == LINK_NONE) return err;
     if (!(flags & CMD_STALE) && repl_serving_stale_refused(srv))
         return "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.";

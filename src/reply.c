@@ -141,10 +141,9 @@ static void unexpected_error(client_t *c, const char *msg, size_t len) {
     }
 }
 
-static void count_error(client_t *c, const char *code, size_t len) {
-    server_stats_t *st = &c->srv->stats;
+/* INFO's errorstats and total_error_replies. */
+static void count_error_code(server_stats_t *st, const char *code, size_t len) {
     st->total_error_replies++;
-    if (c->cmd) c->cmd->failed_calls++;
     sds k = sds_newlen(code, len);
     dict_entry *existing;
     dict_entry *de = dict_add_raw(st->errors, k, &existing);
@@ -154,6 +153,17 @@ static void count_error(client_t *c, const char *code, size_t len) {
     }
     dict_set_s64(existing, dict_get_s64(existing) + 1);
     sds_free(k);
+}
+
+static void count_error(client_t *c, const char *code, size_t len) {
+    count_error_code(&c->srv->stats, code, len);
+    if (c->cmd) c->cmd->failed_calls++;
+}
+
+void reply_note_error(server_t *srv, const char *msg, size_t len) {
+    size_t cl = 0;
+    while (cl < len && msg[cl] != ' ') cl++;
+    count_error_code(&srv->stats, msg, cl);
 }
 
 void reply_error(client_t *c, const char *fmt, ...) {
@@ -179,11 +189,12 @@ void reply_error(client_t *c, const char *fmt, ...) {
     if (c->flags & UNEXPECTED_ERROR_CLIENTS) unexpected_error(c, msg, (size_t)n);
 }
 
-void reply_error_raw(client_t *c, const char *msg, size_t len) {
+static void error_raw(client_t *c, const char *msg, size_t len, bool noted) {
     size_t cl = 0;
     while (cl < len && msg[cl] != ' ') cl++;
     reply_raw(c, "-", 1);
-    count_error(c, msg, cl);
+    if (!noted) count_error(c, msg, cl);
+    else if (c->cmd) c->cmd->failed_calls++;
     for (size_t i = 0; i < len; i++) {
         const char *nl = memchr(msg + i, '\n', len - i), *cr = memchr(msg + i, '\r', len - i);
         const char *stop = !nl ? cr : !cr ? nl
@@ -196,6 +207,9 @@ void reply_error_raw(client_t *c, const char *msg, size_t len) {
     reply_raw(c, "\r\n", 2);
     if (c->flags & UNEXPECTED_ERROR_CLIENTS) unexpected_error(c, msg, len);
 }
+
+void reply_error_raw(client_t *c, const char *msg, size_t len) { error_raw(c, msg, len, false); }
+void reply_error_raw_noted(client_t *c, const char *msg, size_t len) { error_raw(c, msg, len, true); }
 
 void reply_error_arity(client_t *c) {
     reply_error(c, "wrong number of arguments for '%s' command", c->cmd ? c->cmd->fullname : "unknown");

@@ -34,6 +34,12 @@ void reply_error_arity(client_t *c);
 /* An error line exactly as given (no "ERR " added): scripts' {err=...}
  * replies, whose first word is the code whatever it is. */
 void reply_error_raw(client_t *c, const char *msg, size_t len);
+/* A script's call met an error (a refusal, its command's error reply):
+ * note counts it in errorstats then, whether or not the script lets it
+ * through; raw_noted replies it without counting it again (Redis's
+ * ignore_error_stats_update), only as the script command's failure. */
+void reply_note_error(server_t *srv, const char *msg, size_t len);
+void reply_error_raw_noted(client_t *c, const char *msg, size_t len);
 void reply_ll(client_t *c, long long v); /* :v */
 void reply_bulk(client_t *c, const char *p, size_t len);
 void reply_bulk_cstr(client_t *c, const char *s); /* NULL -> null */

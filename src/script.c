@@ -262,10 +262,10 @@ void script_run_end(script_run_t *run) {
 }
 
 static void exec_command(script_run_t *run, command_t *cmd) {
-    bool mute = !(run->repl & SCRIPT_REPL_AOF);
-    if (mute) persist_effects_mute(run->srv, true);
+    bool partial = run->repl != SCRIPT_REPL_ALL;
+    if (partial) persist_effects_targets(run->srv, run->repl & SCRIPT_REPL_AOF, run->repl & SCRIPT_REPL_REPLICA);
     commands_call(run->fake, cmd);
-    if (mute) persist_effects_mute(run->srv, false);
+    if (partial) persist_effects_targets(run->srv, true, true);
 }
 
 /* ------------------------------------------------------------ shebang */
@@ -322,6 +322,16 @@ bool script_parse_shebang(const char *body, size_t len, int *flags, size_t *body
     }
     if (parts) sds_free_splitres(parts, argc);
     return ok;
+}
+
+/* ------------------------------------------------------------ command flags */
+
+uint32_t script_flags_as_command(uint32_t cmd_flags, int script_flags) {
+    cmd_flags &= ~(CMD_STALE | CMD_DENYOOM | CMD_WRITE | CMD_MAY_REPLICATE);
+    if (!(script_flags & (SCRIPT_FLAG_ALLOW_OOM | SCRIPT_FLAG_NO_WRITES))) cmd_flags |= CMD_DENYOOM;
+    if (!(script_flags & SCRIPT_FLAG_NO_WRITES)) cmd_flags |= CMD_WRITE;
+    if (script_flags & SCRIPT_FLAG_ALLOW_STALE) cmd_flags |= CMD_STALE;
+    return cmd_flags;
 }
 
 /* ------------------------------------------------------------ EVAL */
@@ -506,6 +516,31 @@ static void cmd_eval(client_t *c) { eval_or_debug(c, false); }
 static void cmd_evalsha(client_t *c) { evalsha_unless_debug(c, false); }
 static void cmd_eval_ro(client_t *c) { eval_or_debug(c, true); }
 static void cmd_evalsha_ro(client_t *c) { evalsha_unless_debug(c, true); }
+
+bool script_eval_declared_flags(server_t *srv, const client_t *c, const command_t *cmd, int *flags) {
+    bool by_sha = cmd->proc == cmd_evalsha || cmd->proc == cmd_evalsha_ro;
+    if ((!by_sha && cmd->proc != cmd_eval && cmd->proc != cmd_eval_ro) || c->argc < 2) return false;
+    char buf[32];
+    size_t len;
+    const char *arg = obj_string_view(c->argv[1], buf, sizeof(buf), &len);
+    if (by_sha && len != 40) return false;
+    sds sha = by_sha ? sds_newlen(arg, len) : body_sha(c->argv[1]);
+    sds_tolower(sha);
+    script_entry *e = dict_fetch_value(S(srv)->scripts, sha);
+    sds_free(sha);
+    if (e) {
+        *flags = e->flags;
+    } else {
+        /* not cached yet: its shebang says (a bad one fails when it runs) */
+        size_t off;
+        sds err = NULL;
+        if (by_sha || !script_parse_shebang(arg, len, flags, &off, &err)) {
+            sds_free(err);
+            return false;
+        }
+    }
+    return !(*flags & SCRIPT_FLAG_EVAL_COMPAT);
+}
 
 /* ------------------------------------------------------------ SCRIPT */
 

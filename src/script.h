@@ -63,6 +63,17 @@ bool script_parse_shebang(const char *body, size_t len, int *flags, size_t *body
 /* "no-writes" ... -> SCRIPT_FLAG_*, or -1. */
 int script_flag_from_name(const char *name);
 
+/* A script that declares flags (a shebang, a function's flags) stands for
+ * what they say, not for its command's own flags (Redis 7.0's
+ * getCommandFlags): a write (and refused under OOM unless allow-oom)
+ * unless no-writes, allowed on a stale replica with allow-stale, never
+ * "may replicate".  as_command maps them onto the command's; the other
+ * finds the flags of the script an EVAL/EVALSHA[_RO] request names
+ * (cached, or the shebang of a body not cached yet): false for other
+ * commands and for scripts without a shebang. */
+uint32_t script_flags_as_command(uint32_t cmd_flags, int script_flags);
+bool script_eval_declared_flags(server_t *srv, const client_t *c, const command_t *cmd, int *flags);
+
 /* FUNCTION's figures (function.c), which the "memory" section prints among
  * EVAL's: info.c gathers them, so this file needs nothing of function.c. */
 typedef struct scripting_fn_figures {

@@ -10,8 +10,8 @@
  * Lua -> reply (what a script returns):
  *   string -> bulk, number -> integer (truncated), nil -> null,
  *   boolean -> :1 / null under RESP2 scripts, #t/#f under RESP3 ones,
- *   table with err -> error, ok -> status, double, big_number, map, set,
- *   otherwise an array up to the first nil.
+ *   table with err -> error, ok -> status, double, big_number,
+ *   verbatim_string, map, set, otherwise an array up to the first nil.
  * Nesting is bounded by Lua's stack (lua_checkstack), which is how Redis
  * reports "reached lua stack limit" for absurdly deep tables; so C recursion
  * stays shallow.  Called by script_lua.c only. */
@@ -77,8 +77,11 @@ const char *sconv_push_reply(lua_State *L, const char *p, const char *end, int d
         case '+':
             set_field_str(L, "ok", s, slen);
             return next;
-        case '-':
+        case '-': /* counted in errorstats when the command replied it */
             set_field_str(L, "err", s, slen);
+            lua_pushliteral(L, SCONV_NOTED);
+            lua_pushboolean(L, 1);
+            lua_rawset(L, -3);
             return next;
         case ':':
             lua_pushnumber(L, (lua_Number)strtoll(s, NULL, 10));
@@ -188,14 +191,39 @@ static void reply_map_or_set(client_t *c, lua_State *L, int script_resp, int dep
     }
 }
 
+/* {format=f, string=s} on top: a verbatim string (a bulk to RESP2
+ * clients); false, and nothing replied, unless both are strings. */
+static bool reply_verbatim_table(client_t *c, lua_State *L) {
+    if (!get_field(L, "format", LUA_TSTRING)) return false;
+    size_t flen, len;
+    const char *f = lua_tolstring(L, -1, &flen);
+    char ext[4] = "   "; /* the format is three characters on the wire */
+    memcpy(ext, f, flen < 3 ? flen : 3);
+    lua_pop(L, 1);
+    if (!get_field(L, "string", LUA_TSTRING)) return false;
+    const char *s = lua_tolstring(L, -1, &len);
+    reply_verbatim(c, s, len, ext);
+    lua_pop(L, 1);
+    return true;
+}
+
+bool sconv_error_noted(lua_State *L) {
+    lua_pushliteral(L, SCONV_NOTED);
+    lua_rawget(L, -2);
+    bool noted = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    return noted;
+}
+
 static void reply_table(client_t *c, lua_State *L, int script_resp, int depth) {
     if (get_field(L, "err", LUA_TSTRING)) {
         size_t len;
         const char *m = lua_tolstring(L, -1, &len);
         sds s = clean_line(m, len);
-        reply_error_raw(c, s, sds_len(s));
-        sds_free(s);
         lua_pop(L, 1);
+        if (sconv_error_noted(L)) reply_error_raw_noted(c, s, sds_len(s));
+        else reply_error_raw(c, s, sds_len(s));
+        sds_free(s);
         return;
     }
     if (get_field(L, "ok", LUA_TSTRING)) {
@@ -220,6 +248,11 @@ static void reply_table(client_t *c, lua_State *L, int script_resp, int depth) {
         sds_free(s);
         lua_pop(L, 1);
         return;
+    }
+    if (get_field(L, "verbatim_string", LUA_TTABLE)) {
+        bool done = reply_verbatim_table(c, L);
+        lua_pop(L, 1);
+        if (done) return;
     }
     if (get_field(L, "map", LUA_TTABLE)) {
         reply_map_or_set(c, L, script_resp, depth, true);

@@ -632,6 +632,12 @@ static void cmd_eval(ldb_t *l, lua_State *L, sds *argv, int argc) {
 
 /* `redis <cmd> ...`: through redis.call, which logs the call and reply. */
 static void cmd_redis(ldb_t *l, lua_State *L, sds *argv, int argc) {
+    /* redis.call and its arguments: room for them first (Lua guarantees
+     * only 20 free slots; pushing past them writes beyond the stack) */
+    if (!lua_checkstack(L, argc + 1)) {
+        ldb_log_error(l, "max lua stack reached");
+        return;
+    }
     l->in_redis = true;
     lua_pushcfunction(L, slua_redis_call);
     for (int i = 1; i < argc; i++) lua_pushlstring(L, argv[i], sds_len(argv[i]));

@@ -339,6 +339,23 @@ static int l_next(lua_State *L) {
     return 1;
 }
 
+/* setmetatable(t, mt), refusing a read-only proxy with Redis's text (the
+ * stock function, upvalue 1, would say its metatable is protected). */
+static int l_setmetatable(lua_State *L) {
+    lua_getfield(L, LUA_REGISTRYINDEX, PROXIED);
+    lua_pushvalue(L, 1);
+    lua_rawget(L, -2);
+    if (!lua_isnil(L, -1)) { /* no position, as Redis's comes from inside Lua */
+        lua_pushliteral(L, "Attempt to modify a readonly table");
+        return lua_error(L);
+    }
+    lua_pop(L, 2);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+    return lua_gettop(L);
+}
+
 /* pairs(t): next (upvalue 1), t, nil, as stock pairs but with l_next. */
 static int l_pairs(lua_State *L) {
     luaL_checktype(L, 1, LUA_TTABLE);
@@ -409,6 +426,9 @@ static void load_libraries(lua_State *L) {
     lua_getglobal(L, "next");
     lua_pushcclosure(L, l_pairs, 1);
     lua_setglobal(L, "pairs");
+    lua_getglobal(L, "setmetatable");
+    lua_pushcclosure(L, l_setmetatable, 1);
+    lua_setglobal(L, "setmetatable");
     set_global_fn(L, "pcall", l_pcall);
     set_global_fn(L, "load", l_load);
     lua_getglobal(L, LUA_MATHLIBNAME);
@@ -474,7 +494,8 @@ static command_t *resolve_command(slua_ctx *x, robj **argv, int argc) {
 static const char *call_refusal(script_run_t *run, command_t *cmd, robj **argv, int argc) {
     bool arity_ok = cmd->arity > 0 ? argc == cmd->arity : argc >= -cmd->arity;
     if (!arity_ok) return "ERR Wrong number of args calling Redis command from script";
-    if ((cmd->flags & CMD_NOSCRIPT) || (cmd->parent && (cmd->parent->flags & CMD_NOSCRIPT)))
+    if (((cmd->flags & CMD_NOSCRIPT) || (cmd->parent && (cmd->parent->flags & CMD_NOSCRIPT))) &&
+        !run->srv->scripts_call_anything)
         return "ERR This Redis command is not allowed from script";
     /* acl.c: the caller's permissions apply to what its script runs. */
     client_t *caller = run->caller;
@@ -487,19 +508,35 @@ static const char *call_refusal(script_run_t *run, command_t *cmd, robj **argv, 
         case ACL_DENIED_CHANNEL: return "ERR The user executing the script can't publish to the channel mentioned in the command";
         default: break;
     }
-    if ((cmd->flags & CMD_WRITE) && run->read_only)
+    /* a command that may replicate (PUBLISH) is a write here: a read-only
+     * script must not hold up CLIENT PAUSE WRITE (Redis 7.0) */
+    if ((cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE)) && run->read_only)
         return "ERR Write commands are not allowed from read-only scripts.";
     if ((cmd->flags & CMD_DENYOOM) && run->oom && !(run->flags & SCRIPT_FLAG_ALLOW_OOM))
         return "OOM command not allowed when used memory > 'maxmemory'.";
     if (!(cmd->flags & CMD_STALE) && repl_serving_stale_refused(run->srv))
         return "ERR Can not execute the command on a stale replica";
-    return NULL;
+    /* Once the script has written, the server's state (a replica lost, a
+     * disk error) no longer fails its writes: half a script would stay.
+     * persist.c: MISCONF; repl.h: READONLY, NOREPLICAS. */
+    const char *err = NULL;
+    if ((cmd->flags & CMD_WRITE) && !run->wrote) {
+        err = persist_write_refusal(run->srv);
+        if (!err) err = repl_write_refusal(run->srv, run->caller);
+    }
+    return err;
 }
 
-static int call_fail(lua_State *L, const char *msg, bool raise) {
+/* noted: msg is already in errorstats (sconv_error_noted). */
+static int call_fail(lua_State *L, const char *msg, bool raise, bool noted) {
     ldb_t *ldb = debug_logging(ctx_of(L));
     if (ldb) ldb_log_error(ldb, strncmp(msg, "ERR ", 4) ? msg : msg + 4);
     push_err(L, msg);
+    if (noted) {
+        lua_pushliteral(L, SCONV_NOTED);
+        lua_pushboolean(L, 1);
+        lua_rawset(L, -3);
+    }
     if (raise) return lua_error(L);
     return 1;
 }
@@ -535,28 +572,31 @@ static int redis_call_generic(lua_State *L, bool raise) {
     slua_ctx *x = ctx_of(L);
     script_run_t *run = x->run;
     free_argv(x);
-    if (!run) return call_fail(L, "ERR redis.call can only be called inside a script invocation", raise);
+    if (!run) return call_fail(L, "ERR redis.call can only be called inside a script invocation", raise, false);
     int argc = lua_gettop(L);
-    if (argc == 0) return call_fail(L, "ERR Please specify at least one argument for this redis lib call", raise);
+    if (argc == 0) return call_fail(L, "ERR Please specify at least one argument for this redis lib call", raise, false);
     for (int i = 1; i <= argc; i++) {
         int t = lua_type(L, i);
         if (t != LUA_TSTRING && t != LUA_TNUMBER)
-            return call_fail(L, "ERR Lua redis lib command arguments must be strings or integers", raise);
+            return call_fail(L, "ERR Lua redis lib command arguments must be strings or integers", raise, false);
     }
     args_to_argv(L, x, argc);
+    /* The arguments are in x->argv now: off the stack, which leaves room
+     * for the reply however many there were (unpack of 7,999 values). */
+    lua_settop(L, 0);
     if (debug_logging(x)) debug_log_command(x);
     command_t *cmd = resolve_command(x, x->argv, argc);
-    if (!cmd) return call_fail(L, "ERR Unknown Redis command called from script", raise);
+    if (!cmd) return call_fail(L, "ERR Unknown Redis command called from script", raise, false);
+    /* A refused command counts in its rejected_calls and errorstats, as a
+     * client's would, when refused (a pcall may swallow the error). */
     const char *refusal = call_refusal(run, cmd, x->argv, argc);
-    if (refusal) return call_fail(L, refusal, raise);
+    if (refusal) {
+        cmd->rejected_calls++;
+        reply_note_error(x->srv, refusal, strlen(refusal));
+        return call_fail(L, refusal, raise, true);
+    }
     client_t *f = run->fake;
     conn_discard_output(f);
-    if ((cmd->flags & CMD_WRITE) &&
-        (!persist_write_allowed_or_reply(f) || !repl_write_allowed_or_reply(f, run->caller))) {
-        push_fake_reply(L, x, f);
-        if (raise) return lua_error(L);
-        return 1;
-    }
     if (cmd->flags & CMD_WRITE) run->wrote = true;
     f->argv = x->argv;
     f->argc = argc;
@@ -796,6 +836,15 @@ static void lock_globals(lua_State *L, slua_ctx *x) {
     lua_setfield(L, -2, "__metatable");
     lua_setmetatable(L, -2);
     push_readonly_proxy(L, -1); /* real, proxy */
+    /* getmetatable(_G) shows what Redis's shows, a read-only table whose
+     * __index fails for unknown names (never the real globals table). */
+    lua_getmetatable(L, -1); /* real, proxy, proxy's mt */
+    lua_newtable(L);
+    lua_pushcfunction(L, nonexistent_global);
+    lua_setfield(L, -2, "__index");
+    push_readonly_proxy(L, -1);
+    lua_setfield(L, -3, "__metatable");
+    lua_pop(L, 2); /* real, proxy */
     lua_pushvalue(L, -1);
     lua_setfield(L, -3, "_G");        /* real._G = proxy (rawset: field is new) */
     lua_replace(L, LUA_GLOBALSINDEX); /* scripts see the proxy */
@@ -971,9 +1020,11 @@ static void reply_run_error(lua_State *L, script_run_t *run) {
     sds s = sds_new(msg ? msg : "ERR unknown error");
     if (source && lua_isnumber(L, -1))
         s = sds_catprintf(s, " script: %s, on %s:%d.", run->name, source, (int)lua_tointeger(L, -1));
-    reply_error_raw(c, s, sds_len(s));
-    sds_free(s);
     lua_pop(L, 3);
+    /* counted once: when redis.call met it, or now */
+    if (sconv_error_noted(L)) reply_error_raw_noted(c, s, sds_len(s));
+    else reply_error_raw(c, s, sds_len(s));
+    sds_free(s);
 }
 
 void slua_call(lua_State *L, script_run_t *run, robj **keys, int nkeys, robj **args, int nargs, bool as_globals) {

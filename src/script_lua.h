@@ -88,6 +88,11 @@ const char *sconv_push_reply(lua_State *L, const char *p, const char *end, int d
 /* Lua value at the top of the stack -> reply on c; script_resp is the
  * protocol the script asked for (booleans differ between 2 and 3). */
 void sconv_reply_value(client_t *c, lua_State *L, int script_resp, int depth);
+/* An {err=...} table's field saying the error is already in errorstats
+ * (its command replied it, or redis.call's checks refused the call: Redis
+ * names it so, and scripts see it); noted reads it from the table on top. */
+#define SCONV_NOTED "ignore_error_stats_update"
+bool sconv_error_noted(lua_State *L);
 
 /* Lua C modules (lua_cmsgpack.c, lua_struct.c; cjson and bit come from
  * Debian's lua-cjson and lua-bitop). */

@@ -108,9 +108,11 @@ struct server {
     char *executable;  /* absolute path of the binary */
     evloop_t *loop;
     evloop_timer_t *cron_timer;
-    evloop_io_t *listeners[RL_MAX_LISTENERS];
+    evloop_io_t *listeners[RL_MAX_LISTENERS]; /* listeners.c */
     int listen_fds[RL_MAX_LISTENERS];
+    bool listen_tcp[RL_MAX_LISTENERS]; /* a TCP listener (CONFIG SET port/bind replaces those) */
     int listen_count;
+    char *tcp_bound;       /* listeners.c: "port addr..." the TCP listeners were opened for (an sds) */
     char *unix_path_bound; /* unix socket we created, to unlink */
     bool daemonized;       /* `daemonize yes` took effect (server_main.c) */
     bool pidfile_written;  /* ours to unlink at exit: a failed start leaves another's alone */
@@ -165,6 +167,7 @@ struct server {
     int shutdown_flags;             /* shutdown.c: SHUTDOWN_FLAG_* of the shutdown waiting for replicas */
     long long shutdown_deadline_ms; /* shutdown.c: when that wait ends, 0 when none */
     bool active_expire_off;         /* debug.c: DEBUG SET-ACTIVE-EXPIRE 0 stops the expiry cycle */
+    bool scripts_call_anything;     /* debug.c: DEBUG SET-DISABLE-DENY-SCRIPTS 1 lets scripts call NOSCRIPT commands */
     int ttl_index_mode;             /* ttl_index.h: TTL_INDEX_AUTO, or forced by DEBUG TTL-INDEX */
     int exit_code;
     pid_t pid;

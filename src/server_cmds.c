@@ -14,6 +14,7 @@
 #include "defrag.h"
 #include "info.h"
 #include "lazyfree.h"
+#include "listeners.h"
 #include "log.h"
 #include "oom.h"
 #include "aof.h"
@@ -77,6 +78,12 @@ static const char *config_apply(server_t *srv, const char *name) {
                    ? NULL
                    : "Failed to set current oom_score_adj. Check server logs.";
     if (!strcasecmp(name, "appendonly")) return aof_appendonly_changed(srv, srv->aof);
+    /* listeners.c: a failure leaves no TCP listener, the rollback listens
+     * again on the old values (Redis's texts) */
+    if (!strcasecmp(name, "port") || !strcasecmp(name, "bind"))
+        return listeners_follow_config(srv) ? NULL
+               : !strcasecmp(name, "port")  ? "Unable to listen on this port. Check server logs."
+                                            : "Failed to bind to specified addresses.";
     if (!strcasecmp(name, "hz") || !strcasecmp(name, "dynamic-hz")) server_adapt_hz(srv);
     else if (!strcasecmp(name, "proc-title-template")) server_set_proc_title(srv, NULL);
     else if (!strcasecmp(name, "loglevel")) log_set_level(srv->cfg.loglevel);

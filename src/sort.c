@@ -306,8 +306,10 @@ static void sort_generic(client_t *c, bool readonly) {
         reply_error(c, RL_ERR_WRONGTYPE);
         goto done;
     }
-    if (sp.dontsort && o && o->type == OBJ_SET && sp.store) {
-        sp.dontsort = false; /* a stored set must not depend on hash order */
+    if (sp.dontsort && o && o->type == OBJ_SET && (sp.store || (c->flags & CLIENT_FAKE))) {
+        /* a stored set, or a script's reply (its effects must be the same
+         * on a replica), must not depend on hash order: sorted as strings */
+        sp.dontsort = false;
         sp.alpha = true;
         sp.by = NULL;
     }

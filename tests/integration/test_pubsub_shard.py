@@ -87,3 +87,31 @@ def test_client_list_counts_shard_subscriptions(server):
     line = [l for l in admin.execute_command("client", "list").splitlines() if "ssub=2" in l]
     assert len(line) == 1
     c.close()
+
+
+def reply_off_pushes(port):
+    """RESP3 pushes under CLIENT REPLY OFF: the (un)subscribe frames and the
+    messages still arrive, the PING replies do not."""
+    sub, pub = ExactConn(port), ExactConn(port)
+    sub.call("hello", "3")
+    out = []
+    for subscribe in ("ssubscribe", "subscribe"):
+        sub.send("client", "reply", "off")
+        sub.send("ping")
+        sub.send(subscribe, "ch")
+        out.append(sub.read_exact()[0])
+    out.append(pub.call("spublish", "ch", "hello")[0])
+    out.append(sub.read_exact()[0])
+    out.append(pub.call("publish", "ch", "hi")[0])
+    out.append(sub.read_exact()[0])
+    sub.send("sunsubscribe", "ch")
+    out.append(sub.read_exact()[0])
+    for c in (sub, pub):
+        c.close()
+    return out
+
+
+def test_reply_off_keeps_pushes_as_redis(server, redis_ref):
+    ours = reply_off_pushes(server.port)
+    assert ours == reply_off_pushes(redis_ref.port)
+    assert ours[3].startswith(b">3\r\n$8\r\nsmessage")
