@@ -268,6 +268,18 @@ bool blocking_unblock_client(client_t *c, bool error) {
     return true;
 }
 
+void blocking_unblock_all(server_t *srv, const char *err) {
+    for (client_t *c = srv->clients_head; c; c = c->next) {
+        if (!c->bstate) continue;
+        command_t *was = c->cmd; /* a failed call of the blocked command */
+        c->cmd = c->bstate->cmd;
+        reply_error(c, "%s", err);
+        c->cmd = was;
+        unblock(c, false);
+        c->flags |= CLIENT_CLOSE_AFTER_REPLY;
+    }
+}
+
 void blocking_client_freed(client_t *c) {
     if (c->bstate) unblock(c, false);
     if (c->flags & CLIENT_UNBLOCKED) {

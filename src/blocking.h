@@ -61,6 +61,10 @@ void blocking_resume_unblocked(server_t *srv);
 /* CLIENT UNBLOCK: answer a blocked c as its timeout would, or with the
  * UNBLOCKED error, and let it go on; false if c is not blocked. */
 bool blocking_unblock_client(client_t *c, bool error);
+/* Every client blocked on keys gets err and is closed once it is sent
+ * (a master turning replica: its clients' pops would desync it from its
+ * new master, as Redis 7.0 reasons). */
+void blocking_unblock_all(server_t *srv, const char *err);
 /* info.c: blocked_clients. */
 size_t blocking_client_count(const server_t *srv);
 

@@ -287,6 +287,9 @@ static void run_requests(client_t *c, const char *buf, size_t len, size_t *pos) 
         if (c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP)) break;
         if (c->flags & (CLIENT_BLOCKED | CLIENT_PAUSED | CLIENT_REPL_WAIT | CLIENT_SHUTDOWN_WAIT))
             break; /* the rest waits until it is served */
+        /* Our master's stream is not refused with -BUSY while a script runs
+         * too long: it waits, read but not applied (repl.h resumes it). */
+        if ((c->flags & CLIENT_MASTER) && srv->script_busy) break;
         size_t req_start = *pos;
         resp_limits_t lim = {srv->cfg.proto_max_bulk_len, !(c->flags & CLIENT_AUTHENTICATED)};
         int r = resp_parse(&c->parser, buf, len, pos, &lim);

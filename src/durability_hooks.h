@@ -27,6 +27,8 @@ typedef struct durability_hooks {
     void (*replay_end)(client_t *c);                   /* an unfinished MULTI is dropped, never run */
     /* pause.c: FAILOVER holds writes while the replica catches up */
     void (*hold_writes)(server_t *srv, bool on);
+    /* blocking.c: a master turned replica lets its blocked clients go */
+    void (*became_replica)(server_t *srv);
 } durability_hooks_t;
 
 #endif

@@ -322,8 +322,9 @@ static sds run_library(server_t *srv, sds name, const char *code, size_t len, si
     return NULL;
 }
 
-/* A function of lib whose name a linked function of another library than
- * those replace says goes away (NULL: none) holds, or NULL. */
+/* The name of one of lib's functions that a linked library already uses,
+ * or NULL; a linked library that goes away (goes(linked, arg) true; no
+ * goes: none does) does not count. */
 static const char *taken_function(functions_t *F, const fn_lib *lib, bool (*goes)(const fn_lib *, void *), void *arg) {
     for (int i = 0; i < lib->nfns; i++) {
         fn_def *other = dict_fetch_value(F->fns, lib->fns[i]->name);

@@ -53,6 +53,7 @@ static void conn_hook_protocol_error(client_t *c, const char *msg) { reply_error
 static void conn_hook_before_sleep(server_t *srv) {
     blocking_resume_unblocked(srv);            /* their replies are flushed by conn.c just after */
     pause_check_deadline(srv);                 /* postponed requests run when a pause ends */
+    repl_master_resume(srv);                   /* our master's stream held during a busy script */
     tracking_before_sleep(srv);                /* BCAST invalidations */
     if (srv->views) db_views_idle(srv->views); /* views taken outside any command */
 }
@@ -129,6 +130,13 @@ static bool durability_replay_queue(client_t *c, command_t *cmd) {
     return true;
 }
 
+/* Clients blocked on keys of a master that turns replica: an error and
+ * the close, Redis's text (their pops would fight the new master's). */
+static void durability_became_replica(server_t *srv) {
+    blocking_unblock_all(srv, "UNBLOCKED force unblock from blocking operation, instance state changed (master -> "
+                              "replica?)");
+}
+
 /* FAILOVER's write hold, one of pause.c's holders. */
 static void failover_hold_writes(server_t *srv, bool on) { pause_hold_writes(srv, PAUSE_HOLD_FAILOVER, on); }
 
@@ -139,6 +147,7 @@ static const durability_hooks_t durability_hooks = {
     .replay_queue = durability_replay_queue,
     .replay_end = multi_client_free,
     .hold_writes = failover_hold_writes,
+    .became_replica = durability_became_replica,
 };
 
 void hooks_register(server_t *srv) {

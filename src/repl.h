@@ -63,6 +63,9 @@ void repl_client_freed(client_t *c);
  * over all of it and hands the bytes to our backlog and sub-replicas. */
 void repl_master_consumed(client_t *c, const char *p, size_t len);
 void repl_master_applied(client_t *c);
+/* Before sleep: our master's stream held while a script was busy (conn.c)
+ * is applied now that it is not. */
+void repl_master_resume(server_t *srv);
 
 /* The RDB child ended (persist.c's BGSAVE or repl_diskless.c's socket
  * child): replicas waiting for it get the file or the stream. */

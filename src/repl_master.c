@@ -430,7 +430,12 @@ static void sync_generic(client_t *c, bool psync) {
         replica_unset_master(srv); /* promoted: the old history stays reachable as replid2 */
     }
     if (psync) {
-        if (!obj_get_ll(c->argv[2], &off)) off = -1;
+        /* An offset that is not a number: Redis 7.0 replies the error, then
+         * goes on with a full resync all the same. */
+        if (!obj_get_ll(c->argv[2], &off)) {
+            reply_error(c, RL_ERR_NOT_INT);
+            off = -1;
+        }
         if (try_partial(srv, c, c->argv[1]->ptr, off)) return;
     }
     /* repl-disable-tcp-nodelay: fewer, larger packets to this replica

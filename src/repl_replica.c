@@ -183,6 +183,12 @@ void repl_master_consumed(client_t *c, const char *p, size_t len) {
     l->applying = sds_catlen(l->applying, p, len);
 }
 
+void repl_master_resume(server_t *srv) {
+    client_t *m = L(srv)->master;
+    if (m && !srv->script_busy && m->qb_pos < sds_len(m->querybuf) && !(m->flags & CLIENT_PAUSED))
+        conn_process_input(m);
+}
+
 void repl_master_applied(client_t *c) {
     server_t *srv = c->srv;
     repl_link_t *l = L(srv);
@@ -545,10 +551,12 @@ void replica_set_master(server_t *srv, const char *host, int port) {
     l->port = port;
     l->state = LINK_CONNECT;
     l->down_since_ms = srv->mstime;
-    /* WAITers on a former master get what they have. */
+    /* WAITers on a former master get what they have; clients blocked on
+     * keys are let go (hooks.c). */
     if (was_master) {
         for (repl_waiter_t *w = r->waiters; w; w = w->next) w->deadline_ms = 1;
         master_check_waiters(srv);
+        srv->durability_hooks->became_replica(srv);
     }
     zfree(srv->cfg.replicaof);
     char buf[300];

@@ -151,6 +151,7 @@ static bool busy_tick(script_run_t *run) {
         long long elapsed = util_monotonic_us() / 1000 - run->start_ms;
         if (elapsed < srv->cfg.busy_reply_threshold) return run->killed;
         run->timed_out = true;
+        srv->script_busy = true; /* conn.c holds our master's stream meanwhile */
         run->caller->flags |= CLIENT_PROTECTED;
         log_msg(LL_WARNING,
                 "Slow script detected: still in execution after %lld milliseconds. "
@@ -254,6 +255,8 @@ void script_run_end(script_run_t *run) {
     persist_effects_end(srv);
     S(srv)->run = NULL;
     if (run->timed_out) {
+        srv->script_busy = false;
+        evloop_request_before_sleep(srv->loop); /* repl.h: our master's stream resumes there */
         run->caller->flags &= ~CLIENT_PROTECTED;
         log_msg(LL_WARNING, "Slow script finished in %lld milliseconds", util_monotonic_us() / 1000 - run->start_ms);
         /* A close requested while it ran happens now. */

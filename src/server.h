@@ -168,6 +168,7 @@ struct server {
     long long shutdown_deadline_ms; /* shutdown.c: when that wait ends, 0 when none */
     bool active_expire_off;         /* debug.c: DEBUG SET-ACTIVE-EXPIRE 0 stops the expiry cycle */
     bool scripts_call_anything;     /* debug.c: DEBUG SET-DISABLE-DENY-SCRIPTS 1 lets scripts call NOSCRIPT commands */
+    bool script_busy;               /* script.c: a script past busy-reply-threshold serves clients from inside */
     int ttl_index_mode;             /* ttl_index.h: TTL_INDEX_AUTO, or forced by DEBUG TTL-INDEX */
     int exit_code;
     pid_t pid;
