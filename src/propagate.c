@@ -57,7 +57,7 @@ bool propagate_wanted(const server_t *srv) {
     return aof_wants(srv) || repl_stream_on(srv);
 }
 
-/* Each consumer targets names gets the same bytes, in the same order. */
+/* Each consumer named in targets gets the same bytes, in the same order. */
 static void emit_to(server_t *srv, int dbid, const char *cmd, size_t len, int targets) {
     if ((targets & PROPAGATE_AOF) && aof_wants(srv)) aof_append(srv, dbid, cmd, len);
     if ((targets & PROPAGATE_REPL) && repl_stream_on(srv)) repl_feed(srv, dbid, cmd, len);
