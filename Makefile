@@ -142,7 +142,7 @@ FUZZ_DIR := build/fuzz
 FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -DUSE_LIBC_MALLOC -DRL_MALLOC_NAME='"libc"' -DRL_BUILD_ID='"fuzz"' \
   -DRL_DEBUG=0 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -pthread \
   -Isrc -Ilib $(shell pkg-config --cflags lua5.1 2>/dev/null || echo -I/usr/include/lua5.1)
-FUZZ_LIBS := -l:liblua5.1-cjson.a -l:liblua5.1-bitop.a -l:liblua5.1.a -levent_core -lm -pthread
+FUZZ_LIBS := -l:liblua5.1.a -levent_core -lm -pthread
 FUZZ_LIB_SRC := $(filter-out src/server_main.c,$(wildcard src/*.c)) $(wildcard lib/*.c)
 FUZZ_OBJ := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(FUZZ_LIB_SRC))
 # libFuzzer options per target: the largest input worth trying, and the

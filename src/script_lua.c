@@ -50,9 +50,6 @@
 #include "util.h"
 #include "zmalloc.h"
 
-int luaopen_cjson(lua_State *L); /* Debian's lua-cjson (static) */
-int luaopen_bit(lua_State *L);   /* Debian's lua-bitop (static) */
-
 #define HOOK_EVERY_INSNS 100000 /* the busy check runs this often */
 #define GC_STEP_EVERY_RUNS 50   /* an incremental GC step per so many runs */
 
@@ -410,8 +407,8 @@ static void load_libraries(lua_State *L) {
     open_lib(L, LUA_TABLIBNAME, luaopen_table);
     open_lib(L, LUA_STRLIBNAME, luaopen_string);
     open_lib(L, LUA_MATHLIBNAME, luaopen_math);
-    open_lib(L, "cjson", luaopen_cjson);
-    open_lib(L, "bit", luaopen_bit);
+    open_lib(L, "cjson", slua_open_cjson);
+    open_lib(L, "bit", slua_open_bit);
     open_lib(L, "struct", slua_open_struct);
     open_lib(L, "cmsgpack", slua_open_cmsgpack);
     static const char *const removed[] = {"dofile", "loadfile", "print", "getfenv", "setfenv", "newproxy", NULL};

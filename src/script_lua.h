@@ -94,9 +94,10 @@ void sconv_reply_value(client_t *c, lua_State *L, int script_resp, int depth);
 #define SCONV_NOTED "ignore_error_stats_update"
 bool sconv_error_noted(lua_State *L);
 
-/* Lua C modules (lua_cmsgpack.c, lua_struct.c; cjson and bit come from
- * Debian's lua-cjson and lua-bitop). */
+/* Lua C modules (lua_cmsgpack.c, lua_struct.c, lua_cjson.c, lua_bit.c). */
 int slua_open_cmsgpack(lua_State *L);
 int slua_open_struct(lua_State *L);
+int slua_open_cjson(lua_State *L);
+int slua_open_bit(lua_State *L);
 
 #endif
