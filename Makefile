@@ -135,16 +135,20 @@ advise:
 # main: libFuzzer brings main) and lib/ are compiled once into
 # build/fuzz/libfuzzsrv.a and every target links it.
 #   make fuzz [FUZZ_SECONDS=60]        every target in turn
-#   make fuzz-rdb [FUZZ_SECONDS=...]   one target (resp restore rdb aof config)
+#   make fuzz-rdb [FUZZ_SECONDS=...]   one target (resp restore rdb aof config lua)
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := resp restore rdb aof config
+FUZZ_TARGETS := resp restore rdb aof config lua
 FUZZ_DIR := build/fuzz
+LUA_DIR := deps/lua/lua-5.1.5
+include deps/lua/lua.mk
 FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -DUSE_LIBC_MALLOC -DRL_MALLOC_NAME='"libc"' -DRL_BUILD_ID='"fuzz"' \
   -DRL_DEBUG=0 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -pthread \
-  -Isrc -Ilib $(shell pkg-config --cflags lua5.1 2>/dev/null || echo -I/usr/include/lua5.1)
-FUZZ_LIBS := -l:liblua5.1.a -levent_core -lm -pthread
+  -Isrc -Ilib -I$(LUA_SRC)
+FUZZ_LIBS := -levent_core -lm -pthread
 FUZZ_LIB_SRC := $(filter-out src/server_main.c,$(wildcard src/*.c)) $(wildcard lib/*.c)
-FUZZ_OBJ := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(FUZZ_LIB_SRC))
+# Our Lua (deps/lua) is instrumented like the rest: the lua target fuzzes it.
+FUZZ_LUA_OBJ := $(patsubst %,$(FUZZ_DIR)/obj/lua/%.o,$(LUA_MODULES))
+FUZZ_OBJ := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(FUZZ_LIB_SRC)) $(FUZZ_LUA_OBJ)
 # libFuzzer options per target: the largest input worth trying, and the
 # config target's parser messages on stderr closed (reports still print).
 FUZZ_OPTS_resp := -max_len=4096
@@ -152,11 +156,19 @@ FUZZ_OPTS_restore := -max_len=65536
 FUZZ_OPTS_rdb := -max_len=65536
 FUZZ_OPTS_aof := -max_len=65536
 FUZZ_OPTS_config := -max_len=8192 -close_fd_mask=2
+FUZZ_OPTS_lua := -max_len=4096 -timeout=20
 fuzz_corpus = tests/fuzz/$(if $(filter resp,$(1)),corpus,corpus_$(1))
 
-$(FUZZ_DIR)/obj/%.o: %.c
+$(FUZZ_DIR)/obj/%.o: %.c | $(LUA_STAMP)
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(LUA_STAMP): utils/fetch-lua.sh $(wildcard deps/lua/patches/*.patch)
+	utils/fetch-lua.sh $(LUA_DIR)
+
+$(FUZZ_LUA_OBJ): $(FUZZ_DIR)/obj/lua/%.o: $(LUA_STAMP)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) $(LUA_WARN) -MMD -MP -c -o $@ $(LUA_SRC)/$*.c
 
 $(FUZZ_DIR)/libfuzzsrv.a: $(FUZZ_OBJ)
 	@rm -f $@

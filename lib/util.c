@@ -97,6 +97,12 @@ int util_ll2str(char *buf, size_t size, long long v) {
     return (int)n;
 }
 
+long long util_d2ll_trunc(double v) {
+    /* -2^63 is exact in a double; 2^63 is the first value past the range */
+    if (v >= -9223372036854775808.0 && v < 9223372036854775808.0) return (long long)v;
+    return LLONG_MIN;
+}
+
 int util_d2str(char *buf, size_t size, double v) {
     if (isinf(v)) return snprintf(buf, size, v > 0 ? "inf" : "-inf");
     /* Integral values below 2^53 print the same with %.17g and as integers;

@@ -24,6 +24,11 @@ int util_d2str(char *buf, size_t size, double v);
 int util_d2str_short(char *buf, size_t size, double v);
 /* INCRBYFLOAT's human form: %.17Lf with trailing zeros trimmed. */
 int util_ld2str(char *buf, size_t size, long double v);
+/* v truncated toward zero, as a C cast; NaN and values past long long's
+ * range give LLONG_MIN, which is what x86-64's conversion produces, so
+ * scripts see what Redis gives them there, without the cast's undefined
+ * behaviour (a script's 1e300 must not stop a sanitizer build). */
+long long util_d2ll_trunc(double v);
 
 /* Glob match as Redis's KEYS/PSUBSCRIBE/CONFIG GET: * ? [abc] [^a] [a-z] \x.
  * At most O(plen * slen) steps whatever the pattern (no backtracking over

@@ -66,18 +66,11 @@ static void cfg_defaults(cjson_cfg *c) {
 
 static cjson_cfg *cfg_of(lua_State *L) { return lua_touserdata(L, lua_upvalueindex(1)); }
 
-/* A long-running C call gives the VM's hook a turn, as if the script had
- * run HOOK_EVERY_INSNS instructions: the busy check can then answer other
- * clients -BUSY and raise SCRIPT KILL's error here.  The frame described
- * is this C function's (a debugger hook ignores C frames). */
-static void hook_turn(lua_State *L) {
-    lua_Hook hook = lua_gethook(L);
-    lua_Debug ar;
-    if (!hook || !(lua_gethookmask(L) & (LUA_MASKCOUNT | LUA_MASKLINE))) return;
-    if (!lua_getstack(L, 0, &ar)) return;
-    ar.event = LUA_HOOKCOUNT;
-    hook(L, &ar);
-}
+/* A long-running C call gives the VM's count hook a turn (our Lua's
+ * lua_interruptcheck, deps/lua patch 0003), as if the script had run its
+ * instructions: the busy check can then answer other clients -BUSY and
+ * raise SCRIPT KILL's error here. */
+static void hook_turn(lua_State *L) { lua_interruptcheck(L); }
 
 /* ------------------------------------------------------------ encode */
 

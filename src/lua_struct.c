@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "script_lua.h"
+#include "util.h"
 
 #define MAX_INT_SIZE 8
 
@@ -124,7 +125,8 @@ static int l_pack(lua_State *L) {
             case 'i':
             case 'I': {
                 lua_Number n = luaL_checknumber(L, arg++);
-                uint64_t v = n < 0 ? (uint64_t)(int64_t)n : (uint64_t)n;
+                /* [0, 2^64) as unsigned, anything else as signed (wraps) */
+                uint64_t v = n >= 0 && n < 18446744073709551616.0 ? (uint64_t)n : (uint64_t)util_d2ll_trunc(n);
                 put_int(&b, v, st.little, size);
                 break;
             }
@@ -227,10 +229,11 @@ static int l_unpack(lua_State *L) {
             case 'c':
                 if (size == 0) {
                     if (n == 0 || !lua_isnumber(L, -1)) return luaL_error(L, "format 'c0' needs a previous size");
-                    size = (size_t)lua_tonumber(L, -1);
+                    lua_Number want = lua_tonumber(L, -1); /* negative or huge: too short */
+                    luaL_argcheck(L, want >= 0 && want <= (lua_Number)(ld - pos), 2, "data string too short");
+                    size = (size_t)want;
                     lua_pop(L, 1);
                     n--;
-                    luaL_argcheck(L, size <= ld - pos, 2, "data string too short");
                 }
                 lua_pushlstring(L, data + pos, size);
                 n++;

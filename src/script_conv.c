@@ -21,6 +21,7 @@
 
 #include "reply.h"
 #include "script_lua.h"
+#include "util.h"
 
 #define MAX_DEPTH 1000 /* a command reply is never nested this deep */
 
@@ -302,7 +303,7 @@ void sconv_reply_value(client_t *c, lua_State *L, int script_resp, int depth) {
             }
             break;
         case LUA_TNUMBER:
-            reply_ll(c, (long long)lua_tonumber(L, -1));
+            reply_ll(c, util_d2ll_trunc(lua_tonumber(L, -1)));
             break;
         case LUA_TTABLE:
             reply_table(c, L, script_resp, depth);

@@ -11,13 +11,14 @@
  *     sequence for the life of the state (as Redis 7.0.15: not reseeded per
  *     run); math.randomseed(n) restarts it as srand48(n);
  *   - globals cannot be created or changed, and reading an unknown one is
- *     an error.  Stock Lua 5.1 has no read-only tables, so the globals
- *     table scripts see is an empty proxy: reads fall through (__index is
- *     the real table, a plain table so lookups stay in the VM), writes hit
- *     __newindex and fail.  The libraries are proxied the same way.
- *     next() and pairs() see through a proxy to its table (the registry
- *     maps each proxy to it), so `for k in pairs(redis)` lists the
- *     library's fields as on Redis's read-only tables.
+ *     an error.  The globals, every table they reach and the basic types'
+ *     metatables are read-only in the VM itself (our Lua, deps/lua patch
+ *     0001): a store by any route (t.x = v, rawset, table.insert,
+ *     setmetatable) fails, so no script can plant code that another
+ *     script, or another user's, runs later;
+ *   - library calls are bounded (sizes, recursion) and long ones call the
+ *     count hook (lua_interruptcheck), so SCRIPT KILL stops a script stuck
+ *     in a C function too (deps/lua patch 0003, our cjson and bit).
  *
  * Memory: the state allocates through zmalloc (the Lua heap counts in
  * used_memory); an allocation that fails or would take the heap past
@@ -59,7 +60,6 @@ typedef struct slua_ctx {
     bool functions;
     size_t heap;      /* bytes the Lua heap holds */
     size_t host_half; /* half the machine's memory (the limit without maxmemory) */
-    int globals_ref;  /* registry ref of the real globals table */
     uint64_t rand48;  /* math.random state */
     int runs_since_gc;
     command_t *last_cmd; /* redis.call's last top-level command (lookup cache) */
@@ -213,8 +213,6 @@ static int l_pcall(lua_State *L) {
     return lua_gettop(L);
 }
 
-static int readonly_error(lua_State *L) { return luaL_error(L, "Attempt to modify a readonly table"); }
-
 static int nonexistent_global(lua_State *L) {
     const char *name = lua_tostring(L, 2);
     return luaL_error(L, "Script attempted to access nonexistent global variable '%s'", name ? name : "?");
@@ -308,93 +306,14 @@ static int l_load(lua_State *L) {
     return load_checked(L, s, len, name);
 }
 
-/* Open a library and make sure it is the global `name`: some modules
- * (Debian's cjson) only return their table. */
+/* Open a library and make sure it is the global `name` (a module may
+ * only return its table). */
 static void open_lib(lua_State *L, const char *name, lua_CFunction fn) {
     lua_pushcfunction(L, fn);
     lua_pushstring(L, name);
     lua_call(L, 1, 1);
     if (name[0] && lua_istable(L, -1)) lua_setglobal(L, name);
     else lua_pop(L, 1);
-}
-
-/* Registry field: each read-only proxy -> the table it shows. */
-#define PROXIED "__rl_proxied"
-
-/* next(t [, k]), where a proxy's fields are its table's. */
-static int l_next(lua_State *L) {
-    luaL_checktype(L, 1, LUA_TTABLE);
-    lua_settop(L, 2);
-    lua_getfield(L, LUA_REGISTRYINDEX, PROXIED);
-    lua_pushvalue(L, 1);
-    lua_rawget(L, -2);
-    if (lua_istable(L, -1)) lua_replace(L, 1);
-    else lua_pop(L, 1);
-    lua_pop(L, 1);
-    if (lua_next(L, 1)) return 2;
-    lua_pushnil(L);
-    return 1;
-}
-
-/* setmetatable(t, mt), refusing a read-only proxy with Redis's text (the
- * stock function, upvalue 1, would say its metatable is protected). */
-static int l_setmetatable(lua_State *L) {
-    lua_getfield(L, LUA_REGISTRYINDEX, PROXIED);
-    lua_pushvalue(L, 1);
-    lua_rawget(L, -2);
-    if (!lua_isnil(L, -1)) { /* no position, as Redis's comes from inside Lua */
-        lua_pushliteral(L, "Attempt to modify a readonly table");
-        return lua_error(L);
-    }
-    lua_pop(L, 2);
-    lua_pushvalue(L, lua_upvalueindex(1));
-    lua_insert(L, 1);
-    lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
-    return lua_gettop(L);
-}
-
-/* pairs(t): next (upvalue 1), t, nil, as stock pairs but with l_next. */
-static int l_pairs(lua_State *L) {
-    luaL_checktype(L, 1, LUA_TTABLE);
-    lua_pushvalue(L, lua_upvalueindex(1));
-    lua_pushvalue(L, 1);
-    lua_pushnil(L);
-    return 3;
-}
-
-/* A read-only view of table t (at index idx): an empty table whose reads
- * fall through to t and whose writes fail; next() and pairs() see t's
- * fields through it. */
-static void push_readonly_proxy(lua_State *L, int idx) {
-    idx = idx < 0 ? lua_gettop(L) + idx + 1 : idx;
-    lua_newtable(L);
-    lua_getfield(L, LUA_REGISTRYINDEX, PROXIED);
-    lua_pushvalue(L, -2);
-    lua_pushvalue(L, idx);
-    lua_rawset(L, -3);
-    lua_pop(L, 1);
-    lua_newtable(L);
-    lua_pushliteral(L, "__index");
-    lua_pushvalue(L, idx);
-    lua_rawset(L, -3);
-    lua_pushliteral(L, "__newindex");
-    lua_pushcfunction(L, readonly_error);
-    lua_rawset(L, -3);
-    lua_pushliteral(L, "__metatable");
-    lua_pushboolean(L, 0);
-    lua_rawset(L, -3);
-    lua_setmetatable(L, -2);
-}
-
-static void protect_global_table(lua_State *L, const char *name) {
-    lua_getglobal(L, name);
-    if (!lua_istable(L, -1)) {
-        lua_pop(L, 1);
-        return;
-    }
-    push_readonly_proxy(L, -1);
-    lua_setglobal(L, name);
-    lua_pop(L, 1);
 }
 
 static void set_global_fn(lua_State *L, const char *name, lua_CFunction fn) {
@@ -417,15 +336,6 @@ static void load_libraries(lua_State *L) {
         lua_setglobal(L, removed[i]);
     }
     set_global_fn(L, "loadstring", l_loadstring);
-    lua_newtable(L);
-    lua_setfield(L, LUA_REGISTRYINDEX, PROXIED);
-    set_global_fn(L, "next", l_next);
-    lua_getglobal(L, "next");
-    lua_pushcclosure(L, l_pairs, 1);
-    lua_setglobal(L, "pairs");
-    lua_getglobal(L, "setmetatable");
-    lua_pushcclosure(L, l_setmetatable, 1);
-    lua_setglobal(L, "setmetatable");
     set_global_fn(L, "pcall", l_pcall);
     set_global_fn(L, "load", l_load);
     lua_getglobal(L, LUA_MATHLIBNAME);
@@ -657,11 +567,19 @@ static int l_redis_status_reply(lua_State *L) {
     return 1;
 }
 
+/* A number argument as an int: out of range (or NaN) it is INT_MIN, as
+ * Redis's plain cast gives on x86-64, without the cast's undefined
+ * behaviour. */
+static int arg_int(lua_State *L, int idx) {
+    lua_Number n = lua_tonumber(L, idx);
+    return n > (lua_Number)INT_MIN - 1 && n < (lua_Number)INT_MAX + 1 ? (int)n : INT_MIN;
+}
+
 static int l_redis_log(lua_State *L) {
     int argc = lua_gettop(L);
     if (argc < 2) return raise_err(L, "redis.log() requires two arguments or more.");
     if (!lua_isnumber(L, 1)) return raise_err(L, "First argument must be a number (log level).");
-    int level = (int)lua_tonumber(L, 1);
+    int level = arg_int(L, 1);
     if (level < LL_DEBUG || level > LL_WARNING) return raise_err(L, "Invalid debug level.");
     sds msg = sds_empty();
     for (int i = 2; i <= argc; i++) {
@@ -679,7 +597,7 @@ static int l_redis_log(lua_State *L) {
 static int l_redis_setresp(lua_State *L) {
     slua_ctx *x = ctx_of(L);
     if (lua_gettop(L) != 1) return raise_err(L, "redis.setresp() requires one argument.");
-    int resp = (int)lua_tonumber(L, 1);
+    int resp = arg_int(L, 1);
     if (resp != 2 && resp != 3) return raise_err(L, "RESP version must be 2 or 3.");
     if (x->run) x->run->resp = resp;
     return 0;
@@ -688,7 +606,7 @@ static int l_redis_setresp(lua_State *L) {
 static int l_redis_set_repl(lua_State *L) {
     slua_ctx *x = ctx_of(L);
     if (lua_gettop(L) != 1) return raise_err(L, "redis.set_repl() requires one argument.");
-    int flags = (int)lua_tonumber(L, 1);
+    int flags = arg_int(L, 1);
     if (flags & ~SCRIPT_REPL_ALL) return raise_err(L, "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.");
     if (x->run) x->run->repl = flags;
     return 0;
@@ -791,61 +709,73 @@ static void register_redis_lib(lua_State *L, bool functions) {
     lua_setglobal(L, "redis");
 }
 
-void slua_set_redis_fn(lua_State *L, const char *name, lua_CFunction fn) {
-    slua_ctx *x = ctx_of(L);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, x->globals_ref);
-    lua_getfield(L, -1, "redis"); /* the proxy */
-    lua_getmetatable(L, -1);
-    lua_getfield(L, -1, "__index"); /* the real table */
-    lua_pushcfunction(L, fn);
-    lua_setfield(L, -2, name);
-    lua_pop(L, 4);
-}
-
 /* ------------------------------------------------------------- state */
 
-/* Make the globals read-only: the real table gets an erroring __index,
- * scripts get an empty proxy in its place (see the file comment). */
-static void lock_globals(lua_State *L, slua_ctx *x) {
-    static const char *const libs[] = {"string", "table", "math", "coroutine", "cjson", "bit",
-                                       "struct", "cmsgpack", "redis", NULL};
-    for (int i = 0; libs[i]; i++) protect_global_table(L, libs[i]);
-    /* Strings' methods go through the proxy too, and the metatable is
-     * hidden: getmetatable('') sees a read-only view of a table holding
-     * only __index, as on Redis (not the __metatable field itself). */
-    lua_pushliteral(L, "");
-    lua_getmetatable(L, -1);
-    lua_getglobal(L, "string");
-    lua_setfield(L, -2, "__index");
-    lua_newtable(L); /* "", mt, view */
-    lua_getfield(L, -2, "__index");
-    lua_setfield(L, -2, "__index");
-    push_readonly_proxy(L, -1);
-    lua_setfield(L, -3, "__metatable");
-    lua_pop(L, 3);
-    if (!x->functions) set_global_fn(L, "__redis__err__handler", error_handler); /* EVAL's, by name, as in Redis */
+/* Mark the table on top read-only, and every table reachable from it
+ * through fields and metatables: a library's nested tables (none today,
+ * but a module may add one) must not be a way around the flag.  The
+ * `seen` table (at index seen) stops cycles such as _G._G. */
+static void seal_tree(lua_State *L, int seen) {
+    int t = lua_gettop(L);
+    lua_pushvalue(L, t);
+    lua_rawget(L, seen);
+    bool done = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    if (done) return;
+    lua_pushvalue(L, t);
+    lua_pushboolean(L, 1);
+    lua_rawset(L, seen);
+    lua_checkstack(L, 4);
+    lua_pushnil(L);
+    while (lua_next(L, t)) {
+        if (lua_istable(L, -1)) seal_tree(L, seen);
+        lua_pop(L, 1);
+    }
+    if (lua_getmetatable(L, t)) {
+        seal_tree(L, seen);
+        lua_pop(L, 1);
+    }
+    lua_setreadonly(L, t, 1);
+}
 
-    lua_pushvalue(L, LUA_GLOBALSINDEX); /* real */
-    lua_newtable(L);                    /* real's metatable */
-    lua_pushcfunction(L, nonexistent_global);
-    lua_setfield(L, -2, "__index");
-    lua_pushboolean(L, 0);
-    lua_setfield(L, -2, "__metatable");
-    lua_setmetatable(L, -2);
-    push_readonly_proxy(L, -1); /* real, proxy */
-    /* getmetatable(_G) shows what Redis's shows, a read-only table whose
-     * __index fails for unknown names (never the real globals table). */
-    lua_getmetatable(L, -1); /* real, proxy, proxy's mt */
+/* Seal the globals and everything they reach, and the metatables of the
+ * basic types (strings' holds their methods): from now on no script can
+ * change what another script, or another user's, will run (CVE-2022-24735,
+ * CVE-2025-46818).  The flag lives in the VM (deps/lua patch 0001), so
+ * rawset, table.insert and setmetatable meet it as `t.x = v` does. */
+static void lock_globals(lua_State *L, slua_ctx *x) {
+    if (!x->functions) set_global_fn(L, "__redis__err__handler", error_handler); /* EVAL's, by name, as in Redis */
+    /* Unknown globals are an error to read (Redis's text), to write one is
+     * a read-only error like any other store. */
     lua_newtable(L);
     lua_pushcfunction(L, nonexistent_global);
     lua_setfield(L, -2, "__index");
-    push_readonly_proxy(L, -1);
-    lua_setfield(L, -3, "__metatable");
-    lua_pop(L, 2); /* real, proxy */
-    lua_pushvalue(L, -1);
-    lua_setfield(L, -3, "_G");        /* real._G = proxy (rawset: field is new) */
-    lua_replace(L, LUA_GLOBALSINDEX); /* scripts see the proxy */
-    x->globals_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    lua_setmetatable(L, LUA_GLOBALSINDEX);
+
+    lua_newtable(L); /* seen */
+    int seen = lua_gettop(L);
+    lua_pushvalue(L, LUA_GLOBALSINDEX);
+    seal_tree(L, seen);
+    lua_pop(L, 1);
+    static const int basic_types[] = {LUA_TNIL, LUA_TBOOLEAN, LUA_TLIGHTUSERDATA, LUA_TNUMBER,
+                                      LUA_TSTRING, LUA_TFUNCTION, LUA_TTHREAD};
+    for (size_t i = 0; i < sizeof(basic_types) / sizeof(basic_types[0]); i++) {
+        switch (basic_types[i]) {
+            case LUA_TNIL: lua_pushnil(L); break;
+            case LUA_TBOOLEAN: lua_pushboolean(L, 0); break;
+            case LUA_TLIGHTUSERDATA: lua_pushlightuserdata(L, x); break;
+            case LUA_TNUMBER: lua_pushinteger(L, 0); break;
+            case LUA_TSTRING: lua_pushliteral(L, ""); break;
+            case LUA_TFUNCTION: lua_pushcfunction(L, nonexistent_global); break;
+            default: lua_pushthread(L); break;
+        }
+        if (lua_getmetatable(L, -1)) {
+            seal_tree(L, seen);
+            lua_pop(L, 1);
+        }
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1); /* seen */
 }
 
 /* FUNCTION LOAD's environment, as Redis 7.0's: only redis.register_function,
@@ -862,18 +792,19 @@ static void build_load_env(lua_State *L, lua_CFunction register_fn) {
     set_int(L, "LOG_NOTICE", LL_NOTICE);
     set_int(L, "LOG_WARNING", LL_WARNING);
     set_version(L);
-    lua_newtable(L);
+    lua_newtable(L); /* env, redis, mt: unknown names are errors */
     lua_pushcfunction(L, nonexistent_global);
     lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, readonly_error);
-    lua_setfield(L, -2, "__newindex");
     lua_pushboolean(L, 0);
     lua_setfield(L, -2, "__metatable");
+    lua_setreadonly(L, -1, 1);
     lua_pushvalue(L, -1);
-    lua_setmetatable(L, -3);      /* redis's metatable */
-    lua_insert(L, -2);            /* env, mt, redis */
+    lua_setmetatable(L, -3); /* redis's metatable */
+    lua_insert(L, -2);       /* env, mt, redis */
+    lua_setreadonly(L, -1, 1);
     lua_setfield(L, -3, "redis"); /* env, mt */
     lua_setmetatable(L, -2);      /* env (same rules) */
+    lua_setreadonly(L, -1, 1);
     lua_setfield(L, LUA_REGISTRYINDEX, "__rl_load_env");
 }
 
@@ -884,20 +815,21 @@ sds slua_run_library(lua_State *L, const char *code, size_t len, lua_Hook timeou
         lua_pop(L, 1);
         return err;
     }
-    /* The chunk's globals: an empty table reading through a metatable
-     * whose __index is the load environment now, the real globals later. */
+    /* The chunk's globals: an empty read-only table reading through a
+     * read-only metatable whose __index is the load environment now, the
+     * real globals later. */
     lua_newtable(L); /* fn, E */
     lua_newtable(L); /* fn, E, M */
     lua_getfield(L, LUA_REGISTRYINDEX, "__rl_load_env");
     lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, readonly_error);
-    lua_setfield(L, -2, "__newindex");
     lua_pushboolean(L, 0);
     lua_setfield(L, -2, "__metatable");
     lua_pushvalue(L, -1);
     lua_setmetatable(L, -3); /* fn, E, M */
-    lua_insert(L, -3);       /* M, fn, E */
-    lua_setfenv(L, -2);      /* M, fn */
+    lua_setreadonly(L, -1, 1);
+    lua_setreadonly(L, -2, 1);
+    lua_insert(L, -3);  /* M, fn, E */
+    lua_setfenv(L, -2); /* M, fn */
     lua_pushcfunction(L, error_handler);
     lua_insert(L, -2); /* M, handler, fn */
     if (timeout_hook) lua_sethook(L, timeout_hook, LUA_MASKCOUNT, HOOK_EVERY_INSNS);
@@ -916,11 +848,13 @@ sds slua_run_library(lua_State *L, const char *code, size_t len, lua_Hook timeou
         err = sds_catprintf(sds_empty(), "Error registering functions: %s", msg ? msg : "unknown error");
         lua_pop(L, 1);
     }
-    lua_pop(L, 1); /* M */
+    lua_pop(L, 1); /* the handler */
     /* From now on the library's functions see the normal globals. */
+    lua_setreadonly(L, -1, 0);
     lua_pushvalue(L, LUA_GLOBALSINDEX);
     lua_setfield(L, -2, "__index");
-    lua_pop(L, 1);
+    lua_setreadonly(L, -1, 1);
+    lua_pop(L, 1); /* M */
     return err;
 }
 
@@ -954,6 +888,16 @@ void slua_free(lua_State *L) {
     zfree(x);
 }
 
+/* Lua 5.1 has no emergency collection: a script that failed at the heap
+ * limit leaves its garbage counted, and with the collector's threshold
+ * above the limit no step comes before every later script (another
+ * user's too) fails "not enough memory" as well.  After a failure with
+ * the heap past half its limit, collect everything now. */
+static void collect_after_failure(lua_State *L) {
+    slua_ctx *x = ctx_of(L);
+    if (x->heap > heap_limit(x) / 2) lua_gc(L, LUA_GCCOLLECT, 0);
+}
+
 sds slua_compile(lua_State *L, const char *code, size_t len, const char *chunkname) {
     if (len > 0 && code[0] == '\033') return sds_new("bytecode loading is disabled");
     if (luaL_loadbuffer(L, code, len, chunkname) == 0) return NULL;
@@ -961,6 +905,7 @@ sds slua_compile(lua_State *L, const char *code, size_t len, const char *chunkna
     const char *e = lua_tolstring(L, -1, &elen);
     sds err = sds_newlen(e ? e : "unknown error", e ? elen : 13);
     lua_pop(L, 1);
+    collect_after_failure(L);
     return err;
 }
 
@@ -1030,13 +975,13 @@ void slua_call(lua_State *L, script_run_t *run, robj **keys, int nkeys, robj **a
     lua_insert(L, -2); /* handler, fn */
     int base = lua_gettop(L) - 1;
     int nargs_lua = 0;
-    if (as_globals) {
-        lua_rawgeti(L, LUA_REGISTRYINDEX, x->globals_ref);
+    if (as_globals) { /* the run's own KEYS and ARGV: the seal lifted to set them */
+        lua_setreadonly(L, LUA_GLOBALSINDEX, 0);
         push_array(L, keys, nkeys);
-        lua_setfield(L, -2, "KEYS"); /* existing fields: no metamethod */
+        lua_setfield(L, LUA_GLOBALSINDEX, "KEYS");
         push_array(L, args, nargs);
-        lua_setfield(L, -2, "ARGV");
-        lua_pop(L, 1);
+        lua_setfield(L, LUA_GLOBALSINDEX, "ARGV");
+        lua_setreadonly(L, LUA_GLOBALSINDEX, 1);
     } else {
         push_array(L, keys, nkeys);
         push_array(L, args, nargs);
@@ -1052,6 +997,7 @@ void slua_call(lua_State *L, script_run_t *run, robj **keys, int nkeys, robj **a
     if (err) reply_run_error(L, run);
     else sconv_reply_value(run->caller, L, run->resp, 0);
     lua_settop(L, base - 1);
+    if (err) collect_after_failure(L);
     if (++x->runs_since_gc >= GC_STEP_EVERY_RUNS) {
         lua_gc(L, LUA_GCSTEP, GC_STEP_EVERY_RUNS);
         x->runs_since_gc = 0;

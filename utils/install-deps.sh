@@ -15,7 +15,7 @@ set -euo pipefail
 
 build=(build-essential pkg-config libevent-dev libjemalloc-dev
        libgoogle-perftools-dev liburing-dev
-       liblua5.1-0-dev)   # scripting: Lua 5.1 (cjson and bit are ours)
+       curl patch)   # utils/fetch-lua.sh: Debian's lua5.1 source, our patches
 test=(libmimalloc-dev redis-server redis-tools
       redis-sentinel    # Sentinel managing our replicas (test_repl_sentinel.py)
       python3-pytest python3-redis

@@ -11,7 +11,7 @@ CHECK_RDB_BIN := $(BUILD_DIR)/redis-like-check-rdb
 CHECK_AOF_BIN := $(BUILD_DIR)/redis-like-check-aof
 CHECK_TOOLS := $(CHECK_RDB_BIN) $(CHECK_AOF_BIN)
 
-$(CHECK_OBJ_DIR)/%.o: $(CHECK_DIR)/%.c $(SETTINGS_FILE)
+$(CHECK_OBJ_DIR)/%.o: $(CHECK_DIR)/%.c $(SETTINGS_FILE) | $(LUA_STAMP)
 	@mkdir -p $(CHECK_OBJ_DIR)
 	$(CC) $(SERVER_CFLAGS) -c -o $@ $<
 
