@@ -543,6 +543,9 @@ static bool decode_zipmap(reader_t *r, const unsigned char *zm, size_t size, ele
         else if (zm[p] == 254 && p + 5 <= size) {
             len = (size_t)zm[p + 1] | (size_t)zm[p + 2] << 8 | (size_t)zm[p + 3] << 16 | (size_t)zm[p + 4] << 24;
             p += 5;
+            /* a length under 254 has a one-byte form: five bytes for it is
+             * a forged payload (CVE-2026-25243), refused as Redis does */
+            if (len < 254) return blob_fail(r, "zipmap");
         } else return blob_fail(r, "zipmap");
         size_t fr = 0;
         if (!key) {

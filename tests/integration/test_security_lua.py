@@ -375,3 +375,42 @@ def test_a_script_at_the_heap_limit_does_not_starve_the_next(start_server):
         assert "not enough memory" in str(e.value)
         assert r.eval("return 1", 0) == 1
         assert r.eval("return #cjson.encode({1, 2, 3})", 0) == 7
+
+
+def test_cve_2022_0543_no_package_or_bytecode(r, ref):
+    """CVE-2022-0543 (Debian's and Ubuntu's packages): the Lua `package`
+    library was left in reach, and package.loadlib loaded any C library
+    into the server.  Here io, os, debug and package are not even linked
+    (deps/lua/lua.mk); precompiled chunks are refused too."""
+    for name in ("package", "io", "os", "debug", "require", "module", "dofile", "loadfile"):
+        out = same_as_redis(r, ref, "return %s ~= nil" % name)
+        assert "nonexistent global variable '%s'" % name in out, (name, out)
+    # a binary chunk is read as source text, so it never reaches the VM
+    out = same_as_redis(r, ref, "local f, e = loadstring(string.dump(function() return 1 end)) return e")
+    assert "unexpected symbol near 'char(27)'" in out
+    out = same_as_redis(r, ref, "local f, e = loadstring('\\27Lua') return e")
+    assert "unexpected symbol near 'char(27)'" in out
+
+
+def test_function_kill_inside_a_c_call(start_server):
+    """FUNCTION KILL reaches a function stuck in one C library call too."""
+    s = start_server(args=("--busy-reply-threshold", "100"))
+    r = s.client()
+    r.execute_command("FUNCTION", "LOAD", "#!lua name=slow\nredis.register_function{function_name='find', "
+                      "callback=function() return string.find(string.rep('a', 5000), '.-.-.-.-.-.-b') end, "
+                      "flags={'no-writes'}}")
+    c, t = run_in_background(s.port, "FCALL", "find", "0")
+    deadline = time.time() + 20
+    while t.is_alive():
+        try:
+            r.ping()
+        except redis.exceptions.ResponseError as e:
+            assert "BUSY" in str(e)
+            r.execute_command("FUNCTION", "KILL")
+            break
+        assert time.time() < deadline, "never reported BUSY"
+        time.sleep(0.05)
+    t.join(20)
+    assert not t.is_alive()
+    assert r.ping()
+    c.close()
