@@ -252,6 +252,23 @@ static void accept_one(server_t *srv, int cfd, bool is_unix) {
     client_new(srv, cfd, is_unix, true);
 }
 
+/* accept() errors about the one pending connection, not the listener. */
+static bool accept_error_is_transient(int err) {
+    switch (err) {
+        case EINTR:
+        case ECONNABORTED:
+        case EPROTO:
+        case ENETDOWN:
+        case ENOPROTOOPT:
+        case EHOSTDOWN:
+        case ENONET:
+        case EHOSTUNREACH:
+        case EOPNOTSUPP:
+        case ENETUNREACH: return true;
+        default: return false;
+    }
+}
+
 void conn_accept_handler(int fd, bool readable, bool writable, void *arg) {
     (void)readable;
     (void)writable;
@@ -260,7 +277,16 @@ void conn_accept_handler(int fd, bool readable, bool writable, void *arg) {
         bool is_unix;
         int cfd = net_accept(fd, &is_unix);
         if (cfd < 0) {
-            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+            /* A connection that failed between the handshake and accept()
+             * (reset, a network error: Linux reports those through accept)
+             * costs only itself: go on with the next one, quietly.  Giving
+             * up the round on it, with a warning each time, let a stream of
+             * such connections starve real clients (CVE-2025-48367). */
+            if (accept_error_is_transient(errno)) {
+                log_msg(LL_VERBOSE, "Accepting client connection: %s", strerror(errno));
+                continue;
+            }
+            if (errno != EAGAIN && errno != EWOULDBLOCK)
                 log_msg(LL_WARNING, "Accepting client connection: %s", strerror(errno));
             return;
         }
