@@ -169,8 +169,10 @@ bool hll_to_dense(sds *s) {
             for (long i = 0; i < len; i++) hll_dense_put(regs, idx++, (uint8_t)val);
             q++;
         }
+        if (idx > HLL_REGISTERS) break;
     }
-    if (idx != HLL_REGISTERS) {
+    /* Exactly 16384 registers and nothing after them (see hll_merge_max). */
+    if (idx != HLL_REGISTERS || q != end) {
         sds_free(dense);
         return false;
     }
@@ -311,8 +313,14 @@ bool hll_merge_max(uint8_t *max, const unsigned char *p, size_t len) {
                 if (v > max[idx]) max[idx] = v;
             q++;
         }
+        if (idx > HLL_REGISTERS) break; /* runs past the last register (CVE-2025-32023's shape) */
     }
-    return idx == HLL_REGISTERS;
+    /* Valid only when the runs cover the 16384 registers exactly and the
+     * opcodes end there: opcodes left after the last register are a
+     * corrupt object, refused here as hll_count refuses them (multi-key
+     * PFCOUNT and PFMERGE used to take them where PFCOUNT of one key did
+     * not). */
+    return idx == HLL_REGISTERS && q == end;
 }
 
 sds hll_sparse_decode(const unsigned char *p, size_t len) {

@@ -558,9 +558,18 @@ bool lp_string_to_int64(const void *str, size_t len, long long *v) {
     return true;
 }
 
+/* Packed encodings stay far below the 4 GB their 32-bit sizes can count:
+ * past this, hashes, sets and sorted sets convert, XADD starts a node or
+ * refuses the record, a list refuses the element.  Only a test lowers it
+ * (the one mutable global here, written from the main thread only). */
+static size_t safety_limit = LP_SAFETY_SIZE;
+
+size_t lp_safety_limit(void) { return safety_limit; }
+void lp_set_safety_limit(size_t bytes) { safety_limit = bytes ? bytes : LP_SAFETY_SIZE; }
+
 bool lp_safe_to_add(const unsigned char *lp, size_t add) {
     size_t cur = lp ? lp_total(lp) : 0;
-    return cur + add <= LP_SAFETY_SIZE;
+    return cur + add <= safety_limit;
 }
 
 bool lp_fits(const unsigned char *lp, size_t max_entries, size_t max_value) {

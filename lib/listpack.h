@@ -143,8 +143,14 @@ size_t lp_mem_usage(const unsigned char *lp); /* zmalloc_size of the buffer */
 /* Canonical integer: optional '-', no leading zeros ("0" alone is fine), no
  * '+', no spaces, fits int64.  This decides integer storage. */
 bool lp_string_to_int64(const void *s, size_t len, long long *v);
-/* Whether adding `add` more bytes keeps the listpack under LP_SAFETY_SIZE. */
+/* Whether adding `add` more bytes keeps the listpack under the safety
+ * limit (LP_SAFETY_SIZE unless a test lowered it). */
 bool lp_safe_to_add(const unsigned char *lp, size_t add);
+/* The safety limit in bytes, and a test's override of it (DEBUG
+ * LISTPACK-SAFETY-LIMIT; 0 restores LP_SAFETY_SIZE): the multi-GB inputs
+ * of CVE-2021-32627/32628 replayed at a size a test can afford. */
+size_t lp_safety_limit(void);
+void lp_set_safety_limit(size_t bytes);
 /* Whether the listpack holds at most max_entries entries and every value is
  * at most max_value bytes long (the *-max-listpack-entries / -value rule). */
 bool lp_fits(const unsigned char *lp, size_t max_entries, size_t max_value);

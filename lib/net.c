@@ -72,12 +72,16 @@ int net_listen_unix(const char *path, int perm, int backlog, char *err, size_t e
     sa.sun_family = AF_UNIX;
     strcpy(sa.sun_path, path);
     unlink(path); /* a stale socket file from a previous run */
-    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, backlog) < 0 || set_nonblock(fd) < 0) {
+    /* The mode is set between bind() and listen(): until listen() nobody
+     * can connect, so the socket is never reachable with the looser mode
+     * a permissive umask gave the file (CVE-2023-45145: Redis chmod'ed
+     * after listen, leaving a window open to any local user). */
+    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || (perm && chmod(path, (mode_t)perm) < 0) ||
+        listen(fd, backlog) < 0 || set_nonblock(fd) < 0) {
         snprintf(err, errlen, "%s", strerror(errno));
         close(fd);
         return -1;
     }
-    if (perm) chmod(path, (mode_t)perm);
     return fd;
 }
 

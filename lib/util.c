@@ -232,11 +232,41 @@ static bool glob_match(const char *p, const char *pend, const char *s, const cha
     return p == pend;
 }
 
+/* Redis's recursive matcher gives up (no match) once it is nested more
+ * than 1000 stars deep, its fix for CVE-2024-31228 (a long pattern ran the
+ * stack out), and Redis 7.0.15 as Debian ships it has that fix: so a
+ * pattern matches there only if a match passes through at most 1000
+ * recursions.  Every match passes through the same number: one per run of
+ * stars (escaped stars and stars in a class are literals), except a final
+ * run, which matches the rest without recursing.  Counting them keeps our
+ * answers Redis's; the matcher itself needs no recursion. */
+#define GLOB_MAX_STAR_NESTING 1000
+
+static bool glob_too_deep(const char *p, const char *pend) {
+    /* Each counted run is followed by at least one more token: under
+     * 2 * 1001 bytes there cannot be 1001 of them. */
+    if (pend - p < 2 * (GLOB_MAX_STAR_NESTING + 1)) return false;
+    long runs = 0;
+    bool ends_in_star = false;
+    while (p < pend) {
+        if (*p == '*') {
+            while (p < pend && *p == '*') p++;
+            runs++;
+            ends_in_star = p == pend;
+            continue;
+        }
+        match_token(&p, pend, 0, false); /* only to step over the token */
+    }
+    if (ends_in_star) runs--;
+    return runs > GLOB_MAX_STAR_NESTING;
+}
+
 bool util_glob_match(const char *pat, size_t plen, const char *str, size_t slen, bool nocase) {
     /* Redis's matcher never enters its loop for an empty string, so "" is
      * matched only by "" ("**" does not match it; KEYS/SCAN special-case a
      * lone "*" before calling us). */
     if (slen == 0) return plen == 0;
+    if (glob_too_deep(pat, pat + plen)) return false;
     return glob_match(pat, pat + plen, str, str + slen, nocase);
 }
 

@@ -28,6 +28,17 @@
 #include "util.h"
 #include "zmalloc.h"
 
+/* Limits for a client that must still AUTH (Redis's numbers): the bytes of
+ * its output list, and of its query buffer. */
+#define CONN_UNAUTH_OBUF_MAX 1024
+#define CONN_UNAUTH_QUERYBUF_MAX (1024 * 1024)
+
+/* Whether c has to AUTH first: not authenticated, and the default user
+ * has a password or is off (Redis's authRequired). */
+static bool conn_auth_required(const client_t *c) {
+    return !(c->flags & CLIENT_AUTHENTICATED) && c->srv->conn_hooks->auth_required(c);
+}
+
 #define MAX_ACCEPTS_PER_EVENT 1000
 #define MAX_IOV 32
 #define QUERYBUF_GREEDY_MAX (1024 * 1024) /* below this the query buffer doubles, above it grows by this much */
@@ -241,6 +252,23 @@ static void accept_one(server_t *srv, int cfd, bool is_unix) {
     client_new(srv, cfd, is_unix, true);
 }
 
+/* accept() errors about the one pending connection, not the listener. */
+static bool accept_error_is_transient(int err) {
+    switch (err) {
+        case EINTR:
+        case ECONNABORTED:
+        case EPROTO:
+        case ENETDOWN:
+        case ENOPROTOOPT:
+        case EHOSTDOWN:
+        case ENONET:
+        case EHOSTUNREACH:
+        case EOPNOTSUPP:
+        case ENETUNREACH: return true;
+        default: return false;
+    }
+}
+
 void conn_accept_handler(int fd, bool readable, bool writable, void *arg) {
     (void)readable;
     (void)writable;
@@ -249,7 +277,16 @@ void conn_accept_handler(int fd, bool readable, bool writable, void *arg) {
         bool is_unix;
         int cfd = net_accept(fd, &is_unix);
         if (cfd < 0) {
-            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+            /* A connection that failed between the handshake and accept()
+             * (reset, a network error: Linux reports those through accept)
+             * costs only itself: go on with the next one, quietly.  Giving
+             * up the round on it, with a warning each time, let a stream of
+             * such connections starve real clients (CVE-2025-48367). */
+            if (accept_error_is_transient(errno)) {
+                log_msg(LL_VERBOSE, "Accepting client connection: %s", strerror(errno));
+                continue;
+            }
+            if (errno != EAGAIN && errno != EWOULDBLOCK)
                 log_msg(LL_WARNING, "Accepting client connection: %s", strerror(errno));
             return;
         }
@@ -291,7 +328,7 @@ static void run_requests(client_t *c, const char *buf, size_t len, size_t *pos) 
          * too long: it waits, read but not applied (repl.h resumes it). */
         if ((c->flags & CLIENT_MASTER) && srv->script_busy) break;
         size_t req_start = *pos;
-        resp_limits_t lim = {srv->cfg.proto_max_bulk_len, !(c->flags & CLIENT_AUTHENTICATED)};
+        resp_limits_t lim = {srv->cfg.proto_max_bulk_len, conn_auth_required(c)};
         int r = resp_parse(&c->parser, buf, len, pos, &lim);
         /* repl.h: the master link's offset counts every byte of a request,
          * also the part a previous read already parsed */
@@ -389,9 +426,15 @@ static size_t reserve_query_room(client_t *c) {
 /* client-query-buffer-limit, as Redis applies it: to the bytes waiting,
  * not to the allocation (an allocator rounds a buffer grown to the limit
  * past it), and never to our master's link, whose commands are whatever
- * its clients sent (logged when it closes c). */
+ * its clients sent (logged when it closes c).  A client that still has to
+ * AUTH gets 1 MB at most (Redis 7.4's rule; 7.0 relies on the 10 x 16 KB
+ * argument limits alone, but a client stalled behind CLIENT PAUSE could
+ * still fill the 1 GB default with pipelined requests before AUTH). */
 static bool query_over_limit(client_t *c) {
-    if ((c->flags & CLIENT_MASTER) || sds_len(c->querybuf) <= (size_t)c->srv->cfg.client_query_buffer_limit)
+    size_t len = sds_len(c->querybuf);
+    if ((c->flags & CLIENT_MASTER) ||
+        (len <= (size_t)c->srv->cfg.client_query_buffer_limit &&
+         (len <= CONN_UNAUTH_QUERYBUF_MAX || !conn_auth_required(c))))
         return false;
     log_msg(LL_WARNING, "Closing client that reached max query buffer length: id=%llu addr=%s (qbuf=%zu, alloc=%zu)",
             (unsigned long long)c->id, c->addr, sds_len(c->querybuf), sds_alloc(c->querybuf));
@@ -488,7 +531,11 @@ void conn_mark_pending_write(client_t *c) {
 
 /* pubsub.c/monitor.c hook: output-buffer limits by client class (Redis's
  * rule: monitors count as normal clients, subscribers as pubsub).  Only the
- * block list is measured; the static buffer is bounded anyway. */
+ * block list is measured; the static buffer is bounded anyway.  A client
+ * that has not authenticated (and must) may queue 1 KB of blocks at most,
+ * whatever its class's limits (CVE-2025-21605: one that pipelined requests
+ * without reading the -NOAUTH replies grew the server without bound; Redis
+ * 7.0.15 as Debian ships it closes such a client past 1 KB). */
 void conn_check_output_limit(client_t *c) {
     if (c->flags & (CLIENT_CLOSE_ASAP | CLIENT_CLOSE_AFTER_REPLY | CLIENT_FAKE)) return;
     if (c->flags & CLIENT_MASTER) return; /* its output is dropped anyway */
@@ -496,7 +543,7 @@ void conn_check_output_limit(client_t *c) {
                                                                                       : OBUF_NORMAL;
     const obuf_limit_t *lim = &c->srv->cfg.obuf_limits[cls];
     long long used = (long long)c->reply_bytes;
-    bool over_hard = lim->hard && used >= lim->hard;
+    bool over_hard = (lim->hard && used >= lim->hard) || (used > CONN_UNAUTH_OBUF_MAX && conn_auth_required(c));
     bool over_soft = false;
     if (lim->soft && used >= lim->soft) {
         long long now = c->srv->mstime;

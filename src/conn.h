@@ -149,6 +149,7 @@ typedef struct conn_hooks {
     void (*client_created)(client_t *c);                             /* acl.c: the default user */
     void (*client_freed)(client_t *c);                               /* every module drops its per-client state */
     bool (*default_user_nopass)(const server_t *srv);                /* acl.c: protected mode applies only then */
+    bool (*auth_required)(const client_t *c);                        /* acl.c: c must AUTH before running commands */
     void (*master_consumed)(client_t *c, const char *p, size_t len); /* repl: master link bytes parsed */
     void (*run_request)(client_t *c);                                /* a complete request in c->argv (argc may be 0): dispatch and after */
     void (*protocol_error)(client_t *c, const char *msg);            /* reply.c: the error reply, before conn.c closes */

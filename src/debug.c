@@ -9,6 +9,7 @@
  * ERROR, POPULATE, RELOAD, LOADAOF, OBJECT, DIGEST and DIGEST-VALUE
  * (digest.h), PROTOCOL, LOG, SET-ACTIVE-EXPIRE, LISTPACK,
  * QUICKLIST-PACKED-THRESHOLD (validated; lists here never use plain nodes),
+ * LISTPACK-SAFETY-LIMIT (ours: lowers the 1 GB bound of packed encodings),
  * LAZYFREE-PAUSE (ours: holds the lazy-free thread so tests need no timing),
  * HTSTATS (Redis's sections and table sizes, with our table's own figures
  * in place of chain lengths), TTL-INDEX (ours: the index of keys with a
@@ -28,6 +29,7 @@
 #include "commands.h"
 #include "config.h"
 #include "config_rewrite.h"
+#include "listpack.h"
 #include "defrag.h"
 #include "db_entry.h"
 #include "digest.h"
@@ -204,6 +206,19 @@ static void debug_quicklist_threshold(client_t *c) {
         reply_error(c, "argument must be a memory value bigger than 1 and smaller than 4gb");
         return;
     }
+    reply_ok(c);
+}
+
+/* DEBUG LISTPACK-SAFETY-LIMIT <bytes> (ours): lower the 1 GB bound of
+ * packed encodings (0 restores it), so that tests replay CVE-2021-32627/
+ * 32628's multi-GB elements with a few MB. */
+static void debug_listpack_safety_limit(client_t *c) {
+    unsigned long long bytes;
+    if (!util_memtoull(c->argv[2]->ptr, &bytes) || bytes > LP_SAFETY_SIZE) {
+        reply_error(c, "argument must be a memory value of at most 1gb (0: the default)");
+        return;
+    }
+    lp_set_safety_limit((size_t)bytes);
     reply_ok(c);
 }
 
@@ -405,6 +420,7 @@ static void debug_help(client_t *c) {
         "POPULATE <count> [<prefix>] [<size>]", "    Create <count> string keys named key:<num> (or <prefix>:<num>).",
         "PROTOCOL <type>", "    Reply with a test value of the specified type: string|integer|double|bignum|null|",
         "    array|set|map|attrib|push|verbatim|true|false.",
+        "LISTPACK-SAFETY-LIMIT <bytes>", "    Lower the 1gb bound of packed encodings, for tests (0: the default).",
         "QUICKLIST-PACKED-THRESHOLD <size>", "    Check a plain-node threshold (lists here never use plain nodes).",
         "RELOAD [MERGE] [NOFLUSH] [NOSAVE]", "    Save the RDB on disk and reload it back to memory. By default the current dataset",
         "    is emptied first. MERGE: keys and libraries of the file replace those in memory.",
@@ -441,6 +457,7 @@ static const debug_sub subs[] = {
     {"config-rewrite-force-all", debug_config_rewrite_force_all, 2, 2},
     {"quicklist-packed-threshold", debug_quicklist_threshold, 3, 3},
     {"listpack", debug_listpack, 3, 3},
+    {"listpack-safety-limit", debug_listpack_safety_limit, 3, 3},
     {"lazyfree-pause", debug_lazyfree_pause, 3, 3},
     {"change-repl-id", reply_ok, 2, 2},
     {"ttl-index", debug_ttl_index, 2, 3},

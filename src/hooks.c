@@ -73,6 +73,7 @@ static const conn_hooks_t conn_hooks = {
     .client_created = acl_client_init,
     .client_freed = conn_hook_client_freed,
     .default_user_nopass = acl_default_nopass,
+    .auth_required = acl_auth_required,
     .master_consumed = repl_master_consumed,
     .run_request = conn_hook_run_request,
     .protocol_error = conn_hook_protocol_error,

@@ -36,7 +36,12 @@ static void append_blocks(client_t *c, const char *p, size_t len) {
         p += n;
         len -= n;
     }
-    if (len == 0) return;
+    if (len == 0) {
+        /* A client that has not authenticated is held to 1 KB of blocks,
+         * checked on every append, not only when a block is added (conn.c). */
+        if (!(c->flags & CLIENT_AUTHENTICATED)) conn_check_output_limit(c);
+        return;
+    }
     reply_block *b = block_new(len);
     memcpy(b->buf, p, len);
     b->used = len;

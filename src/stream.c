@@ -221,7 +221,7 @@ int stream_append(stream_t *s, const stream_limits_t *lim, robj **argv, int64_t 
     }
     size_t totlen = 0;
     for (int64_t i = 0; i < nfields * 2; i++) totlen += sds_len(argv[i]->ptr);
-    if (totlen > STREAM_LISTPACK_MAX_SIZE) return -2;
+    if (!lp_safe_to_add(NULL, totlen)) return -2; /* one record past the 1 GB listpack limit */
 
     rax_iter_t ri;
     rax_iter_start(&ri, s->rax);
@@ -230,9 +230,9 @@ int stream_append(stream_t *s, const stream_limits_t *lim, robj **argv, int64_t 
     if (rax_seek(&ri, "$", NULL, 0)) {
         lp = ri.data;
         memcpy(key, ri.key, 16);
-        size_t max_bytes = lim->max_bytes > 0 && lim->max_bytes <= STREAM_LISTPACK_MAX_SIZE
+        size_t max_bytes = lim->max_bytes > 0 && (size_t)lim->max_bytes <= lp_safety_limit()
                                ? (size_t)lim->max_bytes
-                               : STREAM_LISTPACK_MAX_SIZE;
+                               : lp_safety_limit();
         bool full = lp_bytes(lp) + totlen >= max_bytes;
         if (!full && lim->max_entries > 0) {
             unsigned char *p = lp_first(lp);

@@ -446,6 +446,12 @@ static void cmd_hincrby(client_t *c) {
     char out[32];
     int n = util_ll2str(out, sizeof(out), v);
     hash_try_convert_args(c, o, 2, 2);
+    /* The new value is checked too, as Redis 7.0's hashTypeSet does: 1e308
+     * is 309 digits, past hash-max-listpack-value, and turns the hash into
+     * a table there (and HGETALL's order with it). */
+    if (o->encoding == OBJ_ENCODING_LISTPACK &&
+        ((long long)n > c->srv->cfg.hash_max_listpack_value || !lp_safe_to_add(o->ptr, (size_t)n + sds_len(f))))
+        hash_convert_to_ht(o);
     hash_set(c, o, f, sds_len(f), out, (size_t)n);
     db_signal_modified(c->db, c->argv[1]);
     notify_keyspace_event(c->srv, NOTIFY_HASH, "hincrby", c->argv[1], c->db->id);
@@ -477,9 +483,18 @@ static void cmd_hincrbyfloat(client_t *c) {
         reply_error(c, "increment would produce NaN or Infinity");
         return;
     }
-    char out[256];
+    /* Room for the widest long double in %.17Lf (about 4950 digits), as
+     * INCRBYFLOAT has: a 256-byte buffer cut 1e400 to 255 digits, stored
+     * a different number than the reply Redis gives (all 401 digits). */
+    char out[5 * 1024];
     int n = util_ld2str(out, sizeof(out), v);
     hash_try_convert_args(c, o, 2, 2);
+    /* The new value is checked too, as Redis 7.0's hashTypeSet does: 1e308
+     * is 309 digits, past hash-max-listpack-value, and turns the hash into
+     * a table there (and HGETALL's order with it). */
+    if (o->encoding == OBJ_ENCODING_LISTPACK &&
+        ((long long)n > c->srv->cfg.hash_max_listpack_value || !lp_safe_to_add(o->ptr, (size_t)n + sds_len(f))))
+        hash_convert_to_ht(o);
     hash_set(c, o, f, sds_len(f), out, (size_t)n);
     db_signal_modified(c->db, c->argv[1]);
     notify_keyspace_event(c->srv, NOTIFY_HASH, "hincrbyfloat", c->argv[1], c->db->id);

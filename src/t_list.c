@@ -262,10 +262,27 @@ static bool where_or_reply(client_t *c, robj *arg, int *where) {
 
 /* ------------------------------------------------------------ push */
 
+/* Every node of a list is a listpack (no plain nodes here), whose 32-bit
+ * sizes cannot hold an element of 4 GB: with proto-max-bulk-len raised,
+ * such an element was truncated (CVE-2021-32628).  An element that would
+ * take a listpack past its safety limit (1 GB) is refused with Redis 6.2's
+ * error, before anything changes. */
+static bool list_elements_fit_or_reply(client_t *c, robj **argv, int n) {
+    for (int j = 0; j < n; j++) {
+        size_t len = argv[j]->encoding == OBJ_ENCODING_INT ? 20 : sds_len(argv[j]->ptr);
+        if (!lp_safe_to_add(NULL, len + 16)) { /* + the listpack's header and entry overhead */
+            reply_error(c, "Element too large");
+            return false;
+        }
+    }
+    return true;
+}
+
 static void push_generic(client_t *c, int where, bool only_existing) {
     bool wrongtype;
     robj *o = db_lookup_typed_or_reply(c, c->argv[1], OBJ_LIST, true, &wrongtype);
     if (wrongtype) return;
+    if (!list_elements_fit_or_reply(c, c->argv + 2, c->argc - 2)) return;
     bool created = !o;
     if (!o) {
         if (only_existing) {
@@ -532,6 +549,7 @@ static void cmd_lset(client_t *c) {
     if (!db_check_type_or_reply(c, o, OBJ_LIST)) return;
     long long index;
     if (!cmd_get_range_or_reply(c, c->argv[2], LONG_MIN, LONG_MAX, &index, NULL)) return;
+    if (!list_elements_fit_or_reply(c, c->argv + 3, 1)) return;
     list_grow_check(c->srv, o, c->argv + 3, 1);
     char buf[32];
     size_t len;
@@ -570,6 +588,7 @@ static void cmd_linsert(client_t *c) {
         reply_ll(c, 0);
         return;
     }
+    if (!list_elements_fit_or_reply(c, c->argv + 4, 1)) return;
     list_grow_check(c->srv, o, c->argv + 4, 1);
     list_iter_t it;
     list_entry_t e;

@@ -18,6 +18,16 @@
 #include "t_stream.h"
 #include "util.h"
 
+/* Milliseconds from `since` to `now`.  Delivery and seen times come from
+ * RESTORE payloads and RDB files too, where any 64-bit value passes (Redis
+ * 7.0.15 takes a delivery time of -2^63 even under sanitize-dump-payload),
+ * so the subtraction must not overflow: it wraps as two's complement, which
+ * is what Redis's plain subtraction gives on every platform it runs on,
+ * without the undefined behaviour. */
+static long long elapsed_ms(long long now, long long since) {
+    return (long long)((unsigned long long)now - (unsigned long long)since);
+}
+
 static void reply_nogroup_key(client_t *c, robj *key, robj *group) {
     reply_error(c, "NOGROUP No such key '%s' or consumer group '%s'", (char *)key->ptr, (char *)group->ptr);
 }
@@ -363,7 +373,7 @@ static void cmd_xpending(client_t *c) {
     for (bool ok = count && rax_seek(&ri, ">=", sk, 16); ok && count && memcmp(ri.key, ek, 16) <= 0;
          ok = rax_next(&ri)) {
         stream_nack_t *nack = ri.data;
-        long long idle = now - nack->delivery_time;
+        long long idle = elapsed_ms(now, nack->delivery_time);
         if (minidle && idle < minidle) continue;
         n++;
         count--;
@@ -401,7 +411,7 @@ static bool xclaim_opts_or_reply(client_t *c, int first, claim_opts_t *o, long l
         } else if (!strcasecmp(opt, "idle") && more) {
             if (!cmd_get_ll_or_reply(c, c->argv[++j], &o->deliverytime, "Invalid IDLE option argument for XCLAIM"))
                 return false;
-            o->deliverytime = now - o->deliverytime;
+            o->deliverytime = elapsed_ms(now, o->deliverytime); /* IDLE of +-2^63 wraps, as in Redis */
         } else if (!strcasecmp(opt, "time") && more) {
             if (!cmd_get_ll_or_reply(c, c->argv[++j], &o->deliverytime, "Invalid TIME option argument for XCLAIM"))
                 return false;
@@ -481,7 +491,7 @@ static void cmd_xclaim(client_t *c) {
             rax_insert(cg->pel, buf, 16, nack, NULL);
         }
         if (!nack) continue;
-        if (nack->consumer && op.minidle && now - nack->delivery_time < op.minidle) continue;
+        if (nack->consumer && op.minidle && elapsed_ms(now, nack->delivery_time) < op.minidle) continue;
         if (!consumer) consumer = consumer_get(c, cg, c->argv[1], c->argv[3]);
         nack->delivery_time = op.deliverytime;
         if (op.retrycount >= 0) nack->delivery_count = (uint64_t)op.retrycount;
@@ -577,7 +587,7 @@ static void cmd_xautoclaim(client_t *c) {
             count--;
             continue;
         }
-        if (minidle && now - nack->delivery_time < minidle) continue;
+        if (minidle && elapsed_ms(now, nack->delivery_time) < minidle) continue;
         if (!consumer) consumer = consumer_get(c, cg, c->argv[1], c->argv[3]);
         nack->delivery_time = now;
         if (!justid) nack->delivery_count++;
@@ -652,7 +662,7 @@ static void cmd_xinfo_consumers(client_t *c) {
     rax_iter_start(&ri, cg->consumers);
     for (bool ok = rax_seek(&ri, "^", NULL, 0); ok; ok = rax_next(&ri)) {
         stream_consumer_t *cons = ri.data;
-        long long idle = now - cons->seen_time;
+        long long idle = elapsed_ms(now, cons->seen_time);
         reply_map_len(c, 3);
         reply_bulk_cstr(c, "name");
         reply_bulk(c, cons->name, sds_len(cons->name));
