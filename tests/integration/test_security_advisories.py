@@ -990,3 +990,142 @@ def test_hincrbyfloat_overflowing_value(pair):
     same(pair, "GET", "k2")
     for c in pair:
         assert_alive(c)
+
+
+# --------------------------------------------------------------- 2025-2026
+
+CRLF_CASES = [
+    ("FUNCTION", "LIST", "X\r\n+INJECTED"),
+    ("EVAL", "error(redis.error_reply('X\\r\\n+INJECTED'))", "0"),
+    ("EVAL", "return redis.status_reply('a\\r\\n+b')", "0"),
+    ("EVAL", "return {err='a\\r\\n+b'}", "0"),
+    ("EVAL", "error('a\\r\\n+b')", "0"),
+    ("EVAL", "return redis.call('x\\r\\n+y')", "0"),
+    ("foo\r\n+bar",),
+    ("CONFIG", "SET", "a\r\n+b", "1"),
+    ("CLIENT", "SETNAME", "a\r\nb"),
+    ("CLIENT", "KILL", "a\r\n+b"),
+    ("OBJECT", "x\r\n+y"),
+    ("XADD", "s", "1-1\r\n+x", "f", "v"),
+    ("HELLO", "3\r\n+x"),
+    ("ACL", "SETUSER", "u", "x\r\n+y"),
+    ("SCRIPT", "x\r\n+y"),
+    ("FCALL", "x\r\n+y", "0"),
+    ("COMMAND", "INFO", "x\r\n+y"),
+    ("FUNCTION", "LOAD", "#!lua name=a\r\n+b\nredis.register_function('f', function() end)"),
+]
+
+
+def test_cve_2025_67733_crlf_never_reaches_the_protocol(pair):
+    """CVE-2025-67733: error and status replies that echo a client's
+    argument carried its CR/LF onto the wire, where a client read the rest
+    as a reply of its own (protocol injection, a stuck connection).  Every
+    such reply is one frame, the same bytes as Redis's, and the next
+    request's reply is the next frame."""
+    for cmd in CRLF_CASES:
+        same(pair, *cmd)
+        for c in pair:
+            assert c.call("PING")[1] == b"PONG", cmd
+    assert_alive(pair[0])
+
+
+def forged_zipmap_payloads():
+    return [
+        # a one-byte field length stored in the five-byte form
+        b"\x09\x11\x01\xfe\x04\x00\x00\x00\x01\x00\xff\x00\x04\x00\x76\x61\x6c\x31\xff"
+        b"\x09\x00\xf9\xd5\xa4\xf7\x7d\x00\x3f\x1b",
+        # the same for a value
+        b"\x09\x0e\x01\x01\x6b\xfe\x04\x00\x00\x00\x00\x76\x61\x6c\x31\xff\x09\x00\xd0\xf9\xe4\x1d\xe4\xfb\x11\x4c",
+    ]
+
+
+def test_cve_2026_25243_zipmap_forged_lengths(pair):
+    """CVE-2026-25243: RESTORE of an old zipmap-encoded hash trusted a
+    five-byte length given for a small item (and sizes that could not fit
+    the listpack it became), reading out of bounds.  Such payloads are
+    refused with `Bad data format`, with and without sanitize-dump-payload."""
+    for payload in forged_zipmap_payloads():
+        for mode in ("no", "yes"):
+            same(pair, "CONFIG", "SET", "sanitize-dump-payload", mode)
+            same(pair, "DEL", "h")
+            assert "Bad data format" in err(same(pair, "RESTORE", "h", "0", payload))
+            assert same(pair, "EXISTS", "h") == 0
+    assert_alive(pair[0])
+
+
+def with_crc(payload):
+    from test_dump import crc64
+    body = payload[:-8]
+    return body + struct.pack("<Q", crc64(body))
+
+
+def test_cve_2026_66373_stream_nack_shared_by_two_consumers(pair):
+    """CVE-2026-66373: a stream payload whose pending entry 1-0 sits in two
+    consumers' lists was accepted; XACK by one freed the entry the other
+    still pointed to (use after free).  Refused with `Bad data format`."""
+    payload = with_crc(
+        b"\x0f\x01\x10\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x00\x25\x25\x00\x00\x00\x0a"
+        b"\x00\x01\x01\x00\x01\x01\x01\x85\x66\x69\x65\x6c\x64\x06\x00\x01\x02\x01\x00\x01\x00\x01\x85\x76\x61"
+        b"\x6c\x75\x65\x06\x04\x01\xff\x01\x01\x00\x01\x07\x6d\x79\x67\x72\x6f\x75\x70\x01\x00\x01\x00\x00\x00"
+        b"\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x00\x4a\x79\x89\x8f\x9f\x01\x00\x00\x01\x02\x09\x63"
+        b"\x6f\x6e\x73\x75\x6d\x65\x72\x41\x4a\x79\x89\x8f\x9f\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x01"
+        b"\x00\x00\x00\x00\x00\x00\x00\x00\x09\x63\x6f\x6e\x73\x75\x6d\x65\x72\x42\x54\x79\x89\x8f\x9f\x01\x00"
+        b"\x00\x01\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x00\x09\x00\xf6\xea\x7b\x6c\xb8"
+        b"\xb8\xd8\xb4")
+    for mode in ("no", "yes"):
+        same(pair, "CONFIG", "SET", "sanitize-dump-payload", mode)
+        assert "Bad data format" in err(same(pair, "RESTORE", "mystream", "0", payload))
+        same(pair, "XACK", "mystream", "mygroup", "1-0")
+        same(pair, "DEL", "mystream")
+    assert_alive(pair[0])
+
+
+@pytest.mark.slow
+def test_cve_2026_23631_full_sync_waits_for_a_busy_script(start_server):
+    """CVE-2026-23631: a replica running a script past busy-reply-threshold
+    went on with a full sync from its master, whose load frees the Lua
+    engine under the running script (use after free).  Here the master is
+    replaced (a new replication ID: only a full sync can follow) while the
+    replica's script runs; the replica must keep the script's engine until
+    it ends, then sync and serve."""
+    from rawresp import RawConn
+    master = start_server()
+    replica = start_server(args=("--busy-reply-threshold", "10", "--repl-diskless-load", "swapdb"))
+    m, r = master.client(), replica.client()
+    r.replicaof("127.0.0.1", master.port)
+    deadline = time.time() + 20
+    while r.info("replication").get("master_link_status") != "up":
+        assert time.time() < deadline, "replica never synced"
+        time.sleep(0.05)
+    busy = RawConn(replica.port, timeout=30)
+    busy.send("EVAL_RO", "while true do end", "0")
+    deadline = time.time() + 10
+    while True:
+        try:
+            r.ping()
+        except Exception as e:
+            assert "BUSY" in str(e)
+            break
+        assert time.time() < deadline, "the script never turned busy"
+        time.sleep(0.02)
+    port = master.port
+    master.stop()
+    master = start_server(port=port)
+    m = master.client()
+    big = "x" * 100000
+    for i in range(5):
+        m.set("big:%d" % i, big)
+    time.sleep(2)  # time enough for a reconnect and a full sync, were they served
+    with pytest.raises(Exception) as e:
+        r.ping()
+    assert "BUSY" in str(e.value)  # the script still runs, its engine intact
+    r.execute_command("SCRIPT", "KILL")
+    assert "killed" in str(busy.read())
+    deadline = time.time() + 30
+    while not (r.info("replication").get("master_link_status") == "up" and r.dbsize() == 5):
+        assert time.time() < deadline, "the replica never synced with the new master"
+        time.sleep(0.1)
+    assert m.info("stats")["sync_full"] == 1
+    assert r.get("big:4") == big
+    assert r.eval("return 1", 0) == 1  # the engine the sync reset works
+    busy.close()
