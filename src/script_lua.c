@@ -243,7 +243,10 @@ static int l_math_random(lua_State *L) {
         case 2: {
             int l = luaL_checkint(L, 1), u = luaL_checkint(L, 2);
             luaL_argcheck(L, l <= u, 2, "interval is empty");
-            lua_pushnumber(L, floor(r * (u - l + 1)) + l);
+            /* the width wraps as Redis's int arithmetic does on x86-64
+             * (math.random(-2^31, 2^31-1)), without a signed overflow */
+            int width = (int)((unsigned)u - (unsigned)l + 1u);
+            lua_pushnumber(L, floor(r * width) + l);
             break;
         }
         default:

@@ -32,8 +32,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
 
 
-def run(binary, extra, requests, clients, pipeline):
-    """(total instructions, callgrind output file) of one run."""
+def run(binary, extra, requests, clients, pipeline, load=("-t", "set,get"), setup=()):
+    """(total instructions, callgrind output file) of one run: setup's
+    commands (argument lists) sent first, then redis-benchmark with the
+    load's arguments (SET and GET by default)."""
     out_dir = tempfile.mkdtemp(prefix="bench-cg-")
     out = os.path.join(out_dir, "cg.out")
     port = benchlib.free_port()
@@ -44,9 +46,11 @@ def run(binary, extra, requests, clients, pipeline):
         deadline = time.time() + 120
         while time.time() < deadline and not benchlib.pong_once(port):
             time.sleep(0.2)
+        for command in setup:
+            subprocess.run(["redis-cli", "-p", str(port)] + list(command), capture_output=True, check=True)
         if requests:
             bench = ["redis-benchmark", "-p", str(port), "-n", str(requests), "-c", str(clients), "-P",
-                     str(pipeline), "-t", "set,get", "-q"]
+                     str(pipeline), "-q"] + list(load)
             subprocess.run(bench, capture_output=True, check=True, timeout=600)
         with benchlib.socket.create_connection(("127.0.0.1", port), timeout=10) as s:
             s.sendall(benchlib.resp("SHUTDOWN", "NOSAVE"))

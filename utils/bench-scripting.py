@@ -8,11 +8,15 @@ server in turn (alternating, --runs times) and prints the median
 requests/s and the server's CPU seconds per million calls (utime+stime
 from /proc/PID/stat around each run) with the ratio ours/theirs.
 Scripts: a small read (GET of one key) and a 3-command write (INCR,
-EXPIRE, GET on a random key among --keyspace).  It prints figures for
-BENCHMARKS.md; nothing here is pass/fail.
+EXPIRE, GET on a random key among --keyspace).  With --callgrind N, each
+server instead runs under valgrind's callgrind (bench-callgrind.py's run):
+idle once, then N EVALSHA of each script from 20 clients, and the
+user-space instructions per call are printed, a count the load of a shared
+machine cannot move.  It prints figures for BENCHMARKS.md; nothing here is
+pass/fail.
 
 usage: utils/bench-scripting.py [--runs 5] [--requests 200000] [--clients 50] [--pipeline 1]
-                                [--server src/redis-like-server]
+                                [--server src/redis-like-server] [--callgrind 20000]
 """
 import argparse
 import os
@@ -24,6 +28,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from importlib import import_module  # noqa: E402
 
 bvr = import_module("bench-vs-redis")
+bcg = import_module("bench-callgrind")
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 SCRIPTS = {
@@ -47,6 +52,30 @@ def run_once(pid, port, sha, args):
     return rps, cpu / args.requests * 1e6
 
 
+def sha_of(body):
+    import hashlib
+    return hashlib.sha1(body.encode()).hexdigest()
+
+
+def callgrind_table(args):
+    """Instructions per EVALSHA, each server under callgrind: (busy - idle) / N."""
+    servers = {"redis-like": args.server, "redis 7.0.15": "/usr/bin/redis-server"}
+    per_call = {}
+    for name, binary in servers.items():
+        idle, _ = bcg.run(binary, [], 0, 20, 1)
+        for label, body in SCRIPTS.items():
+            load = ["-r", str(args.keyspace), "EVALSHA", sha_of(body), "1", "key:__rand_int__"]
+            busy, _ = bcg.run(binary, [], args.callgrind, 20, 1, load=load, setup=[["SCRIPT", "LOAD", body]])
+            per_call[(name, label)] = (busy - idle) / args.callgrind
+    print("EVALSHA under callgrind: %d calls from 20 clients, user-space instructions per call" % args.callgrind)
+    print()
+    print("| script | redis-like instr/call | redis 7.0.15 instr/call | ratio |")
+    print("| --- | ---: | ---: | ---: |")
+    for label in SCRIPTS:
+        o, r = per_call[("redis-like", label)], per_call[("redis 7.0.15", label)]
+        print("| %s | %s | %s | %.2f |" % (label, f"{o:,.0f}", f"{r:,.0f}", o / r))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=5)
@@ -55,7 +84,11 @@ def main():
     ap.add_argument("--pipeline", type=int, default=1)
     ap.add_argument("--keyspace", type=int, default=1000)
     ap.add_argument("--server", default=os.path.join(ROOT, "src", "redis-like-server"))
+    ap.add_argument("--callgrind", type=int, default=0, help="instructions per call under callgrind, N calls")
     args = ap.parse_args()
+    if args.callgrind:
+        callgrind_table(args)
+        return
     servers = {"redis-like": bvr.start(args.server), "redis 7.0.15": bvr.start("/usr/bin/redis-server")}
     try:
         shas = {}
