@@ -17,7 +17,7 @@
 /* Every family's table; a new family adds one line here. */
 static command_t *const all_tables[] = {string_commands, keyspace_commands, server_commands, conn_commands,
                                         memory_commands,
-                                        hash_commands, set_commands, zset_commands,
+                                        hash_commands, hash_ttl_commands, set_commands, zset_commands,
                                         list_commands /* t_list.c */, zset_blocking_commands /* blocking.c */,
                                         multi_commands,
                                         pubsub_commands, slowlog_commands, latency_commands, monitor_commands,

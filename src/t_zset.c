@@ -1038,7 +1038,7 @@ static long zscan_emit_node(client_t *c, void *node) {
 
 static void cmd_zscan(client_t *c) {
     scan_args_t a;
-    if (!scan_args_parse_or_reply(c, 2, false, &a)) return;
+    if (!scan_args_parse_or_reply(c, 2, 0, &a)) return;
     bool wrongtype;
     robj *o = db_lookup_typed_or_reply(c, c->argv[1], OBJ_ZSET, false, &wrongtype);
     if (wrongtype) return;

@@ -73,12 +73,19 @@ def text(v):
     return v[1].decode()
 
 
+# Commands Redis 7.0.15 does not have (issue 47: 7.4's and 8.0's hash
+# field expiry); the metadata comparison covers the 7.0 surface.
+NEWER = set("hexpire hpexpire hexpireat hpexpireat httl hpttl hexpiretime hpexpiretime hpersist "
+            "hgetdel hgetex hsetex".split())
+
+
 def implemented(port):
-    """Our full names (top-level and subcommands) from COMMAND LIST."""
+    """Our full names (top-level and subcommands) from COMMAND LIST, less
+    the commands newer than Redis 7.0."""
     c = Typed(port, 2)
     names = {text(x) for x in c.call("COMMAND", "LIST")[1]}
     c.close()
-    return names
+    return names - NEWER
 
 
 def norm_info(entry, keep):
@@ -144,8 +151,8 @@ def test_command_all_and_count(pair, ours):
     everything = a.call("COMMAND")[1]
     names = {text(e[1][0]) for e in everything}
     top = {n for n in ours if "|" not in n}
-    assert names == top
-    assert int(a.call("COMMAND", "COUNT")[1]) == len(top)
+    assert names == top | NEWER
+    assert int(a.call("COMMAND", "COUNT")[1]) == len(top | NEWER)
     theirs = {text(x) for x in b.call("COMMAND", "LIST")[1]}
     assert ours <= theirs, ours - theirs
     # The same entries as COMMAND INFO of each name.
