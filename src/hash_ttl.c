@@ -17,6 +17,7 @@
  * Propagation follows Redis 7.4: H(P)EXPIRE(AT) as HPEXPIREAT with the
  * absolute time and only the fields it changed; a time already past
  * deletes the fields and logs HDELs; HPERSIST as itself. */
+#include <ctype.h>
 #include <limits.h>
 #include <string.h>
 #include <strings.h>
@@ -35,6 +36,15 @@
 #define ERR_NUMFIELDS_MATCH "The `numfields` parameter must match the number of arguments"
 #define ERR_NUMFIELDS_POSITIVE "Number of fields must be a positive integer"
 #define ERR_NUMFIELDS_GT0 "Parameter `numFields` should be greater than 0"
+
+/* "invalid expire time in 'hexpire' command": the name as the table has it. */
+static void reply_bad_expire(client_t *c) {
+    char name[32];
+    size_t i = 0;
+    for (const char *p = c->argv[0]->ptr; *p && i < sizeof(name) - 1; p++) name[i++] = (char)tolower((unsigned char)*p);
+    name[i] = '\0';
+    reply_error(c, "invalid expire time in '%s' command", name);
+}
 
 /* Per-field reply codes (Redis 7.4). */
 #define HFE_NO_FIELD -2
@@ -132,13 +142,13 @@ static void hexpire_generic(client_t *c, long long base_ms, bool seconds) {
     }
     if (seconds) {
         if (v > (long long)(HASH_TTL_MAX / 1000)) {
-            reply_error(c, "invalid expire time in '%s' command", (char *)c->argv[0]->ptr);
+            reply_bad_expire(c);
             return;
         }
         v *= 1000;
     }
     if (v > (long long)HASH_TTL_MAX - base_ms) {
-        reply_error(c, "invalid expire time in '%s' command", (char *)c->argv[0]->ptr);
+        reply_bad_expire(c);
         return;
     }
     uint64_t when = (uint64_t)(v + base_ms);
@@ -335,12 +345,12 @@ static bool ttl_opt_or_reply(client_t *c, int *j, int *kind, uint64_t *when, boo
     if (!cmd_get_ll_or_reply(c, c->argv[++*j], &v, NULL)) return false;
     long long base = ex || px ? c->srv->mstime : 0;
     if (v <= 0 || ((ex || exat) && v > (long long)(HASH_TTL_MAX / 1000))) {
-        reply_error(c, "invalid expire time in '%s' command", (char *)c->argv[0]->ptr);
+        reply_bad_expire(c);
         return false;
     }
     if (ex || exat) v *= 1000;
     if (v > (long long)HASH_TTL_MAX - base) {
-        reply_error(c, "invalid expire time in '%s' command", (char *)c->argv[0]->ptr);
+        reply_bad_expire(c);
         return false;
     }
     *when = (uint64_t)(v + base);
