@@ -98,6 +98,16 @@ SCENARIOS = {
         ["SSCAN", "s", "0", "NOVALUES"],
         ["SCAN", "0", "NOVALUES"],
     ],
+    "zrank_withscore": [  # Redis 7.2
+        ["ZADD", "z", "1.5", "a", "2", "b"],
+        ["ZRANK", "z", "b", "WITHSCORE"],
+        ["ZREVRANK", "z", "a", "withscore"],
+        ["ZRANK", "z", "x", "WITHSCORE"],
+        ["ZRANK", "z", "a", "foo"],
+        ["ZRANK", "z", "a", "WITHSCORE", "x"],
+        ["ZRANK", "nokey", "a", "WITHSCORE"],
+        ["ZRANK", "z", "a"],
+    ],
     "last_field_deleted": [
         ["HSET", "h", "a", "1"],
         ["HPEXPIREAT", "h", "1", "FIELDS", "1", "a"],

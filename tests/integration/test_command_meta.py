@@ -77,6 +77,9 @@ def text(v):
 # field expiry); the metadata comparison covers the 7.0 surface.
 NEWER = set("hexpire hpexpire hexpireat hpexpireat httl hpttl hexpiretime hpexpiretime hpersist "
             "hgetdel hgetex hsetex".split())
+# Commands whose arguments grew after 7.0 (ZRANK/ZREVRANK WITHSCORE, 7.2):
+# their arity is 7.4's, so their COMMAND INFO differs from 7.0's.
+GREW = {"zrank", "zrevrank"}
 
 
 def implemented(port):
@@ -130,6 +133,8 @@ def test_info_and_docs_of_every_command(pair, ours, proto):
     top = sorted(n for n in ours if "|" not in n)
     assert len(top) > 150
     for name in top:
+        if name in GREW:
+            continue
         mine, theirs = a.call("COMMAND", "INFO", name), b.call("COMMAND", "INFO", name)
         assert norm_info(mine[1][0], ours) == norm_info(theirs[1][0], ours), name
         mine, theirs = a.call("COMMAND", "DOCS", name), b.call("COMMAND", "DOCS", name)
