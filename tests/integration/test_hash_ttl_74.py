@@ -312,3 +312,32 @@ def test_rdb_files_and_full_syncs_both_ways_with_74(start_server, ref74, tmp_pat
             rep74.stop()
     finally:
         ref.stop()
+
+
+def test_defrag_and_eviction_keep_or_drop_timed_hashes_whole(start_server):
+    """DEBUG DEFRAG-PASS moves every block (the hashtable's handle carries
+    the TTL bookkeeping behind it, the listpackex is one block): the TTLs
+    and the active expiry of a moved hash still work.  Eviction removes a
+    timed hash like any key."""
+    s = start_server()
+    c = s.client(decode_responses=True)
+    fill_ttl_hashes(c)
+    hpexpire(c, "big", 100, "f5")
+    hpexpire(c, "small", 100, "b")
+    want = (c.execute_command("HPEXPIRETIME", "small", "FIELDS", 1, "a"),
+            c.execute_command("HPEXPIRETIME", "big", "FIELDS", 3, "f1", "f2", "f3"))
+    c.execute_command("DEBUG", "DEFRAG-PASS")
+    assert (c.execute_command("HPEXPIRETIME", "small", "FIELDS", 1, "a"),
+            c.execute_command("HPEXPIRETIME", "big", "FIELDS", 3, "f1", "f2", "f3")) == want
+    deadline = time.time() + 5
+    while (c.hexists("big", "f5") or c.hexists("small", "b")) and time.time() < deadline:
+        time.sleep(0.05)
+    assert c.hlen("big") == 599 and c.hgetall("small") == {"a": "1"}
+    c.config_set("maxmemory-policy", "allkeys-random")
+    c.config_set("maxmemory", 1)
+    try:
+        c.set("x", "y")
+    except redis.ResponseError:
+        pass
+    c.config_set("maxmemory", 0)
+    assert not c.exists("big") and not c.exists("small")
