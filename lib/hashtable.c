@@ -110,6 +110,13 @@ ht *ht_create(const ht_type *type) {
     return t;
 }
 
+ht *ht_with_meta(ht *t, const ht_type *type, size_t bytes) {
+    ht *n = zrealloc(t, sizeof(*n) + bytes);
+    memset(n + 1, 0, bytes);
+    n->type = type;
+    return n;
+}
+
 static ht_bucket *alloc_table(int8_t exp) { return zcalloc(nbuckets(exp) * sizeof(ht_bucket)); }
 
 /* The smallest exponent whose table holds n entries at fill pct. */

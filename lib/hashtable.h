@@ -90,6 +90,12 @@ typedef void *ht_defrag_fn(void *privdata, void *entry);
 ht *ht_create(const ht_type *type);
 void ht_release(ht *t); /* frees entries (entry_free) and the table */
 void ht_empty(ht *t);   /* frees entries, keeps the handle */
+/* The handle regrown to carry `bytes` of caller data behind it (zeroed),
+ * and given another type (same hash and key functions expected): the
+ * entries stay.  Returns the new handle; t is dead.  ht_meta(t) is that
+ * data (a hash with field TTLs keeps its bookkeeping there). */
+ht *ht_with_meta(ht *t, const ht_type *type, size_t bytes);
+static inline void *ht_meta(ht *t) { return t + 1; }
 
 static inline size_t ht_size(const ht *t) { return t->used[0] + t->used[1]; }
 size_t ht_buckets(const ht *t);   /* both tables */

@@ -96,24 +96,48 @@ static sds emit_lp(sds buf, cmdbuf_t *cb, unsigned char *lp, int per) {
     return cb_flush(buf, cb);
 }
 
-/* A hashtable hash, through t_hash.h: pairs appended, flushed in batches. */
+/* A hash, through t_hash.h: pairs appended to HSET, flushed in batches;
+ * a hash whose fields may have TTLs as Redis 7.4 rewrites it, one HMSET
+ * per field and an HPEXPIREAT after each field that has a TTL. */
 struct hash_emit {
     sds buf;
     cmdbuf_t *cb;
+    sds key;
+    bool per_field;
     int n;
 };
 
-static void emit_pair(void *arg, const char *f, size_t flen, const char *v, size_t vlen) {
+static void emit_pair(void *arg, const char *f, size_t flen, const char *v, size_t vlen, uint64_t ttl) {
     struct hash_emit *e = arg;
+    if (e->per_field) {
+        cb_start(e->cb, "HMSET", e->key);
+        cb_arg(e->cb, f, flen);
+        cb_arg(e->cb, v, vlen);
+        e->buf = cb_flush(e->buf, e->cb);
+        if (ttl == HASH_TTL_NONE) return;
+        char when[32];
+        int wl = util_ll2str(when, sizeof(when), (long long)ttl);
+        cb_start(e->cb, "HPEXPIREAT", e->key);
+        cb_arg(e->cb, when, (size_t)wl);
+        cb_arg(e->cb, "FIELDS", 6);
+        cb_arg(e->cb, "1", 1);
+        cb_arg(e->cb, f, flen);
+        e->buf = cb_flush(e->buf, e->cb);
+        return;
+    }
     cb_arg(e->cb, f, flen);
     cb_arg(e->cb, v, vlen);
     if (++e->n % AOF_BATCH == 0) e->buf = cb_flush(e->buf, e->cb);
 }
 
-static sds emit_hash_ht(sds buf, cmdbuf_t *cb, robj *h) {
-    struct hash_emit e = {buf, cb, 0};
-    hash_type_ht_foreach(h, emit_pair, &e);
-    return cb_flush(e.buf, cb);
+static sds emit_hash(sds buf, cmdbuf_t *cb, sds key, robj *h) {
+    /* per field also for a listpackex: its integers are formatted into
+     * buffers that the next pair reuses, so each pair is flushed at once */
+    bool per_field = h->encoding != OBJ_ENCODING_HT || hash_min_ttl(h, false) != HASH_TTL_NONE;
+    struct hash_emit e = {buf, cb, key, per_field, 0};
+    if (!e.per_field) cb_start(cb, "HSET", key);
+    hash_type_foreach(h, emit_pair, &e);
+    return e.per_field ? e.buf : cb_flush(e.buf, cb);
 }
 
 /* A hashtable set: its entries are the member strings (t_set.c). */
@@ -205,9 +229,12 @@ sds aof_emit_key(sds buf, sds key, robj *val, long long expire_ms) {
             buf = emit_zset(buf, cb, val);
             break;
         case OBJ_HASH:
-            cb_start(cb, "HSET", key);
-            if (val->encoding == OBJ_ENCODING_LISTPACK) buf = emit_lp(buf, cb, val->ptr, 2);
-            else buf = emit_hash_ht(buf, cb, val);
+            if (val->encoding == OBJ_ENCODING_LISTPACK) {
+                cb_start(cb, "HSET", key);
+                buf = emit_lp(buf, cb, val->ptr, 2);
+            } else {
+                buf = emit_hash(buf, cb, key, val);
+            }
             break;
         case OBJ_STREAM:
             buf = stream_aof_emit(buf, key, val); /* stream_aof.c */

@@ -17,7 +17,7 @@
 /* Every family's table; a new family adds one line here. */
 static command_t *const all_tables[] = {string_commands, keyspace_commands, server_commands, conn_commands,
                                         memory_commands,
-                                        hash_commands, set_commands, zset_commands,
+                                        hash_commands, hash_ttl_commands, set_commands, zset_commands,
                                         list_commands /* t_list.c */, zset_blocking_commands /* blocking.c */,
                                         multi_commands,
                                         pubsub_commands, slowlog_commands, latency_commands, monitor_commands,
@@ -42,7 +42,9 @@ static void attach_meta(command_t *cmd) {
     const cmd_meta_t *m = cmd_meta_lookup(cmd->fullname);
     cmd->meta = m;
     if (!m) return;
-    cmd->arity = m->arity;
+    /* A row that takes more arguments than 7.0's (a 7.2/7.4 option such as
+     * ZRANK's WITHSCORE) keeps its own arity. */
+    if (!(cmd->arity < 0 && m->arity > 0 && -cmd->arity <= m->arity)) cmd->arity = m->arity;
     cmd->flags = (cmd->flags & ~CMD_META_VISIBLE_FLAGS) | m->flags;
     cmd->first_key = m->first_key;
     cmd->last_key = m->last_key;

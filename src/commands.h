@@ -66,6 +66,7 @@ extern command_t multi_commands[];    /* multi.c */
 extern command_t script_commands[];   /* script.c: EVAL*, SCRIPT */
 extern command_t function_commands[]; /* function.c: FUNCTION, FCALL* */
 extern command_t hash_commands[];
+extern command_t hash_ttl_commands[]; /* hash_ttl.c */
 extern command_t set_commands[];
 extern command_t zset_commands[];
 extern command_t list_commands[];                         /* t_list.c */

@@ -235,6 +235,7 @@ static void defrag_encoded(scan_ctx_t *cx, robj *o, sds key) {
     void *p;
     switch (o->encoding) {
         case OBJ_ENCODING_LISTPACK:
+        case OBJ_ENCODING_LISTPACK_EX: /* a hash with field TTLs: one listpack too */
         case OBJ_ENCODING_INTSET:
             if ((p = offer(df, o->ptr))) o->ptr = p;
             break;

@@ -81,24 +81,17 @@ static void digest_zset(unsigned char *d, robj *o) {
     }
 }
 
-static void xor_hash_pair(void *arg, const char *f, size_t flen, const char *v, size_t vlen) {
-    xor_pair(arg, f, flen, v, vlen);
+/* A field with a TTL adds Redis 7.4's marker to its pair's digest (the
+ * time itself is not part of it, as in Redis). */
+static void xor_hash_pair(void *arg, const char *f, size_t flen, const char *v, size_t vlen, uint64_t ttl) {
+    unsigned char e[DIGEST_LEN] = {0};
+    mix_in(e, f, flen);
+    mix_in(e, v, vlen);
+    if (ttl != HASH_TTL_NONE) xor_in(e, (const unsigned char *)"!!hexpire!!", 11);
+    xor_in(arg, e, DIGEST_LEN);
 }
 
-static void digest_hash(unsigned char *d, robj *o) {
-    if (o->encoding != OBJ_ENCODING_LISTPACK) {
-        hash_type_ht_foreach(o, xor_hash_pair, d);
-        return;
-    }
-    unsigned char *lp = o->ptr;
-    for (unsigned char *f = lp_first(lp); f; f = lp_next(lp, lp_next(lp, f))) {
-        char ftmp[LP_INTBUF_SIZE], vtmp[LP_INTBUF_SIZE];
-        size_t flen, vlen;
-        const unsigned char *fs = lp_get_str(f, &flen, ftmp);
-        const unsigned char *vs = lp_get_str(lp_next(lp, f), &vlen, vtmp);
-        xor_pair(d, fs, flen, vs, vlen);
-    }
-}
+static void digest_hash(unsigned char *d, robj *o) { hash_type_foreach(o, xor_hash_pair, d); }
 
 /* Entries in ID order, each ID as "ms.seq" then its fields and values;
  * consumer groups are not part of it (as in Redis). */

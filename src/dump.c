@@ -29,8 +29,9 @@ sds dump_payload_create(server_t *srv, robj *val) {
     rio_init_mem(&r, true);
     rdb_write_value(&r, val, srv->cfg.rdbcompression);
     unsigned char footer[DUMP_FOOTER_LEN];
-    footer[0] = RDB_VERSION & 0xff;
-    footer[1] = (RDB_VERSION >> 8) & 0xff;
+    int version = rdb_value_version(val);
+    footer[0] = (unsigned char)(version & 0xff);
+    footer[1] = (unsigned char)((version >> 8) & 0xff);
     rio_write(&r, footer, 2);
     uint64_t crc = htole64(r.crc);
     rio_write(&r, &crc, 8);
@@ -41,7 +42,7 @@ bool dump_payload_verify(const unsigned char *p, size_t len) {
     if (len < DUMP_FOOTER_LEN) return false;
     const unsigned char *footer = p + len - DUMP_FOOTER_LEN;
     unsigned version = (unsigned)footer[0] | (unsigned)footer[1] << 8;
-    if (version > RDB_VERSION) return false;
+    if (version > RDB_VERSION_LOAD_MAX) return false;
     uint64_t crc = htole64(crc64_update(0, p, len - 8));
     return memcmp(&crc, footer + 2, 8) == 0;
 }

@@ -17,6 +17,7 @@
  * The running average TTL for INFO keyspace is updated from the samples. */
 #include "expire.h"
 
+#include "hash_ttl.h"
 #include "keyspace.h"
 #include "pause.h"
 #include "repl.h"
@@ -93,5 +94,7 @@ void expire_active_cycle(server_t *srv) {
         }
         if (util_monotonic_us() - start > budget_us) break;
     }
+    /* hash_ttl.c: then hash fields past their TTL, in what is left */
+    if (util_monotonic_us() - start < budget_us) hash_ttl_active_expire(srv, start + budget_us);
     srv->stats.expire_cycle_cpu_us += util_monotonic_us() - start;
 }

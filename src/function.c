@@ -793,7 +793,7 @@ static void cmd_function_restore(client_t *c) {
     char buf[32];
     size_t len;
     const unsigned char *p = (const unsigned char *)obj_string_view(c->argv[2], buf, sizeof(buf), &len);
-    if (len < 10 || (unsigned)(p[len - 10] | (p[len - 9] << 8)) > RDB_VERSION) {
+    if (len < 10 || (unsigned)(p[len - 10] | (p[len - 9] << 8)) > RDB_VERSION_LOAD_MAX) {
         reply_error(c, "DUMP payload version or checksum are wrong");
         return;
     }

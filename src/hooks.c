@@ -112,6 +112,8 @@ static void keyspace_db_replaced(db_t *db) {
     blocking_signal_db(db);
 }
 
+static void keyspace_propagate(db_t *db, robj **argv, int argc) { propagate_command(db->srv, db->id, argv, argc); }
+
 static const keyspace_hooks_t keyspace_hooks = {
     .keys_expire_locally = repl_keys_expire_locally,
     .writes_paused = pause_active,
@@ -121,6 +123,7 @@ static const keyspace_hooks_t keyspace_hooks = {
     .db_replaced = keyspace_db_replaced,
     .logging_on = persist_propagation_on,
     .log_as = persist_propagate_as,
+    .propagate = keyspace_propagate,
 };
 
 /* ------------------------------------------ the durability layer's hooks */

@@ -32,6 +32,34 @@ static const ht_type keys_type = {entry_key, dict_sds_hash, dict_sds_eq, entry_f
 
 ht *db_create_keys_table(void) { return ht_create(&keys_type); }
 
+/* ------------------------------------------- hashes with field TTLs */
+
+static void hfe_key_free(void *p) { sds_free(p); }
+static const ht_type hfe_keys_type = {NULL, dict_sds_hash, dict_sds_eq, hfe_key_free};
+
+void db_track_field_ttl(db_t *db, sds key) {
+    if (!db->hfe_keys) db->hfe_keys = ht_create(&hfe_keys_type);
+    ht_position pos;
+    if (ht_find_position_for_insert(db->hfe_keys, key, &pos, NULL))
+        ht_insert_at_position(db->hfe_keys, &pos, sds_dup(key));
+}
+
+void db_untrack_field_ttl(db_t *db, sds key) {
+    if (!db->hfe_keys) return;
+    ht_delete(db->hfe_keys, key);
+    if (ht_size(db->hfe_keys) == 0) {
+        ht_release(db->hfe_keys);
+        db->hfe_keys = NULL;
+        db->hfe_cursor = 0;
+    }
+}
+
+static void hfe_release(db_t *db) {
+    ht_release(db->hfe_keys);
+    db->hfe_keys = NULL;
+    db->hfe_cursor = 0;
+}
+
 void db_init_all(server_t *srv) {
     srv->dbnum = (int)srv->cfg.databases;
     srv->dbs = zcalloc(sizeof(db_t) * (size_t)srv->dbnum);
@@ -45,6 +73,7 @@ void db_init_all(server_t *srv) {
 void db_free_all(server_t *srv) {
     for (int i = 0; i < srv->dbnum; i++) {
         ttl_index_release(&srv->dbs[i]);
+        hfe_release(&srv->dbs[i]);
         ht_release(srv->dbs[i].keys);
     }
     zfree(srv->dbs);
@@ -78,12 +107,16 @@ void db_temp_set_swap(server_t *srv, db_t *set) {
         ht *keys = db->keys;
         size_t expires = db->expires_count;
         struct ttl_index *index = db->ttl_index;
+        ht *hfe = db->hfe_keys;
         db->keys = set[i].keys;
         db->expires_count = set[i].expires_count;
         db->ttl_index = set[i].ttl_index;
+        db->hfe_keys = set[i].hfe_keys;
         set[i].keys = keys;
         set[i].expires_count = expires;
         set[i].ttl_index = index;
+        set[i].hfe_keys = hfe;
+        db->hfe_cursor = set[i].hfe_cursor = 0;
         db->avg_ttl = 0;
         db->expire_cursor = 0;
         /* WATCH of the old data, stream readers, clients blocked on keys */
@@ -94,6 +127,7 @@ void db_temp_set_swap(server_t *srv, db_t *set) {
 void db_temp_set_free(server_t *srv, db_t *set, bool async) {
     for (int i = 0; i < srv->dbnum; i++) {
         ttl_index_release(&set[i]);
+        hfe_release(&set[i]);
         if (async) lazyfree_free_tables(srv->lazyfree, set[i].keys);
         else ht_release(set[i].keys);
     }
@@ -155,6 +189,7 @@ static db_entry *replace_value_entry(db_t *db, db_entry *e, robj *val) {
     if (old == val) return e;
     evict_stamp_replace(db->srv, val, old);
     robj *owned = db_entry_take_val(e); /* NULL when embedded: goes with e */
+    if (obj_has_field_ttl(val)) db_track_field_ttl(db, db_entry_key(e));
     db_entry *n = db_entry_set_val(e, val);
     if (n != e) entry_moved(db, e, n);
     if (owned) lazyfree_free_value(db->srv->lazyfree, owned, db->srv->cfg.lazyfree_lazy_server_del);
@@ -226,9 +261,11 @@ bool db_exists(db_t *db, robj *key) {
 /* Insert a new entry for key at pos (from ht_find_position_for_insert);
  * returns it (its value is a copy of val when embedded). */
 static db_entry *insert_new(db_t *db, const ht_position *pos, sds key, robj *val, long long expire_ms) {
-    evict_stamp_new(db->srv, val); /* before: an embedded copy takes the stamp */
+    evict_stamp_new(db->srv, val);            /* before: an embedded copy takes the stamp */
+    bool field_ttls = obj_has_field_ttl(val); /* before: an embedded val is gone after */
     db_entry *e = db_entry_new(key, sds_len(key), val, expire_ms >= 0, expire_ms);
     ht_insert_at_position(db->keys, pos, e);
+    if (field_ttls) db_track_field_ttl(db, key); /* RENAME, MOVE, COPY, RESTORE, loads */
     if (expire_ms >= 0) {
         db->expires_count++;
         ttl_index_add(db, e);
@@ -307,6 +344,7 @@ long long db_empty(db_t *db) {
     long long n = (long long)ht_size(db->keys);
     db->srv->keyspace_hooks->db_flushed(db); /* WATCH; stream readers learn their key is gone */
     ttl_index_release(db);
+    hfe_release(db);
     ht_empty(db->keys);
     db->expires_count = 0;
     db->avg_ttl = 0;
@@ -321,6 +359,7 @@ long long db_empty_async(db_t *db) {
     long long n = (long long)ht_size(db->keys);
     db->srv->keyspace_hooks->db_flushed(db); /* WATCH; stream readers learn their key is gone */
     ttl_index_release(db);
+    hfe_release(db);
     lazyfree_free_tables(db->srv->lazyfree, db->keys);
     db->keys = db_create_keys_table();
     db->expires_count = 0;

@@ -26,6 +26,9 @@ typedef struct keyspace_hooks {
      * write now, and persist_propagate_as */
     bool (*logging_on)(const client_t *c);
     void (*log_as)(client_t *c, const char *name, robj **args, int nargs);
+    /* propagate.c: a write the server makes by itself on db (a hash
+     * field's expiry as HDEL), to the AOF and replicas */
+    void (*propagate)(db_t *db, robj **argv, int argc);
 } keyspace_hooks_t;
 
 #define LOOKUP_NONE 0
@@ -88,6 +91,15 @@ bool db_remove_expire(db_t *db, robj *key);
 bool db_expire_if_needed(db_t *db, robj *key);
 /* Called when a key is logically modified (WATCH, notifications later). */
 void db_signal_modified(db_t *db, robj *key);
+
+/* The db's set of hashes whose fields may have a TTL (hash field expiry,
+ * hash_ttl.c): every value stored under a key through this module joins
+ * it when obj_has_field_ttl says so; commands that give a field its first
+ * TTL call db_track_field_ttl; active field expiry walks the set (NULL
+ * when empty) and drops names that no longer hold such a hash. */
+void db_track_field_ttl(db_t *db, sds key);
+void db_untrack_field_ttl(db_t *db, sds key);
+static inline ht *db_field_ttl_keys(db_t *db) { return db->hfe_keys; }
 
 /* Random live key as a new sds, or NULL if the db is empty. */
 sds db_random_key(db_t *db);

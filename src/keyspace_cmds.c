@@ -144,7 +144,7 @@ static sds scan_key_name(void *entry) { return db_entry_key(entry); }
  * master. */
 static void cmd_scan(client_t *c) {
     scan_args_t a;
-    if (!scan_args_parse_or_reply(c, 1, true, &a)) return;
+    if (!scan_args_parse_or_reply(c, 1, SCAN_OPT_TYPE, &a)) return;
     scan_expired_t ex = {NULL, 0, 0};
     scan_source_t src = {.t = c->db->keys, .t_name = scan_key_name, .t_keep = scan_keep_key, .state = &ex};
     scan_reply(c, &a, &src);
@@ -386,11 +386,15 @@ static void cmd_swapdb(client_t *c) {
         x->avg_ttl = y->avg_ttl;
         x->expire_cursor = y->expire_cursor;
         x->ttl_index = y->ttl_index; /* ttl_index.h: it goes with its keys table */
+        x->hfe_keys = y->hfe_keys;   /* so do the hashes with field TTLs */
+        x->hfe_cursor = y->hfe_cursor;
         y->keys = tmp.keys;
         y->expires_count = tmp.expires_count;
         y->avg_ttl = tmp.avg_ttl;
         y->expire_cursor = tmp.expire_cursor;
         y->ttl_index = tmp.ttl_index;
+        y->hfe_keys = tmp.hfe_keys;
+        y->hfe_cursor = tmp.hfe_cursor;
         c->srv->dirty++;
         /* Clients blocked on a key that now exists are served. */
         blocking_signal_db(x);

@@ -216,6 +216,7 @@ const char *obj_encoding_name(int encoding) {
         case OBJ_ENCODING_EMBSTR: return "embstr";
         case OBJ_ENCODING_QUICKLIST: return "quicklist";
         case OBJ_ENCODING_LISTPACK: return "listpack";
+        case OBJ_ENCODING_LISTPACK_EX: return "listpackex";
         case OBJ_ENCODING_STREAM: return "stream";
         default: return "unknown";
     }
@@ -228,6 +229,12 @@ const char *obj_encoding_name_of(const robj *o) {
 
 /* Bytes held by a value: the object plus its encoded data.  Collections
  * sample `samples` elements (0 = all) through their registered callback. */
+bool obj_has_field_ttl(const robj *o) {
+    if (o->type != OBJ_HASH) return false;
+    const obj_type_ops_t *ops = type_ops[o->type];
+    return ops && ops->has_field_ttl && ops->has_field_ttl(o);
+}
+
 size_t obj_mem_usage(robj *o, size_t samples) {
     size_t n = obj_is_embedded(o) ? 0 : zmalloc_size(o); /* embedded: counted with its entry */
     if (o->type == OBJ_STRING) {

@@ -37,6 +37,7 @@ enum {
     OBJ_ENCODING_QUICKLIST = 9,
     OBJ_ENCODING_STREAM = 10,
     OBJ_ENCODING_LISTPACK = 11,
+    OBJ_ENCODING_LISTPACK_EX = 12, /* a hash's field, value, TTL triplets (Redis 7.4) */
 };
 
 #define OBJ_SHARED_REFCOUNT INT32_MAX
@@ -67,6 +68,7 @@ typedef struct robj {
 typedef struct obj_type_ops {
     void (*free_value)(robj *o);                  /* free o->ptr per encoding */
     size_t (*mem_usage)(robj *o, size_t samples); /* bytes of o->ptr's data */
+    bool (*has_field_ttl)(const robj *o);         /* hashes: may a field carry a TTL (NULL: never) */
 } obj_type_ops_t;
 
 void obj_register_type(int type, const obj_type_ops_t *ops);
@@ -122,6 +124,9 @@ const char *obj_encoding_name(int encoding);
  * "raw", as Redis, which only makes embstr up to that length, says. */
 const char *obj_encoding_name_of(const robj *o);
 size_t obj_mem_usage(robj *o, size_t samples);
+/* Whether o is a hash that may hold fields with a TTL (the keyspace keeps
+ * such keys in the db's set for active field expiry). */
+bool obj_has_field_ttl(const robj *o);
 
 /* The LRU clock, maintained by the server cron. */
 void obj_set_lru_clock(unsigned clock);

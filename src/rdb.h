@@ -18,7 +18,12 @@
 #include "rio.h"
 #include "server.h"
 
+/* Files and DUMP payloads are version 10 (Redis 7.0 loads them, and so
+ * does 7.4) unless they hold a hash with field TTLs, whose types are
+ * version 12's (Redis 7.4): then they say 12.  Loading takes up to 12. */
 #define RDB_VERSION 10
+#define RDB_VERSION_HFE 12
+#define RDB_VERSION_LOAD_MAX 12
 
 /* Binary doubles and integers are written as they lie in memory. */
 _Static_assert(sizeof(double) == 8, "RDB binary doubles are 8 bytes");
@@ -47,6 +52,11 @@ enum {
     RDB_TYPE_LIST_QUICKLIST_2 = 18,
     RDB_TYPE_STREAM_LISTPACKS_2 = 19,
     RDB_TYPE_SET_LISTPACK = 20,
+    RDB_TYPE_STREAM_LISTPACKS_3 = 21,      /* Redis 7.2: consumers' active time */
+    RDB_TYPE_HASH_METADATA_PRE_GA = 22,    /* 7.4 RCs: [ttl][field][value], ttl absolute */
+    RDB_TYPE_HASH_LISTPACK_EX_PRE_GA = 23, /* 7.4 RCs: listpack of field, value, ttl */
+    RDB_TYPE_HASH_METADATA = 24,           /* 7.4: min TTL, then [ttl - min + 1 or 0][field][value] */
+    RDB_TYPE_HASH_LISTPACK_EX = 25,        /* 7.4: min TTL (8 bytes), then the listpackex blob */
 };
 
 /* Opcodes (in place of a type byte). */
@@ -151,6 +161,9 @@ int rdb_load_stream(server_t *srv, rdb_source_t *src, db_t *dbs, rdb_libs_t *lib
  * new object, or NULL with err (256 bytes) saying why. */
 robj *rdb_load_value(server_t *srv, const unsigned char *buf, size_t len, bool trusted, char *err);
 /* Write the type byte and the encoding of val (no key, no expire). */
+/* The RDB version a DUMP payload of val says: RDB_VERSION, or 12 for a
+ * hash with field TTLs. */
+int rdb_value_version(robj *val);
 void rdb_write_value(rio_t *r, robj *val, bool compress);
 
 /* A file mapped read-only for loading (an RDB, or an AOF with its

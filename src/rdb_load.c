@@ -664,9 +664,9 @@ static robj *build_hash(reader_t *r, server_t *srv, elems_t *e) {
         o = obj_create(OBJ_HASH, lp);
         o->encoding = OBJ_ENCODING_LISTPACK;
     } else {
-        o = hash_type_create_ht(e->n / 2); /* t_hash.c owns the encoding */
+        o = hash_type_create_ht(e->n / 2, false); /* t_hash.c owns the encoding */
         for (size_t i = 0; i < e->n; i += 2)
-            dup |= !hash_type_ht_add(o, e->v[i], sds_len(e->v[i]), e->v[i + 1], sds_len(e->v[i + 1]));
+            dup |= !hash_type_ht_add(o, e->v[i], sds_len(e->v[i]), e->v[i + 1], sds_len(e->v[i + 1]), HASH_TTL_NONE);
     }
     if (dup) {
         obj_decref(o);
@@ -943,6 +943,94 @@ static bool get_zset_blob(reader_t *r, elems_t *e) {
     return ok;
 }
 
+/* ------------------------------------------- hashes with field TTLs */
+
+static bool get_u64(reader_t *r, uint64_t *v) {
+    uint64_t le;
+    if (!get_bytes(r, &le, 8)) return false;
+    *v = le64toh(le);
+    return true;
+}
+
+/* Types 24 and 22 (Redis 7.4): [min TTL,] count, then per field its TTL
+ * (24: relative to min plus one; 22: absolute; 0: none), field, value. */
+static robj *get_hash_metadata(reader_t *r, server_t *srv, int type) {
+    uint64_t min = 0, n;
+    if (type == RDB_TYPE_HASH_METADATA && !get_u64(r, &min)) return NULL;
+    if (!get_len(r, &n) || !plausible(r, n, 3)) return NULL;
+    if (n == 0) {
+        fail(r, "Empty hash");
+        return NULL;
+    }
+    robj *o = (long long)n > srv->cfg.hash_max_listpack_entries ? hash_type_create_ht(resize_hint(r, n), true)
+                                                                : hash_type_create_lpex();
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t rel, ttl;
+        sds f = NULL, v = NULL;
+        if (!get_len(r, &rel) || !(f = get_string(r)) || !(v = get_string(r))) {
+            sds_free(f);
+            obj_decref(o);
+            return NULL;
+        }
+        bool ok = true;
+        if (rel == 0) ttl = HASH_TTL_NONE;
+        else if (type == RDB_TYPE_HASH_METADATA_PRE_GA) ttl = rel;
+        else if (min <= HASH_TTL_MAX && rel - 1 <= HASH_TTL_MAX - min) ttl = min + rel - 1;
+        else ok = false, ttl = UINT64_MAX;
+        ok = ok && ttl <= HASH_TTL_MAX;
+        if (!ok) fail(r, "invalid expireAt time: %llu", (unsigned long long)ttl);
+        else if (!hash_type_add_loaded(srv, o, f, sds_len(f), v, sds_len(v), ttl)) ok = fail(r, "Duplicate hash fields detected");
+        sds_free(f);
+        sds_free(v);
+        if (!ok) {
+            obj_decref(o);
+            return NULL;
+        }
+    }
+    return o;
+}
+
+/* A listpackex blob: field, value, TTL triplets, each TTL an integer
+ * within Redis 7.4's range (0: none) and in TTL order, no field twice. */
+typedef struct lpex_check {
+    size_t n;
+    uint64_t last; /* the previous TTL; HASH_TTL_NONE once untimed fields began */
+    bool untimed;
+    bool ok;
+} lpex_check_t;
+
+static bool check_lpex_entry(const unsigned char *p, void *arg) {
+    lpex_check_t *c = arg;
+    if (c->n++ % 3 != 2) return true;
+    long long v;
+    if (!lp_get_int(p, &v) || v < 0 || (uint64_t)v > HASH_TTL_MAX) return false;
+    if (v == 0) {
+        c->untimed = true;
+        return true;
+    }
+    if (c->untimed || (uint64_t)v < c->last) return false; /* out of order */
+    c->last = (uint64_t)v;
+    return true;
+}
+
+/* Types 25 and 23 (Redis 7.4): [min TTL (ignored: the blob has them),]
+ * then the blob, adopted as the hash's own listpack. */
+static robj *get_hash_lpex(reader_t *r, server_t *srv, int type) {
+    uint64_t min;
+    if (type == RDB_TYPE_HASH_LISTPACK_EX && !get_u64(r, &min)) return NULL;
+    size_t len;
+    unsigned char *lp = get_blob_copy(r, &len);
+    if (!lp) return NULL;
+    lpex_check_t c = {0, 0, false, true};
+    if (!lp_validate(lp, len, true, check_lpex_entry, &c) || c.n == 0 || c.n % 3 ||
+        (!r->trusted && !lp_entries_unique(lp, 2))) {
+        zfree(lp);
+        fail(r, "Hash listpack integrity check failed.");
+        return NULL;
+    }
+    return hash_type_from_lpex(srv, lp);
+}
+
 /* Read one value of the given RDB type and build it; NULL on error. */
 static robj *get_object(reader_t *r, server_t *srv, int type) {
     elems_t e = {0};
@@ -1000,8 +1088,17 @@ static robj *get_object(reader_t *r, server_t *srv, int type) {
         case RDB_TYPE_HASH_LISTPACK:
             if (get_blob_object(r, srv, adopt_hash, decode_listpack, &e, &o) && !o) o = build_hash(r, srv, &e);
             break;
+        case RDB_TYPE_HASH_METADATA:
+        case RDB_TYPE_HASH_METADATA_PRE_GA:
+            o = get_hash_metadata(r, srv, type);
+            break;
+        case RDB_TYPE_HASH_LISTPACK_EX:
+        case RDB_TYPE_HASH_LISTPACK_EX_PRE_GA:
+            o = get_hash_lpex(r, srv, type);
+            break;
         case RDB_TYPE_STREAM_LISTPACKS:
         case RDB_TYPE_STREAM_LISTPACKS_2:
+        case RDB_TYPE_STREAM_LISTPACKS_3:
             o = rdb_stream_load(r, type); /* rdb_stream.c */
             break;
         case RDB_TYPE_MODULE:
@@ -1250,7 +1347,7 @@ static int read_header(reader_t *r, rdb_load_result_t *res) {
     magic[9] = '\0';
     int version = atoi(magic + 5);
     res->version = version;
-    if (version < RDB_VERSION_MIN || version > RDB_VERSION + 1) {
+    if (version < RDB_VERSION_MIN || version > RDB_VERSION_LOAD_MAX) {
         fail(r, "Can't handle RDB format version %d", version);
         return -1;
     }
@@ -1347,8 +1444,7 @@ static bool value_is_empty(const robj *o) {
             if (o->encoding == OBJ_ENCODING_LISTPACK) return lp_length(o->ptr) == 0;
             return ht_size((ht *)o->ptr) == 0;
         case OBJ_ZSET: return zset_length(o) == 0;
-        case OBJ_HASH:
-            return o->encoding == OBJ_ENCODING_LISTPACK ? lp_length(o->ptr) == 0 : ht_size((ht *)o->ptr) == 0;
+        case OBJ_HASH: return hash_type_len((robj *)o) == 0;
     }
     return false;
 }

@@ -152,8 +152,29 @@ struct pair_sink {
     bool compress;
 };
 
-static void put_pair(void *arg, const char *f, size_t flen, const char *v, size_t vlen) {
+static void put_pair(void *arg, const char *f, size_t flen, const char *v, size_t vlen, uint64_t ttl) {
+    (void)ttl;
     struct pair_sink *s = arg;
+    put_string(s->r, f, flen, s->compress);
+    put_string(s->r, v, vlen, s->compress);
+}
+
+static void put_ms(rio_t *r, uint64_t ms) {
+    uint64_t le = htole64(ms);
+    rio_write(r, &le, 8);
+}
+
+/* Type 24's field: its TTL relative to the hash's earliest (plus one; 0
+ * for none), then field and value. */
+struct ttl_pair_sink {
+    rio_t *r;
+    bool compress;
+    uint64_t min;
+};
+
+static void put_ttl_pair(void *arg, const char *f, size_t flen, const char *v, size_t vlen, uint64_t ttl) {
+    struct ttl_pair_sink *s = arg;
+    put_len(s->r, ttl == HASH_TTL_NONE ? 0 : ttl - s->min + 1);
     put_string(s->r, f, flen, s->compress);
     put_string(s->r, v, vlen, s->compress);
 }
@@ -217,20 +238,39 @@ static void put_zset(rio_t *r, robj *o, bool compress) {
 static void put_hash(rio_t *r, robj *o, bool compress) {
     if (o->encoding == OBJ_ENCODING_LISTPACK) {
         put_blob(r, o->ptr, lp_bytes(o->ptr), compress);
+    } else if (o->encoding == OBJ_ENCODING_LISTPACK_EX) { /* type 25 */
+        put_ms(r, hash_min_ttl(o, true));
+        unsigned char *lp = hash_type_lp(o);
+        put_blob(r, lp, lp_bytes(lp), compress);
+    } else if (hash_min_ttl(o, false) != HASH_TTL_NONE) { /* type 24 */
+        struct ttl_pair_sink sink = {r, compress, hash_min_ttl(o, true)};
+        put_ms(r, sink.min);
+        put_len(r, hash_type_len(o));
+        hash_type_foreach(o, put_ttl_pair, &sink);
     } else {
         struct pair_sink sink = {r, compress};
-        put_len(r, ht_size((ht *)o->ptr));
-        hash_type_ht_foreach(o, put_pair, &sink); /* t_hash.c owns the encoding */
+        put_len(r, hash_type_len(o));
+        hash_type_foreach(o, put_pair, &sink); /* t_hash.c owns the encoding */
     }
 }
 
-static int rdb_type_of(const robj *o) {
+static int rdb_hash_type(robj *o) {
+    if (o->encoding == OBJ_ENCODING_LISTPACK) return RDB_TYPE_HASH_LISTPACK;
+    if (o->encoding == OBJ_ENCODING_LISTPACK_EX) return RDB_TYPE_HASH_LISTPACK_EX;
+    return hash_min_ttl(o, false) != HASH_TTL_NONE ? RDB_TYPE_HASH_METADATA : RDB_TYPE_HASH;
+}
+
+int rdb_value_version(robj *val) {
+    return val->type == OBJ_HASH && hash_has_field_ttl(val) ? RDB_VERSION_HFE : RDB_VERSION;
+}
+
+static int rdb_type_of(robj *o) {
     switch (o->type) {
         case OBJ_STRING: return RDB_TYPE_STRING;
         case OBJ_LIST: return RDB_TYPE_LIST_QUICKLIST_2;
         case OBJ_SET: return o->encoding == OBJ_ENCODING_INTSET ? RDB_TYPE_SET_INTSET : RDB_TYPE_SET;
         case OBJ_ZSET: return o->encoding == OBJ_ENCODING_LISTPACK ? RDB_TYPE_ZSET_LISTPACK : RDB_TYPE_ZSET_2;
-        case OBJ_HASH: return o->encoding == OBJ_ENCODING_LISTPACK ? RDB_TYPE_HASH_LISTPACK : RDB_TYPE_HASH;
+        case OBJ_HASH: return rdb_hash_type(o);
         case OBJ_STREAM: return RDB_TYPE_STREAM_LISTPACKS_2;
     }
     return -1;
@@ -312,7 +352,10 @@ static void put_function(void *arg, const char *code, size_t len) {
 
 int rdb_write_dataset(server_t *srv, rio_t *r, const rdb_save_opts_t *opts) {
     char magic[16];
-    snprintf(magic, sizeof(magic), "REDIS%04d", RDB_VERSION);
+    int version = RDB_VERSION;
+    for (int i = 0; i < srv->dbnum; i++)
+        if (db_field_ttl_keys(&srv->dbs[i])) version = RDB_VERSION_HFE; /* hash field TTL types */
+    snprintf(magic, sizeof(magic), "REDIS%04d", version);
     rio_write(r, magic, 9);
     put_aux(r, "redis-ver", RL_REDIS_COMPAT_VERSION);
     put_aux_ll(r, "redis-bits", (long long)sizeof(void *) * 8);

@@ -210,15 +210,17 @@ static bool load_pel(rdb_reader_t *r, stream_cg_t *cg) {
     return true;
 }
 
-static bool load_consumers(rdb_reader_t *r, stream_cg_t *cg) {
+/* v3 (type 21, Redis 7.2+): each consumer's active time follows its seen
+ * time; we keep seen time only. */
+static bool load_consumers(rdb_reader_t *r, stream_cg_t *cg, bool v3) {
     uint64_t n;
     if (!rdb_in_len(r, &n) || !rdb_in_plausible(r, n, 10)) return false;
     for (uint64_t i = 0; i < n; i++) {
         size_t nlen;
         unsigned char *name = rdb_in_blob(r, &nlen);
         if (!name) return false;
-        long long seen;
-        if (!get_ms(r, &seen)) {
+        long long seen, active;
+        if (!get_ms(r, &seen) || (v3 && !get_ms(r, &active))) {
             zfree(name);
             return false;
         }
@@ -248,7 +250,7 @@ static bool load_consumers(rdb_reader_t *r, stream_cg_t *cg) {
     return orphan ? rdb_in_fail(r, "Stream CG PEL entry without consumer") : true;
 }
 
-static bool load_groups(rdb_reader_t *r, stream_t *s, bool v2) {
+static bool load_groups(rdb_reader_t *r, stream_t *s, bool v2, bool r_v3) {
     uint64_t ngroups;
     if (!rdb_in_len(r, &ngroups) || !rdb_in_plausible(r, ngroups, 4)) return false;
     for (uint64_t i = 0; i < ngroups; i++) {
@@ -263,13 +265,13 @@ static bool load_groups(rdb_reader_t *r, stream_t *s, bool v2) {
         zfree(name);
         if (!ok) return false;
         if (!cg) return rdb_in_fail(r, "Duplicated consumer group name");
-        if (!load_pel(r, cg) || !load_consumers(r, cg)) return false;
+        if (!load_pel(r, cg) || !load_consumers(r, cg, r_v3)) return false;
     }
     return true;
 }
 
 robj *rdb_stream_load(rdb_reader_t *r, int type) {
-    bool v2 = type == RDB_TYPE_STREAM_LISTPACKS_2;
+    bool v2 = type == RDB_TYPE_STREAM_LISTPACKS_2 || type == RDB_TYPE_STREAM_LISTPACKS_3;
     robj *o = stream_create_object();
     stream_t *s = o->ptr;
     uint64_t live = 0;
@@ -285,7 +287,7 @@ robj *rdb_stream_load(rdb_reader_t *r, int type) {
         rdb_in_fail(r, "Stream length does not match its nodes");
         goto err;
     }
-    if (!load_groups(r, s, v2)) goto err;
+    if (!load_groups(r, s, v2, type == RDB_TYPE_STREAM_LISTPACKS_3)) goto err;
     return o;
 err:
     obj_decref(o);

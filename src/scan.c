@@ -29,12 +29,14 @@ bool scan_parse_cursor_or_reply(client_t *c, robj *o, unsigned long *cursor) {
     return true;
 }
 
-bool scan_args_parse_or_reply(client_t *c, int cursor_arg, bool allow_type, scan_args_t *a) {
+bool scan_args_parse_or_reply(client_t *c, int cursor_arg, int opts, scan_args_t *a) {
+    bool allow_type = opts & SCAN_OPT_TYPE;
     if (!scan_parse_cursor_or_reply(c, c->argv[cursor_arg], &a->cursor)) return false;
     a->count = 10;
     a->pat = NULL;
     a->patlen = 0;
     a->type = NULL;
+    a->novalues = false;
     for (int j = cursor_arg + 1; j < c->argc; j++) {
         const char *opt = c->argv[j]->ptr;
         bool more = j + 1 < c->argc;
@@ -51,6 +53,12 @@ bool scan_args_parse_or_reply(client_t *c, int cursor_arg, bool allow_type, scan
             a->patlen = all ? 0 : sds_len(p);
         } else if (allow_type && !strcasecmp(opt, "type") && more) {
             a->type = c->argv[++j]->ptr;
+        } else if (!strcasecmp(opt, "novalues")) { /* Redis 7.4 */
+            if (!(opts & SCAN_OPT_NOVALUES)) {
+                reply_error(c, "NOVALUES option can only be used in HSCAN");
+                return false;
+            }
+            a->novalues = true;
         } else {
             reply_error(c, RL_ERR_SYNTAX);
             return false;

@@ -25,11 +25,15 @@ typedef struct scan_args {
     const char *pat; /* MATCH pattern; NULL when absent or "*" */
     size_t patlen;
     const char *type; /* TYPE (SCAN only); NULL when absent */
+    bool novalues;    /* NOVALUES (HSCAN only, Redis 7.4): fields without their values */
 } scan_args_t;
 
 /* Parse the cursor at argv[cursor_arg] and the options after it; TYPE is
- * accepted only when allow_type.  Replies and returns false on error. */
-bool scan_args_parse_or_reply(client_t *c, int cursor_arg, bool allow_type, scan_args_t *a);
+ * accepted only with SCAN_OPT_TYPE in opts (SCAN), NOVALUES only with
+ * SCAN_OPT_NOVALUES (HSCAN).  Replies and returns false on error. */
+#define SCAN_OPT_TYPE 1
+#define SCAN_OPT_NOVALUES 2
+bool scan_args_parse_or_reply(client_t *c, int cursor_arg, int opts, scan_args_t *a);
 /* Parse a SCAN cursor the way Redis does (strtoul rules). */
 bool scan_parse_cursor_or_reply(client_t *c, robj *o, unsigned long *cursor);
 bool scan_match(const scan_args_t *a, const char *s, size_t len);

@@ -54,6 +54,8 @@ typedef struct db {
     unsigned long expire_cursor; /* active expiry resumes here */
     long long avg_ttl;           /* ms, running estimate for INFO keyspace */
     struct ttl_index *ttl_index; /* keys with a TTL while they are rare (ttl_index.c), or NULL */
+    ht *hfe_keys;                /* names of hashes whose fields may have a TTL (hash_ttl.c), or NULL */
+    unsigned long hfe_cursor;    /* active field expiry resumes here */
     server_t *srv;
 } db_t;
 
@@ -63,6 +65,7 @@ typedef struct server_stats {
     long long numconnections; /* total_connections_received */
     long long rejected_conn;
     long long expiredkeys;
+    long long expired_subkeys; /* hash fields deleted by their TTL (Redis 7.4) */
     long long expired_stale_perc;
     long long evictedkeys;
     long long evictedclients; /* client_evict.c: maxmemory-clients */

@@ -720,7 +720,7 @@ static sds sscan_member_name(void *entry) { return entry; }
 
 static void cmd_sscan(client_t *c) {
     scan_args_t a;
-    if (!scan_args_parse_or_reply(c, 2, false, &a)) return;
+    if (!scan_args_parse_or_reply(c, 2, 0, &a)) return;
     bool wrongtype;
     robj *o = db_lookup_typed_or_reply(c, c->argv[1], OBJ_SET, false, &wrongtype);
     if (wrongtype) return;

@@ -219,13 +219,35 @@ static void cmd_zcard(client_t *c) {
     if (!wrongtype) reply_ll(c, o ? (long long)zset_length(o) : 0);
 }
 
+/* ZRANK/ZREVRANK key member [WITHSCORE] (Redis 7.2): the rank, or with
+ * WITHSCORE the rank and the score, null (an array null) when absent. */
 static void zrank_generic(client_t *c, bool rev) {
+    if (c->argc > 4) {
+        reply_error_arity(c);
+        return;
+    }
+    bool withscore = c->argc == 4;
+    if (withscore && strcasecmp(c->argv[3]->ptr, "withscore")) {
+        reply_error(c, RL_ERR_SYNTAX);
+        return;
+    }
     bool wrongtype;
     robj *o = db_lookup_typed_or_reply(c, c->argv[1], OBJ_ZSET, false, &wrongtype);
     if (wrongtype) return;
-    long r = o ? zset_rank(o, c->argv[2]->ptr, sds_len(c->argv[2]->ptr), rev) : -1;
-    if (r < 0) reply_null(c);
-    else reply_ll(c, r);
+    sds m = c->argv[2]->ptr;
+    long r = o ? zset_rank(o, m, sds_len(m), rev) : -1;
+    double score = 0;
+    if (r < 0) {
+        if (withscore) reply_null_array(c);
+        else reply_null(c);
+        return;
+    }
+    if (withscore) {
+        zset_score(o, m, sds_len(m), &score);
+        reply_array_len(c, 2);
+    }
+    reply_ll(c, r);
+    if (withscore) reply_double(c, score);
 }
 
 static void cmd_zrank(client_t *c) { zrank_generic(c, false); }
@@ -1038,7 +1060,7 @@ static long zscan_emit_node(client_t *c, void *node) {
 
 static void cmd_zscan(client_t *c) {
     scan_args_t a;
-    if (!scan_args_parse_or_reply(c, 2, false, &a)) return;
+    if (!scan_args_parse_or_reply(c, 2, 0, &a)) return;
     bool wrongtype;
     robj *o = db_lookup_typed_or_reply(c, c->argv[1], OBJ_ZSET, false, &wrongtype);
     if (wrongtype) return;
@@ -1074,8 +1096,8 @@ command_t zset_commands[] = {
     {"zrangebylex", cmd_zrangebylex, -4, CMD_READONLY, 1, 1, 1, "sorted_set", "Return a range of members in a sorted set, by lexicographical range", "2.8.9", NULL},
     {"zrevrangebylex", cmd_zrevrangebylex, -4, CMD_READONLY, 1, 1, 1, "sorted_set", "Return a range of members in a sorted set, by lexicographical range, ordered from higher to lower strings.", "2.8.9", NULL},
     {"zrevrange", cmd_zrevrange, -4, CMD_READONLY, 1, 1, 1, "sorted_set", "Return a range of members in a sorted set, by index, with scores ordered from high to low", "1.2.0", NULL},
-    {"zrank", cmd_zrank, 3, CMD_READONLY | CMD_FAST, 1, 1, 1, "sorted_set", "Determine the index of a member in a sorted set", "2.0.0", NULL},
-    {"zrevrank", cmd_zrevrank, 3, CMD_READONLY | CMD_FAST, 1, 1, 1, "sorted_set", "Determine the index of a member in a sorted set, with scores ordered from high to low", "2.0.0", NULL},
+    {"zrank", cmd_zrank, -3, CMD_READONLY | CMD_FAST, 1, 1, 1, "sorted_set", "Determine the index of a member in a sorted set", "2.0.0", NULL},
+    {"zrevrank", cmd_zrevrank, -3, CMD_READONLY | CMD_FAST, 1, 1, 1, "sorted_set", "Determine the index of a member in a sorted set, with scores ordered from high to low", "2.0.0", NULL},
     {"zpopmin", cmd_zpopmin, -2, CMD_WRITE | CMD_FAST, 1, 1, 1, "sorted_set", "Remove and return members with the lowest scores in a sorted set", "5.0.0", NULL},
     {"zpopmax", cmd_zpopmax, -2, CMD_WRITE | CMD_FAST, 1, 1, 1, "sorted_set", "Remove and return members with the highest scores in a sorted set", "5.0.0", NULL},
     {"zmpop", cmd_zmpop, -4, CMD_WRITE, 0, 0, 0, "sorted_set", "Remove and return members with scores in a sorted set", "7.0.0", NULL},

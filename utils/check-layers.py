@@ -38,7 +38,7 @@ LAYERS = [
     ("client services", "per-client features the data layer may tell",
      "pubsub notify tracking monitor client_evict slowlog latency acl_user acl scan"),
     ("data", "the keyspace",
-     "keyspace ttl_index t_hash t_set"),
+     "keyspace ttl_index t_hash hash_ttl t_set"),
     ("durability", "write stream, RDB, AOF, replication",
      "durability_hooks child rdb rdb_stream rdb_load rdb_save aof_manifest aof_encode aof_load aof stream_aof propagate persist repl repl_state repl_backlog repl_diskless "
      "repl_failover repl_info repl_master repl_replica repl_load repl_sync_file"),

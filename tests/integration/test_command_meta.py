@@ -73,12 +73,22 @@ def text(v):
     return v[1].decode()
 
 
+# Commands Redis 7.0.15 does not have (issue 47: 7.4's and 8.0's hash
+# field expiry); the metadata comparison covers the 7.0 surface.
+NEWER = set("hexpire hpexpire hexpireat hpexpireat httl hpttl hexpiretime hpexpiretime hpersist "
+            "hgetdel hgetex hsetex".split())
+# Commands whose arguments grew after 7.0 (ZRANK/ZREVRANK WITHSCORE, 7.2):
+# their arity is 7.4's, so their COMMAND INFO differs from 7.0's.
+GREW = {"zrank", "zrevrank"}
+
+
 def implemented(port):
-    """Our full names (top-level and subcommands) from COMMAND LIST."""
+    """Our full names (top-level and subcommands) from COMMAND LIST, less
+    the commands newer than Redis 7.0."""
     c = Typed(port, 2)
     names = {text(x) for x in c.call("COMMAND", "LIST")[1]}
     c.close()
-    return names
+    return names - NEWER
 
 
 def norm_info(entry, keep):
@@ -123,6 +133,8 @@ def test_info_and_docs_of_every_command(pair, ours, proto):
     top = sorted(n for n in ours if "|" not in n)
     assert len(top) > 150
     for name in top:
+        if name in GREW:
+            continue
         mine, theirs = a.call("COMMAND", "INFO", name), b.call("COMMAND", "INFO", name)
         assert norm_info(mine[1][0], ours) == norm_info(theirs[1][0], ours), name
         mine, theirs = a.call("COMMAND", "DOCS", name), b.call("COMMAND", "DOCS", name)
@@ -144,8 +156,8 @@ def test_command_all_and_count(pair, ours):
     everything = a.call("COMMAND")[1]
     names = {text(e[1][0]) for e in everything}
     top = {n for n in ours if "|" not in n}
-    assert names == top
-    assert int(a.call("COMMAND", "COUNT")[1]) == len(top)
+    assert names == top | NEWER
+    assert int(a.call("COMMAND", "COUNT")[1]) == len(top | NEWER)
     theirs = {text(x) for x in b.call("COMMAND", "LIST")[1]}
     assert ours <= theirs, ours - theirs
     # The same entries as COMMAND INFO of each name.

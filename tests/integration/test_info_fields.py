@@ -26,7 +26,8 @@ IDS = ["ours", "redis"]
 VARIABLE = re.compile(r"^(cmdstat_|errorstat_|latency_percentiles_usec_|db\d+$)")
 # Redis 7.2's names ours has too (7.0.15 lacks them)
 OURS_ONLY = {"acl_access_denied_auth", "acl_access_denied_channel", "acl_access_denied_cmd",
-             "acl_access_denied_key", "redis_like_version", "io_engine"}
+             "acl_access_denied_key", "redis_like_version", "io_engine",
+             "expired_subkeys"}  # Redis 7.4's (hash field expiry, issue 47)
 
 
 def fields_by_section(port):
