@@ -133,6 +133,21 @@ def start_server():
 
 
 @pytest.fixture(scope="module")
+def asan_segv_in_charge():
+    """On ASan builds, ASan's own SIGSEGV handler stays in charge of the
+    servers this module starts (the server's crash report would take the
+    signal otherwise): a fault shows as ASan's report of what it is.  The
+    security tests use it; other builds ignore ASAN_OPTIONS."""
+    old = os.environ.get("ASAN_OPTIONS")
+    os.environ["ASAN_OPTIONS"] = (old or "") + ":allow_user_segv_handler=0"
+    yield
+    if old is None:
+        del os.environ["ASAN_OPTIONS"]
+    else:
+        os.environ["ASAN_OPTIONS"] = old
+
+
+@pytest.fixture(scope="module")
 def server():
     """One redis-like-server shared by a test module."""
     s = ServerProcess(SERVER)

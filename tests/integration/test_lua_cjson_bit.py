@@ -29,6 +29,11 @@ import redis
 
 from rawresp import ExactConn, RawConn
 
+
+@pytest.fixture(scope="module", autouse=True)
+def _asan_segv(asan_segv_in_charge):
+    """ASan reports a fault here itself (conftest.asan_segv_in_charge)."""
+
 # A script prefix: a canonical text of any Lua value (sorted keys, numbers
 # with 17 digits), so a decode is compared value by value, not through the
 # reply conversion.

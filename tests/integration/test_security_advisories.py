@@ -22,6 +22,11 @@ import pytest
 from conftest import REDIS_SERVER, ROOT, SERVER, closed_by_server
 from rawresp import ExactConn
 
+
+@pytest.fixture(scope="module", autouse=True)
+def _asan_segv(asan_segv_in_charge):
+    """ASan reports a fault here itself (conftest.asan_segv_in_charge)."""
+
 BIN_DIR = os.path.dirname(os.environ.get("RL_SERVER", os.path.join(ROOT, "src", "x")))
 pytestmark = pytest.mark.differential
 

@@ -20,6 +20,11 @@ import redis
 from rawresp import RawConn
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _asan_segv(asan_segv_in_charge):
+    """ASan reports a fault here itself (conftest.asan_segv_in_charge)."""
+
+
 def reply_of(r, script, *keys_and_args, numkeys=0):
     """The script's reply, or its error text, so two servers compare."""
     try:
