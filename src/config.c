@@ -171,6 +171,7 @@ static const directive directives[] = {
     {"key-load-delay", T_INT, O(key_load_delay), "0", INT_MIN, INT_MAX, NULL, F_HIDDEN},
     {"maxmemory", T_MEM, O(maxmemory), "0", 0, LLONG_MAX, NULL, 0},
     {"busy-reply-threshold", T_INT, O(busy_reply_threshold), "5000", 0, LLONG_MAX, NULL, 0},
+    {"lua-enable-deprecated-api", T_BOOL, O(lua_enable_deprecated_api), "no", 0, 0, NULL, F_IMMUTABLE | F_HIDDEN},
     {"maxmemory-policy", T_ENUM, O(maxmemory_policy), "noeviction", 0, 0, policy_enum, 0},
     {"maxmemory-clients", T_MEM, O(maxmemory_clients), "0", 0, LLONG_MAX, NULL, F_PERCENT},
     {"maxmemory-eviction-tenacity", T_INT, O(maxmemory_eviction_tenacity), "10", 0, 100, NULL, 0},

@@ -108,6 +108,7 @@ typedef struct rl_config {
     long long maxmemory_clients; /* bytes, or -N for N% of maxmemory; 0: no client eviction (client_evict.c) */
     int maxmemory_policy;
     long long busy_reply_threshold; /* ms a script runs before others get -BUSY */
+    bool lua_enable_deprecated_api; /* setfenv, getfenv, newproxy for scripts (off: they escape the sandbox) */
     long long maxmemory_samples;
     long long maxmemory_eviction_tenacity; /* 0..100: how long one eviction call may run (evict.c) */
     bool jemalloc_bg_thread;

@@ -3,8 +3,9 @@
  * state; conversions live in script_conv.c.
  *
  * The sandbox, as Redis 7.0 presents it to scripts:
- *   - libraries: base (without dofile, loadfile, print, getfenv, setfenv,
- *     newproxy), table, string, math, cjson, bit, struct, cmsgpack;
+ *   - libraries: base (without dofile, loadfile, print, and getfenv,
+ *     setfenv, newproxy unless lua-enable-deprecated-api, as Redis),
+ *     table, string, math, cjson, bit, struct, cmsgpack;
  *     no io, os, debug, package/require;
  *   - loadstring/load refuse precompiled chunks (the ESC byte);
  *   - math.random follows lrand48's sequence from its initial state, one
@@ -60,6 +61,7 @@ typedef struct slua_ctx {
     bool functions;
     size_t heap;      /* bytes the Lua heap holds */
     size_t host_half; /* half the machine's memory (the limit without maxmemory) */
+    int globals_ref;  /* registry ref of the sealed globals (restore_globals) */
     uint64_t rand48;  /* math.random state */
     int runs_since_gc;
     command_t *last_cmd; /* redis.call's last top-level command (lookup cache) */
@@ -324,7 +326,20 @@ static void set_global_fn(lua_State *L, const char *name, lua_CFunction fn) {
     lua_setglobal(L, name);
 }
 
-static void load_libraries(lua_State *L) {
+/* The base functions scripts never see, and the ones they see only with
+ * lua-enable-deprecated-api yes (as Redis 7.0.15 after CVE-2025-46818:
+ * they let a script reach other functions' environments and finalizers). */
+static const char *const removed_always[] = {"dofile", "loadfile", "print", NULL};
+static const char *const removed_deprecated[] = {"getfenv", "setfenv", "newproxy", NULL};
+
+static void remove_globals(lua_State *L, const char *const names[]) {
+    for (int i = 0; names[i]; i++) {
+        lua_pushnil(L);
+        lua_setglobal(L, names[i]);
+    }
+}
+
+static void load_libraries(lua_State *L, bool deprecated_api) {
     open_lib(L, "", luaopen_base);
     open_lib(L, LUA_TABLIBNAME, luaopen_table);
     open_lib(L, LUA_STRLIBNAME, luaopen_string);
@@ -333,11 +348,8 @@ static void load_libraries(lua_State *L) {
     open_lib(L, "bit", slua_open_bit);
     open_lib(L, "struct", slua_open_struct);
     open_lib(L, "cmsgpack", slua_open_cmsgpack);
-    static const char *const removed[] = {"dofile", "loadfile", "print", "getfenv", "setfenv", "newproxy", NULL};
-    for (int i = 0; removed[i]; i++) {
-        lua_pushnil(L);
-        lua_setglobal(L, removed[i]);
-    }
+    remove_globals(L, removed_always);
+    if (!deprecated_api) remove_globals(L, removed_deprecated);
     set_global_fn(L, "loadstring", l_loadstring);
     set_global_fn(L, "pcall", l_pcall);
     set_global_fn(L, "load", l_load);
@@ -779,6 +791,17 @@ static void lock_globals(lua_State *L, slua_ctx *x) {
         lua_pop(L, 1);
     }
     lua_pop(L, 1); /* seen */
+    lua_pushvalue(L, LUA_GLOBALSINDEX);
+    x->globals_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+}
+
+/* With lua-enable-deprecated-api, setfenv(0, t) swaps the running thread's
+ * globals, which every later script would see: each run ends with the
+ * sealed globals put back. */
+static void restore_globals(lua_State *L, slua_ctx *x) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, x->globals_ref);
+    if (!lua_rawequal(L, -1, LUA_GLOBALSINDEX)) lua_replace(L, LUA_GLOBALSINDEX);
+    else lua_pop(L, 1);
 }
 
 /* FUNCTION LOAD's environment, as Redis 7.0's: only redis.register_function,
@@ -875,7 +898,7 @@ lua_State *slua_new(server_t *srv, lua_CFunction register_fn) {
         zfree(x);
         return NULL;
     }
-    load_libraries(L);
+    load_libraries(L, srv->cfg.lua_enable_deprecated_api);
     register_redis_lib(L, x->functions);
     lock_globals(L, x);
     if (register_fn) build_load_env(L, register_fn);
@@ -1000,6 +1023,7 @@ void slua_call(lua_State *L, script_run_t *run, robj **keys, int nkeys, robj **a
     if (err) reply_run_error(L, run);
     else sconv_reply_value(run->caller, L, run->resp, 0);
     lua_settop(L, base - 1);
+    restore_globals(L, x);
     if (err) collect_after_failure(L);
     if (++x->runs_since_gc >= GC_STEP_EVERY_RUNS) {
         lua_gc(L, LUA_GCSTEP, GC_STEP_EVERY_RUNS);

@@ -17,6 +17,7 @@ import time
 import pytest
 import redis
 
+from conftest import REDIS_SERVER
 from rawresp import RawConn
 
 
@@ -419,3 +420,33 @@ def test_function_kill_inside_a_c_call(start_server):
     assert not t.is_alive()
     assert r.ping()
     c.close()
+
+
+@pytest.mark.parametrize("enabled", ["no", "yes"])
+def test_lua_enable_deprecated_api(start_server, enabled):
+    """Redis's fix for CVE-2025-46818 took setfenv, getfenv and newproxy
+    out of the sandbox, behind the hidden, start-up-only config
+    lua-enable-deprecated-api (no by default); ours is the same."""
+    ours = start_server(args=("--lua-enable-deprecated-api", enabled))
+    theirs = start_server(args=("--lua-enable-deprecated-api", enabled), binary=REDIS_SERVER)
+    for s in (ours, theirs):
+        r = s.client()
+        for script in ("local f = function() return 1 end setfenv(f, {}) return 0",
+                       "local f = function() return 1 end getfenv(f) return 0",
+                       "return type(newproxy(true))"):
+            out = reply_of(r, script)
+            if enabled == "yes":
+                assert out in (0, "userdata"), (script, out)
+            else:
+                assert "Script attempted to access nonexistent global variable" in str(out), (script, out)
+        assert r.config_get("lua-enable-deprecated-api") == {"lua-enable-deprecated-api": enabled}
+        assert "lua-enable-deprecated-api" not in r.config_get("*")
+        with pytest.raises(redis.exceptions.ResponseError):
+            r.config_set("lua-enable-deprecated-api", "yes" if enabled == "no" else "no")
+    # even with the old functions, the shared tables stay sealed, and a
+    # script swapping its thread's globals leaves the next one the real ones
+    r = ours.client()
+    if enabled == "yes":
+        assert "readonly table" in reply_of(r, "rawset(getfenv(0), 'x', 1)")
+        reply_of(r, "setfenv(0, setmetatable({}, {__index = function() return function() return 'pwned' end end}))")
+        assert r.eval("return tostring(12)", 0) == "12"
