@@ -222,26 +222,19 @@ static unsigned long hash_len(const robj *o) {
 
 unsigned long hash_type_len(const robj *h) { return hash_len(h); }
 
+static void add_pair_to_ht(void *arg, const char *f, size_t flen, const char *v, size_t vlen, uint64_t ttl) {
+    ht *d = arg;
+    ht_add(d, hf_new(f, flen, v, vlen, ttl != HASH_TTL_NONE, ttl));
+    ht_ttl_account(d, HASH_TTL_NONE, ttl);
+}
+
 static void hash_convert_to_ht(robj *o) {
     if (!hash_is_lp(o)) return;
     unsigned char *lp = o->ptr;
-    bool ex = o->encoding == OBJ_ENCODING_LISTPACK_EX;
     ht *d = ht_create(&hash_ht_type);
-    if (ex) d = ht_with_meta(d, &hash_ht_ttl_type, sizeof(hash_ttl_meta_t));
+    if (o->encoding == OBJ_ENCODING_LISTPACK_EX) d = ht_with_meta(d, &hash_ht_ttl_type, sizeof(hash_ttl_meta_t));
     ht_expand(d, lp_length(lp) / hash_lp_step(o));
-    char fbuf[LP_INTBUF_SIZE], vbuf[LP_INTBUF_SIZE];
-    for (unsigned char *p = lp_first(lp); p;) {
-        size_t flen, vlen;
-        const unsigned char *f = lp_get_str(p, &flen, fbuf);
-        unsigned char *vp = lp_next(lp, p);
-        const unsigned char *v = lp_get_str(vp, &vlen, vbuf);
-        uint64_t ttl = ex ? lpex_ttl(lp, p) : HASH_TTL_NONE;
-        sds nf = hf_new((const char *)f, flen, (const char *)v, vlen, ttl != HASH_TTL_NONE, ttl);
-        ht_add(d, nf);
-        ht_ttl_account(d, HASH_TTL_NONE, ttl);
-        p = lp_next(lp, vp);
-        if (ex) p = lp_next(lp, p);
-    }
+    hash_type_foreach(o, add_pair_to_ht, d);
     lp_free(lp);
     o->ptr = d;
     o->encoding = OBJ_ENCODING_HT;

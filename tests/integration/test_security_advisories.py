@@ -19,7 +19,9 @@ import time
 
 import pytest
 
+from benchlib import resp
 from conftest import REDIS_SERVER, ROOT, SERVER, closed_by_server
+from test_dump import crc64
 from rawresp import ExactConn
 
 
@@ -77,14 +79,6 @@ def rss_kb(pid):
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
     raise AssertionError("no VmRSS")
-
-
-def resp(*args):
-    out = [b"*%d\r\n" % len(args)]
-    for a in args:
-        a = a if isinstance(a, bytes) else str(a).encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-    return b"".join(out)
 
 
 def both_servers(start_server, args):
@@ -909,15 +903,6 @@ def test_cve_2021_32761_bitfield_offsets_past_512mb(pair):
 
 # --------------------------------------------------------------- found here
 
-def crc64_jones(data):
-    """CRC-64/Jones, reflected, as Redis's DUMP payloads carry it."""
-    poly = 0x95ac9329ac4bc9b5
-    crc = 0
-    for b in data:
-        crc ^= b
-        for _ in range(8):
-            crc = (crc >> 1) ^ poly if crc & 1 else crc >> 1
-    return crc
 
 
 def with_delivery_time(dump, entry_id, t):
@@ -935,7 +920,7 @@ def with_delivery_time(dump, entry_id, t):
                 break
         pos += 1
     body = body[:pos + 16] + struct.pack("<q", t) + body[pos + 24:]
-    return body + struct.pack("<Q", crc64_jones(body))
+    return body + struct.pack("<Q", crc64(body))
 
 
 def test_restore_stream_pending_entry_with_extreme_delivery_time(pair):
@@ -1059,7 +1044,6 @@ def test_cve_2026_25243_zipmap_forged_lengths(pair):
 
 
 def with_crc(payload):
-    from test_dump import crc64
     body = payload[:-8]
     return body + struct.pack("<Q", crc64(body))
 
