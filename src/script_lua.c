@@ -62,6 +62,7 @@ typedef struct slua_ctx {
     size_t heap;      /* bytes the Lua heap holds */
     size_t host_half; /* half the machine's memory (the limit without maxmemory) */
     int globals_ref;  /* registry ref of the sealed globals (restore_globals) */
+    int capped;       /* > 0 while a script's own work runs: the heap limit applies */
     uint64_t rand48;  /* math.random state */
     int runs_since_gc;
     command_t *last_cmd; /* redis.call's last top-level command (lookup cache) */
@@ -101,11 +102,34 @@ static void *slua_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
         return NULL;
     }
     if (!ptr) osize = 0; /* Lua 5.1 passes 0 here, but be safe */
-    if (nsize > osize && x->heap + (nsize - osize) > heap_limit(x)) return NULL;
+    if (x->capped && nsize > osize && x->heap + (nsize - osize) > heap_limit(x)) return NULL;
     void *p = ztryrealloc(ptr, nsize);
     if (!p) return NULL;
     x->heap = x->heap - osize + nsize;
     return p;
+}
+
+/* The heap limit binds a script's own work only: compiling it and running
+ * it, inside Lua's protection, where a failed allocation is the script's
+ * "not enough memory".  The host's own calls around a run (KEYS and ARGV,
+ * reading the reply back, the state's set-up) are outside any protection,
+ * where a failed allocation would panic and end the process: they are
+ * never refused (their size is the request's or the reply's, bounded
+ * elsewhere). */
+int slua_pcall(lua_State *L, int nargs, int nresults, int errfunc) {
+    slua_ctx *x = ctx_of(L);
+    x->capped++;
+    int rc = lua_pcall(L, nargs, nresults, errfunc);
+    x->capped--;
+    return rc;
+}
+
+static int capped_load(lua_State *L, const char *code, size_t len, const char *chunkname) {
+    slua_ctx *x = ctx_of(L);
+    x->capped++;
+    int rc = luaL_loadbuffer(L, code, len, chunkname);
+    x->capped--;
+    return rc;
 }
 
 size_t slua_used_memory(lua_State *L) {
@@ -836,7 +860,7 @@ static void build_load_env(lua_State *L, lua_CFunction register_fn) {
 
 sds slua_run_library(lua_State *L, const char *code, size_t len, lua_Hook timeout_hook) {
     if (len > 0 && code[0] == '\033') return sds_new("Error compiling function: bytecode loading is disabled");
-    if (luaL_loadbuffer(L, code, len, "@user_function") != 0) {
+    if (capped_load(L, code, len, "@user_function") != 0) {
         sds err = sds_catprintf(sds_empty(), "Error compiling function: %s", lua_tostring(L, -1));
         lua_pop(L, 1);
         return err;
@@ -859,7 +883,7 @@ sds slua_run_library(lua_State *L, const char *code, size_t len, lua_Hook timeou
     lua_pushcfunction(L, error_handler);
     lua_insert(L, -2); /* M, handler, fn */
     if (timeout_hook) lua_sethook(L, timeout_hook, LUA_MASKCOUNT, HOOK_EVERY_INSNS);
-    int rc = lua_pcall(L, 0, 0, -2);
+    int rc = slua_pcall(L, 0, 0, -2);
     lua_sethook(L, NULL, 0, 0);
     sds err = NULL;
     if (rc) {
@@ -926,7 +950,7 @@ static void collect_after_failure(lua_State *L) {
 
 sds slua_compile(lua_State *L, const char *code, size_t len, const char *chunkname) {
     if (len > 0 && code[0] == '\033') return sds_new("bytecode loading is disabled");
-    if (luaL_loadbuffer(L, code, len, chunkname) == 0) return NULL;
+    if (capped_load(L, code, len, chunkname) == 0) return NULL;
     size_t elen;
     const char *e = lua_tolstring(L, -1, &elen);
     sds err = sds_newlen(e ? e : "unknown error", e ? elen : 13);
@@ -1016,7 +1040,7 @@ void slua_call(lua_State *L, script_run_t *run, robj **keys, int nkeys, robj **a
     x->run = run;
     if (run->ldb) lua_sethook(L, debug_hook, LUA_MASKLINE | LUA_MASKCOUNT, HOOK_EVERY_INSNS);
     else lua_sethook(L, busy_hook, LUA_MASKCOUNT, HOOK_EVERY_INSNS);
-    int err = lua_pcall(L, nargs_lua, 1, base);
+    int err = slua_pcall(L, nargs_lua, 1, base);
     lua_sethook(L, NULL, 0, 0);
     x->run = NULL;
     free_argv(x);

@@ -70,6 +70,9 @@ lua_State *slua_new(server_t *srv, lua_CFunction register_fn);
 sds slua_run_library(lua_State *L, const char *code, size_t len, lua_Hook timeout_hook);
 void slua_free(lua_State *L);
 size_t slua_used_memory(lua_State *L); /* bytes of the Lua heap */
+/* lua_pcall with the heap limit in force: a script's own work runs under
+ * it, the host's calls around it never fail for it. */
+int slua_pcall(lua_State *L, int nargs, int nresults, int errfunc);
 
 /* Compile `code` as chunk `chunkname`; on success the function is left on
  * the stack and NULL returned, else an sds error text (caller frees). */

@@ -165,7 +165,7 @@ static void push_value(input_t *in, int depth) {
 static void run_protected(int nargs) {
     hooks_left = BUDGET_HOOKS;
     lua_sethook(L, budget_hook, LUA_MASKCOUNT, HOOK_EVERY);
-    lua_pcall(L, nargs, 0, 0);
+    slua_pcall(L, nargs, 0, 0);
     lua_sethook(L, NULL, 0, 0);
 }
 

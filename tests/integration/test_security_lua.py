@@ -450,3 +450,34 @@ def test_lua_enable_deprecated_api(start_server, enabled):
         assert "readonly table" in reply_of(r, "rawset(getfenv(0), 'x', 1)")
         reply_of(r, "setfenv(0, setmetatable({}, {__index = function() return function() return 'pwned' end end}))")
         assert r.eval("return tostring(12)", 0) == "12"
+
+
+def test_scripts_near_the_heap_limit_never_take_the_server_down(start_server):
+    """With the Lua heap filled to its limit by cached scripts, the host's
+    own work around a run (KEYS/ARGV of 200,000 names, the reply read
+    back) must not fail: an allocation refused there, outside Lua's
+    protection, ended the process.  The limit binds the scripts' own work
+    only (script_lua.c slua_pcall)."""
+    import random
+    s = start_server(args=("--maxmemory", "40mb"))
+    r = s.client()
+    count, echo = r.script_load("return #KEYS"), r.script_load("return KEYS")
+    fill = r.script_load("local t = {} for i = 1, 1e7 do t[i] = i end return #t")
+    rng = random.Random(7)
+    for i in range(200):
+        body = "local t = {" + ",".join("'%s'" % ("%08d" % rng.randrange(10 ** 8) * 125) for _ in range(1000)) + \
+               "} return %d" % i
+        try:
+            r.script_load(body)
+        except redis.exceptions.ResponseError as e:
+            assert "not enough memory" in str(e)
+            break
+    else:
+        raise AssertionError("the Lua heap never reached its limit")
+    names = ["k%d" % i for i in range(200000)]
+    assert r.evalsha(count, len(names), *names) == 200000
+    assert len(r.evalsha(echo, 2000, *names[:2000])) == 2000
+    with pytest.raises(redis.exceptions.ResponseError) as e:
+        r.evalsha(fill, 0)
+    assert "not enough memory" in str(e.value)
+    assert r.ping()
