@@ -3,7 +3,7 @@
 #   make                build src/redis-like-server (+ tools) with the default allocator
 #   make run            build and start the server with redis-like.conf
 #   make test           build and run every test (layers, unit, integration, ebbmalloc)
-#   make check-layers   fail on an include that points up the server's layers
+#   make check-layers   fail on an include that points up the server's layers or a call cycle
 #   make test-allocators  the integration suite on every allocator build
 #   make test-io-uring    the integration suite with the io_uring socket engine
 #   make test-epoll       the integration suite with the epoll socket engine
@@ -42,8 +42,9 @@ test: test-deps all
 	$(MAKE) test-ebbmalloc
 	$(MAKE) test-integration
 
-# Every include in src/ points down or inside its layer (README "Layers").
-check-layers:
+# Every include in src/ points down or inside its layer, and no calls go
+# round a circle (README "Layers"): the call check reads the objects.
+check-layers: all
 	$(PYTHON) utils/check-layers.py
 
 test-integration:

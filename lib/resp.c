@@ -210,3 +210,24 @@ int resp_parse(resp_parser_t *p, const char *buf, size_t len, size_t *pos, const
     if (p->kind == '*' || (p->kind == 0 && buf[*pos] == '*')) return parse_multibulk(p, buf, len, pos, lim);
     return parse_inline(p, buf, len, pos);
 }
+
+/* "<prefix><n>\r\n" without printf: this runs for every argument of every
+ * logged write (printf was 15% of the server's CPU with -P 16). */
+static sds cat_header(sds buf, char prefix, long long n) {
+    char hdr[32];
+    hdr[0] = prefix;
+    size_t h = 1 + (size_t)util_ll2str(hdr + 1, sizeof(hdr) - 3, n);
+    hdr[h++] = '\r';
+    hdr[h++] = '\n';
+    return sds_catlen(buf, hdr, h);
+}
+
+sds resp_cat_command(sds buf, int argc, const char **argv, const size_t *lens) {
+    buf = cat_header(buf, '*', argc);
+    for (int i = 0; i < argc; i++) {
+        buf = cat_header(buf, '$', (long long)lens[i]);
+        buf = sds_catlen(buf, argv[i], lens[i]);
+        buf = sds_catlen(buf, "\r\n", 2);
+    }
+    return buf;
+}

@@ -1,4 +1,5 @@
-/* resp.h: the request parser, bytes in, argv out.
+/* resp.h: the request parser, bytes in, argv out (and its inverse,
+ * resp_cat_command, an argv as request bytes).
  *
  * Understands RESP multibulk requests (*<n>\r\n$<len>\r\n<bytes>\r\n...) and
  * inline commands (a text line split like a shell).  It is pure: no sockets,
@@ -19,6 +20,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+
+#include "sds.h"
 
 #define RESP_INLINE_MAX (64 * 1024)
 #define RESP_MBULK_MAX (1024 * 1024)
@@ -64,5 +67,9 @@ void resp_reset(resp_parser_t *p);
 
 /* True while the parser is in the middle of a request. */
 static inline bool resp_in_request(const resp_parser_t *p) { return p->kind != 0; }
+
+/* The other direction: a command as a request, appended to buf (the AOF,
+ * the replication stream and our replica's own requests write this). */
+sds resp_cat_command(sds buf, int argc, const char **argv, const size_t *lens);
 
 #endif

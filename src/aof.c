@@ -55,6 +55,7 @@
 #include "keyspace.h"
 #include "log.h"
 #include "rdb.h"
+#include "resp.h"
 #include "util.h"
 
 /* Automatic rewrites after this many failures in a row wait, from a
@@ -273,7 +274,7 @@ static void emit_function(void *arg, const char *code, size_t len) {
     sds *cmd = arg;
     const char *av[3] = {"FUNCTION", "LOAD", code};
     size_t lens[3] = {8, 4, len};
-    *cmd = aof_cat_command(*cmd, 3, av, lens);
+    *cmd = resp_cat_command(*cmd, 3, av, lens);
 }
 
 /* The dataset as commands (aof-use-rdb-preamble no). */
@@ -287,7 +288,7 @@ static int write_commands(server_t *srv, rio_t *r) {
         char n[16];
         const char *av[2] = {"SELECT", n};
         size_t lens[2] = {6, (size_t)util_ll2str(n, sizeof(n), i)};
-        cmd = aof_cat_command(cmd, 2, av, lens);
+        cmd = resp_cat_command(cmd, 2, av, lens);
         ht_iter it;
         void *p;
         ht_iter_init(&it, db->keys, false);
@@ -525,7 +526,7 @@ void aof_append(server_t *srv, int dbid, const char *cmd, size_t len) {
         char n[16];
         const char *av[2] = {"SELECT", n};
         size_t lens[2] = {6, (size_t)util_ll2str(n, sizeof(n), dbid)};
-        aof->buf = aof_cat_command(aof->buf, 2, av, lens);
+        aof->buf = resp_cat_command(aof->buf, 2, av, lens);
         aof->last_db = dbid;
     }
     aof->buf = sds_catlen(aof->buf, cmd, len);

@@ -100,8 +100,6 @@ int aof_parse_command(const unsigned char *buf, size_t len, size_t *pos, aof_cmd
 int aof_skip_annotation(const unsigned char *buf, size_t len, size_t *pos);
 void aof_cmd_free(aof_cmd_t *cmd);
 
-/* RESP array of argc C strings with lengths. */
-sds aof_cat_command(sds buf, int argc, const char **argv, const size_t *lens);
 /* stream_aof.c: the commands that rebuild one stream (used by aof_emit_key). */
 sds stream_aof_emit(sds buf, sds key, robj *val);
 

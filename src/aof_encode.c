@@ -10,6 +10,7 @@
  * (persist_propagate_as).  Pure functions of the data; aof.c decides where
  * the bytes go. */
 #include "aof.h"
+#include "resp.h"
 #include "t_hash.h"
 
 #include <stdio.h>
@@ -23,27 +24,6 @@
 #include "zset.h"
 
 #define AOF_BATCH 64 /* elements per RPUSH/SADD/ZADD/HSET in a rewrite */
-
-/* "<prefix><n>\r\n" without printf: this runs for every argument of every
- * logged write (printf was 15% of the server's CPU with -P 16). */
-static sds cat_header(sds buf, char prefix, long long n) {
-    char hdr[32];
-    hdr[0] = prefix;
-    size_t h = 1 + (size_t)util_ll2str(hdr + 1, sizeof(hdr) - 3, n);
-    hdr[h++] = '\r';
-    hdr[h++] = '\n';
-    return sds_catlen(buf, hdr, h);
-}
-
-sds aof_cat_command(sds buf, int argc, const char **argv, const size_t *lens) {
-    buf = cat_header(buf, '*', argc);
-    for (int i = 0; i < argc; i++) {
-        buf = cat_header(buf, '$', (long long)lens[i]);
-        buf = sds_catlen(buf, argv[i], lens[i]);
-        buf = sds_catlen(buf, "\r\n", 2);
-    }
-    return buf;
-}
 
 /* Collects the arguments of one command (up to a batch of elements). */
 typedef struct cmdbuf {
@@ -68,7 +48,7 @@ static void cb_arg(cmdbuf_t *cb, const char *s, size_t len) {
 }
 
 static sds cb_flush(sds buf, cmdbuf_t *cb) {
-    if (cb->argc > cb->fixed) buf = aof_cat_command(buf, cb->argc, cb->argv, cb->lens);
+    if (cb->argc > cb->fixed) buf = resp_cat_command(buf, cb->argc, cb->argv, cb->lens);
     cb->argc = cb->fixed;
     cb->nnums = 0;
     return buf;
@@ -274,7 +254,7 @@ static sds cat_argv(sds buf, robj **argv, int argc, int skip_from, int skip_n, c
         av[n] = tmp;
         lens[n++] = (size_t)l;
     }
-    buf = aof_cat_command(buf, n, av, lens);
+    buf = resp_cat_command(buf, n, av, lens);
     zfree(ints);
     return buf;
 }
@@ -285,7 +265,7 @@ static sds cat_simple(sds buf, const char *cmd, robj *key, const char *arg) {
     const char *k = obj_string_view(key, kbuf, sizeof(kbuf), &klen);
     const char *av[3] = {cmd, k, arg};
     size_t lens[3] = {strlen(cmd), klen, arg ? strlen(arg) : 0};
-    return aof_cat_command(buf, arg ? 3 : 2, av, lens);
+    return resp_cat_command(buf, arg ? 3 : 2, av, lens);
 }
 
 /* `SET key value [PXAT when]` (when < 0: no PXAT): SETEX, PSETEX, GETSET

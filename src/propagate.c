@@ -17,6 +17,7 @@
 
 #include "aof.h"
 #include "repl.h"
+#include "resp.h"
 #include "zmalloc.h"
 
 typedef struct staged {
@@ -109,7 +110,7 @@ void propagate_del(server_t *srv, int dbid, robj *key, bool lazy) {
     const char *name = lazy ? "UNLINK" : "DEL";
     const char *av[2] = {name, key->ptr};
     size_t lens[2] = {strlen(name), sds_len(key->ptr)};
-    emit_or_stage(srv, dbid, aof_cat_command(sds_empty(), 2, av, lens));
+    emit_or_stage(srv, dbid, resp_cat_command(sds_empty(), 2, av, lens));
 }
 
 void propagate_unit_begin(server_t *srv) {

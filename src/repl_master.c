@@ -32,6 +32,7 @@
 #include "net.h"
 #include "persist.h"
 #include "reply.h"
+#include "resp.h"
 #include "util.h"
 
 #define BULK_CHUNK (64 * 1024)   /* bytes per write of the RDB file */
@@ -81,7 +82,7 @@ void repl_feed(server_t *srv, int dbid, const char *cmd, size_t len) {
         char n[16];
         const char *av[2] = {"SELECT", n};
         size_t lens[2] = {6, (size_t)util_ll2str(n, sizeof(n), dbid)};
-        sds sel = aof_cat_command(sds_empty(), 2, av, lens);
+        sds sel = resp_cat_command(sds_empty(), 2, av, lens);
         master_feed_raw(srv, sel, sds_len(sel));
         sds_free(sel);
         r->stream_db = dbid;

@@ -34,6 +34,7 @@
 #include "keyspace.h"
 #include "log.h"
 #include "net.h"
+#include "resp.h"
 #include "supervise.h"
 #include "rdb.h"
 #include "reply.h"
@@ -84,7 +85,7 @@ void replica_free_link(server_t *srv) {
 /* ------------------------------------------------------------ sending */
 
 static bool send_command_lens(repl_link_t *l, int argc, const char **argv, const size_t *lens) {
-    sds cmd = aof_cat_command(sds_empty(), argc, argv, lens);
+    sds cmd = resp_cat_command(sds_empty(), argc, argv, lens);
     bool ok = rio_write_all(l->fd, cmd, sds_len(cmd)) == 0;
     sds_free(cmd);
     return ok;
@@ -113,7 +114,7 @@ void replica_send_ack(server_t *srv) {
     util_ll2str(off, sizeof(off), R(srv)->master_repl_offset);
     const char *av[3] = {"REPLCONF", "ACK", off};
     size_t lens[3] = {8, 3, strlen(off)};
-    sds cmd = aof_cat_command(sds_empty(), 3, av, lens);
+    sds cmd = resp_cat_command(sds_empty(), 3, av, lens);
     l->master->flags |= CLIENT_MASTER_FORCE_REPLY;
     reply_raw(l->master, cmd, sds_len(cmd));
     l->master->flags &= ~CLIENT_MASTER_FORCE_REPLY;

@@ -639,7 +639,11 @@ static void cmd_redis(ldb_t *l, lua_State *L, sds *argv, int argc) {
         return;
     }
     l->in_redis = true;
-    lua_pushcfunction(L, slua_redis_call);
+    /* redis.call as the script sees it, looked up in its globals: the
+     * debugger sits below the engine and reaches up only through Lua */
+    lua_getglobal(L, "redis");
+    lua_getfield(L, -1, "call");
+    lua_remove(L, -2);
     for (int i = 1; i < argc; i++) lua_pushlstring(L, argv[i], sds_len(argv[i]));
     lua_pcall(L, argc - 1, 1, 0); /* an error was logged by redis.call */
     lua_pop(L, 1);

@@ -50,8 +50,4 @@ void ldb_log_debug(ldb_t *l, lua_State *L);
 /* redis.breakpoint(): stop at the next line. */
 void ldb_request_break(ldb_t *l);
 
-/* The C function behind redis.call (script_lua.c), which the prompt's
- * `redis` command calls. */
-int slua_redis_call(lua_State *L);
-
 #endif

@@ -562,7 +562,7 @@ static int redis_call_generic(lua_State *L, bool raise) {
     return 1;
 }
 
-int slua_redis_call(lua_State *L) { return redis_call_generic(L, true); }
+static int l_redis_call(lua_State *L) { return redis_call_generic(L, true); }
 static int l_redis_pcall(lua_State *L) { return redis_call_generic(L, false); }
 
 static int l_redis_sha1hex(lua_State *L) {
@@ -721,7 +721,7 @@ static void set_version(lua_State *L) {
  * replication-mode calls (as in Redis 7.0). */
 static void register_redis_lib(lua_State *L, bool functions) {
     lua_newtable(L);
-    set_fn(L, "call", slua_redis_call);
+    set_fn(L, "call", l_redis_call);
     set_fn(L, "pcall", l_redis_pcall);
     set_fn(L, "sha1hex", l_redis_sha1hex);
     set_fn(L, "error_reply", l_redis_error_reply);

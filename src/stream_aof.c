@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "aof.h"
+#include "resp.h"
 #include "stream.h"
 #include "util.h"
 
@@ -67,7 +68,7 @@ static sds emit_entries(sds buf, sds key, stream_t *s) {
             argv[4 + i * 2] = copies[i * 2 + 1];
             lens[4 + i * 2] = vl;
         }
-        buf = aof_cat_command(buf, argc, argv, lens);
+        buf = resp_cat_command(buf, argc, argv, lens);
         for (int64_t i = 0; i < nf * 2; i++) sds_free(copies[i]);
         zfree(copies);
         zfree(lens);
@@ -86,7 +87,7 @@ static sds emit_group(sds buf, sds key, const unsigned char *name, size_t nlen, 
     arg_id(&c, &cg->last_id);
     arg_c(&c, "ENTRIESREAD");
     arg_ll(&c, cg->entries_read);
-    buf = aof_cat_command(buf, c.argc, c.argv, c.lens);
+    buf = resp_cat_command(buf, c.argc, c.argv, c.lens);
     rax_iter_t ci;
     rax_iter_start(&ci, cg->consumers);
     for (bool ok = rax_seek(&ci, "^", NULL, 0); ok; ok = rax_next(&ci)) {
@@ -98,7 +99,7 @@ static sds emit_group(sds buf, sds key, const unsigned char *name, size_t nlen, 
             arg(&k, key, sds_len(key));
             arg(&k, (const char *)name, nlen);
             arg(&k, cons->name, sds_len(cons->name));
-            buf = aof_cat_command(buf, k.argc, k.argv, k.lens);
+            buf = resp_cat_command(buf, k.argc, k.argv, k.lens);
             continue;
         }
         rax_iter_t pi;
@@ -120,7 +121,7 @@ static sds emit_group(sds buf, sds key, const unsigned char *name, size_t nlen, 
             arg_ll(&k, (long long)nack->delivery_count);
             arg_c(&k, "JUSTID");
             arg_c(&k, "FORCE");
-            buf = aof_cat_command(buf, k.argc, k.argv, k.lens);
+            buf = resp_cat_command(buf, k.argc, k.argv, k.lens);
         }
         rax_iter_stop(&pi);
     }
@@ -139,7 +140,7 @@ sds stream_aof_emit(sds buf, sds key, robj *val) {
             if (i == 1) arg(&c, key, sds_len(key));
             else arg_c(&c, fixed[i]);
         }
-        buf = aof_cat_command(buf, c.argc, c.argv, c.lens);
+        buf = resp_cat_command(buf, c.argc, c.argv, c.lens);
     }
     cmd_t c = {0};
     arg_c(&c, "XSETID");
@@ -149,7 +150,7 @@ sds stream_aof_emit(sds buf, sds key, robj *val) {
     arg_ll(&c, (long long)s->entries_added);
     arg_c(&c, "MAXDELETEDID");
     arg_id(&c, &s->max_deleted_entry_id);
-    buf = aof_cat_command(buf, c.argc, c.argv, c.lens);
+    buf = resp_cat_command(buf, c.argc, c.argv, c.lens);
     if (s->cgroups) {
         rax_iter_t gi;
         rax_iter_start(&gi, s->cgroups);
