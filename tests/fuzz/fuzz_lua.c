@@ -9,9 +9,9 @@
  *         functions), the function and its arguments decoded from the
  *         bytes: numbers at the edges (INT_MIN, 2^53, inf, NaN...), strings
  *         cut from the input, nested tables.
- * A run is stopped after a budget of VM instructions by a count hook, the
- * hook SCRIPT KILL relies on, which the library loops also call (so a slow
- * C call is cut short as on the server).  The Lua heap is bounded as on a
+ * A run is stopped after a budget of VM instructions or of time by a count
+ * hook, the hook SCRIPT KILL relies on, which the library loops also call
+ * (so a slow C call is cut short as on the server).  The Lua heap is bounded as on a
  * server with maxmemory 64mb.  Any crash, sanitizer report or leak is a
  * finding; errors raised by scripts are the normal outcome.  No run
  * context: redis.call answers its "only inside a script" error. */
@@ -20,6 +20,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #include "config.h"
 #include "hooks.h"
@@ -27,17 +28,29 @@
 #include "server.h"
 
 #define HOOK_EVERY 1000
-#define BUDGET_HOOKS 2000 /* two million instructions per input */
+#define BUDGET_HOOKS 2000     /* two million instructions per input */
+#define BUDGET_NS 500000000LL /* and half a second: the library loops call the hook too, less often */
 #define MAX_FUNCS 512
 
 static server_t srv;
 static lua_State *L;
 static int nfuncs;
 static int hooks_left;
+static long long deadline_ns;
 
+static long long now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* The count hook as the server's busy check uses it: every input gets an
+ * instruction budget and a time budget, and is stopped with an error past
+ * either (a pattern that backtracks for minutes is the server's SCRIPT
+ * KILL case, not a finding). */
 static void budget_hook(lua_State *l, lua_Debug *ar) {
     (void)ar;
-    if (--hooks_left <= 0) luaL_error(l, "fuzz: instruction budget spent");
+    if (--hooks_left <= 0 || now_ns() > deadline_ns) luaL_error(l, "fuzz: budget spent");
 }
 
 /* Every function reachable from the globals, one level into tables, kept
@@ -164,6 +177,7 @@ static void push_value(input_t *in, int depth) {
 
 static void run_protected(int nargs) {
     hooks_left = BUDGET_HOOKS;
+    deadline_ns = now_ns() + BUDGET_NS;
     lua_sethook(L, budget_hook, LUA_MASKCOUNT, HOOK_EVERY);
     slua_pcall(L, nargs, 0, 0);
     lua_sethook(L, NULL, 0, 0);
