@@ -124,7 +124,12 @@ typedef struct uring_conn {
     bool awaiting;      /* on the engine's awaiting list (answered, silent since) */
     struct uring_conn *await_prev, *await_next;
     long long await_ns; /* when its last reply was queued (the round's clock) */
-    struct msghdr msg;  /* sendmsg's header and vectors: read by the kernel */
+    /* Where the engine stood when its oldest unanswered receive was handled
+     * (stat_rounds, stat_enters, stat_submits): the reply's distance from
+     * it is counted at the send (io_uring_reply_after_* in INFO). */
+    bool unanswered;
+    unsigned long long arr_round, arr_enter, arr_submit;
+    struct msghdr msg; /* sendmsg's header and vectors: read by the kernel */
     struct iovec iov[URING_MAX_IOV];
 } uring_conn_t;
 
@@ -163,6 +168,16 @@ struct uring_engine {
     unsigned long long stat_short_waits; /* waits that ended with fewer requests than asked (timeout) */
     unsigned long long stat_sleeps;      /* the loop's sleeps in the ring (engine_sleep) */
     unsigned long long busy_rounds;      /* rounds started by io_engine_continue, not libevent */
+    unsigned long long stat_submits;     /* io_uring_enter calls that submitted operations */
+    /* Per answered receive: loop rounds, enters and submitting enters that
+     * passed between its completion and the enter that submits its reply
+     * (0, 1, 2, 3 or more).  A request answered in its own round counts 0
+     * rounds and 0 enters.  And the receives that a coalescing wait
+     * delivered: requests the wait held until others came or it timed out. */
+    unsigned long long reply_rounds[4], reply_enters[4], reply_submits[4];
+    unsigned long long stat_recvs;      /* receive completions with request bytes */
+    unsigned long long stat_wait_recvs; /* of those, delivered by a coalescing wait */
+    unsigned long long stat_wait_ns;    /* time spent in coalescing waits */
 };
 
 /* ------------------------------------------------------------ set-up */
@@ -389,12 +404,21 @@ static unsigned wait_target(struct uring_engine *e) {
 
 /* ------------------------------------------------------------ submission */
 
+/* Before each io_uring_enter of the engine: count it (and whether it
+ * submits anything); what was queued is in the kernel after it. */
+static void enter_note(struct uring_engine *e) {
+    e->stat_enters++;
+    if (e->queued) e->stat_submits++;
+    e->queued = 0;
+}
+
+static void count_distance(unsigned long long *hist, unsigned long long d) { hist[d < 3 ? d : 3]++; }
+
 static struct io_uring_sqe *get_sqe(struct uring_engine *e) {
     struct io_uring_sqe *sqe = io_uring_get_sqe(&e->ring);
     if (!sqe) { /* the queue is full: send what is there, then go on */
-        e->stat_enters++;
+        enter_note(e);
         io_uring_submit(&e->ring);
-        e->queued = 0;
         sqe = io_uring_get_sqe(&e->ring);
     }
     if (sqe) {
@@ -446,6 +470,17 @@ static bool work_ready(struct uring_engine *e) {
     return e->qhead < e->qlen || io_uring_cq_ready(&e->ring) || (f & IORING_SQ_CQ_OVERFLOW);
 }
 
+/* Receive completions with data among the CQ's entries from the
+ * `from`-th ready one on (what a wait added to the CQ). */
+static unsigned recvs_since(struct uring_engine *e, unsigned from) {
+    unsigned head, i = 0, n = 0;
+    struct io_uring_cqe *cqe;
+    io_uring_for_each_cqe(&e->ring, head, cqe) {
+        if (i++ >= from && (cqe->user_data & KIND_MASK) == KIND_RECV && cqe->res > 0) n++;
+    }
+    return n;
+}
+
 /* The last step of a loop round (conn_before_sleep): submit every queued
  * operation in one system call; after busy rounds, also wait there for
  * the next requests (URING_COALESCE_*). */
@@ -469,16 +504,18 @@ void io_engine_submit(server_t *srv) {
     if (want > 0) {
         struct __kernel_timespec ts = {.tv_sec = 0, .tv_nsec = URING_COALESCE_US * 1000};
         struct io_uring_cqe *cqe;
-        unsigned ask = io_uring_cq_ready(&e->ring) + sends + want;
-        e->queued = 0;
-        e->stat_enters++;
+        unsigned before = io_uring_cq_ready(&e->ring);
+        unsigned ask = before + sends + want;
+        enter_note(e);
         e->stat_waits++;
+        long long t0 = now_ns();
         rc = io_uring_submit_and_wait_timeout(&e->ring, &cqe, ask, &ts, NULL);
+        e->stat_wait_ns += (unsigned long long)(now_ns() - t0);
         if (rc == -ETIME) rc = 0;
         if (io_uring_cq_ready(&e->ring) < ask) e->stat_short_waits++;
+        e->stat_wait_recvs += recvs_since(e, before);
     } else if (e->queued || work_pending(e)) {
-        e->queued = 0; /* pending receive work runs in the same call */
-        e->stat_enters++;
+        enter_note(e); /* pending receive work runs in the same call */
         rc = io_uring_submit_and_get_events(&e->ring);
     }
     if (rc < 0 && rc != -EBUSY && rc != -EAGAIN && rc != -EINTR)
@@ -570,6 +607,12 @@ void uring_conn_flush(client_t *c) {
     io_uring_sqe_set_data64(sqe, tag(uc, KIND_SEND));
     uc->send_inflight = true;
     e->round_sends++;
+    if (uc->unanswered) { /* the enter that submits this send is the next one */
+        uc->unanswered = false;
+        count_distance(e->reply_rounds, e->stat_rounds - uc->arr_round);
+        count_distance(e->reply_enters, e->stat_enters - uc->arr_enter);
+        count_distance(e->reply_submits, e->stat_submits - uc->arr_submit);
+    }
     if (uc->asked) { /* a reply, not a push to a quiet subscriber */
         uc->asked = false;
         await_push(e, uc);
@@ -588,6 +631,13 @@ static void on_recv(struct uring_engine *e, uring_conn_t *uc, const cqe_copy_t *
         unsigned bid = cq->flags >> IORING_CQE_BUFFER_SHIFT;
         if (c && !uc->closing && cq->res > 0) {
             e->round_recvs++;
+            e->stat_recvs++;
+            if (!uc->unanswered) {
+                uc->unanswered = true;
+                uc->arr_round = e->stat_rounds;
+                uc->arr_enter = e->stat_enters;
+                uc->arr_submit = e->stat_submits;
+            }
             uc->asked = true;
             await_unlink(e, uc);
             conn_input(c, e->bufs + (size_t)bid * URING_BUFSIZE, (size_t)cq->res);
@@ -645,13 +695,12 @@ static void dispatch(struct uring_engine *e, const cqe_copy_t *cq) {
  * unanswered with -LOADING: test_repl_diskless_load.py.) */
 static void pull(struct uring_engine *e, bool enter) {
     if (enter && kernel_pending(e)) {
-        if (e->queued) {
-            e->queued = 0;
+        bool submit = e->queued;
+        enter_note(e);
+        if (submit) {
             bufs_publish(e);
-            e->stat_enters++;
             io_uring_submit_and_get_events(&e->ring);
         } else {
-            e->stat_enters++;
             io_uring_get_events(&e->ring);
         }
     }
@@ -708,8 +757,7 @@ static void engine_sleep(void *arg, int wait_fd, long timeout_us) {
     if (!work_ready(e)) {
         struct __kernel_timespec ts = {.tv_sec = timeout_us / 1000000, .tv_nsec = (timeout_us % 1000000) * 1000};
         struct io_uring_cqe *cqe;
-        e->queued = 0;
-        e->stat_enters++;
+        enter_note(e);
         e->stat_sleeps++;
         bufs_publish(e);
         io_uring_submit_and_wait_timeout(&e->ring, &cqe, 1, timeout_us >= 0 ? &ts : NULL, NULL);
@@ -730,9 +778,8 @@ void io_engine_serve_now(server_t *srv, client_t *skip) {
     struct uring_engine *e = srv->uring;
     if (!e) return;
     if (e->queued) {
-        e->queued = 0;
+        enter_note(e);
         bufs_publish(e);
-        e->stat_enters++;
         io_uring_submit(&e->ring);
     }
     drain(e, true, skip);
@@ -752,8 +799,7 @@ void uring_conn_wait_send(client_t *c) {
     uring_conn_t *uc = c->ring;
     while (uc && uc->send_inflight) {
         bufs_publish(e);
-        e->queued = 0;
-        e->stat_enters++;
+        enter_note(e);
         io_uring_submit_and_wait(&e->ring, 1);
         pull(e, false);
         for (size_t i = e->qhead; i < e->qlen && uc->send_inflight; i++) {
@@ -795,8 +841,7 @@ sds uring_conn_detach(client_t *c, sds caught) {
     if (uc->recv_armed) cancel_op(e, uc, KIND_RECV);
     while (uc->recv_armed) {
         bufs_publish(e);
-        e->queued = 0;
-        e->stat_enters++;
+        enter_note(e);
         io_uring_submit_and_wait(&e->ring, 1);
         pull(e, false);
         detach_take_recvs(e, uc, &caught);
@@ -813,15 +858,25 @@ sds uring_conn_detach(client_t *c, sds caught) {
 sds io_engine_info(server_t *srv, sds s) {
     struct uring_engine *e = srv->uring;
     if (!e) return s;
-    return sds_catprintf(s,
-                         "io_uring_rounds:%llu\r\n"
-                         "io_uring_busy_rounds:%llu\r\n"
-                         "io_uring_enters:%llu\r\n"
-                         "io_uring_waits:%llu\r\n"
-                         "io_uring_short_waits:%llu\r\n"
-                         "io_uring_sleeps:%llu\r\n",
-                         e->stat_rounds, e->busy_rounds, e->stat_enters, e->stat_waits, e->stat_short_waits,
-                         e->stat_sleeps);
+    s = sds_catprintf(s,
+                      "io_uring_rounds:%llu\r\n"
+                      "io_uring_busy_rounds:%llu\r\n"
+                      "io_uring_enters:%llu\r\n"
+                      "io_uring_submits:%llu\r\n"
+                      "io_uring_waits:%llu\r\n"
+                      "io_uring_short_waits:%llu\r\n"
+                      "io_uring_wait_us:%llu\r\n"
+                      "io_uring_sleeps:%llu\r\n"
+                      "io_uring_recvs:%llu\r\n"
+                      "io_uring_recvs_from_waits:%llu\r\n",
+                      e->stat_rounds, e->busy_rounds, e->stat_enters, e->stat_submits, e->stat_waits,
+                      e->stat_short_waits, e->stat_wait_ns / 1000, e->stat_sleeps, e->stat_recvs, e->stat_wait_recvs);
+    static const char *names[] = {"rounds", "enters", "submits"};
+    const unsigned long long *hists[] = {e->reply_rounds, e->reply_enters, e->reply_submits};
+    for (int i = 0; i < 3; i++)
+        s = sds_catprintf(s, "io_uring_reply_after_%s:0=%llu,1=%llu,2=%llu,3+=%llu\r\n", names[i], hists[i][0],
+                          hists[i][1], hists[i][2], hists[i][3]);
+    return s;
 }
 
 #else /* !RL_HAVE_URING: built without liburing, epoll only */
