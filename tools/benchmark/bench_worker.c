@@ -87,7 +87,7 @@ static int worker_send(bench_worker_t *w, bench_conn_t *c, int k, double t0, dou
 /* Closed loop: the next batch goes out right away. */
 static int worker_next(bench_worker_t *w, bench_conn_t *c, uint64_t now) {
     if (w->o->rate > 0) {
-        w->idle[w->nidle++] = c->idx;
+        w->idle[(w->idle_head + w->nidle++) % w->nconns] = c->idx;
         return 0;
     }
     int k = worker_budget(w, now);
@@ -98,16 +98,21 @@ static int worker_next(bench_worker_t *w, bench_conn_t *c, uint64_t now) {
     return worker_send(w, c, k, (double)now, 0);
 }
 
-/* Open loop: hand due requests to idle connections. */
+/* Open loop: hand due requests to idle connections, the one idle longest
+ * first (every connection carries its share, as in a pool used round
+ * robin), spread over all idle ones: a connection pipelines only when more
+ * requests are due than connections are idle (at most -P each). */
 static int worker_dispatch_due(bench_worker_t *w, uint64_t now) {
     while (w->nidle > 0 && w->next_due_ns <= (double)now) {
-        bench_conn_t *c = &w->conns[w->idle[w->nidle - 1]];
+        bench_conn_t *c = &w->conns[w->idle[w->idle_head]];
         int k = worker_budget(w, now);
         if (k == 0)
             return 0;
         int due = (int)(((double)now - w->next_due_ns) / w->interval_ns) + 1;
-        if (due < k)
-            k = due;
+        int share = (due + w->nidle - 1) / w->nidle;
+        if (share < k)
+            k = share;
+        w->idle_head = (w->idle_head + 1) % w->nconns;
         w->nidle--;
         if (worker_send(w, c, k, w->next_due_ns, w->interval_ns) < 0)
             return -1;

@@ -59,8 +59,8 @@ typedef struct bench_worker {
     int active;         /* connections with a batch in flight */
     double interval_ns; /* --rate: ns between this worker's requests */
     double next_due_ns;
-    int *idle; /* --rate: connections waiting for a due time */
-    int nidle;
+    int *idle; /* --rate: connections waiting for a due time, a FIFO ring */
+    int idle_head, nidle;
     char first_error[160];
     int fail;
     char errmsg[256];
