@@ -149,7 +149,8 @@ struct uring_engine {
      * (0, 1, 2, 3 or more).  A request answered in its own round counts 0
      * rounds and 0 enters. */
     unsigned long long reply_rounds[4], reply_enters[4], reply_submits[4];
-    unsigned long long stat_recvs; /* receive completions with request bytes */
+    unsigned long long stat_recvs;  /* receive completions with request bytes */
+    unsigned long long stat_rearms; /* multishot receives that ended and were armed again */
 };
 
 /* ------------------------------------------------------------ set-up */
@@ -547,9 +548,16 @@ static void on_recv(struct uring_engine *e, uring_conn_t *uc, const cqe_copy_t *
         } else if (cq->res < 0 && cq->res != -ENOBUFS && cq->res != -EAGAIN && cq->res != -EINTR) {
             log_msg(LL_VERBOSE, "Reading from client: %s", strerror(-cq->res));
             conn_free(c);
-        } else if (!uc->recv_armed && !arm_recv(e, uc)) {
-            log_msg(LL_WARNING, "io_uring: cannot re-arm a receive, closing client id=%llu", (unsigned long long)c->id);
-            conn_free(c);
+        } else if (!uc->recv_armed) {
+            /* The multishot ended, mostly for want of a free buffer: the
+             * round's submit arms it again (counted: a dry buffer ring
+             * would delay requests by a round). */
+            e->stat_rearms++;
+            if (!arm_recv(e, uc)) {
+                log_msg(LL_WARNING, "io_uring: cannot re-arm a receive, closing client id=%llu",
+                        (unsigned long long)c->id);
+                conn_free(c);
+            }
         }
     }
     uc->in_callback = false;
@@ -765,9 +773,10 @@ sds io_engine_info(server_t *srv, sds s) {
                       "io_uring_enters:%llu\r\n"
                       "io_uring_submits:%llu\r\n"
                       "io_uring_sleeps:%llu\r\n"
-                      "io_uring_recvs:%llu\r\n",
+                      "io_uring_recvs:%llu\r\n"
+                      "io_uring_recv_rearms:%llu\r\n",
                       e->stat_rounds, e->busy_rounds, e->stat_enters, e->stat_submits, e->stat_sleeps,
-                      e->stat_recvs);
+                      e->stat_recvs, e->stat_rearms);
     static const char *names[] = {"rounds", "enters", "submits"};
     const unsigned long long *hists[] = {e->reply_rounds, e->reply_enters, e->reply_submits};
     for (int i = 0; i < 3; i++)

@@ -16,6 +16,11 @@ was sustained), server CPU per request, and the p50 and p99 ratios to
 Redis, as a markdown table; it keeps the tool's JSON and PNG per
 connection count (`--out DIR`).
 
+`--picture FILE.png` draws every connection count's curves in one PNG
+(a row per count: p50, p99, p99.9 against achieved requests/s, one curve
+per server through its sustained points); `--replot` redraws it from the
+JSON files a former run left in `--out` without measuring.
+
 With `--counters` it also prints, for each redis-like io_uring server, the
 ring's INFO counters over the whole sweep per receive: loop rounds,
 io_uring_enter calls, submissions and sleeps, and how many rounds and
@@ -25,6 +30,7 @@ enters passed between a request's completion and the submit of its reply
 usage: utils/bench-latency.py [--runs 5] [--conns 10,50] [--points 50,80,90]
                               [--duration 5] [--valkey PATH] [--out DIR]
                               [--variant LABEL=BINARY[,ARG...] ...] [--counters]
+                              [--picture FILE.png [--replot]]
 """
 import argparse
 import json
@@ -61,7 +67,8 @@ def hist(v):
 def counters_line(before, after):
     recvs = max(after.get("io_uring_recvs", 0) - before.get("io_uring_recvs", 0), 1)
     per = {k[len("io_uring_"):]: (after[k] - before.get(k, 0)) / recvs
-           for k in ("io_uring_rounds", "io_uring_busy_rounds", "io_uring_enters", "io_uring_submits", "io_uring_sleeps")
+           for k in ("io_uring_rounds", "io_uring_busy_rounds", "io_uring_enters", "io_uring_submits", "io_uring_sleeps",
+                     "io_uring_recv_rearms")
            if k in after}
     parts = [f"{k} {v:.3f}" for k, v in per.items()]
     for k in ("rounds", "enters"):
@@ -87,8 +94,13 @@ def main():
     ap.add_argument("--out", default="/tmp/bench-latency", help="directory for the tool's JSON and PNG")
     ap.add_argument("--counters", action="store_true")
     ap.add_argument("--engine", default="auto", help="the tool's own engine (auto|uring|epoll)")
+    ap.add_argument("--picture", help="one PNG with the curves of every connection count")
+    ap.add_argument("--replot", action="store_true", help="only redraw --picture from the JSON in --out")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
+    conn_counts = [int(x) for x in a.conns.split(",")]
+    if a.replot:
+        return picture(a, conn_counts)
 
     specs = [("ours-io_uring", a.server, ["--io-engine", "io_uring"])]
     if not a.no_epoll:
@@ -107,7 +119,7 @@ def main():
         for name, s in servers.items():
             subprocess.run([TOOL, "-p", str(s.port), "-q", "-t", "set", "-n", str(2 * a.keyspace), "-r",
                             str(a.keyspace), "-P", "32"], capture_output=True, check=True)
-        for conns in [int(x) for x in a.conns.split(",")]:
+        for conns in conn_counts:
             base = f"{a.out}/sweep-c{conns}"
             before = {n: info(s.port) for n, s in servers.items()}
             cmd = [TOOL, "--latency-sweep", "--ratio", a.ratio, "-r", str(a.keyspace), "-c", str(conns),
@@ -130,6 +142,43 @@ def main():
     finally:
         for s in servers.values():
             s.stop()
+    return picture(a, conn_counts) if a.picture else 0
+
+
+def gp_quote(text):
+    return "'" + text.replace("'", "''") + "'"
+
+
+def picture(a, conn_counts):
+    """Every connection count's sweep (its JSON in --out) as a row of three
+    panels in one PNG, drawn by gnuplot."""
+    docs = [(c, json.load(open(f"{a.out}/sweep-c{c}.json"))) for c in conn_counts]
+    script = []
+    for c, doc in docs:
+        for i, t in enumerate(doc["targets"]):
+            rows = [p["median"] for p in t["points"] if 2 * p["sustained_runs"] > len(p["runs"])]
+            script.append(f"$c{c}t{i} << EOD")
+            script += [f"{m['achieved']:.1f} {m['p50_ms']:.6f} {m['p99_ms']:.6f} {m['p99.9_ms']:.6f}" for m in rows]
+            script += (["NaN NaN NaN NaN"] if not rows else []) + ["EOD"]
+    script += [f"set terminal pngcairo noenhanced size 1500,{420 * len(docs) + 60} font 'sans,10'",
+               f"set output {gp_quote(a.picture)}",
+               f"set multiplot layout {len(docs)},3 title "
+               + gp_quote("open-loop latency against throughput, SET:GET " + a.ratio + ", random keys over "
+                          + str(a.keyspace) + " (medians over rotating runs; sustained points only)"),
+               "set logscale y", "set grid", "set key top left", "set xlabel 'achieved requests/s'",
+               "set ylabel 'latency (ms)'", "set format x '%.0s%c'"]
+    for c, doc in docs:
+        for col, label in ((2, "p50"), (3, "p99"), (4, "p99.9")):
+            script.append(f"set title {gp_quote(f'{c} connections, {label}')}")
+            script.append("plot " + ", ".join(
+                f"$c{c}t{i} using 1:{col} with linespoints lw 2 pt 7 title {gp_quote(t['name'])}"
+                for i, t in enumerate(doc["targets"])))
+    script.append("unset multiplot")
+    r = subprocess.run(["gnuplot"], input="\n".join(script) + "\n", text=True, capture_output=True)
+    if r.returncode != 0:
+        print(r.stderr, file=sys.stderr)
+        return 1
+    print(f"picture: {a.picture}")
     return 0
 
 

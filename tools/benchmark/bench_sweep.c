@@ -334,7 +334,7 @@ static int sweep_plot(sweep_t *s, const char *path) {
             fprintf(g, "NaN NaN NaN NaN\n");
         fprintf(g, "EOD\n");
     }
-    fprintf(g, "set terminal pngcairo size 1500,520 font 'sans,10'\nset output ");
+    fprintf(g, "set terminal pngcairo noenhanced size 1500,520 font 'sans,10'\nset output ");
     gp_str(g, path);
     fprintf(g, "\nset multiplot layout 1,3 title ");
     char title[512];
