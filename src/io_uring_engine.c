@@ -678,6 +678,13 @@ static bool engine_sleep(void *arg, int wait_fd, long timeout_us) {
     return !e->wake_armed; /* the poll on libevent's set fired: its pass serves what is ready */
 }
 
+/* The start of a round: serve what is in hand and what the kernel took
+ * since (one enter), so that requests that came while the loop woke up
+ * leave in this round's submit.  Leaving the latter to the next round, so
+ * that replies already made leave before newer requests are served, was
+ * measured worse: p50 1.36x at 10 connections and 1.15x at 50 (open loop
+ * at 80% of Redis's maximum, 10 paired runs): they waited a whole round
+ * and an enter more. */
 void io_engine_run_ready(server_t *srv) {
     struct uring_engine *e = srv->uring;
     if (!e) return;
