@@ -167,12 +167,12 @@ def picture(a, conn_counts):
             script.append(f"$c{c}t{i} << EOD")
             script += [f"{m['achieved']:.1f} {m['p50_ms']:.6f} {m['p99_ms']:.6f} {m['p99.9_ms']:.6f}" for m in rows]
             script += (["NaN NaN NaN NaN"] if not rows else []) + ["EOD"]
-    script += [f"set terminal pngcairo noenhanced size 1500,{420 * len(docs) + 60} font 'sans,10'",
+    script += [f"set terminal png noenhanced size 1500,{470 * len(docs) + 60}",
                f"set output {gp_quote(a.picture)}",
                f"set multiplot layout {len(docs)},3 title "
                + gp_quote("open-loop latency against throughput, SET:GET " + a.ratio + ", random keys over "
                           + str(a.keyspace) + " (medians over rotating runs; sustained points only)"),
-               "set logscale y", "set grid", "set key top left", "set xlabel 'achieved requests/s'",
+               "set logscale y", "set grid", "set key below horizontal maxrows 1 spacing 1.5", "set xlabel 'achieved requests/s'",
                "set ylabel 'latency (ms)'", "set format x '%.0s%c'"]
     for c, doc in docs:
         for col, label in ((2, "p50"), (3, "p99"), (4, "p99.9")):
