@@ -415,3 +415,48 @@ def test_sleep_in_the_ring_wakes_for_the_rest_of_the_loop(start_server):
     s.proc.terminate()
     s.proc.wait(5)
     assert time.monotonic() - t0 < 0.8
+
+
+def test_libevent_sources_served_under_ring_load(start_server):
+    """While clients keep the ring busy (its own completions end every
+    sleep, so the loop skips libevent's poll), libevent's sources are
+    still served: a new connection is accepted and answered, and the
+    cron (a libevent timer) expires keys that nobody touches."""
+    if "--io-engine" in EXTRA_ARGS and "io_uring" not in EXTRA_ARGS:
+        pytest.skip("RL_SERVER_ARGS chooses another engine")
+    s = start_server(args=("--io-engine", "io_uring", "--hz", "100"))
+    r = s.client()
+    r.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", 1)
+    for i in range(200):
+        r.set(f"ttl:{i}", "v", px=100)
+    stop = threading.Event()
+
+    def hammer():
+        with socket.create_connection(("127.0.0.1", s.port)) as c:
+            c.settimeout(20)
+            while not stop.is_set():
+                c.sendall(resp("INCR", "n") * 4)
+                got = b""
+                while got.count(b"\r\n") < 4:
+                    chunk = c.recv(4096)
+                    assert chunk
+                    got += chunk
+
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        busy = [pool.submit(hammer) for _ in range(8)]
+        try:
+            time.sleep(0.3)
+            t0 = time.monotonic()
+            with socket.create_connection(("127.0.0.1", s.port), timeout=10) as c:
+                c.sendall(resp("PING"))
+                assert recv_exactly(c, 7, timeout=10) == b"+PONG\r\n"
+            assert time.monotonic() - t0 < 5
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline and r.dbsize() > 1:
+                time.sleep(0.05)
+            assert r.dbsize() == 1                       # only n: the cron expired every ttl:* key
+            assert r.info("stats")["expired_keys"] >= 200
+        finally:
+            stop.set()
+            for f in busy:
+                f.result()
