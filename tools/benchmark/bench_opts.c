@@ -168,7 +168,7 @@ static int opts_target(bench_opts_t *o, const char *v) {
     for (int i = 0; i < o->ntargets; i++)
         if (strlen(o->targets[i].name) == (size_t)(eq - v) && !strncmp(o->targets[i].name, v, (size_t)(eq - v)))
             return -1; /* names tell the targets apart in every output */
-    /* The name ends at '=': keep a copy (argv stays ours, but not NUL there). */
+    /* The name ends at '=': a copy of its own. */
     char *name = strndup(v, (size_t)(eq - v));
     if (!name)
         return -1;
@@ -350,6 +350,7 @@ static int opts_sweep_check(bench_opts_t *o) {
         t->name = strdup("server");
         snprintf(t->host, sizeof(t->host), "%s", o->host);
         t->port = o->port;
+        t->socket = o->socket;
         if (!t->name)
             return -1;
     }

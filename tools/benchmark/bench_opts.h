@@ -31,9 +31,10 @@ typedef enum {
 
 /* One server of a latency sweep (--target NAME=[HOST:]PORT). */
 typedef struct bench_target {
-    const char *name; /* borrowed from argv */
+    const char *name; /* owned (bench_opts_free) */
     char host[256];
     int port;
+    const char *socket; /* the default target keeps -s; NULL for --target */
 } bench_target_t;
 
 typedef struct bench_size_weight {

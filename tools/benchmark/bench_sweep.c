@@ -52,7 +52,7 @@ static sweep_sample_t *open_at(sweep_t *s, int run, int pt, int tgt) {
 /* The options of one measurement: the target's address, the rate. */
 static bench_opts_t sweep_opts(const sweep_t *s, int tgt, double rate, int pipeline) {
     bench_opts_t o = *s->o;
-    o.socket = NULL;
+    o.socket = s->o->targets[tgt].socket;
     o.host = s->o->targets[tgt].host;
     o.port = s->o->targets[tgt].port;
     o.rate = rate;
@@ -366,7 +366,7 @@ static int sweep_plot(sweep_t *s, const char *path) {
 static int sweep_probe(const bench_opts_t *o) {
     for (int i = 0; i < o->ntargets; i++) {
         bench_opts_t to = *o;
-        to.socket = NULL;
+        to.socket = o->targets[i].socket;
         to.host = o->targets[i].host;
         to.port = o->targets[i].port;
         char err[256];
