@@ -12,7 +12,9 @@
  * with the time left to the next timer and an epoll fd that is readable
  * while any watched fd is ready (a second epoll set mirroring libevent's
  * watchers).  The io_uring engine sleeps in io_uring_enter that way, the
- * one place where its ring's completions wake a thread at once. */
+ * one place where its ring's completions wake a thread at once.  When only
+ * the sleeper's own work ended a sleep, the next iteration skips
+ * libevent's (empty) poll and runs the before-sleep hook itself. */
 #include "evloop.h"
 
 #include <errno.h>
@@ -144,15 +146,38 @@ static long next_timeout_us(evloop_t *loop) {
     return left > 0 ? (long)((left + 999) / 1000) : 1000;
 }
 
+/* Whether the earliest timer is due on our clock. */
+static bool timer_due(evloop_t *loop) { return loop->nheap > 0 && loop->heap[0]->deadline_ns <= mono_ns(); }
+
+/* An iteration whose sleep ended for the sleeper's own work only: nothing
+ * of libevent's is ready (the mirror set was not readable, no timer is
+ * due), so its poll, an epoll_wait that would return nothing, is skipped
+ * and the before-sleep hook runs directly, its activation withdrawn.  A
+ * hook that asks for itself again runs again at once, as it would in
+ * libevent's active queue. */
+static void run_before_sleep_only(evloop_t *loop) {
+    while (loop->before_sleep_pending && !loop->stopping) {
+        event_del(loop->before_sleep);
+        before_sleep_cb(-1, 0, loop);
+    }
+}
+
 int evloop_run(evloop_t *loop) {
     loop->stopping = false;
+    bool poll = true; /* libevent's sources may be ready */
     while (!loop->stopping) {
         if (!loop->sleep_fn) return event_base_dispatch(loop->base) < 0 ? -1 : 0;
-        if (event_base_loop(loop->base, EVLOOP_NONBLOCK) < 0) return -1;
+        if (poll || loop->next_round_pending || timer_due(loop)) {
+            if (event_base_loop(loop->base, EVLOOP_NONBLOCK) < 0) return -1;
+        } else {
+            run_before_sleep_only(loop);
+        }
         /* A signal caught outside the sleep waits for the next timer (the
          * cron, 1/hz at most): libevent's signal pipe is not in the mirror
          * set.  One caught inside ends the sleep with EINTR. */
-        if (!loop->stopping && loop->sleep_fn) loop->sleep_fn(loop->sleep_arg, loop->mirror_fd, next_timeout_us(loop));
+        poll = true;
+        if (!loop->stopping && loop->sleep_fn)
+            poll = loop->sleep_fn(loop->sleep_arg, loop->mirror_fd, next_timeout_us(loop));
     }
     return 0;
 }

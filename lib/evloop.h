@@ -57,8 +57,12 @@ void evloop_request_next_round(evloop_t *loop);
 /* Sleep elsewhere than in libevent (see evloop.c): each iteration ends
  * with fn(arg, wait_fd, timeout_us), which returns once wait_fd (an epoll
  * fd) is readable, a signal arrived, timeout_us passed (-1: no timer), or
- * its own work came.  0, or -1 when the epoll fd cannot be made. */
-typedef void evloop_sleep_fn(void *arg, int wait_fd, long timeout_us);
+ * its own work came.  fn returns false only when its own work alone ended
+ * the sleep (wait_fd was not readable, no timeout, no signal): the next
+ * iteration then skips libevent's poll unless a timer is due, and runs
+ * the before-sleep hook directly.  0, or -1 when the epoll fd cannot be
+ * made. */
+typedef bool evloop_sleep_fn(void *arg, int wait_fd, long timeout_us);
 int evloop_set_sleeper(evloop_t *loop, evloop_sleep_fn *fn, void *arg);
 
 const char *evloop_backend(evloop_t *loop); /* "epoll", ... */

@@ -7,10 +7,11 @@
  *  - io_uring (io_uring_engine.c): each client has one multishot receive
  *    armed on a ring, feeding buffers of a provided-buffer ring, and its
  *    replies leave as send operations queued during the loop round and
- *    submitted together at before-sleep.  The loop then sleeps in the ring
- *    (evloop_set_sleeper), where completions wake it at once; libevent
- *    still owns timers, signals, listeners and epoll clients, whose
- *    readiness wakes that sleep too.
+ *    submitted together at before-sleep.  Requests that came meanwhile
+ *    start the next round at once; otherwise the loop sleeps in the ring
+ *    (evloop_set_sleeper) until the first completion: no request waits
+ *    for others.  libevent still owns timers, signals, listeners and
+ *    epoll clients, whose readiness wakes that sleep too.
  * conn.c owns the client's buffers and their rules (query-buffer limit,
  * output-buffer limits, close after reply); the engine only moves bytes and
  * calls back into conn.c (conn_input, conn_sent, conn_release).  Clients
@@ -65,12 +66,13 @@ void io_engine_serve_now(server_t *srv, client_t *skip);
 void io_engine_settle(server_t *srv);
 
 /* server_before_sleep, after a whole round: true to run the next round
- * now (completions are ready, the server is busy, fewer than a bound of
- * rounds ran back to back), without a trip through libevent. */
+ * now (completions are ready or the kernel holds receive work, fewer than
+ * a bound of rounds ran back to back), without a trip through libevent. */
 bool io_engine_continue(server_t *srv, unsigned rounds);
 
 /* INFO stats: the io_uring engine's loop rounds, io_uring_enter calls,
- * coalescing waits and sleeps (nothing on epoll). */
+ * submissions, sleeps, and how many rounds and enters each reply followed
+ * its request by (nothing on epoll). */
 sds io_engine_info(server_t *srv, sds s);
 
 #endif

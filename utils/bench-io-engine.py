@@ -4,6 +4,7 @@
 Starts three servers on free loopback ports (redis-like with `--io-engine
 epoll`, redis-like with `--io-engine io_uring`, redis-server 7.0.15), then
 for each mode (no pipelining, -P 16) runs redis-benchmark -c 50 -t set,get
+-r 100000 (random keys; --keyspace 0 for the one key of a bare run)
 against each in turn, --runs times (the order rotates every round, so
 machine load falls on all three alike), and prints per server the median
 requests/s and the median server CPU (utime+stime from /proc/PID/stat)
@@ -33,6 +34,7 @@ usage: utils/bench-io-engine.py [--runs 5] [--requests 200000]
                                 [--pipelines 1,16] [--pipelined-requests N]
                                 [--server src/redis-like-server] [--syscalls]
                                 [--perf RUNS] [--variant LABEL=BINARY ...]
+                                [--keyspace 100000]
 """
 import argparse
 import os
@@ -58,8 +60,13 @@ def start(binary, extra=()):
     return s.proc, s.port
 
 
+KEYSPACE = 100000  # -r: random keys over this many (--keyspace; 0 = one key, as redis-benchmark without -r)
+
+
 def bench(port, requests, pipeline):
     cmd = ["redis-benchmark", "-p", str(port), "-q", "--csv", "-n", str(requests), "-c", "50", "-t", "set,get"]
+    if KEYSPACE:
+        cmd += ["-r", str(KEYSPACE)]
     if pipeline > 1:
         cmd += ["-P", str(pipeline)]
     out = subprocess.run(cmd, capture_output=True, text=True).stdout
@@ -178,6 +185,8 @@ def main():
     ap.add_argument("--syscalls", action="store_true")
     ap.add_argument("--perf", type=int, default=0, metavar="RUNS")
     ap.add_argument("--variant", action="append", default=[], metavar="LABEL=BINARY")
+    ap.add_argument("--keyspace", type=int, default=100000,
+                    help="redis-benchmark -r: random keys over this many (default 100000; 0: one key)")
     ap.add_argument("--pipelines", default="1,16", help="comma-separated -P values to run (default 1,16)")
     ap.add_argument("--no-epoll", action="store_true", help="leave out the epoll server")
     ap.add_argument("--latency", type=int, default=0, metavar="RUNS",
@@ -189,6 +198,8 @@ def main():
     ap.add_argument("--pipelined-requests", type=int, default=0, metavar="N",
                     help="requests per test at -P > 1 (default: --requests)")
     a = ap.parse_args()
+    global KEYSPACE
+    KEYSPACE = a.keyspace
     pipelines = [int(x) for x in a.pipelines.split(",")]
     servers = {} if a.no_epoll else {"redis-like epoll": start(a.server, ["--io-engine", "epoll"])}
     servers["redis-like io_uring"] = start(a.server, ["--io-engine", "io_uring"])
@@ -221,7 +232,9 @@ def main():
                     user[n].append((after[0] - before[0]) / nreq * 1e6)
                     sleeps[n].append((after[2] - before[2]) / nreq)
             mode = f"-P {pipeline}" if pipeline > 1 else "no pipelining"
-            print(f"\n### redis-benchmark -c 50 -n {nreq_mode} -t set,get, {mode}: medians of {a.runs} rotating runs\n")
+            keys = f"-r {a.keyspace}" if a.keyspace else "one key (no -r)"
+            print(f"\n### redis-benchmark -c 50 -n {nreq_mode} {keys} -t set,get, {mode}: "
+                  f"medians of {a.runs} rotating runs\n")
             print("| server | SET req/s | GET req/s | server CPU us/request | CPU ratio to redis | SET, GET req/s ratio "
                   "| user us/request | sleeps/request |")
             print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")

@@ -4,8 +4,9 @@ Starts its own server (RL_BENCH_TARGET_SERVER, default Debian's
 /usr/bin/redis-server) on a free loopback port, runs the tool (RL_BENCH, default
 src/redis-like-benchmark) against it and checks what the server saw: keys
 written versus -n/-r, commands counted by INFO commandstats versus what the
-tool claims, CSV/JSON that parse, custom commands, error replies counted, and
-bad options refused with exit code 1.  The server is killed by pid.
+tool claims, CSV/JSON that parse, custom commands, error replies counted, the
+latency sweep (its points, maximum, JSON and PNG), and bad options refused
+with exit code 1.  The server is killed by pid.
 """
 import csv
 import io
@@ -392,3 +393,97 @@ def test_engine_option_rejects_unknown(server):
     r = run(port, "--engine", "kqueue", "-t", "set", "-n", 10)
     assert r.returncode == 1
     assert "Invalid value for --engine: 'kqueue'" in r.stderr
+
+
+# ---- --latency-sweep ----------------------------------------------------------
+
+def sweep(port, tmp_path, *args, timeout=60):
+    path = tmp_path / "sweep.json"
+    r = run(port, "--latency-sweep", "--json", path, *args, timeout=timeout)
+    assert r.returncode == 0, r.stderr
+    return json.loads(path.read_text()), r
+
+
+def test_latency_sweep_open_loop_points(server, tmp_path):
+    """Two targets (the same server under two names) at two shares of a
+    given maximum: every point is run on each, at the asked rate, and the
+    server counts exactly the requests the sweep reports."""
+    port, c = server
+    c.config_resetstat()
+    doc, r = sweep(port, tmp_path, "--sweep-max", 4000, "--sweep-points", "25,50", "--duration", 0.5,
+                   "-c", 4, "-t", "get", "-r", 1000, "--target", f"a={port}", "--target", f"b=127.0.0.1:{port}")
+    assert doc["mode"] == "latency-sweep" and doc["base"] == "--sweep-max" and doc["max_rps"] == 4000
+    assert [t["name"] for t in doc["targets"]] == ["a", "b"]
+    total = 0
+    for t in doc["targets"]:
+        assert t["closed_loop"] is None
+        assert [p["percent"] for p in t["points"]] == [25, 50]
+        for p in t["points"]:
+            m = p["median"]
+            assert p["rate"] == p["percent"] * 40
+            assert 0.8 * p["rate"] <= m["achieved"] <= 1.2 * p["rate"], (p["rate"], m)
+            assert 0.8 * p["rate"] * 0.5 <= m["requests"] <= 1.2 * p["rate"] * 0.5
+            assert m["p50_ms"] <= m["p99_ms"] <= m["p99.9_ms"] <= m["max_ms"]
+            assert m["server_cpu_us_per_request"] > 0          # INFO cpu of the target
+            assert p["sustained_runs"] == 1 and m["errors"] == 0
+            total += m["requests"]
+    assert calls(c, "get") == total
+    assert "100% = 4000 req/s (--sweep-max)" in r.stdout
+    assert re.search(r"^  a +\d+ req/s +p50 +[\d.]+ +p99 +[\d.]+ +p99\.9 +[\d.]+ ms", r.stdout, re.M)
+
+
+def test_latency_sweep_measures_the_maximum(server, tmp_path):
+    """Without --sweep-max the base target's closed-loop maximum (median of
+    the runs) is 100%; every run is kept in the JSON."""
+    port, _ = server
+    doc, r = sweep(port, tmp_path, "--sweep-points", "5", "--sweep-runs", 3, "--duration", 0.3, "-c", 3,
+                   "--ratio", "1:4", "-r", 1000, "--target", f"x={port}", "--target", f"y={port}", "--sweep-base", "y")
+    assert doc["base"] == "y" and doc["config"]["runs"] == 3
+    y = next(t for t in doc["targets"] if t["name"] == "y")
+    closed = sorted(run_["achieved"] for run_ in y["closed_loop"]["runs"])
+    assert len(closed) == 3 and closed[0] > 0
+    assert doc["max_rps"] == pytest.approx(closed[1], rel=1e-3)
+    for t in doc["targets"]:
+        p = t["points"][0]
+        assert p["rate"] == pytest.approx(0.05 * doc["max_rps"], rel=1e-3)
+        assert len(p["runs"]) == 3
+        assert p["median"]["achieved"] == pytest.approx(sorted(x["achieved"] for x in p["runs"])[1], rel=1e-3)
+    assert r.stdout.count("closed loop, run ") == 6                 # 3 runs x 2 targets
+    assert "closed-loop maximum (-P 1):  x " in r.stdout
+
+
+def test_latency_sweep_plot(server, tmp_path):
+    port, _ = server
+    png = tmp_path / "curves.png"
+    r = run(port, "--latency-sweep", "--sweep-max", 2000, "--sweep-points", "20,40", "--duration", 0.3, "-c", 2,
+            "-t", "set", "--plot", png, "--target", f"one={port}", "--target", f"two={port}")
+    assert r.returncode == 0, r.stderr
+    data = png.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--target", "a=1"], "need --latency-sweep"),
+    (["--plot", "x.png"], "need --latency-sweep"),
+    (["--latency-sweep", "-t", "set,get"], "runs one test"),
+    (["--latency-sweep", "-t", "get", "--rate", "100"], "sets the rates itself"),
+    (["--latency-sweep", "-t", "get", "--target", "a=1", "--sweep-base", "b"], "names no --target"),
+    (["--latency-sweep", "-t", "get", "--sweep-points", "10,,20"], "Invalid value for --sweep-points"),
+    (["--latency-sweep", "-t", "get", "--sweep-points", "0"], "Invalid value for --sweep-points"),
+    (["--latency-sweep", "-t", "get", "--target", "noport"], "Invalid value for --target"),
+    (["--latency-sweep", "-t", "get", "--target", "a=1", "--target", "a=2"], "Invalid value for --target"),
+])
+def test_latency_sweep_bad_options(server, args, message):
+    port, _ = server
+    r = run(port, *args)
+    assert r.returncode == 1
+    assert message in r.stderr
+
+
+def test_latency_sweep_unreachable_target(server):
+    port, _ = server
+    dead = free_port()
+    r = run(port, "--latency-sweep", "-t", "get", "--sweep-max", 100, "--duration", 0.2,
+            "--target", f"up={port}", "--target", f"down={dead}")
+    assert r.returncode == 1
+    assert "Could not connect" in r.stderr and "(target down)" in r.stderr

@@ -40,11 +40,13 @@ static void slice(void *arg) {
 }
 
 /* A sleeper that would block for ever without a timeout (there is no
- * timer): bounded here so that a broken loop fails instead of hanging. */
-static void sleeper(void *arg, int wait_fd, long timeout_us) {
+ * timer): bounded here so that a broken loop fails instead of hanging.
+ * It has no work of its own: libevent's sources always get their pass. */
+static bool sleeper(void *arg, int wait_fd, long timeout_us) {
     (void)arg;
     struct epoll_event ev;
     epoll_wait(wait_fd, &ev, 1, timeout_us < 0 || timeout_us > 200000 ? 200 : (int)(timeout_us / 1000));
+    return true;
 }
 
 /* A loop watching the pipe, with hook as its before-sleep hook, run
@@ -96,9 +98,89 @@ static int test_before_sleep_again_is_same_round(void) {
     return 0;
 }
 
+/* A sleeper whose own work ends its first two sleeps (as the io_uring
+ * engine's completions do): each sleep asks for the before-sleep hook, and
+ * the first two say libevent's sources need no pass.  libevent runs the
+ * hook ahead of a ready watcher in a pass, so the slice of the pass that
+ * reads the byte slice 1 wrote still sees 0 and the next one sees 1:
+ * slice 3 when a pass follows every sleep (slice 2's pass reads it),
+ * slice 4 when the passes after sleeps 1 and 2 are skipped (slice 3's). */
+typedef struct {
+    fixture f;
+    int sleeps;
+    int timer_fired;
+} own_fixture;
+
+static bool own_work_sleeper(void *arg, int wait_fd, long timeout_us) {
+    own_fixture *o = arg;
+    (void)wait_fd;
+    (void)timeout_us;
+    evloop_request_before_sleep(o->f.loop);
+    return ++o->sleeps > 2;
+}
+
+static void count_slice(void *arg) {
+    own_fixture *o = arg;
+    o->f.served_at_slice[o->f.slices] = o->f.served;
+    if (o->f.slices == 1 && write(o->f.pipe_fd[1], "x", 1) != 1) return;
+    if (++o->f.slices == SLICES) evloop_stop(o->f.loop);
+}
+
+static int test_own_work_skips_libevent_poll(void) {
+    own_fixture o = {0};
+    o.f.loop = evloop_create();
+    CHECK(o.f.loop != NULL);
+    CHECK(pipe(o.f.pipe_fd) == 0);
+    evloop_io_t *io = evloop_io_add(o.f.loop, o.f.pipe_fd[0], on_readable, &o.f);
+    CHECK(evloop_set_sleeper(o.f.loop, own_work_sleeper, &o) == 0);
+    evloop_set_before_sleep(o.f.loop, count_slice, &o);
+    evloop_request_before_sleep(o.f.loop);
+    CHECK(evloop_run(o.f.loop) == 0);
+    CHECK_EQ_INT(o.f.slices, SLICES);
+    static const int want[SLICES] = {0, 0, 0, 0, 1};
+    for (int i = 0; i < SLICES; i++) CHECK_EQ_INT(o.f.served_at_slice[i], want[i]);
+    evloop_io_free(io);
+    evloop_free(o.f.loop);
+    close(o.f.pipe_fd[0]);
+    close(o.f.pipe_fd[1]);
+    return 0;
+}
+
+/* A due timer still gets libevent's pass after a sleep that reported own
+ * work only. */
+static void on_timer(void *arg) {
+    own_fixture *o = arg;
+    o->timer_fired++;
+    evloop_stop(o->f.loop);
+}
+
+static bool busy_sleeper(void *arg, int wait_fd, long timeout_us) {
+    own_fixture *o = arg;
+    (void)wait_fd;
+    (void)timeout_us;
+    if (++o->sleeps > 100000) evloop_stop(o->f.loop); /* the timer never fired: fail below */
+    usleep(100);
+    return false;
+}
+
+static int test_due_timer_runs_despite_own_work(void) {
+    own_fixture o = {0};
+    o.f.loop = evloop_create();
+    CHECK(o.f.loop != NULL);
+    CHECK(evloop_set_sleeper(o.f.loop, busy_sleeper, &o) == 0);
+    evloop_timer_t *t = evloop_oneshot_add(o.f.loop, 2000, on_timer, &o);
+    CHECK(evloop_run(o.f.loop) == 0);
+    CHECK_EQ_INT(o.timer_fired, 1);
+    evloop_timer_free(t);
+    evloop_free(o.f.loop);
+    return 0;
+}
+
 int main(void) {
     RUN_TEST(test_next_round_on_libevent);
     RUN_TEST(test_next_round_with_sleeper);
     RUN_TEST(test_before_sleep_again_is_same_round);
+    RUN_TEST(test_own_work_skips_libevent_poll);
+    RUN_TEST(test_due_timer_runs_despite_own_work);
     return TEST_REPORT("evloop");
 }

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #define EPOLL_BATCH 256 /* events taken per epoll_wait */
@@ -92,9 +93,12 @@ static int epoll_read(bench_worker_t *w, bench_conn_t *c) {
     return bench_worker_input_rbuf(w, c, (size_t)n, bench_now_ns());
 }
 
-static int epoll_wait_once(bench_worker_t *w, int timeout_ms) {
+/* epoll_pwait2: a timeout in nanoseconds (epoll_wait's milliseconds would
+ * send open-loop requests late). */
+static int epoll_wait_once(bench_worker_t *w, long timeout_us) {
     epoll_state_t *s = w->io_state;
-    int n = epoll_wait(s->epfd, s->evs, EPOLL_BATCH, timeout_ms);
+    struct timespec ts = {.tv_sec = timeout_us / 1000000, .tv_nsec = (timeout_us % 1000000) * 1000};
+    int n = epoll_pwait2(s->epfd, s->evs, EPOLL_BATCH, &ts, NULL);
     if (n < 0 && errno != EINTR) {
         bench_worker_fail(w, "epoll_wait failed");
         return -1;

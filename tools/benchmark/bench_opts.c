@@ -56,6 +56,20 @@ static void opts_usage(void) {
         " --engine <e>       auto|uring|epoll: how sockets are driven (default auto:\n"
         "                    io_uring when the kernel allows it and\n"
         "                    RL_BENCH_NO_IO_URING is unset, else epoll)\n"
+        "\nLatency sweep (one test; --duration per point, default 5 s):\n"
+        " --latency-sweep    Measure each target's closed-loop maximum (-c connections,\n"
+        "                    one request in flight each), then run the open loop at\n"
+        "                    shares of the base target's maximum and print p50, p99\n"
+        "                    and p99.9 per rate; -P caps how deep a connection\n"
+        "                    pipelines when requests fall due faster (default 64)\n"
+        " --target <n=[h:]p> A server of the sweep, by name (repeatable; default\n"
+        "                    the -h/-p server, named 'server'); the servers take\n"
+        "                    turns at every point, in an order that rotates\n"
+        " --sweep-points <l> Percentages of the maximum (default 10,20,...,100)\n"
+        " --sweep-max <ops>  The 100%% rate instead of a measured maximum\n"
+        " --sweep-base <n>   The target whose maximum is 100%% (default the first)\n"
+        " --sweep-runs <n>   Whole sweeps to run, medians reported (default 1)\n"
+        " --plot <file.png>  Draw the latency-throughput curves with gnuplot\n"
         " --help, --version\n");
 }
 
@@ -140,6 +154,52 @@ static int opts_size_list(bench_opts_t *o, const char *s) {
     return o->dlist_len ? 0 : -1;
 }
 
+/* "NAME=PORT" or "NAME=HOST:PORT". */
+static int opts_target(bench_opts_t *o, const char *v) {
+    const char *eq = strchr(v, '=');
+    if (!eq || eq == v || o->ntargets == BENCH_MAX_TARGETS)
+        return -1;
+    bench_target_t *t = &o->targets[o->ntargets];
+    const char *colon = strrchr(eq + 1, ':');
+    const char *port = colon ? colon + 1 : eq + 1;
+    size_t hlen = colon ? (size_t)(colon - eq - 1) : 0;
+    if (hlen >= sizeof(t->host) || (colon && hlen == 0) || opts_int(port, 1, 65535, &t->port) < 0)
+        return -1;
+    for (int i = 0; i < o->ntargets; i++)
+        if (strlen(o->targets[i].name) == (size_t)(eq - v) && !strncmp(o->targets[i].name, v, (size_t)(eq - v)))
+            return -1; /* names tell the targets apart in every output */
+    /* The name ends at '=': a copy of its own. */
+    char *name = strndup(v, (size_t)(eq - v));
+    if (!name)
+        return -1;
+    t->name = name;
+    if (colon)
+        memcpy(t->host, eq + 1, hlen);
+    t->host[hlen] = '\0';
+    o->ntargets++;
+    return 0;
+}
+
+/* Comma-separated percentages in (0, 1000]. */
+static int opts_points(bench_opts_t *o, const char *s) {
+    const char *p = s;
+    o->sweep_npoints = 0;
+    while (*p) {
+        char *end;
+        errno = 0;
+        double v = strtod(p, &end);
+        if (end == p || errno || !(v > 0) || v > 1000 || o->sweep_npoints == BENCH_MAX_POINTS)
+            return -1;
+        o->sweep_points[o->sweep_npoints++] = v;
+        p = end;
+        if (*p == ',')
+            p++;
+        else if (*p)
+            return -1;
+    }
+    return o->sweep_npoints ? 0 : -1;
+}
+
 static const char *opts_known_tests[] = {
     "ping_inline", "ping_mbulk", "ping", "set", "get", "incr", "lpush", "rpush",
     "lpop", "rpop", "sadd", "hset", "spop", "zadd", "zpopmin", "lrange",
@@ -214,6 +274,7 @@ static int opts_with_value(bench_opts_t *o, const char *opt, const char *v) {
         if (opts_u64(v, 1, 999999999999ULL, &o->keyspace) < 0) return -1;
     } else if (!strcmp(opt, "-P")) {
         if (opts_int(v, 1, 100000, &o->pipeline) < 0) return -1;
+        o->pipeline_given = 1;
     } else if (!strcmp(opt, "-t")) {
         if (opts_tests(o, v) < 0) return -1;
     } else if (!strcmp(opt, "--threads")) {
@@ -234,7 +295,17 @@ static int opts_with_value(bench_opts_t *o, const char *opt, const char *v) {
         if (opts_size_range(o, v) < 0) return -1;
     } else if (!strcmp(opt, "--data-size-list")) {
         if (opts_size_list(o, v) < 0) return -1;
-    } else if (!strcmp(opt, "--json")) o->json_path = v;
+    } else if (!strcmp(opt, "--target")) {
+        if (opts_target(o, v) < 0) return -1;
+    } else if (!strcmp(opt, "--sweep-points")) {
+        if (opts_points(o, v) < 0) return -1;
+    } else if (!strcmp(opt, "--sweep-max")) {
+        if (opts_double(v, 1, &o->sweep_max) < 0) return -1;
+    } else if (!strcmp(opt, "--sweep-base")) o->sweep_base = v;
+    else if (!strcmp(opt, "--sweep-runs")) {
+        if (opts_int(v, 1, 1000, &o->sweep_runs) < 0) return -1;
+    } else if (!strcmp(opt, "--plot")) o->plot_path = v;
+    else if (!strcmp(opt, "--json")) o->json_path = v;
     else if (!strcmp(opt, "--memory-sample")) o->memsample_path = v;
     else if (!strcmp(opt, "--engine")) {
         if (!strcmp(v, "auto")) o->engine = BENCH_ENGINE_AUTO;
@@ -248,6 +319,53 @@ static int opts_with_value(bench_opts_t *o, const char *opt, const char *v) {
         else if (!strcmp(v, "zipf")) o->keypat = BENCH_KEYS_ZIPF;
         else return -1;
     } else return -2;
+    return 0;
+}
+
+/* The sweep's options belong together: without --latency-sweep they are
+ * refused, with it the defaults are filled in. */
+static int opts_sweep_check(bench_opts_t *o) {
+    if (!o->latency_sweep) {
+        if (o->ntargets || o->sweep_npoints || o->sweep_max > 0 || o->sweep_base || o->sweep_runs || o->plot_path) {
+            fprintf(stderr, "--target, --sweep-* and --plot need --latency-sweep\n");
+            return -1;
+        }
+        return 0;
+    }
+    if (o->rate > 0 || o->loop || o->idle || o->memsample_path) {
+        fprintf(stderr, "--latency-sweep sets the rates itself: drop --rate, -l, -I and --memory-sample\n");
+        return -1;
+    }
+    if (!o->sweep_npoints)
+        for (int i = 1; i <= 10; i++)
+            o->sweep_points[o->sweep_npoints++] = 10.0 * i;
+    if (!o->sweep_runs)
+        o->sweep_runs = 1;
+    if (!o->pipeline_given)
+        o->pipeline = 64;
+    if (o->duration <= 0)
+        o->duration = 5;
+    if (!o->ntargets) {
+        bench_target_t *t = &o->targets[o->ntargets++];
+        t->name = strdup("server");
+        snprintf(t->host, sizeof(t->host), "%s", o->host);
+        t->port = o->port;
+        t->socket = o->socket;
+        if (!t->name)
+            return -1;
+    }
+    for (int i = 0; i < o->ntargets; i++)
+        if (!o->targets[i].host[0])
+            snprintf(o->targets[i].host, sizeof(o->targets[i].host), "%s", o->host);
+    if (o->sweep_base) {
+        int found = 0;
+        for (int i = 0; i < o->ntargets; i++)
+            found |= !strcmp(o->targets[i].name, o->sweep_base);
+        if (!found) {
+            fprintf(stderr, "--sweep-base '%s' names no --target\n", o->sweep_base);
+            return -1;
+        }
+    }
     return 0;
 }
 
@@ -291,6 +409,10 @@ int bench_opts_parse(bench_opts_t *o, int argc, char **argv) {
             o->resp3 = 1;
             continue;
         }
+        if (!strcmp(a, "--latency-sweep")) {
+            o->latency_sweep = 1;
+            continue;
+        }
         if (i + 1 >= argc) {
             fprintf(stderr, "Missing value for %s (try --help)\n", a);
             return -1;
@@ -321,12 +443,15 @@ int bench_opts_parse(bench_opts_t *o, int argc, char **argv) {
         fprintf(stderr, "--ratio cannot be combined with a custom command\n");
         return -1;
     }
-    return 0;
+    return opts_sweep_check(o);
 }
 
 void bench_opts_free(bench_opts_t *o) {
     free(o->tests);
     o->tests = NULL;
+    for (int i = 0; i < o->ntargets; i++)
+        free((char *)o->targets[i].name);
+    o->ntargets = 0;
 }
 
 uint32_t bench_opts_max_value(const bench_opts_t *o) {

@@ -3,7 +3,8 @@
  * bench_opts_parse() fills a bench_opts_t from argv with redis-benchmark's
  * option names and defaults plus our extensions (--duration, --rate, --ratio,
  * --key-pattern, --data-size, --data-size-list, --json, --memory-sample,
- * --engine).
+ * --engine, and the latency sweep's --latency-sweep, --target,
+ * --sweep-points, --sweep-max, --sweep-base, --sweep-runs, --plot).
  * Called once by main; everything else only reads the struct. */
 #ifndef RL_BENCH_OPTS_H
 #define RL_BENCH_OPTS_H
@@ -25,6 +26,16 @@ typedef enum {
 
 #define BENCH_MAX_SIZES 32
 #define BENCH_MAX_THREADS 64
+#define BENCH_MAX_TARGETS 8
+#define BENCH_MAX_POINTS 32
+
+/* One server of a latency sweep (--target NAME=[HOST:]PORT). */
+typedef struct bench_target {
+    const char *name; /* owned (bench_opts_free) */
+    char host[256];
+    int port;
+    const char *socket; /* the default target keeps -s; NULL for --target */
+} bench_target_t;
 
 typedef struct bench_size_weight {
     uint32_t size;   /* value bytes */
@@ -65,7 +76,18 @@ typedef struct bench_opts {
     const char *json_path;      /* --json FILE */
     const char *memsample_path; /* --memory-sample FILE */
     bench_engine_kind_t engine; /* --engine auto|uring|epoll */
-    char **custom_argv;         /* trailing command, borrowed from argv */
+    int pipeline_given;         /* -P was on the command line */
+    /* --latency-sweep: open-loop points at shares of a closed-loop maximum. */
+    int latency_sweep;
+    double sweep_points[BENCH_MAX_POINTS]; /* --sweep-points, percent of the maximum */
+    int sweep_npoints;
+    double sweep_max;                          /* --sweep-max: the 100% rate; 0 = measure it */
+    int sweep_runs;                            /* --sweep-runs: rotations (medians over them) */
+    const char *sweep_base;                    /* --sweep-base: the target whose maximum is 100% */
+    const char *plot_path;                     /* --plot: the PNG gnuplot draws */
+    bench_target_t targets[BENCH_MAX_TARGETS]; /* --target, in order */
+    int ntargets;
+    char **custom_argv; /* trailing command, borrowed from argv */
     int custom_argc;
 } bench_opts_t;
 

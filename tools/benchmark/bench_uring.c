@@ -324,10 +324,10 @@ static unsigned uring_wait_nr(const bench_worker_t *w) {
     return want ? want : 1;
 }
 
-static int uring_wait(bench_worker_t *w, int timeout_ms) {
+static int uring_wait(bench_worker_t *w, long timeout_us) {
     uring_state_t *s = w->io_state;
-    struct __kernel_timespec ts = {.tv_sec = timeout_ms / 1000,
-                                   .tv_nsec = (long long)(timeout_ms % 1000) * 1000000};
+    struct __kernel_timespec ts = {.tv_sec = timeout_us / 1000000,
+                                   .tv_nsec = (long long)(timeout_us % 1000000) * 1000};
     struct io_uring_cqe *cqe;
     int rc = io_uring_submit_and_wait_timeout(&s->ring, &cqe, uring_wait_nr(w), &ts, NULL);
     if (rc < 0 && rc != -ETIME && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY) {

@@ -17,6 +17,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -86,7 +87,7 @@ static int worker_send(bench_worker_t *w, bench_conn_t *c, int k, double t0, dou
 /* Closed loop: the next batch goes out right away. */
 static int worker_next(bench_worker_t *w, bench_conn_t *c, uint64_t now) {
     if (w->o->rate > 0) {
-        w->idle[w->nidle++] = c->idx;
+        w->idle[(w->idle_head + w->nidle++) % w->nconns] = c->idx;
         return 0;
     }
     int k = worker_budget(w, now);
@@ -97,16 +98,21 @@ static int worker_next(bench_worker_t *w, bench_conn_t *c, uint64_t now) {
     return worker_send(w, c, k, (double)now, 0);
 }
 
-/* Open loop: hand due requests to idle connections. */
+/* Open loop: hand due requests to idle connections, the one idle longest
+ * first (every connection carries its share, as in a pool used round
+ * robin), spread over all idle ones: a connection pipelines only when more
+ * requests are due than connections are idle (at most -P each). */
 static int worker_dispatch_due(bench_worker_t *w, uint64_t now) {
     while (w->nidle > 0 && w->next_due_ns <= (double)now) {
-        bench_conn_t *c = &w->conns[w->idle[w->nidle - 1]];
+        bench_conn_t *c = &w->conns[w->idle[w->idle_head]];
         int k = worker_budget(w, now);
         if (k == 0)
             return 0;
         int due = (int)(((double)now - w->next_due_ns) / w->interval_ns) + 1;
-        if (due < k)
-            k = due;
+        int share = (due + w->nidle - 1) / w->nidle;
+        if (share < k)
+            k = share;
+        w->idle_head = (w->idle_head + 1) % w->nconns;
         w->nidle--;
         if (worker_send(w, c, k, w->next_due_ns, w->interval_ns) < 0)
             return -1;
@@ -231,27 +237,34 @@ static void worker_publish(bench_worker_t *w, uint64_t base_done) {
     atomic_store_explicit(&live[w->idx].p99_ns, hist_percentile(w->hist, 99), memory_order_relaxed);
 }
 
-/* How long the engine may block: until the next due request (--rate), the
- * deadline (--duration), and at most 250 ms to keep the live counters fresh. */
-static int worker_timeout_ms(bench_worker_t *w, uint64_t now, int budget_left) {
-    int timeout = -1;
+/* How long the engine may block, in microseconds: until the next due
+ * request (--rate), the deadline (--duration), and at most 250 ms to keep
+ * the live counters fresh.  Microseconds, not milliseconds: at 10,000
+ * requests/s a request is due every 100 us, and a millisecond timeout sent
+ * them up to 1 ms late, a delay the open loop then charged to the server. */
+static long worker_timeout_us(bench_worker_t *w, uint64_t now, int budget_left) {
+    long timeout = -1;
     if (w->o->rate > 0 && w->nidle > 0 && budget_left) {
-        double wait = (w->next_due_ns - (double)now) / 1e6;
-        timeout = wait <= 0 ? 0 : (int)wait + 1;
+        double wait = (w->next_due_ns - (double)now) / 1e3;
+        timeout = wait <= 0 ? 0 : (long)wait + 1;
     }
     if (w->deadline_ns) {
-        int dl = now >= w->deadline_ns ? 0 : (int)((w->deadline_ns - now) / 1000000) + 1;
+        long dl = now >= w->deadline_ns ? 0 : (long)((w->deadline_ns - now) / 1000) + 1;
         if (timeout < 0 || dl < timeout)
             timeout = dl;
     }
-    if (timeout < 0 || timeout > 250)
-        timeout = 250;
+    if (timeout < 0 || timeout > 250000)
+        timeout = 250000;
     return timeout;
 }
 
 int bench_worker_loop(bench_worker_t *w) {
     uint64_t base_done = atomic_load_explicit(&live[w->idx].done, memory_order_relaxed);
     uint64_t next_publish = 0;
+    /* Open loop: the kernel may end a sleep up to the thread's timer slack
+     * (50 us by default) late; 1 us keeps requests on their schedule. */
+    if (w->o->rate > 0)
+        prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
     w->start_ns = bench_now_ns();
     if (w->o->duration > 0)
         w->deadline_ns = w->start_ns + (uint64_t)(w->o->duration * 1e9);
@@ -266,7 +279,7 @@ int bench_worker_loop(bench_worker_t *w) {
         int budget_left = worker_budget(w, now) > 0;
         if (w->active == 0 && (!budget_left || w->o->rate <= 0))
             break;
-        if (w->io->wait(w, worker_timeout_ms(w, now, budget_left)) < 0)
+        if (w->io->wait(w, worker_timeout_us(w, now, budget_left)) < 0)
             return -1;
         now = bench_now_ns();
         if (now >= next_publish) {

@@ -59,8 +59,8 @@ typedef struct bench_worker {
     int active;         /* connections with a batch in flight */
     double interval_ns; /* --rate: ns between this worker's requests */
     double next_due_ns;
-    int *idle; /* --rate: connections waiting for a due time */
-    int nidle;
+    int *idle; /* --rate: connections waiting for a due time, a FIFO ring */
+    int idle_head, nidle;
     char first_error[160];
     int fail;
     char errmsg[256];
@@ -77,7 +77,7 @@ typedef struct bench_io {
     int (*add)(bench_worker_t *w, bench_conn_t *c);   /* c->fd open, non-blocking */
     void (*del)(bench_worker_t *w, bench_conn_t *c);  /* c->fd is closed next */
     int (*flush)(bench_worker_t *w, bench_conn_t *c); /* send batch [woff, wlen) */
-    int (*wait)(bench_worker_t *w, int timeout_ms);   /* block, handle what came */
+    int (*wait)(bench_worker_t *w, long timeout_us);  /* block, handle what came */
     void (*fini)(bench_worker_t *w);                  /* frees io_state; idempotent */
 } bench_io_t;
 

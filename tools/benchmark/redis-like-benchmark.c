@@ -5,13 +5,15 @@
  * through bench_engine_run() and print it through bench_output.c.  Modules:
  * bench_opts (command line), bench_net (blocking helpers), bench_workload
  * (what to send), bench_engine (threads and event loops), bench_resp (reply
- * skipper), bench_output (text/CSV/JSON), bench_memsample (INFO timeline).
+ * skipper), bench_output (text/CSV/JSON), bench_memsample (INFO timeline),
+ * bench_sweep (--latency-sweep: latency against throughput, several servers).
  * Standalone: plain libc malloc, not linked with the server library. */
 #include "bench_engine.h"
 #include "bench_memsample.h"
 #include "bench_net.h"
 #include "bench_opts.h"
 #include "bench_output.h"
+#include "bench_sweep.h"
 #include "bench_workload.h"
 
 #include <signal.h>
@@ -68,7 +70,8 @@ int main(int argc, char **argv) {
         return idle_mode(&o);
 
     bench_hostconf_t hc = {"", ""};
-    probe_server(&o, &hc);
+    if (!o.latency_sweep)
+        probe_server(&o, &hc); /* the sweep probes each of its targets */
 
     bench_test_t *tests;
     int ntests = bench_tests_build(&o, &tests);
@@ -76,10 +79,21 @@ int main(int argc, char **argv) {
         fprintf(stderr, "No tests selected\n");
         return 1;
     }
+    if (o.latency_sweep && ntests != 1) {
+        fprintf(stderr, "--latency-sweep runs one test: choose it with -t, --ratio or a custom command\n");
+        return 1;
+    }
     char *payload = bench_payload_create(bench_opts_max_value(&o), o.seed);
     if (!payload) {
         fprintf(stderr, "out of memory\n");
         return 1;
+    }
+    if (o.latency_sweep) {
+        rc = bench_sweep_run(&o, &tests[0], payload);
+        free(payload);
+        bench_tests_free(tests, ntests);
+        bench_opts_free(&o);
+        return rc;
     }
     if (o.memsample_path && bench_memsample_start(&o, o.memsample_path) < 0)
         return 1;
