@@ -886,3 +886,17 @@ sds conn_info_string(sds s, client_t *c) {
                          events, c->lastcmd ? c->lastcmd->fullname : "NULL", info.user, info.redir, c->resp,
                          c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "");
 }
+
+/* The engine's way up (io_engine.h): lifecycle.c passes it to
+ * io_engine_init, so the engine below never calls conn.c by name. */
+static const io_conn_ops_t conn_ops_for_engine = {
+    .input = conn_input,
+    .sent = conn_sent,
+    .output_iov = conn_output_iov,
+    .has_pending_output = conn_has_pending_output,
+    .mark_pending_write = conn_mark_pending_write,
+    .free = conn_free,
+    .release = conn_release,
+};
+
+const io_conn_ops_t *conn_io_ops(void) { return &conn_ops_for_engine; }

@@ -208,8 +208,11 @@ void conn_serve_while_busy(server_t *srv, client_t *skip);
  * script engine has read them). */
 void conn_discard_output(client_t *c);
 
-/* The io_uring engine's calls into the connection layer (io_engine.h). */
+/* The io_uring engine's calls into the connection layer, which it reaches
+ * only through the table conn_io_ops() returns (io_engine.h). */
 struct iovec;
+struct io_conn_ops;
+const struct io_conn_ops *conn_io_ops(void);
 /* n bytes arrived for c (borrowed: parsed in place, the unparsed rest is
  * copied to the query buffer).  May free c. */
 void conn_input(client_t *c, const char *p, size_t n);

@@ -14,7 +14,8 @@
  *    epoll clients, whose readiness wakes that sleep too.
  * conn.c owns the client's buffers and their rules (query-buffer limit,
  * output-buffer limits, close after reply); the engine only moves bytes and
- * calls back into conn.c (conn_input, conn_sent, conn_release).  Clients
+ * calls back up through io_conn_ops_t, which conn.c fills and lifecycle.c
+ * hands to io_engine_init (the engine never names a conn.c function).  Clients
  * that some module drives by fd itself (the master link of a replica) stay
  * on epoll under either engine. */
 #ifndef RL_IO_ENGINE_H
@@ -25,10 +26,31 @@
 
 #include "server.h"
 
+struct iovec;
+
+/* What the engine asks of the connection layer above it (conn.c's
+ * conn_io_ops()): the engine is below conn and reaches up only through
+ * these. */
+typedef struct io_conn_ops {
+    /* n bytes arrived for c (borrowed); may free c */
+    void (*input)(client_t *c, const char *p, size_t n);
+    /* a send ended: n >= 0 bytes taken, or -errno; queues the rest or frees c */
+    void (*sent)(client_t *c, long n);
+    /* vectors over c's unsent output (at most max); the count */
+    int (*output_iov)(client_t *c, struct iovec *iov, int max);
+    bool (*has_pending_output)(const client_t *c);
+    /* try c's output again in the next round (no submission slot now) */
+    void (*mark_pending_write)(client_t *c);
+    /* the peer hung up or failed: free c */
+    void (*free)(client_t *c);
+    /* the last part of freeing c, delayed while a send read its buffers */
+    void (*release)(client_t *c);
+} io_conn_ops_t;
+
 /* Start the engine `io-engine` asks for: auto tries io_uring and falls back
  * to epoll with one log line; io_uring that cannot start is an error
  * (false, logged).  After evloop_create. */
-bool io_engine_init(server_t *srv);
+bool io_engine_init(server_t *srv, const io_conn_ops_t *ops);
 /* After every client was freed, before evloop_free. */
 void io_engine_free(server_t *srv);
 /* "epoll" or "io_uring": the engine in use (INFO server io_engine). */

@@ -125,6 +125,7 @@ typedef struct cqe_copy {
 
 struct uring_engine {
     server_t *srv;
+    const io_conn_ops_t *ops; /* conn.c's, the only way up */
     struct io_uring ring;
     bool taskrun_flag; /* IORING_SQ_TASKRUN tells whether receive work waits */
     bool wake_armed;   /* the poll on the loop's mirror epoll set is in the ring */
@@ -298,13 +299,14 @@ fail:
     return NULL;
 }
 
-bool io_engine_init(server_t *srv) {
+bool io_engine_init(server_t *srv, const io_conn_ops_t *ops) {
     srv->uring = NULL;
     int want = srv->cfg.io_engine;
     if (want == IO_ENGINE_EPOLL) return true;
     char why[160];
     srv->uring = engine_create(srv, why, sizeof(why));
     if (srv->uring) {
+        srv->uring->ops = ops;
         log_msg(LL_NOTICE, "Client sockets served by io_uring (multishot receive, batched sends)");
         return true;
     }
@@ -483,20 +485,20 @@ bool uring_conn_close(client_t *c) {
 
 void uring_conn_flush(client_t *c) {
     uring_conn_t *uc = c->ring;
+    struct uring_engine *e = c->srv->uring;
     if (uc->send_inflight) return; /* its completion queues the rest */
-    if (!conn_has_pending_output(c)) {
-        conn_sent(c, 0); /* nothing to send: close-after-reply happens there */
+    if (!e->ops->has_pending_output(c)) {
+        e->ops->sent(c, 0); /* nothing to send: close-after-reply happens there */
         return;
     }
-    struct uring_engine *e = c->srv->uring;
-    int cnt = conn_output_iov(c, uc->iov, URING_MAX_IOV);
+    int cnt = e->ops->output_iov(c, uc->iov, URING_MAX_IOV);
     if (cnt == 0) {
-        conn_sent(c, 0);
+        e->ops->sent(c, 0);
         return;
     }
     struct io_uring_sqe *sqe = get_sqe(e);
     if (!sqe) {
-        conn_mark_pending_write(c); /* next round */
+        e->ops->mark_pending_write(c); /* next round */
         return;
     }
     if (cnt == 1) {
@@ -535,7 +537,7 @@ static void on_recv(struct uring_engine *e, uring_conn_t *uc, const cqe_copy_t *
                 uc->arr_enter = e->stat_enters;
                 uc->arr_submit = e->stat_submits;
             }
-            conn_input(c, e->bufs + (size_t)bid * URING_BUFSIZE, (size_t)cq->res);
+            e->ops->input(c, e->bufs + (size_t)bid * URING_BUFSIZE, (size_t)cq->res);
         }
         buf_return(e, bid);
         c = uc->client;
@@ -544,10 +546,10 @@ static void on_recv(struct uring_engine *e, uring_conn_t *uc, const cqe_copy_t *
     if (c && !uc->closing) {
         if (cq->res == 0) {
             log_msg(LL_VERBOSE, "Client closed connection id=%llu addr=%s", (unsigned long long)c->id, c->addr);
-            conn_free(c);
+            e->ops->free(c);
         } else if (cq->res < 0 && cq->res != -ENOBUFS && cq->res != -EAGAIN && cq->res != -EINTR) {
             log_msg(LL_VERBOSE, "Reading from client: %s", strerror(-cq->res));
-            conn_free(c);
+            e->ops->free(c);
         } else if (!uc->recv_armed) {
             /* The multishot ended, mostly for want of a free buffer: the
              * round's submit arms it again (counted: a dry buffer ring
@@ -556,7 +558,7 @@ static void on_recv(struct uring_engine *e, uring_conn_t *uc, const cqe_copy_t *
             if (!arm_recv(e, uc)) {
                 log_msg(LL_WARNING, "io_uring: cannot re-arm a receive, closing client id=%llu",
                         (unsigned long long)c->id);
-                conn_free(c);
+                e->ops->free(c);
             }
         }
     }
@@ -570,10 +572,10 @@ static void on_send(struct uring_engine *e, uring_conn_t *uc, const cqe_copy_t *
         client_t *z = uc->zombie;
         uc->zombie = NULL;
         e->zombies--;
-        conn_release(z);
+        e->ops->release(z);
     }
     uc->in_callback = true; /* conn_sent may free the client, not uc */
-    if (uc->client) conn_sent(uc->client, cq->res);
+    if (uc->client) e->ops->sent(uc->client, cq->res);
     uc->in_callback = false;
     maybe_free_uc(e, uc);
 }
@@ -794,7 +796,8 @@ sds io_engine_info(server_t *srv, sds s) {
 
 #else /* !RL_HAVE_URING: built without liburing, epoll only */
 
-bool io_engine_init(server_t *srv) {
+bool io_engine_init(server_t *srv, const io_conn_ops_t *ops) {
+    (void)ops;
     srv->uring = NULL;
     if (srv->cfg.io_engine == IO_ENGINE_URING) {
         log_msg(LL_WARNING, "io-engine io_uring is not available here (built without liburing)");

@@ -266,7 +266,7 @@ bool server_init(server_t *srv) {
         return false;
     }
     evloop_set_before_sleep(srv->loop, server_before_sleep, srv);
-    if (!io_engine_init(srv)) return false; /* io-engine: epoll or io_uring */
+    if (!io_engine_init(srv, conn_io_ops())) return false; /* io-engine: epoll or io_uring */
     zmalloc_set_background_thread(srv->cfg.jemalloc_bg_thread);
     child_init(srv);     /* the one forked child slot: BGSAVE, AOF rewrite, full syncs */
     persist_init(srv);   /* then load the AOF or RDB before listening */

@@ -83,9 +83,6 @@ REGISTRARS = {
 # check fails on any other, so none can grow or appear unnoticed.  Cut
 # them with a hook table (as conn.c's) or by moving the shared part down.
 CALL_GROUPS = [
-    ({"conn", "io_uring_engine"},
-     "the io_uring engine sits below conn but reads its clients' state directly (issue 48: to go through the "
-     "engine's ops)"),
     ({"aof", "aof_load", "persist", "propagate", "rdb_load", "rdb_save", "rdb_stream", "repl_diskless",
       "repl_failover", "repl_info", "repl_load", "repl_master", "repl_replica", "repl_sync_file"},
      "persistence and replication call each other round one circle (issue 48: formats below, orchestration "
