@@ -145,7 +145,7 @@ include deps/lua/lua.mk
 FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -DUSE_LIBC_MALLOC -DRL_MALLOC_NAME='"libc"' -DRL_BUILD_ID='"fuzz"' \
   -DRL_DEBUG=0 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -pthread \
   -Isrc -Ilib -I$(LUA_SRC)
-FUZZ_LIBS := -levent_core -lm -pthread
+FUZZ_LIBS := -levent_core -lm -lssl -lcrypto -pthread
 FUZZ_LIB_SRC := $(filter-out src/server_main.c,$(wildcard src/*.c)) $(wildcard lib/*.c)
 # Our Lua (deps/lua) is instrumented like the rest: the lua target fuzzes it.
 FUZZ_LUA_OBJ := $(patsubst %,$(FUZZ_DIR)/obj/lua/%.o,$(LUA_MODULES))

@@ -100,6 +100,8 @@ static const enum_name shutdown_flags_enum[] = {{"default", 0},
                                                 {"force", SHUTDOWN_FLAG_FORCE},
                                                 {NULL, 0}};
 
+static const enum_name tls_auth_enum[] = {{"no", TLS_AUTH_NO}, {"yes", TLS_AUTH_YES}, {"optional", TLS_AUTH_OPTIONAL}, {NULL, 0}};
+
 static const enum_name acl_pubsub_enum[] = {{"allchannels", ACL_PUBSUB_ALLCHANNELS},
                                             {"resetchannels", ACL_PUBSUB_RESETCHANNELS},
                                             {NULL, 0}};
@@ -127,6 +129,28 @@ static const directive directives[] = {
     {"maxclients", T_INT, O(maxclients), "10000", 1, INT_MAX, NULL, 0},
     {"proto-max-bulk-len", T_MEM, O(proto_max_bulk_len), "512mb", 1024 * 1024, LLONG_MAX, NULL, 0},
     {"client-query-buffer-limit", T_MEM, O(client_query_buffer_limit), "1gb", 1024 * 1024, LLONG_MAX, NULL, 0},
+    /* TLS (tls.c: CONFIG SET of a tls-* file or option builds a new context,
+     * refused with the old one kept when it fails) */
+    {"tls-port", T_INT, O(tls_port), "0", 0, 65535, NULL, 0},
+    {"tls-cert-file", T_STR, O(tls_cert_file), "", 0, 0, NULL, 0},
+    {"tls-key-file", T_STR, O(tls_key_file), "", 0, 0, NULL, 0},
+    {"tls-key-file-pass", T_STR, O(tls_key_file_pass), "", 0, 0, NULL, 0},
+    {"tls-client-cert-file", T_STR, O(tls_client_cert_file), "", 0, 0, NULL, 0},
+    {"tls-client-key-file", T_STR, O(tls_client_key_file), "", 0, 0, NULL, 0},
+    {"tls-client-key-file-pass", T_STR, O(tls_client_key_file_pass), "", 0, 0, NULL, 0},
+    {"tls-dh-params-file", T_STR, O(tls_dh_params_file), "", 0, 0, NULL, 0},
+    {"tls-ca-cert-file", T_STR, O(tls_ca_cert_file), "", 0, 0, NULL, 0},
+    {"tls-ca-cert-dir", T_STR, O(tls_ca_cert_dir), "", 0, 0, NULL, 0},
+    {"tls-auth-clients", T_ENUM, O(tls_auth_clients), "yes", 0, 0, tls_auth_enum, 0},
+    {"tls-replication", T_BOOL, O(tls_replication), "no", 0, 0, NULL, 0},
+    {"tls-cluster", T_BOOL, O(tls_cluster), "no", 0, 0, NULL, 0},
+    {"tls-protocols", T_STR, O(tls_protocols), "", 0, 0, NULL, 0},
+    {"tls-ciphers", T_STR, O(tls_ciphers), "", 0, 0, NULL, 0},
+    {"tls-ciphersuites", T_STR, O(tls_ciphersuites), "", 0, 0, NULL, 0},
+    {"tls-prefer-server-ciphers", T_BOOL, O(tls_prefer_server_ciphers), "no", 0, 0, NULL, 0},
+    {"tls-session-caching", T_BOOL, O(tls_session_caching), "yes", 0, 0, NULL, 0},
+    {"tls-session-cache-size", T_INT, O(tls_session_cache_size), "20480", 0, INT_MAX, NULL, 0},
+    {"tls-session-cache-timeout", T_INT, O(tls_session_cache_timeout), "300", 0, INT_MAX, NULL, 0},
     {"hz", T_INT, O(hz), "10", 1, 500, NULL, 0},
     {"dynamic-hz", T_BOOL, O(dynamic_hz), "yes", 0, 0, NULL, 0},
     {"shutdown-on-sigterm", T_FLAGS, O(shutdown_on_sigterm), "default", 0, 0, shutdown_flags_enum, 0},
@@ -716,7 +740,7 @@ static int check_supported(const rl_config_t *cfg, const directive *d, const cha
  * Redis configuration loads unchanged.  `same` is the value that asks for
  * what redis-like does anyway, taken silently; any other value is taken
  * with `does` logged at start-up, which says what happens instead.
- * Cluster, TLS and the rest of Redis's parameters are refused as unknown. */
+ * Cluster and the rest of Redis's parameters are refused as unknown. */
 typedef struct {
     const char *name, *same;
     const char *does;
@@ -1074,7 +1098,8 @@ bool config_is_secret(const char *name) {
 
 bool config_is_sensitive(const char *name) {
     const directive *d = find_directive(name);
-    return d && (d->type == T_SECRET || !strcmp(d->name, "masteruser"));
+    return d && (d->type == T_SECRET || !strcmp(d->name, "masteruser") || !strcmp(d->name, "tls-key-file-pass") ||
+                 !strcmp(d->name, "tls-client-key-file-pass"));
 }
 
 bool config_is_protected(const char *name) {

@@ -46,6 +46,12 @@ enum { SANITIZE_NO = 0,
        SANITIZE_YES,
        SANITIZE_CLIENTS };
 
+/* tls-auth-clients: a client certificate is required, not asked for, or
+ * checked when one is given. */
+enum { TLS_AUTH_NO = 0,
+       TLS_AUTH_YES,
+       TLS_AUTH_OPTIONAL };
+
 typedef struct rl_config {
     /* network */
     char *bind[CFG_MAX_BIND];
@@ -60,6 +66,17 @@ typedef struct rl_config {
     long long maxclients;
     long long proto_max_bulk_len;        /* bytes */
     long long client_query_buffer_limit; /* bytes */
+    /* TLS (tls.c builds the server's context from these, tls_conn.c runs
+     * each connection); Redis 7.0's names and defaults */
+    long long tls_port; /* 0 = no TLS listener */
+    char *tls_cert_file, *tls_key_file, *tls_key_file_pass;
+    char *tls_client_cert_file, *tls_client_key_file, *tls_client_key_file_pass;
+    char *tls_dh_params_file, *tls_ca_cert_file, *tls_ca_cert_dir;
+    int tls_auth_clients; /* TLS_AUTH_* */
+    bool tls_replication, tls_cluster;
+    char *tls_protocols, *tls_ciphers, *tls_ciphersuites;
+    bool tls_prefer_server_ciphers, tls_session_caching;
+    long long tls_session_cache_size, tls_session_cache_timeout;
     /* general */
     long long hz;
     bool dynamic_hz;             /* raise the cron's rate with many clients (server.c) */

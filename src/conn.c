@@ -5,7 +5,13 @@
  * returning, so a pipeline costs one read.  Writing: replies are only queued
  * during execution; conn_before_sleep() writes every client with output
  * once per loop iteration (writev of the static buffer and the blocks), and
- * only a client whose socket is full waits for a writable event. */
+ * only a client whose socket is full waits for a writable event.
+ *
+ * TLS clients (accepted on the tls-port) take the same paths: the bytes an
+ * engine received are ciphertext, decrypted by tls_conn.c before the
+ * parser sees them (tls_input), and the output the engines send is the
+ * ciphertext of the queued replies (tls_output_iov), so epoll and
+ * io_uring serve TLS without owning anything TLS-specific. */
 #include "conn.h"
 
 #include <arpa/inet.h>
@@ -24,6 +30,8 @@
 #include "io_engine.h"
 #include "log.h"
 #include "net.h"
+#include "tls.h"
+#include "tls_conn.h"
 #include "object.h"
 #include "util.h"
 #include "zmalloc.h"
@@ -103,8 +111,9 @@ static void client_io(int fd, bool readable, bool writable, void *arg);
 
 /* use_ring: served by the io_uring engine when it runs (accepted clients);
  * otherwise, or if the ring refuses it, by an epoll watcher. */
-static client_t *client_new(server_t *srv, int fd, bool is_unix, bool use_ring) {
+static client_t *client_new(server_t *srv, int fd, bool is_unix, bool use_ring, tls_conn_t *tls) {
     client_t *c = zcalloc(sizeof(*c));
+    c->tls = tls;
     c->self_bytes = zmalloc_size(c);
     c->id = ++srv->next_client_id;
     c->fd = fd;
@@ -128,12 +137,13 @@ static client_t *client_new(server_t *srv, int fd, bool is_unix, bool use_ring) 
 
 /* The master link stays on epoll: repl_replica.c drives its socket itself
  * until it becomes a client. */
-client_t *conn_create_client(server_t *srv, int fd) { return client_new(srv, fd, false, false); }
+client_t *conn_create_client(server_t *srv, int fd) { return client_new(srv, fd, false, false, NULL); }
 
 /* The bytes each client holds, summed for maxmemory-clients over the
  * clients it may evict (the policy is client_evict.c's). */
 size_t conn_client_memory(const client_t *c) {
-    return c->self_bytes + sds_alloc_size(c->querybuf) + c->reply_bytes + c->multi_bytes;
+    return c->self_bytes + sds_alloc_size(c->querybuf) + c->reply_bytes + c->multi_bytes +
+           (c->tls ? tls_conn_memory(c->tls) : 0);
 }
 
 /* Normal and pub/sub clients count, as in Redis, CLIENT NO-EVICT ones
@@ -176,6 +186,7 @@ void conn_free(client_t *c) {
     else srv->clients_head = c->next;
     if (c->next) c->next->prev = c->prev;
     srv->client_count--;
+    if (c->tls) tls_note_closed(srv);
     evloop_io_free(c->io);
     /* A send still in the kernel reads c->buf and the blocks: then the
      * engine calls conn_release() when it has ended. */
@@ -204,6 +215,7 @@ void conn_discard_output(client_t *c) {
 
 void conn_release(client_t *c) {
     conn_discard_output(c);
+    tls_conn_free(c->tls); /* here: a send in flight read its ciphertext */
     zfree(c);
 }
 
@@ -233,7 +245,7 @@ static const char protected_msg[] =
     "in the config file), or restart the server with '--protected-mode no'. Make sure the server "
     "is not exposed to the internet before doing so.\r\n";
 
-static void accept_one(server_t *srv, int cfd, bool is_unix) {
+static void accept_one(server_t *srv, int cfd, bool is_unix, bool tls) {
     srv->stats.numconnections++;
     if (srv->client_count >= (size_t)srv->cfg.maxclients) io_engine_settle(srv);
     if (srv->client_count >= (size_t)srv->cfg.maxclients) {
@@ -249,7 +261,17 @@ static void accept_one(server_t *srv, int cfd, bool is_unix) {
         return;
     }
     net_set_client_options(cfd, is_unix, (int)srv->cfg.tcp_keepalive);
-    client_new(srv, cfd, is_unix, true);
+    tls_conn_t *t = NULL;
+    if (tls) {
+        struct ssl_ctx_st *ctx = tls_server_ctx(srv);
+        if (!ctx || !(t = tls_conn_new(ctx))) {
+            log_msg(LL_WARNING, "Error creating a TLS connection: out of memory or TLS not configured");
+            close(cfd);
+            return;
+        }
+        tls_note_accepted(srv);
+    }
+    client_new(srv, cfd, is_unix, true, t);
 }
 
 /* accept() errors about the one pending connection, not the listener. */
@@ -269,10 +291,7 @@ static bool accept_error_is_transient(int err) {
     }
 }
 
-void conn_accept_handler(int fd, bool readable, bool writable, void *arg) {
-    (void)readable;
-    (void)writable;
-    server_t *srv = arg;
+static void accept_clients(server_t *srv, int fd, bool tls) {
     for (int i = 0; i < MAX_ACCEPTS_PER_EVENT; i++) {
         bool is_unix;
         int cfd = net_accept(fd, &is_unix);
@@ -290,8 +309,20 @@ void conn_accept_handler(int fd, bool readable, bool writable, void *arg) {
                 log_msg(LL_WARNING, "Accepting client connection: %s", strerror(errno));
             return;
         }
-        accept_one(srv, cfd, is_unix);
+        accept_one(srv, cfd, is_unix, tls);
     }
+}
+
+void conn_accept_handler(int fd, bool readable, bool writable, void *arg) {
+    (void)readable;
+    (void)writable;
+    accept_clients(arg, fd, false);
+}
+
+void conn_tls_accept_handler(int fd, bool readable, bool writable, void *arg) {
+    (void)readable;
+    (void)writable;
+    accept_clients(arg, fd, true);
 }
 
 /* ------------------------------------------------------------ reading */
@@ -441,8 +472,14 @@ static bool query_over_limit(client_t *c) {
     return true;
 }
 
+static void read_tls(client_t *c);
+
 static void read_from_client(client_t *c) {
     server_t *srv = c->srv;
+    if (c->tls) {
+        read_tls(c);
+        return;
+    }
     size_t readlen = reserve_query_room(c);
     size_t cur = sds_len(c->querybuf);
     ssize_t n = read(c->fd, c->querybuf + cur, readlen);
@@ -497,27 +534,148 @@ static bool query_append(client_t *c, const char *p, size_t n) {
  * an unfinished request, or input that must wait (blocked, paused), is
  * copied.  Behind a non-empty query buffer, bytes are appended as a read
  * would. */
+static bool plain_input(client_t *c, const char *p, size_t n) {
+    if (sds_len(c->querybuf) == 0) {
+        if (n > c->querybuf_peak) c->querybuf_peak = n;
+        size_t pos = 0;
+        run_requests(c, p, n, &pos);
+        if (pos < n && !query_append(c, p + pos, n - pos)) return false;
+        input_done(c);
+        return true;
+    }
+    if (!query_append(c, p, n)) return false;
+    process_input(c);
+    return true;
+}
+
+static void tls_input(client_t *c, const char *p, size_t n);
+
 void conn_input(client_t *c, const char *p, size_t n) {
     server_t *srv = c->srv;
     if (c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP)) return; /* epoll stops reading too */
     srv->stats.io_reads++;
     stats_net_in(&srv->stats, (long long)n, c->flags & CLIENT_MASTER);
     c->last_interaction_ms = srv->mstime;
-    if (sds_len(c->querybuf) == 0) {
-        if (n > c->querybuf_peak) c->querybuf_peak = n;
-        size_t pos = 0;
-        run_requests(c, p, n, &pos);
-        if (pos < n && !query_append(c, p + pos, n - pos)) return;
-        input_done(c);
+    if (c->tls) tls_input(c, p, n);
+    else plain_input(c, p, n);
+}
+
+/* ------------------------------------------------------------ TLS */
+
+/* A TLS failure (a refused handshake, a bad record, plain text on the
+ * tls-port): logged, the alert OpenSSL wrote is sent if any, then c
+ * closes.  Nothing queued for it in plain text is sent any more. */
+static void tls_failed(client_t *c, const char *why) {
+    server_t *srv = c->srv;
+    bool during_handshake = !tls_conn_handshake_done(c->tls);
+    if (during_handshake) tls_note_handshake(srv, false);
+    log_msg(LL_VERBOSE, "Error %s client TLS connection id=%llu addr=%s: %s",
+            during_handshake ? "accepting a" : "reading from", (unsigned long long)c->id, c->addr, why);
+    conn_discard_output(c);
+    if (tls_conn_has_output(c->tls)) {
+        c->flags |= CLIENT_CLOSE_AFTER_REPLY;
+        conn_mark_pending_write(c);
+    } else {
+        conn_close_async(c);
+    }
+}
+
+/* Ciphertext arrived (either engine): decrypt all of it and run what it
+ * holds as conn_input does with plain bytes.  Handshake messages OpenSSL
+ * answers with are queued as output. */
+static void tls_input(client_t *c, const char *p, size_t n) {
+    server_t *srv = c->srv;
+    tls_conn_feed(c->tls, p, n);
+    char plain[CLIENT_READ_CHUNK];
+    for (;;) {
+        long r = tls_conn_read(c->tls, plain, sizeof(plain));
+        if (tls_conn_take_handshake_event(c->tls)) tls_note_handshake(srv, true);
+        if (r > 0) {
+            if (!plain_input(c, plain, (size_t)r)) return; /* freed: query buffer limit */
+            if (c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP)) break;
+            continue;
+        }
+        if (r == TLS_READ_AGAIN) break;
+        if (r == TLS_READ_CLOSED) {
+            log_msg(LL_VERBOSE, "Client closed TLS connection id=%llu addr=%s", (unsigned long long)c->id, c->addr);
+            conn_close_async(c);
+            return;
+        }
+        tls_failed(c, tls_conn_error(c->tls));
         return;
     }
-    if (!query_append(c, p, n)) return;
-    process_input(c);
+    if (tls_conn_has_output(c->tls)) conn_mark_pending_write(c);
+}
+
+/* epoll: one read of ciphertext, then as the io_uring engine's input. */
+static void read_tls(client_t *c) {
+    char cipher[CLIENT_READ_CHUNK];
+    ssize_t n = read(c->fd, cipher, sizeof(cipher));
+    if (n < 0) {
+        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
+        log_msg(LL_VERBOSE, "Reading from client: %s", strerror(errno));
+        conn_free(c);
+        return;
+    }
+    if (n == 0) {
+        log_msg(LL_VERBOSE, "Client closed connection id=%llu addr=%s", (unsigned long long)c->id, c->addr);
+        conn_free(c);
+        return;
+    }
+    conn_input(c, cipher, (size_t)n);
+}
+
+/* Encrypt queued replies into the TLS session, a bounded amount per call
+ * (a huge reply is not doubled in memory at once). */
+#define TLS_ENCRYPT_MAX (256 * 1024)
+static int plain_output_iov(client_t *c, struct iovec *iov, int max);
+static void consume_output(client_t *c, size_t n);
+
+static void tls_encrypt_pending(client_t *c) {
+    size_t done = 0;
+    while (done < TLS_ENCRYPT_MAX && c->bufpos + c->reply_bytes > 0) {
+        struct iovec v[MAX_IOV];
+        int cnt = plain_output_iov(c, v, MAX_IOV);
+        if (cnt == 0) return;
+        for (int i = 0; i < cnt; i++) {
+            long w = tls_conn_write(c->tls, v[i].iov_base, v[i].iov_len);
+            if (w < 0) {
+                tls_failed(c, tls_conn_error(c->tls));
+                return;
+            }
+            if (w == 0) return; /* handshake not done */
+            consume_output(c, (size_t)w);
+            done += (size_t)w;
+            if ((size_t)w < v[i].iov_len || done >= TLS_ENCRYPT_MAX) return;
+        }
+    }
+}
+
+/* The ciphertext to send: what is left of the last, else the queued
+ * replies encrypted now.  One vector. */
+static int tls_output_iov(client_t *c, struct iovec *iov) {
+    size_t len;
+    const char *p = tls_conn_output(c->tls, &len);
+    if (len == 0) {
+        tls_encrypt_pending(c);
+        p = tls_conn_output(c->tls, &len);
+    }
+    if (len == 0) return 0;
+    iov[0].iov_base = (void *)p;
+    iov[0].iov_len = len;
+    return 1;
 }
 
 /* ------------------------------------------------------------ writing */
 
-bool conn_has_pending_output(const client_t *c) { return c->bufpos > 0 || c->reply_head != NULL; }
+static bool plain_pending(const client_t *c) { return c->bufpos > 0 || c->reply_head != NULL; }
+
+/* A TLS client's replies wait for its handshake: until then only the
+ * handshake's own messages are output. */
+bool conn_has_pending_output(const client_t *c) {
+    if (c->tls) return tls_conn_has_output(c->tls) || (plain_pending(c) && tls_conn_handshake_done(c->tls));
+    return plain_pending(c);
+}
 size_t conn_output_bytes(const client_t *c) { return c->bufpos + c->reply_bytes; }
 
 void conn_mark_pending_write(client_t *c) {
@@ -587,11 +745,30 @@ static void consume_output(client_t *c, size_t n) {
     }
 }
 
+static void consume_sent(client_t *c, size_t n) {
+    if (c->tls) tls_conn_sent(c->tls, n);
+    else consume_output(c, n);
+}
+
+static bool flush_tls_now(client_t *c) {
+    while (conn_has_pending_output(c)) {
+        struct iovec v;
+        if (tls_output_iov(c, &v) == 0) continue; /* nothing encrypted: the check above ends it */
+        ssize_t n = write(c->fd, v.iov_base, v.iov_len);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return false;
+        stats_net_out(&c->srv->stats, n, c->flags & CLIENT_REPLICA);
+        consume_sent(c, (size_t)n);
+    }
+    return true;
+}
+
 bool conn_flush_now(client_t *c) {
     if (c->ring) { /* io_uring: the send in flight first, in order */
         uring_conn_wait_send(c);
         if (c->flags & CLIENT_CLOSE_ASAP) return false;
     }
+    if (c->tls) return flush_tls_now(c);
     while (conn_has_pending_output(c)) {
         const char *p;
         size_t len;
@@ -635,6 +812,11 @@ sds conn_detach(client_t *c) {
 }
 
 int conn_output_iov(client_t *c, struct iovec *iov, int max) {
+    if (c->tls) return max > 0 ? tls_output_iov(c, iov) : 0;
+    return plain_output_iov(c, iov, max);
+}
+
+static int plain_output_iov(client_t *c, struct iovec *iov, int max) {
     int cnt = 0;
     size_t off = c->sentlen;
     if (c->bufpos > 0) {
@@ -668,7 +850,7 @@ void conn_sent(client_t *c, long n) {
         return;
     }
     stats_net_out(&c->srv->stats, n, c->flags & CLIENT_REPLICA);
-    consume_output(c, (size_t)n);
+    consume_sent(c, (size_t)n);
     conn_track_memory(c);
     if (conn_has_pending_output(c)) conn_mark_pending_write(c);
     else if (c->flags & CLIENT_CLOSE_AFTER_REPLY) conn_close_async(c);
@@ -692,7 +874,7 @@ static int write_to_client(client_t *c) {
             return -1;
         }
         stats_net_out(&c->srv->stats, n, c->flags & CLIENT_REPLICA);
-        consume_output(c, (size_t)n);
+        consume_sent(c, (size_t)n);
     }
     conn_track_memory(c);
     if (!conn_has_pending_output(c)) {
@@ -764,7 +946,7 @@ void conn_serve_while_busy(server_t *srv, client_t *skip) {
         for (size_t i = 0; i < n; i++) {
             if (!pf[i].revents) continue;
             if (ids[i] == 0) {
-                conn_accept_handler(pf[i].fd, true, false, srv);
+                accept_clients(srv, pf[i].fd, srv->listen_tls[i]);
                 continue;
             }
             client_t *c = srv->clients_head;
@@ -803,8 +985,19 @@ static void shrink_querybuf(client_t *c, long long now) {
 
 /* One client's turn in the cron: shrink its idle query buffer, close it
  * past `timeout` (may free c). */
+/* A TLS handshake gets this long: a client that opened the connection and
+ * never finished it holds no slot for ever, whatever `timeout` says. */
+#define TLS_HANDSHAKE_TIMEOUT_MS 10000
+
 static void cron_client(server_t *srv, client_t *c, long long timeout_ms) {
     shrink_querybuf(c, srv->mstime);
+    if (c->tls && !tls_conn_handshake_done(c->tls) && srv->mstime - c->ctime_ms > TLS_HANDSHAKE_TIMEOUT_MS) {
+        tls_note_handshake(srv, false);
+        log_msg(LL_VERBOSE, "Closing client whose TLS handshake did not finish id=%llu addr=%s",
+                (unsigned long long)c->id, c->addr);
+        conn_free(c);
+        return;
+    }
     if (srv->mstime - c->buf_peak_since_ms >= 5000) { /* Redis's window for rbp */
         c->buf_peak = c->bufpos;
         c->buf_peak_since_ms = srv->mstime;

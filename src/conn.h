@@ -76,6 +76,7 @@ struct client {
     db_t *db;
     evloop_io_t *io;         /* epoll engine: its watcher; NULL on io_uring */
     struct uring_conn *ring; /* io_uring_engine.c: its operations; NULL on epoll */
+    struct tls_conn *tls;    /* tls_conn.c: its TLS session when it came on the tls-port, else NULL */
     unsigned flags;
     int resp;              /* protocol: 2 or 3 */
     sds name;              /* CLIENT SETNAME, or NULL */
@@ -159,6 +160,8 @@ typedef struct conn_hooks {
 
 /* Accept handler for listeners (registered by lifecycle.c). */
 void conn_accept_handler(int fd, bool readable, bool writable, void *arg);
+/* The same for a tls-port listener: its clients speak TLS (tls_conn.c). */
+void conn_tls_accept_handler(int fd, bool readable, bool writable, void *arg);
 /* Free now (removes from every list, closes the socket). */
 void conn_free(client_t *c);
 /* Close at the next before-sleep (safe inside a command). */

@@ -16,6 +16,7 @@
 #include "defrag.h"
 #include "evict.h"
 #include "io_engine.h"
+#include "tls.h"
 #include "latency_track.h"
 #include "lazyfree.h"
 #include "pubsub.h"
@@ -255,6 +256,7 @@ static sds sec_stats(server_t *srv, sds s) {
                       "acl_access_denied_channel:%lld\r\n",
                       as->denied_auth, as->denied_cmd, as->denied_key, as->denied_channel);
     s = io_engine_info(srv, s); /* io_uring_engine.c: rounds, enters, waits */
+    s = tls_info(srv, s);       /* tls.c: TLS clients and handshakes, once TLS is configured */
     return s;
 }
 

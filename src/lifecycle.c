@@ -55,6 +55,7 @@
 #include "shutdown.h"
 #include "supervise.h"
 #include "thp.h"
+#include "tls.h"
 #include "util.h"
 #include "version.h"
 #include "zmalloc.h"
@@ -281,6 +282,11 @@ bool server_init(server_t *srv) {
     show_banner(srv);
     log_msg(LL_WARNING, "Server initialized"); /* Redis logs it as a warning */
     if (!persist_load_at_startup(srv)) return false;
+    /* tls.c: a tls-port or a TLS link needs the contexts before listening */
+    if (tls_wanted(srv) && !tls_configure(srv)) {
+        log_msg(LL_WARNING, "Failed to configure TLS. Check logs for more info.");
+        return false;
+    }
     if (!listeners_open(srv)) return false;
     server_set_proc_title(srv, NULL);
     srv->hz = (int)srv->cfg.hz;
@@ -343,6 +349,7 @@ void server_free(server_t *srv) {
     evloop_timer_free(srv->cron_timer);
     defrag_release_timer(srv->defrag); /* its slice timer lives in the loop */
     io_engine_free(srv);               /* after the clients: their cancels were queued */
+    tls_free(srv);                     /* clients hold their own references to the contexts */
     evloop_free(srv->loop);
     lazyfree_destroy(srv->lazyfree); /* finishes queued frees, joins the bio thread */
     srv->lazyfree = NULL;

@@ -4,7 +4,9 @@
  * address written "-addr" is optional: skipped when it cannot be bound, as
  * "-::1" on a host without IPv6); the unix socket from `unixsocket`.  Each
  * is an accept event in the loop (conn_accept_handler), whatever the
- * engine serving the clients.  CONFIG SET port/bind listens again: the TCP
+ * engine serving the clients.  `tls-port` listens on the same addresses,
+ * its clients speaking TLS (conn_tls_accept_handler); `port 0` with a
+ * tls-port serves TLS only.  CONFIG SET port/bind listens again: the TCP
  * sockets are closed, the new ones opened, and a failure leaves none, so
  * that CONFIG SET's rollback listens again on the old addresses. */
 #include "listeners.h"
@@ -20,7 +22,7 @@
 #include "net.h"
 #include "zmalloc.h"
 
-static bool add_listener(server_t *srv, int fd, bool tcp) {
+static bool add_listener(server_t *srv, int fd, bool tcp, bool tls) {
     if (srv->listen_count == RL_MAX_LISTENERS) {
         log_msg(LL_WARNING, "Too many listening addresses (at most %d).", RL_MAX_LISTENERS);
         close(fd);
@@ -28,30 +30,32 @@ static bool add_listener(server_t *srv, int fd, bool tcp) {
     }
     srv->listen_fds[srv->listen_count] = fd;
     srv->listen_tcp[srv->listen_count] = tcp;
-    srv->listeners[srv->listen_count] = evloop_io_add(srv->loop, fd, conn_accept_handler, srv);
+    srv->listen_tls[srv->listen_count] = tls;
+    srv->listeners[srv->listen_count] =
+        evloop_io_add(srv->loop, fd, tls ? conn_tls_accept_handler : conn_accept_handler, srv);
     srv->listen_count++;
     return true;
 }
 
 /* The configured TCP addresses as one string, to tell a change. */
 static sds tcp_signature(const server_t *srv) {
-    sds s = sds_fromll(srv->cfg.port);
+    sds s = sds_catprintf(sds_empty(), "%lld %lld", srv->cfg.port, srv->cfg.tls_port);
     for (int i = 0; i < srv->cfg.bind_count; i++) s = sds_cat(sds_cat(s, " "), srv->cfg.bind[i]);
     return s;
 }
 
-/* Listen on every configured TCP address; false (logged) when a required
- * one fails or none could be bound. */
-static bool listen_tcp(server_t *srv) {
+/* Listen on every configured TCP address for port (tls: the tls-port);
+ * false (logged) when a required one fails or none could be bound. */
+static bool listen_port(server_t *srv, long long port, bool tls) {
     char err[256];
     int tcp = 0;
-    if (srv->cfg.port == 0) return true;
+    if (port == 0) return true;
     for (int i = 0; i < srv->cfg.bind_count; i++) {
         const char *addr = srv->cfg.bind[i];
         bool optional = addr[0] == '-';
         if (optional) addr++;
         if (!strcmp(addr, "*")) addr = "0.0.0.0";
-        int fd = net_listen_tcp(addr, (int)srv->cfg.port, (int)srv->cfg.tcp_backlog, err, sizeof(err));
+        int fd = net_listen_tcp(addr, (int)port, (int)srv->cfg.tcp_backlog, err, sizeof(err));
         if (fd >= 0 && srv->cfg.socket_mark_id && net_set_mark(fd, (unsigned)srv->cfg.socket_mark_id) != 0) {
             snprintf(err, sizeof(err), "setsockopt SO_MARK: %s", strerror(errno));
             close(fd);
@@ -59,18 +63,22 @@ static bool listen_tcp(server_t *srv) {
         }
         if (fd < 0) {
             if (optional) continue;
-            log_msg(LL_WARNING, "Warning: Could not create server TCP listening socket %s:%lld: %s", addr,
-                    srv->cfg.port, err);
+            log_msg(LL_WARNING, "Warning: Could not create server TCP listening socket %s:%lld: %s", addr, port,
+                    err);
             return false;
         }
-        if (!add_listener(srv, fd, true)) break; /* more than RL_MAX_LISTENERS: logged */
+        if (!add_listener(srv, fd, true, tls)) break; /* more than RL_MAX_LISTENERS: logged */
         tcp++;
     }
     if (tcp == 0) {
-        log_msg(LL_WARNING, "Failed listening on port %lld (tcp), aborting.", srv->cfg.port);
+        log_msg(LL_WARNING, "Failed listening on port %lld (%s), aborting.", port, tls ? "tls" : "tcp");
         return false;
     }
     return true;
+}
+
+static bool listen_tcp(server_t *srv) {
+    return listen_port(srv, srv->cfg.port, false) && listen_port(srv, srv->cfg.tls_port, true);
 }
 
 /* Close the TCP listeners (all of them, or those after index from), the
@@ -81,6 +89,7 @@ static void close_tcp(server_t *srv, int from) {
         if (!srv->listen_tcp[i]) {
             srv->listen_fds[kept] = srv->listen_fds[i];
             srv->listen_tcp[kept] = false;
+            srv->listen_tls[kept] = false;
             srv->listeners[kept++] = srv->listeners[i];
             continue;
         }
@@ -101,7 +110,7 @@ bool listeners_open(server_t *srv) {
             return false;
         }
         srv->unix_path_bound = zstrdup(srv->cfg.unixsocket);
-        if (!add_listener(srv, fd, false)) return false;
+        if (!add_listener(srv, fd, false, false)) return false;
     }
     if (srv->listen_count == 0) {
         log_msg(LL_WARNING, "Configured to not listen anywhere, exiting.");

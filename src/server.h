@@ -114,6 +114,7 @@ struct server {
     evloop_io_t *listeners[RL_MAX_LISTENERS]; /* listeners.c */
     int listen_fds[RL_MAX_LISTENERS];
     bool listen_tcp[RL_MAX_LISTENERS]; /* a TCP listener (CONFIG SET port/bind replaces those) */
+    bool listen_tls[RL_MAX_LISTENERS]; /* a tls-port listener: its clients speak TLS (tls.c) */
     int listen_count;
     char *tcp_bound;       /* listeners.c: "port addr..." the TCP listeners were opened for (an sds) */
     char *unix_path_bound; /* unix socket we created, to unlink */
@@ -130,6 +131,7 @@ struct server {
     size_t clients_evict_mem;    /* conn.c: the sum of the clients' evict_mem (maxmemory-clients) */
     bool clients_evict_measured; /* client_evict.c: every client measured since the limit was set */
     struct uring_engine *uring;  /* io_uring_engine.c: the ring, or NULL on epoll */
+    struct tls_state *tls;       /* tls.c: contexts and counters, NULL until TLS is configured */
     uint64_t next_client_id;
     dict *commands;                    /* lowercase name -> command_t * */
     dict *watched;                     /* multi.c: WATCHed keys -> clients */

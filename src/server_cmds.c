@@ -21,6 +21,7 @@
 #include "persist.h"
 #include "repl.h"
 #include "shutdown.h"
+#include "tls.h"
 #include "reply.h"
 #include "rl_assert.h"
 #include "util.h"
@@ -80,6 +81,13 @@ static const char *config_apply(server_t *srv, const char *name) {
     if (!strcasecmp(name, "appendonly")) return aof_appendonly_changed(srv, srv->aof);
     /* listeners.c: a failure leaves no TCP listener, the rollback listens
      * again on the old values (Redis's texts) */
+    /* tls.c: a tls-port needs a context first (Redis's order and texts) */
+    if (!strcasecmp(name, "tls-port")) {
+        if (srv->cfg.tls_port && !tls_server_ctx(srv) && !tls_configure(srv))
+            return "Unable to update TLS configuration. Check server logs.";
+        return listeners_follow_config(srv) ? NULL : "Unable to listen on this port. Check server logs.";
+    }
+    if (!strncasecmp(name, "tls-", 4)) return tls_config_changed(srv, name);
     if (!strcasecmp(name, "port") || !strcasecmp(name, "bind"))
         return listeners_follow_config(srv) ? NULL
                : !strcasecmp(name, "port")  ? "Unable to listen on this port. Check server logs."

@@ -42,7 +42,7 @@ LAYERS = [
     ("base", "state and types every layer sees",
      "version config server oom proc_title thp supervise cpu_affinity command_def object db_entry db_views notify_flags evict_stamp zset stream lazyfree"),
     ("connection", "clients, their buffers, replies",
-     "conn reply io_engine io_uring_engine listeners"),
+     "tls_conn tls conn reply io_engine io_uring_engine listeners"),
     ("table", "the command table and its Redis 7.0 metadata",
      "command_meta command_meta_data commands latency_track"),
     ("client services", "per-client features the data layer may tell",

@@ -15,6 +15,7 @@ set -euo pipefail
 
 build=(build-essential pkg-config libevent-dev libjemalloc-dev
        libgoogle-perftools-dev liburing-dev
+       libssl-dev openssl   # TLS (src/tls.c, src/tls_conn.c); the tests make certificates with the CLI
        curl patch)   # utils/fetch-lua.sh: Debian's lua5.1 source, our patches
 test=(libmimalloc-dev redis-server redis-tools
       redis-sentinel    # Sentinel managing our replicas (test_repl_sentinel.py)

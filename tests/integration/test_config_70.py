@@ -24,10 +24,6 @@ MISSING = {
         cluster-link-sendbuf-limit cluster-migration-barrier cluster-node-timeout cluster-port
         cluster-preferred-endpoint-type cluster-replica-no-failover cluster-replica-validity-factor
         cluster-require-full-coverage cluster-slave-no-failover cluster-slave-validity-factor""",
-    "TLS (not built)": """tls-auth-clients tls-ca-cert-dir tls-ca-cert-file tls-cert-file tls-ciphers
-        tls-ciphersuites tls-client-cert-file tls-client-key-file tls-client-key-file-pass tls-cluster
-        tls-dh-params-file tls-key-file tls-key-file-pass tls-port tls-prefer-server-ciphers tls-protocols
-        tls-replication tls-session-cache-size tls-session-cache-timeout tls-session-caching""",
     "process and OS settings not implemented": """crash-memcheck-enabled""",
     "server behaviour not implemented": """io-threads io-threads-do-reads""",
 }
