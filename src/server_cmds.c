@@ -151,18 +151,24 @@ static void cmd_config_set(client_t *c) {
     sds *old = zcalloc(sizeof(sds) * (size_t)npairs);
     for (int j = 2; j < c->argc; j += 2) old[(j - 2) / 2] = config_get_value(&c->srv->cfg, c->argv[j]->ptr);
     const char *failed = NULL, *failed_name = NULL;
-    for (int j = 2; j < c->argc && !failed; j += 2) {
-        const char *name = c->argv[j]->ptr;
-        int rc = config_set(&c->srv->cfg, name, c->argv[j + 1]->ptr, &err);
+    for (int j = 2; j < c->argc; j += 2) {
+        int rc = config_set(&c->srv->cfg, c->argv[j]->ptr, c->argv[j + 1]->ptr, &err);
         rl_assert(rc == 0); /* checked above */
         (void)rc;
+    }
+    /* Side effects once every value is in (Redis's order): a certificate
+     * and its key set together are loaded together, once. */
+    bool tls_applied = false;
+    for (int j = 2; j < c->argc && !failed; j += 2) {
+        const char *name = c->argv[j]->ptr;
+        bool tls_file = !strncasecmp(name, "tls-", 4) && strcasecmp(name, "tls-port");
+        if (tls_file && tls_applied) continue;
+        tls_applied |= tls_file;
         if ((failed = config_apply(c->srv, name))) failed_name = name;
     }
     if (failed) {
-        for (int j = 2; j < c->argc; j += 2) {
-            if (config_set(&c->srv->cfg, c->argv[j]->ptr, old[(j - 2) / 2], &err) == 0)
-                config_apply(c->srv, c->argv[j]->ptr);
-        }
+        for (int j = 2; j < c->argc; j += 2) config_set(&c->srv->cfg, c->argv[j]->ptr, old[(j - 2) / 2], &err);
+        for (int j = 2; j < c->argc; j += 2) config_apply(c->srv, c->argv[j]->ptr);
         reply_config_set_error(c, failed_name, failed);
     } else {
         reply_ok(c);

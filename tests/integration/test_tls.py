@@ -1,0 +1,348 @@
+"""TLS (issue 46): the tls-* settings, clients on the tls-port on both
+socket engines, client certificates, reloading certificates with CONFIG
+SET, refusing a bad file, bad input on the TLS port, and a comparison with
+Debian's redis-server 7.0.15 started with the same TLS settings.
+
+Certificates are made by the test in a temporary directory with the
+openssl command line (a CA, a server pair, a second server pair for the
+reload, a client pair, and a pair from another CA that nothing trusts).
+
+Run alone: /usr/bin/python3 -m pytest -q tests/integration/test_tls.py"""
+import os
+import socket
+import ssl
+import subprocess
+import time
+
+import pytest
+import redis
+
+from conftest import REDIS_SERVER, closed_by_server, free_port
+from repl_helpers import wait_for
+
+ENGINES = ["epoll", "io_uring"]
+
+
+def openssl(*args, cwd):
+    subprocess.run(["openssl", *args], cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def make_pair(d, name, ca, cn, days="365"):
+    """name.key and name.crt signed by ca (ca.crt/ca.key in d), valid for
+    localhost and 127.0.0.1."""
+    with open(os.path.join(d, "san.ext"), "w") as f:
+        f.write("subjectAltName=DNS:localhost,IP:127.0.0.1\n")
+    openssl("genrsa", "-out", name + ".key", "2048", cwd=d)
+    openssl("req", "-new", "-sha256", "-subj", "/O=redis-like test/CN=" + cn, "-key", name + ".key",
+            "-out", name + ".csr", cwd=d)
+    openssl("x509", "-req", "-sha256", "-in", name + ".csr", "-CA", ca + ".crt", "-CAkey", ca + ".key",
+            "-CAcreateserial", "-days", days, "-extfile", "san.ext", "-out", name + ".crt", cwd=d)
+
+
+def make_ca(d, name, cn):
+    openssl("genrsa", "-out", name + ".key", "2048", cwd=d)
+    openssl("req", "-x509", "-new", "-nodes", "-sha256", "-key", name + ".key", "-days", "3650",
+            "-subj", "/O=redis-like test/CN=" + cn, "-out", name + ".crt", cwd=d)
+
+
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory):
+    d = str(tmp_path_factory.mktemp("tls"))
+    make_ca(d, "ca", "Test CA")
+    make_pair(d, "server", "ca", "server one")
+    make_pair(d, "server2", "ca", "server two")
+    make_pair(d, "client", "ca", "client")
+    make_ca(d, "otherca", "Other CA")
+    make_pair(d, "stranger", "otherca", "stranger")
+    return {n: os.path.join(d, n) for n in ("ca.crt", "server.crt", "server.key", "server2.crt", "server2.key",
+                                           "client.crt", "client.key", "stranger.crt", "stranger.key")}
+
+
+def tls_args(certs, tls_port, auth="yes", extra=()):
+    return ("--tls-port", str(tls_port), "--tls-cert-file", certs["server.crt"], "--tls-key-file",
+            certs["server.key"], "--tls-ca-cert-file", certs["ca.crt"], "--tls-auth-clients", auth, *extra)
+
+
+def tls_client(certs, port, cert="client", **kw):
+    """redis-py over TLS; cert None: no client certificate."""
+    if cert:
+        kw.update(ssl_certfile=certs[cert + ".crt"], ssl_keyfile=certs[cert + ".key"])
+    return redis.Redis(host="127.0.0.1", port=port, ssl=True, ssl_ca_certs=certs["ca.crt"],
+                       ssl_cert_reqs="required", decode_responses=True, socket_timeout=10, **kw)
+
+
+def start_tls(start_server, certs, engine="epoll", auth="yes", extra=(), binary=None):
+    tport = free_port()
+    kw = {} if binary is None else {"binary": binary}
+    args = tls_args(certs, tport, auth, extra)
+    if binary is None:
+        args = ("--io-engine", engine) + args
+    s = start_server(args=args, **kw)
+    s.tls_port = tport
+    return s
+
+
+def peer_der(port, certs):
+    """The DER certificate the server shows on a new connection."""
+    ctx = ssl.create_default_context(cafile=certs["ca.crt"])
+    ctx.load_cert_chain(certs["client.crt"], certs["client.key"])
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as raw:
+        with ctx.wrap_socket(raw, server_hostname="localhost") as s:
+            return s.getpeercert(binary_form=True)
+
+
+def file_der(path):
+    with open(path) as f:
+        return ssl.PEM_cert_to_DER_cert(f.read())
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_commands_over_tls_on_both_engines(start_server, certs, engine):
+    s = start_tls(start_server, certs, engine)
+    assert s.client().info("server")["io_engine"] == engine
+    c = tls_client(certs, s.tls_port)
+    assert c.ping()
+    assert c.set("k", "v") and c.get("k") == "v"
+    # a value of many TLS records each way, and a pipeline of replies
+    big = "x" * (3 * 1024 * 1024 + 17)
+    c.set("big", big)
+    assert c.get("big") == big
+    p = c.pipeline(transaction=False)
+    for i in range(2000):
+        p.set("p%d" % i, i)
+        p.get("p%d" % i)
+    out = p.execute()
+    assert out[1::2] == [str(i) for i in range(2000)]
+    # the plain port still serves, and sees what TLS clients wrote
+    assert s.client().get("k") == "v"
+    st = s.client().info("stats")
+    assert st["tls_connected_clients"] == 1
+    assert st["tls_total_handshakes"] >= 1
+    assert st["tls_total_handshake_failures"] == 0
+    c.connection_pool.disconnect()
+    wait_for(lambda: s.client().info("stats")["tls_connected_clients"] == 0, what="TLS client counted gone")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_client_certificates_yes_optional_no(start_server, certs, engine):
+    yes = start_tls(start_server, certs, engine, "yes")
+    assert tls_client(certs, yes.tls_port).ping()
+    with pytest.raises(redis.exceptions.ConnectionError):
+        tls_client(certs, yes.tls_port, cert=None).ping()
+    with pytest.raises(redis.exceptions.ConnectionError):
+        tls_client(certs, yes.tls_port, cert="stranger").ping()
+    assert yes.client().info("stats")["tls_total_handshake_failures"] >= 2  # redis-py may try twice
+    assert tls_client(certs, yes.tls_port).ping()  # failures cost only themselves
+
+    opt = start_tls(start_server, certs, engine, "optional")
+    assert tls_client(certs, opt.tls_port, cert=None).ping()
+    assert tls_client(certs, opt.tls_port).ping()
+    with pytest.raises(redis.exceptions.ConnectionError):  # a certificate shown must be good
+        tls_client(certs, opt.tls_port, cert="stranger").ping()
+
+    no = start_tls(start_server, certs, engine, "no")
+    assert tls_client(certs, no.tls_port, cert=None).ping()
+    assert tls_client(certs, no.tls_port, cert="stranger").ping()  # not asked for, not checked
+
+
+def test_server_refuses_untrusted_server_cert_on_client_side(start_server, certs):
+    """A client trusting only the other CA refuses our server (the
+    certificate is what was configured)."""
+    s = start_tls(start_server, certs)
+    c = redis.Redis(host="127.0.0.1", port=s.tls_port, ssl=True, ssl_ca_certs=certs["stranger.crt"],
+                    ssl_cert_reqs="required", ssl_certfile=certs["client.crt"], ssl_keyfile=certs["client.key"])
+    with pytest.raises(redis.exceptions.ConnectionError):
+        c.ping()
+    assert peer_der(s.tls_port, certs) == file_der(certs["server.crt"])
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_redis_cli_tls(start_server, certs, engine):
+    s = start_tls(start_server, certs, engine)
+    cli = ["redis-cli", "-p", str(s.tls_port), "--tls", "--cacert", certs["ca.crt"], "--cert", certs["client.crt"],
+           "--key", certs["client.key"]]
+    out = subprocess.run(cli + ["SET", "cli", "hello"], capture_output=True, text=True, timeout=10)
+    assert out.stdout.strip() == "OK", out
+    out = subprocess.run(cli + ["GET", "cli"], capture_output=True, text=True, timeout=10)
+    assert out.stdout.strip() == "hello"
+    # without a client certificate under tls-auth-clients yes: refused
+    out = subprocess.run(cli[:6] + ["PING"], capture_output=True, text=True, timeout=10)
+    assert "PONG" not in out.stdout
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_cert_reload_keeps_clients(start_server, certs, engine):
+    s = start_tls(start_server, certs, engine)
+    old = tls_client(certs, s.tls_port)
+    old.set("before", "1")
+    assert peer_der(s.tls_port, certs) == file_der(certs["server.crt"])
+    # certificate and key change together, in one CONFIG SET (as with Redis)
+    assert old.execute_command("CONFIG", "SET", "tls-cert-file", certs["server2.crt"], "tls-key-file",
+                               certs["server2.key"])
+    # the connected client goes on over its session; new ones get the new certificate
+    assert old.get("before") == "1"
+    assert old.set("after", "2")
+    assert peer_der(s.tls_port, certs) == file_der(certs["server2.crt"])
+    assert tls_client(certs, s.tls_port).get("after") == "2"
+    assert old.config_get("tls-cert-file") == {"tls-cert-file": certs["server2.crt"]}
+
+
+def test_bad_file_refused_old_context_kept(start_server, certs):
+    s = start_tls(start_server, certs)
+    c = tls_client(certs, s.tls_port)
+    with pytest.raises(redis.exceptions.ResponseError, match="Unable to update TLS configuration"):
+        c.config_set("tls-cert-file", "/nonexistent/cert.pem")
+    assert c.config_get("tls-cert-file") == {"tls-cert-file": certs["server.crt"]}
+    # a key that does not match the certificate is refused too
+    with pytest.raises(redis.exceptions.ResponseError, match="Unable to update TLS configuration"):
+        c.config_set("tls-key-file", certs["client.key"])
+    with pytest.raises(redis.exceptions.ResponseError):
+        c.config_set("tls-protocols", "TLSv9")
+    assert c.ping()
+    assert tls_client(certs, s.tls_port).ping()
+    assert peer_der(s.tls_port, certs) == file_der(certs["server.crt"])
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_garbage_and_plain_text_on_tls_port(start_server, certs, engine):
+    s = start_tls(start_server, certs, engine)
+    # plain RESP on the TLS port: refused and closed
+    with socket.create_connection(("127.0.0.1", s.tls_port), timeout=5) as raw:
+        raw.sendall(b"PING\r\n")
+        assert closed_by_server(raw)
+    # random bytes
+    with socket.create_connection(("127.0.0.1", s.tls_port), timeout=5) as raw:
+        raw.sendall(os.urandom(5000))
+        assert closed_by_server(raw)
+    # a TLS record header announcing a handshake, then junk
+    with socket.create_connection(("127.0.0.1", s.tls_port), timeout=5) as raw:
+        raw.sendall(b"\x16\x03\x01\x00\x20" + b"\xff" * 32)
+        assert closed_by_server(raw)
+    # garbage after a completed handshake
+    ctx = ssl.create_default_context(cafile=certs["ca.crt"])
+    ctx.load_cert_chain(certs["client.crt"], certs["client.key"])
+    raw = socket.create_connection(("127.0.0.1", s.tls_port), timeout=5)
+    inc, out = ssl.MemoryBIO(), ssl.MemoryBIO()
+    obj = ctx.wrap_bio(inc, out, server_hostname="localhost")
+    while True:
+        try:
+            obj.do_handshake()
+            break
+        except ssl.SSLWantReadError:
+            raw.sendall(out.read())
+            inc.write(raw.recv(65536))
+    raw.sendall(out.read())
+    obj.write(b"PING\r\n")
+    raw.sendall(out.read())
+    raw.sendall(b"\x17\x03\x03\x00\x40" + os.urandom(64))  # an application record that does not decrypt
+    assert closed_by_server(raw)
+    raw.close()
+    # a peer that closes mid-record
+    with socket.create_connection(("127.0.0.1", s.tls_port), timeout=5) as raw:
+        raw.sendall(b"\x16\x03\x01\x02\x00\x01")
+    st = s.client().info("stats")
+    assert st["tls_total_handshake_failures"] >= 3
+    assert tls_client(certs, s.tls_port).ping()
+    assert s.client().ping()
+
+
+def test_silent_handshake_does_not_stall_others(start_server, certs):
+    s = start_tls(start_server, certs, "io_uring")
+    silent = [socket.create_connection(("127.0.0.1", s.tls_port), timeout=5) for _ in range(20)]
+    half = socket.create_connection(("127.0.0.1", s.tls_port), timeout=5)
+    half.sendall(b"\x16\x03\x01")  # a record header cut short
+    t0 = time.monotonic()
+    c = tls_client(certs, s.tls_port)
+    for i in range(100):
+        c.set("k%d" % i, i)
+    assert time.monotonic() - t0 < 5
+    for x in silent + [half]:
+        x.close()
+
+
+@pytest.mark.slow
+def test_handshake_timeout_closes(start_server, certs):
+    s = start_tls(start_server, certs)
+    raw = socket.create_connection(("127.0.0.1", s.tls_port), timeout=5)
+    assert closed_by_server(raw, timeout=15)
+    raw.close()
+    assert s.client().info("stats")["tls_total_handshake_failures"] == 1
+
+
+def test_tls_only_with_port_zero(certs, tmp_path):
+    import benchlib
+    from conftest import SERVER
+    tport = free_port()
+    srv = benchlib.Server(SERVER, ["--port", "0", *tls_args(certs, tport)], wait=None, prefix="rl-test-")
+    try:
+        wait_for(lambda: _pings(certs, tport), timeout=10, what="TLS-only server up")
+        c = tls_client(certs, tport)
+        assert c.config_get("port") == {"port": "0"}
+        assert c.config_get("tls-port") == {"tls-port": str(tport)}
+    finally:
+        srv.remove()
+
+
+def _pings(certs, port):
+    try:
+        return tls_client(certs, port).ping()
+    except redis.exceptions.ConnectionError:
+        return False
+
+
+def test_config_set_tls_port_listens(start_server, certs):
+    s = start_server(args=("--tls-cert-file", certs["server.crt"], "--tls-key-file", certs["server.key"],
+                           "--tls-ca-cert-file", certs["ca.crt"]))
+    c = s.client()
+    assert c.info("stats").get("tls_total_handshakes") is None  # not configured until asked for
+    tport = free_port()
+    assert c.config_set("tls-port", tport)
+    assert tls_client(certs, tport).ping()
+    assert c.config_set("tls-port", 0)
+    with pytest.raises(redis.exceptions.ConnectionError):
+        tls_client(certs, tport).ping()
+
+
+def test_config_rewrite_keeps_tls_settings(start_server, certs):
+    tport = free_port()
+    conf = "".join("%s %s\n" % (k, v) for k, v in (
+        ("tls-port", tport), ("tls-cert-file", certs["server.crt"]), ("tls-key-file", certs["server.key"]),
+        ("tls-ca-cert-file", certs["ca.crt"]), ("tls-auth-clients", "optional")))
+    s = start_server(config_text=conf)
+    c = s.client()
+    c.config_set("tls-session-cache-timeout", "120")
+    c.config_set("tls-protocols", "TLSv1.2 TLSv1.3")
+    c.config_rewrite()
+    text = open(os.path.join(s.dir, "test.conf")).read()
+    assert "tls-session-cache-timeout 120" in text
+    assert 'tls-protocols "TLSv1.2 TLSv1.3"' in text or "tls-protocols TLSv1.2 TLSv1.3" in text
+    assert "tls-auth-clients optional" in text
+    assert tls_client(certs, tport, cert=None).ping()
+
+
+@pytest.mark.differential
+def test_config_get_and_errors_match_redis(start_server, certs):
+    extra = ("--tls-session-cache-size", "1000", "--tls-ciphersuites", "TLS_AES_256_GCM_SHA384",
+             "--tls-protocols", "TLSv1.2 TLSv1.3", "--tls-prefer-server-ciphers", "yes")
+    ours = start_tls(start_server, certs, extra=extra)
+    ref = start_tls(start_server, certs, extra=extra, binary=REDIS_SERVER)
+    mine = tls_client(certs, ours.tls_port).config_get("tls-*")
+    theirs = tls_client(certs, ref.tls_port).config_get("tls-*")
+    assert set(mine) == set(theirs)
+    for k in mine:
+        if k != "tls-port":
+            assert mine[k] == theirs[k], k
+    for name, value in (("tls-cert-file", "/nonexistent.pem"), ("tls-auth-clients", "maybe"),
+                        ("tls-session-cache-size", "-1"), ("tls-protocols", "TLSv9")):
+        errs = []
+        for srv in (ours, ref):
+            try:
+                tls_client(certs, srv.tls_port).config_set(name, value)
+                errs.append(None)
+            except redis.exceptions.ResponseError as e:
+                errs.append(str(e).split(" - ")[0])
+        assert errs[0] == errs[1], (name, errs)
+        assert errs[0] is not None, name
+    # both still serve with the old context
+    for srv in (ours, ref):
+        assert tls_client(certs, srv.tls_port).ping()
