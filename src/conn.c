@@ -607,6 +607,12 @@ static void tls_input(client_t *c, const char *p, size_t n) {
     if (tls_conn_has_output(c->tls)) conn_mark_pending_write(c);
 }
 
+void conn_adopt_tls(client_t *c, tls_conn_t *t) {
+    c->tls = t;
+    tls_note_accepted(c->srv);
+    tls_input(c, "", 0);
+}
+
 /* epoll: one read of ciphertext, then as the io_uring engine's input. */
 static void read_tls(client_t *c) {
     char cipher[CLIENT_READ_CHUNK];
@@ -761,6 +767,35 @@ static bool flush_tls_now(client_t *c) {
         consume_sent(c, (size_t)n);
     }
     return true;
+}
+
+/* Send what the session holds straight to fd: false with errno when the
+ * socket took not all of it (EAGAIN) or failed. */
+static bool tls_drain_direct(client_t *c, int fd) {
+    for (;;) {
+        size_t len;
+        const char *o = tls_conn_output(c->tls, &len);
+        if (len == 0) return true;
+        ssize_t w = write(fd, o, len);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            return false;
+        }
+        tls_conn_sent(c->tls, (size_t)w);
+    }
+}
+
+ssize_t conn_write_direct(client_t *c, int fd, const char *p, size_t n) {
+    if (!c->tls) return write(fd, p, n);
+    if (c->ring) uring_conn_wait_send(c); /* its send reads the session's output buffer */
+    if (!tls_drain_direct(c, fd)) return -1;
+    long w = tls_conn_write(c->tls, p, n);
+    if (w < 0 || (w == 0 && n > 0)) {
+        errno = EIO;
+        return -1;
+    }
+    if (!tls_drain_direct(c, fd) && errno != EAGAIN && errno != EWOULDBLOCK) return -1;
+    return (ssize_t)w;
 }
 
 bool conn_flush_now(client_t *c) {

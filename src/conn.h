@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "resp.h"
 #include "server.h"
@@ -160,6 +161,15 @@ typedef struct conn_hooks {
 
 /* Accept handler for listeners (registered by lifecycle.c). */
 void conn_accept_handler(int fd, bool readable, bool writable, void *arg);
+/* c (the master link, just created) goes on over the TLS session the
+ * replication handshake ran on: c owns t, and the plaintext t still holds
+ * is run now. */
+void conn_adopt_tls(client_t *c, struct tls_conn *t);
+/* write(2) of n bytes to fd (a dup of c's socket) for a module that writes
+ * a payload itself (a replica's RDB): a TLS client's bytes are encrypted
+ * in its session first, its unsent records go before them; the count
+ * taken, or -1 with errno (EAGAIN: try again when writable). */
+ssize_t conn_write_direct(client_t *c, int fd, const char *p, size_t n);
 /* The same for a tls-port listener: its clients speak TLS (tls_conn.c). */
 void conn_tls_accept_handler(int fd, bool readable, bool writable, void *arg);
 /* Free now (removes from every list, closes the socket). */

@@ -208,9 +208,13 @@ static void bulk_writer(int fd, bool readable, bool writable, void *arg) {
     repl_replica_t *rep = arg;
     client_t *c = rep->c;
     server_t *srv = c->srv;
-    if (!writable || conn_has_pending_output(c)) return; /* +FULLRESYNC still leaving */
+    if (!writable) return;
+    /* +FULLRESYNC still leaving; once the payload started, a TLS
+     * replica's unsent records are conn_write_direct's to finish */
+    if (!rep->bulk_started && conn_has_pending_output(c)) return;
+    rep->bulk_started = true;
     if (rep->rdb_hdr && sds_len(rep->rdb_hdr)) {
-        ssize_t n = write(fd, rep->rdb_hdr, sds_len(rep->rdb_hdr));
+        ssize_t n = conn_write_direct(c, fd, rep->rdb_hdr, sds_len(rep->rdb_hdr));
         if (n < 0) {
             if (errno != EAGAIN && errno != EINTR) replica_close(rep, strerror(errno));
             return;
@@ -226,7 +230,7 @@ static void bulk_writer(int fd, bool readable, bool writable, void *arg) {
             stop_bulk(rep);
             return;
         }
-        ssize_t n = write(fd, buf, (size_t)got);
+        ssize_t n = conn_write_direct(c, fd, buf, (size_t)got);
         if (n < 0) {
             if (errno != EAGAIN && errno != EINTR) {
                 replica_close(rep, strerror(errno));
@@ -240,6 +244,7 @@ static void bulk_writer(int fd, bool readable, bool writable, void *arg) {
     }
     if (rep->rdb_off < rep->rdb_size) return;
     stop_bulk(rep);
+    if (conn_has_pending_output(c)) conn_mark_pending_write(c); /* TLS: the last records */
     if (rep->rdb_only) {
         c->flags |= CLIENT_CLOSE_AFTER_REPLY;
         conn_close_async(c);
@@ -307,7 +312,9 @@ static void maybe_start_sync(server_t *srv) {
     for (repl_replica_t *rep = r->replicas; rep; rep = rep->next) {
         if (rep->state != REPLICA_WAIT_BGSAVE_START || rep->functions_only != filtered) continue;
         waiting++;
-        if (!rep->capa_eof) all_eof = false;
+        /* A TLS replica's payload must pass through its session, which a
+         * forked child cannot share: it gets the RDB file (disk sync). */
+        if (!rep->capa_eof || (rep->c->tls && !filtered)) all_eof = false;
     }
     if (waiting == 0 || child_active(srv)) return;
     bool diskless = (srv->cfg.repl_diskless_sync || filtered) && all_eof;

@@ -36,6 +36,8 @@
 #include "net.h"
 #include "resp.h"
 #include "supervise.h"
+#include "tls.h"
+#include "tls_conn.h"
 #include "rdb.h"
 #include "reply.h"
 #include "util.h"
@@ -55,6 +57,8 @@ static void close_link_socket(repl_link_t *l) {
     l->io = NULL;
     if (l->fd >= 0 && !l->master) close(l->fd);
     l->fd = -1;
+    if (!l->master) tls_conn_free(l->tls); /* else the master client owns it */
+    l->tls = NULL;
     sds_free(l->line);
     l->line = NULL;
     zfree(l->chunk);
@@ -82,11 +86,64 @@ void replica_free_link(server_t *srv) {
     }
 }
 
+/* ------------------------------------------------------------ TLS */
+
+/* tls-replication: the session's records to the socket (written whole, as
+ * the handshake's commands are). */
+static bool link_flush_tls(repl_link_t *l) {
+    for (;;) {
+        size_t len;
+        const char *p = tls_conn_output(l->tls, &len);
+        if (len == 0) return true;
+        if (rio_write_all(l->fd, p, len) != 0) return false;
+        tls_conn_sent(l->tls, len);
+    }
+}
+
+/* Ciphertext the socket has now into the session: read()'s results. */
+static ssize_t link_pull_tls(repl_link_t *l) {
+    char cipher[16 * 1024];
+    ssize_t got = read(l->fd, cipher, sizeof(cipher));
+    if (got > 0) tls_conn_feed(l->tls, cipher, (size_t)got);
+    return got;
+}
+
+/* read(2) on the link: plain, or the plaintext of the TLS session, n
+ * bytes or all there is: the session never keeps plaintext while the
+ * socket is drained (nothing would wake the link for it), except past n
+ * (the caller reads on, or the master client takes the session over). */
+static ssize_t link_read(repl_link_t *l, void *buf, size_t n) {
+    if (!l->tls) return read(l->fd, buf, n);
+    size_t done = 0;
+    while (done < n) {
+        long r = tls_conn_read(l->tls, (char *)buf + done, n - done);
+        if (!link_flush_tls(l)) return done ? (ssize_t)done : -1;
+        if (r > 0) {
+            done += (size_t)r;
+            continue;
+        }
+        if (r == TLS_READ_CLOSED) return (ssize_t)done;
+        if (r == TLS_READ_ERROR) {
+            log_msg(LL_WARNING, "MASTER <-> REPLICA sync: TLS error: %s", tls_conn_error(l->tls));
+            errno = EPROTO;
+            return -1;
+        }
+        ssize_t got = link_pull_tls(l);
+        if (got <= 0) return done ? (ssize_t)done : got;
+    }
+    return (ssize_t)done;
+}
+
+static bool link_write(repl_link_t *l, const char *p, size_t n) {
+    if (!l->tls) return rio_write_all(l->fd, p, n) == 0;
+    return tls_conn_write(l->tls, p, n) == (long)n && link_flush_tls(l);
+}
+
 /* ------------------------------------------------------------ sending */
 
 static bool send_command_lens(repl_link_t *l, int argc, const char **argv, const size_t *lens) {
     sds cmd = resp_cat_command(sds_empty(), argc, argv, lens);
-    bool ok = rio_write_all(l->fd, cmd, sds_len(cmd)) == 0;
+    bool ok = link_write(l, cmd, sds_len(cmd));
     sds_free(cmd);
     return ok;
 }
@@ -130,7 +187,7 @@ static bool read_line(server_t *srv, sds *out) {
     if (!l->line) l->line = sds_empty();
     for (;;) {
         char ch;
-        ssize_t n = read(l->fd, &ch, 1);
+        ssize_t n = link_read(l, &ch, 1);
         if (n == 0) {
             link_abort(srv, "Master closed the connection");
             return false;
@@ -162,6 +219,7 @@ static void become_connected(server_t *srv, const char *leftover, size_t n) {
     evloop_io_free(l->io);
     l->io = NULL;
     client_t *m = conn_create_client(srv, l->fd);
+    tls_conn_t *tls = l->tls; /* the client takes it over below */
     if (l->applying) sds_clear(l->applying);
     m->flags |= CLIENT_MASTER | CLIENT_AUTHENTICATED;
     m->user = NULL; /* the master's stream is applied whatever the default user may do */
@@ -175,6 +233,7 @@ static void become_connected(server_t *srv, const char *leftover, size_t n) {
         m->querybuf = sds_catlen(m->querybuf, leftover, n);
         conn_process_input(m);
     }
+    if (tls) conn_adopt_tls(m, tls); /* after the leftover: the session holds what followed it */
 }
 
 void repl_master_consumed(client_t *c, const char *p, size_t len) {
@@ -294,7 +353,9 @@ static bool start_transfer(server_t *srv, sds line) {
         link_abort(srv, NULL);
         return false;
     }
-    bool to_parser = repl_load_wanted(srv);
+    /* repl-diskless-load reads the socket itself: a TLS link loads from
+     * the file (noted in docs/tls.md) */
+    bool to_parser = repl_load_wanted(srv) && !l->tls;
     const char *to = to_parser ? "to parser" : "to disk"; /* Redis's words */
     if (!strncmp(line + 1, "EOF:", 4) && sds_len(line) == 5 + REPL_ID_LEN) {
         memcpy(l->eof_mark, line + 5, REPL_ID_LEN);
@@ -333,14 +394,14 @@ static void read_transfer(server_t *srv) {
         sds_free(line);
         if (!go) return;
     }
-    for (int rounds = 0; rounds < 64; rounds++) {
+    for (int rounds = 0; rounds < 64 || l->tls; rounds++) { /* TLS: on until the socket is dry (link_read) */
         size_t want = TRANSFER_CHUNK;
         if (l->transfer_size >= 0) {
             long long left = l->transfer_size - l->transfer_read;
             if (left <= 0) break;
             if ((long long)want > left) want = (size_t)left;
         }
-        ssize_t n = read(l->fd, l->chunk, want);
+        ssize_t n = link_read(l, l->chunk, want);
         if (n == 0) {
             link_abort(srv, "Master closed the connection during the transfer");
             return;
@@ -494,6 +555,41 @@ static void handshake_step(server_t *srv) {
     sds_free(line);
 }
 
+static void send_ping(server_t *srv) {
+    repl_link_t *l = L(srv);
+    const char *av[1] = {"PING"};
+    if (!send_command(l, 1, av)) link_abort(srv, "can't send PING");
+    else l->state = LINK_RECV_PONG;
+}
+
+/* The TLS handshake with the master, a step per readable event. */
+static void tls_step(server_t *srv) {
+    repl_link_t *l = L(srv);
+    for (;;) {
+        int h = tls_conn_handshake(l->tls);
+        if (!link_flush_tls(l)) {
+            link_abort(srv, "can't send the TLS handshake");
+            return;
+        }
+        if (h < 0) {
+            sds why = sds_catprintf(sds_empty(), "TLS handshake with MASTER failed: %s", tls_conn_error(l->tls));
+            link_abort(srv, why);
+            sds_free(why);
+            return;
+        }
+        if (h == 1) break;
+        ssize_t got = link_pull_tls(l);
+        if (got == 0 || (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+            link_abort(srv, "Master closed the connection during the TLS handshake");
+            return;
+        }
+        if (got < 0) return; /* more when readable */
+        l->last_io_ms = srv->mstime;
+    }
+    log_msg(LL_NOTICE, "MASTER <-> REPLICA sync: TLS handshake with MASTER done");
+    send_ping(srv);
+}
+
 static void link_io(int fd, bool readable, bool writable, void *arg) {
     (void)fd;
     server_t *srv = arg;
@@ -508,12 +604,24 @@ static void link_io(int fd, bool readable, bool writable, void *arg) {
         }
         evloop_io_want_write(l->io, false);
         log_msg(LL_NOTICE, "Non blocking connect for SYNC fired the event.");
-        const char *av[1] = {"PING"};
-        if (!send_command(l, 1, av)) link_abort(srv, "can't send PING");
-        else l->state = LINK_RECV_PONG;
+        if (srv->cfg.tls_replication) {
+            struct ssl_ctx_st *ctx = tls_client_ctx(srv);
+            if (!ctx || !(l->tls = tls_conn_new_client(ctx))) {
+                link_abort(srv, "TLS is not configured (tls-replication yes)");
+                return;
+            }
+            l->state = LINK_TLS;
+            tls_step(srv);
+            return;
+        }
+        send_ping(srv);
         return;
     }
     if (!readable) return;
+    if (l->state == LINK_TLS) {
+        tls_step(srv);
+        if (l->state != LINK_RECV_PONG) return;
+    }
     /* Several replies may be waiting; a step that moves on reads again. */
     for (int i = 0; i < 8 && l->state >= LINK_RECV_PONG && l->state <= LINK_RECV_PSYNC; i++) {
         int before = l->state;

@@ -70,6 +70,7 @@ typedef struct repl_replica {
     evloop_io_t *wio;
     long long rdb_off, rdb_size; /* bytes sent / total */
     sds rdb_hdr;                 /* "$<size>\r\n" left to send */
+    bool bulk_started;           /* the first bytes of the payload were written (TLS: records may be left to send) */
     struct repl_replica *next;
 } repl_replica_t;
 
@@ -78,6 +79,7 @@ enum {
     LINK_NONE = 0,   /* not a replica */
     LINK_CONNECT,    /* must connect (the cron retries every second) */
     LINK_CONNECTING, /* non-blocking connect in progress */
+    LINK_TLS,        /* tls-replication: the TLS handshake */
     LINK_RECV_PONG,  /* the handshake: each state waits for one reply line */
     LINK_RECV_AUTH,
     LINK_RECV_PORT,
@@ -94,6 +96,7 @@ typedef struct repl_link {
     int state; /* LINK_* */
     int fd;    /* handshake and transfer socket (then the master client's) */
     evloop_io_t *io;
+    struct tls_conn *tls;    /* tls-replication: the link's session (then the master client's) */
     sds line;                /* a reply line being read */
     long long last_io_ms;    /* last byte from the master */
     long long down_since_ms; /* link down since (INFO master_link_down_since_seconds) */

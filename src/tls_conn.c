@@ -143,6 +143,16 @@ void tls_conn_sent(tls_conn_t *t, size_t n) {
 
 bool tls_conn_handshake_done(const tls_conn_t *t) { return SSL_is_init_finished(t->ssl); }
 
+int tls_conn_handshake(tls_conn_t *t) {
+    ERR_clear_error();
+    int r = SSL_do_handshake(t->ssl);
+    if (r == 1) return 1;
+    int err = SSL_get_error(t->ssl, r);
+    if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) return 0;
+    note_error(t, err);
+    return -1;
+}
+
 bool tls_conn_take_handshake_event(tls_conn_t *t) {
     if (t->handshake_counted || !SSL_is_init_finished(t->ssl)) return false;
     t->handshake_counted = true;

@@ -47,6 +47,9 @@ const char *tls_conn_output(tls_conn_t *t, size_t *len);
 void tls_conn_sent(tls_conn_t *t, size_t n);
 
 bool tls_conn_handshake_done(const tls_conn_t *t);
+/* Drive a client-side handshake on what was fed: 1 done, 0 needs more
+ * ciphertext (send tls_conn_output first), -1 failed (tls_conn_error). */
+int tls_conn_handshake(tls_conn_t *t);
 /* Once per connection: true the first time it is asked after the
  * handshake completed (the server counts handshakes with it). */
 bool tls_conn_take_handshake_event(tls_conn_t *t);
