@@ -18,7 +18,7 @@ import pytest
 import redis
 
 from conftest import REDIS_SERVER, closed_by_server, free_port
-from repl_helpers import wait_for
+from repl_helpers import wait_for, wait_link_up
 
 ENGINES = ["epoll", "io_uring"]
 
@@ -346,3 +346,67 @@ def test_config_get_and_errors_match_redis(start_server, certs):
     # both still serve with the old context
     for srv in (ours, ref):
         assert tls_client(certs, srv.tls_port).ping()
+
+
+# ---------------------------------------------------------------- replication
+
+def repl_pair(start_server, certs, master_binary, replica_binary, engine="epoll"):
+    """A TLS master and a TLS replica of it (tls-replication yes on both,
+    the replica linked to the master's tls-port)."""
+    extra = ("--tls-replication", "yes", "--repl-diskless-sync-delay", "0")
+    master = start_tls(start_server, certs, engine, extra=extra,
+                       binary=None if master_binary == "ours" else REDIS_SERVER)
+    replica = start_tls(start_server, certs, engine, extra=extra,
+                        binary=None if replica_binary == "ours" else REDIS_SERVER)
+    return master, replica
+
+
+def fill(c, prefix, n):
+    p = c.pipeline(transaction=False)
+    for i in range(n):
+        p.set("%s:%d" % (prefix, i), "v" * (i % 700) + str(i))
+        p.rpush("%s:list" % prefix, i)
+    p.execute()
+
+
+@pytest.mark.parametrize("master_binary,replica_binary,engine", [
+    ("redis", "ours", "epoll"), ("redis", "ours", "io_uring"), ("ours", "redis", "epoll"),
+    ("ours", "redis", "io_uring")])
+def test_replication_over_tls_with_redis(start_server, certs, master_binary, replica_binary, engine):
+    master, replica = repl_pair(start_server, certs, master_binary, replica_binary, engine)
+    m, r = master.client(), replica.client()
+    fill(m, "before", 3000)  # in the full sync's RDB (several MB of records)
+    r.replicaof("127.0.0.1", master.tls_port)
+    wait_link_up(r)
+    fill(m, "after", 500)  # the stream
+    wait_for(lambda: m.info("replication")["master_repl_offset"] ==
+             r.info("replication").get("slave_repl_offset"), what="replica caught up")
+    assert r.dbsize() == m.dbsize() == 3502
+    assert r.get("before:2999") == m.get("before:2999")
+    assert r.lrange("after:list", 0, -1) == [str(i) for i in range(500)]
+    # the link is TLS: the master counts a TLS client (ours in INFO, Redis through CLIENT LIST's port)
+    if master_binary == "ours":
+        assert m.info("stats")["tls_connected_clients"] == 1
+    else:
+        assert r.info("stats")["tls_connected_clients"] == 1  # our master client took over the session
+    # partial resync after the link drops
+    full_before = m.info("stats")["sync_full"]
+    r.execute_command("CLIENT", "KILL", "TYPE", "master")
+    m.set("during", "x")
+    wait_link_up(r)
+    wait_for(lambda: r.get("during") == "x", what="stream after the partial resync")
+    assert m.info("stats")["sync_partial_ok"] >= 1
+    assert m.info("stats")["sync_full"] == full_before
+
+
+def test_tls_replication_with_wrong_ca_fails_cleanly(start_server, certs):
+    """Our replica of a master whose certificate it does not trust: the
+    handshake fails, the link stays down, the server serves on."""
+    master = start_tls(start_server, certs, extra=("--tls-replication", "yes"), binary=REDIS_SERVER)
+    replica = start_server(args=("--tls-replication", "yes", "--tls-cert-file", certs["server.crt"],
+                                 "--tls-key-file", certs["server.key"], "--tls-ca-cert-file", certs["stranger.crt"]))
+    r = replica.client()
+    r.replicaof("127.0.0.1", master.tls_port)
+    wait_for(lambda: "TLS handshake with MASTER failed" in replica.read_log(), what="handshake failure logged")
+    assert r.info("replication")["master_link_status"] == "down"
+    assert r.ping()
