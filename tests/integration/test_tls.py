@@ -410,3 +410,27 @@ def test_tls_replication_with_wrong_ca_fails_cleanly(start_server, certs):
     wait_for(lambda: "TLS handshake with MASTER failed" in replica.read_log(), what="handshake failure logged")
     assert r.info("replication")["master_link_status"] == "down"
     assert r.ping()
+
+
+# ---------------------------------------------------------------- tools
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_benchmark_tool_tls(start_server, certs, engine):
+    from conftest import ROOT
+    s = start_tls(start_server, certs, engine)
+    bench = os.path.join(ROOT, "src", "redis-like-benchmark")
+    base = [bench, "-p", str(s.tls_port), "--tls", "--cacert", certs["ca.crt"], "--cert", certs["client.crt"],
+            "--key", certs["client.key"], "-q"]
+    out = subprocess.run(base + ["-t", "set,get", "-n", "3000", "-c", "10", "-P", "4", "-d", "2000"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "SET:" in out.stdout and "GET:" in out.stdout, out.stdout
+    assert len(s.client().get("key:__rand_int__")) == 2000
+    assert s.client().info("commandstats")["cmdstat_get"]["calls"] >= 3000
+    # no client certificate under tls-auth-clients yes: the tool reports the failure
+    out = subprocess.run(base[:6] + ["-q", "-t", "ping", "-n", "10"], capture_output=True, text=True, timeout=30)
+    assert out.returncode != 0 or "PING" not in out.stdout
+    # --cert without --tls is refused
+    out = subprocess.run([bench, "-p", str(s.tls_port), "--cert", certs["client.crt"], "-n", "1"],
+                         capture_output=True, text=True, timeout=30)
+    assert out.returncode != 0 and "need --tls" in out.stderr

@@ -9,6 +9,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* pthread_timedjoin_np */
 #endif
+#include "bench_tls.h"
 #include "bench_engine.h"
 #include "bench_worker.h"
 
@@ -35,7 +36,11 @@ static const bench_io_t *engine_pick(const bench_opts_t *o, char *err, size_t er
     char why[160];
     if (engine_io)
         return engine_io;
-    if (o->engine == BENCH_ENGINE_EPOLL) {
+    if (o->tls && o->engine == BENCH_ENGINE_URING) {
+        snprintf(err, errlen, "--tls runs on the epoll engine: drop --engine uring");
+        return NULL;
+    }
+    if (o->engine == BENCH_ENGINE_EPOLL || o->tls) {
         engine_io = &bench_io_epoll;
     } else if (bench_uring_probe(why, sizeof(why)) == 0) {
         engine_io = &bench_io_uring;
@@ -99,7 +104,7 @@ static void worker_teardown(bench_worker_t *w) {
     for (int i = 0; w->conns && i < w->nconns; i++) {
         bench_conn_t *c = &w->conns[i];
         if (c->fd >= 0)
-            close(c->fd);
+            bench_sock_close(c->fd);
         bench_batch_free(&c->batch);
         free(c->rbuf);
         free(c->t0);

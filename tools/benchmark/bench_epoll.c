@@ -7,6 +7,7 @@
  * epoll_ctl on the hot path.  Received bytes go straight into the
  * connection's rbuf and are counted by bench_worker_input_rbuf(). */
 #include "bench_worker.h"
+#include "bench_tls.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -62,7 +63,7 @@ static void epoll_set_writing(bench_worker_t *w, bench_conn_t *c, int on) {
 
 static int epoll_flush(bench_worker_t *w, bench_conn_t *c) {
     while (c->woff < c->wlen) {
-        ssize_t n = send(c->fd, c->batch.buf + c->woff, c->wlen - c->woff, MSG_NOSIGNAL);
+        ssize_t n = bench_sock_send(c->fd, c->batch.buf + c->woff, c->wlen - c->woff);
         if (n > 0) {
             c->woff += (size_t)n;
             continue;
@@ -83,14 +84,19 @@ static int epoll_flush(bench_worker_t *w, bench_conn_t *c) {
 }
 
 static int epoll_read(bench_worker_t *w, bench_conn_t *c) {
-    ssize_t n = recv(c->fd, c->rbuf + c->rlen, BENCH_RBUF - c->rlen, 0);
-    if (n < 0 && (errno == EAGAIN || errno == EINTR))
-        return 0;
-    if (n <= 0) {
-        bench_worker_fail(w, "Error: Server closed the connection");
-        return -1;
-    }
-    return bench_worker_input_rbuf(w, c, (size_t)n, bench_now_ns());
+    uint32_t gen = c->gen;
+    do { /* --tls: also what the session holds past this read */
+        ssize_t n = bench_sock_recv(c->fd, c->rbuf + c->rlen, BENCH_RBUF - c->rlen);
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+            return 0;
+        if (n <= 0) {
+            bench_worker_fail(w, "Error: Server closed the connection");
+            return -1;
+        }
+        if (bench_worker_input_rbuf(w, c, (size_t)n, bench_now_ns()) < 0)
+            return -1;
+    } while (c->gen == gen && c->fd >= 0 && bench_sock_pending(c->fd) > 0);
+    return 0;
 }
 
 /* epoll_pwait2: a timeout in nanoseconds (epoll_wait's milliseconds would

@@ -1,5 +1,6 @@
 /* bench_memsample.c: the INFO memory timeline (see bench_memsample.h).
  * One thread; it sleeps on a condition variable so stop is immediate. */
+#include "bench_tls.h"
 #include "bench_memsample.h"
 #include "bench_engine.h"
 #include "bench_net.h"
@@ -137,5 +138,5 @@ void bench_memsample_stop(void) {
     pthread_join(ms.tid, NULL);
     fclose(ms.f);
     ms.f = NULL;
-    close(ms.fd);
+    bench_sock_close(ms.fd);
 }

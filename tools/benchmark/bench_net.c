@@ -3,6 +3,7 @@
  * to non-blocking after bench_net_handshake(). */
 #include "bench_net.h"
 #include "bench_resp.h"
+#include "bench_tls.h"
 
 #include <errno.h>
 #include <netdb.h>
@@ -54,12 +55,16 @@ int bench_net_connect(const bench_opts_t *o, char *err, size_t errlen) {
     }
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    if (o->tls && bench_tls_connect(fd, err, errlen) < 0) {
+        close(fd);
+        return -1;
+    }
     return fd;
 }
 
 static int net_write_all(int fd, const char *p, size_t n) {
     while (n) {
-        ssize_t w = write(fd, p, n);
+        ssize_t w = bench_sock_send(fd, p, n);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0)
@@ -99,7 +104,7 @@ int bench_net_call(int fd, char *reply, size_t cap, int argc, const char **argv)
     size_t kept = 0, pend = 0; /* pend: unparsed tail at scratch start */
     int type = -1;
     for (;;) {
-        ssize_t r = read(fd, scratch + pend, sizeof(scratch) - pend);
+        ssize_t r = bench_sock_recv(fd, scratch + pend, sizeof(scratch) - pend);
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0)

@@ -24,6 +24,10 @@ static void opts_usage(void) {
         " -s <socket>        Server socket (overrides host and port)\n"
         " -a <password>      Password for AUTH\n"
         " --user <username>  ACL user for 'AUTH username pass'. Needs -a.\n"
+        " --tls              Establish a secure TLS connection (epoll engine)\n"
+        " --cacert <file>    CA certificate file to verify the server with\n"
+        " --cert <file>      Client certificate to authenticate with\n"
+        " --key <file>       Private key file to authenticate with\n"
         " -c <clients>       Number of parallel connections (default 50)\n"
         " -n <requests>      Total number of requests (default 100000)\n"
         " -d <size>          Data size of SET/GET value in bytes (default 3)\n"
@@ -261,6 +265,9 @@ static int opts_with_value(bench_opts_t *o, const char *opt, const char *v) {
     } else if (!strcmp(opt, "-s")) o->socket = v;
     else if (!strcmp(opt, "-a")) o->password = v;
     else if (!strcmp(opt, "--user")) o->user = v;
+    else if (!strcmp(opt, "--cacert")) o->tls_cacert = v;
+    else if (!strcmp(opt, "--cert")) o->tls_cert = v;
+    else if (!strcmp(opt, "--key")) o->tls_key = v;
     else if (!strcmp(opt, "-c")) {
         if (opts_int(v, 1, 100000, &o->clients) < 0) return -1;
     } else if (!strcmp(opt, "-n")) {
@@ -409,6 +416,10 @@ int bench_opts_parse(bench_opts_t *o, int argc, char **argv) {
             o->resp3 = 1;
             continue;
         }
+        if (!strcmp(a, "--tls")) {
+            o->tls = 1;
+            continue;
+        }
         if (!strcmp(a, "--latency-sweep")) {
             o->latency_sweep = 1;
             continue;
@@ -431,6 +442,14 @@ int bench_opts_parse(bench_opts_t *o, int argc, char **argv) {
     o->custom_argv = argv + i;
     o->custom_argc = argc - i;
     o->seed_given = seed_given;
+    if ((o->tls_cacert || o->tls_cert || o->tls_key) && !o->tls) {
+        fprintf(stderr, "--cacert, --cert and --key need --tls\n");
+        return -1;
+    }
+    if (o->tls && o->socket) {
+        fprintf(stderr, "--tls needs a TCP server (-h/-p), not -s\n");
+        return -1;
+    }
     if (o->user && !o->password) {
         fprintf(stderr, "--user needs -a <password>\n");
         return -1;

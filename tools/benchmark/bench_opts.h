@@ -43,35 +43,37 @@ typedef struct bench_size_weight {
 } bench_size_weight_t;
 
 typedef struct bench_opts {
-    const char *host;                           /* -h, default 127.0.0.1 */
-    int port;                                   /* -p, default 6379 */
-    const char *socket;                         /* -s: unix socket path, overrides host/port */
-    const char *password;                       /* -a */
-    const char *user;                           /* --user (needs -a) */
-    int clients;                                /* -c, default 50 */
-    uint64_t requests;                          /* -n, default 100000 */
-    uint32_t datasize;                          /* -d, default 3 */
-    int keepalive;                              /* -k 1|0 */
-    uint64_t keyspace;                          /* -r; 0 = keys keep their literal __rand_int__ */
-    int pipeline;                               /* -P, default 1 */
-    int quiet;                                  /* -q */
-    int loop;                                   /* -l */
-    int show_errors;                            /* -e: print server error replies */
-    char *tests;                                /* -t, lowercased ",a,b," or NULL for defaults */
-    int idle;                                   /* -I */
-    int csv;                                    /* --csv */
-    int threads;                                /* --threads, default 1 */
-    int precision;                              /* --precision: decimals of msec figures */
-    int dbnum;                                  /* --dbnum */
-    uint64_t seed;                              /* --seed */
-    int seed_given;                             /* --seed was on the command line */
-    int resp3;                                  /* -3 */
-    double duration;                            /* --duration seconds; 0 = use -n */
-    double rate;                                /* --rate ops/s over all clients; 0 = closed loop */
-    uint32_t ratio_set, ratio_get;              /* --ratio SET:GET; both 0 = off */
-    bench_keypat_t keypat;                      /* --key-pattern */
-    uint32_t dsize_min, dsize_max;              /* --data-size MIN-MAX; 0,0 = off */
-    bench_size_weight_t dlist[BENCH_MAX_SIZES]; /* --data-size-list */
+    const char *host;                            /* -h, default 127.0.0.1 */
+    int port;                                    /* -p, default 6379 */
+    const char *socket;                          /* -s: unix socket path, overrides host/port */
+    const char *password;                        /* -a */
+    const char *user;                            /* --user (needs -a) */
+    int tls;                                     /* --tls (bench_tls.c) */
+    const char *tls_cacert, *tls_cert, *tls_key; /* --cacert, --cert, --key */
+    int clients;                                 /* -c, default 50 */
+    uint64_t requests;                           /* -n, default 100000 */
+    uint32_t datasize;                           /* -d, default 3 */
+    int keepalive;                               /* -k 1|0 */
+    uint64_t keyspace;                           /* -r; 0 = keys keep their literal __rand_int__ */
+    int pipeline;                                /* -P, default 1 */
+    int quiet;                                   /* -q */
+    int loop;                                    /* -l */
+    int show_errors;                             /* -e: print server error replies */
+    char *tests;                                 /* -t, lowercased ",a,b," or NULL for defaults */
+    int idle;                                    /* -I */
+    int csv;                                     /* --csv */
+    int threads;                                 /* --threads, default 1 */
+    int precision;                               /* --precision: decimals of msec figures */
+    int dbnum;                                   /* --dbnum */
+    uint64_t seed;                               /* --seed */
+    int seed_given;                              /* --seed was on the command line */
+    int resp3;                                   /* -3 */
+    double duration;                             /* --duration seconds; 0 = use -n */
+    double rate;                                 /* --rate ops/s over all clients; 0 = closed loop */
+    uint32_t ratio_set, ratio_get;               /* --ratio SET:GET; both 0 = off */
+    bench_keypat_t keypat;                       /* --key-pattern */
+    uint32_t dsize_min, dsize_max;               /* --data-size MIN-MAX; 0,0 = off */
+    bench_size_weight_t dlist[BENCH_MAX_SIZES];  /* --data-size-list */
     int dlist_len;
     const char *json_path;      /* --json FILE */
     const char *memsample_path; /* --memory-sample FILE */

@@ -11,6 +11,7 @@
  * Output: a table on stdout, the JSON document (--json) and a gnuplot
  * drawing (--plot: p50, p99 and p99.9 against achieved requests/s, one
  * curve per target, log scale). */
+#include "bench_tls.h"
 #include "bench_sweep.h"
 #include "bench_engine.h"
 #include "bench_net.h"
@@ -73,7 +74,7 @@ static double server_cpu(const bench_opts_t *o) {
         bench_net_info_field(reply, "used_cpu_sys", v1, sizeof(v1)) == 0 &&
         bench_net_info_field(reply, "used_cpu_user", v2, sizeof(v2)) == 0)
         cpu = atof(v1) + atof(v2);
-    close(fd);
+    bench_sock_close(fd);
     return cpu;
 }
 
@@ -374,10 +375,10 @@ static int sweep_probe(const bench_opts_t *o) {
         if (fd < 0 || bench_net_handshake(fd, &to, err, sizeof(err)) < 0) {
             fprintf(stderr, "%s (target %s)\n", err, o->targets[i].name);
             if (fd >= 0)
-                close(fd);
+                bench_sock_close(fd);
             return -1;
         }
-        close(fd);
+        bench_sock_close(fd);
     }
     return 0;
 }

@@ -10,6 +10,7 @@
  * the send time (closed loop) or, with --rate, the time the request was
  * scheduled to go out (open loop: a late send counts against the server
  * side, so coordinated omission does not hide stalls). */
+#include "bench_tls.h"
 #include "bench_worker.h"
 #include "bench_net.h"
 
@@ -170,7 +171,7 @@ static int worker_after_replies(bench_worker_t *w, bench_conn_t *c, uint32_t rep
     w->active--;
     if (!w->o->keepalive) {
         w->io->del(w, c);
-        close(c->fd);
+        bench_sock_close(c->fd);
         c->fd = -1;
         if (bench_worker_open(w, c) < 0)
             return -1;

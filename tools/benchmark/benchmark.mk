@@ -26,6 +26,6 @@ $(BENCH_OBJ_DIR)/%.o: $(BENCH_DIR)/%.c $(SETTINGS_FILE)
 	$(CC) $(RL_CFLAGS) -I$(BENCH_DIR) $(BENCH_CFLAGS) -c -o $@ $<
 
 $(BENCH_BIN): $(BENCH_OBJ)
-	$(CC) $(RL_LDFLAGS) -o $@ $(BENCH_OBJ) $(BENCH_LIBS) -levent_core -lm -pthread
+	$(CC) $(RL_LDFLAGS) -o $@ $(BENCH_OBJ) $(BENCH_LIBS) -lssl -lcrypto -levent_core -lm -pthread
 
 -include $(BENCH_OBJ:.o=.d)

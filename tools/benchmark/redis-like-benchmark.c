@@ -8,6 +8,7 @@
  * skipper), bench_output (text/CSV/JSON), bench_memsample (INFO timeline),
  * bench_sweep (--latency-sweep: latency against throughput, several servers).
  * Standalone: plain libc malloc, not linked with the server library. */
+#include "bench_tls.h"
 #include "bench_engine.h"
 #include "bench_memsample.h"
 #include "bench_net.h"
@@ -53,7 +54,7 @@ static void probe_server(const bench_opts_t *o, bench_hostconf_t *hc) {
         bench_net_array_bulk(reply, 1, hc->save, sizeof(hc->save));
     if (bench_net_call(fd, reply, sizeof(reply), 3, a2) == '*')
         bench_net_array_bulk(reply, 1, hc->appendonly, sizeof(hc->appendonly));
-    close(fd);
+    bench_sock_close(fd);
 }
 
 int main(int argc, char **argv) {
@@ -64,6 +65,14 @@ int main(int argc, char **argv) {
         return rc < 0 ? 1 : 0;
     }
     signal(SIGPIPE, SIG_IGN);
+    if (o.tls) {
+        char err[256];
+        if (bench_tls_init(&o, err, sizeof(err)) < 0) {
+            fprintf(stderr, "%s\n", err);
+            bench_opts_free(&o);
+            return 1;
+        }
+    }
     if (!o.seed_given)
         o.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
     if (o.idle)
