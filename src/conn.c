@@ -605,6 +605,7 @@ static void tls_input(client_t *c, const char *p, size_t n) {
         return;
     }
     if (tls_conn_has_output(c->tls)) conn_mark_pending_write(c);
+    tls_conn_trim(c->tls);
 }
 
 void conn_adopt_tls(client_t *c, tls_conn_t *t) {

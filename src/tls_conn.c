@@ -6,7 +6,8 @@
  * the buffer a send in flight reads never moves: it is refilled only once
  * the engine reported all of it sent.  The context asks for
  * SSL_MODE_RELEASE_BUFFERS (tls.c), so an idle connection holds no record
- * buffers; `out` is released too when it grew past one record. */
+ * buffers; `out` and the BIOs' storage are released too once empty if
+ * they grew past TLS_KEEP_BYTES (tls_conn_trim). */
 #include "tls_conn.h"
 
 #include <openssl/bio.h>
@@ -18,7 +19,10 @@
 
 #include "zmalloc.h"
 
-#define TLS_OUT_KEEP (17 * 1024) /* one full record and its overhead: kept between sends */
+/* Buffers an idle connection keeps: `out` and the memory BIOs' storage
+ * (which never shrinks by itself) are let go once empty when they grew
+ * past this (a handshake's certificates, a large reply). */
+#define TLS_KEEP_BYTES 1024
 
 struct tls_conn {
     SSL *ssl;
@@ -29,11 +33,41 @@ struct tls_conn {
     char error[160];
 };
 
+static BIO *new_mem_bio(void) {
+    BIO *b = BIO_new(BIO_s_mem());
+    if (b) BIO_set_mem_eof_return(b, -1); /* empty means "more later", not end of file */
+    return b;
+}
+
+/* The storage a memory BIO holds whatever its pending bytes. */
+static size_t bio_capacity(BIO *b) {
+    BUF_MEM *bm = NULL;
+    BIO_get_mem_ptr(b, &bm);
+    return bm ? bm->max : 0;
+}
+
+void tls_conn_trim(tls_conn_t *t) {
+    if (BIO_ctrl_pending(t->rbio) == 0 && bio_capacity(t->rbio) > TLS_KEEP_BYTES) {
+        BIO *b = new_mem_bio();
+        if (b) {
+            SSL_set0_rbio(t->ssl, b); /* frees the old one */
+            t->rbio = b;
+        }
+    }
+    if (BIO_ctrl_pending(t->wbio) == 0 && bio_capacity(t->wbio) > TLS_KEEP_BYTES) {
+        BIO *b = new_mem_bio();
+        if (b) {
+            SSL_set0_wbio(t->ssl, b);
+            t->wbio = b;
+        }
+    }
+}
+
 static tls_conn_t *conn_new(SSL_CTX *ctx, bool server) {
     tls_conn_t *t = zcalloc(sizeof(*t));
     t->ssl = SSL_new(ctx);
-    t->rbio = BIO_new(BIO_s_mem());
-    t->wbio = BIO_new(BIO_s_mem());
+    t->rbio = new_mem_bio();
+    t->wbio = new_mem_bio();
     if (!t->ssl || !t->rbio || !t->wbio) {
         if (t->ssl) SSL_free(t->ssl);
         if (t->rbio) BIO_free(t->rbio);
@@ -41,9 +75,6 @@ static tls_conn_t *conn_new(SSL_CTX *ctx, bool server) {
         zfree(t);
         return NULL;
     }
-    /* An empty read BIO means "more later", not end of file. */
-    BIO_set_mem_eof_return(t->rbio, -1);
-    BIO_set_mem_eof_return(t->wbio, -1);
     SSL_set_bio(t->ssl, t->rbio, t->wbio);
     if (server) SSL_set_accept_state(t->ssl);
     else SSL_set_connect_state(t->ssl);
@@ -122,6 +153,7 @@ const char *tls_conn_output(tls_conn_t *t, size_t *len) {
             }
             int r = BIO_read(t->wbio, t->out, (int)(pending > (size_t)INT32_MAX ? INT32_MAX : pending));
             t->out_len = r > 0 ? (size_t)r : 0;
+            tls_conn_trim(t); /* wbio is empty now */
         }
     }
     *len = t->out_len - t->out_pos;
@@ -133,7 +165,7 @@ void tls_conn_sent(tls_conn_t *t, size_t n) {
     if (t->out_pos > t->out_len) t->out_pos = t->out_len;
     if (t->out_pos == t->out_len) {
         t->out_pos = t->out_len = 0;
-        if (t->out_cap > TLS_OUT_KEEP) { /* a large reply's buffer is not kept while idle */
+        if (t->out_cap > TLS_KEEP_BYTES) { /* a large reply's buffer is not kept while idle */
             zfree(t->out);
             t->out = NULL;
             t->out_cap = 0;
@@ -162,8 +194,8 @@ bool tls_conn_take_handshake_event(tls_conn_t *t) {
 const char *tls_conn_error(const tls_conn_t *t) { return t->error[0] ? t->error : "connection failed"; }
 
 size_t tls_conn_memory(const tls_conn_t *t) {
-    return zmalloc_size((void *)t) + (t->out ? zmalloc_size(t->out) : 0) + BIO_ctrl_pending(t->rbio) +
-           BIO_ctrl_pending(t->wbio);
+    return zmalloc_size((void *)t) + (t->out ? zmalloc_size(t->out) : 0) + bio_capacity(t->rbio) +
+           bio_capacity(t->wbio);
 }
 
 void tls_conn_peer_subject(const tls_conn_t *t, char *buf, size_t cap) {

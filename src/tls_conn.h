@@ -55,6 +55,9 @@ int tls_conn_handshake(tls_conn_t *t);
 bool tls_conn_take_handshake_event(tls_conn_t *t);
 /* The reason of the last TLS_READ_ERROR, for the log. */
 const char *tls_conn_error(const tls_conn_t *t);
+/* Let go of the BIOs' storage when they are empty and grew large (a
+ * handshake's certificates): called when a batch of input is done. */
+void tls_conn_trim(tls_conn_t *t);
 /* Bytes this connection holds beyond OpenSSL's own: the output buffer and
  * what the memory BIOs keep. */
 size_t tls_conn_memory(const tls_conn_t *t);
