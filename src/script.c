@@ -611,6 +611,12 @@ static void cmd_script_debug(client_t *c) {
         return;
     }
     const char *mode = c->argv[2]->ptr;
+    /* The debugger reads and writes the raw socket (ldb.c): a TLS client's
+     * session would be broken by it (docs/tls.md, not done yet). */
+    if (c->tls && strcasecmp(mode, "no")) {
+        reply_error(c, "SCRIPT DEBUG is not available over TLS yet");
+        return;
+    }
     if (!strcasecmp(mode, "no")) {
         c->flags &= ~(CLIENT_LUA_DEBUG | CLIENT_LUA_DEBUG_SYNC);
     } else if (!strcasecmp(mode, "yes")) {

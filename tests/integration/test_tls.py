@@ -54,8 +54,10 @@ def certs(tmp_path_factory):
     make_pair(d, "client", "ca", "client")
     make_ca(d, "otherca", "Other CA")
     make_pair(d, "stranger", "otherca", "stranger")
+    make_pair(d, "expired", "ca", "expired", days="-1")  # its validity ended a day ago
     return {n: os.path.join(d, n) for n in ("ca.crt", "server.crt", "server.key", "server2.crt", "server2.key",
-                                           "client.crt", "client.key", "stranger.crt", "stranger.key")}
+                                           "client.crt", "client.key", "stranger.crt", "stranger.key",
+                                           "expired.crt", "expired.key")}
 
 
 def tls_args(certs, tls_port, auth="yes", extra=()):
@@ -131,7 +133,9 @@ def test_client_certificates_yes_optional_no(start_server, certs, engine):
         tls_client(certs, yes.tls_port, cert=None).ping()
     with pytest.raises(redis.exceptions.ConnectionError):
         tls_client(certs, yes.tls_port, cert="stranger").ping()
-    assert yes.client().info("stats")["tls_total_handshake_failures"] >= 2  # redis-py may try twice
+    with pytest.raises(redis.exceptions.ConnectionError):
+        tls_client(certs, yes.tls_port, cert="expired").ping()
+    assert yes.client().info("stats")["tls_total_handshake_failures"] >= 3  # redis-py may try twice
     assert tls_client(certs, yes.tls_port).ping()  # failures cost only themselves
 
     opt = start_tls(start_server, certs, engine, "optional")
@@ -434,3 +438,34 @@ def test_benchmark_tool_tls(start_server, certs, engine):
     out = subprocess.run([bench, "-p", str(s.tls_port), "--cert", certs["client.crt"], "-n", "1"],
                          capture_output=True, text=True, timeout=30)
     assert out.returncode != 0 and "need --tls" in out.stderr
+
+
+def test_renegotiation_refused(start_server, certs):
+    """A TLS 1.2 client asking to renegotiate (openssl s_client's "R") is
+    refused with OpenSSL's alert; the server goes on serving."""
+    s = start_tls(start_server, certs)
+    cmd = ["openssl", "s_client", "-tls1_2", "-connect", "127.0.0.1:%d" % s.tls_port, "-CAfile", certs["ca.crt"],
+           "-cert", certs["client.crt"], "-key", certs["client.key"]]
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    p.stdin.write(b"PING\n")
+    p.stdin.flush()
+    time.sleep(0.5)
+    p.stdin.write(b"R\n")
+    p.stdin.flush()
+    time.sleep(0.5)
+    try:
+        p.stdin.write(b"PING\n")
+        p.stdin.close()
+    except BrokenPipeError:
+        pass
+    try:
+        p.wait(timeout=10)
+    finally:
+        if p.poll() is None:  # our own child, by its pid
+            p.kill()
+            p.wait()
+    out = p.stdout.read().decode(errors="replace")
+    assert "+PONG" in out
+    assert "no renegotiation" in out
+    assert out.count("+PONG") == 1  # nothing after the refused renegotiation
+    assert tls_client(certs, s.tls_port).ping()
