@@ -454,7 +454,9 @@ static void send_capa(server_t *srv) {
 
 static void send_port(server_t *srv) {
     char port[16];
-    long long p = srv->cfg.replica_announce_port ? srv->cfg.replica_announce_port : srv->cfg.port;
+    /* A TLS replica is reached on its tls-port (as Redis announces it) */
+    long long own = srv->cfg.tls_replication && srv->cfg.tls_port ? srv->cfg.tls_port : srv->cfg.port;
+    long long p = srv->cfg.replica_announce_port ? srv->cfg.replica_announce_port : own;
     util_ll2str(port, sizeof(port), p);
     const char *av[3] = {"REPLCONF", "listening-port", port};
     if (!send_command(L(srv), 3, av)) link_abort(srv, "can't send REPLCONF listening-port");

@@ -469,3 +469,56 @@ def test_renegotiation_refused(start_server, certs):
     assert "no renegotiation" in out
     assert out.count("+PONG") == 1  # nothing after the refused renegotiation
     assert tls_client(certs, s.tls_port).ping()
+
+
+# ---------------------------------------------------------------- Sentinel
+
+SENTINEL_BIN = "/usr/bin/redis-sentinel"
+
+
+@pytest.mark.slow
+def test_sentinel_failover_over_tls(start_server, certs, tmp_path):
+    """Debian's redis-sentinel with TLS only (port 0, tls-replication yes)
+    monitors our TLS master and its TLS replica; the master is killed, the
+    replica (announced by its tls-port) is promoted over TLS."""
+    extra = ("--tls-replication", "yes", "--repl-ping-replica-period", "1", "--repl-diskless-sync-delay", "0")
+    m = start_tls(start_server, certs, extra=extra)
+    rep = start_tls(start_server, certs, extra=extra)
+    rep.client().replicaof("127.0.0.1", m.tls_port)
+    wait_link_up(rep.client())
+    assert m.client().info("replication")["slave0"]["port"] == rep.tls_port
+    m.client().set("before", "1")
+    sport = free_port()
+    conf = tmp_path / "sentinel.conf"
+    conf.write_text("port 0\ntls-port %d\nbind 127.0.0.1\ndir %s\ntls-cert-file %s\ntls-key-file %s\n"
+                    "tls-ca-cert-file %s\ntls-replication yes\nsentinel monitor mymaster 127.0.0.1 %d 1\n"
+                    "sentinel down-after-milliseconds mymaster 1000\nsentinel failover-timeout mymaster 6000\n" %
+                    (sport, tmp_path, certs["server.crt"], certs["server.key"], certs["ca.crt"], m.tls_port))
+    with open(tmp_path / "sentinel.log", "w") as log:
+        sn = subprocess.Popen([SENTINEL_BIN, str(conf)], stdout=log, stderr=subprocess.STDOUT, cwd=str(tmp_path))
+    try:
+        s = tls_client(certs, sport)
+        wait_for(lambda: _quiet(lambda: len(s.execute_command("SENTINEL", "REPLICAS", "mymaster")) == 1), 30,
+                 step=0.2, what="sentinel sees the replica over TLS")
+        wait_for(lambda: rep.client().get("before") == "1", what="replicated")
+        m.proc.kill()
+        m.proc.wait()
+        wait_for(lambda: _quiet(lambda: int(s.execute_command("SENTINEL", "GET-MASTER-ADDR-BY-NAME",
+                                                              "mymaster")[1]) == rep.tls_port),
+                 40, step=0.2, what="failover to the replica")
+        wait_for(lambda: rep.client().role()[0] == "master", 20, what="replica promoted")
+        assert tls_client(certs, rep.tls_port).set("after", "2")
+    finally:
+        sn.terminate()
+        try:
+            sn.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            sn.kill()
+            sn.wait()
+
+
+def _quiet(cond):
+    try:
+        return cond()
+    except (redis.exceptions.ConnectionError, redis.exceptions.ResponseError, redis.exceptions.TimeoutError):
+        return False
