@@ -57,7 +57,7 @@ static void close_link_socket(repl_link_t *l) {
     l->io = NULL;
     if (l->fd >= 0 && !l->master) close(l->fd);
     l->fd = -1;
-    if (!l->master) tls_conn_free(l->tls); /* else the master client owns it */
+    tls_conn_free(l->tls); /* the handshake's; the master client owns its own (become_connected) */
     l->tls = NULL;
     sds_free(l->line);
     l->line = NULL;
@@ -220,6 +220,7 @@ static void become_connected(server_t *srv, const char *leftover, size_t n) {
     l->io = NULL;
     client_t *m = conn_create_client(srv, l->fd);
     tls_conn_t *tls = l->tls; /* the client takes it over below */
+    l->tls = NULL;
     if (l->applying) sds_clear(l->applying);
     m->flags |= CLIENT_MASTER | CLIENT_AUTHENTICATED;
     m->user = NULL; /* the master's stream is applied whatever the default user may do */

@@ -503,9 +503,12 @@ def test_sentinel_failover_over_tls(start_server, certs, tmp_path):
         wait_for(lambda: rep.client().get("before") == "1", what="replicated")
         m.proc.kill()
         m.proc.wait()
-        wait_for(lambda: _quiet(lambda: int(s.execute_command("SENTINEL", "GET-MASTER-ADDR-BY-NAME",
-                                                              "mymaster")[1]) == rep.tls_port),
-                 40, step=0.2, what="failover to the replica")
+        try:
+            wait_for(lambda: _quiet(lambda: int(s.execute_command("SENTINEL", "GET-MASTER-ADDR-BY-NAME",
+                                                                  "mymaster")[1]) == rep.tls_port),
+                     40, step=0.2, what="failover to the replica")
+        except AssertionError:
+            raise AssertionError((tmp_path / "sentinel.log").read_text()[-3000:] + rep.read_log()[-3000:])
         wait_for(lambda: rep.client().role()[0] == "master", 20, what="replica promoted")
         assert tls_client(certs, rep.tls_port).set("after", "2")
     finally:
