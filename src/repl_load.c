@@ -44,6 +44,7 @@
 typedef struct load_ctx {
     server_t *srv;
     int fd;
+    repl_link_reader_t rd;
     rdb_source_t src;
 } load_ctx_t;
 
@@ -91,7 +92,7 @@ static ssize_t socket_read(void *arg, void *buf, size_t len) {
             snprintf(x->src.err, sizeof(x->src.err), "the server is shutting down");
             return -1;
         }
-        ssize_t n = read(x->fd, buf, len);
+        ssize_t n = x->rd(l, buf, len);
         if (n > 0) {
             if (x->src.left > 0) x->src.left -= n;
             stats_net_in(&srv->stats, n, true);
@@ -166,8 +167,8 @@ static void drop_loaded(server_t *srv, db_t *temp) {
     for (int i = 0; i < srv->dbnum; i++) db_empty_async(&srv->dbs[i]);
 }
 
-bool repl_load_from_socket(server_t *srv, int fd, long long size, const char *eof_mark, sds *rest,
-                           long long *keys) {
+bool repl_load_from_socket(server_t *srv, int fd, repl_link_reader_t rd, long long size, const char *eof_mark,
+                           sds *rest, long long *keys) {
     repl_t *r = R(srv);
     bool swapdb = srv->cfg.repl_diskless_load == REPL_DISKLESS_LOAD_SWAPDB;
     /* Same history: the old data is an earlier point of what arrives. */
@@ -178,7 +179,7 @@ bool repl_load_from_socket(server_t *srv, int fd, long long size, const char *eo
         for (int i = 0; i < srv->dbnum; i++) db_empty(&srv->dbs[i]);
     }
     log_msg(LL_NOTICE, "MASTER <-> REPLICA sync: Loading DB in memory");
-    load_ctx_t x = {.srv = srv, .fd = fd};
+    load_ctx_t x = {.srv = srv, .fd = fd, .rd = rd};
     x.src.read = socket_read;
     x.src.arg = &x;
     x.src.left = size; /* -1 with an EOF mark */

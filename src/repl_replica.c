@@ -289,7 +289,7 @@ static void load_from_socket(server_t *srv) {
     repl_link_t *l = L(srv);
     sds rest = NULL;
     long long keys = 0;
-    bool ok = repl_load_from_socket(srv, l->fd, l->transfer_size, l->transfer_size < 0 ? l->eof_mark : NULL, &rest,
+    bool ok = repl_load_from_socket(srv, l->fd, link_read, l->transfer_size, l->transfer_size < 0 ? l->eof_mark : NULL, &rest,
                                     &keys);
     if (!ok) {
         sds_free(rest);
@@ -354,9 +354,7 @@ static bool start_transfer(server_t *srv, sds line) {
         link_abort(srv, NULL);
         return false;
     }
-    /* repl-diskless-load reads the socket itself: a TLS link loads from
-     * the file (noted in docs/tls.md) */
-    bool to_parser = repl_load_wanted(srv) && !l->tls;
+    bool to_parser = repl_load_wanted(srv);
     const char *to = to_parser ? "to parser" : "to disk"; /* Redis's words */
     if (!strncmp(line + 1, "EOF:", 4) && sds_len(line) == 5 + REPL_ID_LEN) {
         memcpy(l->eof_mark, line + 5, REPL_ID_LEN);

@@ -207,7 +207,11 @@ void failover_free(server_t *srv);
  * false: the transfer failed and the databases are as the mode leaves
  * them (swapdb: untouched; on-empty-db: empty). */
 bool repl_load_wanted(server_t *srv);
-bool repl_load_from_socket(server_t *srv, int fd, long long size, const char *eof_mark, sds *rest, long long *keys);
+/* rd: read(2) on the link (repl_replica.c's, which decrypts a TLS link's
+ * bytes); EAGAIN only once nothing is buffered, so polling fd is right. */
+typedef ssize_t (*repl_link_reader_t)(repl_link_t *l, void *buf, size_t n);
+bool repl_load_from_socket(server_t *srv, int fd, repl_link_reader_t rd, long long size, const char *eof_mark,
+                           sds *rest, long long *keys);
 
 /* repl_sync_file.c: repl-diskless-load disabled.  open: a new temp file
  * (false: logged).  write: append a chunk (false: logged, the caller

@@ -403,6 +403,25 @@ def test_replication_over_tls_with_redis(start_server, certs, master_binary, rep
     assert m.info("stats")["sync_full"] == full_before
 
 
+@pytest.mark.parametrize("load", ["swapdb", "on-empty-db"])
+def test_diskless_load_over_tls(start_server, certs, load):
+    """Our replica loads a TLS master's RDB from the socket as it arrives
+    (repl-diskless-load), through the session."""
+    master, replica = repl_pair(start_server, certs, "redis", "ours")
+    m, r = master.client(), replica.client()
+    fill(m, "k", 4000)
+    r.config_set("repl-diskless-load", load)
+    r.set("old", "1")  # swapdb replaces it; on-empty-db then loads from the file
+    r.replicaof("127.0.0.1", master.tls_port)
+    wait_link_up(r)
+    assert r.dbsize() == m.dbsize() == 4001
+    assert r.get("k:3999") == m.get("k:3999")
+    log = replica.read_log()
+    assert ("Loading DB in memory" in log) and (("to parser" in log) == (load == "swapdb"))
+    m.set("after", "x")
+    wait_for(lambda: r.get("after") == "x", what="the stream after a diskless load")
+
+
 def test_tls_replication_with_wrong_ca_fails_cleanly(start_server, certs):
     """Our replica of a master whose certificate it does not trust: the
     handshake fails, the link stays down, the server serves on."""
