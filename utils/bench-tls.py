@@ -10,7 +10,10 @@ Debian's redis-benchmark --tls runs SET and GET (-c 50, no pipelining and
 utime+stime around the run.  --idle N opens N idle TLS connections to each
 server (Python ssl sockets) and reports the RSS growth per connection.
 
-  utils/bench-tls.py [--runs 3] [--requests 100000] [--idle 2000]"""
+--handshakes N runs redis-benchmark -k 0 (a new TLS connection per
+request) for N requests.
+
+  utils/bench-tls.py [--runs 3] [--requests 100000] [--idle 2000] [--handshakes 3000] [--skip-throughput]"""
 import argparse
 import os
 import resource
@@ -53,10 +56,10 @@ def start(binary, certs, engine=None):
     return s
 
 
-def bench(s, certs, test, pipeline, n):
+def bench(s, certs, test, pipeline, n, keepalive=1):
     cmd = ["redis-benchmark", "-p", str(s.tls_port), "--tls", "--cacert", certs["ca.crt"], "--cert",
            certs["client.crt"], "--key", certs["client.key"], "-c", "50", "-n", str(n), "-P", str(pipeline),
-           "-t", test, "--csv"]
+           "-t", test, "--csv", "-k", str(keepalive)]
     cpu0 = s.cpu_seconds()
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
     cpu = s.cpu_seconds() - cpu0
@@ -95,6 +98,8 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--requests", type=int, default=100000)
     ap.add_argument("--idle", type=int, default=0)
+    ap.add_argument("--handshakes", type=int, default=0, help="requests of the -k 0 run (0: skipped)")
+    ap.add_argument("--skip-throughput", action="store_true")
     a = ap.parse_args()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
@@ -104,7 +109,7 @@ def main():
                "redis-like epoll": start(benchlib.OURS, certs, "epoll"),
                "redis 7.0.15": start(benchlib.REDIS, certs)}
     try:
-        for test in ("set", "get"):
+        for test in (() if a.skip_throughput else ("set", "get")):
             for p in (1, 16):
                 res = {k: [] for k in servers}
                 for _ in range(a.runs):
@@ -119,6 +124,18 @@ def main():
                     cpu = statistics.median(c for _, c in rs)
                     print("  %-20s %10.0f rps (%.2fx)  %6.2f us/req (%.2fx)" % (name, rps, rps / ref_rps, cpu,
                                                                             cpu / ref_cpu))
+        if a.handshakes:
+            res = {k: [] for k in servers}
+            for _ in range(a.runs):
+                for name, s in servers.items():
+                    res[name].append(bench(s, certs, "ping_mbulk", 1, a.handshakes, keepalive=0))
+            print("\nnew connection per request (-k 0, PING; medians of %d): handshakes/s, server CPU us each" % a.runs)
+            ref_rps = statistics.median(r for r, _ in res["redis 7.0.15"])
+            ref_cpu = statistics.median(c for _, c in res["redis 7.0.15"])
+            for name, rs in res.items():
+                rps = statistics.median(r for r, _ in rs)
+                cpu = statistics.median(c for _, c in rs)
+                print("  %-20s %10.0f /s (%.2fx)  %8.1f us (%.2fx)" % (name, rps, rps / ref_rps, cpu, cpu / ref_cpu))
         if a.idle:
             print("\n%d idle TLS clients: RSS per client" % a.idle)
             for name, s in servers.items():
