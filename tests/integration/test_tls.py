@@ -441,7 +441,7 @@ def test_tls_replication_with_wrong_ca_fails_cleanly(start_server, certs):
 def test_benchmark_tool_tls(start_server, certs, engine):
     from conftest import ROOT
     s = start_tls(start_server, certs, engine)
-    bench = os.path.join(ROOT, "src", "redis-like-benchmark")
+    bench = os.environ.get("RL_BENCH", os.path.join(ROOT, "src", "redis-like-benchmark"))  # as test_benchmark_tool
     base = [bench, "-p", str(s.tls_port), "--tls", "--cacert", certs["ca.crt"], "--cert", certs["client.crt"],
             "--key", certs["client.key"], "-q"]
     out = subprocess.run(base + ["-t", "set,get", "-n", "3000", "-c", "10", "-P", "4", "-d", "2000"],
