@@ -13,6 +13,7 @@
 #include "proc_title.h"
 #include "sizehist.h"
 #include "supervise.h"
+#include "tls.h"
 
 static void usage(void) {
     fprintf(stderr,
@@ -53,6 +54,7 @@ int main(int argc, char **argv) {
     const char *config_path = NULL;
     int first_opt = 1;
     sizehist_own_thread();       /* this thread's allocations count without locked adds */
+    tls_use_zmalloc();           /* OpenSSL's memory in used_memory: before its first allocation */
     proc_title_init(argc, argv); /* before anything keeps a pointer into argv or environ */
     if (argc >= 2) {
         if (!strcmp(argv[1], "-v") || !strcmp(argv[1], "--version")) version();

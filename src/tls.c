@@ -13,6 +13,7 @@
  * refused (SSL_OP_NO_RENEGOTIATION). */
 #include "tls.h"
 
+#include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
@@ -29,6 +30,33 @@ typedef struct tls_state {
     long long handshakes;         /* completed */
     long long handshake_failures; /* ended before completing */
 } tls_state_t;
+
+static void *ossl_malloc(size_t n, const char *file, int line) {
+    (void)file;
+    (void)line;
+    return ztrymalloc(n ? n : 1);
+}
+
+static void *ossl_realloc(void *p, size_t n, const char *file, int line) {
+    (void)file;
+    (void)line;
+    if (n == 0) {
+        zfree(p);
+        return NULL;
+    }
+    return ztryrealloc(p, n);
+}
+
+static void ossl_free(void *p, const char *file, int line) {
+    (void)file;
+    (void)line;
+    zfree(p);
+}
+
+void tls_use_zmalloc(void) {
+    if (!CRYPTO_set_mem_functions(ossl_malloc, ossl_realloc, ossl_free))
+        log_msg(LL_WARNING, "OpenSSL allocated before start-up: its memory is not in used_memory");
+}
 
 static tls_state_t *state(server_t *srv) {
     if (!srv->tls) srv->tls = zcalloc(sizeof(tls_state_t));

@@ -19,6 +19,10 @@
 
 struct ssl_ctx_st;
 
+/* OpenSSL allocates through zmalloc from now on, so that its sessions and
+ * buffers count in used_memory (INFO, maxmemory): first thing in main(),
+ * before OpenSSL's first allocation. */
+void tls_use_zmalloc(void);
 /* Build the contexts from srv->cfg; false (reason logged) keeps the old. */
 bool tls_configure(server_t *srv);
 /* TLS is wanted: a tls-port, or tls-replication / tls-cluster. */
