@@ -51,7 +51,7 @@ LAYERS = [
      "keyspace ttl_index t_hash hash_ttl t_set"),
     ("durability", "write stream, RDB, AOF, replication",
      "durability_hooks child rdb rdb_stream rdb_load rdb_save aof_manifest aof_encode aof_load aof stream_aof propagate persist repl repl_state repl_backlog repl_diskless "
-     "repl_failover repl_info repl_master repl_replica repl_load repl_sync_file"),
+     "repl_failover repl_info repl_master repl_replica repl_load repl_stream repl_sync_file"),
     ("execution", "what runs or holds commands: eviction, expiry, MULTI, blocking, pause, scripts",
      "evict expire multi blocking pause script_lua script_ldb script script_conv lua_cmsgpack lua_struct lua_cjson lua_bit "
      "function"),
@@ -60,7 +60,7 @@ LAYERS = [
     ("commands", "command handlers and introspection",
      "dump t_string t_list t_zset t_bitmap t_stream t_stream_cg hyperloglog geo sort lcs lolwut keycopy migrate "
      "keyspace_cmds conn_cmds server_cmds shutdown acl_cmds module_cmds command_cmds debug digest memory alloc_advice defrag info "
-     "config_rewrite"),
+     "config_rewrite repl_cmds"),
     ("process", "start-up, cron, the wiring of the hook tables, main()",
      "hooks lifecycle server_main crash"),
 ]
@@ -79,15 +79,13 @@ REGISTRARS = {
     "commands": "the command table holds the address of every command handler",
 }
 
-# Call cycles known today, each with the reason it is still there; the
-# check fails on any other, so none can grow or appear unnoticed.  Cut
-# them with a hook table (as conn.c's) or by moving the shared part down.
-CALL_GROUPS = [
-    ({"aof", "aof_load", "persist", "propagate", "rdb_load", "rdb_save", "rdb_stream", "repl_diskless",
-      "repl_failover", "repl_info", "repl_load", "repl_master", "repl_replica", "repl_sync_file"},
-     "persistence and replication call each other round one circle (issue 48: formats below, orchestration "
-     "above, hooks up)"),
-]
+# Call cycles allowed, each with the reason it is still there; the check
+# fails on any other, so none can grow or appear unnoticed.  Empty since
+# issue 48 cut the persistence/replication circle (repl_stream.c below
+# persistence, listeners for the RDB child's end, the stream codec's
+# reader/writer tables, repl_cmds.c).  Cut a new one with a hook table
+# (as conn.c's) or by moving the shared part down, not by listing it here.
+CALL_GROUPS = []
 
 
 def read_graph(src):
