@@ -62,7 +62,7 @@ LAYERS = [
      "keyspace_cmds conn_cmds server_cmds shutdown acl_cmds module_cmds command_cmds debug digest memory alloc_advice defrag info "
      "config_rewrite"),
     ("process", "start-up, cron, the wiring of the hook tables, main()",
-     "hooks lifecycle server_main crash"),
+     "hooks lifecycle server_main crash selftest"),
 ]
 
 # Cycles kept on purpose: each inside one layer, with the reason, as
