@@ -55,6 +55,7 @@ NOT_SETTINGS = {
     "jemalloc-q8",  # an allocator model's name in MEMORY ALLOCATOR-ADVICE
     "on-empty-db",  # a value of repl-diskless-load
     "multi-mem",  # a CLIENT LIST field
+    "slow-clocksource", "xen-clocksource",  # --check-system's checks
 }
 
 # Upper-case words in backticks that are not commands: keywords, error
@@ -63,7 +64,7 @@ NOT_COMMANDS = {
     "FORCE", "USER", "NOPERM", "WRONGPASS", "SENTINEL", "LAYERS", "CALL_GROUPS",
     "CFLAGS", "SANITIZER", "QUIET", "LD_PRELOAD", "EBBMALLOC_CONF", "RL_SERVER", "CLUSTER_DIR", "BASE_PORT",
     "PROXY_PORT", "STATS_PORT", "HASH", "DISTRIBUTION", "HA_BASE_PORT", "SENTINEL_BASE_PORT", "QUORUM",
-    "DOWN_AFTER_MS",
+    "DOWN_AFTER_MS", "THP",  # THP: a --check-system check
 }
 
 # Commands of later Redis versions the pages name as not implemented.
