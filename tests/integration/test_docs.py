@@ -5,8 +5,8 @@ aside, which records what was true when each run was made) are read as
 text and held to a started server:
 
   - README.md has at most 250 lines;
-  - every relative link (and image) resolves to a file, and an anchor to a
-    heading of that file;
+  - every relative link (and image) in them, BENCHMARKS.md and the log
+    resolves to a file, and an anchor to a heading of that file;
   - every setting named in backticks (a hyphenated lower-case word, or a
     `*_cpulist`) is a CONFIG GET parameter, a start-up-only directive that
     a config line is accepted for, or one of Redis 7.0.15's parameters
@@ -41,7 +41,7 @@ from test_config_70 import missing_names
 README = os.path.join(ROOT, "README.md")
 HISTORY = os.path.join(ROOT, "docs", "benchmarks-history.md")
 PAGES = [README] + sorted(p for p in glob.glob(os.path.join(ROOT, "docs", "*.md")) if p != HISTORY)
-LINKED = PAGES + [HISTORY]  # the log's links must resolve too
+LINKED = PAGES + [HISTORY, os.path.join(ROOT, "BENCHMARKS.md")]  # their links must resolve too
 
 # Directives taken in a config file or on the command line but not by
 # CONFIG GET (src/config.c, redis_only), with a value that asks for what
@@ -253,3 +253,23 @@ def test_runnable_shell_blocks_run(server):
                                                                           p.stdout[-2000:], p.stderr[-2000:])
             ran += 1
     assert ran >= 2
+
+
+def test_every_benchmark_figure_says_the_machine_load():
+    """BENCHMARKS.md: each table has a "machine load" column, filled in
+    every row (a load average, "quiet", or why it was not recorded)."""
+    lines = read(os.path.join(ROOT, "BENCHMARKS.md")).splitlines()
+    tables = 0
+    for i, line in enumerate(lines[:-1]):
+        if not (line.startswith("| ") and lines[i + 1].startswith("| ---")):
+            continue
+        tables += 1
+        head = [c.strip() for c in line.strip().strip("|").split("|")]
+        assert "machine load" in head, "table without a machine load column: %s" % line[:80]
+        col = head.index("machine load")
+        for row in lines[i + 2:]:
+            if not row.startswith("|"):
+                break
+            cells = [c.strip() for c in row.strip().strip("|").split("|")]
+            assert len(cells) == len(head) and cells[col], "row without its load: %s" % row[:80]
+    assert tables >= 15
