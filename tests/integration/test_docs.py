@@ -22,18 +22,21 @@ text and held to a started server:
   - every ```redis-cli block runs line by line against a started server
     without an error reply, and every ```sh runnable block runs in bash
     from the repository root with redis-cli and the benchmark tool pointed
-    at that server.
+    at that server; a ```sh runnable ports=7001,7002 block starts servers
+    of its own: it runs with those ports replaced by free ones and /tmp by
+    a directory of the test's, and every pid file it leaves is stopped.
 
 Run alone: /usr/bin/python3 -m pytest -q tests/integration/test_docs.py"""
 import glob
 import os
 import re
 import shlex
+import signal
 import subprocess
 
 import pytest
 
-from conftest import ROOT, SERVER
+from conftest import ROOT, SERVER, free_port
 from rawresp import RawConn
 from test_command_coverage import absent
 from test_config_70 import missing_names
@@ -273,3 +276,33 @@ def test_every_benchmark_figure_says_the_machine_load():
             cells = [c.strip() for c in row.strip().strip("|").split("|")]
             assert len(cells) == len(head) and cells[col], "row without its load: %s" % row[:80]
     assert tables >= 15
+
+
+def own_server_blocks():
+    for page in PAGES:
+        for ports, block in re.findall(r"^```sh runnable ports=([0-9,]+)\n(.*?)^```", read(page), flags=re.M | re.S):
+            yield page, ports.split(","), block
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page,ports,block", list(own_server_blocks()),
+                         ids=lambda v: short(v) if isinstance(v, str) and v.endswith(".md") else None)
+def test_blocks_that_start_their_own_servers_run(page, ports, block, tmp_path):
+    """As written but for the ports (free ones) and /tmp (the test's own
+    directory); the servers it leaves running are stopped by pid file."""
+    text = block
+    for port in ports:
+        text = re.sub(r"\b%s\b" % port, str(free_port()), text)
+    text = re.sub(r"(?<![\w/])/tmp\b", str(tmp_path), text)
+    bin_dir = os.path.dirname(SERVER)
+    prelude = "src/redis-like-server() { command %s \"$@\"; }\n" % shlex.quote(os.path.join(bin_dir, "redis-like-server"))
+    try:
+        p = subprocess.run(["bash", "-e", "-c", prelude + text], cwd=ROOT, capture_output=True, text=True, timeout=60)
+        assert p.returncode == 0, "%s: block failed (%d):\n%s\n%s%s" % (short(page), p.returncode, text,
+                                                                      p.stdout[-2000:], p.stderr[-2000:])
+    finally:
+        for pidfile in glob.glob(os.path.join(str(tmp_path), "*.pid")):
+            try:
+                os.kill(int(open(pidfile).read()), signal.SIGKILL)
+            except (ValueError, ProcessLookupError):
+                pass
