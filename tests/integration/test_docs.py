@@ -247,7 +247,9 @@ def test_runnable_shell_blocks_run(server):
     bin_dir = os.path.dirname(SERVER)
     prelude = ("redis-cli() { command redis-cli -p %d \"$@\"; }\n"
                "src/redis-like-benchmark() { command %s -p %d \"$@\"; }\n"
-               % (server.port, shlex.quote(os.path.join(bin_dir, "redis-like-benchmark")), server.port))
+               "src/redis-like-server() { command %s \"$@\"; }\n"   # the build under test
+               % (server.port, shlex.quote(os.path.join(bin_dir, "redis-like-benchmark")), server.port,
+                  shlex.quote(SERVER)))
     ran = 0
     for page in PAGES:
         for block in blocks(page, "sh runnable"):
@@ -295,8 +297,7 @@ def test_blocks_that_start_their_own_servers_run(page, ports, block, tmp_path):
     for port in ports:
         text = re.sub(r"\b%s\b" % port, str(free_port()), text)
     text = re.sub(r"(?<![\w/])/tmp\b", str(tmp_path), text)
-    bin_dir = os.path.dirname(SERVER)
-    prelude = "src/redis-like-server() { command %s \"$@\"; }\n" % shlex.quote(os.path.join(bin_dir, "redis-like-server"))
+    prelude = "src/redis-like-server() { command %s \"$@\"; }\n" % shlex.quote(SERVER)
     try:
         p = subprocess.run(["bash", "-e", "-c", prelude + text], cwd=ROOT, capture_output=True, text=True, timeout=60)
         assert p.returncode == 0, "%s: block failed (%d):\n%s\n%s%s" % (short(page), p.returncode, text,
