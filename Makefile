@@ -43,7 +43,7 @@ test: test-deps all
 	$(MAKE) test-integration
 
 # Every include in src/ points down or inside its layer, and no calls go
-# round a circle (README "Layers"): the call check reads the objects.
+# round a circle (docs/development.md, "Layers"): the call check reads the objects.
 check-layers: all
 	$(PYTHON) utils/check-layers.py
 

@@ -711,8 +711,8 @@ static int check_supported(const rl_config_t *cfg, const directive *d, const cha
     return -1;
 }
 
-/* Redis 7.0 directives that redis-like has no parameter for (README,
- * Configuration), taken in a config file or on the command line so that a
+/* Redis 7.0 directives that redis-like has no parameter for (docs/
+ * configuration.md), taken in a config file or on the command line so that a
  * Redis configuration loads unchanged.  `same` is the value that asks for
  * what redis-like does anyway, taken silently; any other value is taken
  * with `does` logged at start-up, which says what happens instead.

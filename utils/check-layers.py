@@ -4,7 +4,7 @@ or the layers below it.
 
 A module is a file stem of src/ (conn.c and conn.h are the module "conn");
 an edge is an `#include "x.h"` of another module's header.  LAYERS below
-is the layer order, bottom first, that README's "Layers" section draws.
+is the layer order, bottom first, that docs/development.md's "Layers" draws.
 The check fails (exit 1) when
 
   - a module includes a header of a higher layer (an upward include), or
@@ -15,7 +15,7 @@ The check fails (exit 1) when
 A module missing from LAYERS (a new file) is reported but does not fail
 the check: give it a layer in the same commit.  Where a lower layer must
 call up, it declares a small hook table that hooks.c fills at start-up
-(README "Layers" lists them).
+(docs/development.md, "Layers", lists them).
 
 Calls are checked the same way, from the built objects (src/obj/server,
 `nm`): module a calls b when a's object refers to a symbol b's defines.
@@ -62,7 +62,7 @@ LAYERS = [
      "keyspace_cmds conn_cmds server_cmds shutdown acl_cmds module_cmds command_cmds debug digest memory alloc_advice defrag info "
      "config_rewrite repl_cmds"),
     ("process", "start-up, cron, the wiring of the hook tables, main()",
-     "hooks lifecycle server_main crash"),
+     "hooks lifecycle server_main crash selftest"),
 ]
 
 # Cycles kept on purpose: each inside one layer, with the reason, as
@@ -247,7 +247,7 @@ def main():
     for e in errors:
         print("error: " + e)
     if errors:
-        print("check-layers: %d error(s); README \"Layers\" explains the order and the hook tables" % len(errors))
+        print("check-layers: %d error(s); docs/development.md \"Layers\" explains the order and the hook tables" % len(errors))
         return 1
     print("check-layers: every include points down or inside its layer, no call cycle but CALL_GROUPS "
           "(%d modules, %d layers)" % (len(modules), len(LAYERS)))

@@ -100,7 +100,7 @@ def test_keys_spread_and_survive_one_instance(cluster):
 
 def test_unsupported_commands_close_the_connection(cluster):
     """twemproxy answers commands it cannot shard (KEYS, SUBSCRIBE, MULTI)
-    by closing the client connection: documented in README."""
+    by closing the client connection: documented in docs/scale-out.md."""
     px = proxy_client(cluster)
     for cmd in (("KEYS", "*"), ("SUBSCRIBE", "x"), ("MULTI",)):
         with pytest.raises(redis.ConnectionError):
