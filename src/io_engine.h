@@ -92,6 +92,16 @@ void io_engine_settle(server_t *srv);
  * a bound of rounds ran back to back), without a trip through libevent. */
 bool io_engine_continue(server_t *srv, unsigned rounds);
 
+/* Once a second from the server cron: shrink the receive buffer ring to
+ * the load and give back the pages of buffers left idle. */
+void io_engine_cron(server_t *srv);
+/* Give back the pages of every receive buffer waiting in the ring now
+ * (MEMORY PURGE). */
+void io_engine_release_idle(server_t *srv);
+/* Resident bytes of the engine's own mappings (receive buffers, their
+ * ring, the kernel's rings): INFO mem_io_buffers, 0 on epoll. */
+size_t io_engine_memory(const server_t *srv);
+
 /* INFO stats: the io_uring engine's loop rounds, io_uring_enter calls,
  * submissions, sleeps, and how many rounds and enters each reply followed
  * its request by (nothing on epoll). */

@@ -4,8 +4,15 @@
  *   allocator_frag_ratio = allocator_active / allocator_allocated
  *   allocator_rss_ratio  = allocator_resident / allocator_active
  *   rss_overhead_ratio   = rss / allocator_resident
- *   mem_fragmentation_ratio = rss / used_memory (both from the same cron
- *   sample, so a burst of allocation between two samples cannot skew it)
+ *   mem_fragmentation_ratio = (rss - mem_io_buffers) / used_memory (all
+ *   from the same cron sample, so a burst of allocation between two
+ *   samples cannot skew it).  mem_io_buffers, the io_uring engine's
+ *   receive buffers and rings, is memory of its own: mmap()ed outside
+ *   the allocator, sized by the network load and given back when idle,
+ *   so neither used_memory (it would count against maxmemory and evict
+ *   keys for a pipelined burst) nor the allocator's fragmentation.  Redis
+ *   has no such buffers: its reads land in query buffers, which are in
+ *   used_memory; ours land there only for an unfinished request.
  * A ratio whose inputs the allocator does not provide is reported as 0. */
 #include "memory.h"
 
@@ -16,6 +23,7 @@
 #include "alloc_advice.h"
 #include "commands.h"
 #include "conn.h"
+#include "io_engine.h"
 #include "keyspace.h"
 #include "reply.h"
 #include "ttl_index.h"
@@ -62,8 +70,10 @@ void memory_report(server_t *srv, mem_report_t *r) {
     r->allocator_rss_bytes = diff(r->alloc.resident, r->alloc.active);
     r->rss_overhead_ratio = ratio(r->rss, r->alloc.resident);
     r->rss_overhead_bytes = diff(r->rss, r->alloc.resident);
-    r->frag_ratio = ratio(srv->mem.rss, srv->mem.zmalloc_used);
-    r->frag_bytes = diff(srv->mem.rss, srv->mem.zmalloc_used);
+    r->io_buffers = srv->mem.io_buffers;
+    size_t rss_no_io = srv->mem.rss > r->io_buffers ? srv->mem.rss - r->io_buffers : srv->mem.rss;
+    r->frag_ratio = ratio(rss_no_io, srv->mem.zmalloc_used);
+    r->frag_bytes = diff(rss_no_io, srv->mem.zmalloc_used);
 }
 
 /* ---------------------------------------------------------------- MEMORY */
@@ -114,6 +124,7 @@ static void cmd_memory_stats(client_t *c) {
     reply_kv_ll(c, "clients.slaves", 0), n++;
     reply_kv_ll(c, "clients.normal", (long long)r.clients_normal), n++;
     reply_kv_ll(c, "aof.buffer", 0), n++;
+    reply_kv_ll(c, "io.buffers", (long long)r.io_buffers), n++;
     for (int i = 0; i < c->srv->dbnum && i < 64; i++) {
         if (db_size(&c->srv->dbs[i]) == 0) continue;
         char name[16];
@@ -146,7 +157,9 @@ static void cmd_memory_stats(client_t *c) {
 
 static void cmd_memory_purge(client_t *c) {
     zmalloc_purge();
+    io_engine_release_idle(c->srv);
     server_sample_memory(c->srv);
+    c->srv->mem.io_buffers = io_engine_memory(c->srv);
     reply_ok(c);
 }
 

@@ -13,6 +13,7 @@ typedef struct mem_report {
     size_t used, peak, startup, rss;
     size_t overhead;       /* startup + clients + keyspace tables */
     size_t clients_normal; /* query and output buffers of clients */
+    size_t io_buffers;     /* the io_uring engine's resident mappings (mem_io_buffers), cron sample */
     size_t dataset;        /* used - overhead */
     size_t keys;           /* keys in all dbs */
     size_t bytes_per_key;
