@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "proc_rss.h"
 #include "server.h"
 
 struct iovec;
@@ -101,6 +102,9 @@ void io_engine_release_idle(server_t *srv);
 /* Resident bytes of the engine's own mappings (receive buffers, their
  * ring, the kernel's rings): INFO mem_io_buffers, 0 on epoll. */
 size_t io_engine_memory(const server_t *srv);
+/* The engine's own mappings (at most max; the count), for the account
+ * of the RSS by kind (memory.c, lib/proc_rss.c). */
+size_t io_engine_ranges(const server_t *srv, proc_range_t *r, size_t max);
 
 /* INFO stats: the io_uring engine's loop rounds, io_uring_enter calls,
  * submissions, sleeps, and how many rounds and enters each reply followed

@@ -962,6 +962,14 @@ size_t io_engine_memory(const server_t *srv) {
     return resident * page + e->br_bytes + rings;
 }
 
+size_t io_engine_ranges(const server_t *srv, proc_range_t *r, size_t max) {
+    const struct uring_engine *e = srv->uring;
+    if (!e || max < 2) return 0;
+    r[0] = (proc_range_t){(uintptr_t)e->bufs, (uintptr_t)e->bufs + URING_BUFS_BYTES};
+    r[1] = (proc_range_t){(uintptr_t)e->br, (uintptr_t)e->br + e->br_bytes};
+    return 2;
+}
+
 #else /* !RL_HAVE_URING: built without liburing, epoll only */
 
 bool io_engine_init(server_t *srv, const io_conn_ops_t *ops) {
@@ -1009,6 +1017,12 @@ bool io_engine_continue(server_t *srv, unsigned rounds) {
 }
 void io_engine_cron(server_t *srv) { (void)srv; }
 void io_engine_release_idle(server_t *srv) { (void)srv; }
+size_t io_engine_ranges(const server_t *srv, proc_range_t *r, size_t max) {
+    (void)srv;
+    (void)r;
+    (void)max;
+    return 0;
+}
 size_t io_engine_memory(const server_t *srv) {
     (void)srv;
     return 0;
