@@ -100,7 +100,8 @@ void memory_rss_parts(server_t *srv, const mem_report_t *r, mem_rss_parts_t *p) 
     p->threads = pr.threads;
     zmalloc_stats_t st = {0};
     if (zmalloc_allocator_stats_cheap()) zmalloc_get_allocator_stats(&st);
-    p->allocator = st.resident && st.resident < pr.anon ? st.resident : pr.anon;
+    size_t own = st.resident ? st.resident + st.metadata : 0;
+    p->allocator = own && own < pr.anon ? own : pr.anon;
     p->other = pr.anon - p->allocator;
     p->lua = scripting_vm_memory(srv) + functions_vm_memory(srv);
     p->replication = repl_backlog_memory(srv) + repl_replica_buffers_memory(srv);
