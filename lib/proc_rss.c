@@ -76,7 +76,7 @@ bool proc_rss_read(const proc_range_t *io, size_t nio, proc_rss_t *out) {
     memset(out, 0, sizeof(*out));
     uintptr_t sp[MAX_THREADS];
     int nsp = thread_stack_pointers(sp, MAX_THREADS);
-    FILE *f = fopen("/proc/self/smaps", "r");
+    FILE *f = fopen("/proc/self/smaps", "r"); /* libc's FILE buffer: malloc'd, freed at fclose */
     if (!f) return false;
     char line[512];
     mapping_t m = {0};

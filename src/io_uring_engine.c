@@ -211,6 +211,8 @@ static int ring_init(struct io_uring *ring) {
         memset(&p, 0, sizeof(p));
         p.flags = modes[i] | IORING_SETUP_CQSIZE | IORING_SETUP_SUBMIT_ALL;
         p.cq_entries = URING_CQ_ENTRIES;
+        /* Memory outside zmalloc: liburing maps the kernel's submission
+         * and completion rings (~200 KB here): in mem_io_buffers. */
         rc = io_uring_queue_init_params(URING_SQ_ENTRIES, ring, &p);
         if (rc != -EINVAL) break;
     }
