@@ -1,7 +1,7 @@
 /* proc_rss.c: resident pages by kind of mapping (see proc_rss.h).
  *
  * How each mapping of /proc/self/smaps is classed, first match wins:
- *  1. io: it lies inside one of the caller's io ranges, or it is an
+ *  1. io: it overlaps one of the caller's io ranges, or it is an
  *     io_uring ring the kernel mapped for us (named anon_inode:[io_uring]);
  *  2. stacks: [stack] (the main thread's), or it holds the stack pointer
  *     of another thread.  Those are read from /proc/self/task/<tid>/syscall
@@ -45,9 +45,11 @@ static int thread_stack_pointers(uintptr_t *sp, int max) {
     return n;
 }
 
+/* A mapping that overlaps a range: the kernel may have merged the range
+ * with a neighbour of the same flags (see proc_rss.h). */
 static bool in_ranges(uintptr_t start, uintptr_t end, const proc_range_t *r, size_t n) {
     for (size_t i = 0; i < n; i++)
-        if (start >= r[i].start && end <= r[i].end) return true;
+        if (start < r[i].end && end > r[i].start) return true;
     return false;
 }
 

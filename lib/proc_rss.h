@@ -15,6 +15,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* A range the caller counts apart: its own mapping.  The kernel merges
+ * neighbouring anonymous mappings of the same flags into one, so give the
+ * mapping flags of its own (the io_uring engine's carry MADV_DONTFORK): a
+ * mapping that overlaps a range is counted whole. */
 typedef struct proc_range {
     uintptr_t start, end; /* [start, end) */
 } proc_range_t;
