@@ -270,8 +270,13 @@ static void bufs_grow(struct uring_engine *e) {
 static bool bufs_low(const struct uring_engine *e) { return e->in_ring < e->nactive / 4; }
 
 /* Give back the pages of every buffer waiting in the ring from `first`
- * on (one madvise per run of such buffers). */
+ * on (one madvise per run of such buffers).  Safe only where the kernel
+ * fills buffers in our own thread: with DEFER_TASKRUN the receive work
+ * runs inside this thread's io_uring_enter, never while the cron runs, so
+ * no buffer is being written as its pages go.  Elsewhere only buffers
+ * that came back to us (retired in buf_return) give their pages back. */
 static void bufs_release_from(struct uring_engine *e, unsigned first) {
+    if (!(e->ring.flags & IORING_SETUP_DEFER_TASKRUN)) return;
     unsigned run = first, n = 0;
     for (unsigned bid = first; bid < URING_NBUFS_MAX; bid++) {
         if (e->bstate[bid] == BUF_IN_RING) {
