@@ -229,7 +229,11 @@ static void become_connected(server_t *srv, const char *leftover, size_t n) {
     l->last_io_ms = srv->mstime;
     l->down_since_ms = 0;
     master_ensure_backlog(srv);
-    failover_link_connected(srv); /* a FAILOVER handover is complete */
+    if (l->on_connected) { /* a FAILOVER handover is complete (repl_failover.c) */
+        void (*fn)(server_t *) = l->on_connected;
+        l->on_connected = NULL;
+        fn(srv);
+    }
     if (n) {
         m->querybuf = sds_catlen(m->querybuf, leftover, n);
         conn_process_input(m);
