@@ -413,6 +413,12 @@ static bool set_rdb_filter(client_t *c, const char *spec) {
         functions_only = true;
     }
     sds_free_splitres(words, n);
+    /* A filtered RDB goes out diskless, from the forked child, which cannot
+     * write into a TLS session (docs/tls.md, not done yet). */
+    if (functions_only && c->tls) {
+        reply_error(c, "rdb-filter-only is not available over TLS yet");
+        return false;
+    }
     replica_of(c)->functions_only = functions_only;
     return true;
 }
