@@ -557,3 +557,30 @@ def _quiet(cond):
         return cond()
     except (redis.exceptions.ConnectionError, redis.exceptions.ResponseError, redis.exceptions.TimeoutError):
         return False
+
+
+def _client_ctx(certs):
+    ctx = ssl.create_default_context(cafile=certs["ca.crt"])
+    ctx.load_cert_chain(certs["client.crt"], certs["client.key"])
+    return ctx
+
+
+def _resumed(ctx, port, session=None):
+    """(session, reused) of one TLS 1.3 connection that ran a PING."""
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as raw:
+        with ctx.wrap_socket(raw, server_hostname="localhost", session=session) as s:
+            s.sendall(b"PING\r\n")
+            assert s.recv(16) == b"+PONG\r\n"  # the tickets came before it
+            return s.session, s.session_reused
+
+
+def test_session_caching_setting(start_server, certs):
+    s = start_tls(start_server, certs)
+    ctx = _client_ctx(certs)
+    sess, reused = _resumed(ctx, s.tls_port)
+    assert not reused
+    assert _resumed(ctx, s.tls_port, sess)[1]  # tls-session-caching yes (the default): resumed
+    s.client().config_set("tls-session-caching", "no")
+    ctx = _client_ctx(certs)
+    sess, _ = _resumed(ctx, s.tls_port)
+    assert not _resumed(ctx, s.tls_port, sess)[1]  # no tickets, no cache: a full handshake
