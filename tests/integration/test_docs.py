@@ -430,6 +430,48 @@ def test_an_unmarked_or_wrongly_mapped_block_fails(tmp_path):
         assert any(":%d " % line in b and what in b for b in bad), (line, what, bad)
 
 
+def makefile_names():
+    """The targets of the top-level Makefile and the variables either
+    Makefile reads."""
+    text = read(os.path.join(ROOT, "Makefile")) + read(os.path.join(ROOT, "src", "Makefile"))
+    targets = set()
+    for m in re.finditer(r"^([\w%-][\w% .-]*):(?!=)", read(os.path.join(ROOT, "Makefile")), re.M):
+        targets.update(m.group(1).split())
+    variables = set(re.findall(r"\$\((\w+)\)", text)) | set(re.findall(r"^(\w+)\s*[?:]?=", text, re.M)) \
+        | set(re.findall(r"ifeq \(\$\((\w+)\)", text))
+    return targets, variables
+
+
+def test_every_block_names_real_targets_settings_and_files():
+    """Blocks that are mapped rather than run are held to the tree too:
+    each make target is one of the Makefile's (fuzz-<target> by its
+    pattern), each VAR= one a Makefile reads, and each path of ours
+    (src/, utils/, tests/, tools/, .ci/) exists."""
+    targets, variables = makefile_names()
+    bad, seen = [], 0
+    for b in all_blocks():
+        if b.kind not in ("sh runnable", "sh serves", "sh make-n", "sh tested-by", "console"):
+            continue
+        lines = [ln[2:] for ln in b.body.splitlines() if ln.startswith("$ ")] if b.kind == "console" \
+            else b.commands()
+        for ln in lines:
+            for cmd in re.split(r"&&|\|\||;|\|", ln.split(" #")[0]):
+                args = shlex.split(cmd)
+                if args[:1] == ["make"]:
+                    seen += 1
+                    for t in make_targets(args[1:]):
+                        if t not in targets and not (t.startswith("fuzz-") and "fuzz-%" in targets):
+                            bad.append("%s: no make target %s" % (b.where(), t))
+                    for a in args[1:]:
+                        if "=" in a and a.split("=")[0] not in variables:
+                            bad.append("%s: the Makefiles read no %s" % (b.where(), a.split("=")[0]))
+                for a in args:
+                    if re.match(r"^(src|utils|tests|tools|\.ci)/", a) and not glob.glob(os.path.join(ROOT, a)):
+                        bad.append("%s: no file %s" % (b.where(), a))
+    assert seen >= 20
+    assert not bad, bad
+
+
 def free_range(n):
     """The first of n consecutive free loopback ports."""
     while True:
