@@ -21,12 +21,19 @@ text and held to a started server:
     (an environment variable, a C constant) and is left alone;
     NOT_COMMANDS names the other upper-case words that are keywords or
     error codes;
-  - every ```redis-cli block runs line by line against a started server
-    without an error reply, and every ```sh runnable block runs in bash
-    from the repository root with redis-cli and the benchmark tool pointed
-    at that server; a ```sh runnable ports=7001,7002 block starts servers
-    of its own: it runs with those ports replaced by free ones and /tmp by
-    a directory of the test's, and every pid file it leaves is stopped.
+  - every fenced block is marked by its info string and run or mapped
+    (docs/development.md, "Command blocks in the docs"): ```redis-cli
+    lines go to a started server; ```sh runnable blocks run in bash from
+    the repository root with redis-cli and the benchmark tool pointed at
+    it (slow: in the slow part; fresh: at a server of their own; datadir:
+    beside a server's dump.rdb and appendonlydir; ports=...: starting
+    servers of their own on free ports, /tmp replaced by a directory of
+    the test's); ```sh serves lines must start a server that answers;
+    ```sh make-n make lines must build for the allocator they name;
+    ```sh tested-by= blocks name the tests (or .ci/run) that run the
+    same thing, which must exist; ```console transcripts run their `$ `
+    lines; ```text blocks hold no command.  A block without a known
+    marking fails, so a new page needs only its markings.
 
 Run alone: /usr/bin/python3 -m pytest -q tests/integration/test_docs.py"""
 import glob
@@ -255,10 +262,7 @@ def test_every_benchmark_figure_says_the_machine_load():
 # test_every_block_is_run_or_mapped: a new page only needs its markings.
 
 CI_SCRIPT = ".ci/run"
-# The ports utils/tools/cluster-up takes from the environment, by their
-# defaults: a block's ports= list maps the defaults it uses.
-CLUSTER_UP_PORTS = {"BASE_PORT": 7001, "PROXY_PORT": 22121, "STATS_PORT": 22222, "HA_BASE_PORT": 7101,
-                    "SENTINEL_BASE_PORT": 26401}
+PORTS_ITEM = re.compile(r"^(?:([A-Z][A-Z0-9_]*):)?(\d{4,5})(?:\+(\d+))?$")
 # A line of a `text` block that reads like a command to type.
 LOOKS_LIKE_COMMAND = re.compile(r"^\s*(\$ |make\b|redis-cli\b|src/redis-like-|utils/\w+/|\./|/usr/bin/|sudo\b|"
                                 r"apt-get\b|python3?\b)")
@@ -290,6 +294,8 @@ class Block:
                 if opt not in SH_KINDS[name] or (opt == "ports") != bool(val):
                     self.problem = "unknown option %r" % w
                 self.options[opt] = val or True
+            if "ports" in self.options and not all(PORTS_ITEM.match(i) for i in self.options["ports"].split(",")):
+                self.problem = "ports= takes [VAR:]port[+count],..."
             if name == "serves" and "ports" not in self.options:
                 self.problem = "sh serves needs ports="
             if len({"fresh", "datadir", "ports"} & set(self.options)) > 1:
@@ -491,15 +497,18 @@ def free_range(n):
 
 
 def port_map(spec):
-    """ports=7001+3,22121 -> {7001: b, 7002: b+1, 7003: b+2, 22121: c}, free
-    ports keeping each range consecutive."""
-    out = {}
+    """ports=BASE_PORT:7001+3,22121 -> ({7001: b, 7002: b+1, 7003: b+2,
+    22121: c}, {"BASE_PORT": b}): free ports, each range consecutive, and
+    the environment variables that carry them to a tool."""
+    out, env = {}, {}
     for item in spec.split(","):
-        first, _, n = item.partition("+")
+        var, first, n = PORTS_ITEM.match(item).groups()
         first, n = int(first), int(n or 1)
         base = free_range(n)
         out.update({first + i: base + i for i in range(n)})
-    return out
+        if var:
+            env[var] = str(base)
+    return out, env
 
 
 def substitute(text, ports, tmp):
@@ -508,10 +517,10 @@ def substitute(text, ports, tmp):
     return re.sub(r"(?<![\w/])/tmp\b", str(tmp), text)
 
 
-def prelude(port=None, ports=None, tmp=None):
+def prelude(port=None, env=None):
     """bash functions: src/ programs are the build under test; with port,
-    redis-cli and the benchmark tool reach that server; with ports,
-    utils/tools/cluster-up uses the mapped ports and a directory in tmp."""
+    redis-cli and the benchmark tool reach that server; env is exported
+    (a ports= block's variables, CLUSTER_DIR, RL_SERVER)."""
     q = shlex.quote
     bin_dir = os.path.dirname(SERVER)
     fns = {"src/redis-like-server": q(SERVER)}
@@ -520,12 +529,8 @@ def prelude(port=None, ports=None, tmp=None):
     if port:
         fns["src/redis-like-benchmark"] += " -p %d" % port
         fns["redis-cli"] = "redis-cli -p %d" % port
-    if ports is not None:
-        env = dict(CLUSTER_DIR=os.path.join(str(tmp), "cluster"), RL_SERVER=SERVER)
-        env.update({var: str(ports.get(default) or free_port()) for var, default in CLUSTER_UP_PORTS.items()})
-        fns["utils/tools/cluster-up"] = "env %s utils/tools/cluster-up" % " ".join(
-            "%s=%s" % (k, q(v)) for k, v in sorted(env.items()))
-    return "".join('%s() { command %s "$@"; }\n' % (name, cmd) for name, cmd in fns.items())
+    out = "".join('%s() { command %s "$@"; }\n' % (name, cmd) for name, cmd in fns.items())
+    return out + "".join("export %s=%s\n" % (k, q(v)) for k, v in sorted((env or {}).items()))
 
 
 def clean_env():
@@ -605,7 +610,7 @@ def test_serving_blocks_run(tmp_path):
     blocks = of_kind("sh serves", ports=True)
     started = 0
     for b in blocks:
-        ports = port_map(b.options["ports"])
+        ports, _ = port_map(b.options["ports"])
         for line in b.commands():
             cmd = substitute(line, ports, tmp_path)
             named = [new for old, new in ports.items() if re.search(r"\b%d\b" % old, line)]
@@ -691,12 +696,15 @@ def own_server_blocks():
 @pytest.mark.parametrize("block", own_server_blocks(), ids=lambda b: "%s:%d" % (short(b.page), b.line))
 def test_blocks_that_start_their_own_servers_run(block, tmp_path):
     """```sh runnable ports=...: as written but for the ports (free ones,
-    ranges kept consecutive; utils/tools/cluster-up gets them through its
-    environment) and /tmp (the test's own directory); whatever it leaves
-    running is stopped by its pid file."""
-    ports = port_map(block.options["ports"])
+    ranges kept consecutive; a VAR: before a port exports VAR=the free one,
+    for tools such as utils/tools/cluster-up that read their ports from the
+    environment; CLUSTER_DIR and RL_SERVER are exported too) and /tmp (the
+    test's own directory); whatever it leaves running is stopped by its pid
+    file."""
+    ports, env = port_map(block.options["ports"])
+    env.update(CLUSTER_DIR=os.path.join(str(tmp_path), "cluster"), RL_SERVER=SERVER)
     try:
-        run_sh(block, prelude(ports=ports, tmp=tmp_path) + substitute(block.body, ports, tmp_path))
+        run_sh(block, prelude(env=env) + substitute(block.body, ports, tmp_path))
     finally:
         for pidfile in glob.glob(os.path.join(str(tmp_path), "**", "*.pid"), recursive=True):
             try:
