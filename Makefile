@@ -75,7 +75,7 @@ ALLOCATOR_TESTS ?= $(addprefix tests/integration/,test_memory.py test_evict.py t
   test_defrag.py test_server.py test_introspection.py test_strings.py test_keys.py test_hash.py \
   test_list.py test_set.py test_zset.py test_rdb.py test_rdb_blobs.py test_aof.py test_dump.py \
   test_stream_memory.py test_scripting.py test_scripting_hostile.py test_slow_clients.py \
-  test_hostile_input.py)
+  test_hostile_input.py test_rss_accounting.py)
 test-allocators: test-deps
 	@set -e; for a in $(ALLOCATORS); do \
 	  echo "=== allocator tests with MALLOC=$$a ==="; \

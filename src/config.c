@@ -188,6 +188,7 @@ static const directive directives[] = {
     {"lfu-log-factor", T_INT, O(lfu_log_factor), "10", 0, INT_MAX, NULL, 0},
     {"lfu-decay-time", T_INT, O(lfu_decay_time), "1", 0, INT_MAX, NULL, 0},
     {"active-defrag-ignore-bytes", T_MEM, O(active_defrag_ignore_bytes), "100mb", 1, LLONG_MAX, NULL, 0},
+    {"active-defrag-ignore-percent", T_INT, O(active_defrag_ignore_percent), "10", 0, 1000, NULL, 0},
     {"active-defrag-threshold-lower", T_INT, O(active_defrag_threshold_lower), "10", 0, 1000, NULL, 0},
     {"active-defrag-threshold-upper", T_INT, O(active_defrag_threshold_upper), "100", 0, 1000, NULL, 0},
     {"active-defrag-cycle-min", T_INT, O(active_defrag_cycle_min), "1", 1, 99, NULL, 0},

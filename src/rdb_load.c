@@ -1486,6 +1486,8 @@ int rdb_file_open(const char *path, rdb_file_t *f) {
     }
     f->len = (size_t)st.st_size;
     if (f->len) {
+        /* Memory outside zmalloc: file-backed pages, in INFO's
+         * rss_code_and_libraries while the load runs, handed back behind it. */
         void *p = mmap(NULL, f->len, PROT_READ, MAP_PRIVATE, fd, 0);
         if (p == MAP_FAILED) {
             int e = errno;

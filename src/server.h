@@ -103,6 +103,7 @@ typedef struct mem_sample {
     size_t rss;
     zmalloc_stats_t alloc;
     size_t zmalloc_used; /* used_memory at the time of sampling */
+    size_t io_buffers;   /* resident bytes of the io_uring engine's mappings (io_engine_memory) */
 } mem_sample_t;
 
 struct server {

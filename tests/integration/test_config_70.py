@@ -32,8 +32,10 @@ MISSING = {
     "server behaviour not implemented": """io-threads io-threads-do-reads""",
 }
 
-# Parameters only redis-like has: Redis 7.2's listpack sets, the socket engine.
-EXTRA = {"set-max-listpack-entries", "set-max-listpack-value", "io-engine"}
+# Parameters only redis-like has: Redis 7.2's listpack sets, the socket engine,
+# defrag's floor in percent.
+EXTRA = {"set-max-listpack-entries", "set-max-listpack-value", "io-engine",
+         "active-defrag-ignore-percent"}  # issue 49: a floor that scales with the data
 
 # Same parameter, deliberately another default (docs/configuration.md).
 DIFFERENT = {
