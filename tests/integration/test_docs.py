@@ -298,8 +298,8 @@ class Block:
                 self.problem = "ports= takes [VAR:]port[+count],..."
             if name == "serves" and "ports" not in self.options:
                 self.problem = "sh serves needs ports="
-            if len({"fresh", "datadir", "ports"} & set(self.options)) > 1:
-                self.problem = "at most one of fresh, datadir, ports="
+            if name == "runnable" and len(set(self.options) & SH_KINDS["runnable"]) > 1:
+                self.problem = "one of slow, fresh, datadir, ports= at most"  # each has its own runner
         else:
             self.problem = "no marking" if not info else "unknown marking"
 
@@ -316,14 +316,15 @@ def fenced(path):
     lines = read(path).split("\n")
     out, i = [], 0
     while i < len(lines):
-        m = re.match(r"^```(.*)$", lines[i])
+        m = re.match(r"^ *(```|~~~)(.*)$", lines[i])  # indented (in a list item) too
         if not m:
             i += 1
             continue
         j = i + 1
-        while j < len(lines) and not lines[j].startswith("```"):
+        while j < len(lines) and not lines[j].lstrip().startswith(m.group(1)):
             j += 1
-        out.append(Block(path, i + 1, m.group(1).strip(), "\n".join(lines[i + 1:j])))
+        body = [ln[len(lines[i]) - len(lines[i].lstrip()):] for ln in lines[i + 1:j]]
+        out.append(Block(path, i + 1, m.group(2).strip(), "\n".join(body)))
         i = j + 1
     return out
 
@@ -416,7 +417,8 @@ def test_every_block_is_run_or_mapped():
 def test_an_unmarked_or_wrongly_mapped_block_fails(tmp_path):
     """The check itself: a page with a bare block, an unknown marking, a
     mapping to a test that does not exist, a CI mapping of a command CI
-    does not run and a command in a text block gets one problem each."""
+    does not run, a command in a text block, a bare block indented in a
+    list item and two runner options at once get one problem each."""
     (tmp_path / "tests" / "integration").mkdir(parents=True)
     (tmp_path / "tests" / "integration" / "test_real.py").write_text("def test_here():\n    pass\n")
     (tmp_path / ".ci").mkdir()
@@ -428,11 +430,13 @@ def test_an_unmarked_or_wrongly_mapped_block_fails(tmp_path):
                     "```sh tested-by=.ci/run\nmake test\nmake test-io-uring\n```\n"
                     "```text\nsrc/redis-like-server --port 1\n```\n"
                     "```sh tested-by=tests/integration/test_real.py::test_here,.ci/run\nmake test\n```\n"
-                    "```redis-cli\nPING\n```\n")
+                    "```redis-cli\nPING\n```\n"
+                    "- a list item:\n\n  ```\n  make test\n  ```\n"
+                    "```sh runnable slow fresh\nredis-cli shutdown\n```\n")
     bad = marking_problems(fenced(str(page)), root=str(tmp_path))
-    assert len(bad) == 5, bad
+    assert len(bad) == 7, bad
     for line, what in ((1, "no marking"), (4, "unknown marking"), (7, "no test"), (10, "make test-io-uring"),
-                       (14, "text block")):
+                       (14, "text block"), (25, "no marking"), (28, "at most")):
         assert any(":%d " % line in b and what in b for b in bad), (line, what, bad)
 
 

@@ -1,4 +1,4 @@
-"""utils/tools/allocator-shootout: a --quick run on two allocators (and a setting
+"""utils/tools/allocator-shootout: a --quick run (`make shootout QUICK=yes`) on two allocators (and a setting
 variant of one, ebbmalloc+activedefrag=no) produces the
 markdown tables, CSVs and plots, with one row per allocator whose figures
 are numbers consistent with INFO.  The run builds build/shootout-<alloc>
@@ -33,9 +33,13 @@ def test_rejects_unknown_allocator_and_bad_size_list():
 
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory):
+    """`make shootout QUICK=yes` as docs/allocators.md gives it, on ALLOCS
+    and without the Redis reference (its build is the slow part)."""
     out = tmp_path_factory.mktemp("shootout")
-    r = subprocess.run([PY, TOOL, "--quick", "--no-redis", "--allocators", ",".join(ALLOCS),
-                        "--out", str(out)], capture_output=True, text=True, timeout=600)
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    r = subprocess.run(["make", "shootout", "QUICK=yes", "ALLOCATORS=" + " ".join(ALLOCS),
+                        "SHOOTOUT_ARGS=--no-redis --out " + str(out)], cwd=ROOT, env=env,
+                       capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     return out
 
