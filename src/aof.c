@@ -91,6 +91,13 @@ struct aof {
      * outcome here and the main thread reads it (MISCONF, INFO). */
     bio_t *bio;             /* NULL if the thread could not start: fsync inline */
     atomic_int fsync_errno; /* 0 = the last background fsync succeeded */
+    /* WAITAOF (Redis 7.2): tags are replication offsets that the
+     * replication side hands over (aof_set_tag) as it feeds the stream.
+     * tag: the stream fed so far; written_tag: what the last write covers;
+     * fsynced_tag: what the last completed fsync covers (a bio job stores
+     * it); enable_tag: the stream when turning AOF on forked its base. */
+    long long tag, written_tag, enable_tag;
+    atomic_llong fsynced_tag;
 };
 
 /* ----------------------------------------------------- state and paths */
@@ -103,6 +110,7 @@ aof_t *aof_create(const cpu_set_t *bio_cpus) {
     aof->last_rewrite_ok = true;
     aof->last_rewrite_time_sec = -1;
     atomic_init(&aof->fsync_errno, 0);
+    atomic_init(&aof->fsynced_tag, 0);
     aof->bio = bio_create("bio_aof_fsync", bio_cpus); /* Redis's name for it */
     return aof;
 }
@@ -196,11 +204,12 @@ static bool manifest_commit(const server_t *srv, aof_t *aof, aof_manifest_t *nex
 
 /* ------------------------------------------------------ background jobs */
 
-static void fsync_job(void *arg_aof, void *arg_fd, void *unused) {
-    (void)unused;
+/* arg_tag: the written_tag the synced bytes cover (WAITAOF). */
+static void fsync_job(void *arg_aof, void *arg_fd, void *arg_tag) {
     aof_t *aof = arg_aof;
     int fd = (int)(intptr_t)arg_fd;
     int e = fdatasync(fd) == 0 ? 0 : errno;
+    if (!e) atomic_store(&aof->fsynced_tag, (long long)(intptr_t)arg_tag);
     int before = atomic_exchange(&aof->fsync_errno, e);
     /* Logged from here on a change only: the log is line-atomic. */
     if (e && !before) log_msg(LL_WARNING, "Error syncing the AOF file to disk: %s", strerror(e));
@@ -216,12 +225,13 @@ static void fsync_wait_idle(aof_t *aof) {
 /* Queue a background fsync unless one is still queued or running (a slow
  * disk then simply gets fewer fsyncs; the loop never waits). */
 static void fsync_request(aof_t *aof) {
+    void *tag = (void *)(intptr_t)aof->written_tag;
     if (!aof->bio) {
-        fsync_job(aof, (void *)(intptr_t)aof->fd, NULL);
+        fsync_job(aof, (void *)(intptr_t)aof->fd, tag);
         return;
     }
     if (bio_pending(aof->bio, BIO_AOF_FSYNC) == 0)
-        bio_submit(aof->bio, BIO_AOF_FSYNC, fsync_job, aof, (void *)(intptr_t)aof->fd, NULL);
+        bio_submit(aof->bio, BIO_AOF_FSYNC, fsync_job, aof, (void *)(intptr_t)aof->fd, tag);
 }
 
 /* The incr file a rewrite switched away from: synced and closed behind any
@@ -579,7 +589,27 @@ static void write_failed(server_t *srv, aof_t *aof, size_t written, int e) {
  * the child's disk traffic (what the kernel has not written back is at risk meanwhile, as in Redis). */
 static bool fsync_held(const server_t *srv) { return srv->cfg.no_appendfsync_on_rewrite && child_active(srv); }
 
+void aof_set_tag(aof_t *aof, long long tag) { aof->tag = tag; }
+
+long long aof_fsynced_tag(const aof_t *aof) {
+    if (aof->enabling) return 0; /* nothing is durable before the first base (Redis: 0 too) */
+    if (!aof->on) return -1;
+    return atomic_load(&((aof_t *)aof)->fsynced_tag); /* a load does not modify */
+}
+
+/* Nothing written is waiting for an fsync (and none is queued): what the
+ * stream fed since is durable too, so WAITAOF need not wait for a write
+ * that never comes (Redis moves its fsynced offset the same way). */
+static void fsynced_all(aof_t *aof) {
+    if (sds_len(aof->buf) == 0 && aof->fsynced_size == aof->incr_size && atomic_load(&aof->fsync_errno) == 0 &&
+        !aof->write_failed && (!aof->bio || bio_pending(aof->bio, BIO_AOF_FSYNC) == 0)) {
+        aof->written_tag = aof->tag;
+        atomic_store(&aof->fsynced_tag, aof->tag);
+    }
+}
+
 void aof_flush(server_t *srv, aof_t *aof) {
+    if (aof->fd >= 0 && sds_len(aof->buf) == 0 && srv->cfg.appendfsync == APPENDFSYNC_ALWAYS) fsynced_all(aof);
     if (aof->fd < 0 || sds_len(aof->buf) == 0) return;
     size_t len = sds_len(aof->buf);
     size_t written = write_counted(aof->fd, aof->buf, len);
@@ -589,6 +619,7 @@ void aof_flush(server_t *srv, aof_t *aof) {
     }
     aof->incr_size += (long long)len;
     aof->current_size += (long long)len;
+    aof->written_tag = aof->tag;
     sds_clear(aof->buf);
     if (aof->write_failed) {
         log_msg(LL_NOTICE, "AOF write error looks solved, Redis can write again.");
@@ -602,6 +633,7 @@ void aof_flush(server_t *srv, aof_t *aof) {
         }
         aof->fsynced_size = aof->incr_size;
         aof->last_fsync_ms = srv->mstime;
+        atomic_store(&aof->fsynced_tag, aof->written_tag);
     }
 }
 
@@ -629,6 +661,7 @@ static bool follow_appendonly(server_t *srv, aof_t *aof, long long now) {
     if (srv->cfg.appendonly && !aof->on && !aof->enabling && !child_active(srv) && rewrite_allowed(aof, now)) {
         const char *err;
         aof->enabling = true;
+        aof->enable_tag = aof->tag; /* the base forked now holds the stream up to here */
         if (!aof_rewrite_start(srv, aof, &err)) {
             aof->enabling = false;
             return false;
@@ -670,6 +703,8 @@ void aof_cron(server_t *srv, aof_t *aof) {
         fsync_request(aof);
         aof->fsynced_size = aof->incr_size;
         aof->last_fsync_ms = now;
+    } else if (aof->fd >= 0 && aof->on && srv->cfg.appendfsync == APPENDFSYNC_EVERYSEC && !fsync_held(srv)) {
+        fsynced_all(aof);
     }
     if (child_active(srv)) return;
     long long pct = srv->cfg.auto_aof_rewrite_percentage;
@@ -844,7 +879,10 @@ static bool install_base(server_t *srv, aof_t *aof, const char *tmp) {
     sds_free(base_path);
     sds_free(incr_path);
     if (!ok) return false;
-    if (aof->enabling) aof->on = true;
+    if (aof->enabling) {
+        aof->on = true;
+        atomic_store(&aof->fsynced_tag, aof->enable_tag); /* the base was fsynced */
+    }
     measure(srv, aof);
     remove_history(srv, aof);
     return true;

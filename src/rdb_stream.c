@@ -211,7 +211,7 @@ static bool load_pel(rdb_reader_t *r, stream_cg_t *cg) {
 }
 
 /* v3 (type 21, Redis 7.2+): each consumer's active time follows its seen
- * time; we keep seen time only. */
+ * time; older types have none and take the seen time (as Redis does). */
 static bool load_consumers(rdb_reader_t *r, stream_cg_t *cg, bool v3) {
     uint64_t n;
     if (!rdb_in_len(r, &n) || !rdb_in_plausible(r, n, 10)) return false;
@@ -227,6 +227,7 @@ static bool load_consumers(rdb_reader_t *r, stream_cg_t *cg, bool v3) {
         stream_consumer_t *c = stream_consumer_create(cg, (const char *)name, nlen, seen);
         zfree(name);
         if (!c) return rdb_in_fail(r, "Duplicate stream consumer detected");
+        c->active_time = v3 ? active : seen;
         uint64_t npel;
         if (!rdb_in_len(r, &npel) || !rdb_in_plausible(r, npel, 16)) return false;
         for (uint64_t j = 0; j < npel; j++) {

@@ -64,6 +64,7 @@ void master_feed_raw(server_t *srv, const char *p, size_t len) {
     repl_t *r = R(srv);
     backlog_append(r->backlog, p, len);
     r->master_repl_offset += (long long)len;
+    if (srv->aof) aof_set_tag(srv->aof, r->master_repl_offset); /* WAITAOF: what the AOF holds so far */
     for (repl_replica_t *rep = r->replicas; rep; rep = rep->next) {
         switch (rep->state) {
             case REPLICA_ONLINE: reply_raw(rep->c, p, len); break;
@@ -77,7 +78,13 @@ void master_feed_raw(server_t *srv, const char *p, size_t len) {
 
 void repl_feed(server_t *srv, int dbid, const char *cmd, size_t len) {
     repl_t *r = R(srv);
-    if (!r->backlog || r->link.state != LINK_NONE) return;
+    if (r->link.state != LINK_NONE) return;
+    if (!r->backlog) {
+        /* No stream to feed, but WAITAOF counts in replication offsets:
+         * the offset still moves (by one, as Redis 7.2 moves it). */
+        if (srv->aof && aof_is_on(srv->aof)) aof_set_tag(srv->aof, ++r->master_repl_offset);
+        return;
+    }
     if (dbid != r->stream_db) {
         char n[16];
         const char *av[2] = {"SELECT", n};
@@ -456,8 +463,10 @@ static void cmd_psync(client_t *c) { sync_generic(c, true); }
 
 /* ------------------------------------------------------------ REPLCONF */
 
-static void got_ack(server_t *srv, repl_replica_t *rep, long long off) {
+/* fack: the offset the replica's AOF has fsynced (Redis 7.2), -1 = none sent. */
+static void got_ack(server_t *srv, repl_replica_t *rep, long long off, long long fack) {
     if (off > rep->ack_off) rep->ack_off = off;
+    if (fack > rep->aof_off) rep->aof_off = fack;
     rep->ack_ms = srv->mstime;
     if (rep->state == REPLICA_ONLINE_ON_ACK) put_online(srv, rep);
     else if (rep->state == REPLICA_WAIT_BGSAVE_END) rep->acked_during_sync = true;
@@ -507,8 +516,11 @@ static void cmd_replconf(client_t *c) {
             if (!strcasecmp(val->ptr, "eof")) replica_of(c)->capa_eof = true;
             else if (!strcasecmp(val->ptr, "psync2")) replica_of(c)->capa_psync2 = true;
         } else if (!strcasecmp(opt, "ack")) {
-            /* Sent by replicas, never answered. */
-            if ((c->flags & CLIENT_REPLICA) && obj_get_ll(val, &v)) got_ack(srv, c->repl, v);
+            /* Sent by replicas, never answered: ACK <offset> [FACK <aof-offset>]. */
+            long long fack = -1;
+            if (c->argc > i + 3 && !strcasecmp(c->argv[i + 2]->ptr, "fack") && !obj_get_ll(c->argv[i + 3], &fack))
+                return;
+            if ((c->flags & CLIENT_REPLICA) && obj_get_ll(val, &v)) got_ack(srv, c->repl, v, fack);
             return;
         } else if (!strcasecmp(opt, "getack")) {
             if (c->flags & CLIENT_MASTER) replica_send_ack(srv);
@@ -531,10 +543,10 @@ static void cmd_replconf(client_t *c) {
 
 /* ------------------------------------------------- WAIT, min-replicas */
 
-static int acked_count(const server_t *srv, long long off) {
+static int acked_count(const server_t *srv, long long off, bool aof) {
     int n = 0;
     for (repl_replica_t *rep = R(srv)->replicas; rep; rep = rep->next)
-        if (rep->state == REPLICA_ONLINE && rep->ack_off >= off) n++;
+        if (rep->state == REPLICA_ONLINE && (aof ? rep->aof_off : rep->ack_off) >= off) n++;
     return n;
 }
 
@@ -543,6 +555,19 @@ int master_good_replicas(const server_t *srv) {
     for (repl_replica_t *rep = R(srv)->replicas; rep; rep = rep->next)
         if (rep->state == REPLICA_ONLINE && (srv->mstime - rep->ack_ms) / 1000 <= srv->cfg.min_replicas_max_lag) n++;
     return n;
+}
+
+static const char waitaof_no_aof[] = "WAITAOF cannot be used when numlocal is set but appendonly is disabled.";
+
+/* Block c until w's condition holds (master_check_waiters answers). */
+static void add_waiter(client_t *c, repl_waiter_t *w) {
+    repl_t *r = R(c->srv);
+    w->c = c;
+    w->next = r->waiters;
+    r->waiters = w;
+    c->flags |= CLIENT_REPL_WAIT;
+    r->getack_pending = true;
+    evloop_request_before_sleep(c->srv->loop);
 }
 
 static void cmd_wait(client_t *c) {
@@ -562,21 +587,94 @@ static void cmd_wait(client_t *c) {
         return;
     }
     long long off = r->master_repl_offset;
-    int acked = acked_count(srv, off);
+    int acked = acked_count(srv, off, false);
     if (acked >= num || (c->flags & CLIENT_DENY_BLOCKING)) {
         reply_ll(c, acked);
         return;
     }
     repl_waiter_t *w = zcalloc(sizeof(*w));
-    w->c = c;
     w->offset = off;
     w->numreplicas = (long)num;
     w->deadline_ms = timeout ? srv->mstime + timeout : 0;
-    w->next = r->waiters;
-    r->waiters = w;
-    c->flags |= CLIENT_REPL_WAIT;
-    r->getack_pending = true;
-    evloop_request_before_sleep(srv->loop);
+    add_waiter(c, w);
+}
+
+static long long local_fsynced(const server_t *srv) { return srv->aof ? aof_fsynced_tag(srv->aof) : -1; }
+
+static void reply_waitaof(client_t *c, int local, int replicas) {
+    reply_array_len(c, 2);
+    reply_ll(c, local);
+    reply_ll(c, replicas);
+}
+
+/* WAITAOF numlocal numreplicas timeout (Redis 7.2): until this server's
+ * AOF (numlocal 1) and numreplicas replicas' AOFs have fsynced every write
+ * made so far; [local, replicas] as they stand when it returns.  The
+ * writes are all of them up to now (Redis counts the caller's own last
+ * write: the same for a client that just wrote). */
+static void cmd_waitaof(client_t *c) {
+    server_t *srv = c->srv;
+    repl_t *r = R(srv);
+    long long numlocal, numreplicas, timeout;
+    if (!cmd_get_ll_or_reply(c, c->argv[1], &numlocal, NULL)) return;
+    if (numlocal < 0 || numlocal > 1) {
+        reply_error(c, "value is out of range, value must between 0 and 1" /* sic, Redis 7.4 */);
+        return;
+    }
+    if (!cmd_get_ll_or_reply(c, c->argv[2], &numreplicas, NULL)) return;
+    if (numreplicas < 0) {
+        reply_error(c, "value is out of range, must be positive");
+        return;
+    }
+    if (!cmd_get_ll_or_reply(c, c->argv[3], &timeout, "timeout is not an integer or out of range")) return;
+    if (timeout < 0) {
+        reply_error(c, "timeout is negative");
+        return;
+    }
+    if (r->link.state != LINK_NONE) {
+        reply_error(c, "WAITAOF cannot be used with replica instances. Please also note that writes to replicas are "
+                       "just local and are not propagated.");
+        return;
+    }
+    if (numlocal && !srv->cfg.appendonly) {
+        reply_error(c, waitaof_no_aof);
+        return;
+    }
+    long long off = r->master_repl_offset;
+    int acked = acked_count(srv, off, true);
+    int local = local_fsynced(srv) >= off;
+    if ((acked >= numreplicas && local >= numlocal) || (c->flags & CLIENT_DENY_BLOCKING)) {
+        reply_waitaof(c, local, acked);
+        return;
+    }
+    repl_waiter_t *w = zcalloc(sizeof(*w));
+    w->aof = true;
+    w->numlocal = (int)numlocal;
+    w->offset = off;
+    w->numreplicas = (long)numreplicas;
+    w->deadline_ms = timeout ? srv->mstime + timeout : 0;
+    add_waiter(c, w);
+}
+
+/* Answer w if its condition holds or its time is up (or, for WAITAOF,
+ * AOF was turned off under it); false to keep waiting. */
+static bool waiter_done(server_t *srv, repl_waiter_t *w, long long now) {
+    client_t *c = w->c;
+    bool expired = w->deadline_ms && now >= w->deadline_ms;
+    int acked = acked_count(srv, w->offset, w->aof);
+    if (!w->aof) {
+        if (acked < w->numreplicas && !expired) return false;
+        reply_ll(c, acked);
+        return true;
+    }
+    if (w->numlocal && !srv->cfg.appendonly) {
+        reply_error(c, waitaof_no_aof);
+        return true;
+    }
+    int local = local_fsynced(srv) >= w->offset;
+    if ((acked < w->numreplicas || local < w->numlocal) && !expired) return false;
+    reply_waitaof(c, local, acked);
+    return true;
 }
 
 void master_check_waiters(server_t *srv) {
@@ -585,8 +683,7 @@ void master_check_waiters(server_t *srv) {
     repl_waiter_t **pp = &r->waiters;
     while (*pp) {
         repl_waiter_t *w = *pp;
-        int acked = acked_count(srv, w->offset);
-        if (acked < w->numreplicas && (!w->deadline_ms || now < w->deadline_ms)) {
+        if (!waiter_done(srv, w, now)) {
             pp = &w->next;
             continue;
         }
@@ -594,9 +691,29 @@ void master_check_waiters(server_t *srv) {
         client_t *c = w->c;
         zfree(w);
         c->flags &= ~CLIENT_REPL_WAIT;
-        reply_ll(c, acked);
         conn_process_input(c); /* what it pipelined behind WAIT */
     }
+}
+
+/* Demotion (REPLICAOF): WAIT gets the count it has; WAITAOF is refused as
+ * Redis 7.4 refuses a blocked client then. */
+void master_release_waiters(server_t *srv) {
+    repl_t *r = R(srv);
+    for (repl_waiter_t **pp = &r->waiters; *pp;) {
+        repl_waiter_t *w = *pp;
+        if (!w->aof) {
+            w->deadline_ms = 1;
+            pp = &w->next;
+            continue;
+        }
+        *pp = w->next;
+        client_t *c = w->c;
+        zfree(w);
+        c->flags &= ~CLIENT_REPL_WAIT;
+        reply_error(c, "UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)");
+        c->flags |= CLIENT_CLOSE_AFTER_REPLY;
+    }
+    master_check_waiters(srv);
 }
 
 /* ------------------------------------------------------------ cron */
@@ -675,6 +792,7 @@ command_t repl_commands[] = {
     {"sync", cmd_sync, 1, CMD_ADMIN | CMD_NOSCRIPT | CMD_NO_MULTI, 0, 0, 0, "server", "Internal command used for replication", "1.0.0", NULL},
     {"psync", cmd_psync, -3, CMD_ADMIN | CMD_NOSCRIPT | CMD_NO_MULTI, 0, 0, 0, "server", "Internal command used for replication", "2.8.0", NULL},
     {"replconf", cmd_replconf, -1, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "An internal command for configuring the replication stream", "3.0.0", NULL},
+    {"waitaof", cmd_waitaof, 4, CMD_NOSCRIPT, 0, 0, 0, "generic", "Blocks until all of the preceding write commands sent by the connection are written to the append-only file of the master and/or replicas.", "7.2.0", NULL},
     {"wait", cmd_wait, 3, CMD_NOSCRIPT, 0, 0, 0, "generic", "Wait for the synchronous replication of all the write commands sent in the context of the current connection", "3.0.0", NULL},
     {"replicaof", cmd_replicaof, 3, CMD_ADMIN | CMD_NOSCRIPT | CMD_STALE, 0, 0, 0, "server", "Make the server a replica of another instance, or promote it as master.", "5.0.0", NULL},
     {"slaveof", cmd_replicaof, 3, CMD_ADMIN | CMD_NOSCRIPT | CMD_STALE, 0, 0, 0, "server", "Make the server a replica of another instance, or promote it as master.", "1.0.0", NULL},

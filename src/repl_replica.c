@@ -110,11 +110,15 @@ static bool send_auth(server_t *srv, repl_link_t *l) {
 void replica_send_ack(server_t *srv) {
     repl_link_t *l = L(srv);
     if (l->state != LINK_CONNECTED || !l->master) return;
-    char off[32];
+    char off[32], fack[32];
     util_ll2str(off, sizeof(off), R(srv)->master_repl_offset);
-    const char *av[3] = {"REPLCONF", "ACK", off};
-    size_t lens[3] = {8, 3, strlen(off)};
-    sds cmd = resp_cat_command(sds_empty(), 3, av, lens);
+    /* FACK: what our AOF has fsynced, for the master's WAITAOF (7.2). */
+    long long fsynced = srv->aof ? aof_fsynced_tag(srv->aof) : -1;
+    util_ll2str(fack, sizeof(fack), fsynced);
+    const char *av[5] = {"REPLCONF", "ACK", off, "FACK", fack};
+    size_t lens[5] = {8, 3, strlen(off), 4, strlen(fack)};
+    int n = fsynced >= 0 ? 5 : 3;
+    sds cmd = resp_cat_command(sds_empty(), n, av, lens);
     l->master->flags |= CLIENT_MASTER_FORCE_REPLY;
     reply_raw(l->master, cmd, sds_len(cmd));
     l->master->flags &= ~CLIENT_MASTER_FORCE_REPLY;
@@ -543,7 +547,6 @@ static void connect_to_master(server_t *srv) {
 /* ------------------------------------------------------------ REPLICAOF */
 
 void replica_set_master(server_t *srv, const char *host, int port) {
-    repl_t *r = R(srv);
     repl_link_t *l = L(srv);
     bool was_master = l->state == LINK_NONE;
     replica_free_link(srv);
@@ -555,8 +558,7 @@ void replica_set_master(server_t *srv, const char *host, int port) {
     /* WAITers on a former master get what they have; clients blocked on
      * keys are let go (hooks.c). */
     if (was_master) {
-        for (repl_waiter_t *w = r->waiters; w; w = w->next) w->deadline_ms = 1;
-        master_check_waiters(srv);
+        master_release_waiters(srv);
         srv->durability_hooks->became_replica(srv);
     }
     zfree(srv->cfg.replicaof);

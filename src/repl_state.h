@@ -60,6 +60,7 @@ typedef struct repl_replica {
     long long listening_port;    /* REPLCONF listening-port */
     char announced_ip[64];       /* REPLCONF ip-address, "" = the peer's address */
     long long ack_off;           /* last REPLCONF ACK offset */
+    long long aof_off;           /* last REPLCONF ACK ... FACK offset (WAITAOF) */
     long long ack_ms;            /* when it arrived (lag) */
     long long psync_initial_off; /* offset it started from */
     bool acked_during_sync;      /* diskless: it loaded (and ACKed) before we reaped the child */
@@ -136,6 +137,8 @@ typedef struct repl_waiter {
     long long offset; /* acknowledged up to here */
     long numreplicas;
     long long deadline_ms; /* 0 = forever */
+    bool aof;              /* WAITAOF: replicas' fsynced offsets, and numlocal */
+    int numlocal;
     struct repl_waiter *next;
 } repl_waiter_t;
 
@@ -188,6 +191,8 @@ void master_feed_raw(server_t *srv, const char *p, size_t len);
 void master_disconnect_replicas(server_t *srv);
 void master_ensure_backlog(server_t *srv);
 void master_check_waiters(server_t *srv);
+/* A master turning replica: WAIT answers, WAITAOF is refused. */
+void master_release_waiters(server_t *srv);
 /* New history (a promotion): the old one stays reachable as replid2. */
 void master_shift_replid(server_t *srv);
 int master_good_replicas(const server_t *srv);
