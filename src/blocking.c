@@ -94,6 +94,31 @@ void blocking_free(blocking_t *b) {
 
 size_t blocking_client_count(const server_t *srv) { return srv->blocking ? srv->blocking->blocked_clients : 0; }
 
+/* Does a waiter of wl's go away when its key is deleted (XREADGROUP:
+ * Redis 7.2's "blocking on nokey")? */
+static bool unblocks_on_nokey(const waitlist_t *wl) {
+    for (const waiter_t *w = wl->head; w; w = w->next) {
+        const blocked_state_t *bs = w->c->bstate;
+        if (bs && bs->cmd && !strcmp(bs->cmd->fullname, "xreadgroup")) return true;
+    }
+    return false;
+}
+
+void blocking_key_counts(const server_t *srv, size_t *keys, size_t *on_nokey) {
+    *keys = *on_nokey = 0;
+    const blocking_t *b = srv->blocking;
+    if (!b) return;
+    for (int i = 0; i < srv->dbnum; i++) {
+        *keys += dict_size(b->waiting[i]);
+        if (dict_size(b->waiting[i]) == 0) continue;
+        dict_iter it;
+        dict_iter_init(&it, b->waiting[i], false);
+        for (dict_entry *de; (de = dict_next(&it));)
+            if (unblocks_on_nokey(dict_get_val(de))) (*on_nokey)++;
+        dict_iter_release(&it);
+    }
+}
+
 /* Append p to a growable pointer array. */
 static void push_ptr(void ***arr, size_t *n, size_t *cap, void *p) {
     if (*n == *cap) {

@@ -438,6 +438,7 @@ static bool query_over_limit(client_t *c) {
         return false;
     log_msg(LL_WARNING, "Closing client that reached max query buffer length: id=%llu addr=%s (qbuf=%zu, alloc=%zu)",
             (unsigned long long)c->id, c->addr, sds_len(c->querybuf), sds_alloc(c->querybuf));
+    c->srv->stats.qbuf_limit_disconnections++;
     return true;
 }
 
@@ -555,6 +556,7 @@ void conn_check_output_limit(client_t *c) {
     if (!over_hard && !over_soft) return;
     log_msg(LL_WARNING, "Client id=%llu addr=%s scheduled to be closed ASAP for overcoming of output buffer limits.",
             (unsigned long long)c->id, c->addr);
+    c->srv->stats.obuf_limit_disconnections++;
     conn_close_async(c);
 }
 
