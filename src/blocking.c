@@ -151,7 +151,11 @@ bool blocking_timeout_or_reply(client_t *c, robj *arg, long long *when_ms) {
         return false;
     }
     long double ms = secs * 1000.0L;
-    long long t = (ms < 9.2e18L && ms > -9.2e18L) ? (long long)ms : LLONG_MIN;
+    if (ms >= 9.2e18L) { /* Redis 7.4's check (7.0 went on to call it negative) */
+        reply_error(c, "timeout is out of range");
+        return false;
+    }
+    long long t = ms > -9.2e18L ? (long long)ms : LLONG_MIN;
     /* A positive timeout under 1 ms is 1 ms, as in Redis: truncated to 0 it
      * would mean "block forever" (and 0.001 s can come out as 0.99.. ms). */
     if (t == 0 && ms > 0) t = 1;

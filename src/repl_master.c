@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <limits.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -586,6 +587,10 @@ static void cmd_wait(client_t *c) {
         reply_error(c, "timeout is negative");
         return;
     }
+    if (timeout > LLONG_MAX - srv->mstime) { /* Redis 7.4 */
+        reply_error(c, "timeout is out of range");
+        return;
+    }
     long long off = r->master_repl_offset;
     int acked = acked_count(srv, off, false);
     if (acked >= num || (c->flags & CLIENT_DENY_BLOCKING)) {
@@ -629,6 +634,10 @@ static void cmd_waitaof(client_t *c) {
     if (!cmd_get_ll_or_reply(c, c->argv[3], &timeout, "timeout is not an integer or out of range")) return;
     if (timeout < 0) {
         reply_error(c, "timeout is negative");
+        return;
+    }
+    if (timeout > LLONG_MAX - srv->mstime) { /* Redis 7.4 */
+        reply_error(c, "timeout is out of range");
         return;
     }
     if (r->link.state != LINK_NONE) {

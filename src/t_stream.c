@@ -684,10 +684,8 @@ static bool parse_read_args_or_reply(client_t *c, bool xgroup, read_args_t *a) {
         int more = c->argc - i - 1;
         const char *o = c->argv[i]->ptr;
         if (!strcasecmp(o, "block") && more) {
-            if (c->flags & CLIENT_FAKE) { /* a script: Redis refuses BLOCK there, not just ignores it */
-                reply_error(c, "%s command is not allowed with BLOCK option from scripts", (char *)c->argv[0]->ptr);
-                return false;
-            }
+            /* From a script BLOCK does not block (Redis 7.2+; 7.0 refused it):
+             * blocking_allowed() is false there, so nothing served is a null. */
             i++;
             if (!block_timeout_or_reply(c, c->argv[i], &a->timeout)) return false;
         } else if (!strcasecmp(o, "count") && more) {
