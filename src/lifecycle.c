@@ -135,6 +135,7 @@ static void server_before_sleep(void *arg) {
         io_engine_run_ready(arg); /* io_uring: requests that arrived, before the AOF and replies go out */
         repl_before_sleep(arg);   /* WAIT: GETACK out and answers, flushed just below */
         persist_before_sleep(arg);
+        repl_after_aof_flush(arg); /* WAITAOF: a replica's FACK right after its fsync */
         conn_before_sleep(arg);
     } while (io_engine_continue(arg, ++rounds)); /* io_uring, busy: the next round's requests are here */
     /* maxmemory-clients, once the replies that could leave have left: a

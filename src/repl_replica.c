@@ -114,6 +114,7 @@ void replica_send_ack(server_t *srv) {
     util_ll2str(off, sizeof(off), R(srv)->master_repl_offset);
     /* FACK: what our AOF has fsynced, for the master's WAITAOF (7.2). */
     long long fsynced = srv->aof ? aof_fsynced_tag(srv->aof) : -1;
+    l->acked_fsynced = fsynced;
     util_ll2str(fack, sizeof(fack), fsynced);
     const char *av[5] = {"REPLCONF", "ACK", off, "FACK", fack};
     size_t lens[5] = {8, 3, strlen(off), 4, strlen(fack)};
@@ -123,6 +124,18 @@ void replica_send_ack(server_t *srv) {
     reply_raw(l->master, cmd, sds_len(cmd));
     l->master->flags &= ~CLIENT_MASTER_FORCE_REPLY;
     sds_free(cmd);
+}
+
+/* After the AOF flush (appendfsync always fsyncs there), before replies go
+ * out, and from the cron (background fsyncs): WAITAOF waiters whose local
+ * fsync came are answered now; a replica whose AOF fsynced more since its
+ * last ACK tells its master now, not at the next one-second ACK (as Redis
+ * 7.2's do). */
+void repl_after_aof_flush(server_t *srv) {
+    repl_link_t *l = L(srv);
+    if (R(srv)->waiters) master_check_waiters(srv);
+    if (l->state != LINK_CONNECTED || !l->master || !srv->aof) return;
+    if (aof_fsynced_tag(srv->aof) != l->acked_fsynced) replica_send_ack(srv);
 }
 
 /* ------------------------------------------------------------ reading */

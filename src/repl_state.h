@@ -97,6 +97,7 @@ typedef struct repl_link {
     evloop_io_t *io;
     sds line;                /* a reply line being read */
     long long last_io_ms;    /* last byte from the master */
+    long long acked_fsynced; /* the FACK of our last REPLCONF ACK (WAITAOF) */
     long long down_since_ms; /* link down since (INFO master_link_down_since_seconds) */
     long long handshake_start_ms;
     /* the transfer */
