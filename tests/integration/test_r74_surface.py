@@ -370,3 +370,56 @@ def test_client_kill_maxage_kills_only_older_clients(start_server):
     assert old.recv(100) == b""
     assert c.ping()
     old.close()
+
+
+# ------------------------------------------------- DUMP/RESTORE with 7.4.1
+
+def fill_types(c):
+    c.hset("h", mapping={"a": 1, "b": 2})
+    c.execute_command("HPEXPIREAT", "h", sc.FAR, "FIELDS", 1, "a")
+    c.hset("H", mapping={"f%d" % i: i for i in range(300)})
+    c.execute_command("HPEXPIREAT", "H", sc.FAR, "FIELDS", 1, "f3")
+    c.set("s", "v")
+    c.rpush("l", "a", "b")
+    c.sadd("st", "x")
+    c.zadd("z", {"m": 1})
+    c.xadd("x", {"a": "b"}, id="1-1")
+    c.xgroup_create("x", "g", "0")
+    c.xreadgroup("g", "c", {"x": ">"})
+
+
+DUMP_KEYS = ["h", "H", "s", "l", "st", "z", "x"]
+
+
+def state(c, k):
+    t = c.type(k)
+    if t == b"hash":
+        return t, sorted(c.hgetall(k).items()), c.execute_command("HPEXPIRETIME", k, "FIELDS", 2, "a", "f3")
+    if t == b"stream":
+        return t, c.xrange(k), c.xpending(k, "g")["pending"]
+    read = {b"string": ["GET", k], b"list": ["LRANGE", k, 0, -1], b"set": ["SMEMBERS", k],
+            b"zset": ["ZRANGE", k, 0, -1, "WITHSCORES"]}[t]
+    return t, c.execute_command(*read)
+
+
+def test_dump_payloads_restore_both_ways(server, ref):
+    """7.4.1's DUMP payloads (hash field TTLs: RDB 12) RESTORE here with
+    the same value; with a live 7.4.1 ours RESTORE there too."""
+    c = server.client(decode_responses=False)
+    c.flushall()
+    fill_types(c)
+
+    def live_dumps():
+        rc = ref.server.client(decode_responses=False)
+        rc.flushall()
+        fill_types(rc)
+        return {k: rc.dump(k).hex() for k in DUMP_KEYS}
+    theirs = ref.reply(["dumps"], live_dumps)
+    for k in DUMP_KEYS:
+        c.restore("r_" + k, 0, bytes.fromhex(theirs[k]), replace=True)
+        assert state(c, "r_" + k) == state(c, k), k
+    if ref.live:
+        rc = ref.server.client(decode_responses=False)
+        for k in DUMP_KEYS:
+            rc.restore("r_" + k, 0, c.dump(k), replace=True)
+            assert state(rc, "r_" + k) == state(c, k), k
