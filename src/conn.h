@@ -120,6 +120,7 @@ struct client {
     client_t *next_pending;     /* srv->pending_write list */
     client_t *next_close;       /* srv->close_asap list */
     long long commands_processed;
+    long long woff;               /* dispatch.c: the replication offset after its last propagated write (WAIT, WAITAOF) */
     struct blocked_state *bstate; /* blocking.c: set iff CLIENT_BLOCKED */
     /* pub/sub and introspection (pubsub.c, monitor.c) */
     struct pubsub_client *ps;         /* subscriptions; NULL until the first SUBSCRIBE */

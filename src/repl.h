@@ -30,6 +30,9 @@ void repl_before_sleep(server_t *srv);
  * answer waiters whose local fsync came; a replica whose AOF fsynced more
  * since its last ACK sends one. */
 void repl_after_aof_flush(server_t *srv);
+/* The replication offset: the stream fed so far (with AOF on and no
+ * stream, one per write: WAITAOF counts in it). */
+long long repl_offset(const server_t *srv);
 
 /* ----------------------------------------------------- the write stream */
 /* Whether writes must be fed to the stream (a backlog exists: some replica

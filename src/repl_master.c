@@ -43,6 +43,8 @@
 
 /* Only a master feeds the stream from its own writes: a replica forwards
  * its master's bytes (repl_master_applied), so it need not translate. */
+long long repl_offset(const server_t *srv) { return R(srv)->master_repl_offset; }
+
 bool repl_stream_on(const server_t *srv) {
     return R(srv) && R(srv)->backlog != NULL && R(srv)->link.state == LINK_NONE;
 }
@@ -591,7 +593,7 @@ static void cmd_wait(client_t *c) {
         reply_error(c, "timeout is out of range");
         return;
     }
-    long long off = r->master_repl_offset;
+    long long off = c->woff; /* its own last write, as Redis */
     int acked = acked_count(srv, off, false);
     if (acked >= num || (c->flags & CLIENT_DENY_BLOCKING)) {
         reply_ll(c, acked);
@@ -614,9 +616,8 @@ static void reply_waitaof(client_t *c, int local, int replicas) {
 
 /* WAITAOF numlocal numreplicas timeout (Redis 7.2): until this server's
  * AOF (numlocal 1) and numreplicas replicas' AOFs have fsynced every write
- * made so far; [local, replicas] as they stand when it returns.  The
- * writes are all of them up to now (Redis counts the caller's own last
- * write: the same for a client that just wrote). */
+ * this client made so far (up to its last write's offset, woff);
+ * [local, replicas] as they stand when it returns. */
 static void cmd_waitaof(client_t *c) {
     server_t *srv = c->srv;
     repl_t *r = R(srv);
@@ -649,7 +650,7 @@ static void cmd_waitaof(client_t *c) {
         reply_error(c, waitaof_no_aof);
         return;
     }
-    long long off = r->master_repl_offset;
+    long long off = c->woff; /* its own last write, as Redis */
     int acked = acked_count(srv, off, true);
     int local = local_fsynced(srv) >= off;
     if ((acked >= numreplicas && local >= numlocal) || (c->flags & CLIENT_DENY_BLOCKING)) {

@@ -80,7 +80,10 @@ SCENARIOS = {
         ["BLPOP", "x", "9223372036854775807"], ["BRPOP", "x", "inf"], ["BLPOP", "x", "-1"],
         ["EVAL", "return redis.call('xread','block','0','streams','s','$')", "0"],
         ["EVAL", "return redis.pcall('xread','block','100','streams','nosuch','0')", "0"],
+        ["EVAL", "return redis.call('XREADGROUP','GROUP','g','c','BLOCK','10','STREAMS','s','>')", "0"],
         ["XADD", "s", "1-1", "a", "b"], ["EVAL", "return redis.call('xread','block','0','streams','s','0')", "0"],
+        ["XGROUP", "CREATE", "s", "g", "$"],
+        ["EVAL", "return redis.call('XREADGROUP','GROUP','g','c','BLOCK','10','STREAMS','s','>')", "0"],
         ["COMMAND", "GETKEYS", "get"], ["COMMAND", "GETKEYS", "get", "a"], ["SCAN", "0", "TYPE", "nosuch"],
         ["EVAL", "return redis.REDIS_VERSION", "0"], ["EVAL", "return redis.REDIS_VERSION_NUM", "0"],
     ],
@@ -268,10 +271,29 @@ def test_waitaof_local_is_74s(start_server):
     ref = Ref74("r74_waitaof", ["--appendonly", "yes"])
     try:
         theirs = ref.reply(["waitaof local"], lambda: run(ref.server.client(decode_responses=False), WAITAOF_LOCAL))
+        # A client that wrote nothing waits for nothing, whatever others
+        # wrote (each client waits for its own last write).
+        fresh = ref.reply(["waitaof fresh client"], lambda: fresh_client_waitaof(ref.server))
     finally:
         ref.stop()
     assert run(c, WAITAOF_LOCAL) == theirs
     assert theirs[2] == [1, 0] and theirs[5] == [0, 0]
+    assert fresh_client_waitaof(s) == fresh == [[0, 0], [1, 0]]
+
+
+def fresh_client_waitaof(srv):
+    writer, idle = srv.client(), srv.client()
+    writer.config_set("appendonly", "yes")
+    writer.config_set("appendfsync", "no")
+    deadline = time.time() + 10
+    while writer.info("persistence")["aof_rewrite_in_progress"] or \
+            writer.info("persistence")["aof_rewrite_scheduled"]:
+        assert time.time() < deadline
+        time.sleep(0.05)
+    writer.incr("fresh")
+    out = [writer.execute_command("WAITAOF", "1", "0", "50"), idle.execute_command("WAITAOF", "1", "0", "0")]
+    writer.config_set("appendfsync", "everysec")
+    return out
 
 
 def test_waitaof_blocked_then_appendonly_off(start_server):
