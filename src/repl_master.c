@@ -705,25 +705,19 @@ void master_check_waiters(server_t *srv) {
     }
 }
 
-/* Demotion (REPLICAOF): WAIT gets the count it has; WAITAOF is refused as
- * Redis 7.4 refuses a blocked client then. */
+/* Demotion (REPLICAOF): WAIT and WAITAOF are refused and their clients
+ * closed, as Redis (7.0 and 7.4) refuses every blocked client then. */
 void master_release_waiters(server_t *srv) {
     repl_t *r = R(srv);
-    for (repl_waiter_t **pp = &r->waiters; *pp;) {
-        repl_waiter_t *w = *pp;
-        if (!w->aof) {
-            w->deadline_ms = 1;
-            pp = &w->next;
-            continue;
-        }
-        *pp = w->next;
+    while (r->waiters) {
+        repl_waiter_t *w = r->waiters;
+        r->waiters = w->next;
         client_t *c = w->c;
         zfree(w);
         c->flags &= ~CLIENT_REPL_WAIT;
         reply_error(c, "UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)");
         c->flags |= CLIENT_CLOSE_AFTER_REPLY;
     }
-    master_check_waiters(srv);
 }
 
 /* ------------------------------------------------------------ cron */

@@ -192,7 +192,7 @@ void master_feed_raw(server_t *srv, const char *p, size_t len);
 void master_disconnect_replicas(server_t *srv);
 void master_ensure_backlog(server_t *srv);
 void master_check_waiters(server_t *srv);
-/* A master turning replica: WAIT answers, WAITAOF is refused. */
+/* A master turning replica: WAIT and WAITAOF are refused (-UNBLOCKED). */
 void master_release_waiters(server_t *srv);
 /* New history (a promotion): the old one stays reachable as replid2. */
 void master_shift_replid(server_t *srv);
