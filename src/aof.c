@@ -95,9 +95,12 @@ struct aof {
      * replication side hands over (aof_set_tag) as it feeds the stream.
      * tag: the stream fed so far; written_tag: what the last write covers;
      * fsynced_tag: what the last completed fsync covers (a bio job stores
-     * it); enable_tag: the stream when turning AOF on forked its base. */
-    long long tag, written_tag, enable_tag;
+     * it); fork_tag: the stream when the running rewrite forked its base. */
+    long long tag, written_tag, fork_tag;
     atomic_llong fsynced_tag;
+    /* A full sync replaced the data: nothing counts as fsynced until a
+     * rewrite forked after it has installed its base (Redis 0 meanwhile). */
+    bool resync_hold, resync_forked;
 };
 
 /* ----------------------------------------------------- state and paths */
@@ -591,8 +594,17 @@ static bool fsync_held(const server_t *srv) { return srv->cfg.no_appendfsync_on_
 
 void aof_set_tag(aof_t *aof, long long tag) { aof->tag = tag; }
 
+void aof_resynced(aof_t *aof, long long tag) {
+    aof->tag = tag;
+    aof->resync_hold = true;
+    aof->resync_forked = false;
+    aof->rewrite_scheduled = true; /* the file must describe the new data */
+}
+
 long long aof_fsynced_tag(const aof_t *aof) {
-    if (aof->enabling) return 0; /* nothing is durable before the first base (Redis: 0 too) */
+    /* nothing is durable before the first base, or the base after a full
+     * sync (Redis: 0 too) */
+    if (aof->enabling || (aof->on && aof->resync_hold)) return 0;
     if (!aof->on) return -1;
     return atomic_load(&((aof_t *)aof)->fsynced_tag); /* a load does not modify */
 }
@@ -661,7 +673,6 @@ static bool follow_appendonly(server_t *srv, aof_t *aof, long long now) {
     if (srv->cfg.appendonly && !aof->on && !aof->enabling && !child_active(srv) && rewrite_allowed(aof, now)) {
         const char *err;
         aof->enabling = true;
-        aof->enable_tag = aof->tag; /* the base forked now holds the stream up to here */
         if (!aof_rewrite_start(srv, aof, &err)) {
             aof->enabling = false;
             return false;
@@ -826,6 +837,8 @@ bool aof_rewrite_start(server_t *srv, aof_t *aof, const char **err) {
         return false;
     }
     aof->rewrite_start_ms = util_mstime();
+    aof->fork_tag = aof->tag; /* the base holds the stream up to here */
+    if (aof->resync_hold) aof->resync_forked = true;
     log_msg(LL_NOTICE, "Background append only file rewriting started by pid %d", (int)child_pid(srv));
     return true;
 }
@@ -879,9 +892,10 @@ static bool install_base(server_t *srv, aof_t *aof, const char *tmp) {
     sds_free(base_path);
     sds_free(incr_path);
     if (!ok) return false;
-    if (aof->enabling) {
-        aof->on = true;
-        atomic_store(&aof->fsynced_tag, aof->enable_tag); /* the base was fsynced */
+    if (aof->enabling) aof->on = true;
+    if (aof->enabling || (aof->resync_hold && aof->resync_forked)) {
+        aof->resync_hold = false;
+        atomic_store(&aof->fsynced_tag, aof->fork_tag); /* the base was fsynced */
     }
     measure(srv, aof);
     remove_history(srv, aof);

@@ -45,6 +45,9 @@ void aof_append(server_t *srv, int dbid, const char *cmd, size_t len);
  * AOF is off. */
 void aof_set_tag(aof_t *aof, long long tag);
 long long aof_fsynced_tag(const aof_t *aof);
+/* A replica's full sync loaded new data (replication offset tag): a
+ * rewrite is scheduled, and WAITAOF sees nothing fsynced until its base. */
+void aof_resynced(aof_t *aof, long long tag);
 /* Write the buffer out (and fsync when appendfsync always). */
 void aof_flush(server_t *srv, aof_t *aof);
 /* Once per cron tick: everysec fsync, appendonly switched by CONFIG SET,

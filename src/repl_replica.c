@@ -233,7 +233,7 @@ static void full_sync_done(server_t *srv, long long keys, long long bytes, const
     r->backlog = backlog_create((size_t)srv->cfg.repl_backlog_size, r->master_repl_offset + 1);
     master_disconnect_replicas(srv);
     srv->dirty++;
-    if (aof_is_on(srv->aof)) aof_schedule_rewrite(srv->aof); /* the file must describe the new data */
+    if (aof_is_on(srv->aof)) aof_resynced(srv->aof, r->master_repl_offset); /* a rewrite: the file must describe the new data */
     log_msg(LL_NOTICE, "MASTER <-> REPLICA sync: Finished with success (%lld keys, %lld bytes)", keys, bytes);
     supervise_tell(srv->cfg.supervised, "STATUS=MASTER <-> REPLICA sync: Finished with success. Ready to accept "
                                         "connections in read-write mode.\n");

@@ -449,3 +449,22 @@ def test_dump_payloads_restore_both_ways(server, ref):
         for k in DUMP_KEYS:
             rc.restore("r_" + k, 0, c.dump(k), replace=True)
             assert state(rc, "r_" + k) == state(c, k), k
+
+
+def test_waitaof_for_a_write_that_reached_the_replica_by_its_full_sync(start_server):
+    """The write is in the RDB the replica loads, not in its stream: the
+    replica's FACK covers it only once the AOF rewrite after the sync has
+    installed its base (held back here by rdb-key-save-delay), not as soon
+    as the stream bytes after it are fsynced."""
+    m = start_server(["--appendonly", "yes", "--appendfsync", "always", "--repl-diskless-sync-delay", "0"])
+    mc = m.client()
+    mc.incr("before")
+    rep = start_server(["--appendonly", "yes", "--appendfsync", "always", "--rdb-key-save-delay", "1500000",
+                        "--replicaof", "127.0.0.1", str(m.port)])
+    rc = rep.client()
+    wait_up(rc)
+    assert mc.execute_command("WAITAOF", "1", "1", "300") == [1, 0]  # its rewrite is still writing the base
+    rc.config_set("rdb-key-save-delay", 0)
+    t0 = time.time()
+    assert mc.execute_command("WAITAOF", "1", "1", "5000") == [1, 1]
+    assert time.time() - t0 < 4
