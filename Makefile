@@ -43,9 +43,9 @@ test: test-deps all
 	$(MAKE) test-integration
 
 # Every include in src/ points down or inside its layer, and no calls go
-# round a circle (README "Layers"): the call check reads the objects.
+# round a circle (docs/development.md, "Layers"): the call check reads the objects.
 check-layers: all
-	$(PYTHON) utils/check-layers.py
+	$(PYTHON) utils/dev/check-layers.py
 
 test-integration:
 	$(PYTHON) -m pytest -q tests/integration $(PYTEST_ARGS)
@@ -75,7 +75,7 @@ ALLOCATOR_TESTS ?= $(addprefix tests/integration/,test_memory.py test_evict.py t
   test_defrag.py test_server.py test_introspection.py test_strings.py test_keys.py test_hash.py \
   test_list.py test_set.py test_zset.py test_rdb.py test_rdb_blobs.py test_aof.py test_dump.py \
   test_stream_memory.py test_scripting.py test_scripting_hostile.py test_slow_clients.py \
-  test_hostile_input.py)
+  test_hostile_input.py test_rss_accounting.py)
 test-allocators: test-deps
 	@set -e; for a in $(ALLOCATORS); do \
 	  echo "=== allocator tests with MALLOC=$$a ==="; \
@@ -92,7 +92,7 @@ test-sanitizers: test-deps
 	  RL_SERVER=$(CURDIR)/build/san-$$s/redis-like-server $(PYTHON) -m pytest -q -m "not slow" tests/integration $(PYTEST_ARGS); \
 	done
 
-# The allocator shootout (utils/allocator-shootout): each allocator in
+# The allocator shootout (utils/tools/allocator-shootout): each allocator in
 # ALLOCATORS built in build/shootout-<alloc>, the same memory scenarios (fill
 # small and 1 KB values, churn, lazy free) on a fresh server each, Debian's
 # redis-server as a reference; tables, CSV and gnuplot plots in
@@ -105,7 +105,7 @@ QUIET ?=
 QUICK ?=
 shootout:
 	@utils/install-deps.sh gnuplot-nox
-	$(PYTHON) utils/allocator-shootout --allocators "$(ALLOCATORS)" \
+	$(PYTHON) utils/tools/allocator-shootout --allocators "$(ALLOCATORS)" \
 	  $(if $(N),--n $(N)) $(if $(QUIET),--quiet $(QUIET)) \
 	  $(if $(filter yes,$(QUICK)),--quick) $(SHOOTOUT_ARGS)
 
@@ -124,7 +124,7 @@ PACE ?=
 advise:
 	@if [ -z "$(RDB)$(REPLAY)" ]; then echo "make advise: give RDB=file and/or REPLAY=file"; exit 2; fi
 	@utils/install-deps.sh gnuplot-nox
-	$(PYTHON) utils/allocator-shootout --allocators "$(ALLOCATORS)" \
+	$(PYTHON) utils/tools/allocator-shootout --allocators "$(ALLOCATORS)" \
 	  $(if $(RDB),--rdb "$(RDB)") $(if $(REPLAY),--replay "$(REPLAY)") $(if $(PACE),--pace $(PACE)) \
 	  $(if $(QUIET),--quiet $(QUIET)) $(SHOOTOUT_ARGS)
 
@@ -164,8 +164,8 @@ $(FUZZ_DIR)/obj/%.o: %.c | $(LUA_STAMP)
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -MMD -MP -c -o $@ $<
 
-$(LUA_STAMP): utils/fetch-lua.sh $(wildcard deps/lua/patches/*.patch)
-	utils/fetch-lua.sh $(LUA_DIR)
+$(LUA_STAMP): utils/dev/fetch-lua.sh $(wildcard deps/lua/patches/*.patch)
+	utils/dev/fetch-lua.sh $(LUA_DIR)
 
 $(FUZZ_LUA_OBJ): $(FUZZ_DIR)/obj/lua/%.o: $(LUA_STAMP)
 	@mkdir -p $(dir $@)
@@ -193,7 +193,7 @@ fuzz: test-deps
 	@set -e; for t in $(FUZZ_TARGETS); do $(MAKE) --no-print-directory fuzz-$$t; done
 
 # Formatting is clang-format's job (.clang-format); CI runs format-check.
-# src/command_meta_data.c is generated (utils/gen-command-meta.py) and keeps
+# src/command_meta_data.c is generated (utils/dev/gen-command-meta.py) and keeps
 # the generator's layout.
 FORMAT_FILES = $(filter-out src/command_meta_data.c,$(wildcard src/*.[ch] lib/*.[ch] tools/*/*.[ch] tests/unit/*.[ch] tests/fuzz/*.c \
   deps/ebbmalloc/src/*.[ch] deps/ebbmalloc/include/*.h deps/ebbmalloc/test/*.[ch] deps/ebbmalloc/test/*.cc))

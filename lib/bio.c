@@ -61,6 +61,8 @@ bio_t *bio_create(const char *name, const cpu_set_t *affinity) {
     pthread_mutex_init(&bio->lock, NULL);
     pthread_cond_init(&bio->work_cond, NULL);
     pthread_cond_init(&bio->done_cond, NULL);
+    /* Memory outside zmalloc: libc maps the thread's stack (8 MB reserved,
+     * a few pages touched); INFO's rss_thread_stacks counts its pages. */
     if (pthread_create(&bio->thread, NULL, bio_main, bio) != 0) {
         pthread_cond_destroy(&bio->done_cond);
         pthread_cond_destroy(&bio->work_cond);

@@ -101,6 +101,7 @@ static void next_round_cb(evutil_socket_t fd, short what, void *arg) {
 evloop_t *evloop_create(void) {
     /* Only the main thread touches the loop (background threads never call
      * evloop), so libevent runs without locks: no evthread_use_pthreads(). */
+    /* libevent's buffers and tables through zmalloc: in used_memory. */
     event_set_mem_functions(zmalloc, zrealloc, zfree);
     evloop_t *loop = zcalloc(sizeof(*loop));
     loop->base = event_base_new();

@@ -28,6 +28,8 @@ static struct addrinfo *resolve_tcp(const char *host, int port, int flags, char 
     hints.ai_socktype = SOCK_STREAM;
     hints.ai_flags = flags;
     snprintf(portstr, sizeof(portstr), "%d", port);
+    /* Memory outside zmalloc: getaddrinfo's list comes from libc's malloc
+     * and is freed below (freeaddrinfo); nothing of it stays. */
     int rv = getaddrinfo(host, portstr, &hints, &res);
     if (rv != 0) {
         snprintf(err, errlen, "%s", gai_strerror(rv));

@@ -91,7 +91,7 @@ static inline unsigned sizehist_slot(uintptr_t addr) {
 
 /* CFLAGS=-DRL_NO_SIZEHIST builds the server without the counting (the
  * histogram stays empty): only for measuring what the counting costs
- * (utils/bench-sizehist-overhead.py). */
+ * (utils/bench/bench-sizehist-overhead.py). */
 #ifdef RL_NO_SIZEHIST
 #define SH_COUNTING 0
 #else

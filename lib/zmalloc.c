@@ -307,6 +307,10 @@ void zmalloc_get_allocator_stats(zmalloc_stats_t *st) {
     st->retained = unmapped;
     st->resident = heap - unmapped;
     st->active = st->resident - pfree;
+    /* total_physical_bytes adds the metadata (spans, caches' structures)
+     * that tcmalloc takes from the OS outside its page heap. */
+    size_t physical = tc_prop("generic.total_physical_bytes");
+    st->metadata = physical > st->resident ? physical - st->resident : 0;
 }
 
 int zmalloc_purge(void) {

@@ -46,6 +46,7 @@ typedef struct zmalloc_stats {
     size_t resident;  /* bytes the allocator holds resident */
     size_t mapped;    /* bytes mapped from the OS */
     size_t retained;  /* bytes unmapped/returned but kept as address space */
+    size_t metadata;  /* resident bookkeeping outside `resident` (tcmalloc's spans and caches), else 0 */
 } zmalloc_stats_t;
 void zmalloc_get_allocator_stats(zmalloc_stats_t *st);
 /* False when reading the stats walks the heap (glibc's mallinfo2 visits

@@ -19,7 +19,7 @@
  * fill packs them.  Memory an allocator keeps after deletes (partly empty
  * slabs, free pages not yet returned) depends on the order of allocations
  * and frees, not on the sizes, and is not predicted: the reply says so, and
- * utils/allocator-shootout --replay measures it.
+ * utils/tools/allocator-shootout --replay measures it.
  * Called through the MEMORY container's table in memory.c; allocates only
  * the reply and one histogram copy. */
 #include "alloc_advice.h"
@@ -122,7 +122,7 @@ static sds advice_text(const alloc_advice_t *adv) {
                           ac_name(cur->id), best->id == AC_JEMALLOC_Q8 ? "jemalloc (configured --with-lg-quantum=3)" : ac_name(best->id));
     }
     s = sds_cat(s, "note: fragmentation from churn (deletes and overwrites leaving partly empty pages) is not "
-                   "predicted, only the fit of the sizes; measure it with utils/allocator-shootout --replay\n");
+                   "predicted, only the fit of the sizes; measure it with utils/tools/allocator-shootout --replay\n");
     return s;
 }
 

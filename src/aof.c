@@ -55,6 +55,7 @@
 #include "keyspace.h"
 #include "log.h"
 #include "rdb.h"
+#include "repl.h"
 #include "resp.h"
 #include "util.h"
 
@@ -91,12 +92,12 @@ struct aof {
      * outcome here and the main thread reads it (MISCONF, INFO). */
     bio_t *bio;             /* NULL if the thread could not start: fsync inline */
     atomic_int fsync_errno; /* 0 = the last background fsync succeeded */
-    /* WAITAOF (Redis 7.2): tags are replication offsets that the
-     * replication side hands over (aof_set_tag) as it feeds the stream.
-     * tag: the stream fed so far; written_tag: what the last write covers;
+    /* WAITAOF (Redis 7.2): tags are replication offsets (repl_offset(),
+     * which moves as the stream is fed, by one per write without a stream).
+     * written_tag: what the last write covers;
      * fsynced_tag: what the last completed fsync covers (a bio job stores
      * it); fork_tag: the stream when the running rewrite forked its base. */
-    long long tag, written_tag, fork_tag;
+    long long written_tag, fork_tag;
     atomic_llong fsynced_tag;
     /* A full sync replaced the data: nothing counts as fsynced until a
      * rewrite forked after it has installed its base (Redis 0 meanwhile). */
@@ -592,10 +593,7 @@ static void write_failed(server_t *srv, aof_t *aof, size_t written, int e) {
  * the child's disk traffic (what the kernel has not written back is at risk meanwhile, as in Redis). */
 static bool fsync_held(const server_t *srv) { return srv->cfg.no_appendfsync_on_rewrite && child_active(srv); }
 
-void aof_set_tag(aof_t *aof, long long tag) { aof->tag = tag; }
-
-void aof_resynced(aof_t *aof, long long tag) {
-    aof->tag = tag;
+void aof_resynced(aof_t *aof) {
     aof->resync_hold = true;
     aof->resync_forked = false;
     aof->rewrite_scheduled = true; /* the file must describe the new data */
@@ -612,16 +610,16 @@ long long aof_fsynced_tag(const aof_t *aof) {
 /* Nothing written is waiting for an fsync (and none is queued): what the
  * stream fed since is durable too, so WAITAOF need not wait for a write
  * that never comes (Redis moves its fsynced offset the same way). */
-static void fsynced_all(aof_t *aof) {
+static void fsynced_all(const server_t *srv, aof_t *aof) {
     if (sds_len(aof->buf) == 0 && aof->fsynced_size == aof->incr_size && atomic_load(&aof->fsync_errno) == 0 &&
         !aof->write_failed && (!aof->bio || bio_pending(aof->bio, BIO_AOF_FSYNC) == 0)) {
-        aof->written_tag = aof->tag;
-        atomic_store(&aof->fsynced_tag, aof->tag);
+        aof->written_tag = repl_offset(srv);
+        atomic_store(&aof->fsynced_tag, aof->written_tag);
     }
 }
 
 void aof_flush(server_t *srv, aof_t *aof) {
-    if (aof->fd >= 0 && sds_len(aof->buf) == 0 && srv->cfg.appendfsync == APPENDFSYNC_ALWAYS) fsynced_all(aof);
+    if (aof->fd >= 0 && sds_len(aof->buf) == 0 && srv->cfg.appendfsync == APPENDFSYNC_ALWAYS) fsynced_all(srv, aof);
     if (aof->fd < 0 || sds_len(aof->buf) == 0) return;
     size_t len = sds_len(aof->buf);
     size_t written = write_counted(aof->fd, aof->buf, len);
@@ -631,7 +629,7 @@ void aof_flush(server_t *srv, aof_t *aof) {
     }
     aof->incr_size += (long long)len;
     aof->current_size += (long long)len;
-    aof->written_tag = aof->tag;
+    aof->written_tag = repl_offset(srv); /* the buffer holds the stream up to here */
     sds_clear(aof->buf);
     if (aof->write_failed) {
         log_msg(LL_NOTICE, "AOF write error looks solved, Redis can write again.");
@@ -715,7 +713,7 @@ void aof_cron(server_t *srv, aof_t *aof) {
         aof->fsynced_size = aof->incr_size;
         aof->last_fsync_ms = now;
     } else if (aof->fd >= 0 && aof->on && srv->cfg.appendfsync == APPENDFSYNC_EVERYSEC && !fsync_held(srv)) {
-        fsynced_all(aof);
+        fsynced_all(srv, aof);
     }
     if (child_active(srv)) return;
     long long pct = srv->cfg.auto_aof_rewrite_percentage;
@@ -837,7 +835,7 @@ bool aof_rewrite_start(server_t *srv, aof_t *aof, const char **err) {
         return false;
     }
     aof->rewrite_start_ms = util_mstime();
-    aof->fork_tag = aof->tag; /* the base holds the stream up to here */
+    aof->fork_tag = repl_offset(srv); /* the base holds the stream up to here */
     if (aof->resync_hold) aof->resync_forked = true;
     log_msg(LL_NOTICE, "Background append only file rewriting started by pid %d", (int)child_pid(srv));
     return true;

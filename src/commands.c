@@ -31,7 +31,7 @@ static command_t *const all_tables[] = {string_commands, keyspace_commands, serv
                                         geo_commands /* geo.c */,
                                         script_commands /* script.c */, function_commands /* function.c */,
                                         stream_commands, stream_cg_commands /* t_stream*.c */,
-                                        repl_commands /* repl_master.c, repl_replica.c, repl_info.c */,
+                                        repl_commands /* repl_cmds.c */,
                                         acl_commands /* acl_cmds.c */, module_commands /* module_cmds.c */};
 
 static dict_type command_dict_type = {dict_sds_hash_nocase, dict_sds_eq_nocase, NULL, dict_sds_free, NULL, false};

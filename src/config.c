@@ -188,6 +188,7 @@ static const directive directives[] = {
     {"lfu-log-factor", T_INT, O(lfu_log_factor), "10", 0, INT_MAX, NULL, 0},
     {"lfu-decay-time", T_INT, O(lfu_decay_time), "1", 0, INT_MAX, NULL, 0},
     {"active-defrag-ignore-bytes", T_MEM, O(active_defrag_ignore_bytes), "100mb", 1, LLONG_MAX, NULL, 0},
+    {"active-defrag-ignore-percent", T_INT, O(active_defrag_ignore_percent), "10", 0, 1000, NULL, 0},
     {"active-defrag-threshold-lower", T_INT, O(active_defrag_threshold_lower), "10", 0, 1000, NULL, 0},
     {"active-defrag-threshold-upper", T_INT, O(active_defrag_threshold_upper), "100", 0, 1000, NULL, 0},
     {"active-defrag-cycle-min", T_INT, O(active_defrag_cycle_min), "1", 1, 99, NULL, 0},
@@ -711,8 +712,8 @@ static int check_supported(const rl_config_t *cfg, const directive *d, const cha
     return -1;
 }
 
-/* Redis 7.0 directives that redis-like has no parameter for (README,
- * Configuration), taken in a config file or on the command line so that a
+/* Redis 7.0 directives that redis-like has no parameter for (docs/
+ * configuration.md), taken in a config file or on the command line so that a
  * Redis configuration loads unchanged.  `same` is the value that asks for
  * what redis-like does anyway, taken silently; any other value is taken
  * with `does` logged at start-up, which says what happens instead.

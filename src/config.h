@@ -123,6 +123,7 @@ typedef struct rl_config {
     long long lfu_log_factor;
     long long lfu_decay_time;                /* minutes per counter decrement; 0 = never */
     long long active_defrag_ignore_bytes;    /* bytes of fragmentation tolerated */
+    long long active_defrag_ignore_percent;  /* ours: the floor is at most this % of used_memory (0 = bytes only) */
     long long active_defrag_threshold_lower; /* % fragmentation to start */
     long long active_defrag_threshold_upper; /* % at which max effort is used */
     long long active_defrag_cycle_min;       /* % CPU at the lower threshold */

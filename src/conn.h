@@ -137,7 +137,7 @@ struct client {
 /* What conn.c needs from the layers above it.  The connection layer reads
  * requests and writes replies; it knows no command, user or per-client
  * feature, so it reaches them through this table, filled once at start-up
- * by hooks.c (the wiring, at the top of the layers; see README "Layers").
+ * by hooks.c (the wiring, at the top of the layers; see docs/development.md, "Layers").
  * Every entry is set. */
 typedef struct conn_client_info {
     char tracking_flags[4]; /* tracking.c: "t", "R", "B" letters, NUL-terminated */

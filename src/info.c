@@ -128,6 +128,26 @@ static sds human_line(sds s, const char *name, unsigned long long v) {
     return sds_catprintf(s, "%s:%llu\r\n%s_human:%s\r\n", name, v, name, h);
 }
 
+/* The whole RSS part by part (memory.h: mem_rss_parts_t). */
+static sds rss_parts_lines(server_t *srv, const mem_report_t *r, sds s) {
+    mem_rss_parts_t p;
+    memory_rss_parts(srv, r, &p);
+    return sds_catprintf(s,
+                         "rss_total:%zu\r\n"
+                         "rss_allocator:%zu\r\n"
+                         "rss_allocator_lua:%zu\r\n"
+                         "rss_allocator_replication:%zu\r\n"
+                         "rss_allocator_clients:%zu\r\n"
+                         "rss_allocator_rest:%zu\r\n"
+                         "rss_io_buffers:%zu\r\n"
+                         "rss_thread_stacks:%zu\r\n"
+                         "rss_code_and_libraries:%zu\r\n"
+                         "rss_other:%zu\r\n"
+                         "rss_threads:%d\r\n",
+                         p.total, p.allocator, p.lua, p.replication, p.clients, p.allocator_rest, p.io, p.stacks, p.code,
+                         p.other, p.threads);
+}
+
 static sds sec_memory(server_t *srv, sds s) {
     mem_report_t r;
     defrag_stats_t ds;
@@ -160,6 +180,7 @@ static sds sec_memory(server_t *srv, sds s) {
                                  functions_overhead(srv)}; /* function.c */
     s = scripting_info_memory(srv, s, &fn);                /* script.c: Lua heaps, cached scripts */
     s = human_line(s, "maxmemory", (unsigned long long)srv->cfg.maxmemory);
+    s = rss_parts_lines(srv, &r, s);
     return sds_catprintf(s,
                          "maxmemory_policy:%s\r\n"
                          "allocator_frag_ratio:%.2f\r\n"
@@ -177,6 +198,7 @@ static sds sec_memory(server_t *srv, sds s) {
                          "mem_clients_normal:%zu\r\n"
                          "mem_cluster_links:0\r\n"
                          "mem_aof_buffer:0\r\n"
+                         "mem_io_buffers:%zu\r\n"
                          "mem_allocator:%s\r\n"
                          "mem_overhead_db_hashtable_rehashing:0\r\n" /* 7.4; not measured here */
                          "active_defrag_running:%d\r\n"
@@ -186,7 +208,7 @@ static sds sec_memory(server_t *srv, sds s) {
                          r.allocator_rss_ratio, r.allocator_rss_bytes, r.rss_overhead_ratio, r.rss_overhead_bytes, r.frag_ratio,
                          r.frag_bytes, repl_backlog_memory(srv) + repl_replica_buffers_memory(srv), repl_backlog_memory(srv),
                          repl_backlog_memory(srv) + repl_replica_buffers_memory(srv), repl_replica_buffers_memory(srv),
-                         r.clients_normal, zmalloc_lib(), ds.running_cpu_pct, lazy_pending,
+                         r.clients_normal, r.io_buffers, zmalloc_lib(), ds.running_cpu_pct, lazy_pending,
                          lazy_freed);
 }
 

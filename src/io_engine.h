@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "proc_rss.h"
 #include "server.h"
 
 struct iovec;
@@ -91,6 +92,19 @@ void io_engine_settle(server_t *srv);
  * now (completions are ready or the kernel holds receive work, fewer than
  * a bound of rounds ran back to back), without a trip through libevent. */
 bool io_engine_continue(server_t *srv, unsigned rounds);
+
+/* Once a second from the server cron: shrink the receive buffer ring to
+ * the load and give back the pages of buffers left idle. */
+void io_engine_cron(server_t *srv);
+/* Give back the pages of every receive buffer waiting in the ring now
+ * (MEMORY PURGE). */
+void io_engine_release_idle(server_t *srv);
+/* Resident bytes of the engine's own mappings (receive buffers, their
+ * ring, the kernel's rings): INFO mem_io_buffers, 0 on epoll. */
+size_t io_engine_memory(const server_t *srv);
+/* The engine's own mappings (at most max; the count), for the account
+ * of the RSS by kind (memory.c, lib/proc_rss.c). */
+size_t io_engine_ranges(const server_t *srv, proc_range_t *r, size_t max);
 
 /* INFO stats: the io_uring engine's loop rounds, io_uring_enter calls,
  * submissions, sleeps, and how many rounds and enters each reply followed

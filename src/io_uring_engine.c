@@ -33,11 +33,12 @@
  *    loop (listeners, timers, signals, epoll clients) wakes the same
  *    sleep: a poll in the ring on evloop's mirror epoll set, the timeout
  *    of the next timer, and EINTR;
- *  - a provided-buffer ring of URING_NBUFS buffers of URING_BUFSIZE bytes
- *    shared by all clients; each client has one multishot recv taking
- *    buffers from it.  conn_input() parses straight from the buffer and
- *    copies only an unfinished request into the query buffer, then the
- *    buffer goes back to the ring;
+ *  - a provided-buffer ring of up to URING_NBUFS_MAX buffers of
+ *    URING_BUFSIZE bytes shared by all clients; each client has one
+ *    multishot recv taking buffers from it.  conn_input() parses straight
+ *    from the buffer and copies only an unfinished request into the query
+ *    buffer, then the buffer goes back to the ring.  The ring is sized to
+ *    the load (see "Receive buffers' memory" below);
  *  - a send (or sendmsg over the static buffer and reply blocks) per client
  *    with output, one at a time, straight from the client's own buffers:
  *    output counts against client-output-buffer-limit until the kernel took
@@ -49,6 +50,28 @@
  * (io_engine_serve_now) or wait for one client's send (conn_flush_now),
  * and the FIFO keeps every client's completions in arrival order through
  * such nesting.
+ *
+ * Receive buffers' memory (issue 49): the buffers are one mmap()ed
+ * region, outside the allocator, reported as INFO's mem_io_buffers (its
+ * resident pages, by mincore) and taken out of mem_fragmentation_ratio:
+ * they are the network's working memory, like the kernel's socket
+ * buffers, not data, so they must not count against maxmemory either.
+ * Only the first `nactive` buffers circulate; the kernel takes buffers
+ * in the order they were given back, so every circulating buffer gets
+ * touched however light the load, and the count is what bounds RSS.  It
+ * starts at URING_NBUFS_MIN and doubles when the ring runs low (fewer
+ * than a quarter of the circulating buffers left in the ring when
+ * completions are pulled, or a multishot ended for want of a buffer),
+ * up to URING_NBUFS_MAX.  io_engine_cron() looks once a second: after
+ * URING_SHRINK_AFTER seconds in which at most a quarter were ever in
+ * use at once, the count halves each second (a buffer beyond the count
+ * is not given back to the ring when it returns, and its pages go back
+ * to the kernel with MADV_DONTNEED); after each second of such light
+ * use, the pages of every buffer waiting in the ring go back too (the
+ * kernel's next write there faults in a fresh zero page).  A burst
+ * thus leaves nothing resident a few seconds later, and the cost under
+ * load is nil: the checks are counters, the system calls are in the
+ * cron.
  *
  * Lifetime: a client's uring_conn_t outlives the client while the kernel
  * still owns one of its operations; user_data is its address with the kind
@@ -79,8 +102,13 @@ const char *io_engine_name(const server_t *srv) { return srv->uring ? "io_uring"
 #include <unistd.h>
 
 #define URING_BGID 0
-#define URING_NBUFS 256u          /* receive buffers shared by every client */
+#define URING_NBUFS_MAX 256u      /* receive buffers shared by every client, at most */
+#define URING_NBUFS_MIN 16u       /* circulating at start and when idle */
 #define URING_BUFSIZE (16 * 1024) /* bytes each: CLIENT_READ_CHUNK, epoll's read size */
+#define URING_BUFS_BYTES ((size_t)URING_NBUFS_MAX * URING_BUFSIZE)
+/* Seconds of low use (at most a quarter of the circulating buffers out at
+ * once) before the count halves, once a second after that. */
+#define URING_SHRINK_AFTER 2
 #define URING_SQ_ENTRIES 1024u
 #define URING_CQ_ENTRIES 8192u
 #define URING_MAX_IOV 32 /* conn.c's MAX_IOV: blocks per sendmsg */
@@ -92,6 +120,11 @@ const char *io_engine_name(const server_t *srv) { return srv->uring ? "io_uring"
 /* The poll on the loop's mirror epoll set: a kind of CANCEL's bits, so
  * that nothing reads a connection from it. */
 #define URING_WAKE_TAG ((uint64_t)4 | KIND_CANCEL)
+
+/* Where a receive buffer is (uring_engine.bstate). */
+enum { BUF_RETIRED = 0, /* beyond nactive and not in the ring: its pages were given back */
+       BUF_IN_RING,     /* the kernel may fill it */
+       BUF_OUT };       /* filled: its completion has not been handled yet */
 
 enum { KIND_RECV = 1,
        KIND_SEND = 2,
@@ -131,8 +164,18 @@ struct uring_engine {
     bool wake_armed;   /* the poll on the loop's mirror epoll set is in the ring */
     struct io_uring_buf_ring *br;
     size_t br_bytes;
-    char *bufs; /* URING_NBUFS * URING_BUFSIZE, mmap()ed, not in used_memory */
+    char *bufs; /* URING_BUFS_BYTES reserved by mmap(): in mem_io_buffers, not used_memory */
     unsigned mask, returned;
+    /* Sizing (see "Receive buffers' memory").  Invariant: in_ring is the
+     * number of BUF_IN_RING entries of bstate, out of BUF_OUT ones. */
+    unsigned nactive;                /* buffers [0, nactive) circulate */
+    unsigned in_ring, out;           /* buffers the kernel may fill; filled, not handled yet */
+    unsigned out_peak;               /* most buffers out at once since the last cron look */
+    uint8_t bstate[URING_NBUFS_MAX]; /* BUF_* per buffer id */
+    bool dirty;                      /* a buffer was filled since the pages were last given back */
+    int low_looks;                   /* cron looks in a row with out_peak <= nactive / 4 */
+    long long last_look_ms;          /* the cron's last look (srv->mstime) */
+    unsigned long long stat_grows, stat_shrinks, stat_releases;
     unsigned queued; /* SQEs prepared since the last submit */
     cqe_copy_t *q;   /* completions copied out of the CQ, oldest first */
     size_t qhead, qlen, qcap;
@@ -168,15 +211,83 @@ static int ring_init(struct io_uring *ring) {
         memset(&p, 0, sizeof(p));
         p.flags = modes[i] | IORING_SETUP_CQSIZE | IORING_SETUP_SUBMIT_ALL;
         p.cq_entries = URING_CQ_ENTRIES;
+        /* Memory outside zmalloc: liburing maps the kernel's submission
+         * and completion rings (~200 KB here): in mem_io_buffers. */
         rc = io_uring_queue_init_params(URING_SQ_ENTRIES, ring, &p);
         if (rc != -EINVAL) break;
     }
     return rc;
 }
 
+static char *buf_addr(const struct uring_engine *e, unsigned bid) { return e->bufs + (size_t)bid * URING_BUFSIZE; }
+
+static void buf_give_back_pages(struct uring_engine *e, unsigned first, unsigned n) {
+    if (n) madvise(buf_addr(e, first), (size_t)n * URING_BUFSIZE, MADV_DONTNEED);
+}
+
+static void buf_to_ring(struct uring_engine *e, unsigned bid) {
+    io_uring_buf_ring_add(e->br, buf_addr(e, bid), URING_BUFSIZE, (unsigned short)bid, e->mask, (int)e->returned++);
+    e->bstate[bid] = BUF_IN_RING;
+    e->in_ring++;
+}
+
+/* The kernel filled buffer bid (a completion carries it): it is ours
+ * until buf_return. */
+static void buf_taken(struct uring_engine *e, unsigned bid) {
+    if (bid >= URING_NBUFS_MAX || e->bstate[bid] != BUF_IN_RING) return;
+    e->bstate[bid] = BUF_OUT;
+    e->in_ring--;
+    e->out++;
+    if (e->out > e->out_peak) e->out_peak = e->out;
+    e->dirty = true;
+}
+
+/* Done with buffer bid: back to the ring, or retired (pages given back)
+ * when the ring shrank below it. */
 static void buf_return(struct uring_engine *e, unsigned bid) {
-    io_uring_buf_ring_add(e->br, e->bufs + (size_t)bid * URING_BUFSIZE, URING_BUFSIZE, (unsigned short)bid, e->mask,
-                          (int)e->returned++);
+    if (bid >= URING_NBUFS_MAX) return;
+    if (e->bstate[bid] == BUF_OUT) e->out--;
+    if (bid < e->nactive) {
+        buf_to_ring(e, bid);
+    } else {
+        e->bstate[bid] = BUF_RETIRED;
+        buf_give_back_pages(e, bid, 1);
+    }
+}
+
+/* The ring runs low: double the circulating buffers.  Buffers beyond the
+ * old count that are still in the ring (a shrink not yet finished) stay
+ * there; retired ones go back in. */
+static void bufs_grow(struct uring_engine *e) {
+    if (e->nactive >= URING_NBUFS_MAX) return;
+    unsigned n = e->nactive * 2 < URING_NBUFS_MAX ? e->nactive * 2 : URING_NBUFS_MAX;
+    for (unsigned bid = e->nactive; bid < n; bid++)
+        if (e->bstate[bid] == BUF_RETIRED) buf_to_ring(e, bid);
+    e->nactive = n;
+    e->stat_grows++;
+}
+
+static bool bufs_low(const struct uring_engine *e) { return e->in_ring < e->nactive / 4; }
+
+/* Give back the pages of every buffer waiting in the ring from `first`
+ * on (one madvise per run of such buffers).  Safe only where the kernel
+ * fills buffers in our own thread: with DEFER_TASKRUN the receive work
+ * runs inside this thread's io_uring_enter, never while the cron runs, so
+ * no buffer is being written as its pages go.  Elsewhere only buffers
+ * that came back to us (retired in buf_return) give their pages back. */
+static void bufs_release_from(struct uring_engine *e, unsigned first) {
+    if (!(e->ring.flags & IORING_SETUP_DEFER_TASKRUN)) return;
+    unsigned run = first, n = 0;
+    for (unsigned bid = first; bid < URING_NBUFS_MAX; bid++) {
+        if (e->bstate[bid] == BUF_IN_RING) {
+            if (!n) run = bid;
+            n++;
+            continue;
+        }
+        buf_give_back_pages(e, run, n);
+        n = 0;
+    }
+    buf_give_back_pages(e, run, n);
 }
 
 static void bufs_publish(struct uring_engine *e) {
@@ -185,30 +296,36 @@ static void bufs_publish(struct uring_engine *e) {
     e->returned = 0;
 }
 
+/* The buffers and the ring of their addresses are mmap()ed, not
+ * zmalloc()ed: the kernel writes into them at any time, they must be
+ * page-aligned to give pages back, and a forked child must not copy them.
+ * Counted by io_engine_memory() (INFO mem_io_buffers). */
 static int bufs_init(struct uring_engine *e) {
-    e->br_bytes = URING_NBUFS * sizeof(struct io_uring_buf);
+    e->br_bytes = URING_NBUFS_MAX * sizeof(struct io_uring_buf);
     void *ring_mem = mmap(NULL, e->br_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    void *bufs = mmap(NULL, (size_t)URING_NBUFS * URING_BUFSIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    /* Address space only: a page is resident once the kernel writes it. */
+    void *bufs = mmap(NULL, URING_BUFS_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (ring_mem == MAP_FAILED || bufs == MAP_FAILED) {
         if (ring_mem != MAP_FAILED) munmap(ring_mem, e->br_bytes);
-        if (bufs != MAP_FAILED) munmap(bufs, (size_t)URING_NBUFS * URING_BUFSIZE);
+        if (bufs != MAP_FAILED) munmap(bufs, URING_BUFS_BYTES);
         return -ENOMEM;
     }
     /* A forked child (BGSAVE, rewrite) never receives: do not copy these. */
-    madvise(bufs, (size_t)URING_NBUFS * URING_BUFSIZE, MADV_DONTFORK);
+    madvise(bufs, URING_BUFS_BYTES, MADV_DONTFORK);
     madvise(ring_mem, e->br_bytes, MADV_DONTFORK);
     e->br = ring_mem;
     e->bufs = bufs;
     struct io_uring_buf_reg reg;
     memset(&reg, 0, sizeof(reg));
     reg.ring_addr = (unsigned long)ring_mem;
-    reg.ring_entries = URING_NBUFS;
+    reg.ring_entries = URING_NBUFS_MAX;
     reg.bgid = URING_BGID;
     int rc = io_uring_register_buf_ring(&e->ring, &reg, 0);
     if (rc < 0) return rc;
-    e->mask = io_uring_buf_ring_mask(URING_NBUFS);
+    e->mask = io_uring_buf_ring_mask(URING_NBUFS_MAX);
     io_uring_buf_ring_init(e->br);
-    for (unsigned i = 0; i < URING_NBUFS; i++) buf_return(e, i);
+    e->nactive = URING_NBUFS_MIN;
+    for (unsigned i = 0; i < e->nactive; i++) buf_to_ring(e, i);
     bufs_publish(e);
     return 0;
 }
@@ -216,7 +333,7 @@ static int bufs_init(struct uring_engine *e) {
 static void engine_destroy(struct uring_engine *e) {
     io_uring_queue_exit(&e->ring); /* cancels whatever is still armed */
     if (e->br) munmap(e->br, e->br_bytes);
-    if (e->bufs) munmap(e->bufs, (size_t)URING_NBUFS * URING_BUFSIZE);
+    if (e->bufs) munmap(e->bufs, URING_BUFS_BYTES);
     zfree(e->q);
     zfree(e);
 }
@@ -245,7 +362,10 @@ static int probe(struct uring_engine *e, const char **step) {
             bool ok = cqe->res == 1 && (cqe->flags & IORING_CQE_F_MORE) && (cqe->flags & IORING_CQE_F_BUFFER);
             rc = ok ? 0 : cqe->res < 0 ? cqe->res
                                        : -EINVAL;
-            if (cqe->flags & IORING_CQE_F_BUFFER) buf_return(e, cqe->flags >> IORING_CQE_BUFFER_SHIFT);
+            if (cqe->flags & IORING_CQE_F_BUFFER) {
+                buf_taken(e, cqe->flags >> IORING_CQE_BUFFER_SHIFT);
+                buf_return(e, cqe->flags >> IORING_CQE_BUFFER_SHIFT);
+            }
             io_uring_cqe_seen(&e->ring, cqe);
             bufs_publish(e);
         }
@@ -258,7 +378,10 @@ static int probe(struct uring_engine *e, const char **step) {
     io_uring_submit_and_wait(&e->ring, 1);
     unsigned head;
     io_uring_for_each_cqe(&e->ring, head, cqe) {
-        if (cqe->flags & IORING_CQE_F_BUFFER) buf_return(e, cqe->flags >> IORING_CQE_BUFFER_SHIFT);
+        if (cqe->flags & IORING_CQE_F_BUFFER) {
+            buf_taken(e, cqe->flags >> IORING_CQE_BUFFER_SHIFT);
+            buf_return(e, cqe->flags >> IORING_CQE_BUFFER_SHIFT);
+        }
     }
     io_uring_cq_advance(&e->ring, io_uring_cq_ready(&e->ring));
     bufs_publish(e);
@@ -537,7 +660,7 @@ static void on_recv(struct uring_engine *e, uring_conn_t *uc, const cqe_copy_t *
                 uc->arr_enter = e->stat_enters;
                 uc->arr_submit = e->stat_submits;
             }
-            e->ops->input(c, e->bufs + (size_t)bid * URING_BUFSIZE, (size_t)cq->res);
+            e->ops->input(c, buf_addr(e, bid), (size_t)cq->res);
         }
         buf_return(e, bid);
         c = uc->client;
@@ -555,6 +678,7 @@ static void on_recv(struct uring_engine *e, uring_conn_t *uc, const cqe_copy_t *
              * round's submit arms it again (counted: a dry buffer ring
              * would delay requests by a round). */
             e->stat_rearms++;
+            if (cq->res == -ENOBUFS) bufs_grow(e);
             if (!arm_recv(e, uc)) {
                 log_msg(LL_WARNING, "io_uring: cannot re-arm a receive, closing client id=%llu",
                         (unsigned long long)c->id);
@@ -616,9 +740,11 @@ static void pull(struct uring_engine *e, bool enter) {
             e->q = zrealloc(e->q, e->qcap * sizeof(*e->q));
         }
         e->q[e->qlen++] = (cqe_copy_t){cqe->user_data, cqe->res, cqe->flags};
+        if (cqe->flags & IORING_CQE_F_BUFFER) buf_taken(e, cqe->flags >> IORING_CQE_BUFFER_SHIFT);
         n++;
     }
     io_uring_cq_advance(&e->ring, n);
+    if (n && bufs_low(e)) bufs_grow(e); /* published with the buffers returned in this drain */
 }
 
 static bool belongs_to(const cqe_copy_t *cq, const client_t *c) {
@@ -743,7 +869,7 @@ static void detach_take_recvs(struct uring_engine *e, uring_conn_t *uc, sds *cau
         e->q[i].data = 0;
         if (cq.flags & IORING_CQE_F_BUFFER) {
             unsigned bid = cq.flags >> IORING_CQE_BUFFER_SHIFT;
-            if (cq.res > 0) *caught = sds_catlen(*caught, e->bufs + (size_t)bid * URING_BUFSIZE, (size_t)cq.res);
+            if (cq.res > 0) *caught = sds_catlen(*caught, buf_addr(e, bid), (size_t)cq.res);
             buf_return(e, bid);
         }
         if (!(cq.flags & IORING_CQE_F_MORE)) uc->recv_armed = false;
@@ -783,15 +909,72 @@ sds io_engine_info(server_t *srv, sds s) {
                       "io_uring_submits:%llu\r\n"
                       "io_uring_sleeps:%llu\r\n"
                       "io_uring_recvs:%llu\r\n"
-                      "io_uring_recv_rearms:%llu\r\n",
+                      "io_uring_recv_rearms:%llu\r\n"
+                      "io_uring_buffers_active:%u\r\n"
+                      "io_uring_buffer_grows:%llu\r\n"
+                      "io_uring_buffer_shrinks:%llu\r\n"
+                      "io_uring_buffer_releases:%llu\r\n",
                       e->stat_rounds, e->busy_rounds, e->stat_enters, e->stat_submits, e->stat_sleeps,
-                      e->stat_recvs, e->stat_rearms);
+                      e->stat_recvs, e->stat_rearms, e->nactive, e->stat_grows, e->stat_shrinks, e->stat_releases);
     static const char *names[] = {"rounds", "enters", "submits"};
     const unsigned long long *hists[] = {e->reply_rounds, e->reply_enters, e->reply_submits};
     for (int i = 0; i < 3; i++)
         s = sds_catprintf(s, "io_uring_reply_after_%s:0=%llu,1=%llu,2=%llu,3+=%llu\r\n", names[i], hists[i][0],
                           hists[i][1], hists[i][2], hists[i][3]);
     return s;
+}
+
+/* Once a second from the server cron: shrink a ring that the load no
+ * longer needs, give back the pages of buffers a quiet second left idle
+ * (see "Receive buffers' memory"). */
+void io_engine_cron(server_t *srv) {
+    struct uring_engine *e = srv->uring;
+    if (!e || srv->mstime - e->last_look_ms < 1000) return;
+    e->last_look_ms = srv->mstime;
+    if (e->out_peak <= e->nactive / 4) e->low_looks++;
+    else e->low_looks = 0;
+    if (e->low_looks > URING_SHRINK_AFTER && e->nactive > URING_NBUFS_MIN) {
+        e->nactive /= 2;
+        e->stat_shrinks++;
+        bufs_release_from(e, e->nactive); /* the rest retire as they come back */
+    }
+    /* A second of light use (or none): the pages of the buffers waiting in
+     * the ring go back; the few that light use touches again cost a page
+     * fault each, a second apart. */
+    if (e->low_looks > 0 && e->dirty) io_engine_release_idle(srv);
+    e->out_peak = e->out;
+}
+
+void io_engine_release_idle(server_t *srv) {
+    struct uring_engine *e = srv->uring;
+    if (!e) return;
+    bufs_release_from(e, 0);
+    e->dirty = false;
+    e->stat_releases++;
+}
+
+/* Resident bytes of the receive buffers (mincore: what the kernel really
+ * holds, pages given back excluded), of the ring of their addresses, and
+ * of the submission and completion rings the kernel maps into us. */
+size_t io_engine_memory(const server_t *srv) {
+    const struct uring_engine *e = srv->uring;
+    if (!e) return 0;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    unsigned char vec[URING_BUFS_BYTES / 4096];
+    size_t pages = URING_BUFS_BYTES / page, resident = 0;
+    if (pages <= sizeof(vec) && mincore(e->bufs, URING_BUFS_BYTES, vec) == 0)
+        for (size_t i = 0; i < pages; i++) resident += vec[i] & 1;
+    size_t rings = e->ring.sq.ring_sz + e->ring.sq.ring_entries * sizeof(struct io_uring_sqe);
+    if (e->ring.cq.ring_ptr != e->ring.sq.ring_ptr) rings += e->ring.cq.ring_sz;
+    return resident * page + e->br_bytes + rings;
+}
+
+size_t io_engine_ranges(const server_t *srv, proc_range_t *r, size_t max) {
+    const struct uring_engine *e = srv->uring;
+    if (!e || max < 2) return 0;
+    r[0] = (proc_range_t){(uintptr_t)e->bufs, (uintptr_t)e->bufs + URING_BUFS_BYTES};
+    r[1] = (proc_range_t){(uintptr_t)e->br, (uintptr_t)e->br + e->br_bytes};
+    return 2;
 }
 
 #else /* !RL_HAVE_URING: built without liburing, epoll only */
@@ -838,6 +1021,18 @@ bool io_engine_continue(server_t *srv, unsigned rounds) {
     (void)srv;
     (void)rounds;
     return false;
+}
+void io_engine_cron(server_t *srv) { (void)srv; }
+void io_engine_release_idle(server_t *srv) { (void)srv; }
+size_t io_engine_ranges(const server_t *srv, proc_range_t *r, size_t max) {
+    (void)srv;
+    (void)r;
+    (void)max;
+    return 0;
+}
+size_t io_engine_memory(const server_t *srv) {
+    (void)srv;
+    return 0;
 }
 
 #endif

@@ -109,7 +109,9 @@ static void server_cron(void *arg) {
     srv->cron_loops++;
     server_adapt_hz(srv);
     apply_oom_score(srv);
+    io_engine_cron(srv); /* the receive buffer ring sized to the load, idle pages given back */
     server_sample_memory(srv);
+    srv->mem.io_buffers = io_engine_memory(srv); /* sampled with rss: mem_fragmentation_ratio takes it out */
     sample_rates(srv);
     if (!srv->active_expire_off) expire_active_cycle(srv);
     persist_cron(srv);   /* child reaping (child.c), save points, AOF fsync/rewrite */

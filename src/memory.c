@@ -4,8 +4,15 @@
  *   allocator_frag_ratio = allocator_active / allocator_allocated
  *   allocator_rss_ratio  = allocator_resident / allocator_active
  *   rss_overhead_ratio   = rss / allocator_resident
- *   mem_fragmentation_ratio = rss / used_memory (both from the same cron
- *   sample, so a burst of allocation between two samples cannot skew it)
+ *   mem_fragmentation_ratio = (rss - mem_io_buffers) / used_memory (all
+ *   from the same cron sample, so a burst of allocation between two
+ *   samples cannot skew it).  mem_io_buffers, the io_uring engine's
+ *   receive buffers and rings, is memory of its own: mmap()ed outside
+ *   the allocator, sized by the network load and given back when idle,
+ *   so neither used_memory (it would count against maxmemory and evict
+ *   keys for a pipelined burst) nor the allocator's fragmentation.  Redis
+ *   has no such buffers: its reads land in query buffers, which are in
+ *   used_memory; ours land there only for an unfinished request.
  * A ratio whose inputs the allocator does not provide is reported as 0. */
 #include "memory.h"
 
@@ -16,7 +23,12 @@
 #include "alloc_advice.h"
 #include "commands.h"
 #include "conn.h"
+#include "io_engine.h"
+#include "function.h"
 #include "keyspace.h"
+#include "proc_rss.h"
+#include "repl.h"
+#include "script.h"
 #include "reply.h"
 #include "ttl_index.h"
 #include "util.h"
@@ -62,8 +74,45 @@ void memory_report(server_t *srv, mem_report_t *r) {
     r->allocator_rss_bytes = diff(r->alloc.resident, r->alloc.active);
     r->rss_overhead_ratio = ratio(r->rss, r->alloc.resident);
     r->rss_overhead_bytes = diff(r->rss, r->alloc.resident);
-    r->frag_ratio = ratio(srv->mem.rss, srv->mem.zmalloc_used);
-    r->frag_bytes = diff(srv->mem.rss, srv->mem.zmalloc_used);
+    r->io_buffers = srv->mem.io_buffers;
+    size_t rss_no_io = srv->mem.rss > r->io_buffers ? srv->mem.rss - r->io_buffers : srv->mem.rss;
+    r->frag_ratio = ratio(rss_no_io, srv->mem.zmalloc_used);
+    r->frag_bytes = diff(rss_no_io, srv->mem.zmalloc_used);
+}
+
+/* The allocator's resident pages are its own figure where it has one
+ * (ebbmalloc, jemalloc, tcmalloc; capped at the anonymous pages found, as
+ * jemalloc's and tcmalloc's may count pages never touched), else (glibc,
+ * whose heap is also the heap of every library calling malloc) all the
+ * anonymous pages no other part claims.  Lua heaps, the backlog and client
+ * buffers are zmalloc'd, so they are shares of the allocator's part. */
+void memory_rss_parts(server_t *srv, const mem_report_t *r, mem_rss_parts_t *p) {
+    memset(p, 0, sizeof(*p));
+    proc_range_t io[4];
+    size_t nio = io_engine_ranges(srv, io, 4);
+    proc_rss_t pr;
+    if (!proc_rss_read(io, nio, &pr)) return;
+    p->ok = true;
+    p->total = pr.total;
+    p->io = pr.io;
+    p->stacks = pr.stacks;
+    p->code = pr.file;
+    p->threads = pr.threads;
+    zmalloc_stats_t st = {0};
+    if (zmalloc_allocator_stats_cheap()) zmalloc_get_allocator_stats(&st);
+    size_t own = st.resident ? st.resident + st.metadata : 0;
+    p->allocator = own && own < pr.anon ? own : pr.anon;
+    p->other = pr.anon - p->allocator;
+    p->lua = scripting_vm_memory(srv) + functions_vm_memory(srv);
+    p->replication = repl_backlog_memory(srv) + repl_replica_buffers_memory(srv);
+    p->clients = r->clients_normal;
+    size_t named = p->lua + p->replication + p->clients;
+    p->allocator_rest = p->allocator > named ? p->allocator - named : 0;
+    if (named > p->allocator) { /* not resident yet in full: scale down to fit */
+        p->lua = p->lua * p->allocator / named;
+        p->replication = p->replication * p->allocator / named;
+        p->clients = p->allocator - p->lua - p->replication;
+    }
 }
 
 /* ---------------------------------------------------------------- MEMORY */
@@ -114,6 +163,7 @@ static void cmd_memory_stats(client_t *c) {
     reply_kv_ll(c, "clients.slaves", 0), n++;
     reply_kv_ll(c, "clients.normal", (long long)r.clients_normal), n++;
     reply_kv_ll(c, "aof.buffer", 0), n++;
+    reply_kv_ll(c, "io.buffers", (long long)r.io_buffers), n++;
     for (int i = 0; i < c->srv->dbnum && i < 64; i++) {
         if (db_size(&c->srv->dbs[i]) == 0) continue;
         char name[16];
@@ -141,12 +191,26 @@ static void cmd_memory_stats(client_t *c) {
     reply_kv_ll(c, "rss-overhead.bytes", r.rss_overhead_bytes), n++;
     reply_kv_double(c, "fragmentation", r.frag_ratio), n++;
     reply_kv_ll(c, "fragmentation.bytes", r.frag_bytes), n++;
+    mem_rss_parts_t p;
+    memory_rss_parts(c->srv, &r, &p);
+    reply_kv_ll(c, "rss.total", (long long)p.total), n++;
+    reply_kv_ll(c, "rss.allocator", (long long)p.allocator), n++;
+    reply_kv_ll(c, "rss.allocator.lua", (long long)p.lua), n++;
+    reply_kv_ll(c, "rss.allocator.replication", (long long)p.replication), n++;
+    reply_kv_ll(c, "rss.allocator.clients", (long long)p.clients), n++;
+    reply_kv_ll(c, "rss.allocator.rest", (long long)p.allocator_rest), n++;
+    reply_kv_ll(c, "rss.io-buffers", (long long)p.io), n++;
+    reply_kv_ll(c, "rss.thread-stacks", (long long)p.stacks), n++;
+    reply_kv_ll(c, "rss.code-and-libraries", (long long)p.code), n++;
+    reply_kv_ll(c, "rss.other", (long long)p.other), n++;
     reply_set_deferred_map_len(c, slot, n);
 }
 
 static void cmd_memory_purge(client_t *c) {
     zmalloc_purge();
+    io_engine_release_idle(c->srv);
     server_sample_memory(c->srv);
+    c->srv->mem.io_buffers = io_engine_memory(c->srv);
     reply_ok(c);
 }
 
@@ -163,6 +227,35 @@ static void cmd_memory_malloc_stats(client_t *c) {
     sds_free(s);
 }
 
+/* When the process holds much more than used_memory (RSS over 1.2x it
+ * and 1 MB more): which part of the RSS holds the difference, the
+ * largest first (memory_rss_parts). */
+static sds doctor_rss_parts(server_t *srv, const mem_report_t *r, sds s) {
+    mem_rss_parts_t p;
+    memory_rss_parts(srv, r, &p);
+    if (!p.ok || p.total < r->used + r->used / 5 + (1 << 20)) return s;
+    struct {
+        const char *name, *hint;
+        size_t bytes;
+    } parts[] = {
+        {"the allocator's pages beyond used_memory (fragmentation, free pages kept)",
+         "MEMORY PURGE gives free pages back; activedefrag compacts fragmented ones", p.allocator > r->used ? p.allocator - r->used : 0},
+        {"the io_uring engine's receive buffers and rings (mem_io_buffers)",
+         "they grow under pipelined bursts and are given back within seconds of light load", p.io},
+        {"code and libraries (file-backed pages, shared with other processes running them)",
+         "a fixed cost of the binary and its libraries", p.code},
+        {"thread stacks", "a fixed cost per thread", p.stacks},
+        {"anonymous pages outside the allocator", "memory that libraries took from libc directly", p.other},
+    };
+    size_t best = 0;
+    for (size_t i = 1; i < sizeof(parts) / sizeof(parts[0]); i++)
+        if (parts[i].bytes > parts[best].bytes) best = i;
+    char h[32];
+    util_bytes_to_human(h, sizeof(h), parts[best].bytes);
+    return sds_catprintf(s, " * RSS runs ahead of used_memory (%zu vs %zu bytes). The largest part of the RSS beside the data is %s: %s (%s). INFO memory's rss_* fields name every part.\n",
+                         p.total, r->used, parts[best].name, h, parts[best].hint);
+}
+
 /* Plain-words advice from the ratios, in the spirit of Redis's doctor. */
 static void cmd_memory_doctor(client_t *c) {
     mem_report_t r;
@@ -177,6 +270,7 @@ static void cmd_memory_doctor(client_t *c) {
         s = sds_catprintf(s, "Hi. This instance holds less than 5 MB (%s), so there is not much to diagnose: "
                              "ratios on such a small heap are dominated by fixed costs.\n",
                           used);
+        s = doctor_rss_parts(c->srv, &r, s);
     } else {
         s = sds_catprintf(s, "Memory report for this instance (allocator %s): used %s, resident %s, peak %s.\n\n",
                           zmalloc_lib(), used, rss, peak);
@@ -205,6 +299,12 @@ static void cmd_memory_doctor(client_t *c) {
                                  "MEMORY PURGE gives them back now.\n",
                               r.allocator_rss_ratio);
         }
+        sds parts = doctor_rss_parts(c->srv, &r, sds_empty());
+        if (sds_len(parts)) {
+            issues++;
+            s = sds_cat(s, parts);
+        }
+        sds_free(parts);
         if (r.clients_normal > 200 * 1024 * 1024) {
             issues++;
             s = sds_cat(s, " * Client buffers use more than 200 MB: look for slow readers or huge pipelines.\n");

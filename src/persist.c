@@ -45,6 +45,7 @@ struct persist {
     bool bgsave_scheduled;            /* BGSAVE SCHEDULE while the AOF child runs */
     bool shutdown_done;               /* the final save/flush ran (SHUTDOWN or exit) */
     long long last_disk_error_log_ms; /* replica-ignore-disk-write-errors yes: its log line */
+    persist_rdb_done_fn *rdb_done;    /* replicas waiting for a BGSAVE (repl_master.c) */
 };
 
 static persist_t *P(const server_t *srv) { return srv->persist; }
@@ -178,8 +179,10 @@ static void bgsave_done(server_t *srv, const child_exit_t *ex, void *arg) {
         if (ex->signo != SIGUSR1) p->last_bgsave_ok = false;
     }
     sds_free(tmp);
-    repl_rdb_child_done(srv, ex->ok); /* replicas waiting for this RDB */
+    if (p->rdb_done) p->rdb_done(srv, ex->ok); /* replicas waiting for this RDB */
 }
+
+void persist_on_rdb_done(server_t *srv, persist_rdb_done_fn *fn) { P(srv)->rdb_done = fn; }
 
 bool persist_bgsave(server_t *srv, const char **err) {
     persist_t *p = P(srv);

@@ -86,9 +86,14 @@ bool persist_propagation_on(const client_t *c);
 /* SAVE in the foreground; 0 or -1 (logged, status set to err). */
 int persist_save(server_t *srv);
 /* BGSAVE: an RDB child writing dbfilename (also a disk-based full sync's
- * snapshot, repl_master.c).  When it ends, the replicas waiting for it are
- * told (repl_rdb_child_done).  false with *err when it could not fork. */
+ * snapshot, repl_master.c).  When it ends, the listener set with
+ * persist_on_rdb_done is told.  false with *err when it could not fork. */
 bool persist_bgsave(server_t *srv, const char **err);
+/* Who hears that a BGSAVE child ended (ok: the file is written):
+ * replication registers itself at init, so that persistence, below it,
+ * never calls it by name. */
+typedef void persist_rdb_done_fn(server_t *srv, bool ok);
+void persist_on_rdb_done(server_t *srv, persist_rdb_done_fn *fn);
 
 /* No save points and no AOF (rdb-del-sync-files removes the RDB files of
  * full syncs only then, as Redis does). */

@@ -56,7 +56,8 @@ void proc_title_init(int argc, char **argv) {
     /* Copies first: if one fails, nothing has moved and no title is set.
      * libc's malloc, not zmalloc: the environment is libc's from here on
      * (setenv keeps these strings or moves environ off them), and it is
-     * not the dataset's memory that used_memory reports. */
+     * not the dataset's memory that used_memory reports.  A few KB once:
+     * INFO counts them among the anonymous pages (rss_allocator on libc). */
     char **env = malloc(sizeof(char *) * (size_t)(nenv + 1));
     char *program = strdup(start);
     bool ok = env && program;

@@ -838,11 +838,9 @@ static bool get_blob_object(reader_t *r, server_t *srv, adopt_fn *adopt,
 }
 
 /* Primitives lent to rdb_stream.c (rdb_stream.h). */
-bool rdb_in_len(rdb_reader_t *r, uint64_t *len) { return get_len(r, len); }
-bool rdb_in_bytes(rdb_reader_t *r, void *out, size_t n) { return get_bytes(r, out, n); }
-bool rdb_in_fail(rdb_reader_t *r, const char *msg) { return fail(r, "%s", msg); }
-bool rdb_in_plausible(rdb_reader_t *r, uint64_t count, unsigned per) { return plausible(r, count, per); }
-unsigned char *rdb_in_blob(rdb_reader_t *r, size_t *len) {
+/* What the stream codec (rdb_stream.c) reads with. */
+static bool in_fail(reader_t *r, const char *msg) { return fail(r, "%s", msg); }
+static unsigned char *in_blob(reader_t *r, size_t *len) {
     strview_t sv;
     if (!get_view(r, &sv)) return NULL;
     if (sv.is_int) {
@@ -854,6 +852,9 @@ unsigned char *rdb_in_blob(rdb_reader_t *r, size_t *len) {
     *len = sv.len;
     return blob_dup(sv.p, sv.len);
 }
+
+static const rdb_in_ops_t stream_in = {
+    .len = get_len, .bytes = get_bytes, .blob = in_blob, .fail = in_fail, .plausible = plausible};
 
 /* ------------------------------------------------------- reading objects */
 
@@ -1099,7 +1100,7 @@ static robj *get_object(reader_t *r, server_t *srv, int type) {
         case RDB_TYPE_STREAM_LISTPACKS:
         case RDB_TYPE_STREAM_LISTPACKS_2:
         case RDB_TYPE_STREAM_LISTPACKS_3:
-            o = rdb_stream_load(r, type); /* rdb_stream.c */
+            o = rdb_stream_load(r, &stream_in, type); /* rdb_stream.c */
             break;
         case RDB_TYPE_MODULE:
         case RDB_TYPE_MODULE_2:
@@ -1485,6 +1486,8 @@ int rdb_file_open(const char *path, rdb_file_t *f) {
     }
     f->len = (size_t)st.st_size;
     if (f->len) {
+        /* Memory outside zmalloc: file-backed pages, in INFO's
+         * rss_code_and_libraries while the load runs, handed back behind it. */
         void *p = mmap(NULL, f->len, PROT_READ, MAP_PRIVATE, fd, 0);
         if (p == MAP_FAILED) {
             int e = errno;

@@ -122,8 +122,9 @@ static void put_blob(rio_t *r, const void *blob, size_t len, bool compress) {
 }
 
 /* Lent to rdb_stream.c (rdb_stream.h). */
-void rdb_out_len(rio_t *r, uint64_t len) { put_len(r, len); }
-void rdb_out_string(rio_t *r, const void *s, size_t len, bool compress) { put_string(r, s, len, compress); }
+/* What the stream codec (rdb_stream.c) writes with. */
+static void out_string(rio_t *r, const void *s, size_t len, bool compress) { put_string(r, s, len, compress); }
+static const rdb_out_ops_t stream_out = {.len = put_len, .string = out_string};
 
 static void put_ll_string(rio_t *r, long long v) {
     char buf[LP_INTBUF_SIZE];
@@ -283,7 +284,7 @@ static void put_value(rio_t *r, robj *val, bool compress) {
         case OBJ_SET: put_set(r, val, compress); break;
         case OBJ_ZSET: put_zset(r, val, compress); break;
         case OBJ_HASH: put_hash(r, val, compress); break;
-        case OBJ_STREAM: rdb_stream_save(r, val, compress); break; /* rdb_stream.c */
+        case OBJ_STREAM: rdb_stream_save(r, &stream_out, val, compress); break; /* rdb_stream.c */
     }
 }
 

@@ -28,8 +28,8 @@ static void put_ms(rio_t *r, long long ms) {
     rio_write(r, &le, 8);
 }
 
-static void put_pel(rio_t *r, rax_t *pel, bool nacks) {
-    rdb_out_len(r, rax_size(pel));
+static void put_pel(rio_t *r, const rdb_out_ops_t *out, rax_t *pel, bool nacks) {
+    out->len(r, rax_size(pel));
     rax_iter_t ri;
     rax_iter_start(&ri, pel);
     for (bool ok = rax_seek(&ri, "^", NULL, 0); ok; ok = rax_next(&ri)) {
@@ -37,50 +37,50 @@ static void put_pel(rio_t *r, rax_t *pel, bool nacks) {
         if (nacks) {
             stream_nack_t *n = ri.data;
             put_ms(r, n->delivery_time);
-            rdb_out_len(r, n->delivery_count);
+            out->len(r, n->delivery_count);
         }
     }
     rax_iter_stop(&ri);
 }
 
-void rdb_stream_save(rio_t *r, robj *o, bool compress) {
+void rdb_stream_save(rio_t *r, const rdb_out_ops_t *out, robj *o, bool compress) {
     stream_t *s = o->ptr;
-    rdb_out_len(r, rax_size(s->rax));
+    out->len(r, rax_size(s->rax));
     rax_iter_t ri;
     rax_iter_start(&ri, s->rax);
     for (bool ok = rax_seek(&ri, "^", NULL, 0); ok; ok = rax_next(&ri)) {
-        rdb_out_string(r, ri.key, 16, false);
+        out->string(r, ri.key, 16, false);
         unsigned char *lp = ri.data;
-        rdb_out_string(r, lp, lp_bytes(lp), compress);
+        out->string(r, lp, lp_bytes(lp), compress);
     }
     rax_iter_stop(&ri);
-    rdb_out_len(r, s->length);
-    rdb_out_len(r, s->last_id.ms);
-    rdb_out_len(r, s->last_id.seq);
-    rdb_out_len(r, s->first_id.ms);
-    rdb_out_len(r, s->first_id.seq);
-    rdb_out_len(r, s->max_deleted_entry_id.ms);
-    rdb_out_len(r, s->max_deleted_entry_id.seq);
-    rdb_out_len(r, s->entries_added);
-    rdb_out_len(r, s->cgroups ? rax_size(s->cgroups) : 0);
+    out->len(r, s->length);
+    out->len(r, s->last_id.ms);
+    out->len(r, s->last_id.seq);
+    out->len(r, s->first_id.ms);
+    out->len(r, s->first_id.seq);
+    out->len(r, s->max_deleted_entry_id.ms);
+    out->len(r, s->max_deleted_entry_id.seq);
+    out->len(r, s->entries_added);
+    out->len(r, s->cgroups ? rax_size(s->cgroups) : 0);
     if (!s->cgroups) return;
     rax_iter_t gi;
     rax_iter_start(&gi, s->cgroups);
     for (bool ok = rax_seek(&gi, "^", NULL, 0); ok; ok = rax_next(&gi)) {
         stream_cg_t *cg = gi.data;
-        rdb_out_string(r, gi.key, gi.key_len, false);
-        rdb_out_len(r, cg->last_id.ms);
-        rdb_out_len(r, cg->last_id.seq);
-        rdb_out_len(r, (uint64_t)cg->entries_read);
-        put_pel(r, cg->pel, true);
-        rdb_out_len(r, rax_size(cg->consumers));
+        out->string(r, gi.key, gi.key_len, false);
+        out->len(r, cg->last_id.ms);
+        out->len(r, cg->last_id.seq);
+        out->len(r, (uint64_t)cg->entries_read);
+        put_pel(r, out, cg->pel, true);
+        out->len(r, rax_size(cg->consumers));
         rax_iter_t ci;
         rax_iter_start(&ci, cg->consumers);
         for (bool ok2 = rax_seek(&ci, "^", NULL, 0); ok2; ok2 = rax_next(&ci)) {
             stream_consumer_t *c = ci.data;
-            rdb_out_string(r, c->name, sds_len(c->name), false);
+            out->string(r, c->name, sds_len(c->name), false);
             put_ms(r, c->seen_time);
-            put_pel(r, c->pel, false);
+            put_pel(r, out, c->pel, false);
         }
         rax_iter_stop(&ci);
     }
@@ -148,28 +148,34 @@ static bool stream_lp_valid(unsigned char *lp, size_t len, const stream_id_t *ma
 
 /* ------------------------------------------------------------ load */
 
-static bool get_id(rdb_reader_t *r, stream_id_t *id) { return rdb_in_len(r, &id->ms) && rdb_in_len(r, &id->seq); }
+/* The caller's reader and the primitives it lends to read with. */
+typedef struct {
+    rdb_reader_t *r;
+    const rdb_in_ops_t *op;
+} in_t;
 
-static bool get_ms(rdb_reader_t *r, long long *ms) {
+static bool get_id(in_t *r, stream_id_t *id) { return r->op->len(r->r, &id->ms) && r->op->len(r->r, &id->seq); }
+
+static bool get_ms(in_t *r, long long *ms) {
     uint64_t le;
-    if (!rdb_in_bytes(r, &le, 8)) return false;
+    if (!r->op->bytes(r->r, &le, 8)) return false;
     *ms = (long long)le64toh(le);
     return true;
 }
 
-static bool load_nodes(rdb_reader_t *r, stream_t *s, uint64_t *live_total) {
+static bool load_nodes(in_t *r, stream_t *s, uint64_t *live_total) {
     uint64_t nodes;
-    if (!rdb_in_len(r, &nodes) || !rdb_in_plausible(r, nodes, 2)) return false;
+    if (!r->op->len(r->r, &nodes) || !r->op->plausible(r->r, nodes, 2)) return false;
     unsigned char lastkey[16];
     for (uint64_t i = 0; i < nodes; i++) {
         size_t klen, len;
-        unsigned char *key = rdb_in_blob(r, &klen);
+        unsigned char *key = r->op->blob(r->r, &klen);
         if (!key) return false;
         if (klen != 16) {
             zfree(key);
-            return rdb_in_fail(r, "Stream node key entry is not the size of a stream ID");
+            return r->op->fail(r->r, "Stream node key entry is not the size of a stream ID");
         }
-        unsigned char *lp = rdb_in_blob(r, &len);
+        unsigned char *lp = r->op->blob(r->r, &len);
         if (!lp) {
             zfree(key);
             return false;
@@ -186,25 +192,25 @@ static bool load_nodes(rdb_reader_t *r, stream_t *s, uint64_t *live_total) {
         zfree(key);
         if (!ok) {
             lp_free(lp);
-            return rdb_in_fail(r, "Bad stream listpack (corrupt, empty or out of order)");
+            return r->op->fail(r->r, "Bad stream listpack (corrupt, empty or out of order)");
         }
     }
     return true;
 }
 
-static bool load_pel(rdb_reader_t *r, stream_cg_t *cg) {
+static bool load_pel(in_t *r, stream_cg_t *cg) {
     uint64_t n;
-    if (!rdb_in_len(r, &n) || !rdb_in_plausible(r, n, 17)) return false;
+    if (!r->op->len(r->r, &n) || !r->op->plausible(r->r, n, 17)) return false;
     for (uint64_t i = 0; i < n; i++) {
         unsigned char id[16];
         long long when;
         uint64_t count;
-        if (!rdb_in_bytes(r, id, 16) || !get_ms(r, &when) || !rdb_in_len(r, &count)) return false;
+        if (!r->op->bytes(r->r, id, 16) || !get_ms(r, &when) || !r->op->len(r->r, &count)) return false;
         stream_nack_t *nack = stream_nack_new(NULL, when);
         nack->delivery_count = count;
         if (!rax_try_insert(cg->pel, id, 16, nack)) {
             stream_nack_free(nack);
-            return rdb_in_fail(r, "Duplicated global PEL entry loading stream consumer group");
+            return r->op->fail(r->r, "Duplicated global PEL entry loading stream consumer group");
         }
     }
     return true;
@@ -212,12 +218,12 @@ static bool load_pel(rdb_reader_t *r, stream_cg_t *cg) {
 
 /* v3 (type 21, Redis 7.2+): each consumer's active time follows its seen
  * time; older types have none and take the seen time (as Redis does). */
-static bool load_consumers(rdb_reader_t *r, stream_cg_t *cg, bool v3) {
+static bool load_consumers(in_t *r, stream_cg_t *cg, bool v3) {
     uint64_t n;
-    if (!rdb_in_len(r, &n) || !rdb_in_plausible(r, n, 10)) return false;
+    if (!r->op->len(r->r, &n) || !r->op->plausible(r->r, n, 10)) return false;
     for (uint64_t i = 0; i < n; i++) {
         size_t nlen;
-        unsigned char *name = rdb_in_blob(r, &nlen);
+        unsigned char *name = r->op->blob(r->r, &nlen);
         if (!name) return false;
         long long seen, active;
         if (!get_ms(r, &seen) || (v3 && !get_ms(r, &active))) {
@@ -226,17 +232,17 @@ static bool load_consumers(rdb_reader_t *r, stream_cg_t *cg, bool v3) {
         }
         stream_consumer_t *c = stream_consumer_create(cg, (const char *)name, nlen, seen);
         zfree(name);
-        if (!c) return rdb_in_fail(r, "Duplicate stream consumer detected");
+        if (!c) return r->op->fail(r->r, "Duplicate stream consumer detected");
         c->active_time = v3 ? active : seen;
         uint64_t npel;
-        if (!rdb_in_len(r, &npel) || !rdb_in_plausible(r, npel, 16)) return false;
+        if (!r->op->len(r->r, &npel) || !r->op->plausible(r->r, npel, 16)) return false;
         for (uint64_t j = 0; j < npel; j++) {
             unsigned char id[16];
             void *v;
-            if (!rdb_in_bytes(r, id, 16)) return false;
-            if (!rax_find(cg->pel, id, 16, &v)) return rdb_in_fail(r, "Consumer entry not found in group global PEL");
+            if (!r->op->bytes(r->r, id, 16)) return false;
+            if (!rax_find(cg->pel, id, 16, &v)) return r->op->fail(r->r, "Consumer entry not found in group global PEL");
             stream_nack_t *nack = v;
-            if (nack->consumer) return rdb_in_fail(r, "Stream PEL entry owned by two consumers");
+            if (nack->consumer) return r->op->fail(r->r, "Stream PEL entry owned by two consumers");
             nack->consumer = c;
             rax_insert(c->pel, id, 16, nack, NULL);
         }
@@ -248,44 +254,45 @@ static bool load_consumers(rdb_reader_t *r, stream_cg_t *cg, bool v3) {
     for (bool ok = rax_seek(&ri, "^", NULL, 0); ok && !orphan; ok = rax_next(&ri))
         orphan = ((stream_nack_t *)ri.data)->consumer == NULL;
     rax_iter_stop(&ri);
-    return orphan ? rdb_in_fail(r, "Stream CG PEL entry without consumer") : true;
+    return orphan ? r->op->fail(r->r, "Stream CG PEL entry without consumer") : true;
 }
 
-static bool load_groups(rdb_reader_t *r, stream_t *s, bool v2, bool r_v3) {
+static bool load_groups(in_t *r, stream_t *s, bool v2, bool r_v3) {
     uint64_t ngroups;
-    if (!rdb_in_len(r, &ngroups) || !rdb_in_plausible(r, ngroups, 4)) return false;
+    if (!r->op->len(r->r, &ngroups) || !r->op->plausible(r->r, ngroups, 4)) return false;
     for (uint64_t i = 0; i < ngroups; i++) {
         size_t nlen;
-        unsigned char *name = rdb_in_blob(r, &nlen);
+        unsigned char *name = r->op->blob(r->r, &nlen);
         if (!name) return false;
         stream_id_t last;
         uint64_t read = 0;
-        bool ok = get_id(r, &last) && (!v2 || rdb_in_len(r, &read));
+        bool ok = get_id(r, &last) && (!v2 || r->op->len(r->r, &read));
         long long entries_read = v2 ? (long long)read : stream_estimate_distance(s, &last);
         stream_cg_t *cg = ok ? stream_cg_create(s, (const char *)name, nlen, &last, entries_read) : NULL;
         zfree(name);
         if (!ok) return false;
-        if (!cg) return rdb_in_fail(r, "Duplicated consumer group name");
+        if (!cg) return r->op->fail(r->r, "Duplicated consumer group name");
         if (!load_pel(r, cg) || !load_consumers(r, cg, r_v3)) return false;
     }
     return true;
 }
 
-robj *rdb_stream_load(rdb_reader_t *r, int type) {
+robj *rdb_stream_load(rdb_reader_t *reader, const rdb_in_ops_t *ops, int type) {
+    in_t in = {reader, ops}, *r = &in;
     bool v2 = type == RDB_TYPE_STREAM_LISTPACKS_2 || type == RDB_TYPE_STREAM_LISTPACKS_3;
     robj *o = stream_create_object();
     stream_t *s = o->ptr;
     uint64_t live = 0;
-    if (!load_nodes(r, s, &live) || !rdb_in_len(r, &s->length) || !get_id(r, &s->last_id)) goto err;
+    if (!load_nodes(r, s, &live) || !r->op->len(r->r, &s->length) || !get_id(r, &s->last_id)) goto err;
     if (v2) {
-        if (!get_id(r, &s->first_id) || !get_id(r, &s->max_deleted_entry_id) || !rdb_in_len(r, &s->entries_added))
+        if (!get_id(r, &s->first_id) || !get_id(r, &s->max_deleted_entry_id) || !r->op->len(r->r, &s->entries_added))
             goto err;
     } else {
         s->entries_added = s->length;
         if (!stream_edge_id(s, true, &s->first_id)) s->first_id.ms = s->first_id.seq = 0;
     }
     if (s->length != live) {
-        rdb_in_fail(r, "Stream length does not match its nodes");
+        r->op->fail(r->r, "Stream length does not match its nodes");
         goto err;
     }
     if (!load_groups(r, s, v2, type == RDB_TYPE_STREAM_LISTPACKS_3)) goto err;

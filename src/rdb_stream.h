@@ -3,9 +3,10 @@
  * primitives rdb_load.c and rdb_save.c lend to it.
  *
  * rdb_save.c calls rdb_stream_save for OBJ_STREAM values; rdb_load.c calls
- * rdb_stream_load for the two stream types.  The primitives are thin
- * wrappers over those files' own readers and writers, so the stream code
- * parses lengths and strings exactly as every other type does. */
+ * rdb_stream_load for the two stream types.  Each passes a table of its
+ * own reader or writer primitives, so the stream code parses lengths and
+ * strings exactly as every other type does while sitting below both files
+ * (it never calls back into them by name: no call cycle). */
 #ifndef RL_RDB_STREAM_H
 #define RL_RDB_STREAM_H
 
@@ -18,22 +19,27 @@
 
 typedef struct reader rdb_reader_t;
 
-/* ------------------------------------------------ lent by rdb_load.c */
-bool rdb_in_len(rdb_reader_t *r, uint64_t *len);
-bool rdb_in_bytes(rdb_reader_t *r, void *out, size_t n);
-/* Any string form as a zmalloc'd copy (*len bytes); NULL on error. */
-unsigned char *rdb_in_blob(rdb_reader_t *r, size_t *len);
-bool rdb_in_fail(rdb_reader_t *r, const char *msg);
-/* Whether count items of at least `per` bytes each can still follow. */
-bool rdb_in_plausible(rdb_reader_t *r, uint64_t count, unsigned per);
+/* The reader primitives rdb_load.c lends (the stream codec sits below the
+ * loader and reaches its reader only through this table). */
+typedef struct rdb_in_ops {
+    bool (*len)(rdb_reader_t *r, uint64_t *len);
+    bool (*bytes)(rdb_reader_t *r, void *out, size_t n);
+    /* Any string form as a zmalloc'd copy (*len bytes); NULL on error. */
+    unsigned char *(*blob)(rdb_reader_t *r, size_t *len);
+    bool (*fail)(rdb_reader_t *r, const char *msg);
+    /* Whether count items of at least `per` bytes each can still follow. */
+    bool (*plausible)(rdb_reader_t *r, uint64_t count, unsigned per);
+} rdb_in_ops_t;
 
-/* ------------------------------------------------ lent by rdb_save.c */
-void rdb_out_len(rio_t *r, uint64_t len);
-void rdb_out_string(rio_t *r, const void *s, size_t len, bool compress);
+/* The writer primitives rdb_save.c lends. */
+typedef struct rdb_out_ops {
+    void (*len)(rio_t *r, uint64_t len);
+    void (*string)(rio_t *r, const void *s, size_t len, bool compress);
+} rdb_out_ops_t;
 
 /* ------------------------------------------------ the stream codec */
-void rdb_stream_save(rio_t *r, robj *o, bool compress);
-/* type: RDB_TYPE_STREAM_LISTPACKS or _2.  NULL after rdb_in_fail. */
-robj *rdb_stream_load(rdb_reader_t *r, int type);
+void rdb_stream_save(rio_t *r, const rdb_out_ops_t *out, robj *o, bool compress);
+/* type: RDB_TYPE_STREAM_LISTPACKS or _2.  NULL after ops->fail. */
+robj *rdb_stream_load(rdb_reader_t *r, const rdb_in_ops_t *ops, int type);
 
 #endif

@@ -86,10 +86,11 @@ static int diskless_child(server_t *srv, void *arg) {
 static void diskless_done(server_t *srv, const child_exit_t *ex, void *arg) {
     (void)arg;
     stats_net_out(&srv->stats, ex->sent_bytes, true); /* the child wrote to the replicas' sockets */
-    if (!ex->killed) repl_rdb_child_done(srv, ex->ok);
+    if (!ex->killed) R(srv)->diskless_done(srv, ex->ok);
 }
 
-int repl_diskless_child_start(server_t *srv, bool functions_only) {
+int repl_diskless_child_start(server_t *srv, bool functions_only, persist_rdb_done_fn *done) {
+    R(srv)->diskless_done = done; /* called by name, it would close a call cycle */
     diskless_job_t targets = {.n = 0, .functions_only = functions_only};
     for (repl_replica_t *rep = R(srv)->replicas; rep; rep = rep->next)
         if (rep->state == REPLICA_WAIT_BGSAVE_END && targets.n < DISKLESS_MAX_TARGETS)

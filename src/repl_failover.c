@@ -65,7 +65,7 @@ static void abort_failover(server_t *srv, const char *why) {
     finish(srv);
 }
 
-void failover_link_connected(server_t *srv) {
+static void failover_link_connected(server_t *srv) {
     if (F(srv)->state != FAILOVER_IN_PROGRESS) return;
     log_msg(LL_NOTICE, "FAILOVER to %s:%d completed.", R(srv)->link.host, R(srv)->link.port);
     finish(srv);
@@ -105,7 +105,8 @@ static void hand_over(server_t *srv, repl_replica_t *rep) {
     f->state = FAILOVER_IN_PROGRESS;
     f->started_ms = srv->mstime;
     R(srv)->link.psync_failover = true;
-    replica_set_master(srv, ip, port); /* rep may be freed from here on */
+    R(srv)->link.on_connected = failover_link_connected; /* repl_replica.c calls it when the link is up */
+    replica_set_master(srv, ip, port);                   /* rep may be freed from here on */
 }
 
 void failover_cron(server_t *srv) {

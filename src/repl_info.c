@@ -25,6 +25,7 @@ void repl_init(server_t *srv) {
      * counts them: not one at once to the first replica that attaches */
     r->last_ping_ms = util_mstime();
     srv->repl = r;
+    persist_on_rdb_done(srv, repl_rdb_child_done); /* a BGSAVE's end reaches the replicas waiting */
     const char *ro = srv->cfg.replicaof;
     if (ro && ro[0]) {
         char host[256];
@@ -38,37 +39,6 @@ void repl_init(server_t *srv) {
     }
 }
 
-bool repl_rdb_save_info(const server_t *srv, rdb_repl_info_t *out) {
-    const repl_t *r = R(srv);
-    if (!r || !r->backlog) return false; /* no history anyone could continue */
-    memset(out, 0, sizeof(*out));
-    out->valid = true;
-    memcpy(out->id, r->replid, sizeof(out->id));
-    out->offset = r->master_repl_offset;
-    if (r->link.state == LINK_NONE) out->stream_db = r->stream_db < 0 ? 0 : r->stream_db;
-    else out->stream_db = r->link.master ? r->link.master->db->id : r->link.resume_db;
-    return true;
-}
-
-void repl_restore_from_rdb(server_t *srv, const rdb_repl_info_t *in) {
-    repl_t *r = R(srv);
-    if (!in->valid || in->offset < 0 || r->backlog) return;
-    if (r->link.state != LINK_NONE) {
-        /* Our PSYNC will ask for in->id from in->offset + 1. */
-        memcpy(r->replid, in->id, sizeof(r->replid));
-        r->master_repl_offset = in->offset;
-        r->link.resume_db = in->stream_db >= 0 && in->stream_db < srv->dbnum ? in->stream_db : 0;
-    } else {
-        /* A new history that continues the old one's offsets. */
-        memcpy(r->replid2, in->id, sizeof(r->replid2));
-        r->second_replid_offset = in->offset + 1;
-        r->master_repl_offset = in->offset;
-    }
-    r->backlog = backlog_create((size_t)srv->cfg.repl_backlog_size, r->master_repl_offset + 1);
-    r->backlog_idle_since_ms = util_mstime();
-    log_msg(LL_NOTICE, "Replication ID %s and offset %lld restored from the RDB file (as %s)", in->id, in->offset,
-            r->link.state != LINK_NONE ? "our own, to continue with our master" : "our replid2");
-}
 
 void repl_free(server_t *srv) {
     repl_t *r = R(srv);
@@ -89,8 +59,7 @@ void repl_free(server_t *srv) {
 
 void repl_cron(server_t *srv) {
     repl_t *r = R(srv);
-    master_check_waiters(srv); /* WAIT timeouts, and WAITAOF's local fsyncs done in the background */
-    repl_after_aof_flush(srv); /* a replica: the background fsync's FACK */
+    repl_after_aof_flush(srv); /* WAIT/WAITAOF timeouts, background fsyncs; a replica's FACK */
     failover_cron(srv);        /* FAILOVER: hand over as soon as the target caught up */
     if (srv->mstime - r->last_cron_sec_ms < 1000) return;
     r->last_cron_sec_ms = srv->mstime;

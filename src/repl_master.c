@@ -39,93 +39,6 @@
 #define BULK_CHUNK (64 * 1024)   /* bytes per write of the RDB file */
 #define BULK_WRITES_PER_EVENT 16 /* then other clients get a turn */
 
-/* --------------------------------------------------------- the stream */
-
-/* Only a master feeds the stream from its own writes: a replica forwards
- * its master's bytes (repl_master_applied), so it need not translate. */
-long long repl_offset(const server_t *srv) { return R(srv)->master_repl_offset; }
-
-bool repl_stream_on(const server_t *srv) {
-    return R(srv) && R(srv)->backlog != NULL && R(srv)->link.state == LINK_NONE;
-}
-
-static void replica_close(repl_replica_t *rep, const char *why) {
-    log_msg(LL_WARNING, "Connection with replica %s lost (%s).", rep->c->addr, why);
-    conn_close_async(rep->c);
-}
-
-/* Hold the stream for a replica that is still syncing; its limit is the
- * replica output buffer limit, as if it were queued output. */
-static void hold_pending(server_t *srv, repl_replica_t *rep, const char *p, size_t len) {
-    if (rep->c->flags & (CLIENT_CLOSE_ASAP | CLIENT_CLOSE_AFTER_REPLY)) return;
-    rep->pending = sds_catlen(rep->pending, p, len);
-    const obuf_limit_t *lim = &srv->cfg.obuf_limits[OBUF_REPLICA];
-    if (lim->hard && (long long)sds_len(rep->pending) >= lim->hard) replica_close(rep, "output buffer limit during sync");
-}
-
-void master_feed_raw(server_t *srv, const char *p, size_t len) {
-    repl_t *r = R(srv);
-    backlog_append(r->backlog, p, len);
-    r->master_repl_offset += (long long)len;
-    if (srv->aof) aof_set_tag(srv->aof, r->master_repl_offset); /* WAITAOF: what the AOF holds so far */
-    for (repl_replica_t *rep = r->replicas; rep; rep = rep->next) {
-        switch (rep->state) {
-            case REPLICA_ONLINE: reply_raw(rep->c, p, len); break;
-            case REPLICA_WAIT_BGSAVE_END:
-            case REPLICA_SEND_BULK:
-            case REPLICA_ONLINE_ON_ACK: hold_pending(srv, rep, p, len); break;
-            default: break; /* WAIT_BGSAVE_START: its RDB will include this */
-        }
-    }
-}
-
-void repl_feed(server_t *srv, int dbid, const char *cmd, size_t len) {
-    repl_t *r = R(srv);
-    if (r->link.state != LINK_NONE) return;
-    if (!r->backlog) {
-        /* No stream to feed, but WAITAOF counts in replication offsets:
-         * the offset still moves (by one, as Redis 7.2 moves it). */
-        if (srv->aof && aof_is_on(srv->aof)) aof_set_tag(srv->aof, ++r->master_repl_offset);
-        return;
-    }
-    if (dbid != r->stream_db) {
-        char n[16];
-        const char *av[2] = {"SELECT", n};
-        size_t lens[2] = {6, (size_t)util_ll2str(n, sizeof(n), dbid)};
-        sds sel = resp_cat_command(sds_empty(), 2, av, lens);
-        master_feed_raw(srv, sel, sds_len(sel));
-        sds_free(sel);
-        r->stream_db = dbid;
-    }
-    master_feed_raw(srv, cmd, len);
-}
-
-void master_ensure_backlog(server_t *srv) {
-    repl_t *r = R(srv);
-    if (r->backlog) return;
-    /* A master that wrote without a backlog has a gap in its history: a
-     * new ID keeps anyone from continuing across it (Redis does the same). */
-    if (r->link.state == LINK_NONE) {
-        util_random_hex(r->replid, REPL_ID_LEN);
-        memset(r->replid2, '0', REPL_ID_LEN);
-        r->second_replid_offset = -1;
-    }
-    r->backlog = backlog_create((size_t)srv->cfg.repl_backlog_size, r->master_repl_offset + 1);
-    r->stream_db = -1;
-}
-
-void master_shift_replid(server_t *srv) {
-    repl_t *r = R(srv);
-    memcpy(r->replid2, r->replid, sizeof(r->replid));
-    r->second_replid_offset = r->master_repl_offset + 1;
-    util_random_hex(r->replid, REPL_ID_LEN);
-    log_msg(LL_NOTICE, "Setting secondary replication ID to %s, valid up to offset: %lld. New replication ID is %s",
-            r->replid2, r->second_replid_offset, r->replid);
-}
-
-void master_disconnect_replicas(server_t *srv) {
-    for (repl_replica_t *rep = R(srv)->replicas; rep; rep = rep->next) conn_close_async(rep->c);
-}
 
 /* ------------------------------------------------------------ replicas */
 
@@ -222,7 +135,7 @@ static void bulk_writer(int fd, bool readable, bool writable, void *arg) {
     if (rep->rdb_hdr && sds_len(rep->rdb_hdr)) {
         ssize_t n = write(fd, rep->rdb_hdr, sds_len(rep->rdb_hdr));
         if (n < 0) {
-            if (errno != EAGAIN && errno != EINTR) replica_close(rep, strerror(errno));
+            if (errno != EAGAIN && errno != EINTR) repl_replica_close(rep, strerror(errno));
             return;
         }
         sds_range(rep->rdb_hdr, n, -1);
@@ -232,14 +145,14 @@ static void bulk_writer(int fd, bool readable, bool writable, void *arg) {
     for (int i = 0; i < BULK_WRITES_PER_EVENT && rep->rdb_off < rep->rdb_size; i++) {
         ssize_t got = pread(rep->rdb_fd, buf, sizeof(buf), rep->rdb_off);
         if (got <= 0) {
-            replica_close(rep, "can't read the RDB file");
+            repl_replica_close(rep, "can't read the RDB file");
             stop_bulk(rep);
             return;
         }
         ssize_t n = write(fd, buf, (size_t)got);
         if (n < 0) {
             if (errno != EAGAIN && errno != EINTR) {
-                replica_close(rep, strerror(errno));
+                repl_replica_close(rep, strerror(errno));
                 stop_bulk(rep);
             }
             return;
@@ -264,7 +177,7 @@ static void start_bulk(server_t *srv, repl_replica_t *rep) {
     sds_free(path);
     struct stat st;
     if (rep->rdb_fd < 0 || fstat(rep->rdb_fd, &st) != 0) {
-        replica_close(rep, "can't open the RDB file");
+        repl_replica_close(rep, "can't open the RDB file");
         return;
     }
     rep->rdb_size = st.st_size;
@@ -272,7 +185,7 @@ static void start_bulk(server_t *srv, repl_replica_t *rep) {
     rep->rdb_hdr = sds_catprintf(sds_empty(), "$%lld\r\n", (long long)st.st_size);
     rep->wfd = dup(rep->c->fd);
     if (rep->wfd < 0) {
-        replica_close(rep, strerror(errno));
+        repl_replica_close(rep, strerror(errno));
         return;
     }
     rep->state = REPLICA_SEND_BULK;
@@ -284,7 +197,7 @@ static void start_bulk(server_t *srv, repl_replica_t *rep) {
 /* ------------------------------------------------------ full resync */
 
 /* repl_diskless.c: fork the child that writes to the replicas' sockets. */
-int repl_diskless_child_start(server_t *srv, bool functions_only);
+int repl_diskless_child_start(server_t *srv, bool functions_only, persist_rdb_done_fn *done);
 
 static void send_fullresync(server_t *srv, repl_replica_t *rep) {
     repl_t *r = R(srv);
@@ -341,16 +254,16 @@ static void maybe_start_sync(server_t *srv) {
         for (repl_replica_t *rep = r->replicas; rep; rep = rep->next)
             if (rep->state == REPLICA_WAIT_BGSAVE_END && !conn_flush_now(rep->c)) {
                 rep->state = REPLICA_WAIT_BGSAVE_START; /* not in this child's batch */
-                replica_close(rep, "can't write +FULLRESYNC");
+                repl_replica_close(rep, "can't write +FULLRESYNC");
             }
-        rc = repl_diskless_child_start(srv, filtered);
+        rc = repl_diskless_child_start(srv, filtered, repl_rdb_child_done);
     } else {
-        rc = persist_bgsave(srv, &err) ? 0 : -1; /* its end calls repl_rdb_child_done */
+        rc = persist_bgsave(srv, &err) ? 0 : -1; /* its end calls repl_rdb_child_done (repl_init) */
     }
     if (rc != 0) {
         log_msg(LL_WARNING, "Can't start the RDB child for replication: %s", err);
         for (repl_replica_t *rep = r->replicas; rep; rep = rep->next)
-            if (rep->state == REPLICA_WAIT_BGSAVE_END) replica_close(rep, "BGSAVE failed");
+            if (rep->state == REPLICA_WAIT_BGSAVE_END) repl_replica_close(rep, "BGSAVE failed");
         return;
     }
     r->rdb_child_for_repl = true;
@@ -365,7 +278,7 @@ void repl_rdb_child_done(server_t *srv, bool ok) {
     for (repl_replica_t *rep = r->replicas; rep; rep = rep->next) {
         if (rep->state != REPLICA_WAIT_BGSAVE_END) continue;
         if (!ok) {
-            replica_close(rep, "the RDB child failed");
+            repl_replica_close(rep, "the RDB child failed");
         } else if (r->rdb_child_diskless) {
             if (rep->rdb_only) {
                 rep->c->flags |= CLIENT_CLOSE_AFTER_REPLY;
@@ -461,8 +374,8 @@ static void sync_generic(client_t *c, bool psync) {
     maybe_start_sync(srv);
 }
 
-static void cmd_sync(client_t *c) { sync_generic(c, false); }
-static void cmd_psync(client_t *c) { sync_generic(c, true); }
+void cmd_sync(client_t *c) { sync_generic(c, false); }
+void cmd_psync(client_t *c) { sync_generic(c, true); }
 
 /* ------------------------------------------------------------ REPLCONF */
 
@@ -500,7 +413,7 @@ static bool set_rdb_filter(client_t *c, const char *spec) {
     return true;
 }
 
-static void cmd_replconf(client_t *c) {
+void cmd_replconf(client_t *c) {
     server_t *srv = c->srv;
     if (c->argc % 2 == 0) {
         reply_error(c, RL_ERR_SYNTAX);
@@ -546,12 +459,6 @@ static void cmd_replconf(client_t *c) {
 
 /* ------------------------------------------------- WAIT, min-replicas */
 
-static int acked_count(const server_t *srv, long long off, bool aof) {
-    int n = 0;
-    for (repl_replica_t *rep = R(srv)->replicas; rep; rep = rep->next)
-        if (rep->state == REPLICA_ONLINE && (aof ? rep->aof_off : rep->ack_off) >= off) n++;
-    return n;
-}
 
 int master_good_replicas(const server_t *srv) {
     int n = 0;
@@ -559,8 +466,6 @@ int master_good_replicas(const server_t *srv) {
         if (rep->state == REPLICA_ONLINE && (srv->mstime - rep->ack_ms) / 1000 <= srv->cfg.min_replicas_max_lag) n++;
     return n;
 }
-
-static const char waitaof_no_aof[] = "WAITAOF cannot be used when numlocal is set but appendonly is disabled.";
 
 /* Block c until w's condition holds (master_check_waiters answers). */
 static void add_waiter(client_t *c, repl_waiter_t *w) {
@@ -573,7 +478,7 @@ static void add_waiter(client_t *c, repl_waiter_t *w) {
     evloop_request_before_sleep(c->srv->loop);
 }
 
-static void cmd_wait(client_t *c) {
+void cmd_wait(client_t *c) {
     server_t *srv = c->srv;
     repl_t *r = R(srv);
     if (r->link.state != LINK_NONE) {
@@ -594,7 +499,7 @@ static void cmd_wait(client_t *c) {
         return;
     }
     long long off = c->woff; /* its own last write, as Redis */
-    int acked = acked_count(srv, off, false);
+    int acked = repl_acked_count(srv, off, false);
     if (acked >= num || (c->flags & CLIENT_DENY_BLOCKING)) {
         reply_ll(c, acked);
         return;
@@ -606,8 +511,6 @@ static void cmd_wait(client_t *c) {
     add_waiter(c, w);
 }
 
-static long long local_fsynced(const server_t *srv) { return srv->aof ? aof_fsynced_tag(srv->aof) : -1; }
-
 static void reply_waitaof(client_t *c, int local, int replicas) {
     reply_array_len(c, 2);
     reply_ll(c, local);
@@ -618,7 +521,7 @@ static void reply_waitaof(client_t *c, int local, int replicas) {
  * AOF (numlocal 1) and numreplicas replicas' AOFs have fsynced every write
  * this client made so far (up to its last write's offset, woff);
  * [local, replicas] as they stand when it returns. */
-static void cmd_waitaof(client_t *c) {
+void cmd_waitaof(client_t *c) {
     server_t *srv = c->srv;
     repl_t *r = R(srv);
     long long numlocal, numreplicas, timeout;
@@ -647,12 +550,13 @@ static void cmd_waitaof(client_t *c) {
         return;
     }
     if (numlocal && !srv->cfg.appendonly) {
-        reply_error(c, waitaof_no_aof);
+        reply_error(c, "WAITAOF cannot be used when numlocal is set but appendonly is disabled.");
         return;
     }
+    r->aof_fsynced = srv->aof ? aof_fsynced_tag(srv->aof) : -1;
     long long off = c->woff; /* its own last write, as Redis */
-    int acked = acked_count(srv, off, true);
-    int local = local_fsynced(srv) >= off;
+    int acked = repl_acked_count(srv, off, true);
+    int local = r->aof_fsynced >= off;
     if ((acked >= numreplicas && local >= numlocal) || (c->flags & CLIENT_DENY_BLOCKING)) {
         reply_waitaof(c, local, acked);
         return;
@@ -666,59 +570,6 @@ static void cmd_waitaof(client_t *c) {
     add_waiter(c, w);
 }
 
-/* Answer w if its condition holds or its time is up (or, for WAITAOF,
- * AOF was turned off under it); false to keep waiting. */
-static bool waiter_done(server_t *srv, repl_waiter_t *w, long long now) {
-    client_t *c = w->c;
-    bool expired = w->deadline_ms && now >= w->deadline_ms;
-    int acked = acked_count(srv, w->offset, w->aof);
-    if (!w->aof) {
-        if (acked < w->numreplicas && !expired) return false;
-        reply_ll(c, acked);
-        return true;
-    }
-    if (w->numlocal && !srv->cfg.appendonly) {
-        reply_error(c, waitaof_no_aof);
-        return true;
-    }
-    int local = local_fsynced(srv) >= w->offset;
-    if ((acked < w->numreplicas || local < w->numlocal) && !expired) return false;
-    reply_waitaof(c, local, acked);
-    return true;
-}
-
-void master_check_waiters(server_t *srv) {
-    repl_t *r = R(srv);
-    long long now = util_mstime();
-    repl_waiter_t **pp = &r->waiters;
-    while (*pp) {
-        repl_waiter_t *w = *pp;
-        if (!waiter_done(srv, w, now)) {
-            pp = &w->next;
-            continue;
-        }
-        *pp = w->next;
-        client_t *c = w->c;
-        zfree(w);
-        c->flags &= ~CLIENT_REPL_WAIT;
-        conn_process_input(c); /* what it pipelined behind WAIT */
-    }
-}
-
-/* Demotion (REPLICAOF): WAIT and WAITAOF are refused and their clients
- * closed, as Redis (7.0 and 7.4) refuses every blocked client then. */
-void master_release_waiters(server_t *srv) {
-    repl_t *r = R(srv);
-    while (r->waiters) {
-        repl_waiter_t *w = r->waiters;
-        r->waiters = w->next;
-        client_t *c = w->c;
-        zfree(w);
-        c->flags &= ~CLIENT_REPL_WAIT;
-        reply_error(c, "UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)");
-        c->flags |= CLIENT_CLOSE_AFTER_REPLY;
-    }
-}
 
 /* ------------------------------------------------------------ cron */
 
@@ -743,7 +594,7 @@ void master_cron(server_t *srv) {
             reply_raw(rep->c, "\n", 1);
         if (rep->state == REPLICA_ONLINE && !rep->rdb_only && !rep->old_sync &&
             srv->mstime - rep->ack_ms > srv->cfg.repl_timeout * 1000)
-            replica_close(rep, "timeout");
+            repl_replica_close(rep, "timeout");
     }
     if (r->backlog && r->link.state == LINK_NONE && !r->replicas && srv->cfg.repl_backlog_ttl > 0 &&
         srv->mstime - r->backlog_idle_since_ms > srv->cfg.repl_backlog_ttl * 1000) {
@@ -784,23 +635,3 @@ const char *repl_command_refusal(client_t *c, uint32_t flags) {
         return "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.";
     return repl_loading_refusal(srv, flags); /* repl_load.c: -LOADING */
 }
-
-/* ------------------------------------------------------------ commands */
-
-/* repl_replica.c, repl_info.c, repl_failover.c */
-void cmd_replicaof(client_t *c);
-void cmd_role(client_t *c);
-void cmd_failover(client_t *c);
-
-command_t repl_commands[] = {
-    {"sync", cmd_sync, 1, CMD_ADMIN | CMD_NOSCRIPT | CMD_NO_MULTI, 0, 0, 0, "server", "Internal command used for replication", "1.0.0", NULL},
-    {"psync", cmd_psync, -3, CMD_ADMIN | CMD_NOSCRIPT | CMD_NO_MULTI, 0, 0, 0, "server", "Internal command used for replication", "2.8.0", NULL},
-    {"replconf", cmd_replconf, -1, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "An internal command for configuring the replication stream", "3.0.0", NULL},
-    {"waitaof", cmd_waitaof, 4, CMD_NOSCRIPT, 0, 0, 0, "generic", "Blocks until all of the preceding write commands sent by the connection are written to the append-only file of the master and/or replicas.", "7.2.0", NULL},
-    {"wait", cmd_wait, 3, CMD_NOSCRIPT, 0, 0, 0, "generic", "Wait for the synchronous replication of all the write commands sent in the context of the current connection", "3.0.0", NULL},
-    {"replicaof", cmd_replicaof, 3, CMD_ADMIN | CMD_NOSCRIPT | CMD_STALE, 0, 0, 0, "server", "Make the server a replica of another instance, or promote it as master.", "5.0.0", NULL},
-    {"slaveof", cmd_replicaof, 3, CMD_ADMIN | CMD_NOSCRIPT | CMD_STALE, 0, 0, 0, "server", "Make the server a replica of another instance, or promote it as master.", "1.0.0", NULL},
-    {"failover", cmd_failover, -1, CMD_ADMIN | CMD_NOSCRIPT | CMD_STALE, 0, 0, 0, "server", "Start a coordinated failover between this server and one of its replicas.", "6.2.0", NULL},
-    {"role", cmd_role, 1, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, "server", "Return the role of the instance in the context of replication", "2.8.12", NULL},
-    {NULL},
-};

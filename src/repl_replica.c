@@ -133,6 +133,7 @@ void replica_send_ack(server_t *srv) {
  * 7.2's do). */
 void repl_after_aof_flush(server_t *srv) {
     repl_link_t *l = L(srv);
+    R(srv)->aof_fsynced = srv->aof ? aof_fsynced_tag(srv->aof) : -1;
     if (R(srv)->waiters) master_check_waiters(srv);
     if (l->state != LINK_CONNECTED || !l->master || !srv->aof) return;
     if (aof_fsynced_tag(srv->aof) != l->acked_fsynced) replica_send_ack(srv);
@@ -187,7 +188,11 @@ static void become_connected(server_t *srv, const char *leftover, size_t n) {
     l->last_io_ms = srv->mstime;
     l->down_since_ms = 0;
     master_ensure_backlog(srv);
-    failover_link_connected(srv); /* a FAILOVER handover is complete */
+    if (l->on_connected) { /* a FAILOVER handover is complete (repl_failover.c) */
+        void (*fn)(server_t *) = l->on_connected;
+        l->on_connected = NULL;
+        fn(srv);
+    }
     if (n) {
         m->querybuf = sds_catlen(m->querybuf, leftover, n);
         conn_process_input(m);
@@ -233,7 +238,7 @@ static void full_sync_done(server_t *srv, long long keys, long long bytes, const
     r->backlog = backlog_create((size_t)srv->cfg.repl_backlog_size, r->master_repl_offset + 1);
     master_disconnect_replicas(srv);
     srv->dirty++;
-    if (aof_is_on(srv->aof)) aof_resynced(srv->aof, r->master_repl_offset); /* a rewrite: the file must describe the new data */
+    if (aof_is_on(srv->aof)) aof_resynced(srv->aof); /* a rewrite: the file must describe the new data */
     log_msg(LL_NOTICE, "MASTER <-> REPLICA sync: Finished with success (%lld keys, %lld bytes)", keys, bytes);
     supervise_tell(srv->cfg.supervised, "STATUS=MASTER <-> REPLICA sync: Finished with success. Ready to accept "
                                         "connections in read-write mode.\n");

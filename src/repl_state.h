@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "persist.h"
 #include "repl.h"
 
 #define REPL_ID_LEN 40
@@ -113,10 +114,11 @@ typedef struct repl_link {
     char fullsync_replid[REPL_ID_LEN + 1];
     long long fullsync_offset;
     long long transfer_last_ms;
-    client_t *master;    /* the master client when LINK_CONNECTED */
-    bool psync_failover; /* FAILOVER: our PSYNC asks the target to take over */
-    sds applying;        /* bytes of the request the master client is parsing/running */
-    int resume_db;       /* the master client's db when the link went down (a +CONTINUE resumes there) */
+    client_t *master;                    /* the master client when LINK_CONNECTED */
+    bool psync_failover;                 /* FAILOVER: our PSYNC asks the target to take over */
+    void (*on_connected)(server_t *srv); /* told once the link is up (FAILOVER), then cleared */
+    sds applying;                        /* bytes of the request the master client is parsing/running */
+    int resume_db;                       /* the master client's db when the link went down (a +CONTINUE resumes there) */
 } repl_link_t;
 
 /* --------------------------------------- loading from the socket (repl_load.c) */
@@ -167,14 +169,16 @@ typedef struct repl {
     int stream_db;                   /* db of the last SELECT in the stream, -1 = must emit */
     repl_replica_t *replicas;
     int replica_count;
-    bool rdb_child_for_repl;          /* the running RDB child serves replicas */
-    bool rdb_child_diskless;          /* ...and writes straight to their sockets */
-    long long diskless_wait_since_ms; /* first replica waiting for a diskless fork */
+    bool rdb_child_for_repl;            /* the running RDB child serves replicas */
+    bool rdb_child_diskless;            /* ...and writes straight to their sockets */
+    persist_rdb_done_fn *diskless_done; /* told when that socket child ends (repl_master.c) */
+    long long diskless_wait_since_ms;   /* first replica waiting for a diskless fork */
     repl_link_t link;
     repl_loading_t loading;
     repl_waiter_t *waiters;
     repl_failover_t failover;
     bool getack_pending;        /* a WAIT needs fresh ACKs */
+    long long aof_fsynced;      /* our AOF's fsynced offset as last read (WAITAOF; -1 AOF off) */
     long long last_cron_sec_ms; /* once-a-second work */
     long long last_ping_ms;     /* last PING fed to replicas */
     long long sync_full, sync_partial_ok, sync_partial_err;
@@ -186,8 +190,7 @@ typedef struct repl {
 
 static inline repl_t *R(const server_t *srv) { return srv->repl; }
 
-/* repl_master.c */
-void master_cron(server_t *srv);
+/* repl_stream.c: the history and the stream, below everything else here */
 void master_feed_raw(server_t *srv, const char *p, size_t len);
 void master_disconnect_replicas(server_t *srv);
 void master_ensure_backlog(server_t *srv);
@@ -196,11 +199,17 @@ void master_check_waiters(server_t *srv);
 void master_release_waiters(server_t *srv);
 /* New history (a promotion): the old one stays reachable as replid2. */
 void master_shift_replid(server_t *srv);
+void repl_replica_close(repl_replica_t *rep, const char *why);
+/* Online replicas that acknowledged offset off or beyond (aof: whose AOF
+ * fsynced it, their FACK: WAITAOF). */
+int repl_acked_count(const server_t *srv, long long off, bool aof);
+
+/* repl_master.c */
+void master_cron(server_t *srv);
 int master_good_replicas(const server_t *srv);
 
 /* repl_failover.c */
 void failover_cron(server_t *srv);
-void failover_link_connected(server_t *srv);
 const char *failover_state_name(const server_t *srv);
 void failover_free(server_t *srv);
 
@@ -234,5 +243,15 @@ void replica_set_master(server_t *srv, const char *host, int port);
 void replica_unset_master(server_t *srv);
 void replica_send_ack(server_t *srv);
 void replica_free_link(server_t *srv);
+
+/* command handlers (repl_cmds.c registers them) */
+void cmd_sync(client_t *c);      /* repl_master.c */
+void cmd_psync(client_t *c);     /* repl_master.c */
+void cmd_replconf(client_t *c);  /* repl_master.c */
+void cmd_wait(client_t *c);      /* repl_master.c */
+void cmd_waitaof(client_t *c);   /* repl_master.c */
+void cmd_replicaof(client_t *c); /* repl_replica.c */
+void cmd_failover(client_t *c);  /* repl_failover.c */
+void cmd_role(client_t *c);      /* repl_info.c */
 
 #endif

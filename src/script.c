@@ -626,6 +626,8 @@ static void cmd_script_debug(client_t *c) {
 
 /* ------------------------------------------------------------ INFO */
 
+size_t scripting_vm_memory(server_t *srv) { return slua_used_memory(S(srv)->L); }
+
 sds scripting_info_memory(server_t *srv, sds s, const scripting_fn_figures_t *fn) {
     scripting_t *sc = S(srv);
     size_t vm_eval = slua_used_memory(sc->L);

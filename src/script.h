@@ -82,6 +82,8 @@ typedef struct scripting_fn_figures {
     size_t overhead_bytes;       /* used_memory_functions */
 } scripting_fn_figures_t;
 sds scripting_info_memory(server_t *srv, sds s, const scripting_fn_figures_t *fn);
+/* Bytes of EVAL's Lua heap (used_memory_vm_eval): allocated by zmalloc. */
+size_t scripting_vm_memory(server_t *srv);
 
 extern command_t script_commands[];
 

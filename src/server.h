@@ -3,7 +3,7 @@
  * main() builds one server_t and hands it to every subsystem; command
  * handlers reach it through c->srv and their database through c->db.  This
  * header holds only the shared state and a few operations on it (server.c);
- * it is the bottom of the server's layers (README "Layers"), so it includes
+ * it is the bottom of the server's layers (docs/development.md, "Layers"), so it includes
  * only libraries and config.h.  Start-up and the cron are lifecycle.c's. */
 #ifndef RL_SERVER_H
 #define RL_SERVER_H
@@ -107,6 +107,7 @@ typedef struct mem_sample {
     size_t rss;
     zmalloc_stats_t alloc;
     size_t zmalloc_used; /* used_memory at the time of sampling */
+    size_t io_buffers;   /* resident bytes of the io_uring engine's mappings (io_engine_memory) */
 } mem_sample_t;
 
 struct server {

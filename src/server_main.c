@@ -11,27 +11,69 @@
 #include "log.h"
 #include "lifecycle.h"
 #include "proc_title.h"
+#include "selftest.h"
 #include "sizehist.h"
 #include "supervise.h"
+#include "version.h"
 
+/* --help: the ways to start it, as Redis's usage lists them (on stderr,
+ * exit status 1, as Redis) */
 static void usage(void) {
     fprintf(stderr,
-            "Usage: ./redis-like-server [/path/to/redis-like.conf] [options]\n"
+            "Usage: ./redis-like-server [/path/to/redis-like.conf] [options] [-]\n"
             "       ./redis-like-server - (read config from stdin)\n"
             "       ./redis-like-server -v or --version\n"
-            "       ./redis-like-server -h or --help\n\n"
+            "       ./redis-like-server -h or --help\n"
+            "       ./redis-like-server --test-memory <megabytes>\n"
+            "       ./redis-like-server --check-system\n\n"
             "Examples:\n"
             "       ./redis-like-server (run the server with default config)\n"
+            "       echo 'maxmemory 128mb' | ./redis-like-server -\n"
             "       ./redis-like-server redis-like.conf\n"
             "       ./redis-like-server --port 7777\n"
-            "       ./redis-like-server redis-like.conf --loglevel verbose --save \"\"\n");
+            "       ./redis-like-server --port 7777 --replicaof 127.0.0.1 8888\n"
+            "       ./redis-like-server redis-like.conf --loglevel verbose --save \"\"\n"
+            "       ./redis-like-server redis-like.conf --io-engine epoll\n\n"
+            "Any directive of redis-like.conf may follow as --name value; see docs/configuration.md.\n");
     exit(1);
 }
 
+/* The socket engines this binary has; `io-engine auto` (the default) takes
+ * the first the kernel allows. */
+#ifdef RL_HAVE_URING
+#define RL_IO_ENGINES "io_uring,epoll"
+#else
+#define RL_IO_ENGINES "epoll"
+#endif
+
+/* --version: Redis's fields first (tools parse v= and malloc=), then the
+ * Redis version whose surface we match and the socket engines. */
 static void version(void) {
-    printf("redis-like server v=%s sha=00000000:0 malloc=%s bits=%d build=%s\n", RL_VERSION, zmalloc_lib(),
-           (int)(sizeof(long) * 8), RL_BUILD_ID);
+    printf("redis-like server v=%s sha=00000000:0 malloc=%s bits=%d build=%s redis=%s io-engine=auto(%s)\n",
+           RL_VERSION, zmalloc_lib(), (int)(sizeof(long) * 8), RL_BUILD_ID, RL_REDIS_COMPAT_VERSION, RL_IO_ENGINES);
     exit(0);
+}
+
+/* The configuration given on stdin (`-` as the config file, or as the last
+ * argument), as Redis reads it: after the file, before the options. */
+static sds read_stdin(void) {
+    sds text = sds_empty();
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof(buf), stdin)) > 0) text = sds_catlen(text, buf, n);
+    return text;
+}
+
+/* File, then stdin, then the command line's options; 0 or -1 (reported). */
+static int load_config(rl_config_t *cfg, const char *path, bool from_stdin, int argc, char **argv) {
+    if (path && config_load(cfg, path, 0, NULL) != 0) return -1;
+    if (from_stdin) {
+        sds text = read_stdin();
+        int r = config_load_text(cfg, "stdin", text);
+        sds_free(text);
+        if (r != 0) return -1;
+    }
+    return config_load(cfg, NULL, argc, argv);
 }
 
 static char *absolute_path(const char *p) {
@@ -57,14 +99,22 @@ int main(int argc, char **argv) {
     if (argc >= 2) {
         if (!strcmp(argv[1], "-v") || !strcmp(argv[1], "--version")) version();
         if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) usage();
+        if (!strcmp(argv[1], "--test-memory")) return selftest_memory(argc >= 3 ? argv[2] : NULL);
+        if (!strcmp(argv[1], "--check-system")) return selftest_check_system();
         if (argv[1][0] != '-' || argv[1][1] != '-') {
             config_path = argv[1];
             first_opt = 2;
         }
     }
+    bool from_stdin = config_path && !strcmp(config_path, "-");
+    int last = argc; /* options are argv[first_opt..last) */
+    if (last > first_opt && !strcmp(argv[last - 1], "-")) {
+        from_stdin = true;
+        last--;
+    }
     config_init_defaults(&srv.cfg);
-    if (config_load(&srv.cfg, config_path && strcmp(config_path, "-") ? config_path : NULL, argc - first_opt,
-                    argv + first_opt) != 0) {
+    if (load_config(&srv.cfg, config_path && strcmp(config_path, "-") ? config_path : NULL, from_stdin,
+                    last - first_opt, argv + first_opt) != 0) {
         config_free(&srv.cfg);
         return 1;
     }

@@ -15,11 +15,11 @@ set -euo pipefail
 
 build=(build-essential pkg-config libevent-dev libjemalloc-dev
        libgoogle-perftools-dev liburing-dev
-       curl patch)   # utils/fetch-lua.sh: Debian's lua5.1 source, our patches
+       curl patch)   # utils/dev/fetch-lua.sh: Debian's lua5.1 source, our patches
 test=(libmimalloc-dev redis-server redis-tools
       redis-sentinel    # Sentinel managing our replicas (test_repl_sentinel.py)
       python3-pytest python3-redis
-      nutcracker        # twemproxy, for utils/cluster-up and test_twemproxy.py
+      nutcracker        # twemproxy, for utils/tools/cluster-up and test_twemproxy.py
       clang libclang-rt-14-dev valgrind   # make fuzz, test_valgrind.py
       clang-format                        # make format-check (CI)
       gnuplot-nox                         # plots of the allocator shootout (also in make test)

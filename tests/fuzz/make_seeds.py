@@ -21,7 +21,7 @@ import time
 import redis
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "utils"))
+sys.path.insert(0, os.path.join(ROOT, "utils", "bench"))
 import benchlib  # noqa: E402
 
 OURS = benchlib.OURS
@@ -30,7 +30,7 @@ REF = shutil.which("redis-server")
 
 def start(binary, workdir, extra=()):
     """(server, client): binary on a free loopback port with its files in
-    workdir (utils/benchlib.py), stopped by its pid."""
+    workdir (utils/bench/benchlib.py), stopped by its pid."""
     srv = benchlib.Server(binary, extra, workdir=workdir, log=False, timeout=10)
     return srv, redis.Redis(port=srv.port)
 

@@ -16,7 +16,7 @@ import time
 import pytest
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "utils"))
+sys.path.insert(0, os.path.join(ROOT, "utils", "bench"))
 import benchlib  # noqa: E402  (the one free_port and server start-up of the tree)
 SERVER = os.environ.get("RL_SERVER", os.path.join(ROOT, "src", "redis-like-server"))
 REDIS_SERVER = "/usr/bin/redis-server"

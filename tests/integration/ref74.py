@@ -1,11 +1,11 @@
 """ref74.py: Redis 7.4.1 as the reference of a differential test, live or
 from a transcript.
 
-utils/redis74-ref.sh builds a 7.4.1 redis-server outside the tree (from a
+utils/dev/redis74-ref.sh builds a 7.4.1 redis-server outside the tree (from a
 snapshot of the redis repository) when it can; CI cannot, so every reply a
 test takes from 7.4.1 is also kept in a transcript under transcripts/.  A
 test asks Ref74 for its replies: with a live 7.4.1 they come from it (and
-RL_RECORD_74=1 rewrites the transcript from them: utils/gen-74-transcripts.py
+RL_RECORD_74=1 rewrites the transcript from them: utils/dev/gen-74-transcripts.py
 does that); without one they come from the transcript, and a request the
 transcript lacks fails the test (no skip).  Replies are typed values as the
 tests' RESP readers return them: (type, value) tuples holding bytes.
@@ -23,11 +23,11 @@ RECORD = os.environ.get("RL_RECORD_74") == "1"
 
 
 def binary():
-    """A Redis 7.4.1 redis-server from utils/redis74-ref.sh, or None."""
+    """A Redis 7.4.1 redis-server from utils/dev/redis74-ref.sh, or None."""
     if os.environ.get("RL_REF74") == "transcript":
         return None
     try:
-        p = subprocess.run([os.path.join(ROOT, "utils", "redis74-ref.sh")], capture_output=True, text=True,
+        p = subprocess.run([os.path.join(ROOT, "utils", "dev", "redis74-ref.sh")], capture_output=True, text=True,
                            timeout=900)
     except subprocess.TimeoutExpired:
         return None
@@ -91,7 +91,7 @@ class Ref74:
             v = compute()
             self.fresh[k] = enc(v)
             return v
-        assert k in self.recorded, "no 7.4.1 reply recorded for %s: run utils/gen-74-transcripts.py" % k
+        assert k in self.recorded, "no 7.4.1 reply recorded for %s: run utils/dev/gen-74-transcripts.py" % k
         return dec(self.recorded[k])
 
     def stop(self):
@@ -100,7 +100,7 @@ class Ref74:
         if self.live and RECORD:
             merged = dict(self.recorded)
             merged.update(self.fresh)
-            doc = {"_": "Recorded from a real Redis 7.4.1 by utils/gen-74-transcripts.py (RL_RECORD_74=1); "
+            doc = {"_": "Recorded from a real Redis 7.4.1 by utils/dev/gen-74-transcripts.py (RL_RECORD_74=1); "
                         "do not edit by hand.", "replies": merged}
             with gzip.GzipFile(self.path, "wb", mtime=0) as f:
                 f.write(json.dumps(doc, sort_keys=True).encode())

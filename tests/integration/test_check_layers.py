@@ -1,4 +1,4 @@
-"""utils/check-layers.py checks calls as well as includes: a cycle of calls
+"""utils/dev/check-layers.py checks calls as well as includes: a cycle of calls
 between modules fails it as an include cycle does.  Proven with a planted
 pair of objects that call each other beside the server's real objects
 (the check passes on the objects alone, and fails naming the pair)."""
@@ -8,7 +8,7 @@ import subprocess
 
 from conftest import ROOT
 
-CHECK = os.path.join(ROOT, "utils", "check-layers.py")
+CHECK = os.path.join(ROOT, "utils", "dev", "check-layers.py")
 OBJECTS = os.path.join(ROOT, "src", "obj", "server")
 
 

@@ -1,9 +1,9 @@
 """Differential test of the command metadata: COMMAND, COMMAND INFO, COMMAND
 DOCS, COMMAND LIST (with filters), COMMAND COUNT, COMMAND GETKEYS and
 GETKEYSANDFLAGS against Redis 7.4.1, in RESP2 and RESP3 (issue 47: our
-metadata is 7.4.1's).  7.4.1 is live when utils/redis74-ref.sh can build
+metadata is 7.4.1's).  7.4.1 is live when utils/dev/redis74-ref.sh can build
 it, else its replies come from transcripts/command_meta_74.json (ref74.py;
-utils/gen-74-transcripts.py records them).
+utils/dev/gen-74-transcripts.py records them).
 
 Replies are read with their RESP types kept (set vs array, map, simple vs
 bulk), so a reply that renders the same in redis-py but uses another type

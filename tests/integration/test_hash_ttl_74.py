@@ -2,9 +2,9 @@
 7.4.1.
 
 The replies of hash_ttl_scenarios.py's command sequences must be 7.4.1's:
-compared with a live 7.4.1 when utils/redis74-ref.sh can provide one (it
+compared with a live 7.4.1 when utils/dev/redis74-ref.sh can provide one (it
 builds it outside the tree from a snapshot of the redis repository, and
-caches it), else with the transcript utils/gen-74-transcripts.py recorded
+caches it), else with the transcript utils/dev/gen-74-transcripts.py recorded
 from one (CI has no 7.4.1).  Either way the comparison runs.  7.4.1's DUMP
 payloads of hashes with field TTLs must RESTORE here with their TTLs.
 The rest checks documented behaviour on our server alone: lazy and active
@@ -29,9 +29,9 @@ TRANSCRIPT = os.path.join(os.path.dirname(__file__), "transcripts", "hash_ttl_74
 
 
 def ref74_binary():
-    """A Redis 7.4.1 redis-server from utils/redis74-ref.sh, or None."""
+    """A Redis 7.4.1 redis-server from utils/dev/redis74-ref.sh, or None."""
     try:
-        p = subprocess.run([os.path.join(ROOT, "utils", "redis74-ref.sh")], capture_output=True, text=True,
+        p = subprocess.run([os.path.join(ROOT, "utils", "dev", "redis74-ref.sh")], capture_output=True, text=True,
                            timeout=900)
     except subprocess.TimeoutExpired:
         return None

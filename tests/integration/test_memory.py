@@ -107,12 +107,15 @@ def check_consistency(m):
         assert int(m["allocator_rss_bytes"]) == resident - active
     if rss and resident:
         assert int(m["rss_overhead_bytes"]) == rss - resident
-    # mem_fragmentation_* divide the RSS by used_memory as sampled together in
-    # the cron: the sample is rss - mem_fragmentation_bytes and must be close
-    # to the used_memory printed now (the client is idle).
-    sampled_used = rss - int(m["mem_fragmentation_bytes"])
+    # mem_fragmentation_* divide the RSS less the io_uring engine's buffers
+    # (mem_io_buffers, memory of their own: docs/memory.md) by used_memory,
+    # all sampled together in the cron: the sample is rss - io -
+    # mem_fragmentation_bytes and must be close to the used_memory printed
+    # now (the client is idle).
+    io = int(m["mem_io_buffers"])
+    sampled_used = rss - io - int(m["mem_fragmentation_bytes"])
     assert abs(sampled_used - used) <= max(used * 0.02, 64 * 1024), (sampled_used, used)
-    quotient(rss, sampled_used, "mem_fragmentation_ratio")
+    quotient(rss - io, sampled_used, "mem_fragmentation_ratio")
     lib = m["mem_allocator"]
     if lib.startswith("jemalloc") or lib.startswith("ebbmalloc"):
         assert 0 < alloc <= active <= resident

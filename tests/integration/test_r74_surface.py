@@ -1,7 +1,7 @@
 """Redis 7.2/7.4's surface beyond hash field expiry (issue 47), against Redis
-7.4.1: live when utils/redis74-ref.sh can build it, else its replies from
+7.4.1: live when utils/dev/redis74-ref.sh can build it, else its replies from
 transcripts/r74_surface_74.json.gz and r74_waitaof_74.json.gz (ref74.py;
-utils/gen-74-transcripts.py records them).
+utils/dev/gen-74-transcripts.py records them).
 
 Covered: WAITAOF (replies, errors, local fsync under each appendfsync, a
 replica's FACK, demotion), CLIENT NO-TOUCH, CLIENT KILL MAXAGE, CLIENT

@@ -1,11 +1,11 @@
-"""utils/ebbmalloc-reference-bench.py's tables, read back from a CSV of runs
+"""utils/bench/ebbmalloc-reference-bench.py's tables, read back from a CSV of runs
 (--table-from), so no reference program has to be built or run here."""
 import os
 import subprocess
 import sys
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-TOOL = os.path.join(ROOT, "utils", "ebbmalloc-reference-bench.py")
+TOOL = os.path.join(ROOT, "utils", "bench", "ebbmalloc-reference-bench.py")
 
 
 def table(tmp_path, rows):

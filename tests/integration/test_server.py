@@ -345,7 +345,7 @@ def test_version_output():
     for flag in ("--version", "-v"):
         out = subprocess.run([SERVER, flag], capture_output=True, text=True, timeout=10)
         assert out.returncode == 0
-        assert re.match(r"^redis-like server v=\d+\.\d+\.\d+ sha=[0-9a-f]{8}:\d malloc=\S+ bits=64 build=[0-9a-f]+\n$",
+        assert re.match(r"^redis-like server v=\d+\.\d+\.\d+ sha=[0-9a-f]{8}:\d malloc=\S+ bits=64 build=[0-9a-f]+ redis=\S+ io-engine=\S+\n$",
                         out.stdout), out.stdout
         assert re.search(r"malloc=(libc|jemalloc-\d|tcmalloc|tcmalloc_minimal|ebbmalloc)", out.stdout)
 

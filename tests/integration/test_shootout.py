@@ -1,4 +1,4 @@
-"""utils/allocator-shootout: a --quick run on two allocators (and a setting
+"""utils/tools/allocator-shootout: a --quick run on two allocators (and a setting
 variant of one, ebbmalloc+activedefrag=no) produces the
 markdown tables, CSVs and plots, with one row per allocator whose figures
 are numbers consistent with INFO.  The run builds build/shootout-<alloc>
@@ -14,7 +14,7 @@ import pytest
 
 from conftest import ROOT
 
-TOOL = os.path.join(ROOT, "utils", "allocator-shootout")
+TOOL = os.path.join(ROOT, "utils", "tools", "allocator-shootout")
 PY = "/usr/bin/python3"
 # A "+setting" entry runs the same build with a server setting (a third row).
 ALLOCS = ["libc", "ebbmalloc", "ebbmalloc+activedefrag=no"]

@@ -1,4 +1,4 @@
-"""Scale-out behind twemproxy (Debian's nutcracker): utils/cluster-up starts
+"""Scale-out behind twemproxy (Debian's nutcracker): utils/tools/cluster-up starts
 3 instances and a proxy on loopback; keys written through the proxy are
 readable through it, spread over every instance, and killing one instance
 only fails its own keys."""
@@ -14,7 +14,7 @@ import redis
 
 from conftest import ROOT, SERVER, free_port
 
-CLUSTER_UP = os.path.join(ROOT, "utils", "cluster-up")
+CLUSTER_UP = os.path.join(ROOT, "utils", "tools", "cluster-up")
 NKEYS = 10000
 
 
@@ -100,7 +100,7 @@ def test_keys_spread_and_survive_one_instance(cluster):
 
 def test_unsupported_commands_close_the_connection(cluster):
     """twemproxy answers commands it cannot shard (KEYS, SUBSCRIBE, MULTI)
-    by closing the client connection: documented in README."""
+    by closing the client connection: documented in docs/scale-out.md."""
     px = proxy_client(cluster)
     for cmd in (("KEYS", "*"), ("SUBSCRIBE", "x"), ("MULTI",)):
         with pytest.raises(redis.ConnectionError):

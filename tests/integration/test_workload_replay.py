@@ -1,5 +1,5 @@
-"""utils/workload_replay.py, the reader and sender behind
-`utils/allocator-shootout --replay` and `make advise`: AOF and MONITOR
+"""utils/tools/workload_replay.py, the reader and sender behind
+`utils/tools/allocator-shootout --replay` and `make advise`: AOF and MONITOR
 parsing (escapes, SELECT, Redis 7 annotations), Redis 7.0's appendonlydir
 (written by Debian's redis-server, replayed here onto its RDB base: the
 same data), corrupt and truncated input reported with its line, the safety
@@ -19,7 +19,7 @@ import pytest
 from conftest import REDIS_SERVER, wait_persistence_idle
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "utils"))
+sys.path.insert(0, os.path.join(ROOT, "utils", "tools"))
 import workload_replay as wr  # noqa: E402
 
 
@@ -195,7 +195,7 @@ def test_paced_replay_keeps_the_recorded_gaps(server, r):
 def test_shootout_stops_on_a_corrupt_recording(tmp_path):
     bad = tmp_path / "bad.aof"
     bad.write_bytes(resp("SET", "a", "b") + b"*2\r\n$3\r\nGET\r\n")
-    p = subprocess.run([sys.executable, os.path.join(ROOT, "utils", "allocator-shootout"),
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "utils", "tools", "allocator-shootout"),
                         "--replay", str(bad), "--no-build", "--out", str(tmp_path / "out")],
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 2
@@ -210,7 +210,7 @@ def test_shootout_takes_an_appendonlydir(tmp_path):
     (d / "a.aof.1.base.rdb").write_bytes(b"REDIS0009")
     (d / "a.aof.1.incr.aof").write_bytes(resp("SET", "a", "b"))
     (d / "a.aof.manifest").write_text("file a.aof.1.base.rdb seq 1 type b\nfile a.aof.1.incr.aof seq 1 type i\n")
-    base = [sys.executable, os.path.join(ROOT, "utils", "allocator-shootout"), "--no-build",
+    base = [sys.executable, os.path.join(ROOT, "utils", "tools", "allocator-shootout"), "--no-build",
             "--out", str(tmp_path / "out"), "--replay", str(d)]
     p = subprocess.run(base + ["--rdb", str(d / "a.aof.1.base.rdb")], capture_output=True, text=True, timeout=60)
     assert p.returncode == 2 and "its base is an RDB (a.aof.1.base.rdb); leave out --rdb" in p.stderr
@@ -233,7 +233,7 @@ def test_shootout_rdb_and_replay_end_to_end(tmp_path, start_server):
     aof.write_bytes(b"".join(resp("SET", f"n{i}", "x" * (i % 300)) for i in range(2000)) +
                     resp("FLUSHALL") + resp("DEL", "k1"))
     out = tmp_path / "out"
-    p = subprocess.run([sys.executable, os.path.join(ROOT, "utils", "allocator-shootout"),
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "utils", "tools", "allocator-shootout"),
                         "--allocators", "ebbmalloc", "--no-redis", "--no-plots",
                         "--rdb", os.path.join(src.dir, "dump.rdb"), "--replay", str(aof),
                         "--quiet", "1", "--fill-quiet", "0", "--purge-wait", "0.2",

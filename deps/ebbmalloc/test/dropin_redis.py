@@ -17,7 +17,7 @@ import redis
 
 def free_port():
     # ebbmalloc stands alone (its README), so it keeps this copy of the
-    # server tree's utils/benchlib.py free_port rather than importing it.
+    # server tree's utils/bench/benchlib.py free_port rather than importing it.
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
