@@ -56,7 +56,7 @@ def test_command_list_differs_only_by_open_issues(server, redis_ref):
     assert ours.execute_command("MEMORY", "SIZES") is not None   # answered though not listed
     top_absent = {n for n in absent() if "|" not in n}
     assert ref.execute_command("COMMAND COUNT") - ours.execute_command("COMMAND COUNT") == \
-        len(top_absent) - len(documented(HAS))
+        len(top_absent) - len({n for n in documented(HAS) if "|" not in n})
     assert ours.execute_command("COMMAND COUNT") == len({n for n in mine if "|" not in n})
 
 
