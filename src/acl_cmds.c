@@ -202,6 +202,10 @@ static void cmd_acl_dryrun(client_t *c) {
     robj **argv = c->argv + 3;
     int argc = c->argc - 3;
     command_t *cmd = commands_lookup_argv(c->srv, argv, argc);
+    if (!cmd && argc == 1) { /* a container callable alone (COMMAND) */
+        command_t *top = commands_lookup(c->srv, argv[0]->ptr, sds_len(argv[0]->ptr));
+        if (top && top->proc) cmd = top;
+    }
     if (!cmd) {
         reply_error(c, "Command '%s' not found", (char *)argv[0]->ptr);
         return;

@@ -55,6 +55,7 @@
 #include "keyspace.h"
 #include "log.h"
 #include "rdb.h"
+#include "repl.h"
 #include "resp.h"
 #include "util.h"
 
@@ -91,6 +92,16 @@ struct aof {
      * outcome here and the main thread reads it (MISCONF, INFO). */
     bio_t *bio;             /* NULL if the thread could not start: fsync inline */
     atomic_int fsync_errno; /* 0 = the last background fsync succeeded */
+    /* WAITAOF (Redis 7.2): tags are replication offsets (repl_offset(),
+     * which moves as the stream is fed, by one per write without a stream).
+     * written_tag: what the last write covers;
+     * fsynced_tag: what the last completed fsync covers (a bio job stores
+     * it); fork_tag: the stream when the running rewrite forked its base. */
+    long long written_tag, fork_tag;
+    atomic_llong fsynced_tag;
+    /* A full sync replaced the data: nothing counts as fsynced until a
+     * rewrite forked after it has installed its base (Redis 0 meanwhile). */
+    bool resync_hold, resync_forked;
 };
 
 /* ----------------------------------------------------- state and paths */
@@ -103,6 +114,7 @@ aof_t *aof_create(const cpu_set_t *bio_cpus) {
     aof->last_rewrite_ok = true;
     aof->last_rewrite_time_sec = -1;
     atomic_init(&aof->fsync_errno, 0);
+    atomic_init(&aof->fsynced_tag, 0);
     aof->bio = bio_create("bio_aof_fsync", bio_cpus); /* Redis's name for it */
     return aof;
 }
@@ -196,11 +208,12 @@ static bool manifest_commit(const server_t *srv, aof_t *aof, aof_manifest_t *nex
 
 /* ------------------------------------------------------ background jobs */
 
-static void fsync_job(void *arg_aof, void *arg_fd, void *unused) {
-    (void)unused;
+/* arg_tag: the written_tag the synced bytes cover (WAITAOF). */
+static void fsync_job(void *arg_aof, void *arg_fd, void *arg_tag) {
     aof_t *aof = arg_aof;
     int fd = (int)(intptr_t)arg_fd;
     int e = fdatasync(fd) == 0 ? 0 : errno;
+    if (!e) atomic_store(&aof->fsynced_tag, (long long)(intptr_t)arg_tag);
     int before = atomic_exchange(&aof->fsync_errno, e);
     /* Logged from here on a change only: the log is line-atomic. */
     if (e && !before) log_msg(LL_WARNING, "Error syncing the AOF file to disk: %s", strerror(e));
@@ -216,12 +229,13 @@ static void fsync_wait_idle(aof_t *aof) {
 /* Queue a background fsync unless one is still queued or running (a slow
  * disk then simply gets fewer fsyncs; the loop never waits). */
 static void fsync_request(aof_t *aof) {
+    void *tag = (void *)(intptr_t)aof->written_tag;
     if (!aof->bio) {
-        fsync_job(aof, (void *)(intptr_t)aof->fd, NULL);
+        fsync_job(aof, (void *)(intptr_t)aof->fd, tag);
         return;
     }
     if (bio_pending(aof->bio, BIO_AOF_FSYNC) == 0)
-        bio_submit(aof->bio, BIO_AOF_FSYNC, fsync_job, aof, (void *)(intptr_t)aof->fd, NULL);
+        bio_submit(aof->bio, BIO_AOF_FSYNC, fsync_job, aof, (void *)(intptr_t)aof->fd, tag);
 }
 
 /* The incr file a rewrite switched away from: synced and closed behind any
@@ -579,7 +593,33 @@ static void write_failed(server_t *srv, aof_t *aof, size_t written, int e) {
  * the child's disk traffic (what the kernel has not written back is at risk meanwhile, as in Redis). */
 static bool fsync_held(const server_t *srv) { return srv->cfg.no_appendfsync_on_rewrite && child_active(srv); }
 
+void aof_resynced(aof_t *aof) {
+    aof->resync_hold = true;
+    aof->resync_forked = false;
+    aof->rewrite_scheduled = true; /* the file must describe the new data */
+}
+
+long long aof_fsynced_tag(const aof_t *aof) {
+    /* nothing is durable before the first base, or the base after a full
+     * sync (Redis: 0 too) */
+    if (aof->enabling || (aof->on && aof->resync_hold)) return 0;
+    if (!aof->on) return -1;
+    return atomic_load(&((aof_t *)aof)->fsynced_tag); /* a load does not modify */
+}
+
+/* Nothing written is waiting for an fsync (and none is queued): what the
+ * stream fed since is durable too, so WAITAOF need not wait for a write
+ * that never comes (Redis moves its fsynced offset the same way). */
+static void fsynced_all(const server_t *srv, aof_t *aof) {
+    if (sds_len(aof->buf) == 0 && aof->fsynced_size == aof->incr_size && atomic_load(&aof->fsync_errno) == 0 &&
+        !aof->write_failed && (!aof->bio || bio_pending(aof->bio, BIO_AOF_FSYNC) == 0)) {
+        aof->written_tag = repl_offset(srv);
+        atomic_store(&aof->fsynced_tag, aof->written_tag);
+    }
+}
+
 void aof_flush(server_t *srv, aof_t *aof) {
+    if (aof->fd >= 0 && sds_len(aof->buf) == 0 && srv->cfg.appendfsync == APPENDFSYNC_ALWAYS) fsynced_all(srv, aof);
     if (aof->fd < 0 || sds_len(aof->buf) == 0) return;
     size_t len = sds_len(aof->buf);
     size_t written = write_counted(aof->fd, aof->buf, len);
@@ -589,6 +629,7 @@ void aof_flush(server_t *srv, aof_t *aof) {
     }
     aof->incr_size += (long long)len;
     aof->current_size += (long long)len;
+    aof->written_tag = repl_offset(srv); /* the buffer holds the stream up to here */
     sds_clear(aof->buf);
     if (aof->write_failed) {
         log_msg(LL_NOTICE, "AOF write error looks solved, Redis can write again.");
@@ -602,6 +643,7 @@ void aof_flush(server_t *srv, aof_t *aof) {
         }
         aof->fsynced_size = aof->incr_size;
         aof->last_fsync_ms = srv->mstime;
+        atomic_store(&aof->fsynced_tag, aof->written_tag);
     }
 }
 
@@ -670,6 +712,8 @@ void aof_cron(server_t *srv, aof_t *aof) {
         fsync_request(aof);
         aof->fsynced_size = aof->incr_size;
         aof->last_fsync_ms = now;
+    } else if (aof->fd >= 0 && aof->on && srv->cfg.appendfsync == APPENDFSYNC_EVERYSEC && !fsync_held(srv)) {
+        fsynced_all(srv, aof);
     }
     if (child_active(srv)) return;
     long long pct = srv->cfg.auto_aof_rewrite_percentage;
@@ -791,6 +835,8 @@ bool aof_rewrite_start(server_t *srv, aof_t *aof, const char **err) {
         return false;
     }
     aof->rewrite_start_ms = util_mstime();
+    aof->fork_tag = repl_offset(srv); /* the base holds the stream up to here */
+    if (aof->resync_hold) aof->resync_forked = true;
     log_msg(LL_NOTICE, "Background append only file rewriting started by pid %d", (int)child_pid(srv));
     return true;
 }
@@ -845,6 +891,10 @@ static bool install_base(server_t *srv, aof_t *aof, const char *tmp) {
     sds_free(incr_path);
     if (!ok) return false;
     if (aof->enabling) aof->on = true;
+    if (aof->enabling || (aof->resync_hold && aof->resync_forked)) {
+        aof->resync_hold = false;
+        atomic_store(&aof->fsynced_tag, aof->fork_tag); /* the base was fsynced */
+    }
     measure(srv, aof);
     remove_history(srv, aof);
     return true;

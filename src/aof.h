@@ -39,6 +39,13 @@ sds aof_translate(server_t *srv, sds buf, int dbid, robj **argv, int argc);
 /* Log one translated command run on db dbid (SELECT and the timestamp
  * annotation added as needed). */
 void aof_append(server_t *srv, int dbid, const char *cmd, size_t len);
+/* WAITAOF: the replication offset (repl_offset()) that a completed fsync
+ * covers; 0 while turning AOF on waits for its first base, -1 when AOF is
+ * off. */
+long long aof_fsynced_tag(const aof_t *aof);
+/* A replica's full sync loaded new data: a rewrite is scheduled, and
+ * WAITAOF sees nothing fsynced until its base. */
+void aof_resynced(aof_t *aof);
 /* Write the buffer out (and fsync when appendfsync always). */
 void aof_flush(server_t *srv, aof_t *aof);
 /* Once per cron tick: everysec fsync, appendonly switched by CONFIG SET,

@@ -94,6 +94,31 @@ void blocking_free(blocking_t *b) {
 
 size_t blocking_client_count(const server_t *srv) { return srv->blocking ? srv->blocking->blocked_clients : 0; }
 
+/* Does a waiter of wl's go away when its key is deleted (XREADGROUP:
+ * Redis 7.2's "blocking on nokey")? */
+static bool unblocks_on_nokey(const waitlist_t *wl) {
+    for (const waiter_t *w = wl->head; w; w = w->next) {
+        const blocked_state_t *bs = w->c->bstate;
+        if (bs && bs->cmd && !strcmp(bs->cmd->fullname, "xreadgroup")) return true;
+    }
+    return false;
+}
+
+void blocking_key_counts(const server_t *srv, size_t *keys, size_t *on_nokey) {
+    *keys = *on_nokey = 0;
+    const blocking_t *b = srv->blocking;
+    if (!b) return;
+    for (int i = 0; i < srv->dbnum; i++) {
+        *keys += dict_size(b->waiting[i]);
+        if (dict_size(b->waiting[i]) == 0) continue;
+        dict_iter it;
+        dict_iter_init(&it, b->waiting[i], false);
+        for (dict_entry *de; (de = dict_next(&it));)
+            if (unblocks_on_nokey(dict_get_val(de))) (*on_nokey)++;
+        dict_iter_release(&it);
+    }
+}
+
 /* Append p to a growable pointer array. */
 static void push_ptr(void ***arr, size_t *n, size_t *cap, void *p) {
     if (*n == *cap) {
@@ -126,7 +151,11 @@ bool blocking_timeout_or_reply(client_t *c, robj *arg, long long *when_ms) {
         return false;
     }
     long double ms = secs * 1000.0L;
-    long long t = (ms < 9.2e18L && ms > -9.2e18L) ? (long long)ms : LLONG_MIN;
+    if (ms >= 9.2e18L) { /* Redis 7.4's check (7.0 went on to call it negative) */
+        reply_error(c, "timeout is out of range");
+        return false;
+    }
+    long long t = ms > -9.2e18L ? (long long)ms : LLONG_MIN;
     /* A positive timeout under 1 ms is 1 ms, as in Redis: truncated to 0 it
      * would mean "block forever" (and 0.001 s can come out as 0.99.. ms). */
     if (t == 0 && ms > 0) t = 1;

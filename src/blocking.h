@@ -67,5 +67,8 @@ bool blocking_unblock_client(client_t *c, bool error);
 void blocking_unblock_all(server_t *srv, const char *err);
 /* info.c: blocked_clients. */
 size_t blocking_client_count(const server_t *srv);
+/* INFO (Redis 7.2): keys with blocked clients, and those of them whose
+ * clients are let go when the key is deleted (XREADGROUP). */
+void blocking_key_counts(const server_t *srv, size_t *keys, size_t *on_nokey);
 
 #endif

@@ -211,8 +211,8 @@ static command_t command_subcommands[] = {
     {"list", cmd_command_list, -2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Get an array of command names", "7.0.0", NULL},
     {"info", cmd_command_info, -2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Get array of specific command details", "2.8.13", NULL},
     {"docs", cmd_command_docs, -2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Get array of specific command documentation", "7.0.0", NULL},
-    {"getkeys", cmd_command_getkeys, -4, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Extract keys given a full Redis command", "2.8.13", NULL},
-    {"getkeysandflags", cmd_command_getkeysandflags, -4, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Extract keys and access flags given a full Redis command", "7.0.0", NULL},
+    {"getkeys", cmd_command_getkeys, -3, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Extract keys given a full Redis command", "2.8.13", NULL},
+    {"getkeysandflags", cmd_command_getkeysandflags, -3, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Extract keys and access flags given a full Redis command", "7.0.0", NULL},
     {"help", cmd_command_help, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Show helpful text about the different subcommands", "5.0.0", NULL},
     {0},
 };

@@ -234,13 +234,17 @@ static void reply_args(client_t *c, const cmd_arg_t *args, int nargs) {
     reply_array_len(c, nargs);
     for (int i = 0; i < nargs; i++) {
         const cmd_arg_t *a = &args[i];
-        long fields = 2 + (a->key_spec_index >= 0) + (a->token != NULL) + (a->since != NULL) + (a->flags != 0) +
+        long fields = 2 + (a->display_text != NULL) + (a->key_spec_index >= 0) + (a->token != NULL) + (a->since != NULL) + (a->flags != 0) +
                       (a->deprecated_since != NULL) + (a->nargs > 0);
         reply_map_len(c, fields);
         reply_bulk_cstr(c, "name");
         reply_bulk_cstr(c, a->name);
         reply_bulk_cstr(c, "type");
         reply_bulk_cstr(c, arg_type_names[a->type]);
+        if (a->display_text) {
+            reply_bulk_cstr(c, "display_text");
+            reply_bulk_cstr(c, a->display_text);
+        }
         if (a->key_spec_index >= 0) {
             reply_bulk_cstr(c, "key_spec_index");
             reply_ll(c, a->key_spec_index);

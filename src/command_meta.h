@@ -43,6 +43,7 @@ typedef struct cmd_arg {
     const char *deprecated_since;
     const struct cmd_arg *args; /* oneof/block members */
     int nargs;
+    const char *display_text; /* Redis 7.2+: how the argument is shown, NULL if none */
 } cmd_arg_t;
 
 /* Key-spec flags, in the order Redis prints them. */

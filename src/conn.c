@@ -469,6 +469,7 @@ static bool query_over_limit(client_t *c) {
         return false;
     log_msg(LL_WARNING, "Closing client that reached max query buffer length: id=%llu addr=%s (qbuf=%zu, alloc=%zu)",
             (unsigned long long)c->id, c->addr, sds_len(c->querybuf), sds_alloc(c->querybuf));
+    c->srv->stats.qbuf_limit_disconnections++;
     return true;
 }
 
@@ -720,6 +721,7 @@ void conn_check_output_limit(client_t *c) {
     if (!over_hard && !over_soft) return;
     log_msg(LL_WARNING, "Client id=%llu addr=%s scheduled to be closed ASAP for overcoming of output buffer limits.",
             (unsigned long long)c->id, c->addr);
+    c->srv->stats.obuf_limit_disconnections++;
     conn_close_async(c);
 }
 
@@ -1091,6 +1093,7 @@ sds conn_info_string(sds s, client_t *c) {
     for (const char *t = info.tracking_flags; *t; t++) flags[fl++] = *t; /* t, R, B */
     if (c->mstate) flags[fl++] = 'x';
     if (c->flags & CLIENT_NO_EVICT) flags[fl++] = 'e';
+    if (c->flags & CLIENT_NO_TOUCH) flags[fl++] = 'T';
     if (fl == 0) flags[fl++] = 'N';
     flags[fl] = '\0';
     char events[3] = {0};
@@ -1106,11 +1109,11 @@ sds conn_info_string(sds s, client_t *c) {
     size_t totmem = conn_client_memory(c) + argv_mem + sizeof(robj *) * (size_t)c->argc;
     return sds_catprintf(s,
                          "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%zu psub=%zu ssub=%zu "
-                         "multi=%d qbuf=%zu qbuf-free=%zu argv-mem=%zu multi-mem=%zu rbs=%d rbp=%zu obl=%zu oll=%zu omem=%zu "
+                         "multi=%d watch=%d qbuf=%zu qbuf-free=%zu argv-mem=%zu multi-mem=%zu rbs=%d rbp=%zu obl=%zu oll=%zu omem=%zu "
                          "tot-mem=%zu events=%s cmd=%s user=%s redir=%lld resp=%d lib-name=%s lib-ver=%s",
                          (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
                          (now - c->ctime_ms) / 1000, (now - c->last_interaction_ms) / 1000, flags, c->db->id,
-                         info.sub, info.psub, info.ssub, info.multi,
+                         info.sub, info.psub, info.ssub, info.multi, info.watch,
                          qbuf, sds_avail(c->querybuf), argv_mem, c->multi_bytes, CLIENT_BUF_SIZE, c->buf_peak, obl, oll, c->reply_bytes, totmem,
                          events, c->lastcmd ? c->lastcmd->fullname : "NULL", info.user, info.redir, c->resp,
                          c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "");

@@ -61,6 +61,7 @@
 #define CLIENT_REPLICA (1u << 28)             /* repl_master.c: a replica attached to us (SYNC/PSYNC) */
 #define CLIENT_REPL_WAIT (1u << 29)           /* repl_master.c: blocked in WAIT, input paused */
 #define CLIENT_AOF_LOADER (1u << 30)          /* aof.c: replays the AOF; an error reply is unexpected */
+#define CLIENT_NO_TOUCH (1u << 31)            /* conn_cmds.c: CLIENT NO-TOUCH on, keyspace.c reads it */
 
 typedef struct reply_block {
     struct reply_block *next;
@@ -121,6 +122,7 @@ struct client {
     client_t *next_pending;     /* srv->pending_write list */
     client_t *next_close;       /* srv->close_asap list */
     long long commands_processed;
+    long long woff;               /* dispatch.c: the replication offset after its last propagated write (WAIT, WAITAOF) */
     struct blocked_state *bstate; /* blocking.c: set iff CLIENT_BLOCKED */
     /* pub/sub and introspection (pubsub.c, monitor.c) */
     struct pubsub_client *ps;         /* subscriptions; NULL until the first SUBSCRIBE */
@@ -143,6 +145,7 @@ typedef struct conn_client_info {
     char tracking_flags[4]; /* tracking.c: "t", "R", "B" letters, NUL-terminated */
     size_t sub, psub, ssub; /* pubsub.c: subscriptions */
     int multi;              /* multi.c: queued commands, -1 outside MULTI */
+    int watch;              /* multi.c: WATCHed keys */
     const char *user;       /* acl.c */
     long long redir;        /* tracking.c: CLIENT TRACKING REDIRECT target */
 } conn_client_info_t;

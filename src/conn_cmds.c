@@ -277,7 +277,7 @@ static void cmd_client_kill(client_t *c) {
         reply_error(c, RL_ERR_SYNTAX);
         return;
     }
-    long long id = 0;
+    long long id = 0, max_age = 0;
     const char *addr = NULL, *laddr = NULL;
     acl_user_t *user = NULL;
     bool skipme = true;
@@ -287,6 +287,12 @@ static void cmd_client_kill(client_t *c) {
         if (!strcasecmp(k, "id")) {
             if (!obj_get_ll(c->argv[j + 1], &id) || id <= 0) {
                 reply_error(c, "client-id should be greater than 0");
+                return;
+            }
+        } else if (!strcasecmp(k, "maxage")) { /* Redis 7.4: connected at least this many seconds */
+            if (!cmd_get_ll_or_reply(c, c->argv[j + 1], &max_age, "maxage is not an integer or out of range")) return;
+            if (max_age <= 0) {
+                reply_error(c, "maxage should be greater than 0");
                 return;
             }
         } else if (!strcasecmp(k, "addr")) addr = v;
@@ -325,6 +331,7 @@ static void cmd_client_kill(client_t *c) {
         if (user && o->user != user) continue;
         if (o == c && skipme) continue;
         if (kill_type >= 0 && kill_type != client_class(o)) continue;
+        if (max_age && c->srv->mstime / 1000 - o->ctime_ms / 1000 < max_age) continue;
         self |= kill_client(c, o);
         killed++;
     }
@@ -349,6 +356,20 @@ static void cmd_client_reply(client_t *c) {
 
 /* CLIENT NO-EVICT ON|OFF: the flag shows in CLIENT LIST ('e') and keeps
  * the client out of maxmemory-clients' eviction (client_evict.c). */
+/* CLIENT NO-TOUCH ON|OFF (Redis 7.2): the client's commands leave the
+ * keys' LRU/LFU stamps alone (keyspace.c), TOUCH excepted; 'T' in CLIENT
+ * LIST. */
+static void cmd_client_no_touch(client_t *c) {
+    const char *v = c->argv[2]->ptr;
+    if (!strcasecmp(v, "on")) c->flags |= CLIENT_NO_TOUCH;
+    else if (!strcasecmp(v, "off")) c->flags &= ~CLIENT_NO_TOUCH;
+    else {
+        reply_error(c, RL_ERR_SYNTAX);
+        return;
+    }
+    reply_ok(c);
+}
+
 static void cmd_client_no_evict(client_t *c) {
     const char *v = c->argv[2]->ptr;
     if (!strcasecmp(v, "on")) c->flags |= CLIENT_NO_EVICT;
@@ -382,7 +403,7 @@ static void cmd_client_unblock(client_t *c) {
 }
 
 static void cmd_client_help(client_t *c) {
-    /* Redis 7.0's text, line for line (CLIENT SETINFO, from 7.2, is not listed). */
+    /* Redis 7.4's text, line for line. */
     static const char *help[] = {
         "CACHING (YES|NO)",
         "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
@@ -408,6 +429,10 @@ static void cmd_client_help(client_t *c) {
         "      Kill connections authenticated by <username>.",
         "    * SKIPME (YES|NO)",
         "      Skip killing current connection (default: yes).",
+        "    * ID <client-id>",
+        "      Kill connections by client id.",
+        "    * MAXAGE <maxage>",
+        "      Kill connections older than the specified age.",
         "LIST [options ...]",
         "    Return information about client connections. Options:",
         "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
@@ -420,6 +445,10 @@ static void cmd_client_help(client_t *c) {
         "    Control the replies sent to the current connection.",
         "SETNAME <name>",
         "    Assign the name <name> to the current connection.",
+        "SETINFO <option> <value>",
+        "    Set client meta attr. Options are:",
+        "    * LIB-NAME: the client lib name.",
+        "    * LIB-VER: the client lib version.",
         "UNBLOCK <clientid> [TIMEOUT|ERROR]",
         "    Unblock the specified blocked client.",
         "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
@@ -429,7 +458,8 @@ static void cmd_client_help(client_t *c) {
         "    Report tracking status for the current connection.",
         "NO-EVICT (ON|OFF)",
         "    Protect current client connection from eviction.",
-
+        "NO-TOUCH (ON|OFF)",
+        "    Will not touch LRU/LFU stats when this mode is on.",
         NULL};
     reply_help(c, "CLIENT", help);
 }
@@ -444,6 +474,7 @@ static command_t client_subcommands[] = {
     {"kill", cmd_client_kill, -3, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "Kill the connection of a client", "2.4.0", NULL},
     {"reply", cmd_client_reply, 3, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", NULL, NULL, NULL},
     {"no-evict", cmd_client_no_evict, 3, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", NULL, NULL, NULL},
+    {"no-touch", cmd_client_no_touch, 3, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", NULL, NULL, NULL},
     {"unblock", cmd_client_unblock, -3, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", NULL, NULL, NULL},
     {"pause", cmd_client_pause, -3, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", NULL, NULL, NULL}, /* pause.c */
     {"unpause", cmd_client_unpause, 2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", NULL, NULL, NULL},

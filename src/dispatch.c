@@ -283,6 +283,7 @@ void dispatch_call(client_t *c, command_t *cmd) {
      * which a replica replaying its effects could not reproduce. */
     if (!outer) srv->mstime = start / 1000;
     long long dirty_before = srv->dirty;
+    long long woff_before = repl_offset(srv);
     unsigned long long replies_before = c->reply_calls;
     srv->current_client = c;
     /* Views of embedded values (db_views.h) live as long as the command:
@@ -301,6 +302,8 @@ void dispatch_call(client_t *c, command_t *cmd) {
     if (!outer) tracking_flush_pending(srv);
     /* persist.c: log a write that changed the dataset to the AOF. */
     if ((cmd->flags & CMD_WRITE) || (c->flags & CLIENT_PROPAGATE_REPL)) persist_after_command(c, dirty_before);
+    /* WAIT and WAITAOF wait for the caller's own last write (Redis's woff) */
+    if (repl_offset(srv) != woff_before) c->woff = repl_offset(srv);
     long long end = util_ustime(), dur = end - start;
     if (chain) srv->clock_chain_us = end;
     cmd->calls++;

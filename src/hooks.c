@@ -65,6 +65,7 @@ static void conn_hook_client_info(const client_t *c, conn_client_info_t *out) {
     out->psub = pubsub_client_patterns(c);
     out->ssub = pubsub_client_shard_channels(c);
     out->multi = multi_queued_count(c);
+    out->watch = multi_watched_count(c);
     out->user = acl_client_username(c);
     out->redir = tracking_client_redirect(c);
 }

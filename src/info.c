@@ -25,6 +25,7 @@
 #include "function.h"
 #include "keyspace.h"
 #include "memory.h"
+#include "multi.h"
 #include "pause.h"
 #include "persist.h"
 #include "repl.h"
@@ -35,56 +36,73 @@
 
 typedef sds section_fn(server_t *srv, sds s);
 
+/* Redis 7.2's listener lines: listener<type>:name=..,bind=..[,port=..],
+ * type 0 TCP, 1 the unix socket (Redis's connection type order). */
+static sds listener_lines(const server_t *srv, sds s) {
+    if (srv->cfg.port) {
+        s = sds_cat(s, "listener0:name=tcp");
+        for (int i = 0; i < srv->cfg.bind_count; i++) s = sds_catprintf(s, ",bind=%s", srv->cfg.bind[i]);
+        s = sds_catprintf(s, ",port=%lld\r\n", srv->cfg.port);
+    }
+    if (srv->cfg.unixsocket && srv->cfg.unixsocket[0])
+        s = sds_catprintf(s, "listener1:name=unix,bind=%s\r\n", srv->cfg.unixsocket);
+    return s;
+}
+
 static sds sec_server(server_t *srv, sds s) {
     struct utsname u;
     uname(&u);
     long long now_us = util_ustime();
     long long uptime = (srv->mstime - srv->start_time_ms) / 1000;
-    return sds_catprintf(s,
-                         "# Server\r\n"
-                         "redis_version:%s\r\n"
-                         "redis_like_version:%s\r\n"
-                         "redis_git_sha1:00000000\r\n"
-                         "redis_git_dirty:0\r\n"
-                         "redis_build_id:%s\r\n"
-                         "redis_mode:standalone\r\n"
-                         "os:%s %s %s\r\n"
-                         "arch_bits:%d\r\n"
-                         "monotonic_clock:POSIX clock_gettime\r\n"
-                         "multiplexing_api:%s\r\n"
-                         "io_engine:%s\r\n"
-                         "atomicvar_api:c11-builtin\r\n"
-                         "gcc_version:%d.%d.%d\r\n"
-                         "process_id:%d\r\n"
-                         "process_supervised:%s\r\n"
-                         "run_id:%s\r\n"
-                         "tcp_port:%lld\r\n"
-                         "server_time_usec:%lld\r\n"
-                         "uptime_in_seconds:%lld\r\n"
-                         "uptime_in_days:%lld\r\n"
-                         "hz:%lld\r\n"
-                         "configured_hz:%lld\r\n"
-                         "lru_clock:%u\r\n"
-                         "executable:%s\r\n"
-                         "config_file:%s\r\n"
-                         "io_threads_active:0\r\n",
-                         RL_REDIS_COMPAT_VERSION, RL_VERSION, RL_BUILD_ID, u.sysname, u.release, u.machine,
-                         (int)(sizeof(void *) * 8), evloop_backend(srv->loop), io_engine_name(srv),
+    s = sds_catprintf(s,
+                      "# Server\r\n"
+                      "redis_version:%s\r\n"
+                      "redis_like_version:%s\r\n"
+                      "redis_git_sha1:00000000\r\n"
+                      "redis_git_dirty:0\r\n"
+                      "redis_build_id:%s\r\n"
+                      "redis_mode:standalone\r\n"
+                      "os:%s %s %s\r\n"
+                      "arch_bits:%d\r\n"
+                      "monotonic_clock:POSIX clock_gettime\r\n"
+                      "multiplexing_api:%s\r\n"
+                      "io_engine:%s\r\n"
+                      "atomicvar_api:c11-builtin\r\n"
+                      "gcc_version:%d.%d.%d\r\n"
+                      "process_id:%d\r\n"
+                      "process_supervised:%s\r\n"
+                      "run_id:%s\r\n"
+                      "tcp_port:%lld\r\n"
+                      "server_time_usec:%lld\r\n"
+                      "uptime_in_seconds:%lld\r\n"
+                      "uptime_in_days:%lld\r\n"
+                      "hz:%lld\r\n"
+                      "configured_hz:%lld\r\n"
+                      "lru_clock:%u\r\n"
+                      "executable:%s\r\n"
+                      "config_file:%s\r\n"
+                      "io_threads_active:0\r\n",
+                      RL_REDIS_COMPAT_VERSION, RL_VERSION, RL_BUILD_ID, u.sysname, u.release, u.machine,
+                      (int)(sizeof(void *) * 8), evloop_backend(srv->loop), io_engine_name(srv),
 #ifdef __GNUC__
-                         __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__,
+                      __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__,
 #else
-                         0, 0, 0,
+                      0, 0, 0,
 #endif
-                         (int)srv->pid, supervise_name(srv->cfg.supervised), srv->run_id, srv->cfg.port, now_us, uptime, uptime / 86400, (long long)srv->hz, srv->cfg.hz,
-                         obj_lru_clock(), srv->executable ? srv->executable : "", srv->config_file ? srv->config_file : "");
+                      (int)srv->pid, supervise_name(srv->cfg.supervised), srv->run_id, srv->cfg.port, now_us, uptime, uptime / 86400, (long long)srv->hz, srv->cfg.hz,
+                      obj_lru_clock(), srv->executable ? srv->executable : "", srv->config_file ? srv->config_file : "");
+    return listener_lines(srv, s);
 }
 
 static sds sec_clients(server_t *srv, sds s) {
-    size_t max_in = 0, max_out = 0;
+    size_t max_in = 0, max_out = 0, pubsub_clients = 0, watching = 0, bkeys, bkeys_nokey;
     for (client_t *c = srv->clients_head; c; c = c->next) {
         if (c->querybuf_peak > max_in) max_in = c->querybuf_peak;
         if (conn_output_bytes(c) > max_out) max_out = conn_output_bytes(c);
+        if (pubsub_client_channels(c) + pubsub_client_patterns(c) + pubsub_client_shard_channels(c)) pubsub_clients++;
+        if (multi_watched_count(c)) watching++;
     }
+    blocking_key_counts(srv, &bkeys, &bkeys_nokey);
     return sds_catprintf(s,
                          "# Clients\r\n"
                          "connected_clients:%zu\r\n"
@@ -94,10 +112,15 @@ static sds sec_clients(server_t *srv, sds s) {
                          "client_recent_max_output_buffer:%zu\r\n"
                          "blocked_clients:%zu\r\n"
                          "tracking_clients:%lld\r\n"
-                         "clients_in_timeout_table:0\r\n",
+                         "pubsub_clients:%zu\r\n" /* 7.2 */
+                         "watching_clients:%zu\r\n"
+                         "clients_in_timeout_table:0\r\n"
+                         "total_watched_keys:%zu\r\n"
+                         "total_blocking_keys:%zu\r\n"
+                         "total_blocking_keys_on_nokey:%zu\r\n",
                          srv->client_count, srv->cfg.maxclients, max_in, max_out,
                          blocking_client_count(srv) + pause_waiting_count(srv), /* paused ones too, as Redis */
-                         tracking_clients(srv));
+                         tracking_clients(srv), pubsub_clients, watching, multi_watched_keys(srv), bkeys, bkeys_nokey);
 }
 
 static sds human_line(sds s, const char *name, unsigned long long v) {
@@ -149,7 +172,8 @@ static sds sec_memory(server_t *srv, sds s) {
                       "used_memory_dataset_perc:%.2f%%\r\n"
                       "allocator_allocated:%zu\r\n"
                       "allocator_active:%zu\r\n"
-                      "allocator_resident:%zu\r\n",
+                      "allocator_resident:%zu\r\n"
+                      "allocator_muzzy:0\r\n", /* 7.4: jemalloc's muzzy pages; our allocators have none */
                       r.peak_perc, r.overhead, r.startup, r.dataset, r.dataset_perc, r.alloc.allocated, r.alloc.active,
                       r.alloc.resident);
     s = human_line(s, "total_system_memory", zmalloc_total_system_memory());
@@ -177,6 +201,7 @@ static sds sec_memory(server_t *srv, sds s) {
                          "mem_aof_buffer:0\r\n"
                          "mem_io_buffers:%zu\r\n"
                          "mem_allocator:%s\r\n"
+                         "mem_overhead_db_hashtable_rehashing:0\r\n" /* 7.4; not measured here */
                          "active_defrag_running:%d\r\n"
                          "lazyfree_pending_objects:%llu\r\n"
                          "lazyfreed_objects:%llu\r\n",
@@ -222,13 +247,14 @@ static sds sec_stats(server_t *srv, sds s) {
                       "sync_full:%lld\r\n"
                       "sync_partial_ok:%lld\r\n"
                       "sync_partial_err:%lld\r\n"
-                      "expired_keys:%lld\r\n"
                       "expired_subkeys:%lld\r\n" /* Redis 7.4: hash fields past their TTL */
+                      "expired_keys:%lld\r\n"
                       "expired_stale_perc:0.00\r\n"
                       "expired_time_cap_reached_count:0\r\n"
                       "expire_cycle_cpu_milliseconds:%lld\r\n"
                       "evicted_keys:%lld\r\n"
                       "evicted_clients:%lld\r\n"
+                      "evicted_scripts:0\r\n" /* 7.4 evicts EVAL scripts past 500; we keep them */
                       "total_eviction_exceeded_time:%lld\r\n"
                       "current_eviction_exceeded_time:%lld\r\n"
                       "keyspace_hits:%lld\r\n"
@@ -256,19 +282,25 @@ static sds sec_stats(server_t *srv, sds s) {
                       "total_writes_processed:%lld\r\n"
                       "io_threaded_reads_processed:0\r\n"
                       "io_threaded_writes_processed:0\r\n"
+                      "client_query_buffer_limit_disconnections:%lld\r\n" /* 7.4 */
+                      "client_output_buffer_limit_disconnections:%lld\r\n"
                       /* a client's reply buffer has one size here
                        * (CLIENT_BUF_SIZE): never resized */
                       "reply_buffer_shrinks:0\r\n"
-                      "reply_buffer_expands:0\r\n",
+                      "reply_buffer_expands:0\r\n"
+                      "eventloop_cycles:%lld\r\n" /* 7.2; its duration fields are not measured here */
+                      "instantaneous_eventloop_cycles_per_sec:%lld\r\n",
                       st->numconnections, st->numcommands, ring_avg(st->ops_samples), st->net_input_bytes,
                       st->net_output_bytes, st->net_repl_input_bytes, st->net_repl_output_bytes,
                       ring_avg(st->net_in_samples) / 1024.0, ring_avg(st->net_out_samples) / 1024.0,
                       ring_avg(st->net_repl_in_samples) / 1024.0, ring_avg(st->net_repl_out_samples) / 1024.0,
-                      st->rejected_conn, sync_full, sync_ok, sync_err, st->expiredkeys, st->expired_subkeys, st->expire_cycle_cpu_us / 1000, st->evictedkeys, st->evictedclients, evict_exceeded_total_ms(srv), evict_exceeded_current_ms(srv), st->keyspace_hits,
+                      st->rejected_conn, sync_full, sync_ok, sync_err, st->expired_subkeys, st->expiredkeys, st->expire_cycle_cpu_us / 1000, st->evictedkeys, st->evictedclients, evict_exceeded_total_ms(srv), evict_exceeded_current_ms(srv), st->keyspace_hits,
                       st->keyspace_misses, pubsub_channel_count(srv), pubsub_pattern_count(srv), pubsub_shard_channel_count(srv),
                       child_latest_fork_usec(srv), child_total_forks(srv), /* child.c */
                       ds.hits, ds.misses, ds.key_hits, ds.key_misses, ds.total_time_ms, ds.current_time_ms,
-                      tracking_total_keys(srv), tracking_total_items(srv), tracking_total_prefixes(srv), st->unexpected_error_replies, st->total_error_replies, st->io_reads, st->io_writes);
+                      tracking_total_keys(srv), tracking_total_items(srv), tracking_total_prefixes(srv), st->unexpected_error_replies, st->total_error_replies, st->io_reads, st->io_writes,
+                      st->qbuf_limit_disconnections, st->obuf_limit_disconnections, st->eventloop_cycles,
+                      ring_avg(st->cycles_samples));
     /* acl.c: denials by kind (Redis 7.2's names; 7.0 lacks them). */
     const acl_stats_t *as = acl_get_stats(srv);
     s = sds_catprintf(s,
@@ -361,7 +393,20 @@ typedef struct section {
 } section;
 
 static const section sections[] = {
-    {"server", sec_server, true}, {"clients", sec_clients, true}, {"memory", sec_memory, true}, {"persistence", sec_persistence, true}, {"stats", sec_stats, true}, {"replication", sec_replication, true}, {"cpu", sec_cpu, true}, {"modules", sec_modules, true}, {"errorstats", sec_errorstats, true}, {"cluster", sec_cluster, true}, {"keyspace", sec_keyspace, true}, {"commandstats", sec_commandstats, false}, {"latencystats", latency_track_info, false}, /* latency_track.c */
+    /* Redis's order, which INFO ALL/EVERYTHING keeps */
+    {"server", sec_server, true},
+    {"clients", sec_clients, true},
+    {"memory", sec_memory, true},
+    {"persistence", sec_persistence, true},
+    {"stats", sec_stats, true},
+    {"replication", sec_replication, true},
+    {"cpu", sec_cpu, true},
+    {"modules", sec_modules, true},
+    {"commandstats", sec_commandstats, false},
+    {"errorstats", sec_errorstats, true},
+    {"latencystats", latency_track_info, false}, /* latency_track.c */
+    {"cluster", sec_cluster, true},
+    {"keyspace", sec_keyspace, true},
 };
 #define N_SECTIONS (sizeof(sections) / sizeof(sections[0]))
 

@@ -15,6 +15,7 @@
 
 #include <stdlib.h>
 
+#include "command_def.h"
 #include "conn.h"
 #include "db_views.h"
 #include "evict_stamp.h"
@@ -229,11 +230,17 @@ static void touch(db_t *db, db_entry *e, robj *val) {
     if (db_entry_is_embedded(e)) db_entry_set_lru(e, val->lru); /* val is a view */
 }
 
+/* CLIENT NO-TOUCH: its commands leave stamps alone, except TOUCH itself. */
+static bool no_touch_client(const server_t *srv) {
+    const client_t *cur = srv->current_client;
+    return cur && (cur->flags & CLIENT_NO_TOUCH) && !(cur->cmd && !strcmp(cur->cmd->fullname, "touch"));
+}
+
 static robj *lookup(db_t *db, robj *key, int flags) {
     db_entry *e = db_find(db, key->ptr);
     if (!e) return NULL;
     robj *val = db_value_of(db, e);
-    if (!(flags & LOOKUP_NOTOUCH)) touch(db, e, val);
+    if (!(flags & LOOKUP_NOTOUCH) && !no_touch_client(db->srv)) touch(db, e, val);
     return val;
 }
 

@@ -73,6 +73,8 @@ static void sample_rates(server_t *srv) {
     st->net_out_samples[i] = (st->net_output_bytes - st->net_out_last) * 1000 / dt;
     st->net_repl_in_samples[i] = (st->net_repl_input_bytes - st->net_repl_in_last) * 1000 / dt;
     st->net_repl_out_samples[i] = (st->net_repl_output_bytes - st->net_repl_out_last) * 1000 / dt;
+    st->cycles_samples[i] = (st->eventloop_cycles - st->cycles_last) * 1000 / dt;
+    st->cycles_last = st->eventloop_cycles;
     st->ops_idx = (i + 1) % 16;
     st->ops_last_ms = now;
     st->ops_last_count = st->numcommands;
@@ -131,10 +133,12 @@ static void server_cron(void *arg) {
  * always: they are on disk before any client sees an acknowledgement). */
 static void server_before_sleep(void *arg) {
     unsigned rounds = 0;
+    ((server_t *)arg)->stats.eventloop_cycles++; /* INFO eventloop_cycles (7.4) */
     do {
         io_engine_run_ready(arg); /* io_uring: requests that arrived, before the AOF and replies go out */
         repl_before_sleep(arg);   /* WAIT: GETACK out and answers, flushed just below */
         persist_before_sleep(arg);
+        repl_after_aof_flush(arg); /* WAITAOF: a replica's FACK right after its fsync */
         conn_before_sleep(arg);
     } while (io_engine_continue(arg, ++rounds)); /* io_uring, busy: the next round's requests are here */
     /* maxmemory-clients, once the replies that could leave have left: a

@@ -107,6 +107,10 @@ void multi_queue(client_t *c, command_t *cmd, uint32_t flags) {
 
 int multi_queued_count(const client_t *c) { return c->mstate ? c->mstate->count : -1; }
 
+int multi_watched_count(const client_t *c) { return c->wstate ? c->wstate->count : 0; }
+
+size_t multi_watched_keys(const server_t *srv) { return srv->watched ? dict_size(srv->watched) : 0; }
+
 void multi_flag_error(client_t *c) {
     if (c->mstate) wstate(c)->flags |= CLIENT_MULTI_ERROR;
 }

@@ -34,6 +34,10 @@ uint32_t multi_exec_flags(const client_t *c, uint32_t exec_flags);
 void multi_exec_abort(client_t *c, const char *err);
 /* Commands queued in c's MULTI, or -1 outside one (CLIENT LIST multi=). */
 int multi_queued_count(const client_t *c);
+/* Keys the client WATCHes (CLIENT LIST's watch=, Redis 7.4). */
+int multi_watched_count(const client_t *c);
+/* Distinct keys WATCHed by any client (INFO total_watched_keys). */
+size_t multi_watched_keys(const server_t *srv);
 /* Release a client's transaction and watches (disconnect, RESET). */
 void multi_client_free(client_t *c);
 

@@ -61,7 +61,8 @@ bool propagate_wanted(const server_t *srv) {
 /* Each consumer named in targets gets the same bytes, in the same order. */
 static void emit_to(server_t *srv, int dbid, const char *cmd, size_t len, int targets) {
     if ((targets & PROPAGATE_AOF) && aof_wants(srv)) aof_append(srv, dbid, cmd, len);
-    if ((targets & PROPAGATE_REPL) && repl_stream_on(srv)) repl_feed(srv, dbid, cmd, len);
+    /* repl_feed also moves the offset WAITAOF counts in when no stream is fed */
+    if ((targets & PROPAGATE_REPL) && (repl_stream_on(srv) || aof_wants(srv))) repl_feed(srv, dbid, cmd, len);
 }
 
 static void emit(server_t *srv, int dbid, const char *cmd, size_t len) { emit_to(srv, dbid, cmd, len, PROPAGATE_ALL); }

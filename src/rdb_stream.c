@@ -217,7 +217,7 @@ static bool load_pel(in_t *r, stream_cg_t *cg) {
 }
 
 /* v3 (type 21, Redis 7.2+): each consumer's active time follows its seen
- * time; we keep seen time only. */
+ * time; older types have none and take the seen time (as Redis does). */
 static bool load_consumers(in_t *r, stream_cg_t *cg, bool v3) {
     uint64_t n;
     if (!r->op->len(r->r, &n) || !r->op->plausible(r->r, n, 10)) return false;
@@ -233,6 +233,7 @@ static bool load_consumers(in_t *r, stream_cg_t *cg, bool v3) {
         stream_consumer_t *c = stream_consumer_create(cg, (const char *)name, nlen, seen);
         zfree(name);
         if (!c) return r->op->fail(r->r, "Duplicate stream consumer detected");
+        c->active_time = v3 ? active : seen;
         uint64_t npel;
         if (!r->op->len(r->r, &npel) || !r->op->plausible(r->r, npel, 16)) return false;
         for (uint64_t j = 0; j < npel; j++) {

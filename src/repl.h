@@ -26,6 +26,13 @@ void repl_free(server_t *srv);
 void repl_cron(server_t *srv);
 /* Before the loop sleeps: GETACK for new WAITers, answer satisfied WAITs. */
 void repl_before_sleep(server_t *srv);
+/* WAITAOF after the AOF flush and from the cron (background fsyncs):
+ * answer waiters whose local fsync came; a replica whose AOF fsynced more
+ * since its last ACK sends one. */
+void repl_after_aof_flush(server_t *srv);
+/* The replication offset: the stream fed so far (with AOF on and no
+ * stream, one per write: WAITAOF counts in it). */
+long long repl_offset(const server_t *srv);
 
 /* ----------------------------------------------------- the write stream */
 /* Whether writes must be fed to the stream (a backlog exists: some replica

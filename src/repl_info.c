@@ -59,7 +59,7 @@ void repl_free(server_t *srv) {
 
 void repl_cron(server_t *srv) {
     repl_t *r = R(srv);
-    master_check_waiters(srv); /* WAIT timeouts */
+    repl_after_aof_flush(srv); /* WAIT/WAITAOF timeouts, background fsyncs; a replica's FACK */
     failover_cron(srv);        /* FAILOVER: hand over as soon as the target caught up */
     if (srv->mstime - r->last_cron_sec_ms < 1000) return;
     r->last_cron_sec_ms = srv->mstime;

@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <limits.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -385,8 +386,10 @@ void cmd_psync(client_t *c) { sync_generic(c, true); }
 
 /* ------------------------------------------------------------ REPLCONF */
 
-static void got_ack(server_t *srv, repl_replica_t *rep, long long off) {
+/* fack: the offset the replica's AOF has fsynced (Redis 7.2), -1 = none sent. */
+static void got_ack(server_t *srv, repl_replica_t *rep, long long off, long long fack) {
     if (off > rep->ack_off) rep->ack_off = off;
+    if (fack > rep->aof_off) rep->aof_off = fack;
     rep->ack_ms = srv->mstime;
     if (rep->state == REPLICA_ONLINE_ON_ACK) put_online(srv, rep);
     else if (rep->state == REPLICA_WAIT_BGSAVE_END) rep->acked_during_sync = true;
@@ -442,8 +445,11 @@ void cmd_replconf(client_t *c) {
             if (!strcasecmp(val->ptr, "eof")) replica_of(c)->capa_eof = true;
             else if (!strcasecmp(val->ptr, "psync2")) replica_of(c)->capa_psync2 = true;
         } else if (!strcasecmp(opt, "ack")) {
-            /* Sent by replicas, never answered. */
-            if ((c->flags & CLIENT_REPLICA) && obj_get_ll(val, &v)) got_ack(srv, c->repl, v);
+            /* Sent by replicas, never answered: ACK <offset> [FACK <aof-offset>]. */
+            long long fack = -1;
+            if (c->argc > i + 3 && !strcasecmp(c->argv[i + 2]->ptr, "fack") && !obj_get_ll(c->argv[i + 3], &fack))
+                return;
+            if ((c->flags & CLIENT_REPLICA) && obj_get_ll(val, &v)) got_ack(srv, c->repl, v, fack);
             return;
         } else if (!strcasecmp(opt, "getack")) {
             if (c->flags & CLIENT_MASTER) replica_send_ack(srv);
@@ -474,6 +480,17 @@ int master_good_replicas(const server_t *srv) {
     return n;
 }
 
+/* Block c until w's condition holds (master_check_waiters answers). */
+static void add_waiter(client_t *c, repl_waiter_t *w) {
+    repl_t *r = R(c->srv);
+    w->c = c;
+    w->next = r->waiters;
+    r->waiters = w;
+    c->flags |= CLIENT_REPL_WAIT;
+    r->getack_pending = true;
+    evloop_request_before_sleep(c->srv->loop);
+}
+
 void cmd_wait(client_t *c) {
     server_t *srv = c->srv;
     repl_t *r = R(srv);
@@ -490,22 +507,80 @@ void cmd_wait(client_t *c) {
         reply_error(c, "timeout is negative");
         return;
     }
-    long long off = r->master_repl_offset;
-    int acked = repl_acked_count(srv, off);
+    if (timeout > LLONG_MAX - srv->mstime) { /* Redis 7.4 */
+        reply_error(c, "timeout is out of range");
+        return;
+    }
+    long long off = c->woff; /* its own last write, as Redis */
+    int acked = repl_acked_count(srv, off, false);
     if (acked >= num || (c->flags & CLIENT_DENY_BLOCKING)) {
         reply_ll(c, acked);
         return;
     }
     repl_waiter_t *w = zcalloc(sizeof(*w));
-    w->c = c;
     w->offset = off;
     w->numreplicas = (long)num;
     w->deadline_ms = timeout ? srv->mstime + timeout : 0;
-    w->next = r->waiters;
-    r->waiters = w;
-    c->flags |= CLIENT_REPL_WAIT;
-    r->getack_pending = true;
-    evloop_request_before_sleep(srv->loop);
+    add_waiter(c, w);
+}
+
+static void reply_waitaof(client_t *c, int local, int replicas) {
+    reply_array_len(c, 2);
+    reply_ll(c, local);
+    reply_ll(c, replicas);
+}
+
+/* WAITAOF numlocal numreplicas timeout (Redis 7.2): until this server's
+ * AOF (numlocal 1) and numreplicas replicas' AOFs have fsynced every write
+ * this client made so far (up to its last write's offset, woff);
+ * [local, replicas] as they stand when it returns. */
+void cmd_waitaof(client_t *c) {
+    server_t *srv = c->srv;
+    repl_t *r = R(srv);
+    long long numlocal, numreplicas, timeout;
+    if (!cmd_get_ll_or_reply(c, c->argv[1], &numlocal, NULL)) return;
+    if (numlocal < 0 || numlocal > 1) {
+        reply_error(c, "value is out of range, value must between 0 and 1" /* sic, Redis 7.4 */);
+        return;
+    }
+    if (!cmd_get_ll_or_reply(c, c->argv[2], &numreplicas, NULL)) return;
+    if (numreplicas < 0) {
+        reply_error(c, "value is out of range, must be positive");
+        return;
+    }
+    if (!cmd_get_ll_or_reply(c, c->argv[3], &timeout, "timeout is not an integer or out of range")) return;
+    if (timeout < 0) {
+        reply_error(c, "timeout is negative");
+        return;
+    }
+    if (timeout > LLONG_MAX - srv->mstime) { /* Redis 7.4 */
+        reply_error(c, "timeout is out of range");
+        return;
+    }
+    if (r->link.state != LINK_NONE) {
+        reply_error(c, "WAITAOF cannot be used with replica instances. Please also note that writes to replicas are "
+                       "just local and are not propagated.");
+        return;
+    }
+    if (numlocal && !srv->cfg.appendonly) {
+        reply_error(c, "WAITAOF cannot be used when numlocal is set but appendonly is disabled.");
+        return;
+    }
+    r->aof_fsynced = srv->aof ? aof_fsynced_tag(srv->aof) : -1;
+    long long off = c->woff; /* its own last write, as Redis */
+    int acked = repl_acked_count(srv, off, true);
+    int local = r->aof_fsynced >= off;
+    if ((acked >= numreplicas && local >= numlocal) || (c->flags & CLIENT_DENY_BLOCKING)) {
+        reply_waitaof(c, local, acked);
+        return;
+    }
+    repl_waiter_t *w = zcalloc(sizeof(*w));
+    w->aof = true;
+    w->numlocal = (int)numlocal;
+    w->offset = off;
+    w->numreplicas = (long)numreplicas;
+    w->deadline_ms = timeout ? srv->mstime + timeout : 0;
+    add_waiter(c, w);
 }
 
 

@@ -167,15 +167,33 @@ static bool send_auth(server_t *srv, repl_link_t *l) {
 void replica_send_ack(server_t *srv) {
     repl_link_t *l = L(srv);
     if (l->state != LINK_CONNECTED || !l->master) return;
-    char off[32];
+    char off[32], fack[32];
     util_ll2str(off, sizeof(off), R(srv)->master_repl_offset);
-    const char *av[3] = {"REPLCONF", "ACK", off};
-    size_t lens[3] = {8, 3, strlen(off)};
-    sds cmd = resp_cat_command(sds_empty(), 3, av, lens);
+    /* FACK: what our AOF has fsynced, for the master's WAITAOF (7.2). */
+    long long fsynced = srv->aof ? aof_fsynced_tag(srv->aof) : -1;
+    l->acked_fsynced = fsynced;
+    util_ll2str(fack, sizeof(fack), fsynced);
+    const char *av[5] = {"REPLCONF", "ACK", off, "FACK", fack};
+    size_t lens[5] = {8, 3, strlen(off), 4, strlen(fack)};
+    int n = fsynced >= 0 ? 5 : 3;
+    sds cmd = resp_cat_command(sds_empty(), n, av, lens);
     l->master->flags |= CLIENT_MASTER_FORCE_REPLY;
     reply_raw(l->master, cmd, sds_len(cmd));
     l->master->flags &= ~CLIENT_MASTER_FORCE_REPLY;
     sds_free(cmd);
+}
+
+/* After the AOF flush (appendfsync always fsyncs there), before replies go
+ * out, and from the cron (background fsyncs): WAITAOF waiters whose local
+ * fsync came are answered now; a replica whose AOF fsynced more since its
+ * last ACK tells its master now, not at the next one-second ACK (as Redis
+ * 7.2's do). */
+void repl_after_aof_flush(server_t *srv) {
+    repl_link_t *l = L(srv);
+    R(srv)->aof_fsynced = srv->aof ? aof_fsynced_tag(srv->aof) : -1;
+    if (R(srv)->waiters) master_check_waiters(srv);
+    if (l->state != LINK_CONNECTED || !l->master || !srv->aof) return;
+    if (aof_fsynced_tag(srv->aof) != l->acked_fsynced) replica_send_ack(srv);
 }
 
 /* ------------------------------------------------------------ reading */
@@ -280,7 +298,7 @@ static void full_sync_done(server_t *srv, long long keys, long long bytes, const
     r->backlog = backlog_create((size_t)srv->cfg.repl_backlog_size, r->master_repl_offset + 1);
     master_disconnect_replicas(srv);
     srv->dirty++;
-    if (aof_is_on(srv->aof)) aof_schedule_rewrite(srv->aof); /* the file must describe the new data */
+    if (aof_is_on(srv->aof)) aof_resynced(srv->aof); /* a rewrite: the file must describe the new data */
     log_msg(LL_NOTICE, "MASTER <-> REPLICA sync: Finished with success (%lld keys, %lld bytes)", keys, bytes);
     supervise_tell(srv->cfg.supervised, "STATUS=MASTER <-> REPLICA sync: Finished with success. Ready to accept "
                                         "connections in read-write mode.\n");
@@ -656,7 +674,6 @@ static void connect_to_master(server_t *srv) {
 /* ------------------------------------------------------------ REPLICAOF */
 
 void replica_set_master(server_t *srv, const char *host, int port) {
-    repl_t *r = R(srv);
     repl_link_t *l = L(srv);
     bool was_master = l->state == LINK_NONE;
     replica_free_link(srv);
@@ -668,8 +685,7 @@ void replica_set_master(server_t *srv, const char *host, int port) {
     /* WAITers on a former master get what they have; clients blocked on
      * keys are let go (hooks.c). */
     if (was_master) {
-        for (repl_waiter_t *w = r->waiters; w; w = w->next) w->deadline_ms = 1;
-        master_check_waiters(srv);
+        master_release_waiters(srv);
         srv->durability_hooks->became_replica(srv);
     }
     zfree(srv->cfg.replicaof);

@@ -61,6 +61,7 @@ typedef struct repl_replica {
     long long listening_port;    /* REPLCONF listening-port */
     char announced_ip[64];       /* REPLCONF ip-address, "" = the peer's address */
     long long ack_off;           /* last REPLCONF ACK offset */
+    long long aof_off;           /* last REPLCONF ACK ... FACK offset (WAITAOF) */
     long long ack_ms;            /* when it arrived (lag) */
     long long psync_initial_off; /* offset it started from */
     bool acked_during_sync;      /* diskless: it loaded (and ACKed) before we reaped the child */
@@ -100,6 +101,7 @@ typedef struct repl_link {
     struct tls_conn *tls;    /* tls-replication: the link's session (then the master client's) */
     sds line;                /* a reply line being read */
     long long last_io_ms;    /* last byte from the master */
+    long long acked_fsynced; /* the FACK of our last REPLCONF ACK (WAITAOF) */
     long long down_since_ms; /* link down since (INFO master_link_down_since_seconds) */
     long long handshake_start_ms;
     /* the transfer */
@@ -141,6 +143,8 @@ typedef struct repl_waiter {
     long long offset; /* acknowledged up to here */
     long numreplicas;
     long long deadline_ms; /* 0 = forever */
+    bool aof;              /* WAITAOF: replicas' fsynced offsets, and numlocal */
+    int numlocal;
     struct repl_waiter *next;
 } repl_waiter_t;
 
@@ -177,6 +181,7 @@ typedef struct repl {
     repl_waiter_t *waiters;
     repl_failover_t failover;
     bool getack_pending;        /* a WAIT needs fresh ACKs */
+    long long aof_fsynced;      /* our AOF's fsynced offset as last read (WAITAOF; -1 AOF off) */
     long long last_cron_sec_ms; /* once-a-second work */
     long long last_ping_ms;     /* last PING fed to replicas */
     long long sync_full, sync_partial_ok, sync_partial_err;
@@ -193,11 +198,14 @@ void master_feed_raw(server_t *srv, const char *p, size_t len);
 void master_disconnect_replicas(server_t *srv);
 void master_ensure_backlog(server_t *srv);
 void master_check_waiters(server_t *srv);
+/* A master turning replica: WAIT and WAITAOF are refused (-UNBLOCKED). */
+void master_release_waiters(server_t *srv);
 /* New history (a promotion): the old one stays reachable as replid2. */
 void master_shift_replid(server_t *srv);
 void repl_replica_close(repl_replica_t *rep, const char *why);
-/* Online replicas that acknowledged offset off or beyond. */
-int repl_acked_count(const server_t *srv, long long off);
+/* Online replicas that acknowledged offset off or beyond (aof: whose AOF
+ * fsynced it, their FACK: WAITAOF). */
+int repl_acked_count(const server_t *srv, long long off, bool aof);
 
 /* repl_master.c */
 void master_cron(server_t *srv);
@@ -248,6 +256,7 @@ void cmd_sync(client_t *c);      /* repl_master.c */
 void cmd_psync(client_t *c);     /* repl_master.c */
 void cmd_replconf(client_t *c);  /* repl_master.c */
 void cmd_wait(client_t *c);      /* repl_master.c */
+void cmd_waitaof(client_t *c);   /* repl_master.c */
 void cmd_replicaof(client_t *c); /* repl_replica.c */
 void cmd_failover(client_t *c);  /* repl_failover.c */
 void cmd_role(client_t *c);      /* repl_info.c */

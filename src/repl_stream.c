@@ -21,6 +21,8 @@
 
 /* Only a master feeds the stream from its own writes: a replica forwards
  * its master's bytes (repl_master_applied), so it need not translate. */
+long long repl_offset(const server_t *srv) { return R(srv)->master_repl_offset; }
+
 bool repl_stream_on(const server_t *srv) {
     return R(srv) && R(srv)->backlog != NULL && R(srv)->link.state == LINK_NONE;
 }
@@ -56,7 +58,14 @@ void master_feed_raw(server_t *srv, const char *p, size_t len) {
 
 void repl_feed(server_t *srv, int dbid, const char *cmd, size_t len) {
     repl_t *r = R(srv);
-    if (!r->backlog || r->link.state != LINK_NONE) return;
+    if (r->link.state != LINK_NONE) return;
+    if (!r->backlog) {
+        /* No stream to feed (propagate.c calls us then only for the AOF),
+         * but WAITAOF counts in replication offsets: the offset still
+         * moves, by one, as Redis 7.2 moves it. */
+        r->master_repl_offset++;
+        return;
+    }
     if (dbid != r->stream_db) {
         char n[16];
         const char *av[2] = {"SELECT", n};
@@ -96,11 +105,35 @@ void master_disconnect_replicas(server_t *srv) {
     for (repl_replica_t *rep = R(srv)->replicas; rep; rep = rep->next) conn_close_async(rep->c);
 }
 
-int repl_acked_count(const server_t *srv, long long off) {
+int repl_acked_count(const server_t *srv, long long off, bool aof) {
     int n = 0;
     for (repl_replica_t *rep = R(srv)->replicas; rep; rep = rep->next)
-        if (rep->state == REPLICA_ONLINE && rep->ack_off >= off) n++;
+        if (rep->state == REPLICA_ONLINE && (aof ? rep->aof_off : rep->ack_off) >= off) n++;
     return n;
+}
+
+/* Answer w if its condition holds or its time is up (or, for WAITAOF,
+ * AOF was turned off under it); false to keep waiting.  Our own AOF's
+ * fsynced offset is r->aof_fsynced, which the callers above read. */
+static bool waiter_done(server_t *srv, repl_waiter_t *w, long long now) {
+    client_t *c = w->c;
+    bool expired = w->deadline_ms && now >= w->deadline_ms;
+    int acked = repl_acked_count(srv, w->offset, w->aof);
+    if (!w->aof) {
+        if (acked < w->numreplicas && !expired) return false;
+        reply_ll(c, acked);
+        return true;
+    }
+    if (w->numlocal && !srv->cfg.appendonly) {
+        reply_error(c, "WAITAOF cannot be used when numlocal is set but appendonly is disabled.");
+        return true;
+    }
+    int local = R(srv)->aof_fsynced >= w->offset;
+    if ((acked < w->numreplicas || local < w->numlocal) && !expired) return false;
+    reply_array_len(c, 2);
+    reply_ll(c, local);
+    reply_ll(c, acked);
+    return true;
 }
 
 void master_check_waiters(server_t *srv) {
@@ -109,8 +142,7 @@ void master_check_waiters(server_t *srv) {
     repl_waiter_t **pp = &r->waiters;
     while (*pp) {
         repl_waiter_t *w = *pp;
-        int acked = repl_acked_count(srv, w->offset);
-        if (acked < w->numreplicas && (!w->deadline_ms || now < w->deadline_ms)) {
+        if (!waiter_done(srv, w, now)) {
             pp = &w->next;
             continue;
         }
@@ -118,8 +150,22 @@ void master_check_waiters(server_t *srv) {
         client_t *c = w->c;
         zfree(w);
         c->flags &= ~CLIENT_REPL_WAIT;
-        reply_ll(c, acked);
         conn_process_input(c); /* what it pipelined behind WAIT */
+    }
+}
+
+/* Demotion (REPLICAOF): WAIT and WAITAOF are refused and their clients
+ * closed, as Redis (7.0 and 7.4) refuses every blocked client then. */
+void master_release_waiters(server_t *srv) {
+    repl_t *r = R(srv);
+    while (r->waiters) {
+        repl_waiter_t *w = r->waiters;
+        r->waiters = w->next;
+        client_t *c = w->c;
+        zfree(w);
+        c->flags &= ~CLIENT_REPL_WAIT;
+        reply_error(c, "UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)");
+        c->flags |= CLIENT_CLOSE_AFTER_REPLY;
     }
 }
 

@@ -378,7 +378,7 @@ void reply_help(client_t *c, const char *cmdname, const char **lines) {
     reply_simple(c, head);
     for (long i = 0; i < n; i++) reply_simple(c, lines[i]);
     reply_simple(c, "HELP");
-    reply_simple(c, "    Prints this help.");
+    reply_simple(c, "    Print this help."); /* 7.4 text (7.0: "Prints") */
 }
 
 /* A deferred length is an empty block of its own in the block list; what

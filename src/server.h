@@ -65,7 +65,10 @@ typedef struct server_stats {
     long long numconnections; /* total_connections_received */
     long long rejected_conn;
     long long expiredkeys;
-    long long expired_subkeys; /* hash fields deleted by their TTL (Redis 7.4) */
+    long long expired_subkeys;           /* hash fields deleted by their TTL (Redis 7.4) */
+    long long qbuf_limit_disconnections; /* conn.c: client-query-buffer-limit closures (7.4) */
+    long long obuf_limit_disconnections; /* conn.c: client-output-buffer-limit closures (7.4) */
+    long long eventloop_cycles;          /* lifecycle.c: before-sleep passes (7.4) */
     long long expired_stale_perc;
     long long evictedkeys;
     long long evictedclients; /* client_evict.c: maxmemory-clients */
@@ -85,6 +88,7 @@ typedef struct server_stats {
     long long ops_last_count, ops_last_ms;
     long long net_in_samples[16], net_out_samples[16], net_repl_in_samples[16], net_repl_out_samples[16];
     long long net_in_last, net_out_last, net_repl_in_last, net_repl_out_last;
+    long long cycles_samples[16], cycles_last; /* instantaneous_eventloop_cycles_per_sec */
 } server_stats_t;
 
 /* Bytes read or written on a socket; repl: replication's (stats above). */

@@ -614,6 +614,7 @@ stream_consumer_t *stream_consumer_create(stream_cg_t *cg, const char *name, siz
     c->name = sds_newlen(name, len);
     c->pel = rax_new();
     c->seen_time = now_ms;
+    c->active_time = -1;
     rax_insert(cg->consumers, (const unsigned char *)name, len, c, NULL);
     return c;
 }

@@ -38,7 +38,8 @@ typedef struct stream_id {
 } stream_id_t;
 
 typedef struct stream_consumer {
-    long long seen_time; /* unix ms of the last interaction */
+    long long seen_time;   /* unix ms of the last interaction */
+    long long active_time; /* unix ms of the last delivery or claim to it, -1 = none (Redis 7.2) */
     sds name;
     rax_t *pel; /* ID -> stream_nack_t (shared with the group's PEL) */
 } stream_consumer_t;

@@ -150,8 +150,19 @@ static void cmd_getbit(client_t *c) {
 /* ------------------------------------------------------------ BITCOUNT */
 
 static void cmd_bitcount(client_t *c) {
-    /* Redis 7.0 looks the key up first: a missing key answers 0 whatever
-     * the other arguments are. */
+    /* Redis 7.4 parses the arguments before it looks the key up (7.0 the
+     * other way round: a missing key answered 0 whatever followed). */
+    if (c->argc != 2 && c->argc != 4 && c->argc != 5) {
+        reply_error(c, RL_ERR_SYNTAX);
+        return;
+    }
+    long long start = 0, end = -1;
+    bool isbit = false;
+    if (c->argc >= 4) {
+        if (!cmd_get_ll_or_reply(c, c->argv[2], &start, NULL) || !cmd_get_ll_or_reply(c, c->argv[3], &end, NULL))
+            return;
+        if (c->argc == 5 && !parse_unit_or_reply(c, c->argv[4], &isbit)) return;
+    }
     robj *o = db_lookup_read(c->db, c->argv[1], LOOKUP_NONE);
     if (!o) {
         reply_ll(c, 0);
@@ -165,19 +176,10 @@ static void cmd_bitcount(client_t *c) {
         reply_ll(c, popcount(p, len));
         return;
     }
-    if (c->argc != 4 && c->argc != 5) {
-        reply_error(c, RL_ERR_SYNTAX);
-        return;
-    }
-    long long start, end;
-    bool isbit = false;
-    if (!cmd_get_ll_or_reply(c, c->argv[2], &start, NULL) || !cmd_get_ll_or_reply(c, c->argv[3], &end, NULL))
-        return;
     if (start < 0 && end < 0 && start > end) {
         reply_ll(c, 0);
         return;
     }
-    if (c->argc == 5 && !parse_unit_or_reply(c, c->argv[4], &isbit)) return;
     long long total = isbit ? (long long)len * 8 : (long long)len;
     if (!clamp_range(&start, &end, total)) {
         reply_ll(c, 0);
@@ -228,6 +230,21 @@ static void cmd_bitpos(client_t *c) {
         reply_error(c, "The bit argument must be 1 or 0.");
         return;
     }
+    /* Redis 7.4 parses the range before it looks the key up. */
+    if (c->argc > 6) {
+        reply_error(c, RL_ERR_SYNTAX);
+        return;
+    }
+    long long start = 0, end = 0;
+    bool isbit = false, end_given = false;
+    if (c->argc >= 4) {
+        if (!cmd_get_ll_or_reply(c, c->argv[3], &start, NULL)) return;
+        if (c->argc == 6 && !parse_unit_or_reply(c, c->argv[5], &isbit)) return;
+        if (c->argc >= 5) {
+            if (!cmd_get_ll_or_reply(c, c->argv[4], &end, NULL)) return;
+            end_given = true;
+        }
+    }
     robj *o = db_lookup_read(c->db, c->argv[1], LOOKUP_NONE);
     if (!o) {
         /* A missing key is an endless run of zeros. */
@@ -238,22 +255,7 @@ static void cmd_bitpos(client_t *c) {
     char buf[32];
     size_t len;
     const unsigned char *p = bytes_of(o, buf, sizeof(buf), &len);
-    long long start = 0, end = (long long)len - 1;
-    bool isbit = false, end_given = false;
-    if (c->argc > 6) {
-        reply_error(c, RL_ERR_SYNTAX);
-        return;
-    }
-    if (c->argc >= 4) {
-        if (!cmd_get_ll_or_reply(c, c->argv[3], &start, NULL)) return;
-        if (c->argc == 6 && !parse_unit_or_reply(c, c->argv[5], &isbit)) return;
-        if (c->argc >= 5) {
-            if (!cmd_get_ll_or_reply(c, c->argv[4], &end, NULL)) return;
-            end_given = true;
-        } else {
-            end = isbit ? (long long)len * 8 + 7 : (long long)len - 1;
-        }
-    }
+    if (!end_given) end = isbit ? (long long)len * 8 + 7 : (long long)len - 1;
     long long total = isbit ? (long long)len * 8 : (long long)len;
     if (!clamp_range(&start, &end, total)) {
         reply_ll(c, -1); /* an empty range holds neither a 0 nor a 1 */

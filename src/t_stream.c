@@ -198,6 +198,7 @@ void stream_propagate_createconsumer(client_t *c, const stream_prop_t *p, robj *
 /* Add id to the group's and consumer's PELs (or move it to this consumer). */
 static stream_nack_t *deliver_to_consumer(stream_cg_t *group, stream_consumer_t *consumer, const stream_id_t *id, long long now) {
     unsigned char buf[16];
+    consumer->active_time = now; /* a delivery makes it active (7.2) */
     stream_id_encode(buf, id);
     stream_nack_t *nack = stream_nack_new(consumer, now);
     if (rax_try_insert(group->pel, buf, 16, nack)) {
@@ -683,10 +684,8 @@ static bool parse_read_args_or_reply(client_t *c, bool xgroup, read_args_t *a) {
         int more = c->argc - i - 1;
         const char *o = c->argv[i]->ptr;
         if (!strcasecmp(o, "block") && more) {
-            if (c->flags & CLIENT_FAKE) { /* a script: Redis refuses BLOCK there, not just ignores it */
-                reply_error(c, "%s command is not allowed with BLOCK option from scripts", (char *)c->argv[0]->ptr);
-                return false;
-            }
+            /* From a script BLOCK does not block (Redis 7.2+; 7.0 refused it):
+             * blocking_allowed() is false there, so nothing served is a null. */
             i++;
             if (!block_timeout_or_reply(c, c->argv[i], &a->timeout)) return false;
         } else if (!strcasecmp(o, "count") && more) {
@@ -761,6 +760,22 @@ static bool resolve_read_ids_or_reply(client_t *c, const read_args_t *a, stream_
             }
             if (o) ids[k] = ((stream_t *)o->ptr)->last_id;
             else ids[k].ms = ids[k].seq = 0;
+        } else if (!strcmp(s, "+")) { /* Redis 7.4: the last entry (from just below the last ID) */
+            if (xgroup) {
+                reply_error(c, "The + ID is meaningless in the context of XREADGROUP: you want to read the history "
+                               "of this consumer by specifying a proper ID, or use the > ID to get new messages. "
+                               "The + ID would just return an empty result set.");
+                return false;
+            }
+            if (o) {
+                ids[k] = ((stream_t *)o->ptr)->last_id;
+                if (!stream_id_decr(&ids[k])) {
+                    reply_error(c, "the stream last element ID is 0-0");
+                    return false;
+                }
+            } else {
+                ids[k].ms = ids[k].seq = 0;
+            }
         } else if (!strcmp(s, ">")) {
             if (!xgroup) {
                 reply_error(c, "The > ID can be specified only when calling XREADGROUP using the GROUP <group> "
@@ -887,10 +902,11 @@ void stream_read_command(client_t *c, bool xgroup) {
             reply_null_array(c);
             goto done;
         }
-        /* A re-run keeps the resolved IDs: "$" becomes the last ID now. */
+        /* A re-run keeps the resolved IDs: "$" becomes the last ID now, "+" the ID below it. */
         for (int k = 0; k < a.nstreams; k++) {
             int idx = a.streams_arg + a.nstreams + k;
-            if (!strcmp(c->argv[idx]->ptr, "$")) stream_rewrite_arg(c, idx, stream_id_object(&ids[k]));
+            const char *id = c->argv[idx]->ptr;
+            if (!strcmp(id, "$") || !strcmp(id, "+")) stream_rewrite_arg(c, idx, stream_id_object(&ids[k]));
         }
         blocking_block(c, a.streams_arg, a.nstreams, OBJ_STREAM, a.timeout, BLOCK_REPLY_NULL_ARRAY);
         goto done;

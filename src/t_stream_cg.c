@@ -63,7 +63,8 @@ static bool entry_exists(stream_t *s, const stream_id_t *id) {
 }
 
 /* Give nack (pending under key16) to consumer: delivery time and count. */
-static void nack_move(stream_nack_t *nack, stream_consumer_t *consumer, const unsigned char *key16) {
+static void nack_move(stream_nack_t *nack, stream_consumer_t *consumer, const unsigned char *key16, long long now) {
+    consumer->active_time = now; /* a claim makes it active (7.2) */
     if (nack->consumer != consumer) {
         if (nack->consumer) rax_remove(nack->consumer->pel, key16, 16, NULL);
         rax_insert(consumer->pel, key16, 16, nack, NULL);
@@ -496,7 +497,7 @@ static void cmd_xclaim(client_t *c) {
         nack->delivery_time = op.deliverytime;
         if (op.retrycount >= 0) nack->delivery_count = (uint64_t)op.retrycount;
         else if (!op.justid) nack->delivery_count++;
-        nack_move(nack, consumer, buf);
+        nack_move(nack, consumer, buf, now);
         if (op.justid) stream_reply_id(c, &id);
         else stream_reply_entry(c, s, &id);
         n++;
@@ -591,7 +592,7 @@ static void cmd_xautoclaim(client_t *c) {
         if (!consumer) consumer = consumer_get(c, cg, c->argv[1], c->argv[3]);
         nack->delivery_time = now;
         if (!justid) nack->delivery_count++;
-        nack_move(nack, consumer, key);
+        nack_move(nack, consumer, key, now);
         stream_propagate_claim(c, &prop, cg, &id, nack);
         idvec_push(&claimed, &id);
         count--;
@@ -663,13 +664,15 @@ static void cmd_xinfo_consumers(client_t *c) {
     for (bool ok = rax_seek(&ri, "^", NULL, 0); ok; ok = rax_next(&ri)) {
         stream_consumer_t *cons = ri.data;
         long long idle = elapsed_ms(now, cons->seen_time);
-        reply_map_len(c, 3);
+        reply_map_len(c, 4);
         reply_bulk_cstr(c, "name");
         reply_bulk(c, cons->name, sds_len(cons->name));
         reply_bulk_cstr(c, "pending");
         reply_ll(c, (long long)rax_size(cons->pel));
         reply_bulk_cstr(c, "idle");
         reply_ll(c, idle < 0 ? 0 : idle);
+        reply_bulk_cstr(c, "inactive"); /* 7.2: since its last delivery or claim, -1 never */
+        reply_ll(c, cons->active_time == -1 ? -1 : now - cons->active_time);
     }
     rax_iter_stop(&ri);
 }
@@ -753,11 +756,13 @@ static void xinfo_full_groups(client_t *c, stream_t *s, long long count) {
         rax_iter_start(&ci, cg->consumers);
         for (bool ok2 = rax_seek(&ci, "^", NULL, 0); ok2; ok2 = rax_next(&ci)) {
             stream_consumer_t *cons = ci.data;
-            reply_map_len(c, 4);
+            reply_map_len(c, 5);
             reply_bulk_cstr(c, "name");
             reply_bulk(c, cons->name, sds_len(cons->name));
             reply_bulk_cstr(c, "seen-time");
             reply_ll(c, cons->seen_time);
+            reply_bulk_cstr(c, "active-time");
+            reply_ll(c, cons->active_time);
             reply_bulk_cstr(c, "pel-count");
             reply_ll(c, (long long)rax_size(cons->pel));
             reply_bulk_cstr(c, "pending");

@@ -8,6 +8,6 @@
 #define RL_VERSION_H
 
 #define RL_VERSION "0.1.0"
-#define RL_REDIS_COMPAT_VERSION "7.0.0"
+#define RL_REDIS_COMPAT_VERSION "7.4.1" /* issue 47: Redis 7.4's surface (docs/compatibility-74.md) */
 
 #endif

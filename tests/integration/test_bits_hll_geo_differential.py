@@ -12,6 +12,7 @@ negative and zero counts, corrupted HLLs.
 
 Run alone: /usr/bin/python3 -m pytest -q tests/integration/test_bits_hll_geo_differential.py"""
 import random
+import re
 
 import pytest
 
@@ -41,9 +42,41 @@ def pair(server, redis_ref):
         cli.close()
 
 
+def is_ll(s):
+    return bool(re.fullmatch(r"-?[1-9][0-9]*|0", s)) and -(2 ** 63) <= int(s) < 2 ** 63
+
+
+def bit_args_error_74(args):
+    """Redis 7.2+ parses all of BITCOUNT/BITPOS's arguments before it looks
+    the key up (7.0 answered 0 or -1 for a missing key, WRONGTYPE for another
+    type, or 0 for an empty range, whatever followed): the error 7.4 gives
+    for args, or None when they parse.  test_r74_surface.py checks these
+    errors against 7.4.1 itself."""
+    c, n = args[0].lower(), len(args)
+    syntax, notint = b"-ERR syntax error\r\n", b"-ERR value is not an integer or out of range\r\n"
+    unit_ok = lambda u: u.lower() in ("bit", "byte")
+    if c == "bitcount":
+        if n not in (2, 4, 5):
+            return syntax
+        if n >= 4 and not (is_ll(args[2]) and is_ll(args[3])):
+            return notint
+        return syntax if n == 5 and not unit_ok(args[4]) else None
+    if n > 6:  # BITPOS: its bit argument is checked first by both versions
+        return syntax
+    if n >= 4 and not is_ll(args[3]):
+        return notint
+    if n == 6 and not unit_ok(args[5]):
+        return syntax
+    return notint if n >= 5 and not is_ll(args[4]) else None
+
+
 def same(mine, ref, *args):
     rm, vm = mine.call(*args)
     rr, vr = ref.call(*args)
+    if rm != rr and args[0].lower() in ("bitcount", "bitpos") and bit_args_error_74(args):
+        # 7.0 looked at the key (missing, wrong type, an empty range) first
+        assert rm == bit_args_error_74(args), (args, rm[:300], rr[:300])
+        return vm
     assert rm == rr, (args, rm[:300], rr[:300])
     return vm
 

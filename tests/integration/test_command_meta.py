@@ -1,6 +1,9 @@
 """Differential test of the command metadata: COMMAND, COMMAND INFO, COMMAND
 DOCS, COMMAND LIST (with filters), COMMAND COUNT, COMMAND GETKEYS and
-GETKEYSANDFLAGS against Debian's redis-server 7.0.15, in RESP2 and RESP3.
+GETKEYSANDFLAGS against Redis 7.4.1, in RESP2 and RESP3 (issue 47: our
+metadata is 7.4.1's).  7.4.1 is live when utils/dev/redis74-ref.sh can build
+it, else its replies come from transcripts/command_meta_74.json (ref74.py;
+utils/dev/gen-74-transcripts.py records them).
 
 Replies are read with their RESP types kept (set vs array, map, simple vs
 bulk), so a reply that renders the same in redis-py but uses another type
@@ -14,6 +17,8 @@ import socket
 import subprocess
 
 import pytest
+
+from ref74 import Ref74, RefConn
 
 pytestmark = pytest.mark.differential
 
@@ -73,13 +78,11 @@ def text(v):
     return v[1].decode()
 
 
-# Commands Redis 7.0.15 does not have (issue 47: 7.4's and 8.0's hash
-# field expiry); the metadata comparison covers the 7.0 surface.
-NEWER = set("hexpire hpexpire hexpireat hpexpireat httl hpttl hexpiretime hpexpiretime hpersist "
-            "hgetdel hgetex hsetex".split())
-# Commands whose arguments grew after 7.0 (ZRANK/ZREVRANK WITHSCORE, 7.2):
-# their arity is 7.4's, so their COMMAND INFO differs from 7.0's.
-GREW = {"zrank", "zrevrank"}
+# Commands Redis 7.4.1 does not have (Redis 8.0's HGETDEL, HGETEX, HSETEX);
+# the metadata comparison covers the 7.4 surface.
+NEWER = set("hgetdel hgetex hsetex".split())
+# Commands whose metadata is knowingly not 7.4.1's: none.
+GREW = set()
 
 
 def implemented(port):
@@ -118,8 +121,14 @@ def norm_docs(doc, keep):
 
 
 @pytest.fixture(scope="module")
-def pair(server, redis_ref):
-    return server.port, redis_ref.port
+def pair(server):
+    ref = Ref74("command_meta")
+    yield server.port, ref
+    ref.stop()
+
+
+def ref_conn(pair, proto):
+    return RefConn(pair[1], proto, Typed)
 
 
 @pytest.fixture(scope="module")
@@ -129,7 +138,7 @@ def ours(pair):
 
 @pytest.mark.parametrize("proto", [2, 3])
 def test_info_and_docs_of_every_command(pair, ours, proto):
-    a, b = Typed(pair[0], proto), Typed(pair[1], proto)
+    a, b = Typed(pair[0], proto), ref_conn(pair, proto)
     top = sorted(n for n in ours if "|" not in n)
     assert len(top) > 150
     for name in top:
@@ -152,7 +161,7 @@ def test_info_and_docs_of_every_command(pair, ours, proto):
 
 
 def test_command_all_and_count(pair, ours):
-    a, b = Typed(pair[0], 3), Typed(pair[1], 3)
+    a, b = Typed(pair[0], 3), ref_conn(pair, 3)
     everything = a.call("COMMAND")[1]
     names = {text(e[1][0]) for e in everything}
     top = {n for n in ours if "|" not in n}
@@ -174,7 +183,7 @@ def test_command_all_and_count(pair, ours):
     ("FILTERBY", "foo", "bar"), ("x",), ("FILTERBY", "PATTERN"),
 ])
 def test_command_list_filters(pair, ours, args):
-    a, b = Typed(pair[0], 2), Typed(pair[1], 2)
+    a, b = Typed(pair[0], 2), ref_conn(pair, 2)
     mine, theirs = a.call("COMMAND", "LIST", *args), b.call("COMMAND", "LIST", *args)
     if theirs[0] == "*":
         assert mine[0] == "*"
@@ -205,7 +214,7 @@ GETKEYS = [
 
 @pytest.mark.parametrize("proto", [2, 3])
 def test_getkeys(pair, ours, proto):
-    a, b = Typed(pair[0], proto), Typed(pair[1], proto)
+    a, b = Typed(pair[0], proto), ref_conn(pair, proto)
     for case in GETKEYS:
         if case[0] not in ours and case[0] != "nosuch":
             continue
@@ -216,7 +225,7 @@ def test_getkeys(pair, ours, proto):
 
 
 def test_help_and_arity_errors(pair):
-    a, b = Typed(pair[0], 2), Typed(pair[1], 2)
+    a, b = Typed(pair[0], 2), ref_conn(pair, 2)
     for args in (("HELP",), ("COUNT", "x"), ("GETKEYS",), ("NOSUCH",)):
         assert a.call("COMMAND", *args) == b.call("COMMAND", *args), args
     a.close()
@@ -226,12 +235,13 @@ def test_help_and_arity_errors(pair):
 @pytest.mark.parametrize("what", ["GET", "client list", "client tracking", "ZADD", "config set", "@string", "SET"])
 def test_redis_cli_help(pair, what):
     """redis-cli builds its `help` text and hints from COMMAND DOCS."""
-    outs = []
-    for port in pair:
+    def cli(port):
         p = subprocess.run(["redis-cli", "-p", str(port), "help"] + what.split(), capture_output=True,
                            text=True, timeout=20)
         assert p.returncode == 0
-        outs.append(p.stdout)
+        return p.stdout
+
+    outs = [cli(pair[0]), pair[1].reply(["redis-cli help", what], lambda: cli(pair[1].port))]
     assert "summary" in outs[0] or what.startswith("@")
     if what.startswith("@"):
         # The group lists only implemented commands here: ours is a subset.

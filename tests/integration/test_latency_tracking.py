@@ -15,6 +15,7 @@ import time
 import pytest
 
 from test_command_meta import Typed as TypedBase
+from compat74 import as74  # 7.4's changed texts on 7.0's replies
 
 
 class Typed(TypedBase):
@@ -230,7 +231,7 @@ def test_help_and_errors_match_redis(pair):
     for args in (("HELP",), ("NOSUCH",), ("GRAPH",), ("GRAPH", "nosuch-event"), ("DOCTOR", "x"),
                  ("LATEST", "x")):
         got = [c.call("LATENCY", *args) for c in conns]
-        assert got[0] == got[1], args
+        assert got[0] == as74(got[1]), args
     for c in conns:
         c.close()
 

@@ -12,6 +12,7 @@ import redis
 
 from conftest import REDIS_SERVER, SERVER
 from rawresp import RawConn
+from compat74 import as74  # 7.4's changed texts on 7.0's replies
 
 pytestmark = pytest.mark.differential
 
@@ -50,7 +51,7 @@ def test_module_command_as_redis(start_server, mode):
     args = [] if mode is None else ["--enable-module-command", mode]
     ours = answers(start_server(args).port)
     ref = answers(start_server(args, binary=REDIS_SERVER).port)
-    assert ours == ref
+    assert ours == as74(ref)
     assert ours[0] == []
     guarded = "MODULE command not allowed" in ours[2]
     assert guarded == (mode in (None, "no"))
@@ -79,7 +80,7 @@ def test_module_list_over_resp3(start_server):
             row.append(conn.read_exact()[0])
         outs.append(row)
         conn.close()
-    assert outs[0] == outs[1]
+    assert outs[0] == as74(outs[1])
     assert outs[0][0] == b"*0\r\n"
 
 

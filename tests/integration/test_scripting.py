@@ -141,14 +141,14 @@ def test_keyspace_notifications_from_a_script(server, r):
         r.config_set("notify-keyspace-events", "")
 
 
-def test_blocking_command_in_a_script_is_refused_as_redis_7_does(r):
-    # Redis 7.0 flags BLPOP "noscript": a script cannot call it, even when
-    # the list has an element (checked against redis-server 7.0.15).
+def test_blocking_command_in_a_script_does_not_block_as_redis_74_does(r):
+    # Redis 7.0 flagged BLPOP "noscript"; since 7.2 a script may call it and
+    # it does not block: it pops what is there or answers null (checked
+    # against Redis 7.4.1 in test_r74_surface.py).
     r.rpush("l", "x")
-    for key in ("nolist", "l"):
-        with pytest.raises(redis.ResponseError, match="not allowed from script"):
-            r.eval("return redis.call('BLPOP', KEYS[1], 0)", 1, key)
-    assert r.lrange("l", 0, -1) == ["x"]
+    assert r.eval("return redis.call('BLPOP', KEYS[1], 0)", 1, "nolist") is None
+    assert r.eval("return redis.call('BLPOP', KEYS[1], 0)", 1, "l") == ["l", "x"]
+    assert r.lrange("l", 0, -1) == []
 
 
 def test_script_push_serves_a_blocked_client(server, r):

@@ -150,7 +150,8 @@ def strip_times(x):
             if skip:
                 skip = False
                 continue
-            if v in ("seen-time", "delivery-time") and j % 2 == 0:
+            # 7.2's active-time: Redis 7.0 has none, and type 19 does not keep it
+            if v in ("seen-time", "delivery-time", "active-time", "inactive") and j % 2 == 0:
                 skip = True
                 continue
             res.append(strip_times(v))
