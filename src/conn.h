@@ -77,6 +77,7 @@ struct client {
     evloop_io_t *io;         /* epoll engine: its watcher; NULL on io_uring */
     struct uring_conn *ring; /* io_uring_engine.c: its operations; NULL on epoll */
     unsigned flags;
+    uint8_t cluster_flags; /* cluster.h: CLUSTER_CLIENT_READONLY, _ASKING */
     int resp;              /* protocol: 2 or 3 */
     sds name;              /* CLIENT SETNAME, or NULL */
     sds lib_name, lib_ver; /* CLIENT SETINFO */

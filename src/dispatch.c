@@ -20,6 +20,7 @@
 
 #include "acl.h"
 #include "acl_user.h"
+#include "cluster.h"
 #include "db_views.h"
 #include "evict.h"
 #include "function.h"
@@ -196,6 +197,10 @@ static void process(client_t *c) {
         multi_flag_error(c);
         return;
     }
+    /* cluster.c: the slot of the keys is served elsewhere, or not at all
+     * (-MOVED, -ASK, -CROSSSLOT, -CLUSTERDOWN...); Redis's place in the
+     * checks, right after ACL. */
+    if (srv->cluster && !cluster_route_or_reply(c, cmd)) return;
     /* script.c: while a script runs too long, only what can end it runs
      * (before the OOM check: no eviction under a running script). */
     const char *busy = script_busy_error(c, cmd);
@@ -293,6 +298,9 @@ void dispatch_call(client_t *c, command_t *cmd) {
     if (cmd->flags & CMD_SKIP_MONITOR) monitor_feed(c);
     cmd->proc(c);
     check_replied(c, cmd, replies_before);
+    /* ASKING lasts one command (not counting ASKING itself). */
+    if (c->cluster_flags & CLUSTER_CLIENT_ASKING && strcmp(cmd->name, "asking"))
+        c->cluster_flags &= (uint8_t)~CLUSTER_CLIENT_ASKING;
     /* acl.c: the client's user was deleted by this very command. */
     if (c->flags & CLIENT_CLOSE_AFTER_COMMAND) c->flags = (c->flags & ~CLIENT_CLOSE_AFTER_COMMAND) | CLIENT_CLOSE_AFTER_REPLY;
     tracking_after_command(c, cmd); /* tracking.c: remember the keys it read */

@@ -315,8 +315,7 @@ static sds sec_commandstats(server_t *srv, sds s) {
 }
 
 static sds sec_cluster(server_t *srv, sds s) {
-    (void)srv;
-    return sds_cat(s, "# Cluster\r\ncluster_enabled:0\r\n");
+    return sds_catprintf(s, "# Cluster\r\ncluster_enabled:%d\r\n", srv->cluster ? 1 : 0);
 }
 
 static sds sec_keyspace(server_t *srv, sds s) {

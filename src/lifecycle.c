@@ -50,6 +50,7 @@
 #include "propagate.h"
 #include "repl.h"
 #include "client_evict.h"
+#include "cluster.h"
 #include "cpu_affinity.h"
 #include "crash.h"
 #include "shutdown.h"
@@ -113,7 +114,8 @@ static void server_cron(void *arg) {
     persist_cron(srv);   /* child reaping (child.c), save points, AOF fsync/rewrite */
     scripting_cron(srv); /* forked SCRIPT DEBUG sessions that ended */
     repl_cron(srv);      /* replication: pings, ACKs, timeouts, reconnects, WAIT */
-    shutdown_cron(srv);  /* a shutdown waiting for replicas */
+    if (srv->cluster) cluster_cron(srv);
+    shutdown_cron(srv); /* a shutdown waiting for replicas */
     conn_cron(srv);
     client_evict_run(srv);     /* maxmemory-clients, with the sizes conn_cron measured */
     tracking_cron(srv);        /* tracking-table-max-keys */
@@ -129,8 +131,9 @@ static void server_cron(void *arg) {
 static void server_before_sleep(void *arg) {
     unsigned rounds = 0;
     do {
-        io_engine_run_ready(arg); /* io_uring: requests that arrived, before the AOF and replies go out */
-        repl_before_sleep(arg);   /* WAIT: GETACK out and answers, flushed just below */
+        io_engine_run_ready(arg);                                  /* io_uring: requests that arrived, before the AOF and replies go out */
+        repl_before_sleep(arg);                                    /* WAIT: GETACK out and answers, flushed just below */
+        if (((server_t *)arg)->cluster) cluster_before_sleep(arg); /* nodes.conf before the replies leave */
         persist_before_sleep(arg);
         conn_before_sleep(arg);
     } while (io_engine_continue(arg, ++rounds)); /* io_uring, busy: the next round's requests are here */
@@ -279,7 +282,8 @@ bool server_init(server_t *srv) {
      * data is loaded, as in Redis: a start-up that fails loading a file
      * shows them first (Redis's test suite waits for the PID line). */
     show_banner(srv);
-    log_msg(LL_WARNING, "Server initialized"); /* Redis logs it as a warning */
+    log_msg(LL_WARNING, "Server initialized");                        /* Redis logs it as a warning */
+    if (srv->cfg.cluster_enabled && !cluster_init(srv)) return false; /* nodes.conf, before the data */
     if (!persist_load_at_startup(srv)) return false;
     if (!listeners_open(srv)) return false;
     server_set_proc_title(srv, NULL);
@@ -355,6 +359,7 @@ void server_free(server_t *srv) {
     persist_free(srv);
     child_free(srv); /* persist_shutdown killed a running child */
     db_free_all(srv);
+    cluster_free(srv);
     acl_free(srv);
     commands_free(srv);
     multi_free(srv);
