@@ -60,11 +60,34 @@ void cluster_update_state(server_t *srv) {
     }
 }
 
+/* myself's address as the cluster-announce-* settings say (they may
+ * change at run time: the cron applies them, as Redis's does). */
+static void announce_myself(server_t *srv) {
+    cluster_node_t *me = srv->cluster->myself;
+    me->port = (int)(srv->cfg.cluster_announce_port ? srv->cfg.cluster_announce_port : srv->cfg.port);
+    me->cport = (int)(srv->cfg.cluster_announce_bus_port ? srv->cfg.cluster_announce_bus_port
+                      : srv->cfg.cluster_port            ? srv->cfg.cluster_port
+                                                         : srv->cfg.port + 10000);
+    if (srv->cfg.cluster_announce_ip[0]) snprintf(me->ip, sizeof(me->ip), "%s", srv->cfg.cluster_announce_ip);
+    if (strcmp(me->hostname, srv->cfg.cluster_announce_hostname)) {
+        sds_free(me->hostname);
+        me->hostname = sds_new(srv->cfg.cluster_announce_hostname);
+    }
+}
+
+void cluster_refresh_myself(server_t *srv) { announce_myself(srv); }
+
 bool cluster_init(server_t *srv) {
+    if (srv->cfg.port > 65535 - 10000 && !srv->cfg.cluster_port) {
+        log_msg(LL_WARNING, "Redis port number too high. Cluster communication port is 10,000 port numbers higher "
+                            "than your Redis port. Your Redis port number must be 55535 or less.");
+        return false;
+    }
     cluster_t *cl = zcalloc(sizeof(*cl));
     srv->cluster = cl;
     cl->lock_fd = -1;
     cl->state = CLUSTER_FAIL;
+    cl->size = 1; /* as Redis starts it, until the first update after the start-up wait */
     cl->start_ms = srv->mstime;
     cl->config_path = server_path(srv, srv->cfg.cluster_config_file);
     int r = cluster_config_load(srv);
@@ -103,7 +126,10 @@ void cluster_free(server_t *srv) {
     srv->cluster = NULL;
 }
 
-void cluster_cron(server_t *srv) { cluster_update_state(srv); }
+void cluster_cron(server_t *srv) {
+    announce_myself(srv);
+    cluster_update_state(srv);
+}
 
 void cluster_before_sleep(server_t *srv) {
     cluster_t *cl = srv->cluster;
@@ -123,7 +149,7 @@ void cluster_before_sleep(server_t *srv) {
 const char *cluster_node_endpoint(server_t *srv, const cluster_node_t *n) {
     switch (srv->cfg.cluster_preferred_endpoint_type) {
         case CLUSTER_ENDPOINT_HOSTNAME: return n->hostname[0] ? n->hostname : "?";
-        case CLUSTER_ENDPOINT_UNKNOWN: return "?";
+        case CLUSTER_ENDPOINT_UNKNOWN: return NULL;
         default: return n->ip;
     }
 }
@@ -211,7 +237,10 @@ static int route(client_t *c, command_t *cmd, cluster_node_t **to, int *slot) {
     }
     /* MIGRATE moves the keys of a migrating slot: it runs here. */
     if ((r.migrating || r.importing) && !strcmp(cmd->name, "migrate")) return ROUTE_HERE;
+    /* Keys of a migrating slot not here: ASK the target, unless some are
+     * still here (then neither node has them all: try again later). */
     if (r.migrating && r.missing) {
+        if (r.existing) return ROUTE_TRYAGAIN;
         *to = cl->migrating_to[r.slot];
         return ROUTE_ASK;
     }

@@ -81,6 +81,9 @@ void cluster_free(server_t *srv);
 /* Before sleeping: the state recomputed, nodes.conf written, when a
  * command asked for it (todo_update, todo_save). */
 void cluster_before_sleep(server_t *srv);
+/* myself's address from the cluster-announce-* settings (CONFIG SET
+ * may have changed them). */
+void cluster_refresh_myself(server_t *srv);
 /* The cron: the state after the start-up wait. */
 void cluster_cron(server_t *srv);
 
@@ -103,7 +106,8 @@ void cluster_update_state(server_t *srv);
 /* A new random name for n. */
 void cluster_random_name(char *name);
 /* The endpoint redirections and CLUSTER SLOTS show for n, as
- * cluster-preferred-endpoint-type says. */
+ * cluster-preferred-endpoint-type says; NULL for unknown-endpoint
+ * (SLOTS shows a null, a redirection "?"). */
 const char *cluster_node_endpoint(server_t *srv, const cluster_node_t *n);
 /* The flags as CLUSTER NODES shows them ("myself,master"). */
 sds cluster_cat_flags(sds s, int flags);

@@ -23,6 +23,7 @@
 
 static cluster_t *cluster_or_reply(client_t *c) {
     if (!c->srv->cluster) reply_error(c, ERR_DISABLED);
+    else cluster_refresh_myself(c->srv); /* a CONFIG SET of an announce-* shows at once */
     return c->srv->cluster;
 }
 
@@ -87,13 +88,19 @@ static void cmd_cluster_nodes(client_t *c) {
 
 /* One node of a CLUSTER SLOTS range: endpoint, port, id, metadata. */
 static void reply_slots_node(client_t *c, const cluster_node_t *n) {
-    int extra = n->hostname[0] && c->srv->cfg.cluster_preferred_endpoint_type != CLUSTER_ENDPOINT_HOSTNAME;
+    /* The metadata: what the endpoint is not (the ip, the hostname). */
+    int type = c->srv->cfg.cluster_preferred_endpoint_type;
+    bool ip = type != CLUSTER_ENDPOINT_IP, host = type != CLUSTER_ENDPOINT_HOSTNAME && n->hostname[0];
     reply_array_len(c, 4);
-    reply_bulk_cstr(c, cluster_node_endpoint(c->srv, n));
+    reply_bulk_cstr(c, cluster_node_endpoint(c->srv, n)); /* NULL: a null */
     reply_ll(c, n->port);
     reply_bulk(c, n->name, CLUSTER_NAMELEN);
-    reply_map_len(c, extra);
-    if (extra) {
+    reply_map_len(c, ip + host);
+    if (ip) {
+        reply_bulk_cstr(c, "ip");
+        reply_bulk_cstr(c, n->ip);
+    }
+    if (host) {
         reply_bulk_cstr(c, "hostname");
         reply_bulk_cstr(c, n->hostname);
     }

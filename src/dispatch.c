@@ -158,6 +158,10 @@ static void advance_reply_skip(client_t *c) {
 
 void dispatch_process(client_t *c) {
     process(c);
+    /* ASKING lasts one command, refused ones too, or a whole MULTI
+     * (Redis's rule); ASKING itself does not use it up. */
+    if ((c->cluster_flags & CLUSTER_CLIENT_ASKING) && !c->mstate && c->lastcmd && strcmp(c->lastcmd->name, "asking"))
+        c->cluster_flags &= (uint8_t)~CLUSTER_CLIENT_ASKING;
     if (c->flags & CLIENT_PAUSED) return; /* pause.c runs it later */
     advance_reply_skip(c);
     tracking_command_done(c, c->lastcmd); /* CLIENT CACHING lasts one command */
@@ -298,9 +302,6 @@ void dispatch_call(client_t *c, command_t *cmd) {
     if (cmd->flags & CMD_SKIP_MONITOR) monitor_feed(c);
     cmd->proc(c);
     check_replied(c, cmd, replies_before);
-    /* ASKING lasts one command (not counting ASKING itself). */
-    if (c->cluster_flags & CLUSTER_CLIENT_ASKING && strcmp(cmd->name, "asking"))
-        c->cluster_flags &= (uint8_t)~CLUSTER_CLIENT_ASKING;
     /* acl.c: the client's user was deleted by this very command. */
     if (c->flags & CLIENT_CLOSE_AFTER_COMMAND) c->flags = (c->flags & ~CLIENT_CLOSE_AFTER_COMMAND) | CLIENT_CLOSE_AFTER_REPLY;
     tracking_after_command(c, cmd); /* tracking.c: remember the keys it read */

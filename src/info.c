@@ -46,7 +46,7 @@ static sds sec_server(server_t *srv, sds s) {
                          "redis_git_sha1:00000000\r\n"
                          "redis_git_dirty:0\r\n"
                          "redis_build_id:%s\r\n"
-                         "redis_mode:standalone\r\n"
+                         "redis_mode:%s\r\n"
                          "os:%s %s %s\r\n"
                          "arch_bits:%d\r\n"
                          "monotonic_clock:POSIX clock_gettime\r\n"
@@ -67,7 +67,7 @@ static sds sec_server(server_t *srv, sds s) {
                          "executable:%s\r\n"
                          "config_file:%s\r\n"
                          "io_threads_active:0\r\n",
-                         RL_REDIS_COMPAT_VERSION, RL_VERSION, RL_BUILD_ID, u.sysname, u.release, u.machine,
+                         RL_REDIS_COMPAT_VERSION, RL_VERSION, RL_BUILD_ID, srv->cfg.cluster_enabled ? "cluster" : "standalone", u.sysname, u.release, u.machine,
                          (int)(sizeof(void *) * 8), evloop_backend(srv->loop), io_engine_name(srv),
 #ifdef __GNUC__
                          __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__,

@@ -367,7 +367,7 @@ static void cmd_select(client_t *c) {
     long long id;
     /* Cluster mode serves db 0 only (Redis 7.0's check, after the parse). */
     if (c->srv->cfg.cluster_enabled) {
-        if (!cmd_get_range_or_reply(c, c->argv[1], INT_MIN, INT_MAX, &id, "invalid DB index")) return;
+        if (!cmd_get_range_or_reply(c, c->argv[1], INT_MIN, INT_MAX, &id, NULL)) return;
         if (id != 0) {
             reply_error(c, "SELECT is not allowed in cluster mode");
             return;

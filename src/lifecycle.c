@@ -210,17 +210,19 @@ static void write_pidfile(server_t *srv) {
 static void show_banner(const server_t *srv) {
     bool tty = (!srv->cfg.logfile || !srv->cfg.logfile[0]) && isatty(STDOUT_FILENO);
     if (!srv->cfg.always_show_logo && !tty) {
-        log_msg(LL_NOTICE, "Running mode=standalone, port=%lld.", srv->cfg.port);
+        log_msg(LL_NOTICE, "Running mode=%s, port=%lld.", srv->cfg.cluster_enabled ? "cluster" : "standalone",
+                srv->cfg.port);
         return;
     }
     sds s = sds_catprintf(sds_empty(),
                           "\n"
                           "      ~~~~    ~~~~    ~~~~        redis-like %s, %d bit, allocator %s\n"
-                          "    ~~    ~~~~    ~~~~    ~~      Running in standalone mode\n"
+                          "    ~~    ~~~~    ~~~~    ~~      Running in %s mode\n"
                           "   ~   redis-like  key-value  ~   Port: %lld\n"
                           "    ~~    ~~~~    ~~~~    ~~      PID: %d\n"
                           "      ~~~~    ~~~~    ~~~~\n\n",
-                          RL_VERSION, (int)(sizeof(long) * 8), zmalloc_lib(), srv->cfg.port, (int)srv->pid);
+                          RL_VERSION, (int)(sizeof(long) * 8), zmalloc_lib(),
+                          srv->cfg.cluster_enabled ? "cluster" : "standalone", srv->cfg.port, (int)srv->pid);
     log_write_raw(s, sds_len(s));
     sds_free(s);
 }
