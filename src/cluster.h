@@ -24,12 +24,13 @@
 #define CLUSTER_SLOTS CRC16_SLOTS
 #define CLUSTER_NAMELEN 40
 
-/* Node flags, with the words CLUSTER NODES and nodes.conf use for them. */
-#define CNODE_MYSELF 1
-#define CNODE_MASTER 2
-#define CNODE_REPLICA 4
-#define CNODE_PFAIL 8
-#define CNODE_FAIL 16
+/* Node flags, with the words CLUSTER NODES and nodes.conf use for them;
+ * the values are Redis's, as the bus carries them. */
+#define CNODE_MASTER 1
+#define CNODE_REPLICA 2
+#define CNODE_PFAIL 4
+#define CNODE_FAIL 8
+#define CNODE_MYSELF 16
 #define CNODE_HANDSHAKE 32
 #define CNODE_NOADDR 64
 #define CNODE_MEET 128
@@ -53,7 +54,11 @@ typedef struct cluster_node {
     long long ping_sent, pong_received; /* unix ms, 0 = none */
     char ip[46];                        /* "" = not known yet */
     int port, cport, tls_port;
-    sds hostname; /* "" = none */
+    sds hostname;              /* "" = none */
+    long long ctime;           /* unix ms it was created (a handshake times out) */
+    long long fail_time;       /* unix ms FAIL was set */
+    struct cluster_link *link; /* cluster_bus.c: our outgoing link to it, or NULL */
+    bool link_connected;       /* that link is up (CLUSTER NODES: connected) */
 } cluster_node_t;
 
 typedef struct cluster {
@@ -72,6 +77,7 @@ typedef struct cluster {
     bool todo_update;   /* recompute the state at before-sleep */
     long long start_ms; /* a master waits a moment after start before going ok */
     long long stats_sent, stats_received;
+    struct cluster_bus *bus; /* cluster_bus.c: listeners, links, timers */
 } cluster_t;
 
 /* Start-up (cluster-enabled yes): load nodes.conf or create myself, lock

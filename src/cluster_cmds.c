@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include "cluster.h"
+#include "cluster_bus.h"
 #include "commands.h"
 #include "keyspace.h"
 #include "reply.h"
@@ -206,7 +207,7 @@ static void cmd_cluster_shards(client_t *c) {
 }
 
 static void cmd_cluster_links(client_t *c) {
-    if (cluster_or_reply(c)) reply_array_len(c, 0); /* no bus: no links */
+    if (cluster_or_reply(c)) cluster_bus_reply_links(c);
 }
 
 /* ----------------------------------------------------------- key slots */
@@ -423,7 +424,12 @@ static void cmd_cluster_meet(client_t *c) {
         reply_error(c, "Invalid TCP bus port specified: %s", (char *)c->argv[4]->ptr);
         return;
     }
-    reply_error(c, "CLUSTER MEET needs the cluster bus, which redis-like does not implement yet");
+    if (c->argc == 4) cport = port + 10000;
+    if (!cluster_bus_meet(c->srv, c->argv[2]->ptr, (int)port, (int)cport)) {
+        reply_error(c, "Invalid node address specified: %s:%s", (char *)c->argv[2]->ptr, (char *)c->argv[3]->ptr);
+        return;
+    }
+    reply_ok(c);
 }
 
 static void cmd_cluster_forget(client_t *c) {
@@ -442,6 +448,7 @@ static void cmd_cluster_forget(client_t *c) {
         reply_error(c, "Can't forget my master!");
         return;
     }
+    cluster_bus_node_gone(c->srv, n);
     cluster_forget_node(cl, n);
     changed(cl);
     reply_ok(c);
@@ -491,11 +498,12 @@ static void cmd_cluster_replicas(client_t *c) {
 static void cmd_cluster_count_failure_reports(client_t *c) {
     cluster_t *cl = cluster_or_reply(c);
     if (!cl) return;
-    if (!node_arg(cl, c->argv[2])) {
+    cluster_node_t *n = node_arg(cl, c->argv[2]);
+    if (!n) {
         reply_error(c, "Unknown node %s", (char *)c->argv[2]->ptr);
         return;
     }
-    reply_ll(c, 0); /* reports come over the bus */
+    reply_ll(c, cluster_bus_failure_reports(c->srv, n));
 }
 
 static void cmd_cluster_failover(client_t *c) {
@@ -582,7 +590,11 @@ static void cmd_cluster_reset(client_t *c) {
         cluster_del_slot(cl, s);
         cl->migrating_to[s] = cl->importing_from[s] = NULL;
     }
-    while (cl->node_count > 1) cluster_forget_node(cl, cl->nodes[0] == cl->myself ? cl->nodes[1] : cl->nodes[0]);
+    while (cl->node_count > 1) {
+        cluster_node_t *n = cl->nodes[0] == cl->myself ? cl->nodes[1] : cl->nodes[0];
+        cluster_bus_node_gone(c->srv, n);
+        cluster_forget_node(cl, n);
+    }
     cl->myself->flags = CNODE_MYSELF | CNODE_MASTER;
     cl->myself->replicaof = NULL;
     if (hard) {

@@ -28,6 +28,7 @@ cluster_node_t *cluster_node_create(cluster_t *cl, const char *name, int flags) 
     }
     n->flags = flags;
     n->hostname = sds_empty();
+    n->ctime = util_mstime();
     cl->nodes = zrealloc(cl->nodes, sizeof(*cl->nodes) * (size_t)(cl->node_count + 1));
     cl->nodes[cl->node_count++] = n;
     return n;
@@ -108,7 +109,7 @@ sds cluster_cat_node_line(server_t *srv, sds s, const cluster_node_t *n, bool sl
     s = cluster_cat_flags(s, n->flags);
     s = sds_catprintf(s, " %s %lld %lld %llu %s", n->replicaof ? n->replicaof->name : "-", n->ping_sent,
                       n->pong_received, (unsigned long long)n->config_epoch,
-                      (n->flags & CNODE_MYSELF) ? "connected" : "disconnected");
+                      (n->flags & CNODE_MYSELF) || n->link_connected ? "connected" : "disconnected");
     for (int start = -1, s2 = 0; s2 <= CLUSTER_SLOTS; s2++) {
         bool has = s2 < CLUSTER_SLOTS && cluster_node_has_slot(n, s2);
         if (has && start < 0) start = s2;

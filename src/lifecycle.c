@@ -51,6 +51,7 @@
 #include "repl.h"
 #include "client_evict.h"
 #include "cluster.h"
+#include "cluster_bus.h"
 #include "cpu_affinity.h"
 #include "crash.h"
 #include "shutdown.h"
@@ -114,7 +115,10 @@ static void server_cron(void *arg) {
     persist_cron(srv);   /* child reaping (child.c), save points, AOF fsync/rewrite */
     scripting_cron(srv); /* forked SCRIPT DEBUG sessions that ended */
     repl_cron(srv);      /* replication: pings, ACKs, timeouts, reconnects, WAIT */
-    if (srv->cluster) cluster_cron(srv);
+    if (srv->cluster) {
+        cluster_bus_cron(srv); /* links, pings, failure detection */
+        cluster_cron(srv);
+    }
     shutdown_cron(srv); /* a shutdown waiting for replicas */
     conn_cron(srv);
     client_evict_run(srv);     /* maxmemory-clients, with the sizes conn_cron measured */
@@ -284,8 +288,9 @@ bool server_init(server_t *srv) {
      * data is loaded, as in Redis: a start-up that fails loading a file
      * shows them first (Redis's test suite waits for the PID line). */
     show_banner(srv);
-    log_msg(LL_WARNING, "Server initialized");                        /* Redis logs it as a warning */
-    if (srv->cfg.cluster_enabled && !cluster_init(srv)) return false; /* nodes.conf, before the data */
+    log_msg(LL_WARNING, "Server initialized"); /* Redis logs it as a warning */
+    /* nodes.conf, before the data; then the bus's listeners */
+    if (srv->cfg.cluster_enabled && (!cluster_init(srv) || !cluster_bus_init(srv))) return false;
     if (!persist_load_at_startup(srv)) return false;
     if (!listeners_open(srv)) return false;
     server_set_proc_title(srv, NULL);
@@ -361,6 +366,7 @@ void server_free(server_t *srv) {
     persist_free(srv);
     child_free(srv); /* persist_shutdown killed a running child */
     db_free_all(srv);
+    cluster_bus_free(srv);
     cluster_free(srv);
     acl_free(srv);
     commands_free(srv);
