@@ -1,0 +1,191 @@
+"""The cluster bus (issue 45, layer 3): clusters made by Debian's
+redis-cli 7.0.15 (`--cluster create`, `--cluster check`) from our nodes
+alone and mixed with Debian's redis-server 7.0.15, failure detection, and
+bad input on the bus port.
+
+Every node gets its own free port and bus port (--cluster-port), on
+127.0.0.1; each is stopped by its pid.
+
+Run alone: /usr/bin/python3 -m pytest -q tests/integration/test_cluster_bus.py"""
+import socket
+import struct
+import subprocess
+import time
+
+import pytest
+import redis
+
+from conftest import REDIS_SERVER, SERVER, free_port
+
+HEADER_LEN = 2256
+
+
+def start_node(start_server, binary=SERVER, timeout_ms=5000):
+    cport = free_port()
+    s = start_server(args=["--cluster-enabled", "yes", "--cluster-port", str(cport), "--cluster-node-timeout",
+                           str(timeout_ms), "--cluster-config-file", "nodes-%d.conf" % cport], binary=binary)
+    s.cport = cport
+    return s
+
+
+def create(nodes, replicas=0):
+    out = subprocess.run(["redis-cli", "--cluster", "create"] + ["127.0.0.1:%d" % n.port for n in nodes]
+                         + ["--cluster-replicas", str(replicas), "--cluster-yes"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stdout + out.stderr
+    return out.stdout
+
+
+def check(node):
+    return subprocess.run(["redis-cli", "--cluster", "check", "127.0.0.1:%d" % node.port],
+                          capture_output=True, text=True, timeout=30)
+
+
+def wait_until(pred, timeout=10.0, what="condition"):
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        if pred():
+            return
+        time.sleep(0.05)
+    raise AssertionError(what + " never held")
+
+
+def slot_view(node):
+    """Each node's view: id -> (flags without myself, epoch, slots)."""
+    view = {}
+    for line in node.client().execute_command("CLUSTER", "NODES").splitlines():
+        f = line.split()
+        flags = ",".join(x for x in f[2].split(",") if x != "myself")
+        view[f[0]] = (flags, f[6], tuple(f[8:]))
+    return view
+
+
+def all_agree(nodes):
+    views = [slot_view(n) for n in nodes]
+    return all(v == views[0] for v in views) and len(views[0]) == len(nodes)
+
+
+def states_ok(nodes):
+    return all(n.client().execute_command("CLUSTER", "INFO").startswith("cluster_state:ok") for n in nodes)
+
+
+def test_create_three_masters_of_ours(start_server):
+    nodes = [start_node(start_server) for _ in range(3)]
+    create(nodes)
+    wait_until(lambda: all_agree(nodes) and states_ok(nodes), what="agreement")
+    out = check(nodes[1])
+    assert "[OK] All nodes agree about slots configuration." in out.stdout
+    assert "[OK] All 16384 slots covered." in out.stdout
+    epochs = sorted(v[1] for v in slot_view(nodes[0]).values())
+    assert epochs == ["1", "2", "3"]
+    rc = redis.cluster.RedisCluster(host="127.0.0.1", port=nodes[0].port, decode_responses=True)
+    for i in range(2000):
+        rc.set("key:%d" % i, i)
+    assert all(rc.get("key:%d" % i) == str(i) for i in range(2000))
+    counts = [n.client().dbsize() for n in nodes]
+    assert sum(counts) == 2000 and all(c > 500 for c in counts)
+    rc.close()
+
+
+@pytest.mark.slow
+def test_mixed_cluster_with_redis_agrees(start_server):
+    nodes = [start_node(start_server, REDIS_SERVER), start_node(start_server), start_node(start_server)]
+    create(nodes)
+    wait_until(lambda: all_agree(nodes) and states_ok(nodes), what="agreement with redis-server")
+    for n in nodes:
+        info = n.client().execute_command("CLUSTER", "INFO")
+        assert "cluster_current_epoch:3" in info and "cluster_known_nodes:3" in info
+    assert "[OK] All nodes agree" in check(nodes[2]).stdout
+    # A key written through one node is read through another, whoever owns it.
+    out = subprocess.run(["redis-cli", "-c", "-p", str(nodes[1].port), "set", "foo", "bar"], capture_output=True,
+                         text=True, timeout=10)
+    assert out.stdout.strip() == "OK"
+    out = subprocess.run(["redis-cli", "-c", "-p", str(nodes[0].port), "get", "foo"], capture_output=True,
+                         text=True, timeout=10)
+    assert out.stdout.strip() == "bar"
+
+
+def test_a_killed_master_is_marked_failing(start_server):
+    nodes = [start_node(start_server, timeout_ms=600) for _ in range(3)]
+    create(nodes)
+    wait_until(lambda: all_agree(nodes) and states_ok(nodes), what="agreement")
+    victim = nodes[2]
+    vid = victim.client().execute_command("CLUSTER", "MYID")
+    victim.kill()
+
+    def failed_everywhere():
+        return all("fail" in slot_view(n)[vid][0].split(",") for n in nodes[:2])
+    wait_until(failed_everywhere, timeout=8, what="FAIL on both survivors")
+    # Its slots have no live node: the cluster is down for its keys.
+    wait_until(lambda: not states_ok(nodes[:2]), timeout=3, what="cluster_state:fail")
+
+
+def bus_send(port, data, wait=0.3, read=True):
+    s = socket.create_connection(("127.0.0.1", port), timeout=2)
+    s.sendall(data)
+    if not read:
+        s.close()
+        return None
+    time.sleep(wait)
+    s.settimeout(0.5)
+    try:
+        got = s.recv(65536)
+    except socket.timeout:
+        got = None
+    s.close()
+    return got
+
+
+def ping_header(totlen, msgtype=0, count=0, sender=b"c" * 40):
+    h = bytearray(HEADER_LEN)
+    h[0:4] = b"RCmb"
+    struct.pack_into("!IHHHH", h, 4, totlen, 1, 1234, msgtype, count)
+    h[40:80] = sender
+    struct.pack_into("!H", h, 2248, 11234)
+    return bytes(h)
+
+
+def test_bad_input_on_the_bus_port(start_server):
+    node = start_node(start_server)
+    c = node.client()
+    c.execute_command("CLUSTER", "ADDSLOTSRANGE", 0, 16383)
+    before = c.execute_command("CLUSTER", "NODES")
+    # Not a cluster message: the link is closed (recv sees the end).
+    assert bus_send(node.cport, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n") == b""
+    # A header that claims 100 MB: closed before anything is buffered.
+    assert bus_send(node.cport, b"RCmb" + struct.pack("!I", 100 << 20) + b"\0" * 64) == b""
+    # Lying lengths: a PING whose gossip count overruns it is ignored (no PONG).
+    assert bus_send(node.cport, ping_header(HEADER_LEN, count=50)) is None
+    # A truncated message just waits for the rest.
+    assert bus_send(node.cport, ping_header(HEADER_LEN + 104, count=1)[:1000]) is None
+    # A PING with our own name is not a peer: closed.
+    me = c.execute_command("CLUSTER", "MYID").encode()
+    assert bus_send(node.cport, ping_header(HEADER_LEN, sender=me)) == b""
+    # A well-formed PING from an unknown node gets a PONG and changes nothing.
+    pong = bus_send(node.cport, ping_header(HEADER_LEN))
+    assert pong[:4] == b"RCmb" and struct.unpack_from("!H", pong, 12)[0] == 1
+    assert pong[40:80] == me
+    assert c.ping()
+    # (A PING teaches a node its own address, as in Redis: the rest stays.)
+    nodes_now = lambda: c.execute_command("CLUSTER", "NODES").replace("127.0.0.1:", ":")  # noqa: E731
+    assert nodes_now() == before
+    # Random bytes after a valid signature, many times: still alive.
+    import random
+    rnd = random.Random(45)
+    for _ in range(50):
+        body = bytes(rnd.getrandbits(8) for _ in range(rnd.randrange(0, 3000)))
+        bus_send(node.cport, b"RCmb" + struct.pack("!I", 8 + len(body)) + body, read=False)
+    assert c.ping()
+    assert nodes_now() == before
+
+
+def test_meet_validates_the_address(start_server):
+    node = start_node(start_server)
+    c = node.client()
+    with pytest.raises(redis.ResponseError, match="Invalid node address specified: 1.2.3.x:5"):
+        c.execute_command("CLUSTER", "MEET", "1.2.3.x", 5)
+    with pytest.raises(redis.ResponseError, match="Invalid TCP base port specified: x"):
+        c.execute_command("CLUSTER", "MEET", "127.0.0.1", "x")
+    # A MEET to nothing listening stays a handshake, then goes.
+    c.execute_command("CLUSTER", "MEET", "127.0.0.1", free_port(), free_port())
+    assert c.execute_command("CLUSTER", "INFO").count("cluster_known_nodes:2") == 1
