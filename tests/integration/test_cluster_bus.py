@@ -189,3 +189,27 @@ def test_meet_validates_the_address(start_server):
     # A MEET to nothing listening stays a handshake, then goes.
     c.execute_command("CLUSTER", "MEET", "127.0.0.1", free_port(), free_port())
     assert c.execute_command("CLUSTER", "INFO").count("cluster_known_nodes:2") == 1
+
+
+@pytest.mark.slow
+def test_reshard_moves_keys_and_slots(start_server):
+    nodes = [start_node(start_server) for _ in range(3)]
+    create(nodes)
+    wait_until(lambda: all_agree(nodes) and states_ok(nodes), what="agreement")
+    rc = redis.cluster.RedisCluster(host="127.0.0.1", port=nodes[0].port, decode_responses=True)
+    for i in range(500):
+        rc.set("k%d" % i, i)
+    src, dst = (n.client().execute_command("CLUSTER", "MYID") for n in nodes[:2])
+    before = nodes[0].client().dbsize()
+    out = subprocess.run(["redis-cli", "--cluster", "reshard", "127.0.0.1:%d" % nodes[0].port, "--cluster-from", src,
+                          "--cluster-to", dst, "--cluster-slots", "100", "--cluster-yes"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr
+    wait_until(lambda: all_agree(nodes), what="agreement after the reshard")
+    view = slot_view(nodes[2])
+    assert view[dst][2][0] == "0-99" and view[src][2] == ("100-5460",)
+    assert nodes[0].client().dbsize() < before
+    assert "[OK] All nodes agree" in check(nodes[2]).stdout
+    rc = redis.cluster.RedisCluster(host="127.0.0.1", port=nodes[2].port, decode_responses=True)
+    assert all(rc.get("k%d" % i) == str(i) for i in range(500))
+    assert sum(n.client().dbsize() for n in nodes) == 500
