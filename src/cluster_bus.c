@@ -444,11 +444,11 @@ static void apply_sender_header(server_t *srv, cluster_node_t *sender, const cms
         sender->replicaof = m;
     }
     uint64_t epoch = ntoh64(h->config_epoch);
+    if (epoch > sender->config_epoch) { /* a replica's header carries its master's */
+        sender->config_epoch = epoch;
+        cl->todo_save = true;
+    }
     if (sender->flags & CNODE_MASTER) {
-        if (epoch > sender->config_epoch) {
-            sender->config_epoch = epoch;
-            cl->todo_save = true;
-        }
         if (memcmp(sender->slots, h->myslots, sizeof(h->myslots))) update_slots(srv, sender, epoch, h->myslots);
         handle_epoch_collision(cl, sender);
     }

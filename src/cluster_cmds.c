@@ -470,7 +470,18 @@ static void cmd_cluster_replicate(client_t *c) {
         reply_error(c, "I can only replicate a master, not a replica.");
         return;
     }
-    reply_error(c, "CLUSTER REPLICATE needs the cluster bus, which redis-like does not implement yet");
+    if ((cl->myself->flags & CNODE_MASTER) && (cl->myself->numslots || db_size(&c->srv->dbs[0]))) {
+        reply_error(c, "To set a master the node must be empty and without assigned slots.");
+        return;
+    }
+    /* Our role changes now; the PSYNC link to the master is replication's
+     * own (repl_replica.c), and our next PINGs tell the cluster. */
+    cl->myself->flags = (cl->myself->flags & ~(CNODE_MASTER | CNODE_MIGRATE_TO)) | CNODE_REPLICA;
+    cl->myself->replicaof = n;
+    for (int s = 0; s < CLUSTER_SLOTS; s++) cl->migrating_to[s] = cl->importing_from[s] = NULL;
+    replica_set_master(c->srv, n->ip, n->port);
+    changed(cl);
+    reply_ok(c);
 }
 
 static void cmd_cluster_replicas(client_t *c) {

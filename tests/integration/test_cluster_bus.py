@@ -213,3 +213,34 @@ def test_reshard_moves_keys_and_slots(start_server):
     rc = redis.cluster.RedisCluster(host="127.0.0.1", port=nodes[2].port, decode_responses=True)
     assert all(rc.get("k%d" % i) == str(i) for i in range(500))
     assert sum(n.client().dbsize() for n in nodes) == 500
+
+
+@pytest.mark.slow
+def test_six_nodes_with_replicas(start_server):
+    nodes = [start_node(start_server) for _ in range(6)]
+    create(nodes, replicas=1)
+
+    def settled():
+        views = [slot_view(n) for n in nodes]
+        return all(v == views[0] for v in views) and len(views[0]) == 6 and states_ok(nodes)
+    wait_until(settled, timeout=15, what="six nodes agreeing")
+    out = check(nodes[0]).stdout
+    assert "[OK] All nodes agree about slots configuration." in out and out.count("1 additional replica(s)") == 3
+    roles = sorted(f[0].split(",")[0] for f in slot_view(nodes[0]).values())
+    assert roles == ["master"] * 3 + ["slave"] * 3
+    rc = redis.cluster.RedisCluster(host="127.0.0.1", port=nodes[0].port, decode_responses=True)
+    for i in range(1000):
+        rc.set("r%d" % i, i)
+    # Every replica catches up with its master (replication is PSYNC's).
+    masters = {n.client().execute_command("CLUSTER", "MYID"): n for n in nodes}
+
+    def replicas_caught_up():
+        for n in nodes:
+            me = [line for line in n.client().execute_command("CLUSTER", "NODES").splitlines() if "myself" in line][0]
+            f = me.split()
+            if "slave" in f[2] and n.client().dbsize() != masters[f[3]].client().dbsize():
+                return False
+        return True
+    wait_until(replicas_caught_up, timeout=10, what="replicas in sync")
+    with pytest.raises(redis.ResponseError, match="REPLICAOF not allowed in cluster mode."):
+        nodes[0].client().execute_command("REPLICAOF", "127.0.0.1", nodes[1].port)
