@@ -59,6 +59,8 @@ typedef struct cluster_node {
     long long fail_time;       /* unix ms FAIL was set */
     struct cluster_link *link; /* cluster_bus.c: our outgoing link to it, or NULL */
     bool link_connected;       /* that link is up (CLUSTER NODES: connected) */
+    long long voted_time;      /* unix ms we last voted for a replica of it */
+    long long repl_offset;     /* the replication offset its last header told */
 } cluster_node_t;
 
 typedef struct cluster {

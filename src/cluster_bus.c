@@ -67,10 +67,18 @@ typedef struct cluster_bus {
     fail_report_t *reports;
     int report_count;
     long long cron_ticks;
+    /* A replica's election (Redis's failover_auth_*): when it asks for
+     * votes, whether it did, the votes it got, for which epoch. */
+    long long auth_time;
+    bool auth_sent, auth_force;
+    int auth_count;
+    uint64_t auth_epoch;
 } cluster_bus_t;
 
 static void link_free(cluster_link_t *l);
 static void send_ping(cluster_link_t *l, int type);
+static void follow_master(server_t *srv, cluster_node_t *m);
+static void election_cron(server_t *srv);
 
 static uint64_t hton64(uint64_t v) { return htobe64(v); }
 static uint64_t ntoh64(uint64_t v) { return be64toh(v); }
@@ -348,6 +356,8 @@ bool cluster_bus_meet(server_t *srv, const char *ip, int port, int cport) {
  * that is free, or held by a node of an older epoch, becomes its. */
 static void update_slots(server_t *srv, cluster_node_t *sender, uint64_t epoch, const uint8_t *slots) {
     cluster_t *cl = srv->cluster;
+    cluster_node_t *me = cl->myself, *cur = (me->flags & CNODE_REPLICA) ? me->replicaof : me;
+    int cur_slots = cur ? cur->numslots : 0;
     bool changed = false;
     for (int s = 0; s < CLUSTER_SLOTS; s++) {
         if (!(slots[s >> 3] & (1u << (s & 7)))) continue;
@@ -365,6 +375,9 @@ static void update_slots(server_t *srv, cluster_node_t *sender, uint64_t epoch, 
         }
     }
     if (changed) cl->todo_update = cl->todo_save = true;
+    /* Our master (or we) lost every slot to the sender: a failover
+     * happened while we were away, the sender is the master now. */
+    if (cur && cur != sender && cur_slots && !cur->numslots && (sender->flags & CNODE_MASTER)) follow_master(srv, sender);
 }
 
 /* Two masters with one configEpoch: the one with the smaller name takes
@@ -426,6 +439,7 @@ static void process_extensions(cluster_node_t *sender, const cmsg_header_t *h) {
 /* The role, slots and epochs a PING/PONG/MEET header tells about its sender. */
 static void apply_sender_header(server_t *srv, cluster_node_t *sender, const cmsg_header_t *h, cluster_link_t *l) {
     cluster_t *cl = srv->cluster;
+    sender->repl_offset = (long long)ntoh64(h->offset);
     sender->port = ntohs(h->port);
     sender->cport = ntohs(h->cport);
     if (h->myip[0] || !sender->ip[0]) peer_ip(l, h->myip, sender->ip);
@@ -485,6 +499,137 @@ static cluster_node_t *end_handshake(cluster_t *cl, cluster_link_t *l, const cms
     cl->todo_save = cl->todo_update = true;
     log_msg(LL_NOTICE, "Handshake with node %.40s completed.", hs->name);
     return hs;
+}
+
+/* ------------------------------------------------------------ failover */
+
+/* Become a replica of m (CLUSTER REPLICATE's effect, from the bus). */
+static void follow_master(server_t *srv, cluster_node_t *m) {
+    cluster_t *cl = srv->cluster;
+    cluster_node_t *me = cl->myself;
+    log_msg(LL_NOTICE, "Configuration change detected. Reconfiguring myself as a replica of %.40s", m->name);
+    for (int s = 0; s < CLUSTER_SLOTS; s++) {
+        if (cl->slots[s] == me) cluster_del_slot(cl, s);
+        cl->migrating_to[s] = cl->importing_from[s] = NULL;
+    }
+    me->flags = (me->flags & ~CNODE_MASTER) | CNODE_REPLICA;
+    me->replicaof = m;
+    replica_set_master(srv, m->ip, m->port);
+    cl->todo_update = cl->todo_save = true;
+}
+
+static void send_header_only(server_t *srv, cluster_link_t *l, int type, uint8_t mflags0) {
+    cmsg_header_t h;
+    fill_header(srv, &h, type, sizeof(h));
+    h.mflags[0] |= mflags0;
+    link_send(l, &h, sizeof(h));
+}
+
+/* A master's vote (Redis's rules): for a replica of a failing master (or
+ * asked with FORCEACK), once per epoch, once per master in twice the node
+ * timeout, and only if no slot it claims has a newer owner. */
+static void handle_auth_request(server_t *srv, cluster_node_t *sender, const cmsg_header_t *h) {
+    cluster_t *cl = srv->cluster;
+    cluster_node_t *me = cl->myself, *master = sender->replicaof;
+    uint64_t req_epoch = ntoh64(h->current_epoch), req_config = ntoh64(h->config_epoch);
+    long long now = util_mstime();
+    if ((me->flags & CNODE_REPLICA) || !me->numslots) return;
+    if (req_epoch < cl->current_epoch || cl->last_vote_epoch == cl->current_epoch) return;
+    if (!(sender->flags & CNODE_REPLICA) || !master) return;
+    if (!(master->flags & CNODE_FAIL) && !(h->mflags[0] & CMSG_FLAG0_FORCEACK)) return;
+    if (now - master->voted_time < srv->cfg.cluster_node_timeout * 2) return;
+    for (int s = 0; s < CLUSTER_SLOTS; s++) {
+        if (!(h->myslots[s >> 3] & (1u << (s & 7)))) continue;
+        if (cl->slots[s] && cl->slots[s]->config_epoch > req_config) return;
+    }
+    cl->last_vote_epoch = cl->current_epoch;
+    master->voted_time = now;
+    cl->todo_save = true;
+    if (sender->link && sender->link->connected) send_header_only(srv, sender->link, CMSG_FAILOVER_AUTH_ACK, 0);
+    log_msg(LL_NOTICE, "Failover auth granted to %.40s for epoch %llu", sender->name,
+            (unsigned long long)cl->current_epoch);
+}
+
+/* The election won: we take our master's slots under the election's epoch
+ * and tell everyone. */
+static void promote_myself(server_t *srv, uint64_t epoch) {
+    cluster_t *cl = srv->cluster;
+    cluster_node_t *me = cl->myself, *old = me->replicaof;
+    log_msg(LL_NOTICE, "Failover election won: I'm the new master.");
+    me->flags = (me->flags & ~CNODE_REPLICA) | CNODE_MASTER;
+    me->replicaof = NULL;
+    replica_unset_master(srv);
+    for (int s = 0; old && s < CLUSTER_SLOTS; s++) {
+        if (cl->slots[s] != old) continue;
+        cluster_del_slot(cl, s);
+        cluster_add_slot(cl, me, s);
+    }
+    if (me->config_epoch < epoch) me->config_epoch = epoch;
+    cl->todo_update = cl->todo_save = true;
+    for (cluster_link_t *l = cl->bus->links; l; l = l->next)
+        if (l->node && l->connected && !(l->node->flags & CNODE_HANDSHAKE)) send_ping(l, CMSG_PONG);
+}
+
+/* Replicas of `master` with a better offset than ours: our delay's rank. */
+static int replica_rank(server_t *srv, cluster_node_t *master) {
+    cluster_t *cl = srv->cluster;
+    long long mine = srv->repl->master_repl_offset;
+    int rank = 0;
+    for (int i = 0; i < cl->node_count; i++) {
+        cluster_node_t *n = cl->nodes[i];
+        if (n != cl->myself && n->replicaof == master && (n->flags & CNODE_REPLICA) && n->repl_offset > mine) rank++;
+    }
+    return rank;
+}
+
+/* A replica's share of the cron: Redis's election.  When its master is
+ * FAIL (or CLUSTER FAILOVER FORCE asked), it waits 500 ms + up to 500 ms
+ * at random + 1 s per better-placed replica, then asks every master for
+ * its vote in a new epoch; a majority of the masters makes it master. */
+static void election_cron(server_t *srv) {
+    cluster_t *cl = srv->cluster;
+    cluster_bus_t *bus = cl->bus;
+    cluster_node_t *me = cl->myself, *master = me->replicaof;
+    long long now = util_mstime(), timeout = srv->cfg.cluster_node_timeout;
+    long long auth_timeout = timeout * 2 < 2000 ? 2000 : timeout * 2, retry = auth_timeout * 2;
+    if (!(me->flags & CNODE_REPLICA) || !master || !master->numslots) return;
+    if (!(master->flags & CNODE_FAIL) && !bus->auth_force) return;
+    if (srv->cfg.cluster_replica_no_failover && !bus->auth_force) return;
+    if (bus->auth_time == 0 || now - bus->auth_time > retry) {
+        bus->auth_time = bus->auth_force ? now : now + 500 + random() % 500 + replica_rank(srv, master) * 1000;
+        bus->auth_sent = false;
+        bus->auth_count = 0;
+        return;
+    }
+    if (now < bus->auth_time || now - bus->auth_time > auth_timeout) return;
+    if (!bus->auth_sent) {
+        cl->current_epoch++;
+        bus->auth_epoch = cl->current_epoch;
+        bus->auth_sent = true;
+        cl->todo_save = true;
+        log_msg(LL_NOTICE, "Starting a failover election for epoch %llu.", (unsigned long long)bus->auth_epoch);
+        for (cluster_link_t *l = bus->links; l; l = l->next)
+            if (l->node && l->connected && (l->node->flags & CNODE_MASTER) && l->node->numslots)
+                send_header_only(srv, l, CMSG_FAILOVER_AUTH_REQUEST, bus->auth_force ? CMSG_FLAG0_FORCEACK : 0);
+        return;
+    }
+    if (bus->auth_count >= cl->size / 2 + 1) {
+        bus->auth_force = false;
+        bus->auth_time = 0;
+        promote_myself(srv, bus->auth_epoch);
+    }
+}
+
+void cluster_bus_failover(server_t *srv, bool takeover) {
+    cluster_t *cl = srv->cluster;
+    cluster_bus_t *bus = cl->bus;
+    if (takeover) {
+        cl->current_epoch++;
+        promote_myself(srv, cl->current_epoch);
+        return;
+    }
+    bus->auth_force = true;
+    bus->auth_time = 0;
 }
 
 /* One whole, valid message; false closes the link. */
@@ -561,6 +706,13 @@ static bool process_message(cluster_link_t *l, const uint8_t *buf, size_t len) {
             n->config_epoch = epoch;
             update_slots(srv, n, epoch, u->slots);
         }
+    } else if (type == CMSG_FAILOVER_AUTH_REQUEST) {
+        handle_auth_request(srv, sender, h);
+    } else if (type == CMSG_FAILOVER_AUTH_ACK) {
+        /* A vote counts from a master with slots, for this election. */
+        if ((sender->flags & CNODE_MASTER) && sender->numslots && ntoh64(h->current_epoch) >= cl->bus->auth_epoch &&
+            cl->bus->auth_sent)
+            cl->bus->auth_count++;
     } else if (type == CMSG_PUBLISH) {
         uint32_t clen, mlen;
         memcpy(&clen, buf + CMSG_HEADER_LEN, 4);
@@ -756,6 +908,7 @@ void cluster_bus_cron(server_t *srv) {
         }
         if (n->flags & CNODE_PFAIL) maybe_mark_failing(srv, n);
     }
+    election_cron(srv);
 }
 
 /* ------------------------------------------------------- start and stop */

@@ -29,6 +29,9 @@ bool cluster_bus_meet(server_t *srv, const char *ip, int port, int cport);
 void cluster_bus_node_gone(server_t *srv, cluster_node_t *n);
 /* Links for CLUSTER LINKS: how many, and one's fields. */
 void cluster_bus_reply_links(client_t *c);
+/* CLUSTER FAILOVER FORCE (an election now, votes asked with FORCEACK)
+ * or TAKEOVER (no election: a new epoch and the master's slots). */
+void cluster_bus_failover(server_t *srv, bool takeover);
 /* COUNT-FAILURE-REPORTS: live reports about n. */
 int cluster_bus_failure_reports(server_t *srv, cluster_node_t *n);
 /* PUBLISH: the message to every node. */

@@ -532,7 +532,21 @@ static void cmd_cluster_failover(client_t *c) {
         reply_error(c, "You should send CLUSTER FAILOVER to a replica");
         return;
     }
-    reply_error(c, "CLUSTER FAILOVER needs the cluster bus, which redis-like does not implement yet");
+    if (!cl->myself->replicaof) {
+        reply_error(c, "I'm a replica but my master is unknown to me");
+        return;
+    }
+    bool takeover = c->argc == 3 && !strcasecmp(c->argv[2]->ptr, "takeover");
+    bool force = c->argc == 3 && !strcasecmp(c->argv[2]->ptr, "force");
+    if (!force && !takeover && (cl->myself->replicaof->flags & CNODE_FAIL)) {
+        reply_error(c, "Master is down or failed, please use CLUSTER FAILOVER FORCE");
+        return;
+    }
+    /* Without FORCE or TAKEOVER Redis first pauses the master until we
+     * caught up (MFSTART); here all three run an election at once, TAKEOVER
+     * without one (docs/cluster.md). */
+    cluster_bus_failover(c->srv, takeover);
+    reply_ok(c);
 }
 
 /* -------------------------------------------------------------- epochs */

@@ -7,6 +7,7 @@ Every node gets its own free port and bus port (--cluster-port), on
 127.0.0.1; each is stopped by its pid.
 
 Run alone: /usr/bin/python3 -m pytest -q tests/integration/test_cluster_bus.py"""
+import os
 import socket
 import struct
 import subprocess
@@ -41,22 +42,25 @@ def check(node):
                           capture_output=True, text=True, timeout=30)
 
 
-def wait_until(pred, timeout=10.0, what="condition"):
+def wait_until(pred, timeout=10.0, what="condition", show=None):
     t0 = time.monotonic()
     while time.monotonic() - t0 < timeout:
         if pred():
             return
         time.sleep(0.05)
-    raise AssertionError(what + " never held")
+    raise AssertionError(what + " never held" + ("\n" + show() if show else ""))
 
 
 def slot_view(node):
-    """Each node's view: id -> (flags without myself, epoch, slots)."""
+    """Each node's view: id -> (flags without myself, epoch, slots).  A
+    replica's epoch column is whatever epoch that node last heard for it
+    (its own before it became a replica, or its master's), in Redis too:
+    its master's id stands there instead."""
     view = {}
     for line in node.client().execute_command("CLUSTER", "NODES").splitlines():
         f = line.split()
         flags = ",".join(x for x in f[2].split(",") if x != "myself")
-        view[f[0]] = (flags, f[6], tuple(f[8:]))
+        view[f[0]] = (flags, f[3] if "slave" in flags else f[6], tuple(f[8:]))
     return view
 
 
@@ -223,7 +227,8 @@ def test_six_nodes_with_replicas(start_server):
     def settled():
         views = [slot_view(n) for n in nodes]
         return all(v == views[0] for v in views) and len(views[0]) == 6 and states_ok(nodes)
-    wait_until(settled, timeout=15, what="six nodes agreeing")
+    wait_until(settled, timeout=15, what="six nodes agreeing",
+               show=lambda: "\n".join(n.client().execute_command("CLUSTER", "NODES") for n in nodes))
     out = check(nodes[0]).stdout
     assert "[OK] All nodes agree about slots configuration." in out and out.count("1 additional replica(s)") == 3
     roles = sorted(f[0].split(",")[0] for f in slot_view(nodes[0]).values())
@@ -244,3 +249,46 @@ def test_six_nodes_with_replicas(start_server):
     wait_until(replicas_caught_up, timeout=10, what="replicas in sync")
     with pytest.raises(redis.ResponseError, match="REPLICAOF not allowed in cluster mode."):
         nodes[0].client().execute_command("REPLICAOF", "127.0.0.1", nodes[1].port)
+
+
+@pytest.mark.slow
+def test_replica_takes_over_a_killed_master_which_rejoins_as_replica(start_server):
+    nodes = []
+    for _ in range(6):
+        cport = free_port()
+        s = start_server(args=["--cluster-enabled", "yes", "--cluster-port", str(cport), "--cluster-node-timeout",
+                               "1000", "--cluster-config-file", "nodes-%d.conf" % cport,
+                               "--repl-diskless-sync-delay", "0"])
+        s.cport = cport
+        nodes.append(s)
+    create(nodes, replicas=1)
+    wait_until(lambda: all_agree(nodes) and states_ok(nodes), timeout=15, what="six nodes agreeing",
+               show=lambda: "\n".join(n.client().execute_command("CLUSTER", "NODES") for n in nodes))
+    rc = redis.cluster.RedisCluster(host="127.0.0.1", port=nodes[0].port, decode_responses=True)
+    slot = rc.keyslot("foo")
+    view = slot_view(nodes[0])
+    owner_id = [i for i, v in view.items() if "master" in v[0] and any(
+        int(r.split("-")[0]) <= slot <= int(r.split("-")[-1]) for r in v[2])][0]
+    owner = [n for n in nodes if n.client().execute_command("CLUSTER", "MYID") == owner_id][0]
+    for i in range(100):
+        rc.set("{foo}%d" % i, i)
+    assert owner.client().execute_command("WAIT", 1, 5000) == 1
+    port = owner.port
+    owner.kill()
+    t0 = time.monotonic()
+    survivors = [n for n in nodes if n is not owner]
+
+    def promoted():
+        v = slot_view(survivors[0])
+        return v[owner_id][0].split(",")[-1] == "fail" and states_ok(survivors)
+    wait_until(promoted, timeout=1 + 2 + 5, what="a replica promoted")
+    assert time.monotonic() - t0 < 1 + 2 + 3        # node timeout + election, with room for a loaded machine
+    rc = redis.cluster.RedisCluster(host="127.0.0.1", port=survivors[0].port, decode_responses=True)
+    assert all(rc.get("{foo}%d" % i) == str(i) for i in range(100))
+    # The old master comes back (same nodes.conf) and follows the new one.
+    back = start_server(args=["--cluster-enabled", "yes", "--cluster-port", str(owner.cport), "--cluster-node-timeout",
+                              "1000", "--cluster-config-file", os.path.join(owner.dir, "nodes-%d.conf" % owner.cport)],
+                        port=port)
+    wait_until(lambda: "slave" in [line for line in back.client().execute_command("CLUSTER", "NODES").splitlines()
+                                   if "myself" in line][0], timeout=10, what="the old master a replica")
+    assert "[OK] All nodes agree" in check(survivors[0]).stdout
