@@ -21,6 +21,7 @@
 #include "acl.h"
 #include "acl_user.h"
 #include "cluster.h"
+#include "cluster_bus.h"
 #include "db_views.h"
 #include "evict.h"
 #include "function.h"
@@ -302,6 +303,15 @@ void dispatch_call(client_t *c, command_t *cmd) {
     if (cmd->flags & CMD_SKIP_MONITOR) monitor_feed(c);
     cmd->proc(c);
     check_replied(c, cmd, replies_before);
+    /* cluster_bus.c: PUBLISH reaches every node of a cluster (pubsub.c
+     * sits below the bus and cannot hand it over itself). */
+    if (srv->cluster && !strcmp(cmd->name, "publish") && !cmd->parent) {
+        char buf[32];
+        size_t mlen;
+        const char *msg = obj_string_view(c->argv[2], buf, sizeof(buf), &mlen);
+        sds chan = c->argv[1]->ptr;
+        cluster_bus_publish(srv, chan, sds_len(chan), msg, mlen);
+    }
     /* acl.c: the client's user was deleted by this very command. */
     if (c->flags & CLIENT_CLOSE_AFTER_COMMAND) c->flags = (c->flags & ~CLIENT_CLOSE_AFTER_COMMAND) | CLIENT_CLOSE_AFTER_REPLY;
     tracking_after_command(c, cmd); /* tracking.c: remember the keys it read */

@@ -292,3 +292,27 @@ def test_replica_takes_over_a_killed_master_which_rejoins_as_replica(start_serve
     wait_until(lambda: "slave" in [line for line in back.client().execute_command("CLUSTER", "NODES").splitlines()
                                    if "myself" in line][0], timeout=10, what="the old master a replica")
     assert "[OK] All nodes agree" in check(survivors[0]).stdout
+
+
+@pytest.mark.slow
+def test_publish_reaches_every_node(start_server):
+    nodes = [start_node(start_server, REDIS_SERVER), start_node(start_server), start_node(start_server)]
+    create(nodes)
+    wait_until(lambda: all_agree(nodes), what="agreement")
+    subs = []
+    for n in nodes:
+        p = n.client().pubsub()
+        p.subscribe("news")
+        assert p.get_message(timeout=2)["type"] == "subscribe"
+        subs.append(p)
+    nodes[1].client().publish("news", "from ours")
+    nodes[0].client().publish("news", "from redis")
+    for p in subs:
+        got = []
+        t0 = time.monotonic()
+        while len(got) < 2 and time.monotonic() - t0 < 5:
+            m = p.get_message(timeout=0.5)
+            if m and m["type"] == "message":
+                got.append(m["data"])
+        assert sorted(got) == ["from ours", "from redis"]
+        p.close()
