@@ -174,10 +174,44 @@ typedef struct route {
     bool write;            /* some command writes */
 } route_t;
 
-/* Add cmd's keys to the route; false at a key of another slot. */
-static bool route_add_command(client_t *c, route_t *r, command_t *cmd, robj **argv, int argc) {
+/* One key of the request into the route; false when it is in another
+ * slot than the keys before it. */
+static bool route_add_key(client_t *c, route_t *r, robj *key) {
     cluster_t *cl = c->srv->cluster;
+    int slot = (int)crc16_key_slot(key->ptr, sds_len(key->ptr));
+    if (r->slot < 0) {
+        r->slot = slot;
+        r->first_key = key;
+        r->node = cl->slots[slot];
+        if (r->node) {
+            if (cl->importing_from[slot]) r->importing = true;
+            else if (r->node == cl->myself && cl->migrating_to[slot]) r->migrating = true;
+        }
+    } else if (slot != r->slot) {
+        return false;
+    } else if (sds_len(key->ptr) != sds_len(r->first_key->ptr) ||
+               memcmp(key->ptr, r->first_key->ptr, sds_len(key->ptr))) {
+        r->multiple_keys = true;
+    }
+    if ((r->migrating || r->importing) && r->node) {
+        if (db_find(&c->srv->dbs[0], key->ptr)) r->existing++;
+        else r->missing++;
+    }
+    return true;
+}
+
+/* Add cmd's keys to the route; false at a key of another slot.  A
+ * command whose keys sit at fixed positions (most) is read from its
+ * first/last/step; the others through their key specs (command_meta.c). */
+static bool route_add_command(client_t *c, route_t *r, command_t *cmd, robj **argv, int argc) {
     if (cmd->flags & CMD_WRITE) r->write = true;
+    if (!(cmd->flags & CMD_MOVABLE_KEYS)) {
+        if (cmd->first_key <= 0) return true;
+        int last = cmd->last_key < 0 ? argc + cmd->last_key : cmd->last_key;
+        for (int i = cmd->first_key; i <= last && i<argc; i += cmd->key_step> 0 ? cmd->key_step : 1)
+            if (!route_add_key(c, r, argv[i])) return false;
+        return true;
+    }
     cmd_key_ref_t local[16], *refs = local;
     int n = cmd_meta_get_keys(cmd, argv, argc, local, 16);
     if (n > 16) {
@@ -185,29 +219,7 @@ static bool route_add_command(client_t *c, route_t *r, command_t *cmd, robj **ar
         n = cmd_meta_get_keys(cmd, argv, argc, refs, n);
     }
     bool ok = true;
-    for (int i = 0; i < n && ok; i++) {
-        robj *key = argv[refs[i].pos];
-        int slot = (int)crc16_key_slot(key->ptr, sds_len(key->ptr));
-        if (r->slot < 0) {
-            r->slot = slot;
-            r->first_key = key;
-            r->node = cl->slots[slot];
-            if (r->node) {
-                if (cl->importing_from[slot]) r->importing = true;
-                else if (r->node == cl->myself && cl->migrating_to[slot]) r->migrating = true;
-            }
-        } else if (slot != r->slot) {
-            ok = false;
-            break;
-        } else if (sds_len(key->ptr) != sds_len(r->first_key->ptr) ||
-                   memcmp(key->ptr, r->first_key->ptr, sds_len(key->ptr))) {
-            r->multiple_keys = true;
-        }
-        if ((r->migrating || r->importing) && r->node) {
-            if (db_find(&c->srv->dbs[0], key->ptr)) r->existing++;
-            else r->missing++;
-        }
-    }
+    for (int i = 0; i < n && ok; i++) ok = route_add_key(c, r, argv[refs[i].pos]);
     if (refs != local) zfree(refs);
     return ok;
 }

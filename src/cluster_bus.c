@@ -71,6 +71,13 @@ typedef struct cluster_bus {
      * votes, whether it did, the votes it got, for which epoch. */
     long long auth_time;
     bool auth_sent, auth_force;
+    /* CLUSTER FORGET's names, kept out of gossip for a minute (Redis's
+     * blacklist), so that nodes that still know one do not bring it back */
+    struct {
+        char name[CLUSTER_NAMELEN];
+        long long until;
+    } forgotten[64];
+    int forgotten_count;
     int auth_count;
     uint64_t auth_epoch;
 } cluster_bus_t;
@@ -79,6 +86,7 @@ static void link_free(cluster_link_t *l);
 static void send_ping(cluster_link_t *l, int type);
 static void follow_master(server_t *srv, cluster_node_t *m);
 static void election_cron(server_t *srv);
+static bool is_forgotten(struct cluster_bus *bus, const char *name);
 
 static uint64_t hton64(uint64_t v) { return htobe64(v); }
 static uint64_t ntoh64(uint64_t v) { return be64toh(v); }
@@ -411,7 +419,7 @@ static void process_gossip(server_t *srv, cluster_node_t *sender, const cmsg_hea
             }
             continue;
         }
-        if (is_null_name(g[i].nodename) || (flags & CNODE_NOADDR)) continue;
+        if (is_null_name(g[i].nodename) || (flags & CNODE_NOADDR) || is_forgotten(cl->bus, g[i].nodename)) continue;
         char ip[CMSG_IP_LEN];
         memcpy(ip, g[i].ip, sizeof(ip));
         ip[sizeof(ip) - 1] = '\0';
@@ -486,7 +494,7 @@ static void learn_my_ip(server_t *srv, cluster_link_t *l) {
  * handshake entry if we knew that name already). */
 static cluster_node_t *end_handshake(cluster_t *cl, cluster_link_t *l, const cmsg_header_t *h) {
     cluster_node_t *hs = l->node, *known = cluster_lookup_node(cl, h->sender, CLUSTER_NAMELEN);
-    if (known) {
+    if (known || is_forgotten(cl->bus, h->sender)) {
         l->node = NULL; /* the link goes with the handshake node */
         hs->link = NULL;
         cluster_forget_node(cl, hs);
@@ -841,6 +849,28 @@ static void accept_event(int fd, bool readable, bool writable, void *arg) {
         net_set_nodelay(cfd, true);
         link_create(srv, cfd, NULL, true);
     }
+}
+
+#define FORGET_TTL_MS 60000
+
+void cluster_bus_forget(server_t *srv, const char *name) {
+    cluster_bus_t *bus = srv->cluster->bus;
+    if (!bus) return;
+    int i = bus->forgotten_count < 64 ? bus->forgotten_count++ : (int)(random() % 64);
+    memcpy(bus->forgotten[i].name, name, CLUSTER_NAMELEN);
+    bus->forgotten[i].until = util_mstime() + FORGET_TTL_MS;
+}
+
+static bool is_forgotten(cluster_bus_t *bus, const char *name) {
+    long long now = util_mstime();
+    for (int i = 0; i < bus->forgotten_count; i++) {
+        if (bus->forgotten[i].until < now) {
+            bus->forgotten[i--] = bus->forgotten[--bus->forgotten_count];
+            continue;
+        }
+        if (!memcmp(bus->forgotten[i].name, name, CLUSTER_NAMELEN)) return true;
+    }
+    return false;
 }
 
 void cluster_bus_node_gone(server_t *srv, cluster_node_t *n) {

@@ -25,6 +25,8 @@ void cluster_bus_cron(server_t *srv);
 /* CLUSTER MEET: start a handshake with ip:port (bus port cport); false
  * if the address is not a valid one. */
 bool cluster_bus_meet(server_t *srv, const char *ip, int port, int cport);
+/* CLUSTER FORGET: name stays out of what gossip adds for 60 s. */
+void cluster_bus_forget(server_t *srv, const char *name);
 /* Before a node is forgotten: its links go. */
 void cluster_bus_node_gone(server_t *srv, cluster_node_t *n);
 /* Links for CLUSTER LINKS: how many, and one's fields. */

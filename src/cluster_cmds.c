@@ -448,6 +448,7 @@ static void cmd_cluster_forget(client_t *c) {
         reply_error(c, "Can't forget my master!");
         return;
     }
+    cluster_bus_forget(c->srv, n->name);
     cluster_bus_node_gone(c->srv, n);
     cluster_forget_node(cl, n);
     changed(cl);

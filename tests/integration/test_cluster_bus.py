@@ -292,6 +292,12 @@ def test_replica_takes_over_a_killed_master_which_rejoins_as_replica(start_serve
     wait_until(lambda: "slave" in [line for line in back.client().execute_command("CLUSTER", "NODES").splitlines()
                                    if "myself" in line][0], timeout=10, what="the old master a replica")
     assert "[OK] All nodes agree" in check(survivors[0]).stdout
+    # TAKEOVER gives it its slots back at once, under a new epoch.
+    assert back.client().execute_command("CLUSTER", "FAILOVER", "TAKEOVER") == "OK"
+    everyone = survivors + [back]
+    wait_until(lambda: all_agree(everyone) and slot_view(survivors[0])[owner_id][0] == "master", timeout=10,
+               what="the takeover seen by all")
+    assert "[OK] All nodes agree" in check(back).stdout
 
 
 @pytest.mark.slow
@@ -316,3 +322,25 @@ def test_publish_reaches_every_node(start_server):
                 got.append(m["data"])
         assert sorted(got) == ["from ours", "from redis"]
         p.close()
+
+
+
+@pytest.mark.slow
+def test_add_node_and_del_node(start_server):
+    nodes = [start_node(start_server) for _ in range(3)]
+    create(nodes)
+    wait_until(lambda: all_agree(nodes), what="agreement")
+    extra = start_node(start_server)
+    out = subprocess.run(["redis-cli", "--cluster", "add-node", "127.0.0.1:%d" % extra.port,
+                          "127.0.0.1:%d" % nodes[0].port], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stdout + out.stderr
+    everyone = nodes + [extra]
+    wait_until(lambda: all_agree(everyone), what="the new node known to all")
+    xid = extra.client().execute_command("CLUSTER", "MYID")
+    out = subprocess.run(["redis-cli", "--cluster", "del-node", "127.0.0.1:%d" % nodes[0].port, xid],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stdout + out.stderr
+    time.sleep(1.5)    # gossip rounds: a forgotten node must not come back
+    for n in nodes:
+        assert xid not in n.client().execute_command("CLUSTER", "NODES")
+    assert all_agree(nodes)
