@@ -67,5 +67,11 @@ bool blocking_unblock_client(client_t *c, bool error);
 void blocking_unblock_all(server_t *srv, const char *err);
 /* info.c: blocked_clients. */
 size_t blocking_client_count(const server_t *srv);
+/* Cluster mode: for every blocked client, `moved` looks at the keys it
+ * waits on; when it writes an error into err (its slot left this node,
+ * the cluster went down), the client gets it as its reply and is
+ * unblocked. */
+typedef bool blocking_moved_fn(server_t *srv, robj **keys, int nkeys, char *err, size_t errlen);
+void blocking_redirect(server_t *srv, blocking_moved_fn *moved);
 
 #endif

@@ -24,6 +24,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "blocking.h"
 #include "command_def.h"
 #include "command_meta.h"
 #include "keyspace.h"
@@ -131,11 +132,38 @@ void cluster_cron(server_t *srv) {
     cluster_update_state(srv);
 }
 
+/* A blocked client's keys (blocking.c asks): the error it gets when its
+ * slot is now another node's (and not being imported here), or the
+ * cluster went down for it, as Redis redirects blocked clients. */
+static bool blocked_keys_moved(server_t *srv, robj **keys, int nkeys, char *err, size_t errlen) {
+    cluster_t *cl = srv->cluster;
+    for (int i = 0; i < nkeys; i++) {
+        int slot = (int)crc16_key_slot(keys[i]->ptr, sds_len(keys[i]->ptr));
+        cluster_node_t *n = cl->slots[slot];
+        if (cl->state != CLUSTER_OK && !srv->cfg.cluster_allow_reads_when_down) {
+            snprintf(err, errlen, "CLUSTERDOWN The cluster is down");
+            return true;
+        }
+        if (!n) {
+            snprintf(err, errlen, "CLUSTERDOWN Hash slot not served");
+            return true;
+        }
+        bool readonly_replica = (cl->myself->flags & CNODE_REPLICA) && cl->myself->replicaof == n;
+        if (n != cl->myself && !cl->importing_from[slot] && !readonly_replica) {
+            const char *endpoint = cluster_node_endpoint(srv, n);
+            snprintf(err, errlen, "MOVED %d %s:%d", slot, endpoint ? endpoint : "?", n->port);
+            return true;
+        }
+    }
+    return false;
+}
+
 void cluster_before_sleep(server_t *srv) {
     cluster_t *cl = srv->cluster;
     if (cl->todo_update) {
         cl->todo_update = false;
         cluster_update_state(srv);
+        blocking_redirect(srv, blocked_keys_moved); /* slots or the state changed */
     }
     if (cl->todo_save) {
         cl->todo_save = false;

@@ -465,3 +465,22 @@ def test_slot_counts_follow_the_keyspace(start_server, tmp_path):
     c.save()
     c.execute_command("DEBUG", "RELOAD")
     assert c.execute_command("CLUSTER", "COUNTKEYSINSLOT", slot_t) == 300
+
+
+def test_blocked_client_redirected_when_its_slot_moves_as_redis(pair):
+    got = []
+    for c, s in pair:
+        c.delete("bar")
+        blocked = redis.Redis(port=s.port, decode_responses=True)
+        conn = blocked.connection_pool.get_connection("x")
+        conn.send_command("BLPOP", "bar", 0)
+        time.sleep(0.2)                                  # it is blocked now
+        c.execute_command("CLUSTER", "SETSLOT", 5061, "NODE", OTHER)
+        try:
+            got.append(normalize(conn.read_response(), s))
+        except redis.ResponseError as e:
+            got.append("ERR:" + normalize(str(e), s))
+        blocked.connection_pool.release(conn)
+        blocked.close()
+        c.execute_command("CLUSTER", "SETSLOT", 5061, "NODE", ME)
+    assert got[0] == got[1] and got[0].startswith("ERR:MOVED 5061 127.0.0.1:"), got
