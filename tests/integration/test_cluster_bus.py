@@ -344,3 +344,42 @@ def test_add_node_and_del_node(start_server):
     for n in nodes:
         assert xid not in n.client().execute_command("CLUSTER", "NODES")
     assert all_agree(nodes)
+
+
+def free_run(n):
+    """A base port with n free ports after it, each below 55535 (bus ports +10000)."""
+    for _ in range(50):
+        base = free_port() % 40000 + 10000
+        socks = []
+        try:
+            for i in range(n):
+                for p in (base + i, base + i + 10000):
+                    s = socket.socket()
+                    s.bind(("127.0.0.1", p))
+                    socks.append(s)
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+    raise AssertionError("no run of free ports")
+
+
+@pytest.mark.slow
+def test_cluster_up_cluster_mode(tmp_path):
+    script = os.path.join(os.path.dirname(__file__), "..", "..", "utils", "cluster-up")
+    base = free_run(6)
+    env = dict(os.environ, CLUSTER_DIR=str(tmp_path / "c"), CL_BASE_PORT=str(base), RL_SERVER=SERVER)
+    out = subprocess.run([script, "cluster", "3", "1"], env=env, capture_output=True, text=True, timeout=120)
+    try:
+        assert out.returncode == 0, out.stdout + out.stderr
+        assert "3 masters and 3 replicas" in out.stdout
+        rc = redis.cluster.RedisCluster(host="127.0.0.1", port=base, decode_responses=True)
+        rc.set("x", "y")
+        assert rc.get("x") == "y"
+        info = redis.Redis(port=base + 5, decode_responses=True).execute_command("CLUSTER", "INFO")
+        assert "cluster_state:ok" in info and "cluster_known_nodes:6" in info
+    finally:
+        subprocess.run([script, "stop"], env=env, capture_output=True, timeout=60)
+    assert not list((tmp_path / "c").glob("*.pid"))
