@@ -378,8 +378,9 @@ def test_cluster_up_cluster_mode(tmp_path):
         rc = redis.cluster.RedisCluster(host="127.0.0.1", port=base, decode_responses=True)
         rc.set("x", "y")
         assert rc.get("x") == "y"
-        info = redis.Redis(port=base + 5, decode_responses=True).execute_command("CLUSTER", "INFO")
-        assert "cluster_state:ok" in info and "cluster_known_nodes:6" in info
+        last = redis.Redis(port=base + 5, decode_responses=True)
+        wait_until(lambda: "cluster_known_nodes:6" in last.execute_command("CLUSTER", "INFO"), what="six known")
+        assert "cluster_state:ok" in last.execute_command("CLUSTER", "INFO")
     finally:
         subprocess.run([script, "stop"], env=env, capture_output=True, timeout=60)
     assert not list((tmp_path / "c").glob("*.pid"))
