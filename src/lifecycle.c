@@ -350,6 +350,7 @@ void server_free(server_t *srv) {
     srv->latency = NULL;
     srv->monitors = NULL;
     listeners_close(srv);
+    cluster_bus_free(srv); /* its links and listeners live in the loop */
     if (srv->pidfile_written) unlink(srv->cfg.pidfile);
     evloop_timer_free(srv->cron_timer);
     defrag_release_timer(srv->defrag); /* its slice timer lives in the loop */
@@ -366,7 +367,6 @@ void server_free(server_t *srv) {
     persist_free(srv);
     child_free(srv); /* persist_shutdown killed a running child */
     db_free_all(srv);
-    cluster_bus_free(srv);
     cluster_free(srv);
     acl_free(srv);
     commands_free(srv);
