@@ -165,6 +165,11 @@ def test_routing_moved_crossslot_matches_redis(pair):
     same(pair, "COPY", "bar", "{bar}c", "DB", 1)
     same(pair, "COPY", "bar", "{bar}c", "DB", 0)
     same(pair, "CLUSTER", "COUNTKEYSINSLOT", 5061)
+    same(pair, "RPUSH", "{bar}l", 3, 1, 2)
+    for args in (("BY", "w_*"), ("BY", "nosort"), ("GET", "#"), ("GET", "h_*"), ("BY", "x_*", "GET", "#")):
+        same(pair, "SORT", "{bar}l", *args)
+        same(pair, "SORT_RO", "{bar}l", *args)
+    same(pair, "DEL", "{bar}l")
     # Redis lists a slot's keys newest first; ours come in table order.
     a, b = (sorted(run(c, s, "CLUSTER", "GETKEYSINSLOT", 5061, 10)) for c, s in pair)
     assert a == b == ["bar", "{bar}a", "{bar}b", "{bar}c"]
