@@ -388,6 +388,29 @@ static void update_slots(server_t *srv, cluster_node_t *sender, uint64_t epoch, 
     if (cur && cur != sender && cur_slots && !cur->numslots && (sender->flags & CNODE_MASTER)) follow_master(srv, sender);
 }
 
+/* The sender claims a slot whose owner we know under a newer epoch: tell
+ * it (UPDATE with that owner's slots), as Redis does, so a node that was
+ * away learns at once that it lost them. */
+static void send_update_if_stale(server_t *srv, cluster_node_t *sender, uint64_t epoch, const uint8_t *slots) {
+    cluster_t *cl = srv->cluster;
+    if (!sender->link || !sender->link->connected) return;
+    for (int s = 0; s < CLUSTER_SLOTS; s++) {
+        if (!(slots[s >> 3] & (1u << (s & 7)))) continue;
+        cluster_node_t *owner = cl->slots[s];
+        if (!owner || owner == sender || owner->config_epoch <= epoch) continue;
+        size_t len = CMSG_HEADER_LEN + sizeof(cmsg_update_t);
+        uint8_t *buf = zcalloc(len);
+        fill_header(srv, (cmsg_header_t *)buf, CMSG_UPDATE, len);
+        cmsg_update_t *u = (cmsg_update_t *)(buf + CMSG_HEADER_LEN);
+        u->config_epoch = hton64(owner->config_epoch);
+        memcpy(u->nodename, owner->name, CLUSTER_NAMELEN);
+        memcpy(u->slots, owner->slots, sizeof(u->slots));
+        link_send(sender->link, buf, len);
+        zfree(buf);
+        return;
+    }
+}
+
 /* Two masters with one configEpoch: the one with the smaller name takes
  * a new epoch (Redis's collision rule), so every slot has one winner. */
 static void handle_epoch_collision(cluster_t *cl, cluster_node_t *sender) {
@@ -471,7 +494,10 @@ static void apply_sender_header(server_t *srv, cluster_node_t *sender, const cms
         cl->todo_save = true;
     }
     if (sender->flags & CNODE_MASTER) {
-        if (memcmp(sender->slots, h->myslots, sizeof(h->myslots))) update_slots(srv, sender, epoch, h->myslots);
+        if (memcmp(sender->slots, h->myslots, sizeof(h->myslots))) {
+            update_slots(srv, sender, epoch, h->myslots);
+            send_update_if_stale(srv, sender, epoch, h->myslots);
+        }
         handle_epoch_collision(cl, sender);
     }
 }
@@ -711,6 +737,9 @@ static bool process_message(cluster_link_t *l, const uint8_t *buf, size_t len) {
         cluster_node_t *n = cluster_lookup_node(cl, u->nodename, CLUSTER_NAMELEN);
         uint64_t epoch = ntoh64(u->config_epoch);
         if (n && n != cl->myself && n->config_epoch < epoch) {
+            /* It owns slots: it is a master now, whatever we thought. */
+            n->flags = (n->flags & ~CNODE_REPLICA) | CNODE_MASTER;
+            n->replicaof = NULL;
             n->config_epoch = epoch;
             update_slots(srv, n, epoch, u->slots);
         }
