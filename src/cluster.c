@@ -93,6 +93,7 @@ bool cluster_init(server_t *srv) {
     cl->config_path = server_path(srv, srv->cfg.cluster_config_file);
     int r = cluster_config_load(srv);
     if (r < 0) return false;
+    cluster_count_moving(cl);
     if (r == 0) {
         cl->myself = cluster_node_create(cl, NULL, CNODE_MYSELF | CNODE_MASTER);
         log_msg(LL_NOTICE, "No cluster configuration found, I'm %s", cl->myself->name);
@@ -210,8 +211,11 @@ static bool route_add_key(client_t *c, route_t *r, robj *key) {
     if (r->slot < 0) {
         r->slot = slot;
         r->first_key = key;
-        r->node = cl->slots[slot];
-        if (r->node) {
+        /* Our own 2 KB bitmap stays in cache; the 128 KB owner table
+         * (a cache miss a request) is read only for others' slots. */
+        const cluster_node_t *me = cl->myself;
+        r->node = (me->slots[slot >> 3] & (1u << (slot & 7))) ? cl->myself : cl->slots[slot];
+        if (r->node && cl->moving_slots) {
             if (cl->importing_from[slot]) r->importing = true;
             else if (r->node == cl->myself && cl->migrating_to[slot]) r->migrating = true;
         }

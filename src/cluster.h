@@ -73,6 +73,7 @@ typedef struct cluster {
     cluster_node_t *slots[CLUSTER_SLOTS];
     cluster_node_t *migrating_to[CLUSTER_SLOTS];
     cluster_node_t *importing_from[CLUSTER_SLOTS];
+    int moving_slots;   /* slots migrating or importing (cluster_count_moving): 0 spares routing two lookups */
     char *config_path;  /* nodes.conf's full path (an sds) */
     int lock_fd;        /* the locked nodes.conf, -1 before the first save */
     bool todo_save;     /* write nodes.conf at before-sleep */
@@ -109,6 +110,8 @@ bool cluster_node_has_slot(const cluster_node_t *n, int slot);
 /* Assign slot to n (it must be free) / free it. */
 void cluster_add_slot(cluster_t *cl, cluster_node_t *n, int slot);
 void cluster_del_slot(cluster_t *cl, int slot);
+/* Recount moving_slots: after any change of migrating_to/importing_from. */
+void cluster_count_moving(cluster_t *cl);
 /* Recompute state and size (after slot or node changes). */
 void cluster_update_state(server_t *srv);
 /* A new random name for n. */

@@ -546,6 +546,7 @@ static void follow_master(server_t *srv, cluster_node_t *m) {
         if (cl->slots[s] == me) cluster_del_slot(cl, s);
         cl->migrating_to[s] = cl->importing_from[s] = NULL;
     }
+    cluster_count_moving(cl);
     me->flags = (me->flags & ~CNODE_MASTER) | CNODE_REPLICA;
     me->replicaof = m;
     replica_set_master(srv, m->ip, m->port);

@@ -28,7 +28,11 @@ static cluster_t *cluster_or_reply(client_t *c) {
     return c->srv->cluster;
 }
 
-static void changed(cluster_t *cl) { cl->todo_update = cl->todo_save = true; }
+/* Every change of the slots or nodes ends here before the reply. */
+static void changed(cluster_t *cl) {
+    cl->todo_update = cl->todo_save = true;
+    cluster_count_moving(cl);
+}
 
 /* A slot argument: "ERR Invalid or out of range slot" as Redis says. */
 static bool slot_or_reply(client_t *c, robj *o, int *slot) {

@@ -52,6 +52,7 @@ void cluster_forget_node(cluster_t *cl, cluster_node_t *n) {
         if (cl->migrating_to[s] == n) cl->migrating_to[s] = NULL;
         if (cl->importing_from[s] == n) cl->importing_from[s] = NULL;
     }
+    cluster_count_moving(cl);
     for (int i = 0; i < cl->node_count; i++)
         if (cl->nodes[i]->replicaof == n) cl->nodes[i]->replicaof = NULL;
     for (int i = 0; i < cl->node_count; i++) {
@@ -60,6 +61,12 @@ void cluster_forget_node(cluster_t *cl, cluster_node_t *n) {
         break;
     }
     cluster_node_free(n);
+}
+
+void cluster_count_moving(cluster_t *cl) {
+    int n = 0;
+    for (int s = 0; s < CLUSTER_SLOTS; s++) n += cl->migrating_to[s] || cl->importing_from[s];
+    cl->moving_slots = n;
 }
 
 bool cluster_node_has_slot(const cluster_node_t *n, int slot) { return n->slots[slot >> 3] & (1u << (slot & 7)); }
