@@ -1,8 +1,8 @@
 /* cluster.c: the cluster state of a node (cluster-enabled yes) and the
  * routing of commands by hash slot.
  *
- * State: the known nodes (today only myself: the bus that would teach us
- * others is not implemented, docs/cluster.md), the owner of each slot,
+ * State: the known nodes (myself, and those the bus taught us:
+ * cluster_bus.c), the owner of each slot,
  * migrating/importing slots, epochs, and ok/fail.  The cluster is ok when
  * every slot has a node that is not failing (or, with
  * cluster-require-full-coverage no, always); a master waits a short moment

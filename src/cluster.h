@@ -6,11 +6,10 @@
  *
  * cluster.c owns the state (srv->cluster, NULL with cluster mode off) and
  * the routing that dispatch.c asks before a command runs; cluster_nodes.c
- * the node table and slot bitmaps;
- * cluster_config.c reads and writes nodes.conf; cluster_cmds.c holds the
- * CLUSTER command, READONLY, READWRITE and ASKING.  The cluster bus (the
- * binary protocol between nodes on cluster-port) is not implemented yet:
- * a node knows only itself (docs/cluster.md). */
+ * the node table and slot bitmaps; cluster_config.c reads and writes
+ * nodes.conf; cluster_bus.c (cluster_bus.h) speaks to the other nodes over
+ * the cluster bus and applies what they say here; cluster_cmds.c holds the
+ * CLUSTER command, READONLY, READWRITE and ASKING (docs/cluster.md). */
 #ifndef RL_CLUSTER_H
 #define RL_CLUSTER_H
 

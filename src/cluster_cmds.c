@@ -5,9 +5,9 @@
  * support disabled" as Redis does; READONLY/READWRITE too.  The state
  * itself is cluster.c's (cluster.h); a subcommand that changes it asks
  * cluster.c to recompute the state and write nodes.conf before the reply
- * leaves (todo_update, todo_save).  What needs the cluster bus (MEET,
- * REPLICATE of another node, FAILOVER of a replica) answers as a lone
- * node does, or says the bus is not implemented (docs/cluster.md). */
+ * leaves (todo_update, todo_save).  MEET, FORGET, FAILOVER and the
+ * failure reports go through the bus (cluster_bus.h); REPLICATE starts
+ * replication's own PSYNC link (repl_state.h). */
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
