@@ -79,7 +79,8 @@ typedef struct cluster {
     bool todo_update;   /* recompute the state at before-sleep */
     long long start_ms; /* a master waits a moment after start before going ok */
     long long stats_sent, stats_received;
-    struct cluster_bus *bus; /* cluster_bus.c: listeners, links, timers */
+    long long stats_sent_type[11], stats_received_type[11]; /* per bus message type (CLUSTER INFO) */
+    struct cluster_bus *bus;                                /* cluster_bus.c: listeners, links, timers */
 } cluster_t;
 
 /* Start-up (cluster-enabled yes): load nodes.conf or create myself, lock

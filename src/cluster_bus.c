@@ -173,6 +173,9 @@ static void fill_header(server_t *srv, cmsg_header_t *h, int type, size_t totlen
 static void link_send(cluster_link_t *l, const void *p, size_t len) {
     l->sndbuf = sds_catlen(l->sndbuf, p, len);
     l->srv->cluster->stats_sent++;
+    uint16_t type;
+    memcpy(&type, (const uint8_t *)p + offsetof(cmsg_header_t, type), sizeof(type));
+    if (ntohs(type) < CMSG_TYPES) l->srv->cluster->stats_sent_type[ntohs(type)]++;
     if (l->connected) evloop_io_want_write(l->io, true);
 }
 
@@ -674,6 +677,7 @@ static bool process_message(cluster_link_t *l, const uint8_t *buf, size_t len) {
     const cmsg_header_t *h = (const cmsg_header_t *)buf;
     int type = ntohs(h->type);
     cl->stats_received++;
+    if (type < CMSG_TYPES) cl->stats_received_type[type]++;
     if (!cluster_msg_valid(buf, len)) {
         log_msg(LL_WARNING, "Cluster bus: a malformed message (type %d, %zu bytes) ignored", type, len);
         return true;

@@ -67,12 +67,22 @@ static void cmd_cluster_info(client_t *c) {
     sds s = sds_catprintf(sds_empty(),
                           "cluster_state:%s\r\ncluster_slots_assigned:%d\r\ncluster_slots_ok:%d\r\n"
                           "cluster_slots_pfail:%d\r\ncluster_slots_fail:%d\r\ncluster_known_nodes:%d\r\n"
-                          "cluster_size:%d\r\ncluster_current_epoch:%llu\r\ncluster_my_epoch:%llu\r\n"
-                          "cluster_stats_messages_sent:%lld\r\ncluster_stats_messages_received:%lld\r\n"
-                          "total_cluster_links_buffer_limit_exceeded:0\r\n",
+                          "cluster_size:%d\r\ncluster_current_epoch:%llu\r\ncluster_my_epoch:%llu\r\n",
                           cl->state == CLUSTER_OK ? "ok" : "fail", assigned, ok, pfail, fail, cl->node_count, cl->size,
-                          (unsigned long long)cl->current_epoch, (unsigned long long)my_epoch, cl->stats_sent,
-                          cl->stats_received);
+                          (unsigned long long)cl->current_epoch, (unsigned long long)my_epoch);
+    /* Per message type, only the types seen, as Redis lists them. */
+    static const char *const types[11] = {"ping", "pong", "meet", "fail", "publish", "auth-req",
+                                          "auth-ack", "update", "mfstart", "module", "publishshard"};
+    for (int t = 0; t < 11; t++)
+        if (cl->stats_sent_type[t])
+            s = sds_catprintf(s, "cluster_stats_messages_%s_sent:%lld\r\n", types[t], cl->stats_sent_type[t]);
+    s = sds_catprintf(s, "cluster_stats_messages_sent:%lld\r\n", cl->stats_sent);
+    for (int t = 0; t < 11; t++)
+        if (cl->stats_received_type[t])
+            s = sds_catprintf(s, "cluster_stats_messages_%s_received:%lld\r\n", types[t],
+                              cl->stats_received_type[t]);
+    s = sds_catprintf(s, "cluster_stats_messages_received:%lld\r\ntotal_cluster_links_buffer_limit_exceeded:0\r\n",
+                      cl->stats_received);
     reply_verbatim(c, s, sds_len(s), "txt");
     sds_free(s);
 }
