@@ -136,9 +136,9 @@ advise:
 # main: libFuzzer brings main) and lib/ are compiled once into
 # build/fuzz/libfuzzsrv.a and every target links it.
 #   make fuzz [FUZZ_SECONDS=60]        every target in turn
-#   make fuzz-rdb [FUZZ_SECONDS=...]   one target (resp restore rdb aof config lua)
+#   make fuzz-rdb [FUZZ_SECONDS=...]   one target (resp restore rdb aof config lua cluster)
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := resp restore rdb aof config lua tls
+FUZZ_TARGETS := resp restore rdb aof config lua tls cluster
 FUZZ_DIR := build/fuzz
 LUA_DIR := deps/lua/lua-5.1.5
 include deps/lua/lua.mk
@@ -159,6 +159,7 @@ FUZZ_OPTS_aof := -max_len=65536
 FUZZ_OPTS_config := -max_len=8192 -close_fd_mask=2
 FUZZ_OPTS_lua := -max_len=4096 -timeout=20
 FUZZ_OPTS_tls := -max_len=8192
+FUZZ_OPTS_cluster := -max_len=16384
 fuzz_corpus = tests/fuzz/$(if $(filter resp,$(1)),corpus,corpus_$(1))
 
 $(FUZZ_DIR)/obj/%.o: %.c | $(LUA_STAMP)

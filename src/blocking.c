@@ -297,6 +297,24 @@ bool blocking_unblock_client(client_t *c, bool error) {
     return true;
 }
 
+void blocking_redirect(server_t *srv, blocking_moved_fn *moved) {
+    if (!srv->blocking->blocked_clients) return;
+    for (client_t *c = srv->clients_head; c; c = c->next) {
+        blocked_state_t *bs = c->bstate;
+        if (!bs) continue;
+        robj *keys[64];
+        int n = bs->nkeys < 64 ? bs->nkeys : 64;
+        for (int i = 0; i < n; i++) keys[i] = bs->waiters[i].key;
+        char err[256];
+        if (!moved(srv, keys, n, err, sizeof(err))) continue;
+        command_t *was = c->cmd; /* a failed call of the blocked command */
+        c->cmd = bs->cmd;
+        reply_error(c, "%s", err);
+        c->cmd = was;
+        unblock(c, true);
+    }
+}
+
 void blocking_unblock_all(server_t *srv, const char *err) {
     for (client_t *c = srv->clients_head; c; c = c->next) {
         if (!c->bstate) continue;

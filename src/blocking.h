@@ -70,5 +70,11 @@ size_t blocking_client_count(const server_t *srv);
 /* INFO (Redis 7.2): keys with blocked clients, and those of them whose
  * clients are let go when the key is deleted (XREADGROUP). */
 void blocking_key_counts(const server_t *srv, size_t *keys, size_t *on_nokey);
+/* Cluster mode: for every blocked client, `moved` looks at the keys it
+ * waits on; when it writes an error into err (its slot left this node,
+ * the cluster went down), the client gets it as its reply and is
+ * unblocked. */
+typedef bool blocking_moved_fn(server_t *srv, robj **keys, int nkeys, char *err, size_t errlen);
+void blocking_redirect(server_t *srv, blocking_moved_fn *moved);
 
 #endif

@@ -25,7 +25,7 @@ static command_t *const all_tables[] = {string_commands, keyspace_commands, serv
                                         dump_commands /* dump.c */, keycopy_commands /* keycopy.c */,
                                         sort_commands /* sort.c */,
                                         lcs_commands /* lcs.c */, lolwut_commands /* lolwut.c */, debug_commands /* debug.c */,
-                                        migrate_commands /* migrate.c */,
+                                        migrate_commands /* migrate.c */, cluster_commands /* cluster_cmds.c */,
                                         command_commands /* command_cmds.c */,
                                         bitmap_commands /* t_bitmap.c */, hll_commands /* hyperloglog.c */,
                                         geo_commands /* geo.c */,

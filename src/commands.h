@@ -74,6 +74,7 @@ extern command_t dump_commands[];                         /* dump.c: DUMP, RESTO
 extern command_t keycopy_commands[];                      /* keycopy.c: COPY, MOVE */
 extern command_t sort_commands[];                         /* sort.c: SORT, SORT_RO */
 extern command_t lcs_commands[];                          /* lcs.c */
+extern command_t cluster_commands[];                      /* cluster_cmds.c: CLUSTER, READONLY, READWRITE, ASKING */
 extern command_t lolwut_commands[];                       /* lolwut.c */
 extern command_t debug_commands[];                        /* debug.c */
 extern command_t migrate_commands[];                      /* migrate.c */

@@ -91,6 +91,11 @@ static const enum_name propagation_error_enum[] = {{"ignore", PROPAGATION_ERR_IG
                                                    {"panic-on-replicas", PROPAGATION_ERR_PANIC_ON_REPLICAS},
                                                    {NULL, 0}};
 
+static const enum_name endpoint_enum[] = {{"ip", CLUSTER_ENDPOINT_IP},
+                                          {"hostname", CLUSTER_ENDPOINT_HOSTNAME},
+                                          {"unknown-endpoint", CLUSTER_ENDPOINT_UNKNOWN},
+                                          {NULL, 0}};
+
 static const enum_name sanitize_enum[] = {{"no", SANITIZE_NO}, {"yes", SANITIZE_YES}, {"clients", SANITIZE_CLIENTS}, {NULL, 0}};
 
 static const enum_name shutdown_flags_enum[] = {{"default", 0},
@@ -250,6 +255,25 @@ static const directive directives[] = {
      0},
     {"tracking-table-max-keys", T_INT, O(tracking_table_max_keys), "1000000", 0, LONG_MAX, NULL, 0},
     {"notify-keyspace-events", T_NOTIFY, O(notify_keyspace_flags), "", 0, 0, NULL, 0},
+    /* cluster (cluster*.c) */
+    {"cluster-enabled", T_BOOL, O(cluster_enabled), "no", 0, 0, NULL, F_IMMUTABLE},
+    {"cluster-config-file", T_STR, O(cluster_config_file), "nodes.conf", 0, 0, NULL, F_IMMUTABLE},
+    {"cluster-node-timeout", T_INT, O(cluster_node_timeout), "15000", 0, LLONG_MAX, NULL, 0},
+    {"cluster-port", T_INT, O(cluster_port), "0", 0, 65535, NULL, F_IMMUTABLE},
+    {"cluster-announce-ip", T_STR, O(cluster_announce_ip), "", 0, 0, NULL, 0},
+    {"cluster-announce-port", T_INT, O(cluster_announce_port), "0", 0, 65535, NULL, 0},
+    {"cluster-announce-bus-port", T_INT, O(cluster_announce_bus_port), "0", 0, 65535, NULL, 0},
+    {"cluster-announce-tls-port", T_INT, O(cluster_announce_tls_port), "0", 0, 65535, NULL, 0},
+    {"cluster-announce-hostname", T_STR, O(cluster_announce_hostname), "", 0, 0, NULL, 0},
+    {"cluster-preferred-endpoint-type", T_ENUM, O(cluster_preferred_endpoint_type), "ip", 0, 0, endpoint_enum, 0},
+    {"cluster-require-full-coverage", T_BOOL, O(cluster_require_full_coverage), "yes", 0, 0, NULL, 0},
+    {"cluster-allow-reads-when-down", T_BOOL, O(cluster_allow_reads_when_down), "no", 0, 0, NULL, 0},
+    {"cluster-allow-pubsubshard-when-down", T_BOOL, O(cluster_allow_pubsubshard_when_down), "yes", 0, 0, NULL, 0},
+    {"cluster-replica-validity-factor", T_INT, O(cluster_replica_validity_factor), "10", 0, INT_MAX, NULL, 0},
+    {"cluster-migration-barrier", T_INT, O(cluster_migration_barrier), "1", 0, INT_MAX, NULL, 0},
+    {"cluster-allow-replica-migration", T_BOOL, O(cluster_allow_replica_migration), "yes", 0, 0, NULL, 0},
+    {"cluster-replica-no-failover", T_BOOL, O(cluster_replica_no_failover), "no", 0, 0, NULL, 0},
+    {"cluster-link-sendbuf-limit", T_MEM, O(cluster_link_sendbuf_limit), "0", 0, LLONG_MAX, NULL, 0},
     /* access control (acl.c); "user" lines are kept apart, see add_user_line() */
     {"aclfile", T_STR, O(aclfile), "", 0, 0, NULL, F_IMMUTABLE},
     {"acllog-max-len", T_INT, O(acllog_max_len), "128", 0, LONG_MAX, NULL, 0},
@@ -310,6 +334,8 @@ static const struct { const char *alias, *name; } aliases[] = {
     {"slave-announce-ip", "replica-announce-ip"},
     {"slave-announce-port", "replica-announce-port"},
     {"slave-lazy-flush", "replica-lazy-flush"},
+    {"cluster-slave-validity-factor", "cluster-replica-validity-factor"},
+    {"cluster-slave-no-failover", "cluster-replica-no-failover"},
 };
 
 static const directive *find_directive(const char *name) {

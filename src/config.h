@@ -203,6 +203,25 @@ typedef struct rl_config {
     int propagation_error_behavior;        /* PROPAGATION_ERR_*: an error in the master's stream or the AOF */
     char *replica_announce_ip;             /* "" = not announced */
     long long replica_announce_port;       /* 0 = our port */
+    /* cluster (cluster*.c): Redis 7.0's cluster-* directives */
+    bool cluster_enabled;
+    char *cluster_config_file;                /* nodes.conf, in dir */
+    long long cluster_node_timeout;           /* ms */
+    long long cluster_port;                   /* the bus; 0 = port + 10000 */
+    char *cluster_announce_ip;                /* "" = the address a peer sees */
+    long long cluster_announce_port;          /* 0 = port */
+    long long cluster_announce_bus_port;      /* 0 = the bus port */
+    long long cluster_announce_tls_port;      /* accepted: no TLS here */
+    char *cluster_announce_hostname;          /* "" = none */
+    int cluster_preferred_endpoint_type;      /* CLUSTER_ENDPOINT_* */
+    bool cluster_require_full_coverage;       /* a slot without a node takes the cluster down */
+    bool cluster_allow_reads_when_down;       /* reads still served while down */
+    bool cluster_allow_pubsubshard_when_down; /* SPUBLISH/SSUBSCRIBE still served while down */
+    long long cluster_replica_validity_factor;
+    long long cluster_migration_barrier;
+    bool cluster_allow_replica_migration;
+    bool cluster_replica_no_failover;
+    long long cluster_link_sendbuf_limit; /* bytes, 0 = no limit */
     /* access control (acl.c) */
     char *aclfile;            /* "" = users come from "user" lines */
     long long acllog_max_len; /* ACL LOG entries kept */
@@ -235,6 +254,9 @@ enum { DEBUG_CMD_NO,
 enum { PROPAGATION_ERR_IGNORE = 0,
        PROPAGATION_ERR_PANIC,
        PROPAGATION_ERR_PANIC_ON_REPLICAS };
+enum { CLUSTER_ENDPOINT_IP = 0,
+       CLUSTER_ENDPOINT_HOSTNAME,
+       CLUSTER_ENDPOINT_UNKNOWN };
 enum { REPL_DISKLESS_LOAD_DISABLED = 0,
        REPL_DISKLESS_LOAD_ON_EMPTY_DB,
        REPL_DISKLESS_LOAD_SWAPDB };

@@ -80,6 +80,7 @@ struct client {
     struct uring_conn *ring; /* io_uring_engine.c: its operations; NULL on epoll */
     struct tls_conn *tls;    /* tls_conn.c: its TLS session when it came on the tls-port, else NULL */
     unsigned flags;
+    uint8_t cluster_flags; /* cluster.h: CLUSTER_CLIENT_READONLY, _ASKING */
     int resp;              /* protocol: 2 or 3 */
     sds name;              /* CLIENT SETNAME, or NULL */
     sds lib_name, lib_ver; /* CLIENT SETINFO */

@@ -119,7 +119,7 @@ static void cmd_hello(client_t *c) {
     reply_bulk_cstr(c, "id");
     reply_ll(c, (long long)c->id);
     reply_bulk_cstr(c, "mode");
-    reply_bulk_cstr(c, "standalone");
+    reply_bulk_cstr(c, c->srv->cfg.cluster_enabled ? "cluster" : "standalone");
     reply_bulk_cstr(c, "role");
     reply_bulk_cstr(c, "master");
     reply_bulk_cstr(c, "modules");

@@ -20,6 +20,8 @@
 
 #include "acl.h"
 #include "acl_user.h"
+#include "cluster.h"
+#include "cluster_bus.h"
 #include "db_views.h"
 #include "evict.h"
 #include "function.h"
@@ -157,6 +159,10 @@ static void advance_reply_skip(client_t *c) {
 
 void dispatch_process(client_t *c) {
     process(c);
+    /* ASKING lasts one command, refused ones too, or a whole MULTI
+     * (Redis's rule); ASKING itself does not use it up. */
+    if ((c->cluster_flags & CLUSTER_CLIENT_ASKING) && !c->mstate && c->lastcmd && strcmp(c->lastcmd->name, "asking"))
+        c->cluster_flags &= (uint8_t)~CLUSTER_CLIENT_ASKING;
     if (c->flags & CLIENT_PAUSED) return; /* pause.c runs it later */
     advance_reply_skip(c);
     tracking_command_done(c, c->lastcmd); /* CLIENT CACHING lasts one command */
@@ -196,6 +202,10 @@ static void process(client_t *c) {
         multi_flag_error(c);
         return;
     }
+    /* cluster.c: the slot of the keys is served elsewhere, or not at all
+     * (-MOVED, -ASK, -CROSSSLOT, -CLUSTERDOWN...); Redis's place in the
+     * checks, right after ACL. */
+    if (srv->cluster && !cluster_route_or_reply(c, cmd)) return;
     /* script.c: while a script runs too long, only what can end it runs
      * (before the OOM check: no eviction under a running script). */
     const char *busy = script_busy_error(c, cmd);
@@ -294,6 +304,15 @@ void dispatch_call(client_t *c, command_t *cmd) {
     if (cmd->flags & CMD_SKIP_MONITOR) monitor_feed(c);
     cmd->proc(c);
     check_replied(c, cmd, replies_before);
+    /* cluster_bus.c: PUBLISH reaches every node of a cluster (pubsub.c
+     * sits below the bus and cannot hand it over itself). */
+    if (srv->cluster && !strcmp(cmd->name, "publish") && !cmd->parent) {
+        char buf[32];
+        size_t mlen;
+        const char *msg = obj_string_view(c->argv[2], buf, sizeof(buf), &mlen);
+        sds chan = c->argv[1]->ptr;
+        cluster_bus_publish(srv, chan, sds_len(chan), msg, mlen);
+    }
     /* acl.c: the client's user was deleted by this very command. */
     if (c->flags & CLIENT_CLOSE_AFTER_COMMAND) c->flags = (c->flags & ~CLIENT_CLOSE_AFTER_COMMAND) | CLIENT_CLOSE_AFTER_REPLY;
     tracking_after_command(c, cmd); /* tracking.c: remember the keys it read */

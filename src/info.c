@@ -61,7 +61,7 @@ static sds sec_server(server_t *srv, sds s) {
                       "redis_git_sha1:00000000\r\n"
                       "redis_git_dirty:0\r\n"
                       "redis_build_id:%s\r\n"
-                      "redis_mode:standalone\r\n"
+                      "redis_mode:%s\r\n"
                       "os:%s %s %s\r\n"
                       "arch_bits:%d\r\n"
                       "monotonic_clock:POSIX clock_gettime\r\n"
@@ -82,7 +82,7 @@ static sds sec_server(server_t *srv, sds s) {
                       "executable:%s\r\n"
                       "config_file:%s\r\n"
                       "io_threads_active:0\r\n",
-                      RL_REDIS_COMPAT_VERSION, RL_VERSION, RL_BUILD_ID, u.sysname, u.release, u.machine,
+                      RL_REDIS_COMPAT_VERSION, RL_VERSION, RL_BUILD_ID, srv->cfg.cluster_enabled ? "cluster" : "standalone", u.sysname, u.release, u.machine,
                       (int)(sizeof(void *) * 8), evloop_backend(srv->loop), io_engine_name(srv),
 #ifdef __GNUC__
                       __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__,
@@ -371,8 +371,7 @@ static sds sec_commandstats(server_t *srv, sds s) {
 }
 
 static sds sec_cluster(server_t *srv, sds s) {
-    (void)srv;
-    return sds_cat(s, "# Cluster\r\ncluster_enabled:0\r\n");
+    return sds_catprintf(s, "# Cluster\r\ncluster_enabled:%d\r\n", srv->cluster ? 1 : 0);
 }
 
 static sds sec_keyspace(server_t *srv, sds s) {

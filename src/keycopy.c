@@ -33,6 +33,10 @@ static db_t *target_db_or_reply(client_t *c, robj *arg, bool int_range) {
 }
 
 static void cmd_move(client_t *c) {
+    if (c->srv->cfg.cluster_enabled) {
+        reply_error(c, "MOVE is not allowed in cluster mode");
+        return;
+    }
     db_t *src = c->db, *dst = target_db_or_reply(c, c->argv[2], true);
     if (!dst) return;
     if (src == dst) {
@@ -64,6 +68,10 @@ static void cmd_copy(client_t *c) {
             replace = true;
         } else if (!strcasecmp(a, "db") && j + 1 < c->argc) {
             if (!(dst = target_db_or_reply(c, c->argv[++j], false))) return;
+            if (c->srv->cfg.cluster_enabled && dst->id != 0) {
+                reply_error(c, "Copying to another database is not allowed in cluster mode");
+                return;
+            }
         } else {
             reply_error(c, RL_ERR_SYNTAX);
             return;

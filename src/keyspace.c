@@ -17,6 +17,7 @@
 
 #include "command_def.h"
 #include "conn.h"
+#include "crc16.h"
 #include "db_views.h"
 #include "evict_stamp.h"
 #include "lazyfree.h"
@@ -69,6 +70,28 @@ void db_init_all(server_t *srv) {
         srv->dbs[i].id = i;
         srv->dbs[i].srv = srv;
     }
+    /* Cluster mode serves db 0 only: its keys are counted per hash slot
+     * (64 KiB once, nothing per key). */
+    if (srv->cfg.cluster_enabled) srv->dbs[0].slot_keys = zcalloc(sizeof(uint32_t) * CRC16_SLOTS);
+}
+
+/* The per-slot count of a key added (+1) or removed (-1). */
+static inline void slot_count(db_t *db, const char *key, size_t len, int delta) {
+    if (db->slot_keys) db->slot_keys[crc16_key_slot(key, len)] += (uint32_t)delta;
+}
+
+/* Recount every slot from the table (a swapped-in data set). */
+static void slot_recount(db_t *db) {
+    if (!db->slot_keys) return;
+    memset(db->slot_keys, 0, sizeof(uint32_t) * CRC16_SLOTS);
+    ht_iter it;
+    ht_iter_init(&it, db->keys, false);
+    void *p;
+    while (ht_next(&it, &p)) {
+        sds k = db_entry_key(p);
+        slot_count(db, k, sds_len(k), 1);
+    }
+    ht_iter_release(&it);
 }
 
 void db_free_all(server_t *srv) {
@@ -76,6 +99,7 @@ void db_free_all(server_t *srv) {
         ttl_index_release(&srv->dbs[i]);
         hfe_release(&srv->dbs[i]);
         ht_release(srv->dbs[i].keys);
+        zfree(srv->dbs[i].slot_keys);
     }
     zfree(srv->dbs);
     srv->dbs = NULL;
@@ -120,6 +144,7 @@ void db_temp_set_swap(server_t *srv, db_t *set) {
         db->hfe_cursor = set[i].hfe_cursor = 0;
         db->avg_ttl = 0;
         db->expire_cursor = 0;
+        slot_recount(db);
         /* WATCH of the old data, stream readers, clients blocked on keys */
         srv->keyspace_hooks->db_replaced(db);
     }
@@ -136,6 +161,24 @@ void db_temp_set_free(server_t *srv, db_t *set, bool async) {
 }
 
 size_t db_size(const db_t *db) { return ht_size(db->keys); }
+
+/* The count kept per slot bounds the walk: it stops once every key of the
+ * slot (or max of them) is found.  Still a walk of the table in the worst
+ * case; see docs/cluster.md for the index this leaves for later. */
+size_t db_slot_keys(db_t *db, unsigned slot, sds *out, size_t max) {
+    size_t want = db_slot_size(db, slot), n = 0;
+    if (want > max) want = max;
+    if (want == 0) return 0;
+    ht_iter it;
+    ht_iter_init(&it, db->keys, false);
+    void *p;
+    while (n < want && ht_next(&it, &p)) {
+        sds k = db_entry_key(p);
+        if (crc16_key_slot(k, sds_len(k)) == slot) out[n++] = sds_dup(k);
+    }
+    ht_iter_release(&it);
+    return n;
+}
 size_t db_expires_size(const db_t *db) { return db->expires_count; }
 
 db_entry *db_find(db_t *db, const sds key) {
@@ -154,6 +197,7 @@ long long db_get_expire(db_t *db, robj *key) {
 static bool delete_sds_key(db_t *db, sds key, bool lazy) {
     void *p;
     if (!ht_pop(db->keys, key, &p)) return false;
+    slot_count(db, key, sds_len(key), -1);
     db_entry *e = p;
     if (db_entry_expire(e) >= 0) {
         db->expires_count--;
@@ -272,6 +316,7 @@ static db_entry *insert_new(db_t *db, const ht_position *pos, sds key, robj *val
     bool field_ttls = obj_has_field_ttl(val); /* before: an embedded val is gone after */
     db_entry *e = db_entry_new(key, sds_len(key), val, expire_ms >= 0, expire_ms);
     ht_insert_at_position(db->keys, pos, e);
+    slot_count(db, key, sds_len(key), 1);
     if (field_ttls) db_track_field_ttl(db, key); /* RENAME, MOVE, COPY, RESTORE, loads */
     if (expire_ms >= 0) {
         db->expires_count++;
@@ -353,6 +398,7 @@ long long db_empty(db_t *db) {
     ttl_index_release(db);
     hfe_release(db);
     ht_empty(db->keys);
+    if (db->slot_keys) memset(db->slot_keys, 0, sizeof(uint32_t) * CRC16_SLOTS);
     db->expires_count = 0;
     db->avg_ttl = 0;
     db->expire_cursor = 0;
@@ -369,6 +415,7 @@ long long db_empty_async(db_t *db) {
     hfe_release(db);
     lazyfree_free_tables(db->srv->lazyfree, db->keys);
     db->keys = db_create_keys_table();
+    if (db->slot_keys) memset(db->slot_keys, 0, sizeof(uint32_t) * CRC16_SLOTS);
     db->expires_count = 0;
     db->avg_ttl = 0;
     db->expire_cursor = 0;

@@ -67,6 +67,12 @@ bool db_exists(db_t *db, robj *key);
 long long db_empty(db_t *db);       /* returns keys removed */
 long long db_empty_async(db_t *db); /* same, freeing on the bio thread */
 size_t db_size(const db_t *db);
+/* Cluster mode (db->slot_keys): the keys of hash slot `slot`, kept as
+ * each key is added or deleted. */
+static inline size_t db_slot_size(const db_t *db, unsigned slot) { return db->slot_keys ? db->slot_keys[slot] : 0; }
+/* Up to max names (new sds, caller frees) of keys in slot, into out;
+ * returns how many.  The walk ends as soon as it has them all. */
+size_t db_slot_keys(db_t *db, unsigned slot, sds *out, size_t max);
 size_t db_expires_size(const db_t *db); /* keys with a TTL */
 /* The entry of key, expired or not, without touching LRU or stats. */
 db_entry *db_find(db_t *db, const sds key);

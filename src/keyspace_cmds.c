@@ -365,6 +365,14 @@ static bool db_index_or_reply(client_t *c, robj *arg, const char *invalid_msg, l
 
 static void cmd_select(client_t *c) {
     long long id;
+    /* Cluster mode serves db 0 only (Redis 7.0's check, after the parse). */
+    if (c->srv->cfg.cluster_enabled) {
+        if (!cmd_get_range_or_reply(c, c->argv[1], INT_MIN, INT_MAX, &id, NULL)) return;
+        if (id != 0) {
+            reply_error(c, "SELECT is not allowed in cluster mode");
+            return;
+        }
+    }
     if (!db_index_or_reply(c, c->argv[1], NULL, &id)) return;
     c->db = &c->srv->dbs[id];
     reply_ok(c);
@@ -372,6 +380,10 @@ static void cmd_select(client_t *c) {
 
 static void cmd_swapdb(client_t *c) {
     long long a, b;
+    if (c->srv->cfg.cluster_enabled) {
+        reply_error(c, "SWAPDB is not allowed in cluster mode");
+        return;
+    }
     if (!db_index_or_reply(c, c->argv[1], "invalid first DB index", &a)) return;
     if (!db_index_or_reply(c, c->argv[2], "invalid second DB index", &b)) return;
     if (a != b) {

@@ -50,6 +50,8 @@
 #include "propagate.h"
 #include "repl.h"
 #include "client_evict.h"
+#include "cluster.h"
+#include "cluster_bus.h"
 #include "cpu_affinity.h"
 #include "crash.h"
 #include "shutdown.h"
@@ -118,7 +120,11 @@ static void server_cron(void *arg) {
     persist_cron(srv);   /* child reaping (child.c), save points, AOF fsync/rewrite */
     scripting_cron(srv); /* forked SCRIPT DEBUG sessions that ended */
     repl_cron(srv);      /* replication: pings, ACKs, timeouts, reconnects, WAIT */
-    shutdown_cron(srv);  /* a shutdown waiting for replicas */
+    if (srv->cluster) {
+        cluster_bus_cron(srv); /* links, pings, failure detection */
+        cluster_cron(srv);
+    }
+    shutdown_cron(srv); /* a shutdown waiting for replicas */
     conn_cron(srv);
     client_evict_run(srv);     /* maxmemory-clients, with the sizes conn_cron measured */
     tracking_cron(srv);        /* tracking-table-max-keys */
@@ -135,8 +141,9 @@ static void server_before_sleep(void *arg) {
     unsigned rounds = 0;
     ((server_t *)arg)->stats.eventloop_cycles++; /* INFO eventloop_cycles (7.4) */
     do {
-        io_engine_run_ready(arg); /* io_uring: requests that arrived, before the AOF and replies go out */
-        repl_before_sleep(arg);   /* WAIT: GETACK out and answers, flushed just below */
+        io_engine_run_ready(arg);                                  /* io_uring: requests that arrived, before the AOF and replies go out */
+        repl_before_sleep(arg);                                    /* WAIT: GETACK out and answers, flushed just below */
+        if (((server_t *)arg)->cluster) cluster_before_sleep(arg); /* nodes.conf before the replies leave */
         persist_before_sleep(arg);
         repl_after_aof_flush(arg); /* WAITAOF: a replica's FACK right after its fsync */
         conn_before_sleep(arg);
@@ -214,17 +221,19 @@ static void write_pidfile(server_t *srv) {
 static void show_banner(const server_t *srv) {
     bool tty = (!srv->cfg.logfile || !srv->cfg.logfile[0]) && isatty(STDOUT_FILENO);
     if (!srv->cfg.always_show_logo && !tty) {
-        log_msg(LL_NOTICE, "Running mode=standalone, port=%lld.", srv->cfg.port);
+        log_msg(LL_NOTICE, "Running mode=%s, port=%lld.", srv->cfg.cluster_enabled ? "cluster" : "standalone",
+                srv->cfg.port);
         return;
     }
     sds s = sds_catprintf(sds_empty(),
                           "\n"
                           "      ~~~~    ~~~~    ~~~~        redis-like %s, %d bit, allocator %s\n"
-                          "    ~~    ~~~~    ~~~~    ~~      Running in standalone mode\n"
+                          "    ~~    ~~~~    ~~~~    ~~      Running in %s mode\n"
                           "   ~   redis-like  key-value  ~   Port: %lld\n"
                           "    ~~    ~~~~    ~~~~    ~~      PID: %d\n"
                           "      ~~~~    ~~~~    ~~~~\n\n",
-                          RL_VERSION, (int)(sizeof(long) * 8), zmalloc_lib(), srv->cfg.port, (int)srv->pid);
+                          RL_VERSION, (int)(sizeof(long) * 8), zmalloc_lib(),
+                          srv->cfg.cluster_enabled ? "cluster" : "standalone", srv->cfg.port, (int)srv->pid);
     log_write_raw(s, sds_len(s));
     sds_free(s);
 }
@@ -287,6 +296,8 @@ bool server_init(server_t *srv) {
      * shows them first (Redis's test suite waits for the PID line). */
     show_banner(srv);
     log_msg(LL_WARNING, "Server initialized"); /* Redis logs it as a warning */
+    /* nodes.conf, before the data; then the bus's listeners */
+    if (srv->cfg.cluster_enabled && (!cluster_init(srv) || !cluster_bus_init(srv))) return false;
     if (!persist_load_at_startup(srv)) return false;
     /* tls.c: a tls-port or a TLS link needs the contexts before listening */
     if (tls_wanted(srv) && !tls_configure(srv)) {
@@ -351,6 +362,7 @@ void server_free(server_t *srv) {
     srv->latency = NULL;
     srv->monitors = NULL;
     listeners_close(srv);
+    cluster_bus_free(srv); /* its links and listeners live in the loop */
     if (srv->pidfile_written) unlink(srv->cfg.pidfile);
     evloop_timer_free(srv->cron_timer);
     defrag_release_timer(srv->defrag); /* its slice timer lives in the loop */
@@ -368,6 +380,7 @@ void server_free(server_t *srv) {
     persist_free(srv);
     child_free(srv); /* persist_shutdown killed a running child */
     db_free_all(srv);
+    cluster_free(srv);
     acl_free(srv);
     commands_free(srv);
     multi_free(srv);

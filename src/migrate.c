@@ -156,8 +156,11 @@ static sds build_request(client_t *c, const migrate_args *a, int *live, int *nli
         char ttlstr[32];
         snprintf(ttlstr, sizeof(ttlstr), "%lld", ttl);
         sds payload = dump_payload_create(c->srv, val);
-        const char *argv[5] = {"RESTORE", key->ptr, ttlstr, payload, "REPLACE"};
-        size_t lens[5] = {7, sds_len(key->ptr), strlen(ttlstr), sds_len(payload), 7};
+        /* In a cluster the target is importing the slot: RESTORE-ASKING
+         * is let in there without an ASKING first (Redis 7.0). */
+        const char *cmd = c->srv->cfg.cluster_enabled ? "RESTORE-ASKING" : "RESTORE";
+        const char *argv[5] = {cmd, key->ptr, ttlstr, payload, "REPLACE"};
+        size_t lens[5] = {strlen(cmd), sds_len(key->ptr), strlen(ttlstr), sds_len(payload), 7};
         buf = append_command(buf, a->replace ? 5 : 4, argv, lens);
         sds_free(payload);
         live[(*nlive)++] = a->first_key + i;

@@ -329,6 +329,17 @@ static void cmd_multi(client_t *c) {
     reply_ok(c);
 }
 
+bool multi_queued_at(const client_t *c, int i, command_t **cmd, robj ***argv, int *argc) {
+    if (!c->mstate || i < 0 || i >= c->mstate->count) return false;
+    queued_cmd *q = &c->mstate->cmds[i];
+    *cmd = q->cmd;
+    *argv = q->argv;
+    *argc = q->argc;
+    return true;
+}
+
+void multi_discard(client_t *c) { discard_transaction(c); }
+
 static void cmd_discard(client_t *c) {
     if (!c->mstate) {
         reply_error(c, "DISCARD without MULTI");

@@ -32,6 +32,11 @@ uint32_t multi_exec_flags(const client_t *c, uint32_t exec_flags);
 /* EXEC refused before running (e.g. OOM): drop the transaction and reply
  * "-EXECABORT Transaction discarded because of: <err>". */
 void multi_exec_abort(client_t *c, const char *err);
+/* The i-th queued command of c's MULTI: false past the last one
+ * (cluster.c routes EXEC by the keys of all of them). */
+bool multi_queued_at(const client_t *c, int i, command_t **cmd, robj ***argv, int *argc);
+/* Drop c's transaction without a reply (EXEC redirected elsewhere). */
+void multi_discard(client_t *c);
 /* Commands queued in c's MULTI, or -1 outside one (CLIENT LIST multi=). */
 int multi_queued_count(const client_t *c);
 /* Keys the client WATCHes (CLIENT LIST's watch=, Redis 7.4). */

@@ -338,8 +338,10 @@ static void cmd_publish(client_t *c) {
     const char *msg = obj_string_view(c->argv[2], buf, sizeof(buf), &mlen);
     reply_ll(c, pubsub_publish(c->srv, chan, sds_len(chan), msg, mlen));
     /* Replicas deliver it to their own subscribers (not logged in the AOF):
-     * persist.c sends it after the command, pubsub sits below that layer. */
-    c->flags |= CLIENT_PROPAGATE_REPL;
+     * persist.c sends it after the command, pubsub sits below that layer.
+     * In a cluster the bus takes it to every node, replicas included
+     * (dispatch.c hands it to cluster_bus.c), as Redis does. */
+    if (!c->srv->cfg.cluster_enabled) c->flags |= CLIENT_PROPAGATE_REPL;
 }
 
 static void channel_list(client_t *c, dict *d) {

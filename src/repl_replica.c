@@ -716,6 +716,10 @@ void replica_unset_master(server_t *srv) {
 
 void cmd_replicaof(client_t *c) {
     server_t *srv = c->srv;
+    if (srv->cfg.cluster_enabled) { /* CLUSTER REPLICATE does it there */
+        reply_error(c, "REPLICAOF not allowed in cluster mode.");
+        return;
+    }
     if (!strcasecmp(c->argv[1]->ptr, "no") && !strcasecmp(c->argv[2]->ptr, "one")) {
         replica_unset_master(srv);
         reply_ok(c);

@@ -109,7 +109,7 @@ static const char *const error_codes[] = {
     "ERR", "WRONGTYPE", "NOAUTH", "WRONGPASS", "NOPROTO", "OOM", "EXECABORT", "BUSY", "NOSCRIPT", "LOADING",
     "READONLY", "MISCONF", "BUSYKEY", "NOPERM", "UNBLOCKED", "DENIED", "NOTBUSY", "NOREPLICAS", "MASTERDOWN",
     "INVALIDOBJ", "TESTFAILED", "UNKILLABLE", "NOGROUP", "BUSYGROUP",
-    "IOERR" /* migrate.c */, NULL};
+    "IOERR" /* migrate.c */, "MOVED", "ASK", "TRYAGAIN", "CROSSSLOT", "CLUSTERDOWN" /* cluster.c */, NULL};
 
 static size_t code_len(const char *msg) {
     size_t i = 0;

@@ -56,6 +56,7 @@ typedef struct db {
     struct ttl_index *ttl_index; /* keys with a TTL while they are rare (ttl_index.c), or NULL */
     ht *hfe_keys;                /* names of hashes whose fields may have a TTL (hash_ttl.c), or NULL */
     unsigned long hfe_cursor;    /* active field expiry resumes here */
+    uint32_t *slot_keys;         /* cluster mode: keys per hash slot (16384 counts), else NULL */
     server_t *srv;
 } db_t;
 
@@ -194,6 +195,7 @@ struct server {
     struct repl *repl;                               /* repl_*.c: replication state (repl_state.h) */
     struct propagate *propagate;                     /* propagate.c: the one write stream to the AOF and replicas */
     struct acl *acl;                                 /* acl.c: users, the default user, the ACL log */
+    struct cluster *cluster;                         /* cluster.c: cluster-enabled's state, else NULL */
     const struct conn_hooks *conn_hooks;             /* conn.c calls the layers above through these (hooks.c) */
     const struct dispatch_hooks *dispatch_hooks;     /* commands_call/_process reach dispatch.c (hooks.c) */
     const struct keyspace_hooks *keyspace_hooks;     /* keyspace.c tells the layers above about key changes (hooks.c) */

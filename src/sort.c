@@ -128,11 +128,20 @@ static bool parse_or_reply(client_t *c, bool readonly, sort_spec_t *sp) {
         } else if (!strcasecmp(a, "by") && left >= 1) {
             sp->by = c->argv[++j]->ptr;
             sp->dontsort = strchr(sp->by, '*') == NULL;
+            /* A pattern names keys of any slot: Redis 7.0 refuses it in a cluster. */
+            if (!sp->dontsort && c->srv->cfg.cluster_enabled) {
+                reply_error(c, "BY option of SORT denied in Cluster mode.");
+                return false;
+            }
             if (!sp->dontsort && !all_keys) {
                 reply_error(c, "BY option of SORT denied due to insufficient ACL permissions.");
                 return false;
             }
         } else if (!strcasecmp(a, "get") && left >= 1) {
+            if (c->srv->cfg.cluster_enabled) {
+                reply_error(c, "GET option of SORT denied in Cluster mode.");
+                return false;
+            }
             if (!all_keys) {
                 reply_error(c, "GET option of SORT denied due to insufficient ACL permissions.");
                 return false;

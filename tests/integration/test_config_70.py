@@ -18,12 +18,6 @@ pytestmark = pytest.mark.differential
 
 # Parameters Redis 7.0.15 has and redis-like does not, by reason.
 MISSING = {
-    "cluster (not planned)": """cluster-allow-pubsubshard-when-down cluster-allow-reads-when-down
-        cluster-allow-replica-migration cluster-announce-bus-port cluster-announce-hostname cluster-announce-ip
-        cluster-announce-port cluster-announce-tls-port cluster-config-file cluster-enabled
-        cluster-link-sendbuf-limit cluster-migration-barrier cluster-node-timeout cluster-port
-        cluster-preferred-endpoint-type cluster-replica-no-failover cluster-replica-validity-factor
-        cluster-require-full-coverage cluster-slave-no-failover cluster-slave-validity-factor""",
     "process and OS settings not implemented": """crash-memcheck-enabled""",
     "server behaviour not implemented": """io-threads io-threads-do-reads""",
 }

@@ -54,13 +54,13 @@ LAYERS = [
      "repl_failover repl_info repl_master repl_replica repl_load repl_stream repl_sync_file"),
     ("execution", "what runs or holds commands: eviction, expiry, MULTI, blocking, pause, scripts",
      "evict expire multi blocking pause script_lua script_ldb script script_conv lua_cmsgpack lua_struct lua_cjson lua_bit "
-     "function"),
+     "function cluster_nodes cluster_config cluster cluster_msg cluster_bus"),
     ("dispatch", "resolve, check and call a request",
      "dispatch"),
     ("commands", "command handlers and introspection",
      "dump t_string t_list t_zset t_bitmap t_stream t_stream_cg hyperloglog geo sort lcs lolwut keycopy migrate "
      "keyspace_cmds conn_cmds server_cmds shutdown acl_cmds module_cmds command_cmds debug digest memory alloc_advice defrag info "
-     "config_rewrite repl_cmds"),
+     "config_rewrite repl_cmds cluster_cmds"),
     ("process", "start-up, cron, the wiring of the hook tables, main()",
      "hooks lifecycle server_main crash selftest"),
 ]

@@ -1,0 +1,47 @@
+/* cluster_bus.h: the cluster bus: Redis 7.0's binary node-to-node
+ * protocol on cluster-port (default port + 10000).
+ *
+ * Each node keeps one outgoing link to every other node it knows and
+ * accepts theirs; over them go PING, PONG and MEET (a header with the
+ * sender's slots, epochs and role, then gossip about other nodes and
+ * extensions), FAIL and UPDATE.  cluster_bus.c applies what they say to
+ * cluster.c's state.  The message layout is cluster_msg.h's. */
+#ifndef RL_CLUSTER_BUS_H
+#define RL_CLUSTER_BUS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cluster.h"
+
+/* Open the bus listeners (start-up, after cluster_init); false (logged)
+ * stops the start. */
+bool cluster_bus_init(server_t *srv);
+void cluster_bus_free(server_t *srv);
+/* The cron's share (every 100 ms): links, pings, timeouts, failure
+ * detection. */
+void cluster_bus_cron(server_t *srv);
+/* CLUSTER MEET: start a handshake with ip:port (bus port cport); false
+ * if the address is not a valid one. */
+bool cluster_bus_meet(server_t *srv, const char *ip, int port, int cport);
+/* CLUSTER FORGET: name stays out of what gossip adds for 60 s. */
+void cluster_bus_forget(server_t *srv, const char *name);
+/* Before a node is forgotten: its links go. */
+void cluster_bus_node_gone(server_t *srv, cluster_node_t *n);
+/* Links for CLUSTER LINKS: how many, and one's fields. */
+void cluster_bus_reply_links(client_t *c);
+/* CLUSTER FAILOVER FORCE (an election now, votes asked with FORCEACK)
+ * or TAKEOVER (no election: a new epoch and the master's slots). */
+void cluster_bus_failover(server_t *srv, bool takeover);
+/* COUNT-FAILURE-REPORTS: live reports about n. */
+int cluster_bus_failure_reports(server_t *srv, cluster_node_t *n);
+/* PUBLISH: the message to every node. */
+void cluster_bus_publish(server_t *srv, const char *chan, size_t clen, const char *msg, size_t mlen);
+
+/* Whether buf (len bytes, a whole message by its totlen) is a well-formed
+ * message: lengths agree with the type, the gossip count and the
+ * extensions.  The fuzz target calls it. */
+bool cluster_msg_valid(const uint8_t *buf, size_t len);
+
+#endif
