@@ -274,9 +274,15 @@ static bool bufs_low(const struct uring_engine *e) { return e->in_ring < e->nact
  * fills buffers in our own thread: with DEFER_TASKRUN the receive work
  * runs inside this thread's io_uring_enter, never while the cron runs, so
  * no buffer is being written as its pages go.  Elsewhere only buffers
- * that came back to us (retired in buf_return) give their pages back. */
+ * that came back to us (retired in buf_return) give their pages back.
+ * A buffer the kernel already filled may still sit in the completion
+ * queue, not yet pulled (the loop's timers, hence the cron, can run
+ * between the sleep's return and the next drain): pulling first marks it
+ * out, so its data is never zeroed before it is parsed. */
+static void pull(struct uring_engine *e, bool enter);
 static void bufs_release_from(struct uring_engine *e, unsigned first) {
     if (!(e->ring.flags & IORING_SETUP_DEFER_TASKRUN)) return;
+    pull(e, false); /* the next drain handles what it queued */
     unsigned run = first, n = 0;
     for (unsigned bid = first; bid < URING_NBUFS_MAX; bid++) {
         if (e->bstate[bid] == BUF_IN_RING) {
