@@ -83,7 +83,6 @@ def test_redis_only_directive_at_our_behaviour_is_silent(start_server):
     ("activerehashing", "wrong number of arguments"),
     ("syslog-ident", "wrong number of arguments"),         # any value, but one is needed
     ("ignore-warnings", "wrong number of arguments"),
-    ("tls-port 6380", "Bad directive"),
 ])
 def test_redis_only_directive_refused(tmp_path, line, reason):
     # A value redis-like would silently not honour (a limit, where the log
