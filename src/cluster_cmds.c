@@ -47,6 +47,13 @@ static bool slot_or_reply(client_t *c, robj *o, int *slot) {
 
 static cluster_node_t *node_arg(cluster_t *cl, robj *o) { return cluster_lookup_node(cl, o->ptr, sds_len(o->ptr)); }
 
+/* The node argv[i] names, or NULL with Redis's "Unknown node" sent. */
+static cluster_node_t *node_arg_or_reply(client_t *c, cluster_t *cl, int i) {
+    cluster_node_t *n = node_arg(cl, c->argv[i]);
+    if (!n) reply_error(c, "Unknown node %s", (char *)c->argv[i]->ptr);
+    return n;
+}
+
 /* ---------------------------------------------------------------- INFO */
 
 static void cmd_cluster_info(client_t *c) {
@@ -389,11 +396,8 @@ static void cmd_cluster_setslot(client_t *c) {
         }
         cl->importing_from[slot] = n;
     } else {
-        cluster_node_t *n = node_arg(cl, c->argv[4]);
-        if (!n) {
-            reply_error(c, "Unknown node %s", (char *)c->argv[4]->ptr);
-            return;
-        }
+        cluster_node_t *n = node_arg_or_reply(c, cl, 4);
+        if (!n) return;
         if (n->flags & CNODE_REPLICA) {
             reply_error(c, "Target node is not a master");
             return;
@@ -449,11 +453,8 @@ static void cmd_cluster_meet(client_t *c) {
 static void cmd_cluster_forget(client_t *c) {
     cluster_t *cl = cluster_or_reply(c);
     if (!cl) return;
-    cluster_node_t *n = node_arg(cl, c->argv[2]);
-    if (!n) {
-        reply_error(c, "Unknown node %s", (char *)c->argv[2]->ptr);
-        return;
-    }
+    cluster_node_t *n = node_arg_or_reply(c, cl, 2);
+    if (!n) return;
     if (n == cl->myself) {
         reply_error(c, "I tried hard but I can't forget myself...");
         return;
@@ -472,11 +473,8 @@ static void cmd_cluster_forget(client_t *c) {
 static void cmd_cluster_replicate(client_t *c) {
     cluster_t *cl = cluster_or_reply(c);
     if (!cl) return;
-    cluster_node_t *n = node_arg(cl, c->argv[2]);
-    if (!n) {
-        reply_error(c, "Unknown node %s", (char *)c->argv[2]->ptr);
-        return;
-    }
+    cluster_node_t *n = node_arg_or_reply(c, cl, 2);
+    if (!n) return;
     if (n == cl->myself) {
         reply_error(c, "Can't replicate myself");
         return;
@@ -502,11 +500,8 @@ static void cmd_cluster_replicate(client_t *c) {
 static void cmd_cluster_replicas(client_t *c) {
     cluster_t *cl = cluster_or_reply(c);
     if (!cl) return;
-    cluster_node_t *n = node_arg(cl, c->argv[2]);
-    if (!n) {
-        reply_error(c, "Unknown node %s", (char *)c->argv[2]->ptr);
-        return;
-    }
+    cluster_node_t *n = node_arg_or_reply(c, cl, 2);
+    if (!n) return;
     if (n->flags & CNODE_REPLICA) {
         reply_error(c, "The specified node is not a master");
         return;
@@ -524,11 +519,8 @@ static void cmd_cluster_replicas(client_t *c) {
 static void cmd_cluster_count_failure_reports(client_t *c) {
     cluster_t *cl = cluster_or_reply(c);
     if (!cl) return;
-    cluster_node_t *n = node_arg(cl, c->argv[2]);
-    if (!n) {
-        reply_error(c, "Unknown node %s", (char *)c->argv[2]->ptr);
-        return;
-    }
+    cluster_node_t *n = node_arg_or_reply(c, cl, 2);
+    if (!n) return;
     reply_ll(c, cluster_bus_failure_reports(c->srv, n));
 }
 

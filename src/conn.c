@@ -475,6 +475,20 @@ static bool query_over_limit(client_t *c) {
 
 static void read_tls(client_t *c);
 
+/* After a read() of n bytes (epoll): true when there is nothing to parse,
+ * the client freed on an error or EOF, or the read would block. */
+static bool read_ended(client_t *c, ssize_t n) {
+    if (n > 0) return false;
+    if (n < 0) {
+        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return true;
+        log_msg(LL_VERBOSE, "Reading from client: %s", strerror(errno));
+    } else {
+        log_msg(LL_VERBOSE, "Client closed connection id=%llu addr=%s", (unsigned long long)c->id, c->addr);
+    }
+    conn_free(c);
+    return true;
+}
+
 static void read_from_client(client_t *c) {
     server_t *srv = c->srv;
     if (c->tls) {
@@ -485,17 +499,7 @@ static void read_from_client(client_t *c) {
     size_t cur = sds_len(c->querybuf);
     ssize_t n = read(c->fd, c->querybuf + cur, readlen);
     srv->stats.io_reads++;
-    if (n < 0) {
-        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
-        log_msg(LL_VERBOSE, "Reading from client: %s", strerror(errno));
-        conn_free(c);
-        return;
-    }
-    if (n == 0) {
-        log_msg(LL_VERBOSE, "Client closed connection id=%llu addr=%s", (unsigned long long)c->id, c->addr);
-        conn_free(c);
-        return;
-    }
+    if (read_ended(c, n)) return;
     sds_setlen(c->querybuf, cur + (size_t)n);
     stats_net_in(&srv->stats, n, c->flags & CLIENT_MASTER);
     c->last_interaction_ms = srv->mstime;
@@ -619,17 +623,7 @@ void conn_adopt_tls(client_t *c, tls_conn_t *t) {
 static void read_tls(client_t *c) {
     char cipher[CLIENT_READ_CHUNK];
     ssize_t n = read(c->fd, cipher, sizeof(cipher));
-    if (n < 0) {
-        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
-        log_msg(LL_VERBOSE, "Reading from client: %s", strerror(errno));
-        conn_free(c);
-        return;
-    }
-    if (n == 0) {
-        log_msg(LL_VERBOSE, "Client closed connection id=%llu addr=%s", (unsigned long long)c->id, c->addr);
-        conn_free(c);
-        return;
-    }
+    if (read_ended(c, n)) return;
     conn_input(c, cipher, (size_t)n);
 }
 

@@ -491,6 +491,20 @@ static void add_waiter(client_t *c, repl_waiter_t *w) {
     evloop_request_before_sleep(c->srv->loop);
 }
 
+/* WAIT's and WAITAOF's timeout in ms: Redis's texts for a bad one. */
+static bool wait_timeout_or_reply(client_t *c, robj *arg, long long *timeout) {
+    if (!cmd_get_ll_or_reply(c, arg, timeout, "timeout is not an integer or out of range")) return false;
+    if (*timeout < 0) {
+        reply_error(c, "timeout is negative");
+        return false;
+    }
+    if (*timeout > LLONG_MAX - c->srv->mstime) { /* Redis 7.4 */
+        reply_error(c, "timeout is out of range");
+        return false;
+    }
+    return true;
+}
+
 void cmd_wait(client_t *c) {
     server_t *srv = c->srv;
     repl_t *r = R(srv);
@@ -502,15 +516,7 @@ void cmd_wait(client_t *c) {
     }
     long long num, timeout;
     if (!cmd_get_ll_or_reply(c, c->argv[1], &num, NULL)) return;
-    if (!cmd_get_ll_or_reply(c, c->argv[2], &timeout, "timeout is not an integer or out of range")) return;
-    if (timeout < 0) {
-        reply_error(c, "timeout is negative");
-        return;
-    }
-    if (timeout > LLONG_MAX - srv->mstime) { /* Redis 7.4 */
-        reply_error(c, "timeout is out of range");
-        return;
-    }
+    if (!wait_timeout_or_reply(c, c->argv[2], &timeout)) return;
     long long off = c->woff; /* its own last write, as Redis */
     int acked = repl_acked_count(srv, off, false);
     if (acked >= num || (c->flags & CLIENT_DENY_BLOCKING)) {
@@ -548,15 +554,7 @@ void cmd_waitaof(client_t *c) {
         reply_error(c, "value is out of range, must be positive");
         return;
     }
-    if (!cmd_get_ll_or_reply(c, c->argv[3], &timeout, "timeout is not an integer or out of range")) return;
-    if (timeout < 0) {
-        reply_error(c, "timeout is negative");
-        return;
-    }
-    if (timeout > LLONG_MAX - srv->mstime) { /* Redis 7.4 */
-        reply_error(c, "timeout is out of range");
-        return;
-    }
+    if (!wait_timeout_or_reply(c, c->argv[3], &timeout)) return;
     if (r->link.state != LINK_NONE) {
         reply_error(c, "WAITAOF cannot be used with replica instances. Please also note that writes to replicas are "
                        "just local and are not propagated.");
