@@ -10,6 +10,7 @@ between the two servers, are replaced by names.
 
 Run alone: /usr/bin/python3 -m pytest -q tests/integration/test_cluster.py"""
 import os
+import socket
 import subprocess
 import time
 
@@ -29,6 +30,20 @@ def nodes_conf(other_port, other_bus_port):
     return ("%s 127.0.0.1:0@0 myself,master - 0 0 1 connected 0-8191\n"
             "%s 127.0.0.1:%d@%d master - 0 0 2 connected 8192-16383\n"
             "vars currentEpoch 2 lastVoteEpoch 0\n") % (ME, OTHER, other_port, other_bus_port)
+
+
+def distinct_ports(n):
+    """n free loopback ports, all different (each held bound until all are
+    chosen: free_port() alone may hand the same one out twice)."""
+    socks = []
+    for _ in range(n):
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.bind(("127.0.0.1", 0))
+        socks.append(s)
+    ports = [s.getsockname()[1] for s in socks]
+    for s in socks:
+        s.close()
+    return ports
 
 
 def wait_state(c, state="ok", timeout=5.0):
@@ -81,14 +96,17 @@ def pair(tmp_path_factory):
     """Ours and Redis, each loaded from the two-node nodes.conf."""
     import conftest
     tmp = tmp_path_factory.mktemp("cluster")
-    other, other_bus = free_port(), free_port()
+    # Six different ports: one shared by the fake node and a server would
+    # be renamed by normalize() on one side only.
+    other, other_bus, *own = distinct_ports(6)
     procs = []
     for name, binary in (("ours", SERVER), ("ref", REDIS_SERVER)):
         path = tmp / ("%s-nodes.conf" % name)
         path.write_text(nodes_conf(other, other_bus))
-        cport = free_port()
+        port, cport = own.pop(), own.pop()
         procs.append(conftest.ServerProcess(binary, ["--cluster-enabled", "yes", "--cluster-config-file", str(path),
-                                                     "--cluster-port", str(cport), "--cluster-node-timeout", "60000"]))
+                                                     "--cluster-port", str(cport), "--cluster-node-timeout", "60000"],
+                                            port=port))
         procs[-1].cport = cport
     clients = [p.client() for p in procs]
     for c in clients:
