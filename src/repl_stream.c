@@ -19,10 +19,11 @@
 #include "resp.h"
 #include "util.h"
 
+/* 0 where replication is not set up (the check tools, the AOF fuzzer). */
+long long repl_offset(const server_t *srv) { return R(srv) ? R(srv)->master_repl_offset : 0; }
+
 /* Only a master feeds the stream from its own writes: a replica forwards
  * its master's bytes (repl_master_applied), so it need not translate. */
-long long repl_offset(const server_t *srv) { return R(srv)->master_repl_offset; }
-
 bool repl_stream_on(const server_t *srv) {
     return R(srv) && R(srv)->backlog != NULL && R(srv)->link.state == LINK_NONE;
 }
