@@ -54,6 +54,15 @@ static cluster_node_t *node_arg_or_reply(client_t *c, cluster_t *cl, int i) {
     return n;
 }
 
+/* SETSLOT MIGRATING/IMPORTING's node: a known master, or NULL with
+ * Redis's error sent. */
+static cluster_node_t *setslot_target_or_reply(client_t *c, cluster_t *cl) {
+    cluster_node_t *n = node_arg(cl, c->argv[4]);
+    if (!n) reply_error(c, "I don't know about node %s", (char *)c->argv[4]->ptr);
+    else if (n->flags & CNODE_REPLICA) reply_error(c, "Target node is not a master");
+    return n && !(n->flags & CNODE_REPLICA) ? n : NULL;
+}
+
 /* ---------------------------------------------------------------- INFO */
 
 static void cmd_cluster_info(client_t *c) {
@@ -370,30 +379,16 @@ static void cmd_cluster_setslot(client_t *c) {
             reply_error(c, "I'm not the owner of hash slot %u", slot);
             return;
         }
-        cluster_node_t *n = node_arg(cl, c->argv[4]);
-        if (!n) {
-            reply_error(c, "I don't know about node %s", (char *)c->argv[4]->ptr);
-            return;
-        }
-        if (n->flags & CNODE_REPLICA) {
-            reply_error(c, "Target node is not a master");
-            return;
-        }
+        cluster_node_t *n = setslot_target_or_reply(c, cl);
+        if (!n) return;
         cl->migrating_to[slot] = n;
     } else if (!strcasecmp(action, "importing")) {
         if (cl->slots[slot] == cl->myself) {
             reply_error(c, "I'm already the owner of hash slot %u", slot);
             return;
         }
-        cluster_node_t *n = node_arg(cl, c->argv[4]);
-        if (!n) {
-            reply_error(c, "I don't know about node %s", (char *)c->argv[4]->ptr);
-            return;
-        }
-        if (n->flags & CNODE_REPLICA) {
-            reply_error(c, "Target node is not a master");
-            return;
-        }
+        cluster_node_t *n = setslot_target_or_reply(c, cl);
+        if (!n) return;
         cl->importing_from[slot] = n;
     } else {
         cluster_node_t *n = node_arg_or_reply(c, cl, 4);
