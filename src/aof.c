@@ -53,6 +53,7 @@
 #include "child.h"
 #include "durability_hooks.h"
 #include "keyspace.h"
+#include "loading.h"
 #include "log.h"
 #include "rdb.h"
 #include "repl.h"
@@ -463,12 +464,28 @@ static int load_file(server_t *srv, const char *name, const char *kind, bool las
     return rc;
 }
 
+/* The bytes of the manifest's files (INFO loading_total_bytes, as Redis
+ * counts them for an AOF load). */
+static long long files_size(server_t *srv, const aof_manifest_t *am) {
+    long long total = 0;
+    for (int i = -1; i < am->nincr; i++) {
+        const aof_file_t *af = i < 0 ? am->base : am->incr[i];
+        if (!af) continue;
+        sds path = file_path(srv, af->name);
+        struct stat st;
+        if (stat(path, &st) == 0) total += (long long)st.st_size;
+        sds_free(path);
+    }
+    return total;
+}
+
 int aof_load(server_t *srv, aof_t *aof) {
     /* A single-file AOF is upgraded only when AOF is on (start-up), as in
      * Redis: DEBUG LOADAOF with AOF off leaves it where it is. */
     if (!manifest_read(srv, aof, srv->cfg.appendonly)) return -1;
     aof_manifest_t *am = aof->am;
     if (!am->base && !am->nincr) return 0;
+    if (loading_active(srv)) srv->load.total = files_size(srv, am);
     if (am->base && load_file(srv, am->base->name, "base", am->nincr == 0) < 0) return -1;
     for (int i = 0; i < am->nincr; i++)
         if (load_file(srv, am->incr[i]->name, "incr", i == am->nincr - 1) < 0) return -1;

@@ -22,6 +22,7 @@
 #include "db_views.h"
 #include "durability_hooks.h"
 #include "keyspace.h"
+#include "loading.h"
 #include "log.h"
 #include "rdb.h"
 #include "util.h"
@@ -194,10 +195,23 @@ static int load_commands(server_t *srv, const unsigned char *buf, size_t len, si
     client_t *c = fake_client(srv);
     aof_cmd_t cmd = {0};
     int result = 1;
-    size_t multi_at = 0; /* offset of the open transaction's MULTI */
-    bool ended = true;   /* the loop read the whole file */
+    size_t multi_at = 0;   /* offset of the open transaction's MULTI */
+    bool ended = true;     /* the loop read the whole file */
+    size_t reported = pos; /* bytes told to loading.c (the preamble told its own) */
     while (pos < len) {
         size_t at = pos;
+        /* Between two commands, outside a transaction: the clients may be
+         * served here (loading.h); a SHUTDOWN meanwhile stops the load. */
+        if (loading_active(srv) && !c->mstate) {
+            bool go_on = loading_advance(srv, (long long)(pos - reported));
+            reported = pos;
+            if (!go_on) {
+                log_msg(LL_WARNING, "Loading the append only file stopped: the server is shutting down");
+                result = -1;
+                ended = false;
+                break;
+            }
+        }
         int rc = buf[pos] == '#' ? aof_skip_annotation(buf, len, &pos) : aof_parse_command(buf, len, &pos, &cmd);
         if (rc == AOF_PARSE_OK && buf[at] == '#') continue;
         if (rc == AOF_PARSE_OK) {

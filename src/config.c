@@ -198,6 +198,8 @@ static const directive directives[] = {
     {"aof-load-truncated", T_BOOL, O(aof_load_truncated), "yes", 0, 0, NULL, 0},
     {"rdb-key-save-delay", T_INT, O(rdb_key_save_delay), "0", INT_MIN, INT_MAX, NULL, F_HIDDEN},
     {"key-load-delay", T_INT, O(key_load_delay), "0", INT_MIN, INT_MAX, NULL, F_HIDDEN},
+    {"loading-process-events-interval-bytes", T_INT, O(loading_process_events_interval_bytes), "2097152", 1024, INT_MAX,
+     NULL, F_HIDDEN},
     {"maxmemory", T_MEM, O(maxmemory), "0", 0, LLONG_MAX, NULL, 0},
     {"busy-reply-threshold", T_INT, O(busy_reply_threshold), "5000", 0, LLONG_MAX, NULL, 0},
     {"lua-enable-deprecated-api", T_BOOL, O(lua_enable_deprecated_api), "no", 0, 0, NULL, F_IMMUTABLE | F_HIDDEN},

@@ -37,6 +37,7 @@
 #include "io_engine.h"
 #include "keyspace.h"
 #include "lazyfree.h"
+#include "loading.h"
 #include "log.h"
 #include "object.h"
 #include "quicklist.h"
@@ -466,6 +467,16 @@ static const debug_sub subs[] = {
     {"defrag-pass", debug_defrag_pass, 2, 2},
 };
 
+/* The subcommands that read or change the keyspace: refused while a load
+ * serves the clients (loading.h), where DEBUG itself may run as in Redis. */
+static bool touches_keys(const char *name) {
+    static const char *const names[] = {"digest", "digest-value", "object", "populate", "reload", "loadaof",
+                                        "listpack", "htstats", "defrag-pass", "ttl-index"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (!strcasecmp(name, names[i])) return true;
+    return false;
+}
+
 static void cmd_debug(client_t *c) {
     if (!cmd_local_mode_allows(c, c->srv->cfg.enable_debug_command)) {
         reply_error(c, "DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can "
@@ -474,6 +485,10 @@ static void cmd_debug(client_t *c) {
         return;
     }
     const char *name = c->argv[1]->ptr;
+    if (loading_active(c->srv) && touches_keys(name)) {
+        reply_error(c, LOADING_ERR);
+        return;
+    }
     for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++) {
         if (strcasecmp(name, subs[i].name) || c->argc < subs[i].min_argc ||
             (subs[i].max_argc >= 0 && c->argc > subs[i].max_argc)) continue;

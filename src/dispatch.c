@@ -27,6 +27,7 @@
 #include "function.h"
 #include "latency.h"
 #include "latency_track.h"
+#include "loading.h"
 #include "log.h"
 #include "monitor.h"
 #include "multi.h"
@@ -237,8 +238,9 @@ static void process(client_t *c) {
     const char *err = NULL;
     if (((flags & CMD_WRITE) || is_named(cmd, "ping")) && !(c->flags & CLIENT_MASTER))
         err = persist_write_refusal(c->srv);
-    /* repl.h: READONLY replica, MASTERDOWN, NOREPLICAS, LOADING. */
+    /* repl.h: READONLY replica, MASTERDOWN, NOREPLICAS; loading.h: LOADING. */
     if (!err) err = repl_command_refusal(c, flags);
+    if (!err) err = loading_refusal(c, flags);
     if (err) {
         reject(c, cmd, err);
         return;

@@ -14,7 +14,13 @@
  *     more: sample it again;
  *   - stop when the time budget is spent: 25% of one cron period (25 ms at
  *     hz 10), so expiry never takes more than a quarter of the CPU.
- * The running average TTL for INFO keyspace is updated from the samples. */
+ * The running average TTL for INFO keyspace is updated from the samples.
+ *
+ * A replica runs none of this (its master's DELs expire its keys), except
+ * for the keys its own clients gave a TTL on a writable replica (Redis's
+ * expireSlaveKeys): replica_cycle walks their names (keyspace.h), deletes
+ * the expired ones and forgets the names of keys gone or without a TTL;
+ * it stops after 3 keys still to live, or after 1 ms. */
 #include "expire.h"
 
 #include "hash_ttl.h"
@@ -78,9 +84,52 @@ static long expire_round(server_t *srv, db_t *db, long per_loop) {
     return s.sampled ? s.expired * 100 / s.sampled : 0;
 }
 
+#define REPLICA_CYCLE_LIVE_MAX 3 /* keys found still to live: enough for this tick */
+#define REPLICA_CYCLE_US 1000
+
+typedef struct names_ctx {
+    sds *names;
+    int n, cap;
+} names_ctx;
+
+static void collect_name(void *priv, void *name) {
+    names_ctx *x = priv;
+    if (x->n < x->cap) x->names[x->n++] = sds_dup(name);
+}
+
+/* One pass over a db's tracked names; false once the tick has done enough. */
+static bool replica_cycle_db(server_t *srv, db_t *db, long long start, int *live) {
+    sds names[64];
+    do {
+        names_ctx x = {names, 0, 64};
+        db->own_cursor = ht_scan(db->replica_ttl_keys, db->own_cursor, collect_name, &x);
+        bool wrapped = db->own_cursor == 0;
+        for (int i = 0; i < x.n; i++) {
+            robj key = {OBJ_STRING, OBJ_ENCODING_RAW, 0, 1, names[i]};
+            long long when = db_get_expire(db, &key);
+            if (when >= 0 && when > srv->mstime) (*live)++;
+            else if (when < 0 || db_expire_own_key(db, &key)) db_untrack_replica_ttl_key(db, names[i]);
+            sds_free(names[i]);
+        }
+        if (*live > REPLICA_CYCLE_LIVE_MAX || util_monotonic_us() - start > REPLICA_CYCLE_US) return false;
+        if (wrapped) return true;
+    } while (db->replica_ttl_keys);
+    return true;
+}
+
+static void replica_cycle(server_t *srv) {
+    long long start = util_monotonic_us();
+    int live = 0;
+    for (int i = 0; i < srv->dbnum; i++)
+        if (srv->dbs[i].replica_ttl_keys && !replica_cycle_db(srv, &srv->dbs[i], start, &live)) break;
+}
+
 void expire_active_cycle(server_t *srv) {
-    if (pause_active(srv)) return;              /* pause.c: the dataset holds still */
-    if (!repl_keys_expire_locally(srv)) return; /* repl.h: a replica waits for its master's DEL */
+    if (pause_active(srv)) return;        /* pause.c: the dataset holds still */
+    if (!repl_keys_expire_locally(srv)) { /* repl.h: a replica waits for its master's DEL */
+        replica_cycle(srv);
+        return;
+    }
     long effort = srv->cfg.active_expire_effort - 1;
     long per_loop = EXPIRE_KEYS_PER_LOOP + EXPIRE_KEYS_PER_LOOP / 4 * effort;
     long long budget_us = 1000000LL * EXPIRE_CPU_PERCENT / 100 / srv->hz;

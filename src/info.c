@@ -265,7 +265,7 @@ static sds sec_stats(server_t *srv, sds s) {
                       "latest_fork_usec:%lld\r\n"
                       "total_forks:%lld\r\n"
                       "migrate_cached_sockets:0\r\n"
-                      "slave_expires_tracked_keys:0\r\n"
+                      "slave_expires_tracked_keys:%zu\r\n"
                       "active_defrag_hits:%lld\r\n"
                       "active_defrag_misses:%lld\r\n"
                       "active_defrag_key_hits:%lld\r\n"
@@ -297,6 +297,7 @@ static sds sec_stats(server_t *srv, sds s) {
                       st->rejected_conn, sync_full, sync_ok, sync_err, st->expired_subkeys, st->expiredkeys, st->expire_cycle_cpu_us / 1000, st->evictedkeys, st->evictedclients, evict_exceeded_total_ms(srv), evict_exceeded_current_ms(srv), st->keyspace_hits,
                       st->keyspace_misses, pubsub_channel_count(srv), pubsub_pattern_count(srv), pubsub_shard_channel_count(srv),
                       child_latest_fork_usec(srv), child_total_forks(srv), /* child.c */
+                      db_replica_ttl_keys_count(srv),                      /* keyspace.c */
                       ds.hits, ds.misses, ds.key_hits, ds.key_misses, ds.total_time_ms, ds.current_time_ms,
                       tracking_total_keys(srv), tracking_total_items(srv), tracking_total_prefixes(srv), st->unexpected_error_replies, st->total_error_replies, st->io_reads, st->io_writes,
                       st->qbuf_limit_disconnections, st->obuf_limit_disconnections, st->eventloop_cycles,

@@ -62,6 +62,48 @@ static void hfe_release(db_t *db) {
     db->hfe_cursor = 0;
 }
 
+/* ------------------------------- a writable replica's own keys with a TTL */
+
+/* Redis 7.0's slaveKeysWithExpire: a replica leaves expiry to its master's
+ * DEL, but a key a client of its own (replica-read-only no) gave a TTL has
+ * no master to expire it; its name is kept here, and expire.c's cycle
+ * expires it (db_expire_own_key).  Names only: a name whose key is gone or
+ * lost its TTL is dropped when the cycle reaches it; a flush drops all. */
+static void track_replica_ttl_key(db_t *db, sds key) {
+    server_t *srv = db->srv;
+    client_t *cur = srv->current_client;
+    if (srv->keyspace_hooks->keys_expire_locally(srv) || srv->cfg.replica_read_only || !cur ||
+        (cur->flags & CLIENT_MASTER))
+        return;
+    if (!db->replica_ttl_keys) db->replica_ttl_keys = ht_create(&hfe_keys_type); /* a set of sds names */
+    ht_position pos;
+    if (ht_find_position_for_insert(db->replica_ttl_keys, key, &pos, NULL))
+        ht_insert_at_position(db->replica_ttl_keys, &pos, sds_dup(key));
+}
+
+void db_untrack_replica_ttl_key(db_t *db, sds key) {
+    if (!db->replica_ttl_keys) return;
+    ht_delete(db->replica_ttl_keys, key);
+    if (ht_size(db->replica_ttl_keys) == 0) {
+        ht_release(db->replica_ttl_keys);
+        db->replica_ttl_keys = NULL;
+        db->own_cursor = 0;
+    }
+}
+
+static void replica_ttl_release(db_t *db) {
+    ht_release(db->replica_ttl_keys);
+    db->replica_ttl_keys = NULL;
+    db->own_cursor = 0;
+}
+
+size_t db_replica_ttl_keys_count(const server_t *srv) {
+    size_t n = 0;
+    for (int i = 0; i < srv->dbnum; i++)
+        if (srv->dbs[i].replica_ttl_keys) n += ht_size(srv->dbs[i].replica_ttl_keys);
+    return n;
+}
+
 void db_init_all(server_t *srv) {
     srv->dbnum = (int)srv->cfg.databases;
     srv->dbs = zcalloc(sizeof(db_t) * (size_t)srv->dbnum);
@@ -98,6 +140,7 @@ void db_free_all(server_t *srv) {
     for (int i = 0; i < srv->dbnum; i++) {
         ttl_index_release(&srv->dbs[i]);
         hfe_release(&srv->dbs[i]);
+        replica_ttl_release(&srv->dbs[i]);
         ht_release(srv->dbs[i].keys);
         zfree(srv->dbs[i].slot_keys);
     }
@@ -268,6 +311,14 @@ static bool expire_if_needed(db_t *db, robj *key, bool force) {
 
 bool db_expire_if_needed(db_t *db, robj *key) { return expire_if_needed(db, key, false); }
 
+bool db_expire_own_key(db_t *db, robj *key) {
+    client_t *cur = db->srv->current_client;
+    db->srv->current_client = NULL; /* the cron's: not the master's link */
+    bool gone = expire_if_needed(db, key, true);
+    db->srv->current_client = cur;
+    return gone;
+}
+
 /* A lookup's access stamp: the LRU clock or LFU counter of e's value. */
 static void touch(db_t *db, db_entry *e, robj *val) {
     evict_touch(db->srv, val);                                  /* LRU clock or LFU counter */
@@ -397,6 +448,7 @@ long long db_empty(db_t *db) {
     db->srv->keyspace_hooks->db_flushed(db); /* WATCH; stream readers learn their key is gone */
     ttl_index_release(db);
     hfe_release(db);
+    replica_ttl_release(db);
     ht_empty(db->keys);
     if (db->slot_keys) memset(db->slot_keys, 0, sizeof(uint32_t) * CRC16_SLOTS);
     db->expires_count = 0;
@@ -413,6 +465,7 @@ long long db_empty_async(db_t *db) {
     db->srv->keyspace_hooks->db_flushed(db); /* WATCH; stream readers learn their key is gone */
     ttl_index_release(db);
     hfe_release(db);
+    replica_ttl_release(db);
     lazyfree_free_tables(db->srv->lazyfree, db->keys);
     db->keys = db_create_keys_table();
     if (db->slot_keys) memset(db->slot_keys, 0, sizeof(uint32_t) * CRC16_SLOTS);
@@ -426,6 +479,7 @@ long long db_empty_async(db_t *db) {
 void db_set_expire(db_t *db, robj *key, long long when_ms) {
     db_entry *e = db_find(db, key->ptr);
     if (!e) return;
+    if (when_ms >= 0) track_replica_ttl_key(db, key->ptr);
     if (!db_entry_has_expire_slot(e)) {
         /* The entry grows by the expire slot: a new allocation, swapped
          * into the keys table. */

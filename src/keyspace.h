@@ -95,6 +95,14 @@ long long db_get_expire(db_t *db, robj *key); /* -1 if none */
 bool db_remove_expire(db_t *db, robj *key);
 /* Delete key if expired; true if it was (or is logically) expired. */
 bool db_expire_if_needed(db_t *db, robj *key);
+/* A writable replica's own keys given a TTL by its clients (Redis's
+ * slaveKeysWithExpire), in db->replica_ttl_keys: expire.c's cycle deletes
+ * key if its TTL passed (true: gone or logically gone) and untracks the
+ * names whose key is gone or has no TTL; the count is INFO's
+ * slave_expires_tracked_keys. */
+bool db_expire_own_key(db_t *db, robj *key);
+void db_untrack_replica_ttl_key(db_t *db, sds key);
+size_t db_replica_ttl_keys_count(const server_t *srv);
 /* Called when a key is logically modified (WATCH, notifications later). */
 void db_signal_modified(db_t *db, robj *key);
 

@@ -197,8 +197,7 @@ static void signal_ready(server_t *srv) {
  * written is reported and start-up goes on, as in Redis.  Written once the
  * sockets are bound (Redis too writes it after binding), so a second
  * server started on a busy port fails without touching the first one's
- * file; ours binds after loading the data, so the file comes after the
- * load too. */
+ * file; it is written once the data is loaded. */
 static void write_pidfile(server_t *srv) {
     if (srv->daemonized && !(srv->cfg.pidfile && srv->cfg.pidfile[0])) {
         zfree(srv->cfg.pidfile);
@@ -298,13 +297,15 @@ bool server_init(server_t *srv) {
     log_msg(LL_WARNING, "Server initialized"); /* Redis logs it as a warning */
     /* nodes.conf, before the data; then the bus's listeners */
     if (srv->cfg.cluster_enabled && (!cluster_init(srv) || !cluster_bus_init(srv))) return false;
-    if (!persist_load_at_startup(srv)) return false;
     /* tls.c: a tls-port or a TLS link needs the contexts before listening */
     if (tls_wanted(srv) && !tls_configure(srv)) {
         log_msg(LL_WARNING, "Failed to configure TLS. Check logs for more info.");
         return false;
     }
+    /* Listening before the load, as Redis does: a client that connects
+     * meanwhile gets -LOADING, INFO shows the progress (loading.h). */
     if (!listeners_open(srv)) return false;
+    if (!persist_load_at_startup(srv)) return false;
     server_set_proc_title(srv, NULL);
     srv->hz = (int)srv->cfg.hz;
     srv->cron_timer = evloop_timer_add(srv->loop, 1000000 / srv->hz, server_cron, srv);

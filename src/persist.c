@@ -24,6 +24,7 @@
 #include "cpu_affinity.h"
 #include "durability_hooks.h"
 #include "keyspace.h"
+#include "loading.h"
 #include "log.h"
 #include "propagate.h"
 #include "repl.h"
@@ -265,8 +266,14 @@ static bool load_rdb(server_t *srv, rdb_repl_info_t *repl, unsigned flags) {
         return missing;
     }
     rdb_load_result_t res;
+    if (loading_active(srv)) srv->load.total = (long long)f.len;
     int rc = rdb_load_file(srv, &f, RDB_LOAD_VERIFY | flags, util_mstime(), &res);
     rdb_file_close(&f);
+    if (rc != 0 && srv->shutdown_asap) { /* a SHUTDOWN while it loaded (loading.h) */
+        log_msg(LL_WARNING, "Loading the DB stopped: the server is shutting down.");
+        sds_free(path);
+        return false;
+    }
     if (rc != 0) {
         log_msg(LL_WARNING, "Short read or OOM loading DB. Unrecoverable error, aborting now.");
         log_msg(LL_WARNING, "Internal error in RDB reading offset 0, function at rdb.c:0 -> %s (file %s)", res.err,
@@ -307,6 +314,7 @@ bool persist_reload_aof(server_t *srv) {
 
 bool persist_load_at_startup(server_t *srv) {
     srv->loading = true;
+    loading_begin(srv, false, 0); /* the clients get -LOADING meanwhile (loading.h) */
     bool ok;
     if (srv->cfg.appendonly) {
         long long start = util_ustime();
@@ -325,6 +333,7 @@ bool persist_load_at_startup(server_t *srv) {
         /* repl_info.c: continue the replication history the file records. */
         if (ok && repl.valid) repl_restore_from_rdb(srv, &repl);
     }
+    loading_end(srv);
     srv->loading = false;
     srv->dirty = 0;
     return ok;
@@ -556,10 +565,10 @@ sds persist_info(server_t *srv, sds s) {
                       "rdb_last_cow_size:%zu\r\n"
                       "rdb_last_load_keys_expired:%lld\r\n"
                       "rdb_last_load_keys_loaded:%lld\r\n",
-                      srv->loading || repl_loading(srv) ? 1 : 0, repl_async_loading(srv) ? 1 : 0, srv->dirty, rdb_child ? 1 : 0, srv->lastsave, p->last_bgsave_ok ? "ok" : "err",
+                      srv->loading || loading_active(srv) ? 1 : 0, loading_async(srv) ? 1 : 0, srv->dirty, rdb_child ? 1 : 0, srv->lastsave, p->last_bgsave_ok ? "ok" : "err",
                       p->last_bgsave_time_sec, rdb_child ? (now - child_start_ms(srv)) / 1000 : -1, p->rdb_saves,
                       p->rdb_last_cow_size, srv->rdb_last_load_keys_expired, srv->rdb_last_load_keys_loaded);
     s = aof_info(srv, srv->aof, s);
     s = sds_cat(s, "module_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n");
-    return repl_loading_info(srv, s); /* a replica loading from the socket */
+    return loading_info(srv, s); /* loading.c: a load the clients wait for */
 }

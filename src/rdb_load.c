@@ -46,6 +46,7 @@
 #include "intset.h"
 #include "keyspace.h"
 #include "listpack.h"
+#include "loading.h"
 #include "lzf.h"
 #include "quicklist.h"
 #include "rdb_stream.h"
@@ -74,6 +75,7 @@ typedef struct reader {
     rdb_libs_t *libs; /* FUNCTION2 code kept here instead of loaded, if set */
     rdb_file_t *file; /* buf is this mapped file: drop the pages passed */
     bool merge;       /* RDB_LOAD_MERGE: a key or library already there is replaced */
+    size_t reported;  /* bytes of buf told to loading.c so far (not streaming: the source tells it) */
 } reader_t;
 
 /* Pages of a mapped file are handed back in steps this large. */
@@ -1208,6 +1210,7 @@ static bool add_key(reader_t *r, server_t *srv, int dbid, sds key, robj *val, lo
     if (expire >= 0 && now_ms > 0 && expire < now_ms) {
         obj_decref(val);
         res->expired++;
+        if (loading_active(srv)) srv->rdb_last_load_keys_expired = res->expired; /* INFO, as the load goes */
         return true;
     }
     if (!db_add_loaded(db, key, val, expire)) { /* the key is copied into the table */
@@ -1221,6 +1224,7 @@ static bool add_key(reader_t *r, server_t *srv, int dbid, sds key, robj *val, lo
         db_add_loaded(db, key, val, expire);
     }
     res->keys++;
+    if (loading_active(srv)) srv->rdb_last_load_keys_loaded = res->keys; /* INFO, as the load goes */
     return true;
 }
 
@@ -1255,7 +1259,12 @@ static bool load_body(reader_t *r, server_t *srv, int version, long long now_ms,
     long long expire = -1;
     for (;;) {
         unsigned type;
-        file_drop(r->file, r->pos); /* everything before this opcode is done with */
+        file_drop(r->file, r->pos);           /* everything before this opcode is done with */
+        if (!r->src && loading_active(srv)) { /* between two keys: the clients may be served here */
+            bool go_on = loading_advance(srv, (long long)(r->pos - r->reported));
+            r->reported = r->pos;
+            if (!go_on) return fail(r, "Loading stopped: the server is shutting down");
+        }
         if (!get_u8(r, &type)) return false;
         switch (type) {
             case RDB_OPCODE_EOF: return true;
@@ -1293,6 +1302,7 @@ static bool load_body(reader_t *r, server_t *srv, int version, long long now_ms,
             }
             case RDB_OPCODE_AUX:
                 if (!get_aux(r, res)) return false;
+                if (res->used_mem && loading_active(srv)) srv->load.rdb_used_mem = res->used_mem; /* INFO */
                 continue;
             case RDB_OPCODE_IDLE: {
                 uint64_t idle;

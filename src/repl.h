@@ -78,15 +78,6 @@ void repl_master_resume(server_t *srv);
  * child): replicas waiting for it get the file or the stream. */
 void repl_rdb_child_done(server_t *srv, bool ok);
 
-/* repl_load.c: a replica loading its master's RDB from the socket.
- * loading_refusal: -LOADING for what Redis refuses meanwhile (called by
- * repl_command_refusal); loading_info: INFO
- * persistence's loading_* fields while it runs. */
-bool repl_loading(const server_t *srv);
-bool repl_async_loading(const server_t *srv);
-const char *repl_loading_refusal(server_t *srv, uint32_t flags);
-sds repl_loading_info(const server_t *srv, sds s);
-
 /* The RDB's replication aux fields (repl_info.c).  save_info: what to
  * write (false: nothing, no history to continue).  restore_from_rdb: at
  * start-up, after an RDB with them loaded: a replica takes the ID and

@@ -13,8 +13,9 @@
  *     swapped with the live one (the old data freed on the bio thread), on
  *     failure it is dropped and the old data stays.
  * Function libraries come out as code and replace ours only on success.
- * While it waits for bytes, and every 100 ms of loading, the source serves
- * the other clients (conn_serve_while_busy): commands without Redis's
+ * While it waits for bytes, every 100 ms of loading and every
+ * loading-process-events-interval-bytes, the source serves the other
+ * clients (loading.h): commands without Redis's
  * "loading" flag get -LOADING, except during an async load (swapdb, when
  * the master's replication ID is ours already, so the old data is the same
  * history), where only "no-async-loading" commands are refused and reads
@@ -34,6 +35,7 @@
 #include "durability_hooks.h"
 #include "keyspace.h"
 #include "lazyfree.h"
+#include "loading.h"
 #include "log.h"
 #include "rdb.h"
 #include "reply.h"
@@ -57,24 +59,7 @@ bool repl_load_wanted(server_t *srv) {
     return true;
 }
 
-bool repl_loading(const server_t *srv) { return R(srv) && R(srv)->loading.active; }
-bool repl_async_loading(const server_t *srv) { return repl_loading(srv) && R(srv)->loading.async; }
-
-const char *repl_loading_refusal(server_t *srv, uint32_t flags) {
-    repl_loading_t *ld = &R(srv)->loading;
-    if (!ld->active) return NULL;
-    bool refused = ld->async ? (flags & CMD_NO_ASYNC_LOADING) != 0 : !(flags & CMD_LOADING);
-    return refused ? "LOADING Redis is loading the dataset in memory" : NULL;
-}
-
 /* ------------------------------------------------------------ the source */
-
-static void serve_clients(server_t *srv) {
-    repl_loading_t *ld = &R(srv)->loading;
-    srv->mstime = util_mstime();
-    ld->last_serve_ms = srv->mstime;
-    conn_serve_while_busy(srv, NULL);
-}
 
 /* rdb_source_t.read over the master's non-blocking socket: waits in poll
  * (serving clients between waits) up to repl-timeout without a byte. */
@@ -82,12 +67,12 @@ static ssize_t socket_read(void *arg, void *buf, size_t len) {
     load_ctx_t *x = arg;
     server_t *srv = x->srv;
     repl_link_t *l = &R(srv)->link;
-    repl_loading_t *ld = &R(srv)->loading;
+    load_progress_t *ld = &srv->load;
     if (x->src.left == 0) return 0; /* "$<len>": all of it was read */
     if (x->src.left > 0 && (long long)len > x->src.left) len = (size_t)x->src.left;
     for (;;) {
         long long now = util_mstime();
-        if (now - ld->last_serve_ms >= SERVE_EVERY_MS) serve_clients(srv);
+        if (now - ld->last_serve_ms >= SERVE_EVERY_MS) loading_serve(srv);
         if (srv->shutdown_asap) {
             snprintf(x->src.err, sizeof(x->src.err), "the server is shutting down");
             return -1;
@@ -96,8 +81,8 @@ static ssize_t socket_read(void *arg, void *buf, size_t len) {
         if (n > 0) {
             if (x->src.left > 0) x->src.left -= n;
             stats_net_in(&srv->stats, n, true);
-            ld->loaded += n;
             l->last_io_ms = l->transfer_last_ms = now;
+            loading_advance(srv, n); /* may serve the clients */
             return n;
         }
         if (n == 0) return 0;
@@ -131,18 +116,6 @@ static bool check_eof_mark(load_ctx_t *x, const char *mark, sds *rest) {
 }
 
 /* ------------------------------------------------------------ the load */
-
-static void loading_begin(server_t *srv, bool async, long long total) {
-    repl_loading_t *ld = &R(srv)->loading;
-    memset(ld, 0, sizeof(*ld));
-    ld->active = true;
-    ld->async = async;
-    ld->start_sec = util_mstime() / 1000;
-    ld->start_ms = util_mstime();
-    ld->total = total > 0 ? total : 0;
-    ld->used_mem = zmalloc_used_memory();
-    ld->last_serve_ms = ld->start_ms;
-}
 
 /* Load the libraries the stream carried, in place of ours. */
 static bool replace_functions(server_t *srv, rdb_libs_t *libs) {
@@ -186,7 +159,6 @@ bool repl_load_from_socket(server_t *srv, int fd, repl_link_reader_t rd, long lo
     rdb_libs_t libs = {0};
     rdb_load_result_t res = {0};
     loading_begin(srv, async, size);
-    r->loading.rdb_used_mem = &res.used_mem; /* INFO loading_rdb_used_mem, as Redis shows it */
     /* now_ms 0: keys already expired stay; the master's DEL removes them. */
     bool ok = rdb_load_stream(srv, &x.src, temp ? temp : srv->dbs, &libs, 0, &res) == 0;
     *rest = x.src.rest ? x.src.rest : sds_empty();
@@ -199,8 +171,7 @@ bool repl_load_from_socket(server_t *srv, int fd, repl_link_reader_t rd, long lo
         log_msg(LL_WARNING, "The MASTER's RDB is not the %lld bytes it announced", size);
         ok = false;
     }
-    r->loading.active = false;
-    r->loading.rdb_used_mem = NULL;
+    loading_end(srv);
     if (ok && temp) {
         log_msg(LL_NOTICE, "MASTER <-> REPLICA sync: Swapping active DB with loaded DB");
         db_temp_set_swap(srv, temp);
@@ -214,24 +185,4 @@ bool repl_load_from_socket(server_t *srv, int fd, repl_link_reader_t rd, long lo
     *keys = res.keys;
     srv->mstime = util_mstime();
     return ok;
-}
-
-sds repl_loading_info(const server_t *srv, sds s) {
-    if (!repl_loading(srv)) return s;
-    const repl_loading_t *ld = &R(srv)->loading;
-    double perc = ld->total ? (double)ld->loaded * 100 / (double)ld->total : 0;
-    long long elapsed = util_mstime() - ld->start_ms;
-    long long eta = ld->total && ld->loaded ? (long long)((double)elapsed * (double)(ld->total - ld->loaded) /
-                                                          (double)ld->loaded / 1000)
-                                            : 1;
-    return sds_catprintf(s,
-                         "loading_start_time:%lld\r\n"
-                         "loading_total_bytes:%lld\r\n"
-                         "loading_rdb_used_mem:%zu\r\n"
-                         "loading_loaded_bytes:%lld\r\n"
-                         "loading_loaded_perc:%.2f\r\n"
-                         "loading_eta_seconds:%lld\r\n",
-                         ld->start_sec, ld->total,
-                         ld->rdb_used_mem && *ld->rdb_used_mem ? (size_t)*ld->rdb_used_mem : ld->used_mem, ld->loaded,
-                         perc, eta);
 }

@@ -644,5 +644,5 @@ const char *repl_command_refusal(client_t *c, uint32_t flags) {
     if (err || r->link.state == LINK_NONE) return err;
     if (!(flags & CMD_STALE) && repl_serving_stale_refused(srv))
         return "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.";
-    return repl_loading_refusal(srv, flags); /* repl_load.c: -LOADING */
+    return NULL; /* -LOADING: loading.h, after these */
 }

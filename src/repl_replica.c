@@ -318,7 +318,7 @@ static void load_from_socket(server_t *srv) {
         link_abort(srv, NULL);
         return;
     }
-    long long bytes = R(srv)->loading.loaded;
+    long long bytes = srv->load.loaded;
     full_sync_done(srv, keys, bytes, rest, sds_len(rest));
     sds_free(rest);
 }

@@ -124,19 +124,6 @@ typedef struct repl_link {
     int resume_db;                       /* the master client's db when the link went down (a +CONTINUE resumes there) */
 } repl_link_t;
 
-/* --------------------------------------- loading from the socket (repl_load.c) */
-typedef struct repl_loading {
-    bool active;                   /* a repl-diskless-load transfer is being loaded */
-    bool async;                    /* swapdb of the same history: commands see the old data */
-    long long start_sec;           /* unix time (INFO loading_start_time) */
-    long long start_ms;            /* for the ETA */
-    long long total;               /* announced bytes, 0 with an EOF mark */
-    long long loaded;              /* bytes read so far */
-    size_t used_mem;               /* used_memory when it began */
-    const long long *rdb_used_mem; /* the RDB's aux used-mem once read (0 before), while loading */
-    long long last_serve_ms;       /* clients were last served then */
-} repl_loading_t;
-
 /* ------------------------------------------------------------- WAIT */
 typedef struct repl_waiter {
     client_t *c;
@@ -177,7 +164,6 @@ typedef struct repl {
     persist_rdb_done_fn *diskless_done; /* told when that socket child ends (repl_master.c) */
     long long diskless_wait_since_ms;   /* first replica waiting for a diskless fork */
     repl_link_t link;
-    repl_loading_t loading;
     repl_waiter_t *waiters;
     repl_failover_t failover;
     bool getack_pending;        /* a WAIT needs fresh ACKs */

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "child.h"
+#include "loading.h"
 #include "log.h"
 #include "persist.h"
 #include "rdb.h"
@@ -132,8 +133,10 @@ bool repl_sync_file_load(server_t *srv, long long *keys) {
         snprintf(res.err, sizeof(res.err), "%s: %s", path, strerror(errno));
     } else {
         srv->loading = true;
+        loading_begin(srv, false, (long long)f.len); /* the clients get -LOADING meanwhile (loading.h) */
         /* now_ms 0: keys already expired stay; the master's DEL removes them. */
         rc = rdb_load_file(srv, &f, RDB_LOAD_VERIFY, 0, &res);
+        loading_end(srv);
         srv->loading = false;
         rdb_file_close(&f);
     }

@@ -57,6 +57,8 @@ typedef struct db {
     ht *hfe_keys;                /* names of hashes whose fields may have a TTL (hash_ttl.c), or NULL */
     unsigned long hfe_cursor;    /* active field expiry resumes here */
     uint32_t *slot_keys;         /* cluster mode: keys per hash slot (16384 counts), else NULL */
+    ht *replica_ttl_keys;        /* a writable replica's own keys given a TTL (expire.c), or NULL */
+    unsigned long own_cursor;    /* replica_ttl_keys' expiry cycle resumes here */
     server_t *srv;
 } db_t;
 
@@ -110,6 +112,20 @@ typedef struct mem_sample {
     size_t zmalloc_used; /* used_memory at the time of sampling */
     size_t io_buffers;   /* resident bytes of the io_uring engine's mappings (io_engine_memory) */
 } mem_sample_t;
+
+/* loading.c: a load that clients wait for while it runs (the start-up
+ * RDB or AOF, a replica's full sync): they get -LOADING, INFO shows it. */
+typedef struct load_progress {
+    bool active;             /* clients are served meanwhile (loading.h) */
+    bool async;              /* repl-diskless-load swapdb of our own history: reads see the old data */
+    long long start_sec;     /* unix time (INFO loading_start_time) */
+    long long start_ms;      /* for the ETA */
+    long long total;         /* bytes to load, 0 when unknown (an EOF mark) */
+    long long loaded;        /* bytes read so far */
+    long long rdb_used_mem;  /* the RDB's aux used-mem once read, else 0 */
+    long long next_serve;    /* loaded bytes at which clients are served next */
+    long long last_serve_ms; /* when they were last served */
+} load_progress_t;
 
 struct server {
     rl_config_t cfg;   /* every directive's current value */
@@ -191,6 +207,7 @@ struct server {
     struct child *child;                             /* child.c: the one forked child (RDB, AOF rewrite) */
     struct aof *aof;                                 /* aof.c: the append-only file (persist.c creates it) */
     bool loading;                                    /* an RDB/AOF/full-sync load runs: nothing is propagated */
+    load_progress_t load;                            /* loading.c: the load clients wait for, if active */
     struct scripting *scripting;                     /* script.c: Lua states, cached scripts, the running script */
     struct repl *repl;                               /* repl_*.c: replication state (repl_state.h) */
     struct propagate *propagate;                     /* propagate.c: the one write stream to the AOF and replicas */

@@ -155,8 +155,11 @@ int main(int argc, char **argv) {
         srv.daemonized = true;
     }
     if (!server_init(&srv)) {
+        /* A SHUTDOWN while the data loaded is an exit, not a failure. */
+        bool asked = srv.shutdown_asap;
         server_free(&srv);
-        return 1;
+        if (asked) log_msg(LL_WARNING, "redis-like is now ready to exit, bye bye...");
+        return asked ? srv.exit_code : 1;
     }
     server_run(&srv);
     server_free(&srv);

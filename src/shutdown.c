@@ -14,6 +14,7 @@
 #include <strings.h>
 
 #include "config.h"
+#include "loading.h"
 #include "log.h"
 #include "pause.h"
 #include "persist.h"
@@ -114,8 +115,8 @@ void cmd_shutdown(client_t *c) {
         reply_ok(c);
         return;
     }
-    /* A half-loaded dataset is never saved (repl_load.c; Redis's rule too). */
-    if (repl_loading(srv)) flags = (flags & ~SHUTDOWN_FLAG_SAVE) | SHUTDOWN_FLAG_NOSAVE;
+    /* A half-loaded dataset is never saved (loading.h; Redis's rule too). */
+    if (loading_active(srv)) flags = (flags & ~SHUTDOWN_FLAG_SAVE) | SHUTDOWN_FLAG_NOSAVE;
     /* Inside a busy script (SHUTDOWN NOSAVE is what may run then) there is
      * no waiting: the loop the wait needs is the script's. */
     if (script_is_running(srv)) flags |= SHUTDOWN_FLAG_NOW;

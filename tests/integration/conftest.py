@@ -109,21 +109,22 @@ class ServerProcess(benchlib.Server):
     over loopback, which "local" allows; test_debug.py covers "no") and
     $RL_SERVER_ARGS.  Start-up failures raise RuntimeError with the log."""
 
-    def __init__(self, binary, args=(), config_text=None, port=None, launcher=()):
+    def __init__(self, binary, args=(), config_text=None, port=None, launcher=(), wait="loaded"):
         extra = [] if binary == REDIS_SERVER else ["--enable-debug-command", "local"] + EXTRA_ARGS
         super().__init__(binary, extra + list(args), config_text=config_text, port=port, timeout=10,
-                         wait="any", prefix="rl-test-", launcher=launcher)
+                         wait=wait, prefix="rl-test-", launcher=launcher)
 
 
 @pytest.fixture
 def start_server():
     """Factory: start_server(args=(), config_text=None, binary=SERVER,
-    port=None, launcher=()) -> ServerProcess (port: reuse a stopped server's;
-    launcher: a command the server runs under)."""
+    port=None, launcher=(), wait="loaded") -> ServerProcess (port: reuse a
+    stopped server's; launcher: a command the server runs under; wait: until
+    PING gets any reply but -LOADING, or see benchlib.Server)."""
     started = []
 
-    def start(args=(), config_text=None, binary=SERVER, port=None, launcher=()):
-        s = ServerProcess(binary, args, config_text, port, launcher)
+    def start(args=(), config_text=None, binary=SERVER, port=None, launcher=(), wait="loaded"):
+        s = ServerProcess(binary, args, config_text, port, launcher, wait)
         started.append(s)
         return s
 

@@ -11,7 +11,7 @@ new manifest (Redis 7.0's upgrade to the multi-part AOF), then replays it;
 the cut is made in the moved file, and later writes go to an incr file."""
 import subprocess
 
-from conftest import SERVER, aof_file, aof_manifest
+from conftest import SERVER, aof_file, aof_manifest, free_port
 
 
 def cmd(*args):
@@ -65,7 +65,7 @@ def test_partial_command_inside_a_transaction_cuts_before_multi(start_server, tm
 
 def test_transaction_without_exec_refused_when_truncation_is_off(tmp_path):
     (tmp_path / "appendonly.aof").write_bytes(HEAD + TXN)
-    out = subprocess.run([SERVER, "--port", "0", "--save", "", "--dir", str(tmp_path), "--appendonly", "yes",
+    out = subprocess.run([SERVER, "--port", str(free_port()), "--save", "", "--dir", str(tmp_path), "--appendonly", "yes",
                           "--aof-load-truncated", "no"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 1
     assert "Unexpected end of file reading the append only file" in out.stdout + out.stderr

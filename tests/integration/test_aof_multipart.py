@@ -301,7 +301,7 @@ def test_missing_file_named_in_the_manifest_stops_start_up(tmp_path):
     d = tmp_path / "m"
     os.makedirs(d / DIRNAME)
     (d / DIRNAME / "appendonly.aof.manifest").write_text("file appendonly.aof.1.base.rdb seq 1 type b\n")
-    out = subprocess.run([SERVER, "--port", "0", "--dir", str(d), "--appendonly", "yes", "--save", ""],
+    out = subprocess.run([SERVER, "--port", str(free_port()), "--dir", str(d), "--appendonly", "yes", "--save", ""],
                          capture_output=True, text=True, timeout=10)
     assert out.returncode != 0
     assert "appendonly.aof.1.base.rdb" in out.stdout and "No such file" in out.stdout

@@ -4,12 +4,12 @@ fix it names, and must now be refused with the loader's error and a clean
 exit (status 1, no signal, no sanitizer report)."""
 import subprocess
 
-from conftest import SERVER
+from conftest import SERVER, free_port
 
 
 def start_refused(tmp_path, *args):
     """Run the server on the files in tmp_path; it must exit by itself."""
-    out = subprocess.run([SERVER, "--port", "0", "--save", "", "--dir", str(tmp_path)] + list(args),
+    out = subprocess.run([SERVER, "--port", str(free_port()), "--save", "", "--dir", str(tmp_path)] + list(args),
                          capture_output=True, text=True, timeout=60)
     return out.returncode, out.stdout + out.stderr
 

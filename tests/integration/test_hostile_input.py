@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import REDIS_SERVER, ROOT, SERVER, raw_request
+from conftest import REDIS_SERVER, ROOT, SERVER, free_port, raw_request
 from rawresp import RawConn
 
 BIN_DIR = os.path.dirname(os.environ.get("RL_SERVER", os.path.join(ROOT, "src", "x")))
@@ -92,7 +92,7 @@ def test_server_cuts_an_aof_argc_the_file_cannot_hold(start_server, tmp_path):
 def test_server_refuses_an_aof_argc_over_int(tmp_path):
     (tmp_path / "appendonly.aof").write_bytes(b"*3000000000\r\n$3\r\nSET\r\n")
     from conftest import SERVER
-    out = subprocess.run([SERVER, "--port", "0", "--dir", str(tmp_path), "--appendonly", "yes"],
+    out = subprocess.run([SERVER, "--port", str(free_port()), "--dir", str(tmp_path), "--appendonly", "yes"],
                          capture_output=True, text=True, timeout=30, preexec_fn=limited(1024))
     assert out.returncode != 0
     assert "Bad file format reading the append only file" in out.stdout + out.stderr

@@ -63,6 +63,18 @@ def ping_once(port, timeout=0.5):
         return False
 
 
+def loaded_once(port, timeout=0.5):
+    """True when the server on port answers a PING with anything but
+    -LOADING (a reply such as -NOAUTH still says it is up, its data in)."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+            s.sendall(b"PING\r\n")
+            reply = s.recv(64)
+            return bool(reply) and not reply.startswith(b"-LOADING")
+    except OSError:
+        return False
+
+
 def pong_once(port, timeout=0.5):
     """True only on +PONG (a server that is loading answers -LOADING)."""
     try:
@@ -107,7 +119,8 @@ class Server:
     discards them.  config_text: written to dir/test.conf and passed first.
     port: a given port (a restart on a stopped server's port), else a free one.
     launcher: a command the server runs under (e.g. a sandbox that execs it).
-    wait: "pong" waits for +PONG, "any" for any reply to PING, None not at
+    wait: "pong" waits for +PONG, "any" for any reply to PING, "loaded" for
+    any reply but -LOADING (the data loaded at start-up is in), None not at
     all.  ready_seconds is how long it took from spawn.  A server that exits
     or is not ready within timeout raises RuntimeError (with its log).
     """
@@ -140,7 +153,8 @@ class Server:
                                      env=env)
         self.ready_seconds = None
         if wait:
-            self.ready_seconds = self.wait_ready(timeout, pong_once if wait == "pong" else ping_once, t0)
+            probe = {"pong": pong_once, "loaded": loaded_once}.get(wait, ping_once)
+            self.ready_seconds = self.wait_ready(timeout, probe, t0)
 
     def wait_ready(self, timeout, probe=pong_once, t0=None):
         t0 = time.monotonic() if t0 is None else t0

@@ -50,7 +50,7 @@ LAYERS = [
     ("data", "the keyspace",
      "keyspace ttl_index t_hash hash_ttl t_set"),
     ("durability", "write stream, RDB, AOF, replication",
-     "durability_hooks child rdb rdb_stream rdb_load rdb_save aof_manifest aof_encode aof_load aof stream_aof propagate persist repl repl_state repl_backlog repl_diskless "
+     "durability_hooks loading child rdb rdb_stream rdb_load rdb_save aof_manifest aof_encode aof_load aof stream_aof propagate persist repl repl_state repl_backlog repl_diskless "
      "repl_failover repl_info repl_master repl_replica repl_load repl_stream repl_sync_file"),
     ("execution", "what runs or holds commands: eviction, expiry, MULTI, blocking, pause, scripts",
      "evict expire multi blocking pause script_lua script_ldb script script_conv lua_cmsgpack lua_struct lua_cjson lua_bit "
