@@ -117,10 +117,11 @@ typedef struct rl_config {
     long long auto_aof_rewrite_percentage;
     long long auto_aof_rewrite_min_size; /* bytes */
     bool aof_load_truncated;
-    long long rdb_key_save_delay;                    /* us slept per key written by a save or rewrite (tests) */
-    long long key_load_delay;                        /* us slept per key an RDB load adds; -n: 1 us once in n keys (tests) */
-    long long loading_process_events_interval_bytes; /* clients are served each time a load reads this much */
-    int sanitize_dump_payload;                       /* SANITIZE_*: yes checks every RDB blob fully */
+    long long rdb_key_save_delay; /* us slept per key written by a save or rewrite (tests) */
+    long long key_load_delay;     /* us slept per key an RDB load adds; -n: 1 us once in n keys (tests) */
+    int sanitize_dump_payload;    /* SANITIZE_*: yes checks every RDB blob fully */
+    /* clients are served each time a load reads this much (loading.h) */
+    long long loading_process_events_interval_bytes;
     /* memory */
     long long maxmemory;
     long long maxmemory_clients; /* bytes, or -N for N% of maxmemory; 0: no client eviction (client_evict.c) */
