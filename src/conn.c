@@ -446,6 +446,9 @@ static size_t reserve_query_room(client_t *c) {
     size_t readlen = read_size(c, &exact);
     if (len < limit && readlen > limit - len) readlen = limit - len;
     if (sds_avail(c->querybuf) >= readlen) return readlen;
+    /* A first buffer (or one the cron shrank) is made just big enough, as
+     * Redis's: an idle client then holds one read's worth, not two. */
+    if (sds_alloc(c->querybuf) < CLIENT_READ_CHUNK) exact = true;
     size_t need = len + readlen;
     size_t cap = exact ? need : need < QUERYBUF_GREEDY_MAX ? need * 2
                                                            : need + QUERYBUF_GREEDY_MAX;
@@ -504,6 +507,7 @@ static void read_from_client(client_t *c) {
     stats_net_in(&srv->stats, n, c->flags & CLIENT_MASTER);
     c->last_interaction_ms = srv->mstime;
     if (sds_len(c->querybuf) > c->querybuf_peak) c->querybuf_peak = sds_len(c->querybuf);
+    if (sds_len(c->querybuf) > c->querybuf_tick_peak) c->querybuf_tick_peak = sds_len(c->querybuf);
     if (query_over_limit(c)) {
         conn_free(c);
         return;
@@ -527,6 +531,7 @@ static bool query_append(client_t *c, const char *p, size_t n) {
     memcpy(c->querybuf + len, p, n);
     sds_setlen(c->querybuf, len + n);
     if (sds_len(c->querybuf) > c->querybuf_peak) c->querybuf_peak = sds_len(c->querybuf);
+    if (sds_len(c->querybuf) > c->querybuf_tick_peak) c->querybuf_tick_peak = sds_len(c->querybuf);
     if (query_over_limit(c)) {
         conn_free(c);
         return false;
@@ -1001,18 +1006,41 @@ static void client_io(int fd, bool readable, bool writable, void *arg) {
 
 /* ------------------------------------------------------------ cron, info */
 
-/* An idle client keeps no large query buffer: the buffer a burst or a big
- * bulk left behind is released after 2 s of quiet (it grows again on
- * demand), so thousands of idle connections cost little memory. */
+/* The query buffer's free space is given back as Redis 7.0's
+ * clientsCronResizeQueryBuffer does, once it wastes more than 4 KB: all of
+ * it after 2 s of quiet (an idle connection holds no buffer; it grows again
+ * on demand), and while busy the part above the largest input since the
+ * last visit once the buffer is past 32 KB and twice that (a big bulk's
+ * buffer does not stay with a client that now sends small requests). */
 #define QUERYBUF_IDLE_MS 2000
 #define QUERYBUF_KEEP (4 * 1024)
+#define QUERYBUF_RESIZE_THRESHOLD (32 * 1024)
 
-static void shrink_querybuf(client_t *c, long long now) {
-    if (sds_len(c->querybuf) != 0 || sds_alloc(c->querybuf) <= QUERYBUF_KEEP) return;
-    if (now - c->last_interaction_ms < QUERYBUF_IDLE_MS) return;
+static void resize_querybuf(client_t *c, long long now) {
+    size_t len = sds_len(c->querybuf), alloc = sds_alloc(c->querybuf);
+    size_t peak = c->querybuf_tick_peak;
+    c->querybuf_tick_peak = len;
+    if (alloc - len <= QUERYBUF_KEEP) return;
+    if (now - c->last_interaction_ms >= QUERYBUF_IDLE_MS) {
+        if (len == 0) {
+            sds_free(c->querybuf);
+            c->querybuf = sds_empty();
+            c->querybuf_peak = 0;
+        } else {
+            c->querybuf = sds_remove_free(c->querybuf);
+        }
+        return;
+    }
+    if (alloc <= QUERYBUF_RESIZE_THRESHOLD || alloc / 2 <= peak) return;
+    size_t keep = len > peak ? len : peak;
+    /* inside a bulk: room for the rest of it, which is coming */
+    if (c->parser.kind == '*' && c->parser.bulk_len > 0 && (size_t)c->parser.bulk_len + 2 > keep)
+        keep = (size_t)c->parser.bulk_len + 2;
+    if (keep >= alloc) return;
+    sds s = sds_newlen(c->querybuf, len);
+    if (keep > len) s = sds_make_room_exact(s, keep - len);
     sds_free(c->querybuf);
-    c->querybuf = sds_empty();
-    c->querybuf_peak = 0;
+    c->querybuf = s;
 }
 
 /* One client's turn in the cron: shrink its idle query buffer, close it
@@ -1022,7 +1050,7 @@ static void shrink_querybuf(client_t *c, long long now) {
 #define TLS_HANDSHAKE_TIMEOUT_MS 10000
 
 static void cron_client(server_t *srv, client_t *c, long long timeout_ms) {
-    shrink_querybuf(c, srv->mstime);
+    resize_querybuf(c, srv->mstime);
     if (c->tls && !tls_conn_handshake_done(c->tls) && srv->mstime - c->ctime_ms > TLS_HANDSHAKE_TIMEOUT_MS) {
         tls_note_handshake(srv, false);
         log_msg(LL_VERBOSE, "Closing client whose TLS handshake did not finish id=%llu addr=%s",
@@ -1094,6 +1122,9 @@ sds conn_info_string(sds s, client_t *c) {
     events[0] = 'r';
     if (c->flags & CLIENT_IN_WRITE_WAIT) events[1] = 'w';
     size_t qbuf = sds_len(c->querybuf) + c->input_batch_len;
+    /* An empty buffer's few bytes of allocator slack are no buffer: 0, as
+     * Redis shows a buffer its cron gave back. */
+    size_t qbuf_free = sds_len(c->querybuf) == 0 && sds_alloc(c->querybuf) < 16 ? 0 : sds_avail(c->querybuf);
     size_t obl = c->bufpos, oll = 0;
     for (reply_block *b = c->reply_head; b; b = b->next) oll++;
     /* argv-mem: the arguments of the command running (the caller's own
@@ -1108,7 +1139,7 @@ sds conn_info_string(sds s, client_t *c) {
                          (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
                          (now - c->ctime_ms) / 1000, (now - c->last_interaction_ms) / 1000, flags, c->db->id,
                          info.sub, info.psub, info.ssub, info.multi, info.watch,
-                         qbuf, sds_avail(c->querybuf), argv_mem, c->multi_bytes, CLIENT_BUF_SIZE, c->buf_peak, obl, oll, c->reply_bytes, totmem,
+                         qbuf, qbuf_free, argv_mem, c->multi_bytes, CLIENT_BUF_SIZE, c->buf_peak, obl, oll, c->reply_bytes, totmem,
                          events, c->lastcmd ? c->lastcmd->fullname : "NULL", info.user, info.redir, c->resp,
                          c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "");
 }

@@ -93,6 +93,7 @@ struct client {
     size_t input_rest_len;
     size_t input_batch_len; /* while a receive buffer parsed in place runs: its bytes (CLIENT LIST qbuf) */
     size_t querybuf_peak;
+    size_t querybuf_tick_peak; /* the query buffer's longest since the cron's last visit (its resize) */
     resp_parser_t parser;
     int argc;
     robj **argv; /* current request, owned by the parser */

@@ -143,3 +143,44 @@ def test_a_paused_client_counts_as_blocked(start_server, binary):
     c.client_unpause()
     t.join(5)
     assert c.info("clients")["blocked_clients"] == 0 and c.get("k") == "v"
+
+
+def _qbuf_total(admin, name):
+    """qbuf + qbuf-free of the client called name: its query buffer's size
+    (Redis's tests/unit/querybuf.tcl measures it so)."""
+    for c in admin.client_list():
+        if c["name"] == name:
+            return int(c["qbuf"]) + int(c["qbuf-free"]), int(c["idle"])
+    raise AssertionError("no client " + name)
+
+
+@pytest.mark.parametrize("binary", [SERVER, REDIS_SERVER], ids=["ours", "redis"])
+def test_query_buffer_resized_as_redis(start_server, binary):
+    """Redis 7.0's querybuf.tcl on epoll (io_uring parses requests in the
+    shared receive buffers: there a client holds a query buffer only for an
+    unfinished request).  One read's buffer after a small request (16-32
+    KB), none once idle for 2 s; a big request's buffer shrinks back once
+    the requests are small again, but not below the latest peak."""
+    args = ["--io-engine", "epoll"] if binary == SERVER else []
+    s = start_server(args=args, binary=binary)
+    admin = s.client()
+    c = s.client()
+    c.client_setname("test_client")
+    size, _ = _qbuf_total(admin, "test_client")
+    assert 16384 <= size < 32768
+    deadline = time.time() + 10
+    size, idle = _qbuf_total(admin, "test_client")
+    while time.time() < deadline and not (size == 0 and idle >= 3):
+        time.sleep(0.05)
+        size, idle = _qbuf_total(admin, "test_client")
+    assert size == 0 and idle >= 3
+    c.set("x", "A" * 400000)
+    big, _ = _qbuf_total(admin, "test_client")
+    assert big > 32768
+    deadline = time.time() + 2
+    while time.time() < deadline:
+        c.set("x", "A" * 100)
+        if _qbuf_total(admin, "test_client")[0] < big:
+            break
+        time.sleep(0.01)
+    assert 0 < _qbuf_total(admin, "test_client")[0] < big
