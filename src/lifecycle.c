@@ -161,6 +161,26 @@ static void on_signal(int signo, void *arg) {
     server_request_shutdown(srv);
 }
 
+/* SIGTERM or SIGINT while the data loads at start-up (the loop's own
+ * handlers come after it): the load stops at its next step, and the
+ * server exits without saving (loading.h), as Redis's does. */
+static server_t *loading_srv; /* a signal handler takes no argument: the process's one server */
+
+static void on_signal_while_loading(int signo) {
+    loading_srv->shutdown_signal = signo;
+    loading_srv->shutdown_asap = true;
+}
+
+static void catch_signals_while_loading(server_t *srv) {
+    loading_srv = srv;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal_while_loading;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+}
+
 /* `supervised`: which manager, told that the dataset is being loaded
  * (systemd shows it as the unit's status). */
 static void start_supervision(server_t *srv) {
@@ -305,7 +325,13 @@ bool server_init(server_t *srv) {
     /* Listening before the load, as Redis does: a client that connects
      * meanwhile gets -LOADING, INFO shows the progress (loading.h). */
     if (!listeners_open(srv)) return false;
-    if (!persist_load_at_startup(srv)) return false;
+    catch_signals_while_loading(srv);
+    if (!persist_load_at_startup(srv)) {
+        if (srv->shutdown_signal)
+            log_msg(LL_WARNING, "Received %s during loading, shutting down without saving.",
+                    srv->shutdown_signal == SIGINT ? "SIGINT" : "SIGTERM");
+        return false;
+    }
     server_set_proc_title(srv, NULL);
     srv->hz = (int)srv->cfg.hz;
     srv->cron_timer = evloop_timer_add(srv->loop, 1000000 / srv->hz, server_cron, srv);

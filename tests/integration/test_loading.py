@@ -268,3 +268,19 @@ def test_replica_disk_load_answers_loading(start_server, master_bin):
     assert c.info()["loading"] == "0"
     with pytest.raises(redis.exceptions.ReadOnlyError):
         sc.set("x", "y")
+
+
+def test_sigterm_while_loading_exits_without_saving(start_server, rdb_file, tmp_path):
+    """Redis 7.0 exits at once, status 0, on SIGTERM during the start-up
+    load (its loop's handlers are not there yet)."""
+    import signal
+    d = _with_rdb(tmp_path, rdb_file)
+    path = os.path.join(d, "dump.rdb")
+    before = (os.path.getsize(path), os.path.getmtime(path))
+    s = start_server(args=["--dir", d, "--save", "900 1"] + SLOW, wait=None)
+    c = Raw(s.port)
+    assert c.info()["loading"] == "1"
+    s.proc.send_signal(signal.SIGTERM)
+    assert s.proc.wait(timeout=20) == 0
+    assert (os.path.getsize(path), os.path.getmtime(path)) == before
+    assert "Received SIGTERM during loading" in s.read_log()
