@@ -284,3 +284,21 @@ def test_sigterm_while_loading_exits_without_saving(start_server, rdb_file, tmp_
     assert s.proc.wait(timeout=20) == 0
     assert (os.path.getsize(path), os.path.getmtime(path)) == before
     assert "Received SIGTERM during loading" in s.read_log()
+
+
+def test_interval_setting_as_redis(server, redis_ref):
+    """loading-process-events-interval-bytes: Redis 7.0's range and texts."""
+    out = []
+    for s in (server, redis_ref):
+        c = s.client()
+        got = []
+        for v in ("1000", "2mb", "4096", "-1", "2147483648"):
+            try:
+                got.append(c.config_set("loading-process-events-interval-bytes", v))
+            except redis.exceptions.ResponseError as e:
+                got.append(str(e))
+        got.append(c.config_get("loading-process-events-interval-bytes"))
+        c.config_set("loading-process-events-interval-bytes", "2097152")
+        out.append(got)
+    assert out[0] == out[1]
+    assert out[0][-1] == {"loading-process-events-interval-bytes": "4096"}
