@@ -40,6 +40,7 @@ static void conn_hook_client_freed(client_t *c) {
 
 static void conn_hook_run_request(client_t *c) {
     if (c->argc > 0) dispatch_process(c);
+    else if (c->flags & CLIENT_REPLICA) repl_replica_newline(c); /* repl.h: a loading replica's keepalive */
     /* the offset moves past the applied request (not one a pause holds) */
     if ((c->flags & (CLIENT_MASTER | CLIENT_PAUSED)) == CLIENT_MASTER) repl_master_applied(c);
     /* Serve clients blocked on keys this command wrote, before anyone

@@ -9,7 +9,7 @@
 #include "conn.h"
 #include "util.h"
 
-void loading_begin(server_t *srv, bool async, long long total) {
+void loading_begin(server_t *srv, bool async, long long total, loading_keepalive_fn *keepalive) {
     load_progress_t *ld = &srv->load;
     memset(ld, 0, sizeof(*ld));
     ld->active = true;
@@ -18,7 +18,8 @@ void loading_begin(server_t *srv, bool async, long long total) {
     ld->start_sec = ld->start_ms / 1000;
     ld->total = total > 0 ? total : 0;
     ld->next_serve = srv->cfg.loading_process_events_interval_bytes;
-    ld->last_serve_ms = ld->start_ms;
+    ld->last_serve_ms = ld->keepalive_ms = ld->start_ms;
+    ld->keepalive = keepalive;
     srv->rdb_last_load_keys_loaded = srv->rdb_last_load_keys_expired = 0; /* counted as it goes, as in Redis */
 }
 
@@ -32,6 +33,10 @@ void loading_serve(server_t *srv) {
     srv->mstime = util_mstime();
     ld->last_serve_ms = srv->mstime;
     ld->next_serve = ld->loaded + srv->cfg.loading_process_events_interval_bytes;
+    if (ld->keepalive && srv->mstime - ld->keepalive_ms >= 1000) {
+        ld->keepalive_ms = srv->mstime;
+        ld->keepalive(srv);
+    }
     conn_serve_while_busy(srv, NULL);
 }
 

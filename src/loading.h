@@ -22,8 +22,11 @@
 
 /* A load of total bytes (0: unknown) begins; async: repl-diskless-load
  * swapdb of our own history, where reads see the old data and only
- * "no-async-loading" commands are refused. */
-void loading_begin(server_t *srv, bool async, long long total);
+ * "no-async-loading" commands are refused.  keepalive (or NULL) is called
+ * about once a second while the clients are served (a replica's newline
+ * to its master, which then knows it alive). */
+typedef void loading_keepalive_fn(server_t *srv);
+void loading_begin(server_t *srv, bool async, long long total, loading_keepalive_fn *keepalive);
 void loading_end(server_t *srv);
 static inline bool loading_active(const server_t *srv) { return srv->load.active; }
 static inline bool loading_async(const server_t *srv) { return srv->load.active && srv->load.async; }

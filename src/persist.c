@@ -314,7 +314,7 @@ bool persist_reload_aof(server_t *srv) {
 
 bool persist_load_at_startup(server_t *srv) {
     srv->loading = true;
-    loading_begin(srv, false, 0); /* the clients get -LOADING meanwhile (loading.h) */
+    loading_begin(srv, false, 0, NULL); /* the clients get -LOADING meanwhile (loading.h) */
     bool ok;
     if (srv->cfg.appendonly) {
         long long start = util_ustime();

@@ -65,6 +65,9 @@ const char *repl_write_refusal(server_t *srv, const client_t *caller);
 
 /* conn.c hooks. */
 void repl_client_freed(client_t *c);
+/* An empty line from a replica of ours: a loading replica's keepalive
+ * (Redis's), which counts as an acknowledgement for repl-timeout. */
+void repl_replica_newline(client_t *c);
 /* The master link's parser consumed bytes [p, p+len) (part or all of a
  * request); after the request ran, repl_master_applied moves the offset
  * over all of it and hands the bytes to our backlog and sub-replicas. */

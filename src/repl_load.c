@@ -141,7 +141,7 @@ static void drop_loaded(server_t *srv, db_t *temp) {
 }
 
 bool repl_load_from_socket(server_t *srv, int fd, repl_link_reader_t rd, long long size, const char *eof_mark,
-                           sds *rest, long long *keys) {
+                           sds *rest, long long *keys, loading_keepalive_fn *keepalive) {
     repl_t *r = R(srv);
     bool swapdb = srv->cfg.repl_diskless_load == REPL_DISKLESS_LOAD_SWAPDB;
     /* Same history: the old data is an earlier point of what arrives. */
@@ -158,7 +158,7 @@ bool repl_load_from_socket(server_t *srv, int fd, repl_link_reader_t rd, long lo
     x.src.left = size; /* -1 with an EOF mark */
     rdb_libs_t libs = {0};
     rdb_load_result_t res = {0};
-    loading_begin(srv, async, size);
+    loading_begin(srv, async, size, keepalive);
     /* now_ms 0: keys already expired stay; the master's DEL removes them. */
     bool ok = rdb_load_stream(srv, &x.src, temp ? temp : srv->dbs, &libs, 0, &res) == 0;
     *rest = x.src.rest ? x.src.rest : sds_empty();

@@ -386,6 +386,10 @@ void cmd_psync(client_t *c) { sync_generic(c, true); }
 
 /* ------------------------------------------------------------ REPLCONF */
 
+void repl_replica_newline(client_t *c) {
+    if (c->repl) c->repl->ack_ms = c->srv->mstime;
+}
+
 /* fack: the offset the replica's AOF has fsynced (Redis 7.2), -1 = none sent. */
 static void got_ack(server_t *srv, repl_replica_t *rep, long long off, long long fack) {
     if (off > rep->ack_off) rep->ack_off = off;

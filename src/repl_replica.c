@@ -306,13 +306,21 @@ static void full_sync_done(server_t *srv, long long keys, long long bytes, const
     replica_send_ack(srv); /* a diskless master starts the stream at this ACK */
 }
 
+/* While the master's RDB loads, a newline to the master once a second, as
+ * Redis's replicas send: it is the master's sign that we are alive (its
+ * repl-timeout would otherwise end a long load's link). */
+static void ping_master_while_loading(server_t *srv) {
+    repl_link_t *l = L(srv);
+    if (l->fd >= 0) (void)link_write(l, "\n", 1);
+}
+
 /* repl-diskless-load (repl_load.c): the payload is loaded as it arrives. */
 static void load_from_socket(server_t *srv) {
     repl_link_t *l = L(srv);
     sds rest = NULL;
     long long keys = 0;
     bool ok = repl_load_from_socket(srv, l->fd, link_read, l->transfer_size, l->transfer_size < 0 ? l->eof_mark : NULL, &rest,
-                                    &keys);
+                                    &keys, ping_master_while_loading);
     if (!ok) {
         sds_free(rest);
         link_abort(srv, NULL);
@@ -341,7 +349,7 @@ static void load_sync_file(server_t *srv, long long rdb_len) {
     flush_old_data(srv);
     log_msg(LL_NOTICE, "MASTER <-> REPLICA sync: Loading DB in memory");
     long long keys = 0;
-    if (!repl_sync_file_load(srv, &keys)) {
+    if (!repl_sync_file_load(srv, &keys, ping_master_while_loading)) {
         for (int i = 0; i < srv->dbnum; i++) db_empty(&srv->dbs[i]);
         link_abort(srv, NULL);
         return;

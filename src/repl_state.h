@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "loading.h"
 #include "persist.h"
 #include "repl.h"
 
@@ -212,7 +213,7 @@ bool repl_load_wanted(server_t *srv);
  * bytes); EAGAIN only once nothing is buffered, so polling fd is right. */
 typedef ssize_t (*repl_link_reader_t)(repl_link_t *l, void *buf, size_t n);
 bool repl_load_from_socket(server_t *srv, int fd, repl_link_reader_t rd, long long size, const char *eof_mark,
-                           sds *rest, long long *keys);
+                           sds *rest, long long *keys, loading_keepalive_fn *keepalive);
 
 /* repl_sync_file.c: repl-diskless-load disabled.  open: a new temp file
  * (false: logged).  write: append a chunk (false: logged, the caller
@@ -223,7 +224,7 @@ bool repl_load_from_socket(server_t *srv, int fd, repl_link_reader_t rd, long lo
 bool repl_sync_file_open(server_t *srv);
 bool repl_sync_file_write(server_t *srv, const char *p, size_t len);
 bool repl_sync_file_install(server_t *srv, long long rdb_len);
-bool repl_sync_file_load(server_t *srv, long long *keys);
+bool repl_sync_file_load(server_t *srv, long long *keys, loading_keepalive_fn *keepalive);
 void repl_sync_file_discard(repl_link_t *l);
 /* Master: written is called when a BGSAVE for replicas wrote dbfilename;
  * the cron removes that file under rdb-del-sync-files once unused. */

@@ -124,7 +124,7 @@ fail:
     return false;
 }
 
-bool repl_sync_file_load(server_t *srv, long long *keys) {
+bool repl_sync_file_load(server_t *srv, long long *keys, loading_keepalive_fn *keepalive) {
     sds path = server_path(srv, srv->cfg.dbfilename);
     rdb_file_t f;
     rdb_load_result_t res = {0};
@@ -133,7 +133,7 @@ bool repl_sync_file_load(server_t *srv, long long *keys) {
         snprintf(res.err, sizeof(res.err), "%s: %s", path, strerror(errno));
     } else {
         srv->loading = true;
-        loading_begin(srv, false, (long long)f.len); /* the clients get -LOADING meanwhile (loading.h) */
+        loading_begin(srv, false, (long long)f.len, keepalive); /* the clients get -LOADING meanwhile (loading.h) */
         /* now_ms 0: keys already expired stay; the master's DEL removes them. */
         rc = rdb_load_file(srv, &f, RDB_LOAD_VERIFY, 0, &res);
         loading_end(srv);

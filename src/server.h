@@ -116,15 +116,17 @@ typedef struct mem_sample {
 /* loading.c: a load that clients wait for while it runs (the start-up
  * RDB or AOF, a replica's full sync): they get -LOADING, INFO shows it. */
 typedef struct load_progress {
-    bool active;             /* clients are served meanwhile (loading.h) */
-    bool async;              /* repl-diskless-load swapdb of our own history: reads see the old data */
-    long long start_sec;     /* unix time (INFO loading_start_time) */
-    long long start_ms;      /* for the ETA */
-    long long total;         /* bytes to load, 0 when unknown (an EOF mark) */
-    long long loaded;        /* bytes read so far */
-    long long rdb_used_mem;  /* the RDB's aux used-mem once read, else 0 */
-    long long next_serve;    /* loaded bytes at which clients are served next */
-    long long last_serve_ms; /* when they were last served */
+    bool active;                      /* clients are served meanwhile (loading.h) */
+    bool async;                       /* repl-diskless-load swapdb of our own history: reads see the old data */
+    long long start_sec;              /* unix time (INFO loading_start_time) */
+    long long start_ms;               /* for the ETA */
+    long long total;                  /* bytes to load, 0 when unknown (an EOF mark) */
+    long long loaded;                 /* bytes read so far */
+    long long rdb_used_mem;           /* the RDB's aux used-mem once read, else 0 */
+    long long next_serve;             /* loaded bytes at which clients are served next */
+    long long last_serve_ms;          /* when they were last served */
+    void (*keepalive)(server_t *srv); /* called about once a second meanwhile, or NULL */
+    long long keepalive_ms;           /* when it was last called */
 } load_progress_t;
 
 struct server {

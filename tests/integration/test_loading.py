@@ -7,6 +7,7 @@ against Debian's redis-server 7.0.15 on the same RDB file; key-load-delay
 slows the load down (CONFIG SET key-load-delay 0, allowed while loading,
 ends it quickly), as Redis's own tests do."""
 import os
+import re
 import shutil
 import socket
 import time
@@ -302,3 +303,32 @@ def test_interval_setting_as_redis(server, redis_ref):
         out.append(got)
     assert out[0] == out[1]
     assert out[0][-1] == {"loading-process-events-interval-bytes": "4096"}
+
+
+@pytest.mark.parametrize("master_bin,replica_bin,load", [
+    (SERVER, SERVER, "disabled"), (SERVER, SERVER, "on-empty-db"),
+    (REDIS_SERVER, SERVER, "disabled"), (SERVER, REDIS_SERVER, "disabled")],
+    ids=["ours-disk", "ours-socket", "redis-master", "redis-replica"])
+def test_loading_replica_keeps_its_link_past_repl_timeout(start_server, master_bin, replica_bin, load):
+    """A load longer than the master's repl-timeout: the replica sends a
+    newline each second meanwhile (Redis's keepalive), which a master (ours
+    as Redis's) takes as an acknowledgement, so the link stays.  (A
+    disk-based master times a silent replica out once the file is sent.)"""
+    def args(binary, extra):
+        return extra + (["--enable-debug-command", "yes"] if binary == REDIS_SERVER else [])
+    m = start_server(args=args(master_bin, ["--repl-timeout", "2", "--repl-diskless-sync", "no"]), binary=master_bin)
+    mc = m.client()
+    mc.execute_command("DEBUG", "POPULATE", 50000)
+    s = start_server(args=args(replica_bin, ["--repl-diskless-load", load, "--key-load-delay", "60",
+                                             "--loading-process-events-interval-bytes", "1024"]),
+                     binary=replica_bin)
+    sc = s.client()
+    sc.replicaof("127.0.0.1", m.port)
+    wait_for(lambda: sc.info("persistence")["loading"] == 1, timeout=30, what="the replica's load")
+    time.sleep(3.5)  # past repl-timeout, still loading
+    assert sc.info("persistence")["loading"] == 1
+    sc.config_set("key-load-delay", "0")
+    wait_link_up(sc, 30)
+    assert sc.dbsize() == 50000
+    assert mc.info("replication")["connected_slaves"] == 1
+    assert not re.search(r"lost \(timeout\)|timedout", m.read_log())  # ours, Redis's words
