@@ -64,8 +64,8 @@ def test_every_default_matches_redis(start_server):
     assert set(mine) - set(theirs) == EXTRA
     allocator = ours.info("memory")["mem_allocator"]
     different = dict(DIFFERENT)
-    if allocator.startswith("ebbmalloc"):
-        different["activedefrag"] = "on by default with ebbmalloc (docs/configuration.md)"
+    if allocator.startswith(("ebbmalloc", "jemalloc")):
+        different["activedefrag"] = "on by default with ebbmalloc and jemalloc (docs/configuration.md)"
     for name in sorted(set(mine) & set(theirs)):
         if name in different:
             continue
