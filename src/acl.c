@@ -232,6 +232,7 @@ static bool plain_range_keys(const acl_cmd_info_t *ki, const command_t *cmd, int
     else if (!ki->klimit) last = argc + ki->klast;
     else last = first + ((argc - first) / ki->klimit + ki->klast);
     *n = 0;
+    if (first >= argc || last < first || last >= argc) return true; /* no key here: none at all */
     for (int i = first; i <= last; i += ki->kstep) {
         if (i >= argc) {
             if (cmd->arity < 0) continue;

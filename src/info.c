@@ -254,7 +254,7 @@ static sds sec_stats(server_t *srv, sds s) {
                       "expire_cycle_cpu_milliseconds:%lld\r\n"
                       "evicted_keys:%lld\r\n"
                       "evicted_clients:%lld\r\n"
-                      "evicted_scripts:0\r\n" /* 7.4 evicts EVAL scripts past 500; we keep them */
+                      "evicted_scripts:%lld\r\n" /* script.c: EVAL scripts past 500 (7.4) */
                       "total_eviction_exceeded_time:%lld\r\n"
                       "current_eviction_exceeded_time:%lld\r\n"
                       "keyspace_hits:%lld\r\n"
@@ -294,7 +294,7 @@ static sds sec_stats(server_t *srv, sds s) {
                       st->net_output_bytes, st->net_repl_input_bytes, st->net_repl_output_bytes,
                       ring_avg(st->net_in_samples) / 1024.0, ring_avg(st->net_out_samples) / 1024.0,
                       ring_avg(st->net_repl_in_samples) / 1024.0, ring_avg(st->net_repl_out_samples) / 1024.0,
-                      st->rejected_conn, sync_full, sync_ok, sync_err, st->expired_subkeys, st->expiredkeys, st->expire_cycle_cpu_us / 1000, st->evictedkeys, st->evictedclients, evict_exceeded_total_ms(srv), evict_exceeded_current_ms(srv), st->keyspace_hits,
+                      st->rejected_conn, sync_full, sync_ok, sync_err, st->expired_subkeys, st->expiredkeys, st->expire_cycle_cpu_us / 1000, st->evictedkeys, st->evictedclients, st->evictedscripts, evict_exceeded_total_ms(srv), evict_exceeded_current_ms(srv), st->keyspace_hits,
                       st->keyspace_misses, pubsub_channel_count(srv), pubsub_pattern_count(srv), pubsub_shard_channel_count(srv),
                       child_latest_fork_usec(srv), child_total_forks(srv), /* child.c */
                       ds.hits, ds.misses, ds.key_hits, ds.key_misses, ds.total_time_ms, ds.current_time_ms,

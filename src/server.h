@@ -73,6 +73,7 @@ typedef struct server_stats {
     long long expired_stale_perc;
     long long evictedkeys;
     long long evictedclients; /* client_evict.c: maxmemory-clients */
+    long long evictedscripts; /* script.c: EVAL scripts past 500 (Redis 7.4) */
     long long keyspace_hits, keyspace_misses;
     long long net_input_bytes, net_output_bytes; /* every byte, replication's included */
     /* of those, replication's (Redis 7.0 counts them in both): the RDB

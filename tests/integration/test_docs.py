@@ -72,7 +72,7 @@ NOT_SETTINGS = {
     "slow-clocksource", "xen-clocksource",  # --check-system's checks
     "redis-like-benchmark", "redis-server",  # programs
     "active-time", "lib-name", "lib-ver", "qbuf-free",  # XINFO and CLIENT LIST fields
-    "sanitize-payload",  # an ACL rule
+    "sanitize-payload", "skip-sanitize-payload",  # ACL rules
 }
 
 # Settings of Redis 7.2/7.4 that docs/compatibility-74.md names as missing:
