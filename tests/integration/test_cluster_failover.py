@@ -171,7 +171,10 @@ def test_manual_failover_loses_no_acknowledged_write(start_server, kinds):
     assert "Manual failover requested by replica %s" % rid in log_text(old)
     assert "All master replication stream processed, manual failover can start." in log_text(replica)
     # The old master follows the new one and gets every write.
-    wait_until(lambda: old.client().get(key) == str(final), timeout=10, what="the old master caught up")
+    ro = redis.Redis(host="127.0.0.1", port=old.port, single_connection_client=True, decode_responses=True)
+    ro.execute_command("READONLY")
+    wait_until(lambda: ro.get(key) == str(final), timeout=10, what="the old master caught up")
+    ro.close()
 
 
 def test_manual_failover_times_out_and_lifts_the_pause(start_server):
