@@ -88,11 +88,11 @@ def cluster_of(start_server, kinds, timeout_ms=3000, replica_extra=()):
 
 def key_of(node):
     """A key whose slot node serves."""
-    return key_of_with(node.client(), node)
+    return key_of_with(node.client())
 
 
-def owned_slots(node):
-    me = [line for line in nodes_lines(node) if "myself" in line][0].split()
+def owned_slots(c):
+    me = [line for line in c.execute_command("CLUSTER", "NODES").splitlines() if "myself" in line][0].split()
     slots = set()
     for r in me[8:]:
         if r.startswith("["):
@@ -183,13 +183,14 @@ def test_manual_failover_times_out_and_lifts_the_pause(start_server):
     them through at CLUSTER_MF_TIMEOUT (5 s), the roles unchanged."""
     masters, replica = cluster_of(start_server, (SERVER, SERVER, SERVER, SERVER))
     old = masters[0]
-    c = old.client()
-    c.config_set("requirepass", "s3cret")
-    c = redis.Redis(host="127.0.0.1", port=old.port, password="s3cret", socket_timeout=15)
+    oid, rid = myid(old), myid(replica)
+    old.client().config_set("requirepass", "s3cret")
+    c = redis.Redis(host="127.0.0.1", port=old.port, password="s3cret", socket_timeout=15, decode_responses=True)
     c.execute_command("CLIENT", "KILL", "TYPE", "replica")
     wait_until(lambda: replica.client().info("replication")["master_link_status"] == "down", timeout=5,
                what="the replica's link down")
-    key = key_of_with(c, old)
+    key = key_of_with(c)
+    c.set(key, 0)      # a write the replica does not have
     t0 = time.monotonic()
     assert replica.client().execute_command("CLUSTER", "FAILOVER") == "OK"
     time.sleep(0.3)
@@ -197,12 +198,12 @@ def test_manual_failover_times_out_and_lifts_the_pause(start_server):
     held = time.monotonic() - t0
     assert 4.0 < held < 8.0, held
     assert "Manual failover timed out." in log_text(replica)
-    assert master_of(replica, myid(replica)) == myid(old)
+    assert master_of(replica, rid) == oid
     assert c.incr(key) == 2 and time.monotonic() - t0 < held + 1
 
 
-def key_of_with(c, node):
-    slots = owned_slots(node)
+def key_of_with(c):
+    slots = owned_slots(c)
     for i in range(100000):
         if int(c.execute_command("CLUSTER", "KEYSLOT", "mf:%d" % i)) in slots:
             return "mf:%d" % i
