@@ -91,8 +91,9 @@ typedef struct cluster_bus {
     long long mf_master_offset;
     bool mf_can_start, mf_unhold;
     cluster_node_t *mf_replica;
-    /* Why the last election could not start (logged once per reason). */
+    /* Why the last election could not start, and when that was logged. */
     int cant_failover_reason;
+    long long cant_failover_logged;
 } cluster_bus_t;
 
 static void link_free(cluster_link_t *l);
@@ -670,9 +671,19 @@ static bool replica_data_too_old(server_t *srv) {
 enum { CANT_FAILOVER_NONE = 0,
        CANT_FAILOVER_DATA_AGE };
 
-static void log_cant_failover(cluster_bus_t *bus, int reason) {
-    if (bus->cant_failover_reason == reason) return;
+/* As Redis: a reason is logged again after 5 minutes, and not while the
+ * master has been failing for less than the node timeout + 5 s (the log
+ * is for replicas stalled a long time). */
+static void log_cant_failover(server_t *srv, int reason) {
+    cluster_bus_t *bus = srv->cluster->bus;
+    cluster_node_t *master = srv->cluster->myself->replicaof;
+    long long now = util_mstime();
+    if (reason == bus->cant_failover_reason && now - bus->cant_failover_logged < 300000) return;
     bus->cant_failover_reason = reason;
+    if (reason == CANT_FAILOVER_NONE) return;
+    if (master && (master->flags & CNODE_FAIL) && now - master->fail_time < srv->cfg.cluster_node_timeout + 5000)
+        return;
+    bus->cant_failover_logged = now;
     if (reason == CANT_FAILOVER_DATA_AGE)
         log_msg(LL_NOTICE, "Currently unable to failover: Disconnected from master for longer than allowed. Please "
                            "check the 'cluster-replica-validity-factor' configuration option.");
@@ -694,10 +705,10 @@ static void election_cron(server_t *srv) {
     if (!(master->flags & CNODE_FAIL) && !manual) return;
     if (srv->cfg.cluster_replica_no_failover && !manual) return;
     if (!manual && replica_data_too_old(srv)) {
-        log_cant_failover(bus, CANT_FAILOVER_DATA_AGE);
+        log_cant_failover(srv, CANT_FAILOVER_DATA_AGE);
         return;
     }
-    log_cant_failover(bus, CANT_FAILOVER_NONE);
+    log_cant_failover(srv, CANT_FAILOVER_NONE);
     if (bus->auth_time == 0 || now - bus->auth_time > retry) {
         bus->auth_time = bus->mf_end ? now : now + 500 + random() % 500 + replica_rank(srv, master) * 1000;
         bus->auth_sent = false;

@@ -231,9 +231,10 @@ def test_replica_validity_factor_keeps_a_stale_replica_from_failing_over(start_s
     others = masters[1:]
     wait_until(lambda: all("fail" in [line for line in nodes_lines(n) if line.startswith(oid)][0].split()[2]
                            for n in others), timeout=10, what="the master failing")
-    time.sleep(4)      # election delay and a vote round
+    # Logged once the master has been failing for the node timeout + 5 s.
+    wait_until(lambda: "check the 'cluster-replica-validity-factor' configuration option" in log_text(replica),
+               timeout=10, what="the replica saying why it does not fail over")
     assert master_of(replica, rid) == oid
-    assert "cluster-replica-validity-factor" in log_text(replica)
     replica.client().config_set("cluster-replica-validity-factor", "0")
     wait_until(lambda: all(master_of(n, rid) == "-" for n in others + [replica]), timeout=15,
                what="the replica promoted once any data will do")
