@@ -241,17 +241,20 @@ def test_replica_validity_factor_keeps_a_stale_replica_from_failing_over(start_s
     wait_until(lambda: states_ok(others + [replica]), timeout=5, what="cluster ok again")
 
 
-def test_replica_migrates_to_an_orphaned_master(start_server):
+@pytest.mark.parametrize("master_bin,replica_bin", [(SERVER, SERVER), (SERVER, REDIS_SERVER), (REDIS_SERVER, SERVER)],
+                         ids=["ours", "redis-replicas", "redis-masters"])
+def test_replica_migrates_to_an_orphaned_master(start_server, master_bin, replica_bin):
     """3 masters; A with 2 replicas, B and C with 1.  B's only replica dies:
     after FAIL and the migration delay, the replica of A with the smaller
-    ID (and only it) becomes B's; C's replica stays."""
-    masters = [start_node(start_server, SERVER, 1000) for _ in range(3)]
+    ID (and only it) becomes B's; C's replica stays.  Mixed: Redis's
+    replicas migrate to our masters, ours to Redis's."""
+    masters = [start_node(start_server, master_bin, 1000) for _ in range(3)]
     create(masters)
     wait_until(lambda: converged(masters) and states_ok(masters), timeout=15, what="three masters agreeing")
     a, b, c = masters
     reps = {}
     for name, m in (("a1", a), ("a2", a), ("b1", b), ("c1", c)):
-        reps[name] = start_node(start_server, SERVER, 1000)
+        reps[name] = start_node(start_server, replica_bin, 1000)
         add_replica(reps[name], m, masters[1])
     everyone = masters + list(reps.values())
     wait_until(lambda: converged(everyone) and states_ok(everyone), timeout=20, what="seven nodes agreeing",
@@ -274,4 +277,4 @@ def test_replica_migrates_to_an_orphaned_master(start_server):
     wait_until(lambda: moved.client().info("replication").get("master_port") == b.port and
                moved.client().info("replication").get("master_link_status") == "up", timeout=10,
                what="the migrated replica synced with B")
-    assert "Migrating to orphaned master %s" % bid in log_text(moved)
+    assert "Migrating to orphaned master %s" % bid in log_text(moved)    # Redis's words too
