@@ -33,6 +33,11 @@ void repl_after_aof_flush(server_t *srv);
 /* The replication offset: the stream fed so far (with AOF on and no
  * stream, one per write: WAITAOF counts in it). */
 long long repl_offset(const server_t *srv);
+/* A cluster manual failover (cluster_bus.c) holds the stream still while
+ * this master is paused: no PING and no GETACK fed to the replicas, so the
+ * offset it told the replica stays the one to reach (Redis skips them
+ * then too). */
+void repl_hold_stream(server_t *srv, bool on);
 
 /* ----------------------------------------------------- the write stream */
 /* Whether writes must be fed to the stream (a backlog exists: some replica

@@ -586,7 +586,7 @@ void cmd_waitaof(client_t *c) {
 
 static void ping_replicas(server_t *srv) {
     repl_t *r = R(srv);
-    if (r->link.state != LINK_NONE || !r->backlog || !r->replicas) return;
+    if (r->link.state != LINK_NONE || !r->backlog || !r->replicas || r->stream_held) return;
     if (srv->mstime - r->last_ping_ms < srv->cfg.repl_ping_replica_period * 1000) return;
     r->last_ping_ms = srv->mstime;
     static const char ping[] = "*1\r\n$4\r\nPING\r\n";

@@ -181,6 +181,7 @@ typedef struct repl {
     repl_waiter_t *waiters;
     repl_failover_t failover;
     bool getack_pending;        /* a WAIT needs fresh ACKs */
+    bool stream_held;           /* repl_hold_stream: no PING or GETACK fed now */
     long long aof_fsynced;      /* our AOF's fsynced offset as last read (WAITAOF; -1 AOF off) */
     long long last_cron_sec_ms; /* once-a-second work */
     long long last_ping_ms;     /* last PING fed to replicas */
