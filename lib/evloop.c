@@ -199,7 +199,10 @@ int evloop_run(evloop_t *loop) {
             continue;
         }
         if (poll || loop->next_round_pending || timer_due(loop)) {
-            if (event_base_loop(loop->base, EVLOOP_NONBLOCK) < 0) return -1;
+            /* one pass (ONCE): a socket still ready, a listener with more
+             * connections waiting, is served by the next round, after the
+             * ring's work (libevent alone would poll again at once) */
+            if (event_base_loop(loop->base, EVLOOP_NONBLOCK | EVLOOP_ONCE) < 0) return -1;
         } else {
             run_before_sleep_only(loop);
         }
