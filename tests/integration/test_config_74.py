@@ -179,9 +179,10 @@ def cycles(c):
     return c.info("stats")["eventloop_cycles"]
 
 
-def rounds_to_accept(s, n):
-    """Loop rounds the server takes to accept n connections that wait in
-    the backlog while it sleeps; the sockets are returned open."""
+def rounds_to_accept(s, n, port=None):
+    """Loop rounds the server takes to accept n connections (to port, the
+    server's own by default) that wait in the backlog while it sleeps; the
+    sockets are returned open."""
     c, sleeper = s.client(), s.client()
     sleeper.execute_command("CLIENT", "ID")
     before_clients = 2
@@ -194,7 +195,7 @@ def rounds_to_accept(s, n):
     t.start()
     time.sleep(0.1)                                   # the loop is asleep in the command
     for _ in range(n):
-        socks.append(socket.create_connection(("127.0.0.1", s.port), timeout=5))
+        socks.append(socket.create_connection(("127.0.0.1", port or s.port), timeout=5))
     t.join()
     deadline = time.time() + 10
     while c.info("clients")["connected_clients"] < before_clients + n and time.time() < deadline:
