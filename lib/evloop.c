@@ -231,6 +231,11 @@ void evloop_set_round_hook(evloop_t *loop, evloop_round_fn *fn, void *arg) {
 
 void evloop_round_begin(evloop_t *loop) { round_begin(loop); }
 
+void evloop_round_next(evloop_t *loop) {
+    round_end(loop);
+    round_begin(loop);
+}
+
 const char *evloop_backend(evloop_t *loop) { return event_base_get_method(loop->base); }
 
 void evloop_set_before_sleep(evloop_t *loop, evloop_fn *fn, void *arg) {

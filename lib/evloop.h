@@ -73,6 +73,9 @@ int evloop_set_sleeper(evloop_t *loop, evloop_sleep_fn *fn, void *arg);
 typedef void evloop_round_fn(void *arg, long long duration_us);
 void evloop_set_round_hook(evloop_t *loop, evloop_round_fn *fn, void *arg);
 void evloop_round_begin(evloop_t *loop);
+/* A round ends and the next begins at once, without a sleep (the io_uring
+ * engine's busy rounds, back to back inside the before-sleep hook). */
+void evloop_round_next(evloop_t *loop);
 
 const char *evloop_backend(evloop_t *loop); /* "epoll", ... */
 

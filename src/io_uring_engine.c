@@ -571,6 +571,7 @@ bool io_engine_continue(server_t *srv, unsigned rounds) {
     if (!e || rounds >= URING_BUSY_ROUNDS) return false;
     if (!work_arrived(e)) return false;
     e->busy_rounds++;
+    evloop_round_next(srv->loop); /* each a loop round of its own in INFO's eventloop_* */
     return true;
 }
 
