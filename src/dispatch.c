@@ -328,6 +328,7 @@ void dispatch_call(client_t *c, command_t *cmd) {
     cmd->calls++;
     cmd->usec += dur;
     srv->stats.numcommands++;
+    if (!outer) srv->stats.eventloop_duration_cmd_sum += dur; /* a top-level call: part of its loop round */
     c->commands_processed++;
     /* Introspection (slowlog.c, latency.c, monitor.c); a command that
      * blocked is not finished yet, so it is not timed. */

@@ -288,8 +288,11 @@ static sds sec_stats(server_t *srv, sds s) {
                        * (CLIENT_BUF_SIZE): never resized */
                       "reply_buffer_shrinks:0\r\n"
                       "reply_buffer_expands:0\r\n"
-                      "eventloop_cycles:%lld\r\n" /* 7.2; its duration fields are not measured here */
-                      "instantaneous_eventloop_cycles_per_sec:%lld\r\n",
+                      "eventloop_cycles:%lld\r\n" /* 7.2: loop rounds and their time in us (lifecycle.c) */
+                      "eventloop_duration_sum:%lld\r\n"
+                      "eventloop_duration_cmd_sum:%lld\r\n"
+                      "instantaneous_eventloop_cycles_per_sec:%lld\r\n"
+                      "instantaneous_eventloop_duration_usec:%lld\r\n",
                       st->numconnections, st->numcommands, ring_avg(st->ops_samples), st->net_input_bytes,
                       st->net_output_bytes, st->net_repl_input_bytes, st->net_repl_output_bytes,
                       ring_avg(st->net_in_samples) / 1024.0, ring_avg(st->net_out_samples) / 1024.0,
@@ -300,7 +303,8 @@ static sds sec_stats(server_t *srv, sds s) {
                       ds.hits, ds.misses, ds.key_hits, ds.key_misses, ds.total_time_ms, ds.current_time_ms,
                       tracking_total_keys(srv), tracking_total_items(srv), tracking_total_prefixes(srv), st->unexpected_error_replies, st->total_error_replies, st->io_reads, st->io_writes,
                       st->qbuf_limit_disconnections, st->obuf_limit_disconnections, st->eventloop_cycles,
-                      ring_avg(st->cycles_samples));
+                      st->eventloop_duration_sum, st->eventloop_duration_cmd_sum, ring_avg(st->cycles_samples),
+                      ring_avg(st->el_duration_samples));
     /* acl.c: denials by kind (Redis 7.2's names; 7.0 lacks them). */
     const acl_stats_t *as = acl_get_stats(srv);
     s = sds_catprintf(s,

@@ -66,10 +66,12 @@ typedef struct server_stats {
     long long numconnections; /* total_connections_received */
     long long rejected_conn;
     long long expiredkeys;
-    long long expired_subkeys;           /* hash fields deleted by their TTL (Redis 7.4) */
-    long long qbuf_limit_disconnections; /* conn.c: client-query-buffer-limit closures (7.4) */
-    long long obuf_limit_disconnections; /* conn.c: client-output-buffer-limit closures (7.4) */
-    long long eventloop_cycles;          /* lifecycle.c: before-sleep passes (7.4) */
+    long long expired_subkeys;            /* hash fields deleted by their TTL (Redis 7.4) */
+    long long qbuf_limit_disconnections;  /* conn.c: client-query-buffer-limit closures (7.4) */
+    long long obuf_limit_disconnections;  /* conn.c: client-output-buffer-limit closures (7.4) */
+    long long eventloop_cycles;           /* lifecycle.c: loop rounds (evloop's round hook; 7.2) */
+    long long eventloop_duration_sum;     /* us: the rounds' time, sleeps excluded (7.2) */
+    long long eventloop_duration_cmd_sum; /* us: of which commands ran (dispatch.c; 7.2) */
     long long expired_stale_perc;
     long long evictedkeys;
     long long evictedclients; /* client_evict.c: maxmemory-clients */
@@ -90,7 +92,8 @@ typedef struct server_stats {
     long long ops_last_count, ops_last_ms;
     long long net_in_samples[16], net_out_samples[16], net_repl_in_samples[16], net_repl_out_samples[16];
     long long net_in_last, net_out_last, net_repl_in_last, net_repl_out_last;
-    long long cycles_samples[16], cycles_last; /* instantaneous_eventloop_cycles_per_sec */
+    long long cycles_samples[16], cycles_last;           /* instantaneous_eventloop_cycles_per_sec */
+    long long el_duration_samples[16], el_duration_last; /* instantaneous_eventloop_duration_usec: us per round */
 } server_stats_t;
 
 /* Bytes read or written on a socket; repl: replication's (stats above). */

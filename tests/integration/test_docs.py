@@ -77,8 +77,7 @@ NOT_SETTINGS = {
 
 # Settings of Redis 7.2/7.4 that docs/compatibility-74.md names as missing:
 # they must really be missing (CONFIG GET answers nothing).
-LATER_SETTINGS = {"hide-user-data-from-log", "locale-collate", "max-new-connections-per-cycle",
-                  "max-new-tls-connections-per-cycle"}
+LATER_SETTINGS = set()
 
 # Upper-case words in backticks (without an underscore) that are not
 # commands: keywords, error codes, make and environment variables,

@@ -126,6 +126,32 @@ def test_commands_over_tls_on_both_engines(start_server, certs, engine):
 
 
 @pytest.mark.parametrize("engine", ENGINES)
+def test_tls_accepts_per_cycle(start_server, certs, engine):
+    """max-new-tls-connections-per-cycle (Redis 7.4; default 1): one TLS
+    connection accepted per loop round, the plain port keeping its own
+    limit; a burst of TLS clients still all get served."""
+    from test_config_74 import rounds_to_accept
+    s = start_tls(start_server, certs, engine, extra=("--max-new-connections-per-cycle", "1000"))
+    assert s.client().config_get("max-new-tls-connections-per-cycle") == {"max-new-tls-connections-per-cycle": "1"}
+    taken, socks = rounds_to_accept(s, 40, s.tls_port)
+    assert taken >= 40, taken
+    for so in socks:
+        so.close()
+    taken, socks = rounds_to_accept(s, 40)            # plain connections: 1000 a round
+    assert taken < 20, taken
+    for so in socks:
+        so.close()
+    s.client().config_set("max-new-tls-connections-per-cycle", 1000)
+    taken, socks = rounds_to_accept(s, 40, s.tls_port)
+    assert taken < 20, taken
+    for so in socks:
+        so.close()
+    s.client().config_set("max-new-tls-connections-per-cycle", 1)
+    clients = [tls_client(certs, s.tls_port) for _ in range(30)]
+    assert all(c.ping() for c in clients)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
 def test_client_certificates_yes_optional_no(start_server, certs, engine):
     yes = start_tls(start_server, certs, engine, "yes")
     assert tls_client(certs, yes.tls_port).ping()
