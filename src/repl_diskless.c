@@ -69,7 +69,7 @@ typedef struct rdb_relay {
 
 /* One replica (the usual case): the RDB goes to its socket as it is
  * serialised, so the transfer overlaps the dump. */
-static int diskless_child_one(server_t *srv, int fd, const char *mark, const rdb_save_opts_t *opts) {
+static int diskless_child_one(server_t *srv, int fd, const char *mark, const rdb_save_opts_t *opts, const char *to) {
     char hdr[64];
     int hl = snprintf(hdr, sizeof(hdr), "$EOF:%s\r\n", mark);
     if (rio_write_all(fd, hdr, (size_t)hl) != 0) return 1;
@@ -82,7 +82,7 @@ static int diskless_child_one(server_t *srv, int fd, const char *mark, const rdb
     child_count_sent(hl + sent);
     if (rc != 0 || rio_write_all(fd, mark, REPL_ID_LEN) != 0) return 1;
     child_count_sent(REPL_ID_LEN);
-    log_msg(LL_NOTICE, "Diskless RDB transfer: %lld bytes streamed to the replica", sent);
+    log_msg(LL_NOTICE, "Diskless RDB transfer: %lld bytes streamed to the %s", sent, to);
     return 0;
 }
 
@@ -97,11 +97,11 @@ static int diskless_child(server_t *srv, void *arg) {
         /* Relayed: the stream goes into the pipe (blocking), the parent
          * sends it on.  The bytes count where the parent writes them. */
         close(job->pipe_rd);
-        int rc = diskless_child_one(srv, job->pipe_wr, mark, &opts);
+        int rc = diskless_child_one(srv, job->pipe_wr, mark, &opts, "pipe");
         close(job->pipe_wr);
         return rc;
     }
-    if (job->n == 1) return diskless_child_one(srv, job->fds[0], mark, &opts);
+    if (job->n == 1) return diskless_child_one(srv, job->fds[0], mark, &opts, "replica");
     /* Several: serialise once into memory, then the same bytes to each. */
     rio_t *r = zmalloc(sizeof(*r));
     rio_init_mem(r, srv->cfg.rdbchecksum);

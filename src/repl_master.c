@@ -101,6 +101,7 @@ void repl_client_freed(client_t *c) {
     if (c->repl) {
         repl_replica_t *rep = c->repl;
         bool relayed = rep->relayed;
+        if (relayed) log_msg(LL_WARNING, "Connection with replica %s lost during the diskless RDB relay.", c->addr);
         if (c->flags & CLIENT_REPLICA) detach(srv, rep);
         stop_bulk(rep);
         sds_free(rep->pending);
