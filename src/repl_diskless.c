@@ -163,6 +163,7 @@ static bool relay_push(server_t *srv, repl_replica_t *rep) {
         }
         rep->rdb_off += n;
         stats_net_out(&srv->stats, n, true);
+        if (n > 0) rep->relay_progress_ms = srv->mstime;
         if (n == 0 || (size_t)rep->rdb_off == rl->len) break;
     }
     bool done = (size_t)rep->rdb_off == rl->len && !conn_has_pending_output(c);
@@ -226,6 +227,7 @@ static void relay_readable(int fd, bool readable, bool writable, void *arg) {
     for (repl_replica_t *rep = R(srv)->replicas; rep; rep = rep->next) {
         if (!relay_target(rep)) continue;
         rep->rdb_off = 0;
+        rep->relay_progress_ms = srv->mstime;
         relay_push(srv, rep);
     }
     relay_check(srv);
@@ -271,6 +273,19 @@ bool repl_relay_active(const server_t *srv) { return R(srv) && R(srv)->relay; }
 
 void repl_relay_replica_gone(server_t *srv) {
     if (R(srv) && R(srv)->relay) relay_check(srv);
+}
+
+void repl_relay_cron(server_t *srv) {
+    rdb_relay_t *rl = R(srv)->relay;
+    if (!rl || rl->len == 0) return;
+    bool dropped = false;
+    for (repl_replica_t *rep = R(srv)->replicas; rep; rep = rep->next) {
+        if (!relay_target(rep) || ((size_t)rep->rdb_off == rl->len && !conn_has_pending_output(rep->c))) continue;
+        if (srv->mstime - rep->relay_progress_ms <= srv->cfg.repl_timeout * 1000) continue;
+        relay_drop(rep, "timeout during the diskless RDB relay");
+        dropped = true;
+    }
+    if (dropped) relay_check(srv); /* the others need not wait for it */
 }
 
 /* Start relaying: every replica of the batch gets a write watcher on a

@@ -597,6 +597,7 @@ void master_cron(server_t *srv) {
     repl_t *r = R(srv);
     ping_replicas(srv);
     maybe_start_sync(srv); /* after another child ended, or the diskless delay passed */
+    repl_relay_cron(srv);  /* a TLS replica that stopped reading mid-relay */
     for (repl_replica_t *rep = r->replicas; rep; rep = rep->next) {
         /* Waiting for the snapshot: a newline keeps its repl-timeout at bay
          * (not while a diskless child owns the socket). */

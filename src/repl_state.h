@@ -75,6 +75,7 @@ typedef struct repl_replica {
     bool bulk_started;           /* the first bytes of the payload were written (TLS: records may be left to send) */
     bool relayed;                /* diskless through the pipe: the parent relays the child's RDB to it (repl_diskless.c);
                                     rdb_off is then its position in the relay's chunk, wfd/wio its write watcher */
+    long long relay_progress_ms; /* relayed: when its socket last took bytes (or it was given a chunk) */
     struct repl_replica *next;
 } repl_replica_t;
 
@@ -213,9 +214,11 @@ int repl_acked_count(const server_t *srv, long long off, bool aof);
 /* repl_diskless.c: a diskless sync whose batch holds a TLS replica goes
  * through a pipe the parent relays.  active: the relay runs (no new sync
  * may start); gone: a relayed replica was freed (the others may go on);
- * cron: a safety net that re-checks a stalled relay. */
+ * cron: a replica whose socket took nothing for repl-timeout seconds while
+ * it holds up the relay is dropped (Redis's "streaming sync" timeout). */
 bool repl_relay_active(const server_t *srv);
 void repl_relay_replica_gone(server_t *srv);
+void repl_relay_cron(server_t *srv);
 
 /* repl_master.c */
 void master_cron(server_t *srv);

@@ -44,11 +44,11 @@ def caught_up(m, r):
     return m.info("replication")["master_repl_offset"] == r.info("replication").get("slave_repl_offset")
 
 
-def diskless_master(start_server, certs, engine, extra=()):
+def diskless_master(start_server, certs, engine, extra=(), value_size=24):
     master = start_tls(start_server, certs, engine,
                        extra=("--tls-replication", "yes", "--repl-diskless-sync", "yes", *extra))
     m = master.client()
-    m.execute_command("DEBUG", "POPULATE", KEYS, "key", 24)
+    m.execute_command("DEBUG", "POPULATE", KEYS, "key", value_size)
     m.rpush("list", *range(1000))
     m.hset("hash", mapping={"f%d" % i: i for i in range(500)})
     return master, m
@@ -119,6 +119,34 @@ def test_killed_replica_mid_transfer(start_server, certs, engine):
     assert digest(r) == digest(m)
     assert rdb_files(master.dir) == []
     assert m.info("replication")["connected_slaves"] == 1
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_stopped_replica_times_out_of_the_relay(start_server, certs, engine):
+    """A TLS replica that stops reading (SIGSTOP) holds up the relay (the
+    next chunk waits for it) until repl-timeout: then it is dropped and the
+    other replica's transfer completes."""
+    master, m = diskless_master(start_server, certs, engine,
+                                ("--repl-diskless-sync-delay", "30", "--repl-diskless-sync-max-replicas", "2",
+                                 "--repl-timeout", "3"), value_size=120)  # ~45 MB of RDB: more than socket buffers
+    stopped = tls_replica(start_server, certs, engine=engine)
+    ref = tls_replica(start_server, certs, binary=REDIS_SERVER)
+    s, r = stopped.client(), ref.client()
+    s.replicaof("127.0.0.1", master.tls_port)
+    wait_for(lambda: "asks for synchronization" in master.read_log(), what="its PSYNC")
+    os.kill(stopped.proc.pid, signal.SIGSTOP)
+    try:
+        r.replicaof("127.0.0.1", master.tls_port)
+        wait_for(lambda: "timeout during the diskless RDB relay" in master.read_log(), timeout=60,
+                 what="the stopped replica dropped")
+        assert m.ping()
+        wait_link_up(r, timeout=90)
+    finally:
+        os.kill(stopped.proc.pid, signal.SIGCONT)
+    m.set("after", "z")
+    wait_for(lambda: caught_up(m, r), what="replica caught up")
+    assert digest(r) == digest(m)
+    assert rdb_files(master.dir) == []
 
 
 def test_functions_rdb_over_tls(start_server, certs, tmp_path):
