@@ -290,7 +290,7 @@ void repl_relay_cron(server_t *srv) {
 
 /* Start relaying: every replica of the batch gets a write watcher on a
  * dup() of its socket (its client's own output stays untouched). */
-static bool relay_start(server_t *srv, int fd) {
+static void relay_start(server_t *srv, int fd) {
     rdb_relay_t *rl = zcalloc(sizeof(*rl));
     rl->fd = fd;
     R(srv)->relay = rl;
@@ -308,7 +308,6 @@ static bool relay_start(server_t *srv, int fd) {
         evloop_io_want_write(rep->wio, false);
     }
     rl->io = evloop_io_add(srv->loop, fd, relay_readable, srv);
-    return true;
 }
 
 /* ------------------------------------------------------- start and end */
