@@ -448,19 +448,6 @@ def test_diskless_load_over_tls(start_server, certs, load):
     wait_for(lambda: r.get("after") == "x", what="the stream after a diskless load")
 
 
-def test_functions_rdb_over_tls_refused(start_server, certs, tmp_path):
-    """redis-cli --functions-rdb over TLS: the filtered RDB would come from
-    the diskless child, which cannot write into the session: refused with
-    an error reply, the server serves on."""
-    s = start_tls(start_server, certs)
-    out = subprocess.run(["redis-cli", "-p", str(s.tls_port), "--tls", "--cacert", certs["ca.crt"], "--cert",
-                          certs["client.crt"], "--key", certs["client.key"], "--functions-rdb",
-                          str(tmp_path / "f.rdb")], capture_output=True, text=True, timeout=20)
-    assert out.returncode != 0
-    assert "rdb-filter-only is not available over TLS yet" in out.stdout + out.stderr
-    assert tls_client(certs, s.tls_port).ping()
-
-
 def test_tls_replication_with_wrong_ca_fails_cleanly(start_server, certs):
     """Our replica of a master whose certificate it does not trust: the
     handshake fails, the link stays down, the server serves on."""
