@@ -378,6 +378,7 @@ void server_free(server_t *srv) {
     srv->monitors = NULL;
     listeners_close(srv);
     cluster_bus_free(srv); /* its links and listeners live in the loop */
+    repl_close_link(srv);  /* so does a replica's link to its master */
     if (srv->pidfile_written) unlink(srv->cfg.pidfile);
     evloop_timer_free(srv->cron_timer);
     defrag_release_timer(srv->defrag); /* its slice timer lives in the loop */

@@ -22,6 +22,9 @@
 
 void repl_init(server_t *srv); /* also applies `replicaof` from the config */
 void repl_free(server_t *srv);
+/* Closes a replica's link to its master, whose socket lives in the event
+ * loop: server_free calls it before it frees the loop. */
+void repl_close_link(server_t *srv);
 /* Every cron tick (pings, ACKs, timeouts, reconnects run once a second). */
 void repl_cron(server_t *srv);
 /* Before the loop sleeps: GETACK for new WAITers, answer satisfied WAITs. */

@@ -40,6 +40,10 @@ void repl_init(server_t *srv) {
 }
 
 
+void repl_close_link(server_t *srv) {
+    if (R(srv)) replica_free_link(srv);
+}
+
 void repl_free(server_t *srv) {
     repl_t *r = R(srv);
     if (!r) return;
