@@ -20,6 +20,10 @@ from conftest import REDIS_SERVER
 from repl_helpers import wait_for, wait_link_up
 from test_tls import certs, start_tls, tls_client  # noqa: F401 (certs: the module's certificates fixture)
 
+# About 100 s, both engines in itself: in `make test` only, not again in the
+# epoll and sanitizer passes of .ci/run.
+pytestmark = pytest.mark.slow
+
 ENGINES = ["epoll", "io_uring"]
 KEYS = 300000
 
