@@ -380,6 +380,18 @@ const char *acl_cmd_name(const command_t *cmd) {
     return cmd->fullname;
 }
 
+sds acl_cat_denial(sds s, int r, const acl_user_t *u, const command_t *cmd, const char *arg, size_t arglen,
+                   bool verbose) {
+    const char *uname = u ? u->name : "default";
+    if (r == ACL_DENIED_CMD)
+        return sds_catprintf(s, "User %s has no permissions to run the '%s' command", uname, acl_cmd_name(cmd));
+    const char *what = r == ACL_DENIED_KEY ? "key" : "channel";
+    if (!verbose) return sds_catprintf(s, "No permissions to access a %s", what);
+    s = sds_catprintf(s, "User %s has no permissions to access the '", uname);
+    s = sds_catlen(s, arg, arglen);
+    return sds_catprintf(s, "' %s", what);
+}
+
 int acl_check_and_log(client_t *c, acl_user_t *u, const command_t *cmd, robj **argv, int argc, int ctx,
                       int *argpos) {
     int pos = 0;

@@ -9,10 +9,8 @@ utils/dev/redis74-ref.sh, else transcripts/acl_74_74.json.gz; ref74.py).
   names no key, so a user without key patterns may run it and ACL DRYRUN
   allows it (7.0 and 7.4 alike), while "PFMERGE k k2" checks both keys.
 
-7.4's changed NOPERM and DRYRUN texts ("User <name> has no permissions
-...", "No permissions to access a key") are not ours yet
-(docs/compatibility-74.md): the scenarios compare whether a command is
-allowed, and the texts only where they are the same."""
+7.4's NOPERM, script and DRYRUN texts ("User <name> has no permissions
+...", "No permissions to access a key") are test_acl_texts_74.py's."""
 import pytest
 import redis
 
