@@ -5,17 +5,19 @@ A consumer has a seen time (its last XREADGROUP, XCLAIM, XAUTOCLAIM) and an
 active time (its last delivery or claim; -1 before any).  The steps below
 set them apart; the replies, and which step last set each time, must be
 7.4.1's.  A stream whose consumers' two times differ is written as type 21
-(RDB version 11): DUMP, RESTORE, COPY, SAVE and a restart, DEBUG RELOAD and
-full syncs keep both times exactly; a stream whose two times agree
-everywhere stays 7.0's type 19 (version 10), which loses nothing then.
+(RDB version 11): DUMP, RESTORE, COPY, SAVE and a restart, DEBUG RELOAD,
+an AOF's RDB preamble and full syncs keep both times exactly; a stream
+whose two times agree everywhere stays 7.0's type 19 (version 10), which
+loses nothing then.
 
 7.4.1 comes from utils/dev/redis74-ref.sh when it can be built, else from
 transcripts/stream_rdb_74.json.gz (ref74.py; utils/dev/gen-74-transcripts.py
 re-records it): its replies to the steps, a DUMP payload of its stream
 (times included, so it is fixed once recorded), what XINFO STREAM FULL says
-after it RESTOREs that payload, and what it says after RESTOREing ours of
-the same stream.  RDB files and full syncs both ways with 7.4.1 run only
-with a live 7.4.1; without one (CI) our own round trips are checked.
+after it RESTOREs that payload and after RESTOREing ours of the same
+stream, and its SAVEd file of the steps.  Our file in 7.4.1 and full syncs
+both ways with 7.4.1 run only with a live 7.4.1; without one (CI) our own
+round trips are checked.
 
 Run alone: /usr/bin/python3 -m pytest -q tests/integration/test_stream_rdb_74.py"""
 import os
@@ -230,6 +232,12 @@ def test_save_restart_and_full_sync_keep_times(start_server, tmp_path):
         assert full(rc) == want_full and times(rc) == want
         rep.stop()
         wait_persistence_idle(a.client())
+    # An AOF whose base is an RDB preamble (aof-use-rdb-preamble yes).
+    a.client().config_set("appendonly", "yes")
+    wait_persistence_idle(a.client())
+    c.execute_command("DEBUG", "LOADAOF")
+    assert full(c) == want_full and times(c) == want
+    a.client().config_set("appendonly", "no")
     # Without such consumers the file stays 7.0's version 10.
     c.delete("s")
     wait_persistence_idle(a.client())
