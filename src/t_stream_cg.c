@@ -148,6 +148,7 @@ static void cmd_xgroup_create(client_t *c) {
         reply_error(c, "BUSYGROUP Consumer Group name already exists");
         return;
     }
+    c->srv->stream_groups_seen = true; /* rdb_save.c: streams may need type 21 from now on */
     reply_ok(c);
     c->srv->dirty++;
     notify_keyspace_event(c->srv, NOTIFY_STREAM, "xgroup-create", c->argv[2], c->db->id);
