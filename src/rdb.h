@@ -1,4 +1,5 @@
-/* rdb.h: snapshots in Redis's RDB format (version 10, as Redis 7.0 writes).
+/* rdb.h: snapshots in Redis's RDB format (version 10, as Redis 7.0 writes;
+ * 11 or 12 where values need newer types: see RDB_VERSION).
  *
  * rdb_save.c writes a whole dataset through a rio_t (header, aux fields,
  * per database SELECTDB + RESIZEDB + keys with EXPIRETIME_MS, EOF, CRC-64
