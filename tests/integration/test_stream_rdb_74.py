@@ -2,9 +2,10 @@
 (issue 47).
 
 A consumer has a seen time (its last XREADGROUP, XCLAIM, XAUTOCLAIM) and an
-active time (its last delivery or claim; -1 before any).  The steps below
-set them apart; the replies, and which step last set each time, must be
-7.4.1's.  A stream whose consumers' two times differ is written as type 21
+active time (its last delivery or claim; -1 before any); since 7.2 those
+commands create it even when they serve or claim nothing.  The steps below
+set the times apart; the replies, the consumers, and which step last set
+each time must be 7.4.1's.  A stream whose consumers' two times differ is written as type 21
 (RDB version 11): DUMP, RESTORE, COPY, SAVE and a restart, DEBUG RELOAD,
 an AOF's RDB preamble and full syncs keep both times exactly; a stream
 whose two times agree everywhere stays 7.0's type 19 (version 10), which
@@ -47,14 +48,15 @@ STEPS = [
     ["XREADGROUP", "GROUP", "g", "alice", "COUNT", "2", "STREAMS", "s", ">"],  # both
     ["XREADGROUP", "GROUP", "g", "bob", "COUNT", "1", "STREAMS", "s", ">"],
     ["XREADGROUP", "GROUP", "g", "alice", "STREAMS", "s", "0"],            # its own history
+    ["XCLAIM", "s", "g", "carol", "0", "9-9"],                             # nothing to claim
     ["XCLAIM", "s", "g", "bob", "0", "1-1"],                               # claims alice's entry
     ["XAUTOCLAIM", "s", "g", "dave", "0", "0-0", "COUNT", "1"],
+    ["XAUTOCLAIM", "s", "g", "erin", "0", "9-0"],                          # nothing left past 9-0
     ["XREADGROUP", "GROUP", "g", "frank", "COUNT", "3", "STREAMS", "s", ">"],
+    ["XREADGROUP", "GROUP", "g", "alice", "STREAMS", "s", ">"],            # nothing new
     ["XCLAIM", "s", "g", "frank", "0", "6-1", "JUSTID"],                   # its own entry
     ["XGROUP", "CREATE", "s", "g2", "$"],
-    # (7.2+ also create the consumer of an XREADGROUP, XCLAIM or XAUTOCLAIM
-    # that serves nothing, and an unserved XREADGROUP updates its seen time;
-    # we still do as 7.0: docs/compatibility-74.md.  Not among these steps.)
+    ["XREADGROUP", "GROUP", "g2", "zed", "STREAMS", "s", ">"],             # nothing: zed is created, seen
     ["XREADGROUP", "GROUP", "g2", "yan", "NOACK", "STREAMS", "s", "0"],
 ]
 
