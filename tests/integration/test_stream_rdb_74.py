@@ -57,6 +57,7 @@ STEPS = [
     ["XCLAIM", "s", "g", "frank", "0", "6-1", "JUSTID"],                   # its own entry
     ["XGROUP", "CREATE", "s", "g2", "$"],
     ["XREADGROUP", "GROUP", "g2", "zed", "STREAMS", "s", ">"],             # nothing: zed is created, seen
+    ["XREADGROUP", "GROUP", "g2", "wai", "BLOCK", "20", "STREAMS", "s", ">"],  # created as it blocks
     ["XREADGROUP", "GROUP", "g2", "yan", "NOACK", "STREAMS", "s", "0"],
 ]
 
