@@ -185,6 +185,7 @@ struct server {
     bool scripts_call_anything;     /* debug.c: DEBUG SET-DISABLE-DENY-SCRIPTS 1 lets scripts call NOSCRIPT commands */
     bool script_busy;               /* script.c: a script past busy-reply-threshold serves clients from inside */
     int ttl_index_mode;             /* ttl_index.h: TTL_INDEX_AUTO, or forced by DEBUG TTL-INDEX */
+    bool stream_groups_seen;        /* sticky: a group was created or a stream loaded (rdb_save.c scans) */
     int exit_code;
     pid_t pid;
     long long dirty;                     /* changes since last save (for INFO) */
