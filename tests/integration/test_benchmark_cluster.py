@@ -149,11 +149,18 @@ def test_open_loop_rate(fresh):
     assert all(n.client().dbsize() > 0 for n in fresh)
 
 
-def test_hash_tag_keeps_keys_on_one_master(fresh):
-    out = bench(fresh[0], "-n", 2000, "-r", 1000, "-q", "SET", "{user42}:__rand_int__", "v")
+@pytest.mark.parametrize("key,tag", [("{user42}:__rand_int__", b"user42"), ("a{b}{c}:__rand_int__", b"b"),
+                                     ("{}:__rand_int__", None)])
+def test_hash_tags_as_redis_hashes_them(fresh, key, tag):
+    out = bench(fresh[0], "-n", 2000, "-r", 1000, "-q", "SET", key, "v")
     assert out.returncode == 0, out.stdout + out.stderr
-    home = owners(fresh[0])[key_slot(b"user42")]
-    assert [n.client().dbsize() > 0 for n in fresh] == [n.port == home for n in fresh]
+    assert redirects(out.stdout, "SET %s v" % key) == (0, 0)
+    if tag is None:  # an empty {} is no tag: the whole key is hashed
+        assert all(n.client().dbsize() > 0 for n in fresh)
+        assert_keys_on_their_masters(fresh)
+    else:
+        home = owners(fresh[0])[key_slot(tag)]
+        assert [n.client().dbsize() > 0 for n in fresh] == [n.port == home for n in fresh]
 
 
 def test_full_output_names_the_masters(fresh):
