@@ -20,15 +20,15 @@ import time
 import pytest
 from redis.crc import key_slot
 
-from conftest import SERVER, ServerProcess, free_port
+from conftest import REDIS_SERVER, SERVER, ServerProcess, free_port
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BENCH = os.environ.get("RL_BENCH", os.path.join(ROOT, "src", "redis-like-benchmark"))
 
 
-def start_node():
+def start_node(binary=SERVER):
     cport = free_port()
-    s = ServerProcess(SERVER, ["--cluster-enabled", "yes", "--cluster-port", str(cport), "--cluster-node-timeout",
+    s = ServerProcess(binary, ["--cluster-enabled", "yes", "--cluster-port", str(cport), "--cluster-node-timeout",
                                "5000", "--cluster-config-file", "nodes-%d.conf" % cport])
     s.cport = cport
     return s
@@ -57,11 +57,10 @@ def views_agree(nodes):
     return all(v == views[0] for v in views) and len(views[0]) == 16384
 
 
-@pytest.fixture(scope="module")
-def cluster():
+def make_cluster(binary):
     if not os.access(BENCH, os.X_OK):
         pytest.fail("benchmark tool not built (make -C src tools): " + BENCH)
-    nodes = [start_node() for _ in range(3)]
+    nodes = [start_node(binary) for _ in range(3)]
     try:
         out = subprocess.run(["redis-cli", "--cluster", "create"] + ["127.0.0.1:%d" % n.port for n in nodes]
                              + ["--cluster-yes"], capture_output=True, text=True, timeout=60)
@@ -72,6 +71,11 @@ def cluster():
     finally:
         for n in nodes:
             n.stop()
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    yield from make_cluster(SERVER)
 
 
 @pytest.fixture
@@ -252,3 +256,19 @@ def test_refused_without_a_cluster():
 def test_bad_combinations_refused(extra):
     out = subprocess.run([BENCH, "--cluster", "-n", "10"] + extra, capture_output=True, text=True, timeout=10)
     assert out.returncode == 1 and "--cluster" in out.stderr
+
+
+@pytest.mark.differential
+def test_a_redis_cluster_is_driven_the_same_way():
+    """Debian's redis-server 7.0.15 is the spec of the slot hash: on its
+    cluster too every key lands on its master with no -MOVED."""
+    gen = make_cluster(REDIS_SERVER)
+    nodes = next(gen)
+    try:
+        out = bench(nodes[0], "-t", "set,get", "-n", 20000, "-r", 10000, "-P", 4, "-q")
+        assert out.returncode == 0, out.stdout + out.stderr
+        assert redirects(out.stdout, "SET") == (0, 0) and redirects(out.stdout, "GET") == (0, 0)
+        assert_keys_on_their_masters(nodes)
+        assert calls(nodes, "set") == 20000 and calls(nodes, "get") == 20000
+    finally:
+        gen.close()
