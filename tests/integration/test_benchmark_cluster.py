@@ -167,6 +167,21 @@ def test_hash_tags_as_redis_hashes_them(fresh, key, tag):
         assert [n.client().dbsize() > 0 for n in fresh] == [n.port == home for n in fresh]
 
 
+def test_mset_keys_share_a_slot(fresh):
+    """A cluster refuses MSET over slots (-CROSSSLOT): --cluster's MSET
+    writes ten keys of one hash tag per request, one number drawn."""
+    out = bench(fresh[0], "-t", "mset", "-n", 2000, "-r", 1000, "-q")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "error" not in out.stdout + out.stderr
+    assert redirects(out.stdout, "MSET (10 keys)") == (0, 0)
+    assert calls(fresh, "mset") == 2000
+    assert_keys_on_their_masters(fresh)
+    keys = [k for n in fresh for k in n.client().scan_iter(count=1000)]
+    assert all(re.fullmatch(r"\{key:\d{12}\}:\d", k) for k in keys), keys[:5]
+    numbers = {k[5:17] for k in keys}
+    assert len(keys) == 10 * len(numbers)  # every number with its ten keys
+
+
 def test_full_output_names_the_masters(fresh):
     out = bench(fresh[0], "-t", "get", "-n", 1000, "-c", 5)
     assert out.returncode == 0, out.stdout + out.stderr
