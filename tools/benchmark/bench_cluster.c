@@ -102,14 +102,27 @@ static void cluster_add_slots(bench_cluster_t *cl, const char *tok, int node) {
             cl->slot_node[s] = (uint8_t)node;
 }
 
+/* Whether the comma-separated flags hold flag itself. */
+static int cluster_flag(const char *flags, const char *flag) {
+    size_t len = strlen(flag);
+    for (const char *p = flags; p; p = strchr(p, ',')) {
+        if (*p == ',')
+            p++;
+        if (strncmp(p, flag, len) == 0 && (p[len] == ',' || p[len] == '\0'))
+            return 1;
+    }
+    return 0;
+}
+
 /* One line of CLUSTER NODES: id addr flags master ping pong epoch link slots... */
 static int cluster_parse_line(bench_cluster_t *cl, char *line, const bench_opts_t *o) {
     char *save = NULL, *tok[8], *t;
     int n = 0;
     while (n < 8 && (t = strtok_r(n ? NULL : line, " ", &save)) != NULL)
         tok[n++] = t;
-    if (n < 8 || !strstr(tok[2], "master") || strstr(tok[2], "fail") || strstr(tok[2], "noaddr"))
-        return 0;
+    if (n < 8 || !cluster_flag(tok[2], "master") || cluster_flag(tok[2], "fail") ||
+        cluster_flag(tok[2], "noaddr") || cluster_flag(tok[2], "handshake"))
+        return 0; /* a master suspected down ("fail?") is still one */
     if (cl->nnodes == BENCH_CLUSTER_MAX_NODES)
         return -1;
     bench_cnode_t *nd = &cl->nodes[cl->nnodes];
