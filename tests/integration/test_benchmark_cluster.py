@@ -230,16 +230,17 @@ def test_slot_moved_during_a_run_is_followed(fresh):
     dst_id = dst.client().execute_command("CLUSTER", "MYID")
     src_id = src.client().execute_command("CLUSTER", "MYID")
 
-    def move(to_id, order):
-        time.sleep(1.0)
+    def move(to_id, order, after_gets=0):
+        # Once the run is under way: its slot map was read before the move.
+        wait_until(lambda: calls(fresh, "get") >= after_gets, timeout=20, what="the run under way")
         for n in order:  # the new owner first, as a resharding does
             n.client().execute_command("CLUSTER", "SETSLOT", slot, "NODE", to_id)
 
     others = [n for n in fresh if n is not src and n is not dst]
-    mover = threading.Thread(target=move, args=(dst_id, [dst, src] + others))
+    mover = threading.Thread(target=move, args=(dst_id, [dst, src] + others, 5000))
     mover.start()
     try:
-        out = bench(fresh[0], "-t", "get", "-r", 100, "--duration", 3, "-q")
+        out = bench(fresh[0], "-t", "get", "-r", 100, "--duration", 4, "-q")
     finally:
         mover.join()
     try:
