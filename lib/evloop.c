@@ -52,6 +52,12 @@ struct evloop {
     /* Timers by deadline (a binary min-heap): the sleeper's timeout. */
     evloop_timer_t **heap;
     size_t nheap, heap_cap;
+    /* The round under way (evloop_set_round_hook): it starts with the first
+     * callback after a sleep, or when a sleeper's wait ends, and ends when
+     * the loop goes back to sleep. */
+    long long round_start_ns; /* 0: none under way */
+    evloop_round_fn *round_fn;
+    void *round_arg;
 };
 
 struct evloop_io {
@@ -82,10 +88,25 @@ struct signal_ctx {
     void *arg;
 };
 
+static long long mono_ns(void);
+
+static inline void round_begin(evloop_t *loop) {
+    if (!loop->round_start_ns) loop->round_start_ns = mono_ns();
+}
+
+/* The loop goes to sleep: the round's time to the hook (a round in which
+ * nothing ran took no time). */
+static void round_end(evloop_t *loop) {
+    long long ns = loop->round_start_ns ? mono_ns() - loop->round_start_ns : 0;
+    loop->round_start_ns = 0;
+    if (loop->round_fn) loop->round_fn(loop->round_arg, ns / 1000);
+}
+
 static void before_sleep_cb(evutil_socket_t fd, short what, void *arg) {
     (void)fd;
     (void)what;
     evloop_t *loop = arg;
+    round_begin(loop);
     loop->before_sleep_pending = false;
     if (loop->before_sleep_fn) loop->before_sleep_fn(loop->before_sleep_arg);
 }
@@ -94,6 +115,7 @@ static void next_round_cb(evutil_socket_t fd, short what, void *arg) {
     (void)fd;
     (void)what;
     evloop_t *loop = arg;
+    round_begin(loop);
     loop->next_round_pending = false;
     evloop_request_before_sleep(loop);
 }
@@ -167,9 +189,20 @@ int evloop_run(evloop_t *loop) {
     loop->stopping = false;
     bool poll = true; /* libevent's sources may be ready */
     while (!loop->stopping) {
-        if (!loop->sleep_fn) return event_base_dispatch(loop->base) < 0 ? -1 : 0;
+        if (!loop->sleep_fn) {
+            /* One libevent iteration at a time (a sleep, then every ready
+             * callback), so that each ends a round. */
+            int rc = event_base_loop(loop->base, EVLOOP_ONCE);
+            round_end(loop);
+            if (rc < 0) return -1;
+            if (rc == 1) return 0; /* nothing left to wait for */
+            continue;
+        }
         if (poll || loop->next_round_pending || timer_due(loop)) {
-            if (event_base_loop(loop->base, EVLOOP_NONBLOCK) < 0) return -1;
+            /* one pass (ONCE): a socket still ready, a listener with more
+             * connections waiting, is served by the next round, after the
+             * ring's work (libevent alone would poll again at once) */
+            if (event_base_loop(loop->base, EVLOOP_NONBLOCK | EVLOOP_ONCE) < 0) return -1;
         } else {
             run_before_sleep_only(loop);
         }
@@ -177,8 +210,11 @@ int evloop_run(evloop_t *loop) {
          * cron, 1/hz at most): libevent's signal pipe is not in the mirror
          * set.  One caught inside ends the sleep with EINTR. */
         poll = true;
-        if (!loop->stopping && loop->sleep_fn)
+        round_end(loop);
+        if (!loop->stopping && loop->sleep_fn) {
             poll = loop->sleep_fn(loop->sleep_arg, loop->mirror_fd, next_timeout_us(loop));
+            round_begin(loop); /* unless the sleeper began it when its wait ended */
+        }
     }
     return 0;
 }
@@ -187,6 +223,19 @@ void evloop_stop(evloop_t *loop) {
     loop->stopping = true;
     event_base_loopbreak(loop->base);
 }
+
+void evloop_set_round_hook(evloop_t *loop, evloop_round_fn *fn, void *arg) {
+    loop->round_fn = fn;
+    loop->round_arg = arg;
+}
+
+void evloop_round_begin(evloop_t *loop) { round_begin(loop); }
+
+void evloop_round_next(evloop_t *loop) {
+    round_end(loop);
+    round_begin(loop);
+}
+
 const char *evloop_backend(evloop_t *loop) { return event_base_get_method(loop->base); }
 
 void evloop_set_before_sleep(evloop_t *loop, evloop_fn *fn, void *arg) {
@@ -234,6 +283,7 @@ void evloop_request_next_round(evloop_t *loop) {
 
 static void io_cb(evutil_socket_t fd, short what, void *arg) {
     evloop_io_t *io = arg;
+    round_begin(io->loop);
     io->fn((int)fd, (what & EV_READ) != 0, (what & EV_WRITE) != 0, io->arg);
 }
 
@@ -346,6 +396,7 @@ static void timer_cb(evutil_socket_t fd, short what, void *arg) {
     (void)fd;
     (void)what;
     evloop_timer_t *t = arg;
+    round_begin(t->loop);
     if (t->oneshot) heap_remove(t);
     else timer_schedule(t); /* libevent counts from the last deadline: ours is never earlier */
     t->fn(t->arg);          /* may free t */

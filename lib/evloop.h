@@ -65,6 +65,18 @@ void evloop_request_next_round(evloop_t *loop);
 typedef bool evloop_sleep_fn(void *arg, int wait_fd, long timeout_us);
 int evloop_set_sleeper(evloop_t *loop, evloop_sleep_fn *fn, void *arg);
 
+/* Loop rounds (Redis's eventloop_cycles and durations): fn(arg, us) when
+ * the loop goes back to sleep, with the time since the round began: its
+ * first callback after the sleep, or a sleeper's evloop_round_begin when
+ * its wait ended (its own work after the wait counts in the round).  The
+ * sleep itself is never counted. */
+typedef void evloop_round_fn(void *arg, long long duration_us);
+void evloop_set_round_hook(evloop_t *loop, evloop_round_fn *fn, void *arg);
+void evloop_round_begin(evloop_t *loop);
+/* A round ends and the next begins at once, without a sleep (the io_uring
+ * engine's busy rounds, back to back inside the before-sleep hook). */
+void evloop_round_next(evloop_t *loop);
+
 const char *evloop_backend(evloop_t *loop); /* "epoll", ... */
 
 #endif

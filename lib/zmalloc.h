@@ -87,12 +87,14 @@ void *zmalloc_defrag_move(void *ptr);
  * tcmalloc. */
 void zmalloc_flush_thread_cache(void);
 
-/* The activedefrag default: yes where the allocator is ours (ebbmalloc:
- * its size classes cannot reuse a half-empty slab for another class, so
- * after deletes and refills only moving objects gives memory back), no
- * elsewhere, as in Redis.  The thresholds stay Redis's (100mb of waste and
- * 10%), so a small server never starts a cycle. */
-#ifdef USE_EBBMALLOC
+/* The activedefrag default: yes where the allocator can say where a block
+ * should move (ebbmalloc, and jemalloc through its utilization query): a
+ * size-class allocator cannot reuse a half-empty slab for another class,
+ * so after deletes and refills only moving objects gives memory back.
+ * Redis defaults to no; its 100mb floor of waste stays, scaled down on
+ * small data sets by active-defrag-ignore-percent (defrag.c).  No on libc
+ * and tcmalloc, which cannot defragment. */
+#if defined(USE_EBBMALLOC) || defined(USE_JEMALLOC)
 #define ZMALLOC_DEFRAG_DEFAULT "yes"
 #else
 #define ZMALLOC_DEFRAG_DEFAULT "no"

@@ -232,6 +232,7 @@ static bool plain_range_keys(const acl_cmd_info_t *ki, const command_t *cmd, int
     else if (!ki->klimit) last = argc + ki->klast;
     else last = first + ((argc - first) / ki->klimit + ki->klast);
     *n = 0;
+    if (first >= argc || last < first || last >= argc) return true; /* no key here: none at all */
     for (int i = first; i <= last; i += ki->kstep) {
         if (i >= argc) {
             if (cmd->arity < 0) continue;
@@ -377,6 +378,18 @@ const char *acl_cmd_name(const command_t *cmd) {
      * by the command's name, as Redis names them. */
     if (cmd->parent && !cmd->meta && cmd->parent->meta) return cmd->parent->fullname;
     return cmd->fullname;
+}
+
+sds acl_cat_denial(sds s, int r, const acl_user_t *u, const command_t *cmd, const char *arg, size_t arglen,
+                   bool verbose) {
+    const char *uname = u ? u->name : "default";
+    if (r == ACL_DENIED_CMD)
+        return sds_catprintf(s, "User %s has no permissions to run the '%s' command", uname, acl_cmd_name(cmd));
+    const char *what = r == ACL_DENIED_KEY ? "key" : "channel";
+    if (!verbose) return sds_catprintf(s, "No permissions to access a %s", what);
+    s = sds_catprintf(s, "User %s has no permissions to access the '", uname);
+    s = sds_catlen(s, arg, arglen);
+    return sds_catprintf(s, "' %s", what);
 }
 
 int acl_check_and_log(client_t *c, acl_user_t *u, const command_t *cmd, robj **argv, int argc, int ctx,

@@ -76,6 +76,13 @@ const char *acl_cmd_name(const command_t *cmd);
  * and the INFO counters under the given context (ACL_CTX_*). */
 int acl_check_and_log(client_t *c, acl_user_t *u, const command_t *cmd, robj **argv, int argc, int ctx,
                       int *argpos);
+/* Appends to s Redis 7.4's text for denial r (ACL_DENIED_CMD, _KEY or
+ * _CHANNEL) of cmd to u: "User <name> has no permissions to run the '<cmd>'
+ * command", "No permissions to access a key" / "a channel"; verbose (ACL
+ * DRYRUN) names the key or channel arg instead: "User <name> has no
+ * permissions to access the '<arg>' key". */
+sds acl_cat_denial(sds s, int r, const acl_user_t *u, const command_t *cmd, const char *arg, size_t arglen,
+                   bool verbose);
 /* The user may run cmd and reach every key with these key-spec flags
  * (SORT BY/GET patterns need it). */
 bool acl_check_unrestricted_keys(acl_user_t *u, const command_t *cmd, robj **argv, int argc, unsigned ksf_flags);

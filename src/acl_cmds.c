@@ -216,17 +216,12 @@ static void cmd_acl_dryrun(client_t *c) {
     }
     int pos = 0;
     int r = acl_check_cmd(u, cmd, argv, argc, &pos);
-    if (r == ACL_DENIED_CMD)
-        reply_bulk_sds_take(c, sds_catprintf(sds_empty(), "This user has no permissions to run the '%s' command",
-                                             acl_cmd_name(cmd)));
-    else if (r == ACL_DENIED_KEY)
-        reply_bulk_sds_take(c, sds_catprintf(sds_empty(), "This user has no permissions to access the '%s' key",
-                                             (char *)argv[pos]->ptr));
-    else if (r == ACL_DENIED_CHANNEL)
-        reply_bulk_sds_take(c, sds_catprintf(sds_empty(), "This user has no permissions to access the '%s' channel",
-                                             (char *)argv[pos]->ptr));
-    else
+    if (r == ACL_OK) {
         reply_ok(c);
+        return;
+    }
+    sds arg = r == ACL_DENIED_CMD ? NULL : argv[pos]->ptr;
+    reply_bulk_sds_take(c, acl_cat_denial(sds_empty(), r, u, cmd, arg, arg ? sds_len(arg) : 0, true));
 }
 
 static void cmd_acl_help(client_t *c) {

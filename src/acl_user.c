@@ -440,7 +440,7 @@ static acl_selector_t *selector_from_set(const char *op, size_t len, acl_rule_er
 acl_user_t *acl_user_new(const char *name, size_t len) {
     acl_user_t *u = zcalloc(sizeof(*u));
     u->name = sds_newlen(name, len);
-    u->flags = ACL_USER_DISABLED;
+    u->flags = ACL_USER_DISABLED | ACL_USER_SANITIZE; /* Redis 7.2+: shown by GETUSER and LIST */
     u->sel = zmalloc(sizeof(acl_selector_t *));
     u->sel[0] = selector_new(ACL_SEL_ROOT);
     u->nsel = 1;

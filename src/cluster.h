@@ -60,6 +60,7 @@ typedef struct cluster_node {
     bool link_connected;       /* that link is up (CLUSTER NODES: connected) */
     long long voted_time;      /* unix ms we last voted for a replica of it */
     long long repl_offset;     /* the replication offset its last header told */
+    long long orphaned_time;   /* cluster_bus.c: unix ms since it is a master without working replicas, 0 = not */
 } cluster_node_t;
 
 typedef struct cluster {

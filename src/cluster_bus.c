@@ -33,6 +33,7 @@
 #include "evloop.h"
 #include "log.h"
 #include "net.h"
+#include "pause.h"
 #include "pubsub.h"
 #include "reply.h"
 #include "repl_state.h"
@@ -70,7 +71,7 @@ typedef struct cluster_bus {
     /* A replica's election (Redis's failover_auth_*): when it asks for
      * votes, whether it did, the votes it got, for which epoch. */
     long long auth_time;
-    bool auth_sent, auth_force;
+    bool auth_sent;
     /* CLUSTER FORGET's names, kept out of gossip for a minute (Redis's
      * blacklist), so that nodes that still know one do not bring it back */
     struct {
@@ -80,6 +81,19 @@ typedef struct cluster_bus {
     int forgotten_count;
     int auth_count;
     uint64_t auth_epoch;
+    /* A manual failover (CLUSTER FAILOVER; Redis's mf_*).  On the replica:
+     * mf_end, mf_master_offset (the paused master's offset, -1 until it
+     * told it), mf_can_start (caught up, or FORCE).  On the master:
+     * mf_end and mf_replica, the replica whose MFSTART holds our writes;
+     * mf_unhold lifts the hold at the next cron (not inside a message's
+     * handling, where running the held writes has no place). */
+    long long mf_end; /* unix ms, 0 = none in progress */
+    long long mf_master_offset;
+    bool mf_can_start, mf_unhold;
+    cluster_node_t *mf_replica;
+    /* Why the last election could not start, and when that was logged. */
+    int cant_failover_reason;
+    long long cant_failover_logged;
 } cluster_bus_t;
 
 static void link_free(cluster_link_t *l);
@@ -87,6 +101,11 @@ static void send_ping(cluster_link_t *l, int type);
 static void follow_master(server_t *srv, cluster_node_t *m);
 static void election_cron(server_t *srv);
 static bool is_forgotten(struct cluster_bus *bus, const char *name);
+static void mf_note_master_offset(server_t *srv, cluster_node_t *sender, const cmsg_header_t *h);
+static void mf_handle_start(server_t *srv, cluster_node_t *sender, cluster_link_t *l);
+static void mf_reset(server_t *srv);
+static void mf_cron(server_t *srv);
+static void migration_cron(server_t *srv);
 
 static uint64_t hton64(uint64_t v) { return htobe64(v); }
 static uint64_t ntoh64(uint64_t v) { return be64toh(v); }
@@ -168,6 +187,10 @@ static void fill_header(server_t *srv, cmsg_header_t *h, int type, size_t totlen
     h->cport = htons((uint16_t)me->cport);
     h->flags = htons((uint16_t)me->flags);
     h->state = (uint8_t)cl->state;
+    /* A master holding its writes for a replica's manual failover says so:
+     * the offset above is the one that replica must reach. */
+    if (master == me && (me->flags & CNODE_MASTER) && cl->bus && cl->bus->mf_end)
+        h->mflags[0] |= CMSG_FLAG0_PAUSED;
 }
 
 static void link_send(cluster_link_t *l, const void *p, size_t len) {
@@ -550,9 +573,10 @@ static void follow_master(server_t *srv, cluster_node_t *m) {
         cl->migrating_to[s] = cl->importing_from[s] = NULL;
     }
     cluster_count_moving(cl);
-    me->flags = (me->flags & ~CNODE_MASTER) | CNODE_REPLICA;
+    me->flags = (me->flags & ~(CNODE_MASTER | CNODE_MIGRATE_TO)) | CNODE_REPLICA;
     me->replicaof = m;
     replica_set_master(srv, m->ip, m->port);
+    mf_reset(srv); /* a master that held writes for its replica lets them run: they are redirected now */
     cl->todo_update = cl->todo_save = true;
 }
 
@@ -603,6 +627,7 @@ static void promote_myself(server_t *srv, uint64_t epoch) {
         cluster_add_slot(cl, me, s);
     }
     if (me->config_epoch < epoch) me->config_epoch = epoch;
+    mf_reset(srv);
     cl->todo_update = cl->todo_save = true;
     for (cluster_link_t *l = cl->bus->links; l; l = l->next)
         if (l->node && l->connected && !(l->node->flags & CNODE_HANDSHAKE)) send_ping(l, CMSG_PONG);
@@ -620,21 +645,72 @@ static int replica_rank(server_t *srv, cluster_node_t *master) {
     return rank;
 }
 
+/* How old our copy of the master's data is (Redis's data_age): since the
+ * master last spoke on a connected link, else since the link went down
+ * (never up: as old as can be); the node timeout is not counted, as the
+ * master had that long to be found failing. */
+static long long replica_data_age(server_t *srv) {
+    repl_link_t *l = &R(srv)->link;
+    long long now = srv->mstime, age;
+    if (l->state == LINK_CONNECTED && l->master) age = now - l->master->last_interaction_ms;
+    else age = l->down_since_ms ? now - l->down_since_ms : now;
+    if (age > srv->cfg.cluster_node_timeout) age -= srv->cfg.cluster_node_timeout;
+    return age;
+}
+
+/* cluster-replica-validity-factor (0: any data will do): a replica whose
+ * data is older than factor node timeouts plus repl-ping-replica-period
+ * does not try to fail its master over. */
+static bool replica_data_too_old(server_t *srv) {
+    long long factor = srv->cfg.cluster_replica_validity_factor;
+    if (!factor) return false;
+    long long max_age = srv->cfg.repl_ping_replica_period * 1000 + srv->cfg.cluster_node_timeout * factor;
+    return replica_data_age(srv) > max_age;
+}
+
+enum { CANT_FAILOVER_NONE = 0,
+       CANT_FAILOVER_DATA_AGE };
+
+/* As Redis: a reason is logged again after 5 minutes, and not while the
+ * master has been failing for less than the node timeout + 5 s (the log
+ * is for replicas stalled a long time). */
+static void log_cant_failover(server_t *srv, int reason) {
+    cluster_bus_t *bus = srv->cluster->bus;
+    cluster_node_t *master = srv->cluster->myself->replicaof;
+    long long now = util_mstime();
+    if (reason == bus->cant_failover_reason && now - bus->cant_failover_logged < 300000) return;
+    bus->cant_failover_reason = reason;
+    if (reason == CANT_FAILOVER_NONE) return;
+    if (master && (master->flags & CNODE_FAIL) && now - master->fail_time < srv->cfg.cluster_node_timeout + 5000)
+        return;
+    bus->cant_failover_logged = now;
+    if (reason == CANT_FAILOVER_DATA_AGE)
+        log_msg(LL_NOTICE, "Currently unable to failover: Disconnected from master for longer than allowed. Please "
+                           "check the 'cluster-replica-validity-factor' configuration option.");
+}
+
 /* A replica's share of the cron: Redis's election.  When its master is
- * FAIL (or CLUSTER FAILOVER FORCE asked), it waits 500 ms + up to 500 ms
- * at random + 1 s per better-placed replica, then asks every master for
- * its vote in a new epoch; a majority of the masters makes it master. */
+ * FAIL (or a manual failover may start), it waits 500 ms + up to 500 ms
+ * at random + 1 s per better-placed replica (a manual one not at all),
+ * then asks every master for its vote in a new epoch; a majority of the
+ * masters makes it master. */
 static void election_cron(server_t *srv) {
     cluster_t *cl = srv->cluster;
     cluster_bus_t *bus = cl->bus;
     cluster_node_t *me = cl->myself, *master = me->replicaof;
     long long now = util_mstime(), timeout = srv->cfg.cluster_node_timeout;
     long long auth_timeout = timeout * 2 < 2000 ? 2000 : timeout * 2, retry = auth_timeout * 2;
+    bool manual = bus->mf_end && bus->mf_can_start;
     if (!(me->flags & CNODE_REPLICA) || !master || !master->numslots) return;
-    if (!(master->flags & CNODE_FAIL) && !bus->auth_force) return;
-    if (srv->cfg.cluster_replica_no_failover && !bus->auth_force) return;
+    if (!(master->flags & CNODE_FAIL) && !manual) return;
+    if (srv->cfg.cluster_replica_no_failover && !manual) return;
+    if (!manual && replica_data_too_old(srv)) {
+        log_cant_failover(srv, CANT_FAILOVER_DATA_AGE);
+        return;
+    }
+    log_cant_failover(srv, CANT_FAILOVER_NONE);
     if (bus->auth_time == 0 || now - bus->auth_time > retry) {
-        bus->auth_time = bus->auth_force ? now : now + 500 + random() % 500 + replica_rank(srv, master) * 1000;
+        bus->auth_time = bus->mf_end ? now : now + 500 + random() % 500 + replica_rank(srv, master) * 1000;
         bus->auth_sent = false;
         bus->auth_count = 0;
         return;
@@ -646,28 +722,175 @@ static void election_cron(server_t *srv) {
         bus->auth_sent = true;
         cl->todo_save = true;
         log_msg(LL_NOTICE, "Starting a failover election for epoch %llu.", (unsigned long long)bus->auth_epoch);
+        /* A manual failover's votes come even while the master is not
+         * failing (FORCEACK), as Redis asks them. */
         for (cluster_link_t *l = bus->links; l; l = l->next)
             if (l->node && l->connected && (l->node->flags & CNODE_MASTER) && l->node->numslots)
-                send_header_only(srv, l, CMSG_FAILOVER_AUTH_REQUEST, bus->auth_force ? CMSG_FLAG0_FORCEACK : 0);
+                send_header_only(srv, l, CMSG_FAILOVER_AUTH_REQUEST, bus->mf_end ? CMSG_FLAG0_FORCEACK : 0);
         return;
     }
     if (bus->auth_count >= cl->size / 2 + 1) {
-        bus->auth_force = false;
         bus->auth_time = 0;
         promote_myself(srv, bus->auth_epoch);
     }
 }
 
-void cluster_bus_failover(server_t *srv, bool takeover) {
+void cluster_bus_failover(server_t *srv, int mode) {
     cluster_t *cl = srv->cluster;
     cluster_bus_t *bus = cl->bus;
-    if (takeover) {
+    mf_reset(srv);
+    bus->mf_end = util_mstime() + CLUSTER_MF_TIMEOUT_MS;
+    if (mode == CLUSTER_FAILOVER_TAKEOVER) {
+        log_msg(LL_WARNING, "Taking over the master (user request).");
         cl->current_epoch++;
         promote_myself(srv, cl->current_epoch);
         return;
     }
-    bus->auth_force = true;
     bus->auth_time = 0;
+    if (mode == CLUSTER_FAILOVER_FORCE) {
+        log_msg(LL_WARNING, "Forced failover user request accepted.");
+        bus->mf_can_start = true;
+        return;
+    }
+    log_msg(LL_WARNING, "Manual failover user request accepted.");
+    cluster_node_t *master = cl->myself->replicaof;
+    if (master && master->link) send_header_only(srv, master->link, CMSG_MFSTART, 0);
+}
+
+/* ------------------------------------------------------- manual failover */
+
+/* The replica: our master's header with PAUSED carries the offset it
+ * stopped at; the first one during our manual failover is the target. */
+static void mf_note_master_offset(server_t *srv, cluster_node_t *sender, const cmsg_header_t *h) {
+    cluster_t *cl = srv->cluster;
+    cluster_bus_t *bus = cl->bus;
+    cluster_node_t *me = cl->myself;
+    if (!bus->mf_end || !(me->flags & CNODE_REPLICA) || me->replicaof != sender) return;
+    if (!(h->mflags[0] & CMSG_FLAG0_PAUSED) || bus->mf_master_offset != -1) return;
+    bus->mf_master_offset = (long long)ntoh64(h->offset);
+    log_msg(LL_WARNING, "Received replication offset for paused master manual failover: %lld",
+            bus->mf_master_offset);
+}
+
+/* The master: MFSTART from one of our replicas.  Writes are held (and the
+ * replication PINGs, so the offset stands still) until the failover ends
+ * or times out; the PING sent back at once tells the replica the offset. */
+static void mf_handle_start(server_t *srv, cluster_node_t *sender, cluster_link_t *l) {
+    cluster_t *cl = srv->cluster;
+    cluster_bus_t *bus = cl->bus;
+    if (sender->replicaof != cl->myself || !(cl->myself->flags & CNODE_MASTER)) return;
+    mf_reset(srv);
+    bus->mf_end = util_mstime() + CLUSTER_MF_TIMEOUT_MS;
+    bus->mf_replica = sender;
+    bus->mf_unhold = false;
+    pause_hold_writes(srv, PAUSE_HOLD_CLUSTER_MF, true);
+    repl_hold_stream(srv, true);
+    log_msg(LL_WARNING, "Manual failover requested by replica %.40s.", sender->name);
+    send_ping(l, CMSG_PING);
+}
+
+/* Ends a manual failover, ours or our replica's (done, timed out, or a
+ * role change); a master's held writes run at the next cron. */
+static void mf_reset(server_t *srv) {
+    cluster_bus_t *bus = srv->cluster->bus;
+    if (!bus) return;
+    if (bus->mf_replica) bus->mf_unhold = true;
+    bus->mf_end = 0;
+    bus->mf_can_start = false;
+    bus->mf_replica = NULL;
+    bus->mf_master_offset = -1;
+}
+
+/* Every cron tick: the timeout; a master pings the replica that asked
+ * (each PING says PAUSED and the offset); a replica that has applied the
+ * master's stream up to that offset may start the election. */
+static void mf_cron(server_t *srv) {
+    cluster_t *cl = srv->cluster;
+    cluster_bus_t *bus = cl->bus;
+    if (bus->mf_unhold) {
+        bus->mf_unhold = false;
+        repl_hold_stream(srv, false);
+        pause_hold_writes(srv, PAUSE_HOLD_CLUSTER_MF, false);
+    }
+    if (!bus->mf_end) return;
+    if (util_mstime() > bus->mf_end) {
+        log_msg(LL_WARNING, "Manual failover timed out.");
+        mf_reset(srv);
+        return;
+    }
+    cluster_node_t *r = bus->mf_replica;
+    if (r && r->link && r->link->connected) send_ping(r->link, CMSG_PING);
+    if ((cl->myself->flags & CNODE_REPLICA) && !bus->mf_can_start && bus->mf_master_offset != -1 &&
+        R(srv)->master_repl_offset >= bus->mf_master_offset) {
+        bus->mf_can_start = true;
+        log_msg(LL_WARNING, "All master replication stream processed, manual failover can start.");
+    }
+}
+
+/* ----------------------------------------------------- replica migration */
+
+/* n's replicas: how many (*all), how many not FAIL (the return), how many
+ * neither FAIL nor PFAIL (*working). */
+static int count_replicas(cluster_t *cl, cluster_node_t *n, int *all, int *working) {
+    int ok = 0;
+    *all = *working = 0;
+    for (int i = 0; i < cl->node_count; i++) {
+        cluster_node_t *x = cl->nodes[i];
+        if (x->replicaof != n || !(x->flags & CNODE_REPLICA)) continue;
+        (*all)++;
+        if (!(x->flags & CNODE_FAIL)) ok++;
+        if (!(x->flags & (CNODE_FAIL | CNODE_PFAIL))) (*working)++;
+    }
+    return ok;
+}
+
+/* Redis 7.0's replica migration: a master that serves slots and had
+ * replicas (MIGRATE_TO) but has none left that is not FAIL is orphaned.
+ * When there is one, and our master has the most working replicas (at
+ * least 2) and more than cluster-migration-barrier of them, the replica
+ * with the smallest ID among those of such masters moves to the orphan,
+ * once it has been one for CLUSTER_MIGRATION_DELAY_MS. */
+#define CLUSTER_MIGRATION_DELAY_MS 5000
+static void migration_cron(server_t *srv) {
+    cluster_t *cl = srv->cluster;
+    cluster_node_t *me = cl->myself, *mine = me->replicaof, *target = NULL, *candidate = me;
+    if (!(me->flags & CNODE_REPLICA) || !mine) return;
+    int orphans = 0, max_ok = 0, mine_ok = 0, all, working;
+    for (int i = 0; i < cl->node_count; i++) {
+        cluster_node_t *n = cl->nodes[i];
+        if (!(n->flags & CNODE_MASTER)) continue;
+        int ok = count_replicas(cl, n, &all, &working);
+        if (all) n->flags |= CNODE_MIGRATE_TO;
+        if (n->flags & CNODE_FAIL) continue;
+        if (!ok && n->numslots && (n->flags & CNODE_MIGRATE_TO)) orphans++;
+        if (ok > max_ok) max_ok = ok;
+        if (n == mine) mine_ok = ok;
+    }
+    if (!orphans || max_ok < 2 || mine_ok != max_ok || !srv->cfg.cluster_allow_replica_migration) return;
+    if (cl->state != CLUSTER_OK) return;
+    count_replicas(cl, mine, &all, &working);
+    if (working <= srv->cfg.cluster_migration_barrier) return;
+    long long now = util_mstime();
+    for (int i = 0; i < cl->node_count; i++) {
+        cluster_node_t *n = cl->nodes[i];
+        bool master = (n->flags & CNODE_MASTER) != 0;
+        int ok = master ? count_replicas(cl, n, &all, &working) : 0;
+        if (master && !(n->flags & CNODE_FAIL) && (n->flags & CNODE_MIGRATE_TO) && !ok) {
+            if (!target && n->numslots) target = n;
+            if (!n->orphaned_time) n->orphaned_time = now;
+        } else {
+            n->orphaned_time = 0;
+        }
+        if (!master || ok != max_ok) continue;
+        for (int j = 0; j < cl->node_count; j++) {
+            cluster_node_t *x = cl->nodes[j];
+            if (x->replicaof == n && (x->flags & CNODE_REPLICA) && memcmp(x->name, candidate->name, CLUSTER_NAMELEN) < 0)
+                candidate = x;
+        }
+    }
+    if (!target || candidate != me || now - target->orphaned_time <= CLUSTER_MIGRATION_DELAY_MS) return;
+    log_msg(LL_NOTICE, "Migrating to orphaned master %.40s", target->name);
+    follow_master(srv, target);
 }
 
 /* One whole, valid message; false closes the link. */
@@ -691,6 +914,7 @@ static bool process_message(cluster_link_t *l, const uint8_t *buf, size_t len) {
             cl->current_epoch = cur;
             cl->todo_save = true;
         }
+        mf_note_master_offset(srv, sender, h);
     }
     bool ping_like = type == CMSG_PING || type == CMSG_PONG || type == CMSG_MEET;
     if (ping_like) {
@@ -750,6 +974,8 @@ static bool process_message(cluster_link_t *l, const uint8_t *buf, size_t len) {
         }
     } else if (type == CMSG_FAILOVER_AUTH_REQUEST) {
         handle_auth_request(srv, sender, h);
+    } else if (type == CMSG_MFSTART) {
+        mf_handle_start(srv, sender, l);
     } else if (type == CMSG_FAILOVER_AUTH_ACK) {
         /* A vote counts from a master with slots, for this election. */
         if ((sender->flags & CNODE_MASTER) && sender->numslots && ntoh64(h->current_epoch) >= cl->bus->auth_epoch &&
@@ -911,6 +1137,7 @@ void cluster_bus_node_gone(server_t *srv, cluster_node_t *n) {
     cluster_bus_t *bus = srv->cluster->bus;
     if (!bus) return;
     if (n->link) link_free(n->link);
+    if (bus->mf_replica == n) mf_reset(srv);
     report_del(bus, n, NULL);
     for (int i = 0; i < bus->report_count; i++)
         if (bus->reports[i].reporter == n) bus->reports[i--] = bus->reports[--bus->report_count];
@@ -972,7 +1199,9 @@ void cluster_bus_cron(server_t *srv) {
         }
         if (n->flags & CNODE_PFAIL) maybe_mark_failing(srv, n);
     }
+    mf_cron(srv);
     election_cron(srv);
+    migration_cron(srv);
 }
 
 /* ------------------------------------------------------- start and stop */
@@ -980,6 +1209,7 @@ void cluster_bus_cron(server_t *srv) {
 bool cluster_bus_init(server_t *srv) {
     cluster_t *cl = srv->cluster;
     cluster_bus_t *bus = zcalloc(sizeof(*bus));
+    bus->mf_master_offset = -1;
     cl->bus = bus;
     int port = cl->myself->cport;
     if (srv->cfg.cluster_port) port = (int)srv->cfg.cluster_port;

@@ -31,9 +31,17 @@ void cluster_bus_forget(server_t *srv, const char *name);
 void cluster_bus_node_gone(server_t *srv, cluster_node_t *n);
 /* Links for CLUSTER LINKS: how many, and one's fields. */
 void cluster_bus_reply_links(client_t *c);
-/* CLUSTER FAILOVER FORCE (an election now, votes asked with FORCEACK)
- * or TAKEOVER (no election: a new epoch and the master's slots). */
-void cluster_bus_failover(server_t *srv, bool takeover);
+/* CLUSTER FAILOVER on a replica, as Redis 7.0: without an option, MFSTART
+ * to the master, which holds its writes and tells its offset; once we
+ * reached it, an election whose requests carry FORCEACK.  FORCE: that
+ * election at once; TAKEOVER: no election, a new epoch and the master's
+ * slots.  A manual failover not done in CLUSTER_MF_TIMEOUT_MS is given up
+ * (and the master's writes run again). */
+enum { CLUSTER_FAILOVER_DEFAULT = 0,
+       CLUSTER_FAILOVER_FORCE,
+       CLUSTER_FAILOVER_TAKEOVER };
+#define CLUSTER_MF_TIMEOUT_MS 5000
+void cluster_bus_failover(server_t *srv, int mode);
 /* COUNT-FAILURE-REPORTS: live reports about n. */
 int cluster_bus_failure_reports(server_t *srv, cluster_node_t *n);
 /* PUBLISH: the message to every node. */

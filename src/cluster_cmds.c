@@ -540,14 +540,13 @@ static void cmd_cluster_failover(client_t *c) {
     }
     bool takeover = c->argc == 3 && !strcasecmp(c->argv[2]->ptr, "takeover");
     bool force = c->argc == 3 && !strcasecmp(c->argv[2]->ptr, "force");
-    if (!force && !takeover && (cl->myself->replicaof->flags & CNODE_FAIL)) {
+    if (!force && !takeover && ((cl->myself->replicaof->flags & CNODE_FAIL) || !cl->myself->replicaof->link)) {
         reply_error(c, "Master is down or failed, please use CLUSTER FAILOVER FORCE");
         return;
     }
-    /* Without FORCE or TAKEOVER Redis first pauses the master until we
-     * caught up (MFSTART); here all three run an election at once, TAKEOVER
-     * without one (docs/cluster.md). */
-    cluster_bus_failover(c->srv, takeover);
+    cluster_bus_failover(c->srv, takeover ? CLUSTER_FAILOVER_TAKEOVER
+                                 : force  ? CLUSTER_FAILOVER_FORCE
+                                          : CLUSTER_FAILOVER_DEFAULT);
     reply_ok(c);
 }
 

@@ -389,6 +389,11 @@ static bool spec_keys(const command_t *cmd, const cmd_key_spec_t *ks, robj **arg
         if (numkeys > (argc - first + step - 1) / step) return false;
         last = first + (int)(numkeys - 1) * step;
     }
+    /* A spec with no key in these arguments (PFMERGE's sources in "PFMERGE
+     * k", numkeys 0) makes the whole command name none, as Redis's key
+     * specs do: so ACL DRYRUN of "PFMERGE k" is allowed without key rights
+     * (Redis 7.0 and 7.4). */
+    if (first >= argc || last < first || last >= argc) return false;
     for (int i = first; i <= last; i += step) {
         if (i >= argc || i < first) {
             /* Variadic commands check their own syntax: no key here. */

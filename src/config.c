@@ -11,6 +11,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <locale.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -59,6 +60,7 @@ enum { T_BOOL,
 #define F_PERCENT 32   /* T_MEM that also takes "N%" (of maxmemory), kept as -N */
 #define F_PROTECTED 64 /* CONFIG SET only as enable-protected-configs allows */
 #define F_CPULIST 128  /* a list of CPUs (cpu_affinity.c) */
+#define F_LOCALE 256   /* a locale name for LC_COLLATE ("" the environment's) */
 
 typedef struct enum_name {
     const char *name;
@@ -248,10 +250,15 @@ static const directive directives[] = {
     {"crash-log-enabled", T_BOOL, O(crash_log_enabled), "yes", 0, 0, NULL, 0},
     {"always-show-logo", T_BOOL, O(always_show_logo), "no", 0, 0, NULL, F_IMMUTABLE},
     {"socket-mark-id", T_INT, O(socket_mark_id), "0", 0, UINT_MAX, NULL, F_IMMUTABLE},
-    {"server_cpulist", T_STR, O(server_cpulist), "", 0, 0, NULL, F_IMMUTABLE | F_CPULIST},
-    {"bio_cpulist", T_STR, O(bio_cpulist), "", 0, 0, NULL, F_IMMUTABLE | F_CPULIST},
-    {"aof_rewrite_cpulist", T_STR, O(aof_rewrite_cpulist), "", 0, 0, NULL, F_IMMUTABLE | F_CPULIST},
-    {"bgsave_cpulist", T_STR, O(bgsave_cpulist), "", 0, 0, NULL, F_IMMUTABLE | F_CPULIST},
+    /* Redis 7.4's names; the 7.0 names (server_cpulist...) are aliases */
+    {"server-cpulist", T_STR, O(server_cpulist), "", 0, 0, NULL, F_IMMUTABLE | F_CPULIST},
+    {"bio-cpulist", T_STR, O(bio_cpulist), "", 0, 0, NULL, F_IMMUTABLE | F_CPULIST},
+    {"aof-rewrite-cpulist", T_STR, O(aof_rewrite_cpulist), "", 0, 0, NULL, F_IMMUTABLE | F_CPULIST},
+    {"bgsave-cpulist", T_STR, O(bgsave_cpulist), "", 0, 0, NULL, F_IMMUTABLE | F_CPULIST},
+    {"hide-user-data-from-log", T_BOOL, O(hide_user_data_from_log), "no", 0, 0, NULL, 0},
+    {"locale-collate", T_STR, O(locale_collate), "", 0, 0, NULL, F_LOCALE},
+    {"max-new-connections-per-cycle", T_INT, O(max_new_conns_per_cycle), "10", 1, 1000, NULL, 0},
+    {"max-new-tls-connections-per-cycle", T_INT, O(max_new_tls_conns_per_cycle), "1", 1, 1000, NULL, 0},
     {"latency-tracking", T_BOOL, O(latency_tracking), "yes", 0, 0, NULL, 0},
     {"latency-tracking-info-percentiles", T_PCTL, O(latency_tracking_info_percentiles), "50 99 99.9", 0, 0, NULL,
      0},
@@ -338,6 +345,10 @@ static const struct { const char *alias, *name; } aliases[] = {
     {"slave-lazy-flush", "replica-lazy-flush"},
     {"cluster-slave-validity-factor", "cluster-replica-validity-factor"},
     {"cluster-slave-no-failover", "cluster-replica-no-failover"},
+    {"server_cpulist", "server-cpulist"},
+    {"bio_cpulist", "bio-cpulist"},
+    {"aof_rewrite_cpulist", "aof-rewrite-cpulist"},
+    {"bgsave_cpulist", "bgsave-cpulist"},
 };
 
 static const directive *find_directive(const char *name) {
@@ -566,6 +577,16 @@ static bool title_template_ok(const rl_config_t *cfg, const char *tpl) {
     return s != NULL;
 }
 
+/* Whether setlocale(LC_COLLATE, name) would take it, asked without
+ * changing the process's locale (a CONFIG SET is checked before it is
+ * applied; lifecycle.c and CONFIG SET call setlocale). */
+static bool locale_ok(const char *name) {
+    locale_t l = newlocale(LC_COLLATE_MASK, name, (locale_t)0);
+    if (l == (locale_t)0) return false;
+    freelocale(l);
+    return true;
+}
+
 /* Parse argv[0..argc) (sds words: T_SECRET reads their lengths) as the
  * value of d into cfg.  err gets a static reason. */
 static int apply_value(rl_config_t *cfg, const directive *d, int argc, char **argv, const char **err) {
@@ -657,6 +678,11 @@ static int apply_value(rl_config_t *cfg, const directive *d, int argc, char **ar
             if ((d->flags & F_CPULIST) && cpu_affinity_parse(joined, &cpus) < 0) {
                 sds_free(joined);
                 *err = CPU_AFFINITY_ERR;
+                return -1;
+            }
+            if ((d->flags & F_LOCALE) && !locale_ok(joined)) {
+                sds_free(joined);
+                *err = "Invalid locale name"; /* Redis 7.4's text */
                 return -1;
             }
             char **s = field(cfg, d);

@@ -171,6 +171,10 @@ typedef struct rl_config {
     long long socket_mark_id;                   /* SO_MARK of the TCP listening sockets, 0: none (lifecycle.c) */
     bool always_show_logo;                      /* the start-up banner even without a terminal (lifecycle.c) */
     bool crash_log_enabled;                     /* a crash writes a bug report to the log (crash.c) */
+    bool hide_user_data_from_log;               /* logs name no key or argument (crash.c, debug.c, reply.c) */
+    char *locale_collate;                       /* LC_COLLATE for SORT ALPHA's strcoll; "": the environment's */
+    long long max_new_conns_per_cycle;          /* accepts per listener and loop round (conn.c) */
+    long long max_new_tls_conns_per_cycle;      /* the same on the TLS port */
     int supervised;                             /* SUPERVISED_*: the service manager to tell; auto resolved at start-up (supervise.c) */
     bool latency_tracking;                      /* latency_track.c: per-command histograms */
     char *latency_tracking_info_percentiles;    /* normalized "50 99 99.9" (INFO latencystats) */

@@ -47,7 +47,6 @@ static bool conn_auth_required(const client_t *c) {
     return !(c->flags & CLIENT_AUTHENTICATED) && c->srv->conn_hooks->auth_required(c);
 }
 
-#define MAX_ACCEPTS_PER_EVENT 1000
 #define MAX_IOV 32
 #define QUERYBUF_GREEDY_MAX (1024 * 1024) /* below this the query buffer doubles, above it grows by this much */
 
@@ -291,8 +290,13 @@ static bool accept_error_is_transient(int err) {
     }
 }
 
+/* At most max-new-connections-per-cycle (TLS: max-new-tls-connections-
+ * per-cycle, a handshake being dearer) per listener and loop round, as in
+ * Redis 7.4: the listener is level-triggered, so the rest are accepted in
+ * the next rounds, after the clients already here were served. */
 static void accept_clients(server_t *srv, int fd, bool tls) {
-    for (int i = 0; i < MAX_ACCEPTS_PER_EVENT; i++) {
+    long long max = tls ? srv->cfg.max_new_tls_conns_per_cycle : srv->cfg.max_new_conns_per_cycle;
+    for (long long i = 0; i < max; i++) {
         bool is_unix;
         int cfd = net_accept(fd, &is_unix);
         if (cfd < 0) {

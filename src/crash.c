@@ -86,6 +86,11 @@ static void report_registers(const void *uctx) {
     puts_log("(no register dump on this architecture)\n");
     const unsigned long *sp = NULL;
 #endif
+    /* hide-user-data-from-log: the stack may hold keys and values */
+    if (sp && crash_srv && crash_srv->cfg.hide_user_data_from_log) {
+        log_msg(LL_NOTICE, "hide-user-data-from-log is on, skip logging stack content to avoid spilling PII.");
+        return;
+    }
     for (int i = 15; sp && i >= 0; i--) log_msg(LL_WARNING, "(%016lx) -> %016lx", (unsigned long)(sp + i), sp[i]);
 }
 
@@ -143,7 +148,9 @@ static void report_client(client_t *c) {
     put_sds(sds_cat(conn_info_string(sds_empty(), c), "\n"));
     for (int j = 0; j < c->argc; j++) {
         sds line = sds_catprintf(sds_empty(), "argv[%d]: ", j);
-        if (monitor_arg_redacted(c, j)) {
+        if (j > 0 && c->srv->cfg.hide_user_data_from_log) {
+            line = sds_cat(line, "*redacted*"); /* the command's name only, as Redis 7.4 logs it */
+        } else if (monitor_arg_redacted(c, j)) {
             line = sds_cat(line, "(redacted)");
         } else {
             char buf[32];

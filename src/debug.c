@@ -234,7 +234,8 @@ static void debug_listpack(client_t *c) {
         reply_error(c, "Not a listpack encoded object.");
         return;
     }
-    log_msg(LL_NOTICE, "DEBUG LISTPACK %s: %zu bytes", (char *)c->argv[2]->ptr, obj_mem_usage(o, 0));
+    log_msg(LL_NOTICE, "DEBUG LISTPACK %s: %zu bytes",
+            c->srv->cfg.hide_user_data_from_log ? "*redacted*" : (char *)c->argv[2]->ptr, obj_mem_usage(o, 0));
     reply_simple(c, "Listpack structure printed on stdout");
 }
 

@@ -130,22 +130,17 @@ static uint32_t command_flags(client_t *c, const command_t *cmd) {
     return cmd->flags;
 }
 
-/* NOPERM with Redis's texts; the denial is in the ACL log.  A refused
+/* NOPERM with Redis 7.4's texts; the denial is in the ACL log.  A refused
  * EXEC aborts its transaction, as any refused EXEC does. */
 static bool acl_allows_or_reply(client_t *c, command_t *cmd) {
     if (!c->user || c->user->unrestricted) return true; /* the common case, inline */
     int pos;
     int r = acl_check_and_log(c, c->user, cmd, c->argv, c->argc, c->mstate ? ACL_CTX_MULTI : ACL_CTX_TOPLEVEL, &pos);
     if (r == ACL_OK) return true;
-    char msg[256];
-    if (r == ACL_DENIED_CMD)
-        snprintf(msg, sizeof(msg), "NOPERM this user has no permissions to run the '%s' command", acl_cmd_name(cmd));
-    else if (r == ACL_DENIED_KEY)
-        snprintf(msg, sizeof(msg), "NOPERM this user has no permissions to access one of the keys used as arguments");
-    else
-        snprintf(msg, sizeof(msg), "NOPERM this user has no permissions to access one of the channels used as arguments");
+    sds msg = acl_cat_denial(sds_new("NOPERM "), r, c->user, cmd, NULL, 0, false);
     if (is_named(cmd, "exec")) multi_exec_abort(c, msg);
     else reply_error(c, "%s", msg);
+    sds_free(msg);
     return false;
 }
 
@@ -330,6 +325,7 @@ void dispatch_call(client_t *c, command_t *cmd) {
     cmd->calls++;
     cmd->usec += dur;
     srv->stats.numcommands++;
+    if (!outer) srv->stats.eventloop_duration_cmd_sum += dur; /* a top-level call: part of its loop round */
     c->commands_processed++;
     /* Introspection (slowlog.c, latency.c, monitor.c); a command that
      * blocked is not finished yet, so it is not timed. */

@@ -254,7 +254,7 @@ static sds sec_stats(server_t *srv, sds s) {
                       "expire_cycle_cpu_milliseconds:%lld\r\n"
                       "evicted_keys:%lld\r\n"
                       "evicted_clients:%lld\r\n"
-                      "evicted_scripts:0\r\n" /* 7.4 evicts EVAL scripts past 500; we keep them */
+                      "evicted_scripts:%lld\r\n" /* script.c: EVAL scripts past 500 (7.4) */
                       "total_eviction_exceeded_time:%lld\r\n"
                       "current_eviction_exceeded_time:%lld\r\n"
                       "keyspace_hits:%lld\r\n"
@@ -288,20 +288,24 @@ static sds sec_stats(server_t *srv, sds s) {
                        * (CLIENT_BUF_SIZE): never resized */
                       "reply_buffer_shrinks:0\r\n"
                       "reply_buffer_expands:0\r\n"
-                      "eventloop_cycles:%lld\r\n" /* 7.2; its duration fields are not measured here */
-                      "instantaneous_eventloop_cycles_per_sec:%lld\r\n",
+                      "eventloop_cycles:%lld\r\n" /* 7.2: loop rounds and their time in us (lifecycle.c) */
+                      "eventloop_duration_sum:%lld\r\n"
+                      "eventloop_duration_cmd_sum:%lld\r\n"
+                      "instantaneous_eventloop_cycles_per_sec:%lld\r\n"
+                      "instantaneous_eventloop_duration_usec:%lld\r\n",
                       st->numconnections, st->numcommands, ring_avg(st->ops_samples), st->net_input_bytes,
                       st->net_output_bytes, st->net_repl_input_bytes, st->net_repl_output_bytes,
                       ring_avg(st->net_in_samples) / 1024.0, ring_avg(st->net_out_samples) / 1024.0,
                       ring_avg(st->net_repl_in_samples) / 1024.0, ring_avg(st->net_repl_out_samples) / 1024.0,
-                      st->rejected_conn, sync_full, sync_ok, sync_err, st->expired_subkeys, st->expiredkeys, st->expire_cycle_cpu_us / 1000, st->evictedkeys, st->evictedclients, evict_exceeded_total_ms(srv), evict_exceeded_current_ms(srv), st->keyspace_hits,
+                      st->rejected_conn, sync_full, sync_ok, sync_err, st->expired_subkeys, st->expiredkeys, st->expire_cycle_cpu_us / 1000, st->evictedkeys, st->evictedclients, st->evictedscripts, evict_exceeded_total_ms(srv), evict_exceeded_current_ms(srv), st->keyspace_hits,
                       st->keyspace_misses, pubsub_channel_count(srv), pubsub_pattern_count(srv), pubsub_shard_channel_count(srv),
                       child_latest_fork_usec(srv), child_total_forks(srv), /* child.c */
                       db_replica_ttl_keys_count(srv),                      /* keyspace.c */
                       ds.hits, ds.misses, ds.key_hits, ds.key_misses, ds.total_time_ms, ds.current_time_ms,
                       tracking_total_keys(srv), tracking_total_items(srv), tracking_total_prefixes(srv), st->unexpected_error_replies, st->total_error_replies, st->io_reads, st->io_writes,
                       st->qbuf_limit_disconnections, st->obuf_limit_disconnections, st->eventloop_cycles,
-                      ring_avg(st->cycles_samples));
+                      st->eventloop_duration_sum, st->eventloop_duration_cmd_sum, ring_avg(st->cycles_samples),
+                      ring_avg(st->el_duration_samples));
     /* acl.c: denials by kind (Redis 7.2's names; 7.0 lacks them). */
     const acl_stats_t *as = acl_get_stats(srv);
     s = sds_catprintf(s,

@@ -571,6 +571,7 @@ bool io_engine_continue(server_t *srv, unsigned rounds) {
     if (!e || rounds >= URING_BUSY_ROUNDS) return false;
     if (!work_arrived(e)) return false;
     e->busy_rounds++;
+    evloop_round_next(srv->loop); /* each a loop round of its own in INFO's eventloop_* */
     return true;
 }
 
@@ -806,7 +807,8 @@ static bool engine_sleep(void *arg, int wait_fd, long timeout_us) {
         bufs_publish(e);
         io_uring_submit_and_wait_timeout(&e->ring, &cqe, 1, timeout_us >= 0 ? &ts : NULL, NULL);
     }
-    if (!work_ready(e)) return true; /* the timeout or a signal: nothing for the ring */
+    if (!work_ready(e)) return true;  /* the timeout or a signal: nothing for the ring */
+    evloop_round_begin(e->srv->loop); /* the drain below is the next round's work (INFO eventloop_duration_sum) */
     evloop_request_before_sleep(e->srv->loop);
     drain(e, false, NULL);
     return !e->wake_armed; /* the poll on libevent's set fired: its pass serves what is ready */

@@ -12,6 +12,7 @@
 #include "lifecycle.h"
 
 #include <errno.h>
+#include <locale.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,6 +77,10 @@ static void sample_rates(server_t *srv) {
     st->net_repl_in_samples[i] = (st->net_repl_input_bytes - st->net_repl_in_last) * 1000 / dt;
     st->net_repl_out_samples[i] = (st->net_repl_output_bytes - st->net_repl_out_last) * 1000 / dt;
     st->cycles_samples[i] = (st->eventloop_cycles - st->cycles_last) * 1000 / dt;
+    /* the mean round of the last 100 ms, as Redis samples it */
+    long long rounds = st->eventloop_cycles - st->cycles_last;
+    st->el_duration_samples[i] = rounds > 0 ? (st->eventloop_duration_sum - st->el_duration_last) / rounds : 0;
+    st->el_duration_last = st->eventloop_duration_sum;
     st->cycles_last = st->eventloop_cycles;
     st->ops_idx = (i + 1) % 16;
     st->ops_last_ms = now;
@@ -139,7 +144,6 @@ static void server_cron(void *arg) {
  * always: they are on disk before any client sees an acknowledgement). */
 static void server_before_sleep(void *arg) {
     unsigned rounds = 0;
-    ((server_t *)arg)->stats.eventloop_cycles++; /* INFO eventloop_cycles (7.4) */
     do {
         io_engine_run_ready(arg);                                  /* io_uring: requests that arrived, before the AOF and replies go out */
         repl_before_sleep(arg);                                    /* WAIT: GETACK out and answers, flushed just below */
@@ -152,6 +156,13 @@ static void server_before_sleep(void *arg) {
      * client is not closed for an answer it was about to receive. */
     client_evict_run(arg);
     evict_before_sleep(arg); /* maxmemory: what a call had no time left for */
+}
+
+/* evloop's round hook: INFO's eventloop_cycles and eventloop_duration_sum. */
+static void on_loop_round(void *arg, long long duration_us) {
+    server_stats_t *st = &((server_t *)arg)->stats;
+    st->eventloop_cycles++;
+    st->eventloop_duration_sum += duration_us;
 }
 
 static void on_signal(int signo, void *arg) {
@@ -262,6 +273,9 @@ bool server_init(server_t *srv) {
     /* server_cpulist: before any thread starts, so that the ones without a
      * list of their own (the allocator's) run there too. */
     cpu_affinity_apply(srv->cfg.server_cpulist, "main thread");
+    /* locale-collate (checked when the file was read): SORT ALPHA's strcoll;
+     * "" is the environment's LC_ALL/LC_COLLATE/LANG, as in Redis */
+    setlocale(LC_COLLATE, srv->cfg.locale_collate);
     uint8_t seed[16];
     util_random_bytes(seed, sizeof(seed));
     dict_set_hash_seed(seed);
@@ -301,6 +315,7 @@ bool server_init(server_t *srv) {
         return false;
     }
     evloop_set_before_sleep(srv->loop, server_before_sleep, srv);
+    evloop_set_round_hook(srv->loop, on_loop_round, srv);
     if (!io_engine_init(srv, conn_io_ops())) return false; /* io-engine: epoll or io_uring */
     zmalloc_set_background_thread(srv->cfg.jemalloc_bg_thread);
     child_init(srv);     /* the one forked child slot: BGSAVE, AOF rewrite, full syncs */
@@ -390,6 +405,7 @@ void server_free(server_t *srv) {
     srv->monitors = NULL;
     listeners_close(srv);
     cluster_bus_free(srv); /* its links and listeners live in the loop */
+    repl_close_link(srv);  /* so does a replica's link to its master */
     if (srv->pidfile_written) unlink(srv->cfg.pidfile);
     evloop_timer_free(srv->cron_timer);
     defrag_release_timer(srv->defrag); /* its slice timer lives in the loop */

@@ -28,7 +28,7 @@ typedef struct waiting {
 
 struct pause {
     int type;         /* PAUSE_* of CLIENT PAUSE */
-    int holders;      /* PAUSE_HOLD_*: FAILOVER, a shutdown waiting for replicas */
+    int holders;      /* PAUSE_HOLD_*: FAILOVER, a shutdown waiting for replicas, CLUSTER FAILOVER */
     long long end_ms; /* unix ms */
     waiting_t *waiting;
     size_t n, cap;

@@ -1,4 +1,5 @@
-/* rdb.h: snapshots in Redis's RDB format (version 10, as Redis 7.0 writes).
+/* rdb.h: snapshots in Redis's RDB format (version 10, as Redis 7.0 writes;
+ * 11 or 12 where values need newer types: see RDB_VERSION).
  *
  * rdb_save.c writes a whole dataset through a rio_t (header, aux fields,
  * per database SELECTDB + RESIZEDB + keys with EXPIRETIME_MS, EOF, CRC-64
@@ -19,9 +20,12 @@
 #include "server.h"
 
 /* Files and DUMP payloads are version 10 (Redis 7.0 loads them, and so
- * does 7.4) unless they hold a hash with field TTLs, whose types are
- * version 12's (Redis 7.4): then they say 12.  Loading takes up to 12. */
+ * does 7.4) unless they hold what 7.0's types cannot: a stream whose
+ * consumers have active times (type 21, version 11's: Redis 7.2) or a hash
+ * with field TTLs (types 24/25, version 12's: Redis 7.4); then they say
+ * the newest version needed.  Loading takes up to 12. */
 #define RDB_VERSION 10
+#define RDB_VERSION_STREAM3 11
 #define RDB_VERSION_HFE 12
 #define RDB_VERSION_LOAD_MAX 12
 
@@ -160,10 +164,12 @@ int rdb_load_stream(server_t *srv, rdb_source_t *src, db_t *dbs, rdb_libs_t *lib
  * trusted: a checksum vouched for the bytes (see rdb_load.c).  Returns a
  * new object, or NULL with err (256 bytes) saying why. */
 robj *rdb_load_value(server_t *srv, const unsigned char *buf, size_t len, bool trusted, char *err);
-/* Write the type byte and the encoding of val (no key, no expire). */
-/* The RDB version a DUMP payload of val says: RDB_VERSION, or 12 for a
- * hash with field TTLs. */
+/* The RDB version a DUMP payload of val says: RDB_VERSION, 11 for a
+ * stream needing type 21 (rdb_stream_needs_v3), 12 for a hash with field
+ * TTLs. */
 int rdb_value_version(robj *val);
+/* Write the type byte and the encoding of val (no key, no expire), in the
+ * types of rdb_value_version(val). */
 void rdb_write_value(rio_t *r, robj *val, bool compress);
 
 /* A file mapped read-only for loading (an RDB, or an AOF with its

@@ -1103,6 +1103,7 @@ static robj *get_object(reader_t *r, server_t *srv, int type) {
         case RDB_TYPE_STREAM_LISTPACKS_2:
         case RDB_TYPE_STREAM_LISTPACKS_3:
             o = rdb_stream_load(r, &stream_in, type); /* rdb_stream.c */
+            if (o) srv->stream_groups_seen = true;    /* it may hold groups: rdb_save.c's version scan */
             break;
         case RDB_TYPE_MODULE:
         case RDB_TYPE_MODULE_2:

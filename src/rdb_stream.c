@@ -1,4 +1,4 @@
-/* rdb_stream.c: streams in the RDB file, as Redis 7.0 writes them.
+/* rdb_stream.c: streams in the RDB file, as Redis 7.0 and 7.2+ write them.
  *
  * Type 19 (STREAM_LISTPACKS_2), in order: node count; per node the 16-byte
  * master ID and the listpack, both as strings; length; last ID, first ID,
@@ -7,6 +7,12 @@
  * the raw 16-byte ID, the delivery time as 8 little-endian bytes and the
  * delivery count) and the consumers (count, then name, seen time as 8
  * bytes, and the consumer's PEL as raw IDs that must be in the group's).
+ * Type 21 (STREAM_LISTPACKS_3, Redis 7.2+, RDB version 11) adds each
+ * consumer's active time as 8 bytes after its seen time; a loaded 19 or 15
+ * takes the seen time for it, as Redis does.  So 19 loses nothing while
+ * every consumer's two times are equal (rdb_stream_needs_v3 says when
+ * not), and rdb_save.c writes 21 only then, keeping Redis 7.0's files
+ * (version 10) for everything 7.0 can hold.
  * Type 15 lacks first/max-deleted IDs, entries added and entries read.
  * Loading checks every listpack's stream layout before adopting it, so a
  * corrupt file is refused with an error instead of crashing later.
@@ -43,7 +49,27 @@ static void put_pel(rio_t *r, const rdb_out_ops_t *out, rax_t *pel, bool nacks) 
     rax_iter_stop(&ri);
 }
 
-void rdb_stream_save(rio_t *r, const rdb_out_ops_t *out, robj *o, bool compress) {
+bool rdb_stream_needs_v3(robj *o) {
+    stream_t *s = o->ptr;
+    if (!s->cgroups) return false;
+    bool differ = false;
+    rax_iter_t gi;
+    rax_iter_start(&gi, s->cgroups);
+    for (bool ok = rax_seek(&gi, "^", NULL, 0); ok && !differ; ok = rax_next(&gi)) {
+        stream_cg_t *cg = gi.data;
+        rax_iter_t ci;
+        rax_iter_start(&ci, cg->consumers);
+        for (bool ok2 = rax_seek(&ci, "^", NULL, 0); ok2 && !differ; ok2 = rax_next(&ci)) {
+            stream_consumer_t *c = ci.data;
+            differ = c->active_time != c->seen_time;
+        }
+        rax_iter_stop(&ci);
+    }
+    rax_iter_stop(&gi);
+    return differ;
+}
+
+void rdb_stream_save(rio_t *r, const rdb_out_ops_t *out, robj *o, bool compress, bool v3) {
     stream_t *s = o->ptr;
     out->len(r, rax_size(s->rax));
     rax_iter_t ri;
@@ -80,6 +106,7 @@ void rdb_stream_save(rio_t *r, const rdb_out_ops_t *out, robj *o, bool compress)
             stream_consumer_t *c = ci.data;
             out->string(r, c->name, sds_len(c->name), false);
             put_ms(r, c->seen_time);
+            if (v3) put_ms(r, c->active_time); /* -1: never active, as 8 bytes of ones */
             put_pel(r, out, c->pel, false);
         }
         rax_iter_stop(&ci);

@@ -1,9 +1,10 @@
 /* rdb_stream.h: streams in the RDB format (types 15 and 19, Redis 7.0's
- * STREAM_LISTPACKS and STREAM_LISTPACKS_2), and the few reader/writer
+ * STREAM_LISTPACKS and STREAM_LISTPACKS_2; 21, Redis 7.2's
+ * STREAM_LISTPACKS_3 with consumers' active times), and the few reader/writer
  * primitives rdb_load.c and rdb_save.c lend to it.
  *
  * rdb_save.c calls rdb_stream_save for OBJ_STREAM values; rdb_load.c calls
- * rdb_stream_load for the two stream types.  Each passes a table of its
+ * rdb_stream_load for the three stream types.  Each passes a table of its
  * own reader or writer primitives, so the stream code parses lengths and
  * strings exactly as every other type does while sitting below both files
  * (it never calls back into them by name: no call cycle). */
@@ -38,8 +39,12 @@ typedef struct rdb_out_ops {
 } rdb_out_ops_t;
 
 /* ------------------------------------------------ the stream codec */
-void rdb_stream_save(rio_t *r, const rdb_out_ops_t *out, robj *o, bool compress);
-/* type: RDB_TYPE_STREAM_LISTPACKS or _2.  NULL after ops->fail. */
+/* Whether type 19 would lose something of o: a consumer whose active
+ * time differs from its seen time (or that was never active). */
+bool rdb_stream_needs_v3(robj *o);
+/* v3: type 21's layout (consumers' active times), else type 19's. */
+void rdb_stream_save(rio_t *r, const rdb_out_ops_t *out, robj *o, bool compress, bool v3);
+/* type: RDB_TYPE_STREAM_LISTPACKS, _2 or _3.  NULL after ops->fail. */
 robj *rdb_stream_load(rdb_reader_t *r, const rdb_in_ops_t *ops, int type);
 
 #endif

@@ -22,6 +22,9 @@
 
 void repl_init(server_t *srv); /* also applies `replicaof` from the config */
 void repl_free(server_t *srv);
+/* Closes a replica's link to its master, whose socket lives in the event
+ * loop: server_free calls it before it frees the loop. */
+void repl_close_link(server_t *srv);
 /* Every cron tick (pings, ACKs, timeouts, reconnects run once a second). */
 void repl_cron(server_t *srv);
 /* Before the loop sleeps: GETACK for new WAITers, answer satisfied WAITs. */
@@ -33,6 +36,11 @@ void repl_after_aof_flush(server_t *srv);
 /* The replication offset: the stream fed so far (with AOF on and no
  * stream, one per write: WAITAOF counts in it). */
 long long repl_offset(const server_t *srv);
+/* A cluster manual failover (cluster_bus.c) holds the stream still while
+ * this master is paused: no PING and no GETACK fed to the replicas, so the
+ * offset it told the replica stays the one to reach (Redis skips them
+ * then too). */
+void repl_hold_stream(server_t *srv, bool on);
 
 /* ----------------------------------------------------- the write stream */
 /* Whether writes must be fed to the stream (a backlog exists: some replica

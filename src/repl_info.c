@@ -40,6 +40,10 @@ void repl_init(server_t *srv) {
 }
 
 
+void repl_close_link(server_t *srv) {
+    if (R(srv)) replica_free_link(srv);
+}
+
 void repl_free(server_t *srv) {
     repl_t *r = R(srv);
     if (!r) return;
@@ -69,13 +73,15 @@ void repl_cron(server_t *srv) {
 
 void repl_before_sleep(server_t *srv) {
     repl_t *r = R(srv);
-    if (r->getack_pending) {
+    if (r->getack_pending && !r->stream_held) {
         r->getack_pending = false;
         static const char getack[] = "*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n";
         if (r->backlog && r->link.state == LINK_NONE) master_feed_raw(srv, getack, sizeof(getack) - 1);
     }
     if (r->waiters) master_check_waiters(srv);
 }
+
+void repl_hold_stream(server_t *srv, bool on) { R(srv)->stream_held = on; }
 
 /* ------------------------------------------------------------ memory */
 

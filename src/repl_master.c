@@ -7,7 +7,8 @@
  * bytes (partial resync).  Otherwise "+FULLRESYNC <replid> <offset>": an
  * RDB child is forked (disk: the child writes dbfilename and we send the
  * file as "$<len>\r\n<bytes>"; diskless: the child writes
- * "$EOF:<mark>\r\n<rdb><mark>" straight to the replicas' sockets) and the
+ * "$EOF:<mark>\r\n<rdb><mark>" straight to the replicas' sockets, or into
+ * a pipe we relay when a TLS replica is among them) and the
  * stream written meanwhile waits in the replica's `pending` buffer until
  * the RDB is through.  From then on every write propagate.c emits reaches
  * the replica as it reaches the backlog; the replica answers REPLCONF ACK
@@ -99,11 +100,14 @@ void repl_client_freed(client_t *c) {
     }
     if (c->repl) {
         repl_replica_t *rep = c->repl;
+        bool relayed = rep->relayed;
+        if (relayed) log_msg(LL_WARNING, "Connection with replica %s lost during the diskless RDB relay.", c->addr);
         if (c->flags & CLIENT_REPLICA) detach(srv, rep);
         stop_bulk(rep);
         sds_free(rep->pending);
         zfree(rep);
         c->repl = NULL;
+        if (relayed) repl_relay_replica_gone(srv); /* the others may be waiting for it */
     }
     if ((c->flags & CLIENT_MASTER) && r->link.master == c) {
         log_msg(LL_NOTICE, "Connection with master lost.");
@@ -235,11 +239,11 @@ static void maybe_start_sync(server_t *srv) {
     for (repl_replica_t *rep = r->replicas; rep; rep = rep->next) {
         if (rep->state != REPLICA_WAIT_BGSAVE_START || rep->functions_only != filtered) continue;
         waiting++;
-        /* A TLS replica's payload must pass through its session, which a
-         * forked child cannot share: it gets the RDB file (disk sync). */
-        if (!rep->capa_eof || (rep->c->tls && !filtered)) all_eof = false;
+        /* (a TLS replica's diskless payload is relayed by us: repl_diskless.c) */
+        if (!rep->capa_eof) all_eof = false;
     }
-    if (waiting == 0 || child_active(srv)) return;
+    /* A relay outlives its child while the pipe drains: the next sync waits. */
+    if (waiting == 0 || child_active(srv) || repl_relay_active(srv)) return;
     bool diskless = (srv->cfg.repl_diskless_sync || filtered) && all_eof;
     if (diskless && srv->cfg.repl_diskless_sync) {
         long long max = srv->cfg.repl_diskless_sync_max_replicas;
@@ -280,7 +284,9 @@ static void maybe_start_sync(server_t *srv) {
 
 void repl_rdb_child_done(server_t *srv, bool ok) {
     repl_t *r = R(srv);
-    if (!r || !r->rdb_child_for_repl) return;
+    /* (while a relay drains, another child's end is not ours: the relay
+     * calls in once it is through) */
+    if (!r || !r->rdb_child_for_repl || repl_relay_active(srv)) return;
     r->rdb_child_for_repl = false;
     for (repl_replica_t *rep = r->replicas; rep; rep = rep->next) {
         if (rep->state != REPLICA_WAIT_BGSAVE_END) continue;
@@ -420,12 +426,6 @@ static bool set_rdb_filter(client_t *c, const char *spec) {
         functions_only = true;
     }
     sds_free_splitres(words, n);
-    /* A filtered RDB goes out diskless, from the forked child, which cannot
-     * write into a TLS session (docs/tls.md, not done yet). */
-    if (functions_only && c->tls) {
-        reply_error(c, "rdb-filter-only is not available over TLS yet");
-        return false;
-    }
     replica_of(c)->functions_only = functions_only;
     return true;
 }
@@ -590,7 +590,7 @@ void cmd_waitaof(client_t *c) {
 
 static void ping_replicas(server_t *srv) {
     repl_t *r = R(srv);
-    if (r->link.state != LINK_NONE || !r->backlog || !r->replicas) return;
+    if (r->link.state != LINK_NONE || !r->backlog || !r->replicas || r->stream_held) return;
     if (srv->mstime - r->last_ping_ms < srv->cfg.repl_ping_replica_period * 1000) return;
     r->last_ping_ms = srv->mstime;
     static const char ping[] = "*1\r\n$4\r\nPING\r\n";
@@ -601,6 +601,7 @@ void master_cron(server_t *srv) {
     repl_t *r = R(srv);
     ping_replicas(srv);
     maybe_start_sync(srv); /* after another child ended, or the diskless delay passed */
+    repl_relay_cron(srv);  /* a TLS replica that stopped reading mid-relay */
     for (repl_replica_t *rep = r->replicas; rep; rep = rep->next) {
         /* Waiting for the snapshot: a newline keeps its repl-timeout at bay
          * (not while a diskless child owns the socket). */

@@ -74,6 +74,9 @@ typedef struct repl_replica {
     long long rdb_off, rdb_size; /* bytes sent / total */
     sds rdb_hdr;                 /* "$<size>\r\n" left to send */
     bool bulk_started;           /* the first bytes of the payload were written (TLS: records may be left to send) */
+    bool relayed;                /* diskless through the pipe: the parent relays the child's RDB to it (repl_diskless.c);
+                                    rdb_off is then its position in the relay's chunk, wfd/wio its write watcher */
+    long long relay_progress_ms; /* relayed: when its socket last took bytes (or it was given a chunk) */
     struct repl_replica *next;
 } repl_replica_t;
 
@@ -164,10 +167,12 @@ typedef struct repl {
     bool rdb_child_diskless;            /* ...and writes straight to their sockets */
     persist_rdb_done_fn *diskless_done; /* told when that socket child ends (repl_master.c) */
     long long diskless_wait_since_ms;   /* first replica waiting for a diskless fork */
+    struct rdb_relay *relay;            /* repl_diskless.c: the child's RDB pipe being relayed, NULL when none */
     repl_link_t link;
     repl_waiter_t *waiters;
     repl_failover_t failover;
     bool getack_pending;        /* a WAIT needs fresh ACKs */
+    bool stream_held;           /* repl_hold_stream: no PING or GETACK fed now */
     long long aof_fsynced;      /* our AOF's fsynced offset as last read (WAITAOF; -1 AOF off) */
     long long last_cron_sec_ms; /* once-a-second work */
     long long last_ping_ms;     /* last PING fed to replicas */
@@ -193,6 +198,15 @@ void repl_replica_close(repl_replica_t *rep, const char *why);
 /* Online replicas that acknowledged offset off or beyond (aof: whose AOF
  * fsynced it, their FACK: WAITAOF). */
 int repl_acked_count(const server_t *srv, long long off, bool aof);
+
+/* repl_diskless.c: a diskless sync whose batch holds a TLS replica goes
+ * through a pipe the parent relays.  active: the relay runs (no new sync
+ * may start); gone: a relayed replica was freed (the others may go on);
+ * cron: a replica whose socket took nothing for repl-timeout seconds while
+ * it holds up the relay is dropped (Redis's "streaming sync" timeout). */
+bool repl_relay_active(const server_t *srv);
+void repl_relay_replica_gone(server_t *srv);
+void repl_relay_cron(server_t *srv);
 
 /* repl_master.c */
 void master_cron(server_t *srv);

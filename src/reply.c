@@ -133,8 +133,16 @@ static void unexpected_error(client_t *c, const char *msg, size_t len) {
                        : (c->flags & CLIENT_REPLICA) ? "a replica"
                                                      : "the append only file";
     const char *cmd = c->cmd ? c->cmd->fullname : "<unknown>";
-    log_msg(LL_WARNING, "== CRITICAL == The command '%s' from %s failed: '%.*s'", cmd, from, (int)(len > 512 ? 512 : len),
-            msg);
+    /* hide-user-data-from-log: the error's code only, its text may quote
+     * the arguments (an unknown command's, a key's name) */
+    if (srv->cfg.hide_user_data_from_log) {
+        size_t cl = code_len(msg);
+        log_msg(LL_WARNING, "== CRITICAL == The command '%s' from %s failed: '%.*s *redacted*'", cmd, from,
+                cl ? (int)cl : 3, cl ? msg : "ERR");
+    } else {
+        log_msg(LL_WARNING, "== CRITICAL == The command '%s' from %s failed: '%.*s'", cmd, from,
+                (int)(len > 512 ? 512 : len), msg);
+    }
     srv->stats.unexpected_error_replies++;
     int how = srv->cfg.propagation_error_behavior;
     bool stop = (c->flags & CLIENT_MASTER) && srv->cfg.replica_read_only && how != PROPAGATION_ERR_IGNORE;

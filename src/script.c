@@ -5,6 +5,15 @@
  * and keeps the function in the Lua registry (script_entry.ref); SCRIPT
  * FLUSH drops the whole Lua state, which returns its memory at once.
  *
+ * Eviction (Redis 7.4): a client that sends a new body with every EVAL
+ * would grow the cache without end, so the scripts that EVAL created (not
+ * SCRIPT LOAD's, which a client relies on for EVALSHA) sit in a
+ * least-recently-run list of at most EVAL_LRU_MAX; creating one more drops
+ * the head (its body, its registry slot: the Lua GC takes the function)
+ * and counts it in INFO evicted_scripts.  A run by EVAL or EVALSHA moves
+ * the script to the tail.  A later SCRIPT LOAD of a script EVAL created
+ * leaves it evictable, as in 7.4.1.
+ *
  * A run: script_run_init (flags, read-only), script_may_run_or_reply (OOM
  * and MISCONF for scripts that declare writes), script_run_begin (the
  * fake client takes the caller's db, the AOF starts staging the effects),
@@ -30,15 +39,23 @@
 #include "persist.h"
 #include "repl.h"
 #include "reply.h"
+#include "rl_assert.h"
 #include "script_ldb.h"
 #include "sha1.h"
 #include "util.h"
 
+/* Invariant: an entry is in the eviction list (lru_prev/lru_next linked,
+ * counted in scripting_t.lru_len) iff EVAL created it. */
 typedef struct script_entry {
     sds body;
+    sds sha;   /* borrowed: the scripts dict's key */
     int ref;   /* the compiled function in the Lua registry */
     int flags; /* SCRIPT_FLAG_* from the shebang */
+    bool evictable;
+    struct script_entry *lru_prev, *lru_next; /* older, newer */
 } script_entry;
+
+#define EVAL_LRU_MAX 500 /* EVAL-created scripts kept (Redis 7.4's LRU_LIST_LENGTH) */
 
 static void entry_free(void *p) {
     script_entry *e = p;
@@ -78,6 +95,8 @@ static void eval_state_reset(scripting_t *s, server_t *srv) {
     s->L = slua_new(srv, NULL);
     dict_empty(s->scripts);
     s->scripts_bytes = 0;
+    s->lru_oldest = s->lru_newest = NULL;
+    s->lru_len = 0;
 }
 
 void scripting_init(server_t *srv) {
@@ -339,9 +358,49 @@ uint32_t script_flags_as_command(uint32_t cmd_flags, int script_flags) {
 
 /* ------------------------------------------------------------ EVAL */
 
+/* ------------------------------------------------------------ eviction */
+
+static void lru_unlink(scripting_t *s, script_entry *e) {
+    if (e->lru_prev) e->lru_prev->lru_next = e->lru_next;
+    else s->lru_oldest = e->lru_next;
+    if (e->lru_next) e->lru_next->lru_prev = e->lru_prev;
+    else s->lru_newest = e->lru_prev;
+    e->lru_prev = e->lru_next = NULL;
+    s->lru_len--;
+}
+
+static void lru_append(scripting_t *s, script_entry *e) {
+    e->lru_prev = s->lru_newest;
+    e->lru_next = NULL;
+    if (s->lru_newest) s->lru_newest->lru_next = e;
+    else s->lru_oldest = e;
+    s->lru_newest = e;
+    s->lru_len++;
+}
+
+/* A run of an EVAL-created script makes it the newest. */
+static void lru_touch(scripting_t *s, script_entry *e) {
+    if (!e->evictable || s->lru_newest == e) return;
+    lru_unlink(s, e);
+    lru_append(s, e);
+}
+
+/* Drop the least recently run EVAL script: its registry slot (the
+ * function becomes garbage for the Lua GC), its body and its entry. */
+static void lru_evict_oldest(server_t *srv) {
+    scripting_t *s = S(srv);
+    script_entry *e = s->lru_oldest;
+    rl_assert(e && e->evictable);
+    lru_unlink(s, e);
+    luaL_unref(s->L, LUA_REGISTRYINDEX, e->ref);
+    s->scripts_bytes -= sds_len(e->body);
+    dict_delete(s->scripts, e->sha); /* frees the key, the body and e */
+    srv->stats.evictedscripts++;
+}
+
 /* Compile and cache body (already known not to be cached); NULL after
- * replying the error. */
-static script_entry *script_create_or_reply(client_t *c, sds sha, const char *body, size_t len) {
+ * replying the error.  by_eval: EVAL created it, so it may be evicted. */
+static script_entry *script_create_or_reply(client_t *c, sds sha, const char *body, size_t len, bool by_eval) {
     scripting_t *s = S(c->srv);
     int flags;
     size_t off;
@@ -357,11 +416,16 @@ static script_entry *script_create_or_reply(client_t *c, sds sha, const char *bo
         sds_free(err);
         return NULL;
     }
-    script_entry *e = zmalloc(sizeof(*e));
+    if (by_eval)
+        while (s->lru_len >= EVAL_LRU_MAX) lru_evict_oldest(c->srv);
+    script_entry *e = zcalloc(sizeof(*e));
     e->ref = luaL_ref(s->L, LUA_REGISTRYINDEX);
     e->body = sds_newlen(body, len);
     e->flags = flags;
-    dict_add(s->scripts, sds_dup(sha), e);
+    e->sha = sds_dup(sha);
+    e->evictable = by_eval;
+    if (by_eval) lru_append(s, e);
+    dict_add(s->scripts, e->sha, e);
     s->scripts_bytes += len;
     return e;
 }
@@ -403,7 +467,7 @@ static void eval_generic(client_t *c, bool by_sha, bool ro) {
         char buf[32];
         size_t len;
         const char *body = obj_string_view(c->argv[1], buf, sizeof(buf), &len);
-        e = script_create_or_reply(c, sha, body, len);
+        e = script_create_or_reply(c, sha, body, len, true);
         if (!e) {
             sds_free(sha);
             return;
@@ -420,6 +484,7 @@ static void eval_generic(client_t *c, bool by_sha, bool ro) {
         sds_free(sha);
         return;
     }
+    lru_touch(s, e); /* a refused run (above) leaves its place, as 7.4.1's */
     script_run_begin(&run);
     lua_rawgeti(s->L, LUA_REGISTRYINDEX, e->ref);
     slua_call(s->L, &run, c->argv + 3, (int)numkeys, c->argv + 3 + numkeys, c->argc - 3 - (int)numkeys, true);
@@ -554,7 +619,7 @@ static void cmd_script_load(client_t *c) {
         char buf[32];
         size_t len;
         const char *body = obj_string_view(c->argv[2], buf, sizeof(buf), &len);
-        if (!script_create_or_reply(c, sha, body, len)) {
+        if (!script_create_or_reply(c, sha, body, len, false)) {
             sds_free(sha);
             return;
         }

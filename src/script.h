@@ -24,9 +24,12 @@
 typedef struct functions functions_t; /* function.c */
 
 typedef struct scripting {
-    lua_State *L;           /* EVAL's state */
-    dict *scripts;          /* sha1 hex (sds) -> script_entry */
-    size_t scripts_bytes;   /* bytes of cached bodies (used_memory_scripts_eval) */
+    lua_State *L;         /* EVAL's state */
+    dict *scripts;        /* sha1 hex (sds) -> script_entry */
+    size_t scripts_bytes; /* bytes of cached bodies (used_memory_scripts_eval) */
+    /* EVAL-created scripts, least recently run first (script.c: eviction) */
+    struct script_entry *lru_oldest, *lru_newest;
+    size_t lru_len;
     client_t *fake;         /* runs redis.call for EVAL and FCALL */
     script_run_t *run;      /* the running script, or NULL */
     functions_t *functions; /* function.c */

@@ -69,6 +69,7 @@ typedef struct slua_ctx {
     robj **argv;         /* redis.call's last argv (freed on the next call) */
     int argc;
     sds replybuf; /* the fake client's reply, flattened */
+    sds errbuf;   /* call_refusal's ACL text */
 } slua_ctx;
 
 static slua_ctx *ctx_of(lua_State *L) {
@@ -437,22 +438,23 @@ static command_t *resolve_command(slua_ctx *x, robj **argv, int argc) {
 }
 
 /* Check the request before it runs; NULL if allowed, else the error text. */
-static const char *call_refusal(script_run_t *run, command_t *cmd, robj **argv, int argc) {
+static const char *call_refusal(slua_ctx *x, command_t *cmd, robj **argv, int argc) {
+    script_run_t *run = x->run;
     bool arity_ok = cmd->arity > 0 ? argc == cmd->arity : argc >= -cmd->arity;
     if (!arity_ok) return "ERR Wrong number of args calling Redis command from script";
     if (((cmd->flags & CMD_NOSCRIPT) || (cmd->parent && (cmd->parent->flags & CMD_NOSCRIPT))) &&
         !run->srv->scripts_call_anything)
         return "ERR This Redis command is not allowed from script";
-    /* acl.c: the caller's permissions apply to what its script runs. */
+    /* acl.c: the caller's permissions apply to what its script runs;
+     * Redis 7.4's text, in x->errbuf until the next refusal. */
     client_t *caller = run->caller;
     int pos;
-    switch (acl_check_and_log(caller, caller->user, cmd, argv, argc, ACL_CTX_LUA, &pos)) {
-        case ACL_DENIED_CMD: return "ERR The user executing the script can't run this command or subcommand";
-        case ACL_DENIED_KEY:
-            return "ERR The user executing the script can't access at least one of the keys mentioned in the command "
-                   "arguments";
-        case ACL_DENIED_CHANNEL: return "ERR The user executing the script can't publish to the channel mentioned in the command";
-        default: break;
+    int r = acl_check_and_log(caller, caller->user, cmd, argv, argc, ACL_CTX_LUA, &pos);
+    if (r != ACL_OK) {
+        sds_clear(x->errbuf);
+        x->errbuf = sds_cat(x->errbuf, "ERR ACL failure in script: ");
+        x->errbuf = acl_cat_denial(x->errbuf, r, caller->user, cmd, NULL, 0, false);
+        return x->errbuf;
     }
     /* a command that may replicate (PUBLISH) is a write here: a read-only
      * script must not hold up CLIENT PAUSE WRITE (Redis 7.0) */
@@ -535,7 +537,7 @@ static int redis_call_generic(lua_State *L, bool raise) {
     if (!cmd) return call_fail(L, "ERR Unknown Redis command called from script", raise, false);
     /* A refused command counts in its rejected_calls and errorstats, as a
      * client's would, when refused (a pcall may swallow the error). */
-    const char *refusal = call_refusal(run, cmd, x->argv, argc);
+    const char *refusal = call_refusal(x, cmd, x->argv, argc);
     if (refusal) {
         cmd->rejected_calls++;
         reply_note_error(x->srv, refusal, strlen(refusal));
@@ -913,12 +915,14 @@ lua_State *slua_new(server_t *srv, lua_CFunction register_fn) {
     x->srv = srv;
     x->functions = register_fn != NULL;
     x->replybuf = sds_empty();
+    x->errbuf = sds_empty();
     size_t total = zmalloc_total_system_memory();
     x->host_half = total ? total / 2 : SIZE_MAX;
     x->rand48 = 0x1234ABCD330EULL; /* lrand48's initial state, as Redis 7.0 starts */
     lua_State *L = lua_newstate(slua_alloc, x);
     if (!L) {
         sds_free(x->replybuf);
+        sds_free(x->errbuf);
         zfree(x);
         return NULL;
     }
@@ -935,6 +939,7 @@ void slua_free(lua_State *L) {
     lua_close(L);
     free_argv(x);
     sds_free(x->replybuf);
+    sds_free(x->errbuf);
     zfree(x);
 }
 

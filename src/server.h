@@ -68,13 +68,16 @@ typedef struct server_stats {
     long long numconnections; /* total_connections_received */
     long long rejected_conn;
     long long expiredkeys;
-    long long expired_subkeys;           /* hash fields deleted by their TTL (Redis 7.4) */
-    long long qbuf_limit_disconnections; /* conn.c: client-query-buffer-limit closures (7.4) */
-    long long obuf_limit_disconnections; /* conn.c: client-output-buffer-limit closures (7.4) */
-    long long eventloop_cycles;          /* lifecycle.c: before-sleep passes (7.4) */
+    long long expired_subkeys;            /* hash fields deleted by their TTL (Redis 7.4) */
+    long long qbuf_limit_disconnections;  /* conn.c: client-query-buffer-limit closures (7.4) */
+    long long obuf_limit_disconnections;  /* conn.c: client-output-buffer-limit closures (7.4) */
+    long long eventloop_cycles;           /* lifecycle.c: loop rounds (evloop's round hook; 7.2) */
+    long long eventloop_duration_sum;     /* us: the rounds' time, sleeps excluded (7.2) */
+    long long eventloop_duration_cmd_sum; /* us: of which commands ran (dispatch.c; 7.2) */
     long long expired_stale_perc;
     long long evictedkeys;
     long long evictedclients; /* client_evict.c: maxmemory-clients */
+    long long evictedscripts; /* script.c: EVAL scripts past 500 (Redis 7.4) */
     long long keyspace_hits, keyspace_misses;
     long long net_input_bytes, net_output_bytes; /* every byte, replication's included */
     /* of those, replication's (Redis 7.0 counts them in both): the RDB
@@ -91,7 +94,8 @@ typedef struct server_stats {
     long long ops_last_count, ops_last_ms;
     long long net_in_samples[16], net_out_samples[16], net_repl_in_samples[16], net_repl_out_samples[16];
     long long net_in_last, net_out_last, net_repl_in_last, net_repl_out_last;
-    long long cycles_samples[16], cycles_last; /* instantaneous_eventloop_cycles_per_sec */
+    long long cycles_samples[16], cycles_last;           /* instantaneous_eventloop_cycles_per_sec */
+    long long el_duration_samples[16], el_duration_last; /* instantaneous_eventloop_duration_usec: us per round */
 } server_stats_t;
 
 /* Bytes read or written on a socket; repl: replication's (stats above). */
@@ -199,6 +203,7 @@ struct server {
     bool scripts_call_anything;     /* debug.c: DEBUG SET-DISABLE-DENY-SCRIPTS 1 lets scripts call NOSCRIPT commands */
     bool script_busy;               /* script.c: a script past busy-reply-threshold serves clients from inside */
     int ttl_index_mode;             /* ttl_index.h: TTL_INDEX_AUTO, or forced by DEBUG TTL-INDEX */
+    bool stream_groups_seen;        /* sticky: a group was created or a stream loaded (rdb_save.c scans) */
     int exit_code;
     pid_t pid;
     long long dirty;                     /* changes since last save (for INFO) */

@@ -1,6 +1,7 @@
 /* server_cmds.c: server-wide commands: INFO, CONFIG, TIME, DEBUG,
  * SHUTDOWN, LASTSAVE.  They read and change server_t; data commands live
  * in the t_*.c and keyspace files. */
+#include <locale.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -92,6 +93,8 @@ static const char *config_apply(server_t *srv, const char *name) {
         return listeners_follow_config(srv) ? NULL
                : !strcasecmp(name, "port")  ? "Unable to listen on this port. Check server logs."
                                             : "Failed to bind to specified addresses.";
+    if (!strcasecmp(name, "locale-collate"))
+        return setlocale(LC_COLLATE, srv->cfg.locale_collate) ? NULL : "Invalid locale name"; /* sort.c's strcoll */
     if (!strcasecmp(name, "hz") || !strcasecmp(name, "dynamic-hz")) server_adapt_hz(srv);
     else if (!strcasecmp(name, "proc-title-template")) server_set_proc_title(srv, NULL);
     else if (!strcasecmp(name, "loglevel")) log_set_level(srv->cfg.loglevel);

@@ -801,6 +801,17 @@ static bool serve_one(client_t *c, const read_args_t *a, int k, stream_id_t *gt,
     bool sync = false, history = false;
     stream_consumer_t *consumer = NULL;
     if (group) {
+        /* The consumer comes into being, and is seen, even when nothing is
+         * served (Redis 7.2+; 7.0 waited for a first entry). */
+        sds cname = a->consumer->ptr;
+        consumer = stream_consumer_lookup(group, cname, sds_len(cname));
+        if (!consumer) {
+            consumer = stream_consumer_create(group, cname, sds_len(cname), stream_now(c));
+            notify_keyspace_event(c->srv, NOTIFY_STREAM, "xgroup-createconsumer", key, c->db->id);
+            stream_propagate_createconsumer(c, &prop, a->consumer);
+            c->srv->dirty++;
+        }
+        consumer->seen_time = stream_now(c);
         if (gt->ms != UINT64_MAX || gt->seq != UINT64_MAX) {
             sync = history = true;
         } else if (s->length) {
@@ -817,18 +828,6 @@ static bool serve_one(client_t *c, const read_args_t *a, int k, stream_id_t *gt,
         if (stream_id_cmp(&maxid, gt) > 0) sync = true;
     }
     if (!sync) return false;
-    if (group) {
-        /* The consumer comes into being when first served, as in 7.0. */
-        sds cname = a->consumer->ptr;
-        consumer = stream_consumer_lookup(group, cname, sds_len(cname));
-        if (!consumer) {
-            consumer = stream_consumer_create(group, cname, sds_len(cname), stream_now(c));
-            notify_keyspace_event(c->srv, NOTIFY_STREAM, "xgroup-createconsumer", key, c->db->id);
-            stream_propagate_createconsumer(c, &prop, a->consumer);
-            c->srv->dirty++;
-        }
-        consumer->seen_time = stream_now(c);
-    }
     if (++*served == 1) *slot = reply_deferred_len(c);
     stream_id_t start = *gt;
     stream_id_incr(&start);

@@ -148,6 +148,7 @@ static void cmd_xgroup_create(client_t *c) {
         reply_error(c, "BUSYGROUP Consumer Group name already exists");
         return;
     }
+    c->srv->stream_groups_seen = true; /* rdb_save.c: streams may need type 21 from now on */
     reply_ok(c);
     c->srv->dirty++;
     notify_keyspace_event(c->srv, NOTIFY_STREAM, "xgroup-create", c->argv[2], c->db->id);
@@ -469,7 +470,8 @@ static void cmd_xclaim(client_t *c) {
     } else {
         op.deliverytime = now;
     }
-    stream_consumer_t *consumer = NULL;
+    /* Created and seen even when nothing is claimed (Redis 7.2+). */
+    stream_consumer_t *consumer = consumer_get(c, cg, c->argv[1], c->argv[3]);
     void *slot = reply_deferred_len(c);
     long n = 0;
     for (j = 5; j <= last_id_arg; j++) {
@@ -493,7 +495,6 @@ static void cmd_xclaim(client_t *c) {
         }
         if (!nack) continue;
         if (nack->consumer && op.minidle && elapsed_ms(now, nack->delivery_time) < op.minidle) continue;
-        if (!consumer) consumer = consumer_get(c, cg, c->argv[1], c->argv[3]);
         nack->delivery_time = op.deliverytime;
         if (op.retrycount >= 0) nack->delivery_count = (uint64_t)op.retrycount;
         else if (!op.justid) nack->delivery_count++;
@@ -563,7 +564,7 @@ static void cmd_xautoclaim(client_t *c) {
     stream_t *s = o->ptr;
     idvec_t claimed = {0}, deleted = {0};
     stream_prop_t prop = {c->argv[1], c->argv[2]};
-    stream_consumer_t *consumer = NULL;
+    stream_consumer_t *consumer = consumer_get(c, cg, c->argv[1], c->argv[3]); /* even claiming nothing (7.2+) */
     long long attempts = count * attempts_factor;
     long long now = stream_now(c);
     unsigned char key[16];
@@ -589,7 +590,6 @@ static void cmd_xautoclaim(client_t *c) {
             continue;
         }
         if (minidle && elapsed_ms(now, nack->delivery_time) < minidle) continue;
-        if (!consumer) consumer = consumer_get(c, cg, c->argv[1], c->argv[3]);
         nack->delivery_time = now;
         if (!justid) nack->delivery_count++;
         nack_move(nack, consumer, key, now);

@@ -53,6 +53,10 @@ DATASETS = {
                ["XGROUP", "CREATE", "st", "grp", "0"], ["XREADGROUP", "GROUP", "grp", "alice", "COUNT", "1",
                                                          "STREAMS", "st", ">"],
                ["XDEL", "st", "2-1"]],
+    # consumers whose active time differs from their seen time: type 21 (RDB 11)
+    "stream21": [["XADD", "st", "1-1", "f", "v"], ["XADD", "st", "2-1", "f", "w"],
+                 ["XGROUP", "CREATE", "st", "grp", "0"], ["XGROUP", "CREATECONSUMER", "st", "grp", "idle"],
+                 ["XREADGROUP", "GROUP", "grp", "alice", "COUNT", "1", "STREAMS", "st", ">"]],
     "multidb": [["SET", "a", "0"], ["SELECT", "3"], ["SET", "b", "3"], ["HSET", "h3", "x", "y"]],
     "function": [["FUNCTION", "LOAD", "#!lua name=seedlib\nredis.register_function('f', function() return 1 end)"],
                  ["SET", "k", "v"]],

@@ -72,13 +72,12 @@ NOT_SETTINGS = {
     "slow-clocksource", "xen-clocksource",  # --check-system's checks
     "redis-like-benchmark", "redis-server",  # programs
     "active-time", "lib-name", "lib-ver", "qbuf-free",  # XINFO and CLIENT LIST fields
-    "sanitize-payload",  # an ACL rule
+    "sanitize-payload", "skip-sanitize-payload",  # ACL rules
 }
 
 # Settings of Redis 7.2/7.4 that docs/compatibility-74.md names as missing:
 # they must really be missing (CONFIG GET answers nothing).
-LATER_SETTINGS = {"hide-user-data-from-log", "locale-collate", "max-new-connections-per-cycle",
-                  "max-new-tls-connections-per-cycle"}
+LATER_SETTINGS = set()
 
 # Upper-case words in backticks (without an underscore) that are not
 # commands: keywords, error codes, make and environment variables,

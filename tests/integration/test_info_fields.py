@@ -32,8 +32,9 @@ OURS_ONLY = {"acl_access_denied_auth", "acl_access_denied_channel", "acl_access_
              "listener0", "pubsub_clients", "watching_clients", "total_watched_keys", "total_blocking_keys",
              "total_blocking_keys_on_nokey", "allocator_muzzy", "mem_overhead_db_hashtable_rehashing",
              "evicted_scripts", "client_query_buffer_limit_disconnections",
-             "client_output_buffer_limit_disconnections", "eventloop_cycles",
-             "instantaneous_eventloop_cycles_per_sec"}
+             "client_output_buffer_limit_disconnections", "eventloop_cycles", "eventloop_duration_sum",
+             "eventloop_duration_cmd_sum", "instantaneous_eventloop_cycles_per_sec",
+             "instantaneous_eventloop_duration_usec"}
 
 
 def fields_by_section(port):

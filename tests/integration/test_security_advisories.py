@@ -20,6 +20,7 @@ import time
 import pytest
 
 from benchlib import resp
+from compat74 import Acl74Conn  # 7.4's sanitize-payload flag on 7.0's ACL GETUSER/LIST
 from conftest import REDIS_SERVER, ROOT, SERVER, closed_by_server
 from test_dump import crc64
 from rawresp import ExactConn
@@ -44,7 +45,7 @@ def tool(name):
 def pair(server, redis_ref):
     """Exact connections to ours and to Redis 7.0.15, both flushed, each with
     a canary key written before the trigger."""
-    conns = [ExactConn(server.port), ExactConn(redis_ref.port)]
+    conns = [ExactConn(server.port), Acl74Conn(ExactConn(redis_ref.port))]
     for c in conns:
         assert c.call("FLUSHALL")[1] == b"OK"
         assert c.call("SET", "canary", "alive")[1] == b"OK"

@@ -12,6 +12,7 @@ import shutil
 import struct
 
 import pytest
+import redis
 
 from conftest import REDIS_SERVER, SERVER
 
@@ -229,13 +230,22 @@ def test_corrupt_stream_rdb_is_refused(start_server, tmp_path):
 def test_dump_restore_of_streams_both_ways(server, redis_ref):
     """DUMP of a stream with groups, consumers and pending entries restores
     on the other server with the same content (issue 17: DUMP/RESTORE carry
-    streams)."""
+    streams).  A consumer that was never active (carol, XGROUP
+    CREATECONSUMER) needs type 21 (RDB 11, Redis 7.2+): 7.0 refuses that
+    payload; without her every consumer's active time is its seen time and
+    the payload is 7.0's type 19 (issue 47)."""
     ours, ref = server.client(), redis_ref.client()
     for c in (ours, ref):
         c.flushall()
     build_groups(ours)
     raw_ours = server.client(decode_responses=False)
     raw_ref = redis_ref.client(decode_responses=False)
+    p = raw_ours.dump("s")
+    assert p[0] == 21 and p[-10:-8] == b"\x0b\x00"
+    with pytest.raises(redis.ResponseError, match="version or checksum"):
+        raw_ref.restore("s", 0, p)
+    ours.execute_command("XGROUP", "DELCONSUMER", "s", "g1", "carol")
+    assert raw_ours.dump("s")[0] == 19 and raw_ours.dump("s")[-10:-8] == b"\x0a\x00"
     for k in ("s", "empty"):
         raw_ref.restore(k, 0, raw_ours.dump(k))
     assert snapshot(ref) == snapshot(ours)

@@ -126,6 +126,32 @@ def test_commands_over_tls_on_both_engines(start_server, certs, engine):
 
 
 @pytest.mark.parametrize("engine", ENGINES)
+def test_tls_accepts_per_cycle(start_server, certs, engine):
+    """max-new-tls-connections-per-cycle (Redis 7.4; default 1): one TLS
+    connection accepted per loop round, the plain port keeping its own
+    limit; a burst of TLS clients still all get served."""
+    from test_config_74 import rounds_to_accept
+    s = start_tls(start_server, certs, engine, extra=("--max-new-connections-per-cycle", "1000"))
+    assert s.client().config_get("max-new-tls-connections-per-cycle") == {"max-new-tls-connections-per-cycle": "1"}
+    taken, socks = rounds_to_accept(s, 40, s.tls_port)
+    assert taken >= 40, taken
+    for so in socks:
+        so.close()
+    taken, socks = rounds_to_accept(s, 40)            # plain connections: 1000 a round
+    assert taken < 20, taken
+    for so in socks:
+        so.close()
+    s.client().config_set("max-new-tls-connections-per-cycle", 1000)
+    taken, socks = rounds_to_accept(s, 40, s.tls_port)
+    assert taken < 20, taken
+    for so in socks:
+        so.close()
+    s.client().config_set("max-new-tls-connections-per-cycle", 1)
+    clients = [tls_client(certs, s.tls_port) for _ in range(30)]
+    assert all(c.ping() for c in clients)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
 def test_client_certificates_yes_optional_no(start_server, certs, engine):
     yes = start_tls(start_server, certs, engine, "yes")
     assert tls_client(certs, yes.tls_port).ping()
@@ -420,19 +446,6 @@ def test_diskless_load_over_tls(start_server, certs, load):
     assert ("Loading DB in memory" in log) and (("to parser" in log) == (load == "swapdb"))
     m.set("after", "x")
     wait_for(lambda: r.get("after") == "x", what="the stream after a diskless load")
-
-
-def test_functions_rdb_over_tls_refused(start_server, certs, tmp_path):
-    """redis-cli --functions-rdb over TLS: the filtered RDB would come from
-    the diskless child, which cannot write into the session: refused with
-    an error reply, the server serves on."""
-    s = start_tls(start_server, certs)
-    out = subprocess.run(["redis-cli", "-p", str(s.tls_port), "--tls", "--cacert", certs["ca.crt"], "--cert",
-                          certs["client.crt"], "--key", certs["client.key"], "--functions-rdb",
-                          str(tmp_path / "f.rdb")], capture_output=True, text=True, timeout=20)
-    assert out.returncode != 0
-    assert "rdb-filter-only is not available over TLS yet" in out.stdout + out.stderr
-    assert tls_client(certs, s.tls_port).ping()
 
 
 def test_tls_replication_with_wrong_ca_fails_cleanly(start_server, certs):

@@ -1,8 +1,10 @@
 /* test_evloop.c: lib/evloop.c's before-sleep hook and its next-round
  * request, on libevent's own sleep and with a sleeper (the io_uring
  * engine's way): work done a slice per round must let ready sockets be
- * served between its slices.  A pipe stands for a client's socket. */
+ * served between its slices.  A pipe stands for a client's socket.  The
+ * round hook counts a round's work, not its sleep. */
 #include <stdio.h>
+#include <time.h>
 #include <sys/epoll.h>
 #include <unistd.h>
 
@@ -176,11 +178,65 @@ static int test_due_timer_runs_despite_own_work(void) {
     return 0;
 }
 
+/* The round hook: a timer every 20 ms whose callback works 5 ms makes
+ * rounds of about 5 ms, the sleeps between them not counted. */
+typedef struct {
+    evloop_t *loop;
+    int ticks, rounds;
+    long long sum_us, max_us;
+    long long work_us; /* measured in the ticks themselves */
+} rounds_fixture;
+
+static long long now_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static void busy_tick(void *arg) {
+    rounds_fixture *f = arg;
+    long long start = now_us();
+    usleep(5000);
+    f->work_us += now_us() - start;
+    if (++f->ticks == 5) evloop_stop(f->loop);
+}
+
+static void on_round(void *arg, long long us) {
+    rounds_fixture *f = arg;
+    f->rounds++;
+    f->sum_us += us;
+    if (us > f->max_us) f->max_us = us;
+}
+
+static int run_rounds(bool with_sleeper) {
+    rounds_fixture f = {0};
+    f.loop = evloop_create();
+    CHECK(f.loop != NULL);
+    if (with_sleeper) CHECK(evloop_set_sleeper(f.loop, sleeper, NULL) == 0);
+    evloop_set_round_hook(f.loop, on_round, &f);
+    evloop_timer_t *t = evloop_timer_add(f.loop, 20000, busy_tick, &f);
+    CHECK(evloop_run(f.loop) == 0);
+    evloop_timer_free(t);
+    evloop_free(f.loop);
+    CHECK_EQ_INT(f.ticks, 5);
+    CHECK(f.rounds >= 5);
+    if (f.sum_us + f.rounds < f.work_us) printf("rounds %d sum %lld work %lld\n", f.rounds, f.sum_us, f.work_us);
+    CHECK(f.sum_us + f.rounds >= f.work_us); /* every tick's work (a round's time is rounded down to a us) */
+    CHECK(f.sum_us < f.work_us + 20000);     /* not the 75 ms and more of sleep between them */
+    CHECK(f.max_us >= 5000 && f.max_us < 20000);
+    return 0;
+}
+
+static int test_round_hook_on_libevent(void) { return run_rounds(false); }
+static int test_round_hook_with_sleeper(void) { return run_rounds(true); }
+
 int main(void) {
     RUN_TEST(test_next_round_on_libevent);
     RUN_TEST(test_next_round_with_sleeper);
     RUN_TEST(test_before_sleep_again_is_same_round);
     RUN_TEST(test_own_work_skips_libevent_poll);
     RUN_TEST(test_due_timer_runs_despite_own_work);
+    RUN_TEST(test_round_hook_on_libevent);
+    RUN_TEST(test_round_hook_with_sleeper);
     return TEST_REPORT("evloop");
 }

@@ -10,6 +10,7 @@
 #define _GNU_SOURCE /* pthread_timedjoin_np */
 #endif
 #include "bench_tls.h"
+#include "bench_cluster.h"
 #include "bench_engine.h"
 #include "bench_worker.h"
 
@@ -62,9 +63,12 @@ static void *worker_main(void *arg) {
             bench_conn_t *c = &w->conns[i];
             if (bench_worker_open(w, c) < 0)
                 break;
-            if (bench_batch_init(&c->batch, &w->gen, w->o->pipeline) < 0)
+            if (!w->cl && bench_batch_init(&c->batch, &w->gen, w->o->pipeline) < 0)
                 bench_worker_fail(w, "out of memory");
         }
+        for (int i = 0; w->cl && i < w->nclients && !w->fail; i++)
+            if (bench_worker_client_init(w, i) < 0)
+                bench_worker_fail(w, "out of memory");
     }
     pthread_barrier_wait(w->barrier);
     for (int i = 0; i < w->nthreads; i++)
@@ -75,9 +79,22 @@ static void *worker_main(void *arg) {
 }
 
 static int worker_setup(bench_worker_t *w, const bench_opts_t *o, const bench_test_t *t,
-                        const char *payload, int nconns) {
+                        const char *payload, int nclients) {
+    int nconns = nclients;
     w->o = o;
     w->t = t;
+    w->nclients = nclients;
+    if (o->cluster_map) {
+        /* --cluster: one connection per master per client. */
+        w->cl = o->cluster_map;
+        w->nnodes = w->cl->nnodes;
+        nconns = nclients * w->nnodes;
+        w->clients = calloc((size_t)nclients, sizeof(bench_client_t));
+        w->slots = malloc(BENCH_CLUSTER_SLOTS);
+        if (!w->clients || !w->slots)
+            return -1;
+        memcpy(w->slots, w->cl->slot_node, BENCH_CLUSTER_SLOTS);
+    }
     w->nconns = nconns;
     w->hist = hist_create(BENCH_HIST_HIGHEST, BENCH_HIST_DIGITS);
     w->conns = calloc((size_t)nconns, sizeof(bench_conn_t));
@@ -108,7 +125,12 @@ static void worker_teardown(bench_worker_t *w) {
         bench_batch_free(&c->batch);
         free(c->rbuf);
         free(c->t0);
+        free(c->route);
     }
+    for (int i = 0; w->clients && i < w->nclients; i++)
+        bench_worker_client_free(w, i);
+    free(w->clients);
+    free(w->slots);
     free(w->conns);
     free(w->idle);
     hist_free(w->hist);
@@ -155,6 +177,8 @@ static void engine_merge(bench_worker_t *ws, int nt, bench_result_t *res) {
         hist_merge(res->hist, w->hist);
         res->requests += w->completed;
         res->errors += w->errors;
+        res->moved += w->moved;
+        res->asked += w->asked;
         for (int k = 0; k < BENCH_MAX_CMDS; k++)
             res->kind_count[k] += w->kind_count[k];
         if (!res->first_error[0] && w->first_error[0])

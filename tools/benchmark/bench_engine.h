@@ -21,6 +21,7 @@ typedef struct bench_result {
     const bench_test_t *test;
     uint64_t requests;                   /* replies received */
     uint64_t errors;                     /* of which error replies */
+    uint64_t moved, asked;               /* --cluster: -MOVED / -ASK replies followed */
     uint64_t kind_count[BENCH_MAX_CMDS]; /* replies per template (mixed tests) */
     char first_error[160];               /* text of the first error reply */
     double seconds;                      /* first send .. last reply */

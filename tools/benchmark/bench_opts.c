@@ -1,7 +1,7 @@
 /* bench_opts.c: parses the benchmark's command line into bench_opts_t.
  *
  * Accepts redis-benchmark's spellings (-h -p -s -a --user -c -n -d -k -r -P
- * -q -l -e -t -I --csv --threads --precision --dbnum --seed -3) and our
+ * -q -l -e -t -I --csv --threads --precision --dbnum --seed -3 --cluster) and our
  * extensions.  Every numeric value is range-checked: a bad value prints
  * "Invalid value for <opt>: <text>" and the caller exits 1, where
  * redis-benchmark would silently take atoi()'s 0. */
@@ -46,6 +46,10 @@ static void opts_usage(void) {
         " -t <tests>         Only run the comma separated list of tests\n"
         " -I                 Idle mode: open N idle connections and wait\n"
         " --seed <num>       Seed of the random generator (default: time)\n"
+        " --cluster          Redis Cluster mode: read the slot map from the -h/-p\n"
+        "                    node (CLUSTER NODES), open one connection per master\n"
+        "                    per client, send each request to the master of its\n"
+        "                    key's slot, follow -MOVED/-ASK (counted in the output)\n"
         "\nBeyond redis-benchmark:\n"
         " --duration <sec>   Run each test for <sec> seconds instead of -n requests\n"
         " --rate <ops>       Open loop: send <ops> requests/s in total; latency is\n"
@@ -420,6 +424,10 @@ int bench_opts_parse(bench_opts_t *o, int argc, char **argv) {
             o->tls = 1;
             continue;
         }
+        if (!strcmp(a, "--cluster")) {
+            o->cluster = 1;
+            continue;
+        }
         if (!strcmp(a, "--latency-sweep")) {
             o->latency_sweep = 1;
             continue;
@@ -460,6 +468,14 @@ int bench_opts_parse(bench_opts_t *o, int argc, char **argv) {
     }
     if (o->ratio_set + o->ratio_get && o->custom_argc) {
         fprintf(stderr, "--ratio cannot be combined with a custom command\n");
+        return -1;
+    }
+    if (o->cluster && (o->socket || !o->keepalive || o->latency_sweep || o->idle)) {
+        fprintf(stderr, "--cluster needs a TCP node (-h/-p) and cannot be combined with -k 0, -I or --latency-sweep\n");
+        return -1;
+    }
+    if (o->cluster && o->dbnum) {
+        fprintf(stderr, "--cluster: a cluster has only db 0\n");
         return -1;
     }
     return opts_sweep_check(o);

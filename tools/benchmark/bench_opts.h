@@ -89,7 +89,9 @@ typedef struct bench_opts {
     const char *plot_path;                     /* --plot: the PNG gnuplot draws */
     bench_target_t targets[BENCH_MAX_TARGETS]; /* --target, in order */
     int ntargets;
-    char **custom_argv; /* trailing command, borrowed from argv */
+    int cluster;                             /* --cluster */
+    const struct bench_cluster *cluster_map; /* --cluster: set by main (bench_cluster.h) */
+    char **custom_argv;                      /* trailing command, borrowed from argv */
     int custom_argc;
 } bench_opts_t;
 

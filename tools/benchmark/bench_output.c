@@ -6,6 +6,7 @@
  * lines after its "latency summary" and never change the lines before.
  * Latencies are recorded in ns and printed in msec with --precision digits. */
 #include "bench_output.h"
+#include "bench_cluster.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -90,6 +91,13 @@ static void out_errors_line(const bench_result_t *r) {
         printf("  error replies: %llu (first: %s)\n", (unsigned long long)r->errors, r->first_error);
 }
 
+/* --cluster: the masters and the redirects followed. */
+static void out_cluster_line(const bench_opts_t *o, const bench_result_t *r) {
+    if (o->cluster_map)
+        printf("  cluster: %d masters, redirects followed: MOVED %llu, ASK %llu\n",
+               o->cluster_map->nnodes, (unsigned long long)r->moved, (unsigned long long)r->asked);
+}
+
 static void out_full(const bench_opts_t *o, const bench_hostconf_t *hc, const bench_result_t *r) {
     const hist_t *h = r->hist;
     int d = o->precision;
@@ -125,6 +133,7 @@ static void out_full(const bench_opts_t *o, const bench_hostconf_t *hc, const be
     printf("    %9.*f %9.*f %9.*f\n", d, ms(hist_percentile(h, 90)), d, ms(hist_percentile(h, 99.9)),
            d, ms(hist_percentile(h, 99.99)));
     out_errors_line(r);
+    out_cluster_line(o, r);
     if (r->test->ncmds > 1)
         printf("  commands: SET %llu, GET %llu\n", (unsigned long long)r->kind_count[0],
                (unsigned long long)r->kind_count[1]);
@@ -145,11 +154,16 @@ void bench_out_result(const bench_opts_t *o, const bench_hostconf_t *hc, const b
         if (r->errors)
             fprintf(stderr, "%s: %llu error replies (first: %s)\n", r->test->name,
                     (unsigned long long)r->errors, r->first_error);
+        if (o->cluster_map)
+            fprintf(stderr, "%s: redirects followed: MOVED %llu, ASK %llu\n", r->test->name,
+                    (unsigned long long)r->moved, (unsigned long long)r->asked);
     } else if (o->quiet) {
         printf("%s: %.2f requests per second, p50=%.*f msec", r->test->name, rps(r), d,
                ms(hist_percentile(h, 50)));
         if (r->errors)
             printf(" (%llu error replies: %s)", (unsigned long long)r->errors, r->first_error);
+        if (o->cluster_map)
+            printf(" (MOVED %llu, ASK %llu)", (unsigned long long)r->moved, (unsigned long long)r->asked);
         printf("\n");
     } else {
         out_full(o, hc, r);
@@ -206,7 +220,6 @@ static void jstr(const char *s) {
 
 int bench_json_add(const bench_opts_t *o, const bench_result_t *r) {
     const hist_t *h = r->hist;
-    (void)o;
     if (json_len)
         jputs(",\n", 2);
     jprintf("    {\"name\": ");
@@ -218,6 +231,9 @@ int bench_json_add(const bench_opts_t *o, const bench_result_t *r) {
             r->seconds, rps(r), r->clients, r->threads);
     jprintf(", \"client_cpu_user_s\": %.4f, \"client_cpu_sys_s\": %.4f", r->cpu_user, r->cpu_sys);
     jprintf(", \"engine\": \"%s\"", r->engine ? r->engine : "");
+    if (o->cluster_map)
+        jprintf(", \"cluster\": {\"masters\": %d, \"moved\": %llu, \"asked\": %llu}",
+                o->cluster_map->nnodes, (unsigned long long)r->moved, (unsigned long long)r->asked);
     if (r->test->ncmds > 1)
         jprintf(", \"by_command\": {\"SET\": %llu, \"GET\": %llu}",
                 (unsigned long long)r->kind_count[0], (unsigned long long)r->kind_count[1]);

@@ -129,10 +129,12 @@ long bench_resp_feed(bench_resp_t *r, const char *buf, size_t len, bench_resp_ou
             }
         }
         if (complete) {
+            int was_error = r->top_error;
             out->replies++;
-            if (r->top_error)
-                out->errors++;
+            out->errors += (uint32_t)was_error;
             r->top_error = 0;
+            if (was_error && r->stop_on_error)
+                break;
         }
     }
     return (long)pos;

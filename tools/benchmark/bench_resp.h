@@ -19,6 +19,7 @@ typedef struct bench_resp {
     uint8_t is_attr[BENCH_RESP_MAX_DEPTH];   /* level is a |attribute| */
     int64_t bulk_left;                       /* payload+CRLF bytes to skip */
     int top_error;                           /* current top reply is -ERR/!bulk */
+    int stop_on_error;                       /* return right after an error reply (--cluster) */
 } bench_resp_t;
 
 typedef struct bench_resp_out {
@@ -32,7 +33,9 @@ void bench_resp_init(bench_resp_t *r);
 /* Consumes as much of buf as forms whole lines or bulk bytes and returns the
  * number of bytes consumed; the unconsumed tail (always a partial header
  * line, so short) must be fed again with more bytes appended.  Returns -1 on
- * a protocol violation.  out is overwritten. */
+ * a protocol violation.  out is overwritten.  With stop_on_error set, a
+ * call returns right after the first error reply, which is then the last
+ * reply counted in out. */
 long bench_resp_feed(bench_resp_t *r, const char *buf, size_t len, bench_resp_out_t *out);
 
 #endif

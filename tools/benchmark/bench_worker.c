@@ -9,14 +9,20 @@
  * Latency of request i in a batch = arrival of its reply - t0[i], where t0 is
  * the send time (closed loop) or, with --rate, the time the request was
  * scheduled to go out (open loop: a late send counts against the server
- * side, so coordinated omission does not hide stalls). */
+ * side, so coordinated omission does not hide stalls).
+ *
+ * --cluster: the budgeting works on clients (bench_client_t) instead of
+ * connections; a client's batch goes out in rounds over its connections to
+ * the masters, and -MOVED / -ASK replies are resent in the next round. */
 #include "bench_tls.h"
 #include "bench_worker.h"
+#include "bench_cluster.h"
 #include "bench_net.h"
 
 #include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <time.h>
@@ -53,13 +59,23 @@ void bench_worker_fail(bench_worker_t *w, const char *msg) {
 /* Blocking connect + handshake, then non-blocking and given to the engine. */
 int bench_worker_open(bench_worker_t *w, bench_conn_t *c) {
     char err[256];
-    c->fd = bench_net_connect(w->o, err, sizeof(err));
-    if (c->fd < 0 || bench_net_handshake(c->fd, w->o, err, sizeof(err)) < 0) {
+    bench_opts_t node_o;
+    const bench_opts_t *o = w->o;
+    if (w->cl) {
+        const bench_cnode_t *nd = &w->cl->nodes[c->idx % w->nnodes];
+        node_o = *w->o;
+        node_o.host = nd->host;
+        node_o.port = nd->port;
+        o = &node_o;
+    }
+    c->fd = bench_net_connect(o, err, sizeof(err));
+    if (c->fd < 0 || bench_net_handshake(c->fd, o, err, sizeof(err)) < 0) {
         bench_worker_fail(w, err);
         return -1;
     }
     fcntl(c->fd, F_SETFL, fcntl(c->fd, F_GETFL) | O_NONBLOCK);
     bench_resp_init(&c->rs);
+    c->rs.stop_on_error = w->cl != NULL; /* each error may be a redirect */
     c->rlen = 0;
     return w->io->add(w, c);
 }
@@ -85,18 +101,129 @@ static int worker_send(bench_worker_t *w, bench_conn_t *c, int k, double t0, dou
     return w->io->flush(w, c);
 }
 
+#define ASKING_REQ "*1\r\n$6\r\nASKING\r\n"
+#define ASKING_LEN (sizeof(ASKING_REQ) - 1)
+#define CLIENT_SENT (-1)
+#define CLIENT_DONE (-2)
+#define CLIENT_MAX_HOPS 16 /* redirects of one request before it counts as an error */
+
+int bench_worker_client_init(bench_worker_t *w, int client) {
+    bench_client_t *cl = &w->clients[client];
+    int p = w->o->pipeline;
+    if (bench_batch_init(&cl->batch, &w->gen, p) < 0)
+        return -1;
+    cl->t0 = calloc((size_t)p, sizeof(uint64_t));
+    cl->dest = calloc((size_t)p, sizeof(int16_t));
+    cl->ask = calloc((size_t)p, 1);
+    cl->hops = calloc((size_t)p, 1);
+    if (!cl->t0 || !cl->dest || !cl->ask || !cl->hops)
+        return -1;
+    for (int n = 0; n < w->nnodes; n++) {
+        bench_conn_t *c = &w->conns[client * w->nnodes + n];
+        /* Room for the whole batch, each request behind an ASKING. */
+        c->batch.cap = cl->batch.cap + (size_t)p * ASKING_LEN;
+        c->batch.buf = malloc(c->batch.cap);
+        c->route = calloc(2 * (size_t)p, sizeof(int));
+        if (!c->batch.buf || !c->route)
+            return -1;
+    }
+    return 0;
+}
+
+void bench_worker_client_free(bench_worker_t *w, int client) {
+    bench_client_t *cl = &w->clients[client];
+    bench_batch_free(&cl->batch);
+    free(cl->t0);
+    free(cl->dest);
+    free(cl->ask);
+    free(cl->hops);
+}
+
+/* The master of request r's key; keyless requests take turns over them. */
+static int client_node(bench_worker_t *w, int client, const bench_client_t *cl, int r) {
+    size_t from = r ? cl->batch.slot_end[r - 1] : 0;
+    int slot = bench_request_slot(cl->batch.buf + from, cl->batch.slot_end[r] - from);
+    if (slot < 0)
+        return (client + r) % w->nnodes;
+    return w->slots[slot];
+}
+
+/* Sends every request of the client's batch that waits for a round, each on
+ * the connection to its node, in batch order per connection. */
+static int client_round(bench_worker_t *w, int client) {
+    bench_client_t *cl = &w->clients[client];
+    bench_conn_t *base = &w->conns[client * w->nnodes];
+    for (int n = 0; n < w->nnodes; n++) {
+        base[n].wlen = 0;
+        base[n].inflight = 0;
+    }
+    for (int r = 0; r < cl->k; r++) {
+        if (cl->dest[r] < 0)
+            continue;
+        bench_conn_t *c = &base[cl->dest[r]];
+        if (cl->ask[r]) {
+            memcpy(c->batch.buf + c->wlen, ASKING_REQ, ASKING_LEN);
+            c->wlen += ASKING_LEN;
+            c->route[c->inflight++] = -1;
+            cl->ask[r] = 0;
+        }
+        size_t from = r ? cl->batch.slot_end[r - 1] : 0, len = cl->batch.slot_end[r] - from;
+        memcpy(c->batch.buf + c->wlen, cl->batch.buf + from, len);
+        c->wlen += len;
+        c->route[c->inflight++] = r;
+        cl->dest[r] = CLIENT_SENT;
+    }
+    cl->busy = 0;
+    for (int n = 0; n < w->nnodes; n++) {
+        if (base[n].inflight) {
+            base[n].woff = 0;
+            base[n].got = 0;
+            cl->busy++;
+        }
+    }
+    for (int n = 0; n < w->nnodes; n++)
+        if (base[n].inflight && w->io->flush(w, &base[n]) < 0)
+            return -1;
+    return 0;
+}
+
+static int client_send(bench_worker_t *w, int client, int k, double t0, double step) {
+    bench_client_t *cl = &w->clients[client];
+    bench_batch_next(&cl->batch, &w->gen, k);
+    cl->k = k;
+    cl->unanswered = k;
+    for (int r = 0; r < k; r++) {
+        cl->t0[r] = (uint64_t)(t0 + step * r);
+        cl->dest[r] = (int16_t)client_node(w, client, cl, r);
+        cl->ask[r] = 0;
+        cl->hops[r] = 0;
+    }
+    w->issued += (uint64_t)k;
+    w->active++;
+    return client_round(w, client);
+}
+
+/* A batch of k requests for client idx (a connection, or --cluster's
+ * client) whose latencies start at t0, t0+step, ... */
+static int worker_send_to(bench_worker_t *w, int idx, int k, double t0, double step) {
+    if (w->cl)
+        return client_send(w, idx, k, t0, step);
+    return worker_send(w, &w->conns[idx], k, t0, step);
+}
+
 /* Closed loop: the next batch goes out right away. */
-static int worker_next(bench_worker_t *w, bench_conn_t *c, uint64_t now) {
+static int worker_next(bench_worker_t *w, int idx, uint64_t now) {
     if (w->o->rate > 0) {
-        w->idle[(w->idle_head + w->nidle++) % w->nconns] = c->idx;
+        w->idle[(w->idle_head + w->nidle++) % w->nconns] = idx;
         return 0;
     }
     int k = worker_budget(w, now);
     if (k == 0) {
-        c->finished = 1;
+        if (!w->cl)
+            w->conns[idx].finished = 1;
         return 0;
     }
-    return worker_send(w, c, k, (double)now, 0);
+    return worker_send_to(w, idx, k, (double)now, 0);
 }
 
 /* Open loop: hand due requests to idle connections, the one idle longest
@@ -105,7 +232,7 @@ static int worker_next(bench_worker_t *w, bench_conn_t *c, uint64_t now) {
  * requests are due than connections are idle (at most -P each). */
 static int worker_dispatch_due(bench_worker_t *w, uint64_t now) {
     while (w->nidle > 0 && w->next_due_ns <= (double)now) {
-        bench_conn_t *c = &w->conns[w->idle[w->idle_head]];
+        int idx = w->idle[w->idle_head];
         int k = worker_budget(w, now);
         if (k == 0)
             return 0;
@@ -115,7 +242,7 @@ static int worker_dispatch_due(bench_worker_t *w, uint64_t now) {
             k = share;
         w->idle_head = (w->idle_head + 1) % w->nconns;
         w->nidle--;
-        if (worker_send(w, c, k, w->next_due_ns, w->interval_ns) < 0)
+        if (worker_send_to(w, idx, k, w->next_due_ns, w->interval_ns) < 0)
             return -1;
         w->next_due_ns += w->interval_ns * k;
     }
@@ -134,8 +261,13 @@ static void worker_note_error(bench_worker_t *w, const char *e, size_t len) {
 
 /* Counts the complete replies in buf[0, len) against c's batch; returns the
  * bytes consumed (the rest is an unfinished header line) or -1. */
+static long cluster_feed(bench_worker_t *w, bench_conn_t *c, const char *buf, size_t len,
+                         uint64_t now);
+
 static long worker_feed(bench_worker_t *w, bench_conn_t *c, const char *buf, size_t len,
                         uint64_t now) {
+    if (w->cl)
+        return cluster_feed(w, c, buf, len, now);
     bench_resp_out_t out;
     long used = bench_resp_feed(&c->rs, buf, len, &out);
     if (used < 0) {
@@ -162,12 +294,104 @@ static long worker_feed(bench_worker_t *w, bench_conn_t *c, const char *buf, siz
     return used;
 }
 
+/* --cluster: an error reply to request r (-1: to an ASKING).  Returns 1
+ * when it was a redirect, now queued for the client's next round, 0 when it
+ * counts as an error reply, -1 when the worker fails. */
+static int cluster_error(bench_worker_t *w, bench_client_t *cl, int r, const char *e, size_t len) {
+    int ask, node;
+    unsigned slot;
+    if (r < 0) {
+        worker_note_error(w, e, len); /* the request behind it tells the rest */
+        return 1;
+    }
+    if (!bench_cluster_redirect(w->cl, e, len, &ask, &slot, &node) || cl->hops[r] >= CLIENT_MAX_HOPS)
+        return 0;
+    if (node < 0) {
+        char msg[256];
+        snprintf(msg, sizeof(msg), "Error: -%.*s: not a master of the cluster map read at start",
+                 (int)(len < 160 ? len : 160), e);
+        bench_worker_fail(w, msg);
+        return -1;
+    }
+    cl->hops[r]++;
+    if (ask) {
+        w->asked++;
+        cl->ask[r] = 1;
+    } else {
+        w->moved++;
+        w->slots[slot] = (uint8_t)node;
+    }
+    cl->dest[r] = (int16_t)node;
+    return 1;
+}
+
+/* --cluster's worker_feed: replies map to the client's requests through
+ * c->route; the skipper stops after each error reply so that a redirect is
+ * known by its request. */
+static long cluster_feed(bench_worker_t *w, bench_conn_t *c, const char *buf, size_t len,
+                         uint64_t now) {
+    bench_client_t *cl = &w->clients[c->idx / w->nnodes];
+    size_t pos = 0;
+    while (pos < len) {
+        bench_resp_out_t out;
+        long used = bench_resp_feed(&c->rs, buf + pos, len - pos, &out);
+        if (used < 0) {
+            bench_worker_fail(w, "Error: protocol error in server reply");
+            return -1;
+        }
+        if (out.replies > (uint32_t)c->inflight) {
+            bench_worker_fail(w, "Error: more replies than requests (unexpected push data?)");
+            return -1;
+        }
+        for (uint32_t j = 0; j < out.replies; j++) {
+            int r = c->route[c->got++];
+            int is_err = out.errors && j == out.replies - 1;
+            const char *e = out.err ? out.err : "";
+            size_t elen = out.err ? out.err_len : 0;
+            if (is_err) {
+                int rc = cluster_error(w, cl, r, e, elen);
+                if (rc < 0)
+                    return -1;
+                if (rc > 0)
+                    continue;
+            }
+            if (r < 0)
+                continue; /* +OK to an ASKING */
+            w->kind_count[cl->batch.kinds[r]]++;
+            hist_record(w->hist, now > cl->t0[r] ? now - cl->t0[r] : 0);
+            cl->dest[r] = CLIENT_DONE;
+            cl->unanswered--;
+            w->completed++;
+            if (is_err) {
+                w->errors++;
+                worker_note_error(w, e, elen);
+            }
+        }
+        c->inflight -= (int)out.replies;
+        pos += (size_t)used;
+        if (!out.errors || used == 0)
+            break; /* no stop at an error: all whole replies are in */
+    }
+    return (long)pos;
+}
+
 /* After new replies: when the batch is complete, reconnect (-k 0) and send
- * the next one. */
+ * the next one.  --cluster: when the client's round is complete, send the
+ * redirected requests again or, with all answered, the next batch. */
 static int worker_after_replies(bench_worker_t *w, bench_conn_t *c, uint32_t replies,
                                 uint64_t now) {
     if (c->inflight > 0 || replies == 0)
         return 0;
+    if (w->cl) {
+        int client = c->idx / w->nnodes;
+        bench_client_t *cl = &w->clients[client];
+        if (--cl->busy > 0)
+            return 0;
+        if (cl->unanswered > 0)
+            return client_round(w, client);
+        w->active--;
+        return worker_next(w, client, now);
+    }
     w->active--;
     if (!w->o->keepalive) {
         w->io->del(w, c);
@@ -176,7 +400,7 @@ static int worker_after_replies(bench_worker_t *w, bench_conn_t *c, uint32_t rep
         if (bench_worker_open(w, c) < 0)
             return -1;
     }
-    return worker_next(w, c, now);
+    return worker_next(w, c->idx, now);
 }
 
 int bench_worker_input_rbuf(bench_worker_t *w, bench_conn_t *c, size_t n, uint64_t now) {
@@ -270,8 +494,8 @@ int bench_worker_loop(bench_worker_t *w) {
     if (w->o->duration > 0)
         w->deadline_ns = w->start_ns + (uint64_t)(w->o->duration * 1e9);
     w->next_due_ns = (double)w->start_ns;
-    for (int i = 0; i < w->nconns; i++)
-        if (worker_next(w, &w->conns[i], w->start_ns) < 0)
+    for (int i = 0; i < w->nclients; i++)
+        if (worker_next(w, i, w->start_ns) < 0)
             return -1;
     for (;;) {
         uint64_t now = bench_now_ns();

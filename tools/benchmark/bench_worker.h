@@ -38,7 +38,25 @@ typedef struct bench_conn {
     bench_resp_t rs;
     char *rbuf; /* BENCH_RBUF bytes */
     size_t rlen;
+    int *route; /* --cluster: per reply, its request in the client's batch (-1: ASKING) */
 } bench_conn_t;
+
+/* --cluster: one client of -c.  Its batch is split by slot over its
+ * connections conns[client * nnodes + node]; a request answered -MOVED or
+ * -ASK is sent again in a next round of the same batch, and the batch is
+ * done when every request has its final reply.
+ * Invariant: 0 <= busy <= nnodes; dest[r] >= 0 only for requests waiting
+ * for the next round, CLIENT_SENT while one is on its way, CLIENT_DONE. */
+typedef struct bench_client {
+    bench_batch_t batch;
+    uint64_t *t0;   /* per request: start of its latency, ns */
+    int16_t *dest;  /* per request: node of its next round, or below */
+    uint8_t *ask;   /* per request: send ASKING before it */
+    uint8_t *hops;  /* per request: redirects followed */
+    int k;          /* requests in the batch */
+    int unanswered; /* requests without their final reply */
+    int busy;       /* connections with replies still due this round */
+} bench_client_t;
 
 struct bench_io;
 
@@ -66,6 +84,12 @@ typedef struct bench_worker {
     char errmsg[256];
     pthread_barrier_t *barrier;
     struct bench_worker *all; /* every worker, to see failures after the barrier */
+    /* --cluster (bench_cluster.h): nconns == nclients * nnodes */
+    const struct bench_cluster *cl;
+    int nclients, nnodes;
+    bench_client_t *clients;
+    uint8_t *slots;        /* this worker's slot -> node table, updated on -MOVED */
+    uint64_t moved, asked; /* redirects followed */
     pthread_t tid;
 } bench_worker_t;
 
@@ -90,8 +114,13 @@ int bench_uring_probe(char *err, size_t errlen);
 uint64_t bench_now_ns(void);
 /* Records the first failure of the worker; later ones are dropped. */
 void bench_worker_fail(bench_worker_t *w, const char *msg);
-/* Connect, handshake, non-blocking, io->add.  0 or -1. */
+/* Connect (--cluster: to the connection's node), handshake, non-blocking,
+ * io->add.  0 or -1. */
 int bench_worker_open(bench_worker_t *w, bench_conn_t *c);
+/* --cluster: the client's arrays and its connections' send buffers, after
+ * the workload's batch of the client is set up.  0 or -1. */
+int bench_worker_client_init(bench_worker_t *w, int client);
+void bench_worker_client_free(bench_worker_t *w, int client);
 /* n new bytes were received at c->rbuf + c->rlen: count the replies and
  * send the next batch when this one is complete.  0 or -1. */
 int bench_worker_input_rbuf(bench_worker_t *w, bench_conn_t *c, size_t n, uint64_t now);

@@ -129,12 +129,24 @@ static int wl_defaults(const bench_opts_t *o, bench_test_t *v, int *n) {
     WL_TEST("lrange", "lrange_300", "LRANGE_300 (first 300 elements)", "LRANGE", "mylist", "0", "299");
     WL_TEST("lrange", "lrange_500", "LRANGE_500 (first 500 elements)", "LRANGE", "mylist", "0", "499");
     WL_TEST("lrange", "lrange_600", "LRANGE_600 (first 600 elements)", "LRANGE", "mylist", "0", "599");
-    WL_TEST("mset", NULL, "MSET (10 keys)", "MSET",
-            "key:__rand_int__", WL_VALUE, "key:__rand_int__", WL_VALUE,
-            "key:__rand_int__", WL_VALUE, "key:__rand_int__", WL_VALUE,
-            "key:__rand_int__", WL_VALUE, "key:__rand_int__", WL_VALUE,
-            "key:__rand_int__", WL_VALUE, "key:__rand_int__", WL_VALUE,
-            "key:__rand_int__", WL_VALUE, "key:__rand_int__", WL_VALUE);
+    if (o->cluster && wl_selected(o, "mset", NULL)) {
+        /* A cluster takes a multi-key command only inside one slot: ten
+         * keys of one hash tag, one number drawn per request. */
+        bench_test_t *t = wl_add(v, n, "MSET (10 keys)");
+        t->one_draw = 1;
+        rc |= wl_cmd(&t->cmds[0], o,
+                     WL_ARGS("MSET", "{key:__rand_int__}:0", WL_VALUE, "{key:__rand_int__}:1", WL_VALUE,
+                             "{key:__rand_int__}:2", WL_VALUE, "{key:__rand_int__}:3", WL_VALUE,
+                             "{key:__rand_int__}:4", WL_VALUE, "{key:__rand_int__}:5", WL_VALUE,
+                             "{key:__rand_int__}:6", WL_VALUE, "{key:__rand_int__}:7", WL_VALUE,
+                             "{key:__rand_int__}:8", WL_VALUE, "{key:__rand_int__}:9", WL_VALUE));
+    } else
+        WL_TEST("mset", NULL, "MSET (10 keys)", "MSET",
+                "key:__rand_int__", WL_VALUE, "key:__rand_int__", WL_VALUE,
+                "key:__rand_int__", WL_VALUE, "key:__rand_int__", WL_VALUE,
+                "key:__rand_int__", WL_VALUE, "key:__rand_int__", WL_VALUE,
+                "key:__rand_int__", WL_VALUE, "key:__rand_int__", WL_VALUE,
+                "key:__rand_int__", WL_VALUE, "key:__rand_int__", WL_VALUE);
 #undef WL_TEST
     return rc ? -1 : 0;
 }
@@ -430,9 +442,19 @@ size_t bench_batch_next(bench_batch_t *b, bench_gen_t *g, int k) {
     if (g->t->variable)
         wl_build_slots(b, g, 0, k);
     uint32_t n = b->rand_end[k - 1];
+    uint64_t drawn = 0;
+    int req = 0;
     for (uint32_t i = 0; i < n; i++) {
         char *d = b->buf + b->rand_offs[i] + BENCH_RAND_LEN;
-        uint64_t v = bench_gen_key(g);
+        if (g->t->one_draw) {
+            while (i >= b->rand_end[req])
+                req++;
+            if (i == (req ? b->rand_end[req - 1] : 0))
+                drawn = bench_gen_key(g); /* the request's first number */
+        } else {
+            drawn = bench_gen_key(g);
+        }
+        uint64_t v = drawn;
         for (int j = 0; j < BENCH_RAND_LEN; j++) {
             *--d = (char)('0' + v % 10);
             v /= 10;

@@ -41,6 +41,7 @@ typedef struct bench_test {
     bench_cmd_t cmds[BENCH_MAX_CMDS];
     int ncmds;
     int variable; /* requests differ in shape: rebuild every batch */
+    int one_draw; /* every __rand_int__ of a request gets the same number (--cluster MSET) */
 } bench_test_t;
 
 /* Builds the test list; returns the count (0 means nothing selected) and

@@ -6,9 +6,11 @@
  * bench_opts (command line), bench_net (blocking helpers), bench_workload
  * (what to send), bench_engine (threads and event loops), bench_resp (reply
  * skipper), bench_output (text/CSV/JSON), bench_memsample (INFO timeline),
- * bench_sweep (--latency-sweep: latency against throughput, several servers).
+ * bench_sweep (--latency-sweep: latency against throughput, several servers),
+ * bench_cluster (--cluster: the slot map and the key hash).
  * Standalone: plain libc malloc, not linked with the server library. */
 #include "bench_tls.h"
+#include "bench_cluster.h"
 #include "bench_engine.h"
 #include "bench_memsample.h"
 #include "bench_net.h"
@@ -80,7 +82,18 @@ int main(int argc, char **argv) {
 
     bench_hostconf_t hc = {"", ""};
     if (!o.latency_sweep)
-        probe_server(&o, &hc); /* the sweep probes each of its targets */
+        probe_server(&o, &hc);      /* the sweep probes each of its targets */
+    static bench_cluster_t cluster; /* 16 KB: kept off the stack */
+    if (o.cluster) {
+        char err[256];
+        if (bench_cluster_load(&o, &cluster, err, sizeof(err)) < 0) {
+            fprintf(stderr, "%s\n", err);
+            return 1;
+        }
+        o.cluster_map = &cluster;
+        if (!o.quiet && !o.csv)
+            printf("Cluster has %d master nodes\n\n", cluster.nnodes);
+    }
 
     bench_test_t *tests;
     int ntests = bench_tests_build(&o, &tests);

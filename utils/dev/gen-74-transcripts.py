@@ -4,7 +4,9 @@ tests/integration/hash_ttl_scenarios.py (and its DUMP payloads of hashes
 with field TTLs) into tests/integration/transcripts/hash_ttl_74.json; then
 re-record the transcripts of the tests that take their 7.4.1 replies
 through tests/integration/ref74.py (test_r74_surface.py,
-test_command_meta.py, test_command_coverage.py, test_acl_differential.py:
+test_command_meta.py, test_command_coverage.py, test_acl_differential.py,
+test_script_eviction_74.py, test_acl_74.py, test_config_74.py,
+test_acl_texts_74.py, test_stream_rdb_74.py:
 transcripts/*_74.json.gz)
 by running them with RL_RECORD_74=1 against the live 7.4.1.
 
@@ -45,7 +47,9 @@ def record(binary):
 
 # Test modules whose 7.4.1 replies ref74.py keeps in transcripts/*_74.json.gz.
 RECORDED_BY_TESTS = ["test_r74_surface.py", "test_command_meta.py", "test_command_coverage.py",
-                     "test_acl_differential.py"]
+                     "test_acl_differential.py", "test_script_eviction_74.py",
+                     "test_acl_74.py", "test_config_74.py", "test_acl_texts_74.py",
+                     "test_stream_rdb_74.py"]
 
 
 def main():
