@@ -47,6 +47,11 @@ bool loading_advance(server_t *srv, long long n) {
     return !srv->shutdown_asap;
 }
 
+bool loading_poll(server_t *srv) {
+    if (srv->load.active && util_mstime() - srv->load.last_serve_ms >= LOADING_SERVE_MS) loading_serve(srv);
+    return !srv->shutdown_asap;
+}
+
 const char *loading_refusal(const client_t *c, uint32_t flags) {
     const load_progress_t *ld = &c->srv->load;
     if (!ld->active || (c->flags & (CLIENT_MASTER | CLIENT_FAKE | CLIENT_AOF_LOADER))) return NULL;

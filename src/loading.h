@@ -35,6 +35,10 @@ static inline bool loading_async(const server_t *srv) { return srv->load.active 
 bool loading_advance(server_t *srv, long long n);
 /* Serve the clients now (a loader waiting for its bytes). */
 void loading_serve(server_t *srv);
+/* A loader fed by a socket (whose reads are few when it is slow): serves
+ * the clients if they waited LOADING_SERVE_MS; false as loading_advance. */
+#define LOADING_SERVE_MS 100
+bool loading_poll(server_t *srv);
 /* The error for a command with these flags from c meanwhile, or NULL. */
 const char *loading_refusal(const client_t *c, uint32_t flags);
 /* INFO persistence: the loading_* fields while a load runs (s may realloc). */

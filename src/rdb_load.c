@@ -76,6 +76,7 @@ typedef struct reader {
     rdb_file_t *file; /* buf is this mapped file: drop the pages passed */
     bool merge;       /* RDB_LOAD_MERGE: a key or library already there is replaced */
     size_t reported;  /* bytes of buf told to loading.c so far (not streaming: the source tells it) */
+    unsigned polls;   /* streaming: opcodes since loading.c last looked at the clock */
 } reader_t;
 
 /* Pages of a mapped file are handed back in steps this large. */
@@ -1260,10 +1261,16 @@ static bool load_body(reader_t *r, server_t *srv, int version, long long now_ms,
     long long expire = -1;
     for (;;) {
         unsigned type;
-        file_drop(r->file, r->pos);           /* everything before this opcode is done with */
-        if (!r->src && loading_active(srv)) { /* between two keys: the clients may be served here */
-            bool go_on = loading_advance(srv, (long long)(r->pos - r->reported));
-            r->reported = r->pos;
+        file_drop(r->file, r->pos); /* everything before this opcode is done with */
+        if (loading_active(srv)) {  /* between two keys: the clients may be served here */
+            bool go_on = true;
+            if (!r->src) {
+                go_on = loading_advance(srv, (long long)(r->pos - r->reported));
+                r->reported = r->pos;
+            } else if (++r->polls == 64) { /* a slow stream reads seldom: by time as well */
+                r->polls = 0;
+                go_on = loading_poll(srv);
+            }
             if (!go_on) return fail(r, "Loading stopped: the server is shutting down");
         }
         if (!get_u8(r, &type)) return false;

@@ -41,7 +41,6 @@
 #include "reply.h"
 #include "util.h"
 
-#define SERVE_EVERY_MS 100 /* clients wait at most this long for -LOADING or INFO */
 
 typedef struct load_ctx {
     server_t *srv;
@@ -72,7 +71,7 @@ static ssize_t socket_read(void *arg, void *buf, size_t len) {
     if (x->src.left > 0 && (long long)len > x->src.left) len = (size_t)x->src.left;
     for (;;) {
         long long now = util_mstime();
-        if (now - ld->last_serve_ms >= SERVE_EVERY_MS) loading_serve(srv);
+        if (now - ld->last_serve_ms >= LOADING_SERVE_MS) loading_serve(srv);
         if (srv->shutdown_asap) {
             snprintf(x->src.err, sizeof(x->src.err), "the server is shutting down");
             return -1;
@@ -97,7 +96,7 @@ static ssize_t socket_read(void *arg, void *buf, size_t len) {
             return -1;
         }
         struct pollfd pf = {.fd = x->fd, .events = POLLIN};
-        (void)poll(&pf, 1, SERVE_EVERY_MS);
+        (void)poll(&pf, 1, LOADING_SERVE_MS);
     }
 }
 
