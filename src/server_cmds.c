@@ -129,17 +129,10 @@ static void cmd_config_set(client_t *c) {
         return;
     }
     const char *err = NULL;
-    /* An unknown name is reported before any other fault, wherever it
-     * stands; then the first immutable, protected or repeated one. */
-    for (int j = 2; j < c->argc; j += 2) {
-        if (!config_canonical_name(c->argv[j]->ptr)) {
-            reply_config_set_error(c, c->argv[j]->ptr, "Unknown option or number of arguments for CONFIG SET");
-            return;
-        }
-    }
     for (int j = 2; j < c->argc; j += 2) {
         const char *name = c->argv[j]->ptr;
-        if (config_is_immutable(name)) err = "can't set immutable config";
+        if (!config_canonical_name(name)) err = "Unknown option or number of arguments for CONFIG SET";
+        else if (config_is_immutable(name)) err = "can't set immutable config";
         else if (config_is_protected(name) && !cmd_local_mode_allows(c, c->srv->cfg.enable_protected_configs))
             err = "can't set protected config";
         for (int k = 2; k < j && !err; k += 2)

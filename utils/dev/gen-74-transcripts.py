@@ -48,7 +48,7 @@ def record(binary):
 # Test modules whose 7.4.1 replies ref74.py keeps in transcripts/*_74.json.gz.
 RECORDED_BY_TESTS = ["test_r74_surface.py", "test_command_meta.py", "test_command_coverage.py",
                      "test_acl_differential.py", "test_script_eviction_74.py",
-                     "test_acl_74.py", "test_config_74.py", "test_acl_texts_74.py"]
+                     "test_acl_74.py", "test_config_74.py", "test_acl_texts_74.py", "test_r74_checks.py"]
 
 
 def main():
