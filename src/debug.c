@@ -468,12 +468,7 @@ static const debug_sub subs[] = {
 };
 
 static void cmd_debug(client_t *c) {
-    if (!cmd_local_mode_allows(c, c->srv->cfg.enable_debug_command)) {
-        reply_error(c, "DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can "
-                       "run it from a local connection, otherwise you need to set this option in the configuration "
-                       "file, and then restart the server.");
-        return;
-    }
+    /* enable-debug-command was checked by the dispatcher (CMD_PROTECTED). */
     const char *name = c->argv[1]->ptr;
     for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++) {
         if (strcasecmp(name, subs[i].name) || c->argc < subs[i].min_argc ||
@@ -485,6 +480,6 @@ static void cmd_debug(client_t *c) {
 }
 
 command_t debug_commands[] = {
-    {"debug", cmd_debug, -2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "A container for debugging commands", "1.0.0", NULL},
+    {"debug", cmd_debug, -2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_PROTECTED, 0, 0, 0, "server", "A container for debugging commands", "1.0.0", NULL},
     {0},
 };
