@@ -43,8 +43,10 @@ typedef struct acl_log_entry {
     int ctx;         /* ACL_CTX_* */
     sds object;      /* command, key, channel or user name */
     sds username;
-    long long ctime_ms; /* last update */
-    sds cinfo;          /* CLIENT INFO text of the last client */
+    long long ctime_ms;   /* last update (unix ms): timestamp-last-updated */
+    long long created_ms; /* unix ms of the first denial: timestamp-created */
+    long long entry_id;   /* ids count up from 0 for the process's life; RESET keeps counting */
+    sds cinfo;            /* CLIENT INFO text of the last client */
     struct acl_log_entry *next, *prev;
 } acl_log_entry_t;
 
@@ -53,6 +55,7 @@ struct acl {
     acl_user_t *default_user;             /* also in users; never freed before acl_free */
     acl_log_entry_t *log_head, *log_tail; /* newest first */
     long log_len;
+    long long log_next_id; /* entry-id of the next new entry (7.2+) */
     acl_stats_t stats;
 };
 
@@ -445,6 +448,14 @@ static void log_push_head(acl_t *a, acl_log_entry_t *e) {
     a->log_len++;
 }
 
+static void log_clear(acl_t *a) {
+    while (a->log_head) {
+        acl_log_entry_t *e = a->log_head;
+        log_unlink(a, e);
+        log_entry_free(e);
+    }
+}
+
 static void count_denial(acl_t *a, int reason) {
     switch (reason) {
         case ACL_DENIED_AUTH: a->stats.denied_auth++; break;
@@ -468,6 +479,11 @@ static void acl_log_add(client_t *c, int reason, int ctx, const char *username, 
     server_t *srv = c->srv;
     acl_t *a = srv->acl;
     count_denial(a, reason);
+    if (srv->cfg.acllog_max_len <= 0) {
+        /* Nothing is kept, and (as 7.4 does) no entry-id is used up. */
+        log_clear(a);
+        return;
+    }
     long long now = util_mstime();
     sds cinfo = conn_info_string(sds_empty(), c);
     /* A recent equal denial is bumped and moved to the front. */
@@ -489,20 +505,14 @@ static void acl_log_add(client_t *c, int reason, int ctx, const char *username, 
     e->object = sds_newlen(object, objlen);
     e->username = sds_new(username);
     e->ctime_ms = now;
+    e->created_ms = now;
+    e->entry_id = a->log_next_id++;
     e->cinfo = cinfo;
     log_push_head(a, e);
     while (a->log_len > srv->cfg.acllog_max_len && a->log_tail) {
         acl_log_entry_t *old = a->log_tail;
         log_unlink(a, old);
         log_entry_free(old);
-    }
-}
-
-static void log_clear(acl_t *a) {
-    while (a->log_head) {
-        acl_log_entry_t *e = a->log_head;
-        log_unlink(a, e);
-        log_entry_free(e);
     }
 }
 
@@ -521,7 +531,7 @@ void acl_reply_log(client_t *c, long count) {
     reply_array_len(c, count);
     acl_log_entry_t *e = a->log_head;
     for (long i = 0; i < count && e; i++, e = e->next) {
-        reply_map_len(c, 7);
+        reply_map_len(c, 10);
         reply_bulk_cstr(c, "count");
         reply_ll(c, e->count);
         reply_bulk_cstr(c, "reason");
@@ -536,6 +546,12 @@ void acl_reply_log(client_t *c, long count) {
         reply_double(c, (double)(now - e->ctime_ms) / 1000);
         reply_bulk_cstr(c, "client-info");
         reply_bulk(c, e->cinfo, sds_len(e->cinfo));
+        reply_bulk_cstr(c, "entry-id");
+        reply_ll(c, e->entry_id);
+        reply_bulk_cstr(c, "timestamp-created");
+        reply_ll(c, e->created_ms);
+        reply_bulk_cstr(c, "timestamp-last-updated");
+        reply_ll(c, e->ctime_ms);
     }
 }
 

@@ -36,6 +36,10 @@
 #define CMD_MOVABLE_KEYS (1u << 19)
 #define CMD_ALLOW_BUSY (1u << 20)
 #define CMD_MODULE (1u << 21)
+/* DEBUG, MODULE LOAD/LOADEX/UNLOAD: refused before NOAUTH and ACL unless
+ * enable-debug-command / enable-module-command allow the connection (not
+ * shown by COMMAND INFO, as in Redis). */
+#define CMD_PROTECTED (1u << 22)
 
 typedef void command_proc(client_t *c);
 typedef struct cmd_meta cmd_meta_t; /* command_meta.h */

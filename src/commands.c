@@ -159,6 +159,20 @@ bool cmd_local_mode_allows(const client_t *c, int mode) {
     return mode == DEBUG_CMD_LOCAL && (c->fd < 0 || net_peer_is_loopback(c->fd));
 }
 
+const char *commands_protected_refusal(const client_t *c, const command_t *cmd) {
+    if (!(cmd->flags & CMD_PROTECTED)) return NULL;
+    if (cmd->parent) { /* MODULE LOAD, LOADEX, UNLOAD */
+        if (cmd_local_mode_allows(c, c->srv->cfg.enable_module_command)) return NULL;
+        return "MODULE command not allowed. If the enable-module-command option is set to \"local\", you can run it "
+               "from a local connection, otherwise you need to set this option in the configuration file, and then "
+               "restart the server.";
+    }
+    if (cmd_local_mode_allows(c, c->srv->cfg.enable_debug_command)) return NULL;
+    return "DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from "
+           "a local connection, otherwise you need to set this option in the configuration file, and then restart "
+           "the server.";
+}
+
 bool cmd_get_ll_or_reply(client_t *c, robj *o, long long *out, const char *msg) {
     if (!obj_get_ll(o, out)) {
         reply_error(c, "%s", msg ? msg : RL_ERR_NOT_INT);

@@ -54,6 +54,9 @@ bool cmd_get_range_or_reply(client_t *c, robj *o, long long min, long long max, 
  * on loopback or a Unix socket, or one with no socket at all (a script's
  * or the AOF loader's). */
 bool cmd_local_mode_allows(const client_t *c, int mode);
+/* A CMD_PROTECTED command's refusal (Redis's text) when enable-debug-command
+ * or enable-module-command does not allow c's connection, else NULL. */
+const char *commands_protected_refusal(const client_t *c, const command_t *cmd);
 
 /* Tables exported by the command families. */
 extern command_t string_commands[];

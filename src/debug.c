@@ -479,12 +479,7 @@ static bool touches_keys(const char *name) {
 }
 
 static void cmd_debug(client_t *c) {
-    if (!cmd_local_mode_allows(c, c->srv->cfg.enable_debug_command)) {
-        reply_error(c, "DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can "
-                       "run it from a local connection, otherwise you need to set this option in the configuration "
-                       "file, and then restart the server.");
-        return;
-    }
+    /* enable-debug-command was checked by the dispatcher (CMD_PROTECTED). */
     const char *name = c->argv[1]->ptr;
     if (loading_active(c->srv) && touches_keys(name)) {
         reply_error(c, LOADING_ERR);
@@ -500,6 +495,6 @@ static void cmd_debug(client_t *c) {
 }
 
 command_t debug_commands[] = {
-    {"debug", cmd_debug, -2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "A container for debugging commands", "1.0.0", NULL},
+    {"debug", cmd_debug, -2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_PROTECTED, 0, 0, 0, "server", "A container for debugging commands", "1.0.0", NULL},
     {0},
 };

@@ -1,7 +1,8 @@
 /* dispatch.c: running a request: resolve, check, then call the handler.
  *
  * Check order follows Redis 7 so clients see the same error for the same
- * mistake: unknown command -> unknown subcommand -> arity -> NOAUTH ->
+ * mistake: unknown command -> unknown subcommand -> arity -> protected
+ * (DEBUG, MODULE LOAD when enable-*-command forbids them) -> NOAUTH ->
  * ACL (NOPERM) -> busy script -> maxmemory (OOM) -> pub/sub context ->
  * MISCONF -> replica rules -> NO_MULTI -> CLIENT PAUSE -> MULTI queueing
  * -> execute.  Errors before execution count as rejected_calls, errors
@@ -185,6 +186,11 @@ static void process(client_t *c) {
         return;
     }
     c->lastcmd = cmd; /* CLIENT LIST's cmd= names queued commands too */
+    const char *prot = commands_protected_refusal(c, cmd);
+    if (prot) {
+        reject(c, cmd, prot);
+        return;
+    }
     if (!(c->flags & CLIENT_AUTHENTICATED) && !(cmd->flags & CMD_NO_AUTH) && acl_auth_required(c)) {
         reply_error(c, RL_ERR_NOAUTH);
         cmd->rejected_calls++;

@@ -25,6 +25,7 @@
 
 #include "hash_ttl.h"
 #include "keyspace.h"
+#include "latency.h"
 #include "pause.h"
 #include "repl.h"
 #include "ttl_index.h"
@@ -145,5 +146,8 @@ void expire_active_cycle(server_t *srv) {
     }
     /* hash_ttl.c: then hash fields past their TTL, in what is left */
     if (util_monotonic_us() - start < budget_us) hash_ttl_active_expire(srv, start + budget_us);
-    srv->stats.expire_cycle_cpu_us += util_monotonic_us() - start;
+    long long elapsed = util_monotonic_us() - start;
+    srv->stats.expire_cycle_cpu_us += elapsed;
+    /* latency.c: LATENCY LATEST's "expire-cycle", as Redis records it */
+    latency_add_sample_if_needed(srv, "expire-cycle", elapsed / 1000);
 }

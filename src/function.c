@@ -514,7 +514,7 @@ static void reply_library(client_t *c, fn_lib *lib, bool withcode) {
             if (fd->flags & (1 << b)) n++;
         reply_set_len(c, n);
         for (int b = 0; b < 5; b++)
-            if (fd->flags & (1 << b)) reply_bulk_cstr(c, names[b]);
+            if (fd->flags & (1 << b)) reply_simple(c, names[b]); /* status strings, as Redis sends them */
     }
     if (withcode) {
         reply_bulk_cstr(c, "library_code");

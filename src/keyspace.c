@@ -400,6 +400,13 @@ robj *db_overwrite(db_t *db, robj *key, robj *val) {
     return val;
 }
 
+robj *db_unshare_string(db_t *db, robj *key, robj *o) {
+    bool replaced;
+    robj *w = obj_unshare_string(o, &replaced);
+    if (replaced) w = replace_value(db, db_find(db, key->ptr), w);
+    return w;
+}
+
 /* db_set_key; touch_old: stamp the replaced value first, as the
  * db_lookup_write before it would have (db_lookup_and_set_key). */
 /* Add or replace (db_set_key without the signals); returns the entry. */

@@ -51,6 +51,10 @@ bool db_add_loaded(db_t *db, sds key, robj *val, long long expire_ms);
 /* Replace the value of an existing key (the TTL stays): takes val;
  * returns the stored value, as db_add. */
 robj *db_overwrite(db_t *db, robj *key, robj *val);
+/* The string value o of key made private and writable in place (Redis's
+ * dbUnshareStringValue): no signal and no change counted, since the
+ * bytes are still the same; returns the stored value, as db_add. */
+robj *db_unshare_string(db_t *db, robj *key, robj *o);
 /* Add or replace; removes the TTL unless keep_ttl: takes val; returns the
  * stored value, as db_add. */
 robj *db_set_key(db_t *db, robj *key, robj *val, bool keep_ttl);

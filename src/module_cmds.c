@@ -6,34 +6,23 @@
  * MODULE HELP is Redis's, and LOAD, LOADEX and UNLOAD fail with the errors
  * Redis gives for a library it cannot load and a module it does not have,
  * a load logging why.  enable-module-command guards those three as in
- * Redis 7.0 (no, yes, local); a `loadmodule` line stops start-up
+ * Redis 7.0 (no, yes, local: CMD_PROTECTED, checked by the dispatcher
+ * before NOAUTH and ACL); a `loadmodule` line stops start-up
  * (config.c). */
 #include "commands.h"
 #include "log.h"
 #include "reply.h"
-
-/* LOAD, LOADEX and UNLOAD: false (with Redis's error) unless the
- * connection may run them. */
-static bool allowed(client_t *c) {
-    if (cmd_local_mode_allows(c, c->srv->cfg.enable_module_command)) return true;
-    reply_error(c, "MODULE command not allowed. If the enable-module-command option is set to \"local\", you can run "
-                   "it from a local connection, otherwise you need to set this option in the configuration file, "
-                   "and then restart the server.");
-    return false;
-}
 
 static void cmd_module_list(client_t *c) { reply_empty_array(c); }
 
 /* LOAD path [arg ...] and LOADEX path [CONFIG name value ...] [ARGS ...]:
  * whatever the arguments, there is nothing to load them into. */
 static void cmd_module_load(client_t *c) {
-    if (!allowed(c)) return;
     log_msg(LL_WARNING, "Module %s failed to load: redis-like has no module API", (const char *)c->argv[2]->ptr);
     reply_error(c, "Error loading the extension. Please check the server logs.");
 }
 
 static void cmd_module_unload(client_t *c) {
-    if (!allowed(c)) return;
     reply_error(c, "Error unloading module: no such module with that name");
 }
 
@@ -56,9 +45,9 @@ static void cmd_module_help(client_t *c) {
 static command_t module_subcommands[] = {
     {"help", cmd_module_help, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "Show helpful text about the different subcommands", "5.0.0", NULL},
     {"list", cmd_module_list, 2, MODULE_FLAGS, 0, 0, 0, "server", "List all modules loaded by the server", "4.0.0", NULL},
-    {"load", cmd_module_load, -3, MODULE_FLAGS, 0, 0, 0, "server", "Load a module", "4.0.0", NULL},
-    {"loadex", cmd_module_load, -3, MODULE_FLAGS, 0, 0, 0, "server", "Load a module with extended parameters", "7.0.0", NULL},
-    {"unload", cmd_module_unload, 3, MODULE_FLAGS, 0, 0, 0, "server", "Unload a module", "4.0.0", NULL},
+    {"load", cmd_module_load, -3, MODULE_FLAGS | CMD_PROTECTED, 0, 0, 0, "server", "Load a module", "4.0.0", NULL},
+    {"loadex", cmd_module_load, -3, MODULE_FLAGS | CMD_PROTECTED, 0, 0, 0, "server", "Load a module with extended parameters", "7.0.0", NULL},
+    {"unload", cmd_module_unload, 3, MODULE_FLAGS | CMD_PROTECTED, 0, 0, 0, "server", "Unload a module", "4.0.0", NULL},
     {0},
 };
 

@@ -50,25 +50,35 @@ static const unsigned char *bytes_of(const robj *o, char *buf, size_t bufsize, s
 /* The string at argv[1] made writable and at least maxbit/8+1 bytes long,
  * created when missing.  NULL after a WRONGTYPE reply.  *grown tells
  * whether the key was created or extended (the write changed it even if no
- * bit flips). */
-static robj *writable_bitmap_or_reply(client_t *c, uint64_t maxbit, bool *grown) {
+ * bit flips), *created whether db_add made it (and so already signalled it
+ * and counted one change).  Making an existing value private signals
+ * nothing: a write that flips no bit is no change (Redis 7.0's dirty). */
+static robj *writable_bitmap_or_reply(client_t *c, uint64_t maxbit, bool *grown, bool *created) {
     size_t need = (size_t)(maxbit >> 3) + 1;
     robj *key = c->argv[1];
     robj *o = db_lookup_write(c->db, key);
     if (!db_check_type_or_reply(c, o, OBJ_STRING)) return NULL;
+    *created = o == NULL;
     if (!o) {
         o = obj_create_from_sds(sds_newlen(NULL, need));
         db_add(c->db, key, o);
         *grown = true;
         return o;
     }
-    bool replaced;
-    robj *w = obj_unshare_string(o, &replaced);
-    if (replaced) db_overwrite(c->db, key, w);
+    robj *w = db_unshare_string(c->db, key, o);
     size_t old = sds_len(w->ptr);
     w->ptr = sds_growzero(w->ptr, need);
     *grown = sds_len(w->ptr) != old;
     return w;
+}
+
+/* changes writes to key (at least one): signalled once, counted each, as
+ * Redis's server.dirty += changes; a key db_add created is signalled and
+ * counted once already. */
+static void bitmap_changed(client_t *c, bool created, long long changes) {
+    if (!created) db_signal_modified(c->db, c->argv[1]);
+    c->srv->dirty += changes - 1;
+    notify_keyspace_event(c->srv, NOTIFY_STRING, "setbit", c->argv[1], c->db->id);
 }
 
 static long long popcount(const unsigned char *p, size_t n) {
@@ -118,17 +128,14 @@ static void cmd_setbit(client_t *c) {
         reply_error(c, ERR_BIT_VALUE);
         return;
     }
-    bool grown;
-    robj *o = writable_bitmap_or_reply(c, off, &grown);
+    bool grown, created;
+    robj *o = writable_bitmap_or_reply(c, off, &grown, &created);
     if (!o) return;
     unsigned char *p = (unsigned char *)o->ptr + (off >> 3);
     int shift = 7 - (int)(off & 7);
     int old = (*p >> shift) & 1;
     *p = (unsigned char)((*p & ~(1 << shift)) | (on << shift));
-    if (grown || old != on) {
-        db_signal_modified(c->db, c->argv[1]);
-        notify_keyspace_event(c->srv, NOTIFY_STRING, "setbit", c->argv[1], c->db->id);
-    }
+    if (grown || old != on) bitmap_changed(c, created, 1);
     reply_ll(c, old);
 }
 
@@ -526,7 +533,7 @@ static void bitfield_generic(client_t *c, bool ro_command) {
     bf_op_t *ops = bf_parse_or_reply(c, &nops, &readonly, &maxbit);
     if (!ops) return;
     robj *o;
-    bool grown = false;
+    bool grown = false, created = false;
     if (readonly) {
         o = db_lookup_read(c->db, c->argv[1], LOOKUP_NONE);
         if (o && !db_check_type_or_reply(c, o, OBJ_STRING)) goto done;
@@ -535,7 +542,7 @@ static void bitfield_generic(client_t *c, bool ro_command) {
             reply_error(c, "BITFIELD_RO only supports the GET subcommand");
             goto done;
         }
-        o = writable_bitmap_or_reply(c, maxbit, &grown);
+        o = writable_bitmap_or_reply(c, maxbit, &grown, &created);
         if (!o) goto done;
     }
     reply_array_len(c, nops);
@@ -544,10 +551,7 @@ static void bitfield_generic(client_t *c, bool ro_command) {
         if (ops[j].opcode == BF_GET) bf_read(c, o, &ops[j]);
         else if (bf_write(c, o, &ops[j]) || grown) changes++;
     }
-    if (changes) {
-        db_signal_modified(c->db, c->argv[1]);
-        notify_keyspace_event(c->srv, NOTIFY_STRING, "setbit", c->argv[1], c->db->id);
-    }
+    if (changes) bitmap_changed(c, created, changes);
 done:
     zfree(ops);
 }

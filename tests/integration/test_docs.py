@@ -73,6 +73,8 @@ NOT_SETTINGS = {
     "redis-like-benchmark", "redis-server",  # programs
     "active-time", "lib-name", "lib-ver", "qbuf-free",  # XINFO and CLIENT LIST fields
     "sanitize-payload", "skip-sanitize-payload",  # ACL rules
+    "client-info", "entry-id", "timestamp-created", "timestamp-last-updated",  # ACL LOG fields
+    "expire-cycle",  # a latency event
 }
 
 # Settings of Redis 7.2/7.4 that docs/compatibility-74.md names as missing:

@@ -6,7 +6,7 @@ re-record the transcripts of the tests that take their 7.4.1 replies
 through tests/integration/ref74.py (test_r74_surface.py,
 test_command_meta.py, test_command_coverage.py, test_acl_differential.py,
 test_script_eviction_74.py, test_acl_74.py, test_config_74.py,
-test_acl_texts_74.py, test_stream_rdb_74.py:
+test_acl_texts_74.py, test_stream_rdb_74.py, test_r74_checks.py:
 transcripts/*_74.json.gz)
 by running them with RL_RECORD_74=1 against the live 7.4.1.
 
@@ -49,7 +49,7 @@ def record(binary):
 RECORDED_BY_TESTS = ["test_r74_surface.py", "test_command_meta.py", "test_command_coverage.py",
                      "test_acl_differential.py", "test_script_eviction_74.py",
                      "test_acl_74.py", "test_config_74.py", "test_acl_texts_74.py",
-                     "test_stream_rdb_74.py"]
+                     "test_stream_rdb_74.py", "test_r74_checks.py"]
 
 
 def main():
