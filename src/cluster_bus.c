@@ -279,17 +279,35 @@ static void broadcast_fail(server_t *srv, cluster_node_t *n) {
     zfree(buf);
 }
 
-void cluster_bus_publish(server_t *srv, const char *chan, size_t clen, const char *msg, size_t mlen) {
+/* Whether n serves the slots we serve (our master, or myself if we are
+ * one, and its replicas): where SPUBLISH goes (Redis's
+ * clusterGetNodesServingMySlots). */
+static bool in_my_shard(cluster_t *cl, const cluster_node_t *n) {
+    cluster_node_t *me = cl->myself, *master = (me->flags & CNODE_REPLICA) ? me->replicaof : me;
+    if (!master) return false;
+    return n == master || ((n->flags & CNODE_REPLICA) && n->replicaof == master);
+}
+
+void cluster_bus_publish(server_t *srv, const char *chan, size_t clen, const char *msg, size_t mlen, bool shard) {
     if (!srv->cluster || !srv->cluster->bus) return;
+    cluster_t *cl = srv->cluster;
     size_t len = CMSG_HEADER_LEN + 8 + clen + mlen;
     uint8_t *buf = zcalloc(len);
-    fill_header(srv, (cmsg_header_t *)buf, CMSG_PUBLISH, len);
+    fill_header(srv, (cmsg_header_t *)buf, shard ? CMSG_PUBLISHSHARD : CMSG_PUBLISH, len);
     uint32_t c32 = htonl((uint32_t)clen), m32 = htonl((uint32_t)mlen);
     memcpy(buf + CMSG_HEADER_LEN, &c32, 4);
     memcpy(buf + CMSG_HEADER_LEN + 4, &m32, 4);
     memcpy(buf + CMSG_HEADER_LEN + 8, chan, clen);
     memcpy(buf + CMSG_HEADER_LEN + 8 + clen, msg, mlen);
-    broadcast(srv, buf, len);
+    if (!shard) {
+        broadcast(srv, buf, len);
+    } else {
+        for (int i = 0; i < cl->node_count; i++) {
+            cluster_node_t *n = cl->nodes[i];
+            if (n->flags & (CNODE_MYSELF | CNODE_HANDSHAKE) || !n->link || !in_my_shard(cl, n)) continue;
+            link_send(n->link, buf, len);
+        }
+    }
     zfree(buf);
 }
 
@@ -981,12 +999,13 @@ static bool process_message(cluster_link_t *l, const uint8_t *buf, size_t len) {
         if ((sender->flags & CNODE_MASTER) && sender->numslots && ntoh64(h->current_epoch) >= cl->bus->auth_epoch &&
             cl->bus->auth_sent)
             cl->bus->auth_count++;
-    } else if (type == CMSG_PUBLISH) {
+    } else if (type == CMSG_PUBLISH || type == CMSG_PUBLISHSHARD) {
         uint32_t clen, mlen;
         memcpy(&clen, buf + CMSG_HEADER_LEN, 4);
         memcpy(&mlen, buf + CMSG_HEADER_LEN + 4, 4);
         const char *chan = (const char *)buf + CMSG_HEADER_LEN + 8;
-        pubsub_publish(srv, chan, ntohl(clen), chan + ntohl(clen), ntohl(mlen));
+        if (type == CMSG_PUBLISH) pubsub_publish(srv, chan, ntohl(clen), chan + ntohl(clen), ntohl(mlen));
+        else pubsub_publish_shard(srv, chan, ntohl(clen), chan + ntohl(clen), ntohl(mlen));
     }
     return true;
 }

@@ -44,8 +44,9 @@ enum { CLUSTER_FAILOVER_DEFAULT = 0,
 void cluster_bus_failover(server_t *srv, int mode);
 /* COUNT-FAILURE-REPORTS: live reports about n. */
 int cluster_bus_failure_reports(server_t *srv, cluster_node_t *n);
-/* PUBLISH: the message to every node. */
-void cluster_bus_publish(server_t *srv, const char *chan, size_t clen, const char *msg, size_t mlen);
+/* PUBLISH: the message to every node; SPUBLISH (shard): PUBLISHSHARD to
+ * the other nodes of our shard (our master and its replicas). */
+void cluster_bus_publish(server_t *srv, const char *chan, size_t clen, const char *msg, size_t mlen, bool shard);
 
 /* Whether buf (len bytes, a whole message by its totlen) is a well-formed
  * message: lengths agree with the type, the gossip count and the

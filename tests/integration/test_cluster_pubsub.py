@@ -1,0 +1,246 @@
+"""Pub/Sub over the cluster bus (issue 45): SPUBLISH reaching the
+SSUBSCRIBE subscribers of every node of the channel's shard through
+PUBLISHSHARD messages, in shards mixing our nodes and Debian's
+redis-server 7.0.15 both ways and in one of ours only; subscribers told
+`sunsubscribe` when their slot moves away; and cluster-link-sendbuf-limit
+freeing a link whose peer stopped reading.
+
+Every node has its own free port and bus port on 127.0.0.1 and is stopped
+by its pid (a stopped one is resumed by its pid too).
+
+Run alone: /usr/bin/python3 -m pytest -q tests/integration/test_cluster_pubsub.py"""
+import os
+import signal
+import time
+
+import pytest
+import redis
+from redis.crc import key_slot
+
+from conftest import REDIS_SERVER, SERVER
+from test_cluster_bus import create, start_node, wait_until
+
+
+def node_id(n):
+    return n.client().execute_command("CLUSTER", "MYID")
+
+
+def myself_line(n):
+    return [line for line in n.client().execute_command("CLUSTER", "NODES").splitlines() if "myself" in line][0]
+
+
+def channel_in(lo, hi, prefix="ch"):
+    """A channel name whose slot is in lo..hi."""
+    for i in range(100000):
+        name = "%s%d" % (prefix, i)
+        if lo <= key_slot(name.encode()) <= hi:
+            return name
+    raise AssertionError("no channel in %d-%d" % (lo, hi))
+
+
+class Sub:
+    """One raw connection in subscribed mode (redis-py 4.3 has no
+    SSUBSCRIBE of its own)."""
+
+    def __init__(self, node, *channels, readonly=False):
+        self.conn = redis.Connection(host="127.0.0.1", port=node.port, decode_responses=True)
+        self.conn.connect()
+        if readonly:
+            self.conn.send_command("READONLY")
+            assert self.conn.read_response() == "OK"
+        self.conn.send_command("SSUBSCRIBE", *channels)
+        for ch in channels:
+            frame = self.conn.read_response()
+            assert frame[:2] == ["ssubscribe", ch], frame
+
+    def frames(self, n, timeout=5.0):
+        got = []
+        t0 = time.monotonic()
+        while len(got) < n and time.monotonic() - t0 < timeout:
+            if self.conn.can_read(timeout=0.2):
+                got.append(self.conn.read_response())
+        return got
+
+    def quiet(self, wait=0.5):
+        return not self.conn.can_read(timeout=wait)
+
+    def close(self):
+        self.conn.disconnect()
+
+
+SHARDS = [(0, 5460), (5461, 10922), (10923, 16383)]  # redis-cli --cluster create's split of 3 masters
+
+
+def mixed_shards(start_server):
+    """Masters ours, Redis, ours; their replicas Redis, ours, ours: a shard
+    of our master with a Redis replica, one of a Redis master with our
+    replica, one of ours only.  Returns [(master, replica)] in slot order."""
+    masters = [start_node(start_server, SERVER), start_node(start_server, REDIS_SERVER), start_node(start_server, SERVER)]
+    replicas = [start_node(start_server, REDIS_SERVER), start_node(start_server, SERVER), start_node(start_server, SERVER)]
+    create(masters)
+    for r, m in zip(replicas, masters):
+        r.client().execute_command("CLUSTER", "MEET", "127.0.0.1", m.port, m.cport)
+    mid = [node_id(m) for m in masters]
+    everyone = masters + replicas
+
+    def met():
+        return all(all(i in n.client().execute_command("CLUSTER", "NODES") for i in mid) for n in replicas)
+    wait_until(met, timeout=15, what="the replicas meeting the cluster")
+    for r, i in zip(replicas, mid):
+        r.client().execute_command("CLUSTER", "REPLICATE", i)
+
+    def settled():
+        for n in everyone:
+            lines = n.client().execute_command("CLUSTER", "NODES").splitlines()
+            if len(lines) != 6 or sum(" slave " in line or ",slave " in line for line in lines) != 3:
+                return False
+            if not n.client().execute_command("CLUSTER", "INFO").startswith("cluster_state:ok"):
+                return False
+        return True
+    wait_until(settled, timeout=20, what="six nodes, three replicas",
+               show=lambda: "\n".join(n.client().execute_command("CLUSTER", "NODES") for n in everyone))
+    return list(zip(masters, replicas))
+
+
+def test_spublish_reaches_the_shard_in_mixed_and_own_shards(start_server):
+    shards = mixed_shards(start_server)
+    for (master, replica), (lo, hi) in zip(shards, SHARDS):
+        ch = channel_in(lo, hi)
+        # A replica serves SSUBSCRIBE without READONLY (Redis 7.0), a node
+        # of another shard redirects it.
+        subs = [Sub(master, ch), Sub(replica, ch)]
+        other = shards[(SHARDS.index((lo, hi)) + 1) % 3][0]
+        with pytest.raises(redis.ResponseError, match="MOVED %d " % key_slot(ch.encode())):
+            other.client().execute_command("SPUBLISH", ch, "x")
+        # From the master, then from the replica: both subscribers hear it.
+        assert master.client().execute_command("SPUBLISH", ch, "from master") == 1
+        assert replica.client().execute_command("SPUBLISH", ch, "from replica") == 1
+        for s in subs:
+            got = s.frames(2)
+            assert sorted(m[2] for m in got) == ["from master", "from replica"], (ch, got)
+            assert all(m[:2] == ["smessage", ch] for m in got)
+        # PUBLISH is not SPUBLISH: a shard subscriber hears nothing of it.
+        master.client().publish(ch, "plain")
+        assert all(s.quiet() for s in subs)
+        for s in subs:
+            s.close()
+    # Other shards hear nothing of a shard's messages: a plain SUBSCRIBE on
+    # every node sees PUBLISH only.
+    ch = channel_in(*SHARDS[0])
+    plain = []
+    for m, r in shards:
+        for n in (m, r):
+            p = n.client().pubsub()
+            p.subscribe(ch)
+            assert p.get_message(timeout=2)["type"] == "subscribe"
+            plain.append(p)
+    shards[0][0].client().execute_command("SPUBLISH", ch, "sharded")
+    shards[1][1].client().publish(ch, "everyone")
+    for p in plain:
+        got = []
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 2:
+            m = p.get_message(timeout=0.2)
+            if m and m["type"] == "message":
+                got.append(m["data"])
+        assert got == ["everyone"]
+        p.close()
+
+
+def move_slot(slot, src, dst):
+    """An empty slot from src to dst, as redis-cli --cluster reshard does it."""
+    sid, did = node_id(src), node_id(dst)
+    dst.client().execute_command("CLUSTER", "SETSLOT", slot, "IMPORTING", sid)
+    src.client().execute_command("CLUSTER", "SETSLOT", slot, "MIGRATING", did)
+    dst.client().execute_command("CLUSTER", "SETSLOT", slot, "NODE", did)
+    src.client().execute_command("CLUSTER", "SETSLOT", slot, "NODE", did)
+
+
+def test_shard_subscribers_are_unsubscribed_when_their_slot_moves(start_server):
+    shards = mixed_shards(start_server)
+    # Our master's slot goes to the Redis master, the Redis master's to ours.
+    for (src, src_replica), (dst, _), (lo, hi) in [(shards[0], shards[1], SHARDS[0]), (shards[1], shards[2], SHARDS[1])]:
+        gone, stays = channel_in(lo, hi, "gone"), None
+        for i in range(100000):
+            name = "stays%d" % i
+            if lo <= key_slot(name.encode()) <= hi and key_slot(name.encode()) != key_slot(gone.encode()):
+                stays = name
+                break
+        subs = [Sub(src, gone), Sub(src_replica, gone)]
+        kept = [Sub(src, stays), Sub(src_replica, stays)]
+        move_slot(key_slot(gone.encode()), src, dst)
+        for s in subs:
+            got = s.frames(1)
+            assert got == [["sunsubscribe", gone, 0]], got
+            assert s.quiet()
+            s.close()
+        # A channel of another slot stays, on both nodes.
+        assert all(s.quiet(0.1) for s in kept)
+        assert src.client().execute_command("SPUBLISH", stays, "still") == 1
+        for s in kept:
+            assert s.frames(1) == [["smessage", stays, "still"]]
+            s.close()
+        # The moved channel is now served by the new owner's shard.
+        with pytest.raises(redis.ResponseError, match="MOVED"):
+            src.client().execute_command("SPUBLISH", gone, "x")
+        assert dst.client().execute_command("SPUBLISH", gone, "x") == 0
+
+
+def links(n):
+    return n.client().execute_command("CLUSTER", "LINKS")
+
+
+def test_cluster_links_both_directions(start_server):
+    nodes = [start_node(start_server) for _ in range(3)]
+    create(nodes)
+    ids = [node_id(n) for n in nodes]
+
+    def both_ways():
+        ls = links(nodes[0])
+        return sorted((link["direction"], link["node"]) for link in ls) == sorted(
+            [("to", ids[1]), ("to", ids[2]), ("from", ids[1]), ("from", ids[2])])
+    wait_until(both_ways, what="links to and from both peers", show=lambda: repr(links(nodes[0])))
+    for link in links(nodes[0]):
+        assert set(link) == {"direction", "node", "create-time", "events", "send-buffer-allocated", "send-buffer-used"}
+        assert link["send-buffer-used"] <= link["send-buffer-allocated"]
+    info = nodes[0].client().info("memory")
+    assert info["mem_cluster_links"] > 0
+
+
+@pytest.mark.slow
+def test_sendbuf_limit_frees_a_stuck_link(start_server):
+    nodes = [start_node(start_server, timeout_ms=20000) for _ in range(3)]
+    create(nodes)
+    wait_until(lambda: all(n.client().execute_command("CLUSTER", "INFO").startswith("cluster_state:ok")
+                           for n in nodes), what="cluster ok")
+    a, b = nodes[0], nodes[1]
+    bid = node_id(b)
+    a.client().config_set("cluster-link-sendbuf-limit", 1 << 20)
+    info = a.client().execute_command("CLUSTER", "INFO")
+    assert "total_cluster_links_buffer_limit_exceeded:0" in info
+    wait_until(lambda: any(link["node"] == bid and link["direction"] == "to" for link in links(a)), what="a link to b")
+    before = [link["create-time"] for link in links(a) if link["node"] == bid and link["direction"] == "to"][0]
+    os.kill(b.pid, signal.SIGSTOP)
+    try:
+        big = "x" * (512 * 1024)
+        for _ in range(40):  # 20 MB: more than the sockets of a stopped peer hold
+            a.client().publish("bulk", big)
+
+        def exceeded():
+            info = a.client().execute_command("CLUSTER", "INFO")
+            return "total_cluster_links_buffer_limit_exceeded:0" not in info
+        wait_until(exceeded, timeout=5, what="the limit exceeded",
+                   show=lambda: repr(links(a)))
+        for link in links(a):
+            assert link["send-buffer-allocated"] <= (1 << 20) + 600 * 1024 or link["node"] != bid
+    finally:
+        os.kill(b.pid, signal.SIGCONT)
+
+    def recreated():
+        ls = [link for link in links(a) if link["node"] == bid and link["direction"] == "to"]
+        return ls and ls[0]["create-time"] > before
+    wait_until(recreated, timeout=10, what="the link re-created", show=lambda: repr(links(a)))
+    wait_until(lambda: all(n.client().execute_command("CLUSTER", "INFO").startswith("cluster_state:ok")
+                           for n in nodes), what="cluster ok again")
+    assert "connected" in [line for line in a.client().execute_command("CLUSTER", "NODES").splitlines()
+                           if line.startswith(bid)][0]
