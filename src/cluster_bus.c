@@ -46,6 +46,7 @@ typedef struct cluster_link {
     int fd;
     evloop_io_t *io;
     cluster_node_t *node; /* the peer of an outgoing link; NULL for an accepted one */
+    cluster_node_t *from; /* the peer of an accepted link, once a message named it (CLUSTER LINKS "from") */
     bool connected;
     long long ctime; /* unix ms */
     sds sndbuf;      /* queued output */
@@ -79,6 +80,7 @@ typedef struct cluster_bus {
         long long until;
     } forgotten[64];
     int forgotten_count;
+    long long links_limit_exceeded; /* links freed by cluster-link-sendbuf-limit (CLUSTER INFO) */
     int auth_count;
     uint64_t auth_epoch;
     /* A manual failover (CLUSTER FAILOVER; Redis's mf_*).  On the replica:
@@ -97,6 +99,9 @@ typedef struct cluster_bus {
 } cluster_bus_t;
 
 static void link_free(cluster_link_t *l);
+static void link_set_from(cluster_link_t *l, cluster_node_t *n);
+static void links_from_gone(struct cluster_bus *bus, const cluster_node_t *n);
+static void links_cron(server_t *srv);
 static void send_ping(cluster_link_t *l, int type);
 static void follow_master(server_t *srv, cluster_node_t *m);
 static void election_cron(server_t *srv);
@@ -934,6 +939,7 @@ static bool process_message(cluster_link_t *l, const uint8_t *buf, size_t len) {
         }
         mf_note_master_offset(srv, sender, h);
     }
+    if (sender && !l->node && l->from != sender) link_set_from(l, sender);
     bool ping_like = type == CMSG_PING || type == CMSG_PONG || type == CMSG_MEET;
     if (ping_like) {
         if (type == CMSG_MEET || !cl->myself->ip[0]) learn_my_ip(srv, l);
@@ -1157,6 +1163,7 @@ void cluster_bus_node_gone(server_t *srv, cluster_node_t *n) {
     if (!bus) return;
     if (n->link) link_free(n->link);
     if (bus->mf_replica == n) mf_reset(srv);
+    links_from_gone(bus, n);
     report_del(bus, n, NULL);
     for (int i = 0; i < bus->report_count; i++)
         if (bus->reports[i].reporter == n) bus->reports[i--] = bus->reports[--bus->report_count];
@@ -1219,6 +1226,7 @@ void cluster_bus_cron(server_t *srv) {
         if (n->flags & CNODE_PFAIL) maybe_mark_failing(srv, n);
     }
     mf_cron(srv);
+    links_cron(srv);
     election_cron(srv);
     migration_cron(srv);
 }
@@ -1269,26 +1277,93 @@ void cluster_bus_free(server_t *srv) {
 
 /* ---------------------------------------------------------------- LINKS */
 
+/* Links as Redis 7.0 keeps them: one outgoing link per node (n->link),
+ * and the accepted link a node's messages arrive on, known once a message
+ * named its sender (l->from; a newer one replaces an older, as a peer
+ * that reconnected leaves its old link behind).  Both count towards
+ * cluster-link-sendbuf-limit, CLUSTER LINKS and mem_cluster_links. */
+
+static cluster_link_t *link_from(cluster_bus_t *bus, const cluster_node_t *n) {
+    for (cluster_link_t *l = bus->links; l; l = l->next)
+        if (l->from == n) return l;
+    return NULL;
+}
+
+static void link_set_from(cluster_link_t *l, cluster_node_t *n) {
+    cluster_bus_t *bus = l->srv->cluster->bus;
+    cluster_link_t *old;
+    while ((old = link_from(bus, n)) != NULL) link_free(old);
+    l->from = n;
+}
+
+/* n is forgotten: its accepted links go with it. */
+static void links_from_gone(cluster_bus_t *bus, const cluster_node_t *n) {
+    cluster_link_t *l;
+    while ((l = link_from(bus, n)) != NULL) link_free(l);
+}
+
+/* The cron's share: a send buffer mostly empty is shrunk (so its
+ * allocation tells what it holds), one over cluster-link-sendbuf-limit
+ * frees its link (the cron connects again; the peer reconnects an
+ * accepted one), as Redis 7.0 does every 100 ms. */
+static void links_cron(server_t *srv) {
+    cluster_bus_t *bus = srv->cluster->bus;
+    unsigned long long limit = (unsigned long long)srv->cfg.cluster_link_sendbuf_limit;
+    cluster_link_t *next;
+    for (cluster_link_t *l = bus->links; l; l = next) {
+        next = l->next;
+        if (!l->node && !l->from) continue; /* not a node's link yet */
+        if (sds_avail(l->sndbuf) / 4 > sds_len(l->sndbuf)) l->sndbuf = sds_remove_free(l->sndbuf);
+        unsigned long long mem = sds_alloc(l->sndbuf);
+        if (!limit || mem <= limit) continue;
+        cluster_node_t *peer = l->node ? l->node : l->from;
+        log_msg(LL_WARNING,
+                "Freeing cluster link(%s node %.40s, used memory: %llu) due to exceeding send buffer memory limit.",
+                l->node ? "to" : "from", peer->name, mem);
+        bus->links_limit_exceeded++;
+        link_free(l);
+    }
+}
+
+long long cluster_bus_links_limit_exceeded(server_t *srv) {
+    return srv->cluster && srv->cluster->bus ? srv->cluster->bus->links_limit_exceeded : 0;
+}
+
+size_t cluster_bus_links_memory(server_t *srv) {
+    if (!srv->cluster || !srv->cluster->bus) return 0;
+    size_t mem = 0;
+    for (cluster_link_t *l = srv->cluster->bus->links; l; l = l->next)
+        if (l->node || l->from) mem += sizeof(*l) + sds_alloc(l->sndbuf) + l->rcv_cap;
+    return mem;
+}
+
+static void reply_link(client_t *c, const cluster_link_t *l, bool to) {
+    reply_map_len(c, 6);
+    reply_bulk_cstr(c, "direction");
+    reply_bulk_cstr(c, to ? "to" : "from");
+    reply_bulk_cstr(c, "node");
+    reply_bulk(c, to ? l->node->name : l->from->name, CLUSTER_NAMELEN);
+    reply_bulk_cstr(c, "create-time");
+    reply_ll(c, l->ctime);
+    reply_bulk_cstr(c, "events");
+    reply_bulk_cstr(c, sds_len(l->sndbuf) || !l->connected ? "rw" : "r");
+    reply_bulk_cstr(c, "send-buffer-allocated");
+    reply_ll(c, (long long)sds_alloc(l->sndbuf));
+    reply_bulk_cstr(c, "send-buffer-used");
+    reply_ll(c, (long long)sds_len(l->sndbuf));
+}
+
+/* Per node, its outgoing link then its accepted one (Redis's order). */
 void cluster_bus_reply_links(client_t *c) {
-    cluster_bus_t *bus = c->srv->cluster->bus;
+    cluster_t *cl = c->srv->cluster;
+    cluster_bus_t *bus = cl->bus;
     long n = 0;
-    for (cluster_link_t *l = bus ? bus->links : NULL; l; l = l->next)
-        if (l->node) n++;
+    for (int i = 0; bus && i < cl->node_count; i++) n += (cl->nodes[i]->link != NULL) + (link_from(bus, cl->nodes[i]) != NULL);
     reply_array_len(c, n);
-    for (cluster_link_t *l = bus ? bus->links : NULL; l; l = l->next) {
-        if (!l->node) continue;
-        reply_map_len(c, 6);
-        reply_bulk_cstr(c, "direction");
-        reply_bulk_cstr(c, "to");
-        reply_bulk_cstr(c, "node");
-        reply_bulk(c, l->node->name, CLUSTER_NAMELEN);
-        reply_bulk_cstr(c, "create-time");
-        reply_ll(c, l->ctime);
-        reply_bulk_cstr(c, "events");
-        reply_bulk_cstr(c, sds_len(l->sndbuf) ? "rw" : "r");
-        reply_bulk_cstr(c, "send-buffer-allocated");
-        reply_ll(c, (long long)sds_alloc(l->sndbuf));
-        reply_bulk_cstr(c, "send-buffer-used");
-        reply_ll(c, (long long)sds_len(l->sndbuf));
+    for (int i = 0; bus && i < cl->node_count; i++) {
+        cluster_node_t *node = cl->nodes[i];
+        if (node->link) reply_link(c, node->link, true);
+        cluster_link_t *in = link_from(bus, node);
+        if (in) reply_link(c, in, false);
     }
 }

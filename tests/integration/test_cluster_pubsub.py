@@ -187,29 +187,40 @@ def test_shard_subscribers_are_unsubscribed_when_their_slot_moves(start_server):
 
 
 def links(n):
-    return n.client().execute_command("CLUSTER", "LINKS")
+    out = []
+    for flat in n.client().execute_command("CLUSTER", "LINKS"):
+        out.append(flat if isinstance(flat, dict) else dict(zip(flat[::2], flat[1::2])))
+    return out
 
 
 def test_cluster_links_both_directions(start_server):
-    nodes = [start_node(start_server) for _ in range(3)]
+    """Ours and Redis 7.0.15 side by side: a link to and one from every peer."""
+    nodes = [start_node(start_server), start_node(start_server), start_node(start_server, REDIS_SERVER)]
     create(nodes)
     ids = [node_id(n) for n in nodes]
+    for me in (0, 2):
+        peers = [i for k, i in enumerate(ids) if k != me]
 
-    def both_ways():
-        ls = links(nodes[0])
-        return sorted((link["direction"], link["node"]) for link in ls) == sorted(
-            [("to", ids[1]), ("to", ids[2]), ("from", ids[1]), ("from", ids[2])])
-    wait_until(both_ways, what="links to and from both peers", show=lambda: repr(links(nodes[0])))
-    for link in links(nodes[0]):
-        assert set(link) == {"direction", "node", "create-time", "events", "send-buffer-allocated", "send-buffer-used"}
-        assert link["send-buffer-used"] <= link["send-buffer-allocated"]
-    info = nodes[0].client().info("memory")
-    assert info["mem_cluster_links"] > 0
+        def both_ways():
+            got = sorted((link["direction"], link["node"]) for link in links(nodes[me]))
+            return got == sorted([("to", p) for p in peers] + [("from", p) for p in peers])
+        wait_until(both_ways, what="links to and from both peers", show=lambda: repr(links(nodes[me])))
+        for link in links(nodes[me]):
+            assert list(link) == ["direction", "node", "create-time", "events", "send-buffer-allocated",
+                                  "send-buffer-used"]
+            assert link["send-buffer-used"] <= link["send-buffer-allocated"]
+        assert nodes[me].client().info("memory")["mem_cluster_links"] > 0
+    info = nodes[0].client().execute_command("CLUSTER", "INFO")
+    assert "total_cluster_links_buffer_limit_exceeded:0" in info
 
 
 @pytest.mark.slow
-def test_sendbuf_limit_frees_a_stuck_link(start_server):
-    nodes = [start_node(start_server, timeout_ms=20000) for _ in range(3)]
+@pytest.mark.parametrize("binary", [SERVER, REDIS_SERVER], ids=["ours", "redis"])
+def test_sendbuf_limit_frees_a_stuck_link(start_server, binary):
+    """The node whose link overflows is ours, or Redis 7.0.15 (the spec),
+    with two of ours as peers."""
+    nodes = [start_node(start_server, binary, timeout_ms=20000)] + [start_node(start_server, timeout_ms=20000)
+                                                                   for _ in range(2)]
     create(nodes)
     wait_until(lambda: all(n.client().execute_command("CLUSTER", "INFO").startswith("cluster_state:ok")
                            for n in nodes), what="cluster ok")
