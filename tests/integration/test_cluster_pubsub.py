@@ -255,3 +255,28 @@ def test_sendbuf_limit_frees_a_stuck_link(start_server, binary):
                            for n in nodes), what="cluster ok again")
     assert "connected" in [line for line in a.client().execute_command("CLUSTER", "NODES").splitlines()
                            if line.startswith(bid)][0]
+
+
+@pytest.mark.parametrize("binary", [SERVER, REDIS_SERVER], ids=["ours", "redis"])
+def test_module_messages_are_dropped_silently(start_server, binary):
+    """A node with no modules drops MODULE messages (well-formed or with a
+    lying length) and keeps the link: the PING after them is answered."""
+    from test_cluster_bus import HEADER_LEN, ping_header
+    import socket
+    import struct
+    node = start_node(start_server, binary)
+    me = node_id(node).encode()
+    payload = b"hello module"
+    good = ping_header(HEADER_LEN + 13 + len(payload), msgtype=9) + struct.pack("!QIB", 7, len(payload), 1) + payload
+    lying = ping_header(HEADER_LEN + 13 + 4, msgtype=9) + struct.pack("!QIB", 7, 4000, 1) + b"abcd"
+    s = socket.create_connection(("127.0.0.1", node.cport), timeout=2)
+    s.sendall(good + lying + ping_header(HEADER_LEN))
+    got = b""
+    t0 = time.monotonic()
+    while len(got) < HEADER_LEN and time.monotonic() - t0 < 3:
+        got += s.recv(65536)
+    s.close()
+    assert got[:4] == b"RCmb" and struct.unpack_from("!H", got, 12)[0] == 1 and got[40:80] == me  # a PONG
+    info = node.client().execute_command("CLUSTER", "INFO")
+    assert "cluster_stats_messages_module_received:2" in info
+    assert node.client().ping()
