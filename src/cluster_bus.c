@@ -111,6 +111,7 @@ static void mf_handle_start(server_t *srv, cluster_node_t *sender, cluster_link_
 static void mf_reset(server_t *srv);
 static void mf_cron(server_t *srv);
 static void migration_cron(server_t *srv);
+static void forgotten_add(struct cluster_bus *bus, const char *name, long long until);
 
 static uint64_t hton64(uint64_t v) { return htobe64(v); }
 static uint64_t ntoh64(uint64_t v) { return be64toh(v); }
@@ -519,6 +520,37 @@ static void process_extensions(cluster_node_t *sender, const cmsg_header_t *h) {
             }
         }
         p += len;
+    }
+}
+
+/* Redis 7.2's forgotten-node extension (a CLUSTER FORGET elsewhere): the
+ * node is forgotten here too and kept out of gossip for the TTL it
+ * carries, unless it is myself, our master, the sender or this link's
+ * peer.  Run last: the node may be named in this very message. */
+static void process_forgotten_ext(server_t *srv, cluster_link_t *l, cluster_node_t *sender, const cmsg_header_t *h) {
+    cluster_t *cl = srv->cluster;
+    if (!(h->mflags[0] & CMSG_FLAG0_EXT_DATA)) return;
+    const uint8_t *p = (const uint8_t *)h + CMSG_HEADER_LEN + (size_t)ntohs(h->count) * sizeof(cmsg_gossip_t);
+    for (unsigned i = 0; i < ntohs(h->extensions); i++) {
+        const cmsg_ext_t *e = (const cmsg_ext_t *)p;
+        uint32_t len = ntohl(e->length);
+        p += len;
+        if (ntohs(e->type) != CMSG_EXT_FORGOTTEN_NODE || len < sizeof(cmsg_ext_t) + sizeof(cmsg_ext_forgotten_t))
+            continue;
+        cmsg_ext_forgotten_t f;
+        memcpy(&f, e->data, sizeof(f));
+        cluster_node_t *n = cluster_lookup_node(cl, f.name, CLUSTER_NAMELEN);
+        cluster_node_t *me = cl->myself;
+        if (!n || n == me || n == sender || n == l->node || n == l->from) continue;
+        if ((me->flags & CNODE_REPLICA) && me->replicaof == n) continue;
+        uint64_t ttl = ntoh64(f.ttl);
+        if (ttl > 3600) ttl = 3600; /* a lying TTL does not bar a node for good */
+        forgotten_add(cl->bus, f.name, util_mstime() + (long long)ttl * 1000);
+        log_msg(LL_NOTICE, "Node %.40s forgotten as %.40s asked (for %llu s)", n->name, sender->name,
+                (unsigned long long)ttl);
+        cluster_bus_node_gone(srv, n);
+        cluster_forget_node(cl, n);
+        cl->todo_update = cl->todo_save = true;
     }
 }
 
@@ -979,6 +1011,7 @@ static bool process_message(cluster_link_t *l, const uint8_t *buf, size_t len) {
             apply_sender_header(srv, sender, h, l);
             process_extensions(sender, h);
             process_gossip(srv, sender, h);
+            process_forgotten_ext(srv, l, sender, h);
         }
         return true;
     }
@@ -1146,12 +1179,18 @@ static void accept_event(int fd, bool readable, bool writable, void *arg) {
 
 #define FORGET_TTL_MS 60000
 
+static void forgotten_add(cluster_bus_t *bus, const char *name, long long until) {
+    int i = 0;
+    while (i < bus->forgotten_count && memcmp(bus->forgotten[i].name, name, CLUSTER_NAMELEN)) i++;
+    if (i == bus->forgotten_count) i = bus->forgotten_count < 64 ? bus->forgotten_count++ : (int)(random() % 64);
+    memcpy(bus->forgotten[i].name, name, CLUSTER_NAMELEN);
+    bus->forgotten[i].until = until;
+}
+
 void cluster_bus_forget(server_t *srv, const char *name) {
     cluster_bus_t *bus = srv->cluster->bus;
     if (!bus) return;
-    int i = bus->forgotten_count < 64 ? bus->forgotten_count++ : (int)(random() % 64);
-    memcpy(bus->forgotten[i].name, name, CLUSTER_NAMELEN);
-    bus->forgotten[i].until = util_mstime() + FORGET_TTL_MS;
+    forgotten_add(bus, name, util_mstime() + FORGET_TTL_MS);
 }
 
 static bool is_forgotten(cluster_bus_t *bus, const char *name) {

@@ -280,3 +280,53 @@ def test_module_messages_are_dropped_silently(start_server, binary):
     info = node.client().execute_command("CLUSTER", "INFO")
     assert "cluster_stats_messages_module_received:2" in info
     assert node.client().ping()
+
+
+def test_forgotten_node_extension_is_obeyed_for_its_ttl(start_server):
+    """Redis 7.2's forgotten-node PING extension (7.0.15 has none; we obey
+    it, never send it): a PING from a known node naming another makes us
+    forget that one for the TTL it carries, after which gossip brings it
+    back.  The PING is B's, forged with B's own slots and epoch so nothing
+    else changes."""
+    from test_cluster_bus import HEADER_LEN, ping_header
+    import socket
+    import struct
+    nodes = [start_node(start_server) for _ in range(3)]
+    create(nodes)
+    extra = start_node(start_server)
+    extra.client().execute_command("CLUSTER", "MEET", "127.0.0.1", nodes[0].port, nodes[0].cport)
+    a, b = nodes[0], nodes[1]
+    eid, bid = node_id(extra), node_id(b)
+    wait_until(lambda: all(eid in n.client().execute_command("CLUSTER", "NODES") for n in nodes), timeout=15,
+               what="everyone knowing the extra node")
+    bline = [line for line in a.client().execute_command("CLUSTER", "NODES").splitlines() if line.startswith(bid)][0]
+    f = bline.split()
+    bitmap = bytearray(2048)
+    for r in f[8:]:
+        lo, hi = (int(x) for x in r.split("-")) if "-" in r else (int(r), int(r))
+        for s in range(lo, hi + 1):
+            bitmap[s >> 3] |= 1 << (s & 7)
+    ext = struct.pack("!IHH", 56, 2, 0) + eid.encode() + struct.pack("!Q", 2)
+    h = bytearray(ping_header(HEADER_LEN + len(ext), sender=bid.encode()))
+    struct.pack_into("!H", h, 10, b.port)
+    current = int(a.client().execute_command("CLUSTER", "INFO").split("cluster_current_epoch:")[1].split()[0])
+    struct.pack_into("!QQ", h, 16, current, int(f[6]))
+    h[80:2128] = bitmap
+    struct.pack_into("!H", h, 2214, 1)
+    struct.pack_into("!HHH", h, 2246, 0, b.cport, 1)
+    h[2253] = 4  # the extensions flag
+    s = socket.create_connection(("127.0.0.1", a.cport), timeout=2)
+    s.sendall(bytes(h) + ext)
+    wait_until(lambda: eid not in a.client().execute_command("CLUSTER", "NODES"), timeout=3,
+               what="the extra node forgotten")
+    s.close()
+    t0 = time.monotonic()
+    # Gossip from the others does not bring it back within the TTL ...
+    while time.monotonic() - t0 < 1.5:
+        assert eid not in a.client().execute_command("CLUSTER", "NODES")
+        time.sleep(0.1)
+    # ... and does after it; the slots never moved.
+    wait_until(lambda: eid in a.client().execute_command("CLUSTER", "NODES"), timeout=15,
+               what="the extra node met again")
+    assert [line for line in a.client().execute_command("CLUSTER", "NODES").splitlines()
+            if line.startswith(bid)][0].split()[8:] == f[8:]
