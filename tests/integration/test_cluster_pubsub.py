@@ -332,3 +332,31 @@ def test_forgotten_node_extension_is_obeyed_for_its_ttl(start_server):
                what="the extra node met again")
     assert [line for line in a.client().execute_command("CLUSTER", "NODES").splitlines()
             if line.startswith(bid)][0].split()[8:] == f[8:]
+
+
+@pytest.mark.parametrize("binary", [SERVER, REDIS_SERVER], ids=["ours", "redis"])
+def test_shard_channels_while_the_cluster_is_down(start_server, binary):
+    """A node serving slots 0-1000 only is down (full coverage required):
+    shard channels are still served, unless
+    cluster-allow-pubsubshard-when-down is no; keys are not."""
+    node = start_node(start_server, binary)
+    c = node.client()
+    c.execute_command("CLUSTER", "ADDSLOTSRANGE", 0, 1000)
+    wait_until(lambda: "cluster_state:fail" in c.execute_command("CLUSTER", "INFO"), what="cluster down")
+    ch = channel_in(0, 1000)
+    with pytest.raises(redis.ResponseError, match="CLUSTERDOWN The cluster is down"):
+        c.get(ch)
+    assert c.execute_command("SPUBLISH", ch, "m") == 0
+    sub = Sub(node, ch)
+    assert c.execute_command("SPUBLISH", ch, "m") == 1
+    assert sub.frames(1) == [["smessage", ch, "m"]]
+    sub.close()
+    c.config_set("cluster-allow-pubsubshard-when-down", "no")
+    with pytest.raises(redis.ResponseError, match="CLUSTERDOWN The cluster is down"):
+        c.execute_command("SPUBLISH", ch, "m")
+    with pytest.raises(redis.ResponseError, match="CLUSTERDOWN The cluster is down"):
+        Sub(node, ch)
+    # A channel of a slot nobody serves: not served, whatever the setting.
+    c.config_set("cluster-allow-pubsubshard-when-down", "yes")
+    with pytest.raises(redis.ResponseError, match="CLUSTERDOWN Hash slot not served"):
+        c.execute_command("SPUBLISH", channel_in(2000, 3000), "m")
