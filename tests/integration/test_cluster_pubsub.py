@@ -360,3 +360,32 @@ def test_shard_channels_while_the_cluster_is_down(start_server, binary):
     c.config_set("cluster-allow-pubsubshard-when-down", "yes")
     with pytest.raises(redis.ResponseError, match="CLUSTERDOWN Hash slot not served"):
         c.execute_command("SPUBLISH", channel_in(2000, 3000), "m")
+
+
+@pytest.mark.parametrize("binary", [SERVER, REDIS_SERVER], ids=["ours", "redis"])
+def test_shard_channels_of_a_migrating_slot_stay_on_the_source(start_server, binary):
+    nodes = [start_node(start_server, binary) for _ in range(3)]
+    create(nodes)
+    wait_until(lambda: all(n.client().execute_command("CLUSTER", "INFO").startswith("cluster_state:ok")
+                           for n in nodes), what="cluster ok")
+    src, dst = nodes[0], nodes[1]
+    ch = channel_in(*SHARDS[0])
+    slot = key_slot(ch.encode())
+    dst.client().execute_command("CLUSTER", "SETSLOT", slot, "IMPORTING", node_id(src))
+    src.client().execute_command("CLUSTER", "SETSLOT", slot, "MIGRATING", node_id(dst))
+    # A missing key of the slot is sent on with ASK; its channels stay here.
+    with pytest.raises(redis.ResponseError, match="ASK %d " % slot):
+        src.client().get(ch)
+    sub = Sub(src, ch)
+    assert src.client().execute_command("SPUBLISH", ch, "m") == 1
+    assert sub.frames(1) == [["smessage", ch, "m"]]
+    sub.close()
+    # The target serves them only when asked (ASKING), as keys.
+    with pytest.raises(redis.ResponseError, match="MOVED %d " % slot):
+        dst.client().execute_command("SPUBLISH", ch, "m")
+    conn = redis.Connection(host="127.0.0.1", port=dst.port, decode_responses=True)
+    conn.send_command("ASKING")
+    assert conn.read_response() == "OK"
+    conn.send_command("SPUBLISH", ch, "m")
+    assert conn.read_response() == 0
+    conn.disconnect()
