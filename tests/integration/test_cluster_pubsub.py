@@ -389,3 +389,24 @@ def test_shard_channels_of_a_migrating_slot_stay_on_the_source(start_server, bin
     conn.send_command("SPUBLISH", ch, "m")
     assert conn.read_response() == 0
     conn.disconnect()
+
+
+@pytest.mark.slow
+def test_a_failover_keeps_the_new_masters_subscribers_and_drops_the_old_ones(start_server):
+    """CLUSTER FAILOVER in a shard of our master and a Redis replica, and in
+    one of a Redis master and our replica: as in Redis 7.0, the promoted
+    replica's shard subscribers stay, the old master's get sunsubscribe
+    (its slots left it)."""
+    shards = mixed_shards(start_server)
+    for (master, replica), (lo, hi) in list(zip(shards, SHARDS))[:2]:
+        ch = channel_in(lo, hi)
+        on_master, on_replica = Sub(master, ch), Sub(replica, ch)
+        replica.client().execute_command("CLUSTER", "FAILOVER")
+        wait_until(lambda: "master" in myself_line(replica).split()[2] and "slave" in myself_line(master).split()[2],
+                   timeout=15, what="the replica promoted")
+        assert on_master.frames(1, timeout=10) == [["sunsubscribe", ch, 0]]
+        assert on_replica.quiet(1.0)
+        assert replica.client().execute_command("SPUBLISH", ch, "after") == 1
+        assert on_replica.frames(1) == [["smessage", ch, "after"]]
+        on_master.close()
+        on_replica.close()
