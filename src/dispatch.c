@@ -305,8 +305,9 @@ void dispatch_call(client_t *c, command_t *cmd) {
     if (cmd->flags & CMD_SKIP_MONITOR) monitor_feed(c);
     cmd->proc(c);
     check_replied(c, cmd, replies_before);
-    /* cluster_bus.c: PUBLISH reaches every node of a cluster (pubsub.c
-     * sits below the bus and cannot hand it over itself). */
+    /* cluster_bus.c: PUBLISH reaches every node of a cluster, SPUBLISH
+     * the other nodes of our shard (pubsub.c sits below the bus and
+     * cannot hand them over itself). */
     if (srv->cluster && (cmd->flags & CMD_PUBSUB) && !cmd->parent) {
         bool shard = !strcmp(cmd->name, "spublish"); /* SPUBLISH: to our shard's nodes only */
         if (shard || !strcmp(cmd->name, "publish")) {
