@@ -30,6 +30,7 @@
 #include "keyspace.h"
 #include "log.h"
 #include "multi.h"
+#include "pubsub.h"
 #include "reply.h"
 #include "util.h"
 
@@ -159,8 +160,18 @@ static bool blocked_keys_moved(server_t *srv, robj **keys, int nkeys, char *err,
     return false;
 }
 
+/* Shard channels of the slots our shard lost: their subscribers get
+ * sunsubscribe (cluster.h, shard_lost). */
+static void drop_lost_shard_channels(server_t *srv) {
+    cluster_t *cl = srv->cluster;
+    cl->shard_lost_any = false;
+    pubsub_shard_drop_slots(srv, cl->shard_lost);
+    memset(cl->shard_lost, 0, sizeof(cl->shard_lost));
+}
+
 void cluster_before_sleep(server_t *srv) {
     cluster_t *cl = srv->cluster;
+    if (cl->shard_lost_any) drop_lost_shard_channels(srv);
     if (cl->todo_update) {
         cl->todo_update = false;
         cluster_update_state(srv);
@@ -201,7 +212,16 @@ typedef struct route {
     bool migrating, importing, multiple_keys;
     int missing, existing; /* keys absent / present here, in a moving slot */
     bool write;            /* some command writes */
+    bool shard_channels;   /* SSUBSCRIBE, SUNSUBSCRIBE, SPUBLISH: the "keys" are shard channels */
 } route_t;
+
+/* Redis 7.0's is_pubsubshard: channels are not keys of a moving slot (the
+ * source serves them until SETSLOT NODE), a replica serves them without
+ * READONLY, and cluster-allow-pubsubshard-when-down rules a down cluster. */
+static bool is_shard_pubsub(const command_t *cmd) {
+    if (!(cmd->flags & CMD_PUBSUB) || cmd->parent) return false;
+    return !strcmp(cmd->name, "ssubscribe") || !strcmp(cmd->name, "sunsubscribe") || !strcmp(cmd->name, "spublish");
+}
 
 /* One key of the request into the route; false when it is in another
  * slot than the keys before it. */
@@ -225,7 +245,7 @@ static bool route_add_key(client_t *c, route_t *r, robj *key) {
                memcmp(key->ptr, r->first_key->ptr, sds_len(key->ptr))) {
         r->multiple_keys = true;
     }
-    if ((r->migrating || r->importing) && r->node) {
+    if ((r->migrating || r->importing) && r->node && !r->shard_channels) {
         if (db_find(&c->srv->dbs[0], key->ptr)) r->existing++;
         else r->missing++;
     }
@@ -261,7 +281,7 @@ static bool is_exec(const command_t *cmd) { return !strcmp(cmd->name, "exec"); }
 /* Which node serves c's request: Redis 7.0's getNodeByQuery (see the top). */
 static int route(client_t *c, command_t *cmd, cluster_node_t **to, int *slot) {
     cluster_t *cl = c->srv->cluster;
-    route_t r = {.slot = -1};
+    route_t r = {.slot = -1, .shard_channels = is_shard_pubsub(cmd)};
     if (is_exec(cmd)) {
         if (!c->mstate) return ROUTE_HERE; /* EXEC without MULTI fails by itself */
         command_t *q;
@@ -276,8 +296,10 @@ static int route(client_t *c, command_t *cmd, cluster_node_t **to, int *slot) {
     *slot = r.slot;
     if (!r.node) return ROUTE_UNBOUND;
     if (cl->state != CLUSTER_OK) {
-        if (!c->srv->cfg.cluster_allow_reads_when_down) return ROUTE_DOWN;
-        if (r.write) return ROUTE_DOWN_RO;
+        if (r.shard_channels) {
+            if (!c->srv->cfg.cluster_allow_pubsubshard_when_down) return ROUTE_DOWN;
+        } else if (!c->srv->cfg.cluster_allow_reads_when_down) return ROUTE_DOWN;
+        else if (r.write) return ROUTE_DOWN_RO;
     }
     /* MIGRATE moves the keys of a migrating slot: it runs here. */
     if ((r.migrating || r.importing) && !strcmp(cmd->name, "migrate")) return ROUTE_HERE;
@@ -292,7 +314,8 @@ static int route(client_t *c, command_t *cmd, cluster_node_t **to, int *slot) {
         if (r.multiple_keys && r.missing) return ROUTE_TRYAGAIN;
         return ROUTE_HERE;
     }
-    if ((c->cluster_flags & CLUSTER_CLIENT_READONLY) && !r.write && (cl->myself->flags & CNODE_REPLICA) &&
+    if (((c->cluster_flags & CLUSTER_CLIENT_READONLY) || r.shard_channels) && !r.write &&
+        (cl->myself->flags & CNODE_REPLICA) &&
         cl->myself->replicaof == r.node)
         return ROUTE_HERE;
     if (r.node != cl->myself) {

@@ -82,6 +82,11 @@ typedef struct cluster {
     long long stats_sent, stats_received;
     long long stats_sent_type[11], stats_received_type[11]; /* per bus message type (CLUSTER INFO) */
     struct cluster_bus *bus;                                /* cluster_bus.c: listeners, links, timers */
+    /* Slots our shard (myself, or our master) lost since the last
+     * before-sleep: their shard channels' subscribers get sunsubscribe
+     * there (Redis 7.0 drops them as the slot goes). */
+    uint8_t shard_lost[CLUSTER_SLOTS / 8];
+    bool shard_lost_any;
 } cluster_t;
 
 /* Start-up (cluster-enabled yes): load nodes.conf or create myself, lock

@@ -46,6 +46,7 @@ typedef struct cluster_link {
     int fd;
     evloop_io_t *io;
     cluster_node_t *node; /* the peer of an outgoing link; NULL for an accepted one */
+    cluster_node_t *from; /* the peer of an accepted link, once a message named it (CLUSTER LINKS "from") */
     bool connected;
     long long ctime; /* unix ms */
     sds sndbuf;      /* queued output */
@@ -79,6 +80,7 @@ typedef struct cluster_bus {
         long long until;
     } forgotten[64];
     int forgotten_count;
+    long long links_limit_exceeded; /* links freed by cluster-link-sendbuf-limit (CLUSTER INFO) */
     int auth_count;
     uint64_t auth_epoch;
     /* A manual failover (CLUSTER FAILOVER; Redis's mf_*).  On the replica:
@@ -97,6 +99,9 @@ typedef struct cluster_bus {
 } cluster_bus_t;
 
 static void link_free(cluster_link_t *l);
+static void link_set_from(cluster_link_t *l, cluster_node_t *n);
+static void links_from_gone(struct cluster_bus *bus, const cluster_node_t *n);
+static void links_cron(server_t *srv);
 static void send_ping(cluster_link_t *l, int type);
 static void follow_master(server_t *srv, cluster_node_t *m);
 static void election_cron(server_t *srv);
@@ -106,6 +111,7 @@ static void mf_handle_start(server_t *srv, cluster_node_t *sender, cluster_link_
 static void mf_reset(server_t *srv);
 static void mf_cron(server_t *srv);
 static void migration_cron(server_t *srv);
+static void forgotten_add(struct cluster_bus *bus, const char *name, long long until);
 
 static uint64_t hton64(uint64_t v) { return htobe64(v); }
 static uint64_t ntoh64(uint64_t v) { return be64toh(v); }
@@ -156,7 +162,13 @@ bool cluster_msg_valid(const uint8_t *buf, size_t len) {
         case CMSG_FAILOVER_AUTH_REQUEST:
         case CMSG_FAILOVER_AUTH_ACK:
         case CMSG_MFSTART: return data == 0;
-        default: return true; /* MODULE and later types: read by nobody */
+        case CMSG_MODULE: { /* module id (8), length (4), type (1), payload */
+            if (data < 13) return false;
+            uint32_t plen;
+            memcpy(&plen, d + 8, 4);
+            return (uint64_t)ntohl(plen) + 13 == data;
+        }
+        default: return true; /* later types: read by nobody */
     }
 }
 
@@ -279,17 +291,35 @@ static void broadcast_fail(server_t *srv, cluster_node_t *n) {
     zfree(buf);
 }
 
-void cluster_bus_publish(server_t *srv, const char *chan, size_t clen, const char *msg, size_t mlen) {
+/* Whether n serves the slots we serve (our master, or myself if we are
+ * one, and its replicas): where SPUBLISH goes (Redis's
+ * clusterGetNodesServingMySlots). */
+static bool in_my_shard(cluster_t *cl, const cluster_node_t *n) {
+    cluster_node_t *me = cl->myself, *master = (me->flags & CNODE_REPLICA) ? me->replicaof : me;
+    if (!master) return false;
+    return n == master || ((n->flags & CNODE_REPLICA) && n->replicaof == master);
+}
+
+void cluster_bus_publish(server_t *srv, const char *chan, size_t clen, const char *msg, size_t mlen, bool shard) {
     if (!srv->cluster || !srv->cluster->bus) return;
+    cluster_t *cl = srv->cluster;
     size_t len = CMSG_HEADER_LEN + 8 + clen + mlen;
     uint8_t *buf = zcalloc(len);
-    fill_header(srv, (cmsg_header_t *)buf, CMSG_PUBLISH, len);
+    fill_header(srv, (cmsg_header_t *)buf, shard ? CMSG_PUBLISHSHARD : CMSG_PUBLISH, len);
     uint32_t c32 = htonl((uint32_t)clen), m32 = htonl((uint32_t)mlen);
     memcpy(buf + CMSG_HEADER_LEN, &c32, 4);
     memcpy(buf + CMSG_HEADER_LEN + 4, &m32, 4);
     memcpy(buf + CMSG_HEADER_LEN + 8, chan, clen);
     memcpy(buf + CMSG_HEADER_LEN + 8 + clen, msg, mlen);
-    broadcast(srv, buf, len);
+    if (!shard) {
+        broadcast(srv, buf, len);
+    } else {
+        for (int i = 0; i < cl->node_count; i++) {
+            cluster_node_t *n = cl->nodes[i];
+            if (n->flags & (CNODE_MYSELF | CNODE_HANDSHAKE) || !n->link || !in_my_shard(cl, n)) continue;
+            link_send(n->link, buf, len);
+        }
+    }
     zfree(buf);
 }
 
@@ -490,6 +520,37 @@ static void process_extensions(cluster_node_t *sender, const cmsg_header_t *h) {
             }
         }
         p += len;
+    }
+}
+
+/* Redis 7.2's forgotten-node extension (a CLUSTER FORGET elsewhere): the
+ * node is forgotten here too and kept out of gossip for the TTL it
+ * carries, unless it is myself, our master, the sender or this link's
+ * peer.  Run last: the node may be named in this very message. */
+static void process_forgotten_ext(server_t *srv, cluster_link_t *l, cluster_node_t *sender, const cmsg_header_t *h) {
+    cluster_t *cl = srv->cluster;
+    if (!(h->mflags[0] & CMSG_FLAG0_EXT_DATA)) return;
+    const uint8_t *p = (const uint8_t *)h + CMSG_HEADER_LEN + (size_t)ntohs(h->count) * sizeof(cmsg_gossip_t);
+    for (unsigned i = 0; i < ntohs(h->extensions); i++) {
+        const cmsg_ext_t *e = (const cmsg_ext_t *)p;
+        uint32_t len = ntohl(e->length);
+        p += len;
+        if (ntohs(e->type) != CMSG_EXT_FORGOTTEN_NODE || len < sizeof(cmsg_ext_t) + sizeof(cmsg_ext_forgotten_t))
+            continue;
+        cmsg_ext_forgotten_t f;
+        memcpy(&f, e->data, sizeof(f));
+        cluster_node_t *n = cluster_lookup_node(cl, f.name, CLUSTER_NAMELEN);
+        cluster_node_t *me = cl->myself;
+        if (!n || n == me || n == sender || n == l->node || n == l->from) continue;
+        if ((me->flags & CNODE_REPLICA) && me->replicaof == n) continue;
+        uint64_t ttl = ntoh64(f.ttl);
+        if (ttl > 3600) ttl = 3600; /* a lying TTL does not bar a node for good */
+        forgotten_add(cl->bus, f.name, util_mstime() + (long long)ttl * 1000);
+        log_msg(LL_NOTICE, "Node %.40s forgotten as %.40s asked (for %llu s)", n->name, sender->name,
+                (unsigned long long)ttl);
+        cluster_bus_node_gone(srv, n);
+        cluster_forget_node(cl, n);
+        cl->todo_update = cl->todo_save = true;
     }
 }
 
@@ -916,6 +977,7 @@ static bool process_message(cluster_link_t *l, const uint8_t *buf, size_t len) {
         }
         mf_note_master_offset(srv, sender, h);
     }
+    if (sender && !l->node && l->from != sender) link_set_from(l, sender);
     bool ping_like = type == CMSG_PING || type == CMSG_PONG || type == CMSG_MEET;
     if (ping_like) {
         if (type == CMSG_MEET || !cl->myself->ip[0]) learn_my_ip(srv, l);
@@ -949,6 +1011,7 @@ static bool process_message(cluster_link_t *l, const uint8_t *buf, size_t len) {
             apply_sender_header(srv, sender, h, l);
             process_extensions(sender, h);
             process_gossip(srv, sender, h);
+            process_forgotten_ext(srv, l, sender, h);
         }
         return true;
     }
@@ -981,13 +1044,16 @@ static bool process_message(cluster_link_t *l, const uint8_t *buf, size_t len) {
         if ((sender->flags & CNODE_MASTER) && sender->numslots && ntoh64(h->current_epoch) >= cl->bus->auth_epoch &&
             cl->bus->auth_sent)
             cl->bus->auth_count++;
-    } else if (type == CMSG_PUBLISH) {
+    } else if (type == CMSG_PUBLISH || type == CMSG_PUBLISHSHARD) {
         uint32_t clen, mlen;
         memcpy(&clen, buf + CMSG_HEADER_LEN, 4);
         memcpy(&mlen, buf + CMSG_HEADER_LEN + 4, 4);
         const char *chan = (const char *)buf + CMSG_HEADER_LEN + 8;
-        pubsub_publish(srv, chan, ntohl(clen), chan + ntohl(clen), ntohl(mlen));
+        if (type == CMSG_PUBLISH) pubsub_publish(srv, chan, ntohl(clen), chan + ntohl(clen), ntohl(mlen));
+        else pubsub_publish_shard(srv, chan, ntohl(clen), chan + ntohl(clen), ntohl(mlen));
     }
+    /* MODULE: for a module of the receiver; we are a node with none, and
+     * Redis drops a message no module registered for without a word. */
     return true;
 }
 
@@ -1113,12 +1179,18 @@ static void accept_event(int fd, bool readable, bool writable, void *arg) {
 
 #define FORGET_TTL_MS 60000
 
+static void forgotten_add(cluster_bus_t *bus, const char *name, long long until) {
+    int i = 0;
+    while (i < bus->forgotten_count && memcmp(bus->forgotten[i].name, name, CLUSTER_NAMELEN)) i++;
+    if (i == bus->forgotten_count) i = bus->forgotten_count < 64 ? bus->forgotten_count++ : (int)(random() % 64);
+    memcpy(bus->forgotten[i].name, name, CLUSTER_NAMELEN);
+    bus->forgotten[i].until = until;
+}
+
 void cluster_bus_forget(server_t *srv, const char *name) {
     cluster_bus_t *bus = srv->cluster->bus;
     if (!bus) return;
-    int i = bus->forgotten_count < 64 ? bus->forgotten_count++ : (int)(random() % 64);
-    memcpy(bus->forgotten[i].name, name, CLUSTER_NAMELEN);
-    bus->forgotten[i].until = util_mstime() + FORGET_TTL_MS;
+    forgotten_add(bus, name, util_mstime() + FORGET_TTL_MS);
 }
 
 static bool is_forgotten(cluster_bus_t *bus, const char *name) {
@@ -1138,6 +1210,7 @@ void cluster_bus_node_gone(server_t *srv, cluster_node_t *n) {
     if (!bus) return;
     if (n->link) link_free(n->link);
     if (bus->mf_replica == n) mf_reset(srv);
+    links_from_gone(bus, n);
     report_del(bus, n, NULL);
     for (int i = 0; i < bus->report_count; i++)
         if (bus->reports[i].reporter == n) bus->reports[i--] = bus->reports[--bus->report_count];
@@ -1200,6 +1273,7 @@ void cluster_bus_cron(server_t *srv) {
         if (n->flags & CNODE_PFAIL) maybe_mark_failing(srv, n);
     }
     mf_cron(srv);
+    links_cron(srv);
     election_cron(srv);
     migration_cron(srv);
 }
@@ -1250,26 +1324,93 @@ void cluster_bus_free(server_t *srv) {
 
 /* ---------------------------------------------------------------- LINKS */
 
+/* Links as Redis 7.0 keeps them: one outgoing link per node (n->link),
+ * and the accepted link a node's messages arrive on, known once a message
+ * named its sender (l->from; a newer one replaces an older, as a peer
+ * that reconnected leaves its old link behind).  Both count towards
+ * cluster-link-sendbuf-limit, CLUSTER LINKS and mem_cluster_links. */
+
+static cluster_link_t *link_from(cluster_bus_t *bus, const cluster_node_t *n) {
+    for (cluster_link_t *l = bus->links; l; l = l->next)
+        if (l->from == n) return l;
+    return NULL;
+}
+
+static void link_set_from(cluster_link_t *l, cluster_node_t *n) {
+    cluster_bus_t *bus = l->srv->cluster->bus;
+    cluster_link_t *old;
+    while ((old = link_from(bus, n)) != NULL) link_free(old);
+    l->from = n;
+}
+
+/* n is forgotten: its accepted links go with it. */
+static void links_from_gone(cluster_bus_t *bus, const cluster_node_t *n) {
+    cluster_link_t *l;
+    while ((l = link_from(bus, n)) != NULL) link_free(l);
+}
+
+/* The cron's share: a send buffer mostly empty is shrunk (so its
+ * allocation tells what it holds), one over cluster-link-sendbuf-limit
+ * frees its link (the cron connects again; the peer reconnects an
+ * accepted one), as Redis 7.0 does every 100 ms. */
+static void links_cron(server_t *srv) {
+    cluster_bus_t *bus = srv->cluster->bus;
+    unsigned long long limit = (unsigned long long)srv->cfg.cluster_link_sendbuf_limit;
+    cluster_link_t *next;
+    for (cluster_link_t *l = bus->links; l; l = next) {
+        next = l->next;
+        if (!l->node && !l->from) continue; /* not a node's link yet */
+        if (sds_avail(l->sndbuf) / 4 > sds_len(l->sndbuf)) l->sndbuf = sds_remove_free(l->sndbuf);
+        unsigned long long mem = sds_alloc(l->sndbuf);
+        if (!limit || mem <= limit) continue;
+        cluster_node_t *peer = l->node ? l->node : l->from;
+        log_msg(LL_WARNING,
+                "Freeing cluster link(%s node %.40s, used memory: %llu) due to exceeding send buffer memory limit.",
+                l->node ? "to" : "from", peer->name, mem);
+        bus->links_limit_exceeded++;
+        link_free(l);
+    }
+}
+
+long long cluster_bus_links_limit_exceeded(server_t *srv) {
+    return srv->cluster && srv->cluster->bus ? srv->cluster->bus->links_limit_exceeded : 0;
+}
+
+size_t cluster_bus_links_memory(server_t *srv) {
+    if (!srv->cluster || !srv->cluster->bus) return 0;
+    size_t mem = 0;
+    for (cluster_link_t *l = srv->cluster->bus->links; l; l = l->next)
+        if (l->node || l->from) mem += sizeof(*l) + sds_alloc(l->sndbuf) + l->rcv_cap;
+    return mem;
+}
+
+static void reply_link(client_t *c, const cluster_link_t *l, bool to) {
+    reply_map_len(c, 6);
+    reply_bulk_cstr(c, "direction");
+    reply_bulk_cstr(c, to ? "to" : "from");
+    reply_bulk_cstr(c, "node");
+    reply_bulk(c, to ? l->node->name : l->from->name, CLUSTER_NAMELEN);
+    reply_bulk_cstr(c, "create-time");
+    reply_ll(c, l->ctime);
+    reply_bulk_cstr(c, "events");
+    reply_bulk_cstr(c, sds_len(l->sndbuf) || !l->connected ? "rw" : "r");
+    reply_bulk_cstr(c, "send-buffer-allocated");
+    reply_ll(c, (long long)sds_alloc(l->sndbuf));
+    reply_bulk_cstr(c, "send-buffer-used");
+    reply_ll(c, (long long)sds_len(l->sndbuf));
+}
+
+/* Per node, its outgoing link then its accepted one (Redis's order). */
 void cluster_bus_reply_links(client_t *c) {
-    cluster_bus_t *bus = c->srv->cluster->bus;
+    cluster_t *cl = c->srv->cluster;
+    cluster_bus_t *bus = cl->bus;
     long n = 0;
-    for (cluster_link_t *l = bus ? bus->links : NULL; l; l = l->next)
-        if (l->node) n++;
+    for (int i = 0; bus && i < cl->node_count; i++) n += (cl->nodes[i]->link != NULL) + (link_from(bus, cl->nodes[i]) != NULL);
     reply_array_len(c, n);
-    for (cluster_link_t *l = bus ? bus->links : NULL; l; l = l->next) {
-        if (!l->node) continue;
-        reply_map_len(c, 6);
-        reply_bulk_cstr(c, "direction");
-        reply_bulk_cstr(c, "to");
-        reply_bulk_cstr(c, "node");
-        reply_bulk(c, l->node->name, CLUSTER_NAMELEN);
-        reply_bulk_cstr(c, "create-time");
-        reply_ll(c, l->ctime);
-        reply_bulk_cstr(c, "events");
-        reply_bulk_cstr(c, sds_len(l->sndbuf) ? "rw" : "r");
-        reply_bulk_cstr(c, "send-buffer-allocated");
-        reply_ll(c, (long long)sds_alloc(l->sndbuf));
-        reply_bulk_cstr(c, "send-buffer-used");
-        reply_ll(c, (long long)sds_len(l->sndbuf));
+    for (int i = 0; bus && i < cl->node_count; i++) {
+        cluster_node_t *node = cl->nodes[i];
+        if (node->link) reply_link(c, node->link, true);
+        cluster_link_t *in = link_from(bus, node);
+        if (in) reply_link(c, in, false);
     }
 }

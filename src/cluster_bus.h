@@ -31,6 +31,11 @@ void cluster_bus_forget(server_t *srv, const char *name);
 void cluster_bus_node_gone(server_t *srv, cluster_node_t *n);
 /* Links for CLUSTER LINKS: how many, and one's fields. */
 void cluster_bus_reply_links(client_t *c);
+/* Links freed for exceeding cluster-link-sendbuf-limit (CLUSTER INFO's
+ * total_cluster_links_buffer_limit_exceeded), and what the links of
+ * nodes take (INFO's mem_cluster_links), in bytes. */
+long long cluster_bus_links_limit_exceeded(server_t *srv);
+size_t cluster_bus_links_memory(server_t *srv);
 /* CLUSTER FAILOVER on a replica, as Redis 7.0: without an option, MFSTART
  * to the master, which holds its writes and tells its offset; once we
  * reached it, an election whose requests carry FORCEACK.  FORCE: that
@@ -44,8 +49,9 @@ enum { CLUSTER_FAILOVER_DEFAULT = 0,
 void cluster_bus_failover(server_t *srv, int mode);
 /* COUNT-FAILURE-REPORTS: live reports about n. */
 int cluster_bus_failure_reports(server_t *srv, cluster_node_t *n);
-/* PUBLISH: the message to every node. */
-void cluster_bus_publish(server_t *srv, const char *chan, size_t clen, const char *msg, size_t mlen);
+/* PUBLISH: the message to every node; SPUBLISH (shard): PUBLISHSHARD to
+ * the other nodes of our shard (our master and its replicas). */
+void cluster_bus_publish(server_t *srv, const char *chan, size_t clen, const char *msg, size_t mlen, bool shard);
 
 /* Whether buf (len bytes, a whole message by its totlen) is a well-formed
  * message: lengths agree with the type, the gossip count and the

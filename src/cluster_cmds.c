@@ -97,8 +97,8 @@ static void cmd_cluster_info(client_t *c) {
         if (cl->stats_received_type[t])
             s = sds_catprintf(s, "cluster_stats_messages_%s_received:%lld\r\n", types[t],
                               cl->stats_received_type[t]);
-    s = sds_catprintf(s, "cluster_stats_messages_received:%lld\r\ntotal_cluster_links_buffer_limit_exceeded:0\r\n",
-                      cl->stats_received);
+    s = sds_catprintf(s, "cluster_stats_messages_received:%lld\r\ntotal_cluster_links_buffer_limit_exceeded:%lld\r\n",
+                      cl->stats_received, cluster_bus_links_limit_exceeded(c->srv));
     reply_verbatim(c, s, sds_len(s), "txt");
     sds_free(s);
 }

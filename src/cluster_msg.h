@@ -37,9 +37,18 @@ enum { CMSG_PING = 0,
 #define CMSG_FLAG0_FORCEACK 2
 #define CMSG_FLAG0_EXT_DATA 4
 
-/* Extension types of PING, PONG and MEET (Redis 7.0: the hostname and
- * the forgotten node; later types are skipped by their length). */
-enum { CMSG_EXT_HOSTNAME = 0 };
+/* Extension types of PING, PONG and MEET: Redis 7.0 has the hostname
+ * only; 7.2 added the forgotten node (obeyed here, not sent: a 7.0 node
+ * logs a warning for every type it does not know); other types are
+ * skipped by their length. */
+enum { CMSG_EXT_HOSTNAME = 0,
+       CMSG_EXT_FORGOTTEN_NODE = 2 };
+
+typedef struct cmsg_ext_forgotten {
+    char name[CLUSTER_NAMELEN];
+    uint64_t ttl; /* seconds */
+} cmsg_ext_forgotten_t;
+static_assert(sizeof(cmsg_ext_forgotten_t) == 48, "forgotten node extension size");
 
 typedef struct cmsg_gossip {
     char nodename[CLUSTER_NAMELEN];

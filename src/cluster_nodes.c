@@ -82,6 +82,11 @@ void cluster_add_slot(cluster_t *cl, cluster_node_t *n, int slot) {
 void cluster_del_slot(cluster_t *cl, int slot) {
     cluster_node_t *n = cl->slots[slot];
     if (!n) return;
+    cluster_node_t *me = cl->myself;
+    if (me && (n == me || ((me->flags & CNODE_REPLICA) && me->replicaof == n))) {
+        cl->shard_lost[slot >> 3] |= (uint8_t)(1u << (slot & 7));
+        cl->shard_lost_any = true;
+    }
     if (cluster_node_has_slot(n, slot)) {
         n->slots[slot >> 3] &= (uint8_t) ~(1u << (slot & 7));
         n->numslots--;

@@ -12,6 +12,7 @@
 #include "acl.h"
 #include "blocking.h"
 #include "child.h"
+#include "cluster_bus.h"
 #include "commands.h"
 #include "defrag.h"
 #include "evict.h"
@@ -197,7 +198,7 @@ static sds sec_memory(server_t *srv, sds s) {
                          "mem_total_replication_buffers:%zu\r\n"
                          "mem_clients_slaves:%zu\r\n"
                          "mem_clients_normal:%zu\r\n"
-                         "mem_cluster_links:0\r\n"
+                         "mem_cluster_links:%zu\r\n"
                          "mem_aof_buffer:0\r\n"
                          "mem_io_buffers:%zu\r\n"
                          "mem_allocator:%s\r\n"
@@ -209,7 +210,7 @@ static sds sec_memory(server_t *srv, sds s) {
                          r.allocator_rss_ratio, r.allocator_rss_bytes, r.rss_overhead_ratio, r.rss_overhead_bytes, r.frag_ratio,
                          r.frag_bytes, repl_backlog_memory(srv) + repl_replica_buffers_memory(srv), repl_backlog_memory(srv),
                          repl_backlog_memory(srv) + repl_replica_buffers_memory(srv), repl_replica_buffers_memory(srv),
-                         r.clients_normal, r.io_buffers, zmalloc_lib(), ds.running_cpu_pct, lazy_pending,
+                         r.clients_normal, cluster_bus_links_memory(srv), r.io_buffers, zmalloc_lib(), ds.running_cpu_pct, lazy_pending,
                          lazy_freed);
 }
 

@@ -20,6 +20,7 @@
 
 #include "commands.h"
 #include "conn.h"
+#include "crc16.h"
 #include "reply.h"
 #include "util.h"
 #include "zmalloc.h"
@@ -246,6 +247,36 @@ void pubsub_client_freed(client_t *c) {
     c->flags &= ~CLIENT_PUBSUB;
 }
 
+size_t pubsub_shard_drop_slots(server_t *srv, const uint8_t *slots) {
+    dict *d = srv->pubsub->shard;
+    if (dict_size(d) == 0) return 0;
+    /* The names first: unsubscribing changes the dict being walked. */
+    sds *names = NULL;
+    size_t n = 0, cap = 0;
+    dict_iter it;
+    dict_entry *de;
+    dict_iter_init(&it, d, false);
+    while ((de = dict_next(&it))) {
+        sds name = dict_get_key(d, de);
+        unsigned slot = crc16_key_slot(name, sds_len(name));
+        if (!(slots[slot >> 3] & (1u << (slot & 7)))) continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 8;
+            names = zrealloc(names, cap * sizeof(*names));
+        }
+        names[n++] = sds_dup(name);
+    }
+    dict_iter_release(&it);
+    for (size_t i = 0; i < n; i++) {
+        /* Subscribers in subscription order; the list goes with the last. */
+        sub_list *l;
+        while ((l = dict_fetch_value(d, names[i])) != NULL) unsubscribe_one(l->v[0], PS_SHARD, names[i], true);
+        sds_free(names[i]);
+    }
+    zfree(names);
+    return n;
+}
+
 void pubsub_foreach_subscription(client_t *c, void (*fn)(void *arg, const char *name, size_t len, bool is_pattern),
                                  void *arg) {
     if (!c->ps) return;
@@ -324,11 +355,20 @@ static void cmd_spublish(client_t *c) {
     char buf[32];
     size_t mlen;
     const char *msg = obj_string_view(c->argv[2], buf, sizeof(buf), &mlen);
-    sub_list *l = dict_fetch_value(c->srv->pubsub->shard, chan);
+    reply_ll(c, pubsub_publish_shard(c->srv, chan, sds_len(chan), msg, mlen));
+    /* As PUBLISH; in a cluster the bus takes it to the other nodes of
+     * this shard instead (PUBLISHSHARD, dispatch.c hands it over). */
+    if (!c->srv->cfg.cluster_enabled) c->flags |= CLIENT_PROPAGATE_REPL;
+}
+
+long long pubsub_publish_shard(server_t *srv, const char *chan, size_t clen, const char *msg, size_t mlen) {
+    if (!dict_size(srv->pubsub->shard)) return 0;
+    sds key = sds_newlen(chan, clen);
+    sub_list *l = dict_fetch_value(srv->pubsub->shard, key);
+    sds_free(key);
     long long n = l ? (long long)l->n : 0;
-    for (long long i = 0; i < n; i++) deliver_message(l->v[i], "smessage", chan, sds_len(chan), msg, mlen);
-    reply_ll(c, n);
-    c->flags |= CLIENT_PROPAGATE_REPL; /* as PUBLISH */
+    for (long long i = 0; i < n; i++) deliver_message(l->v[i], "smessage", chan, clen, msg, mlen);
+    return n;
 }
 
 static void cmd_publish(client_t *c) {

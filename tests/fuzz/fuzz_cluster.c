@@ -6,7 +6,7 @@
  * length (the link reader only hands over whole messages of the length
  * they declare).  When the check accepts it, the target walks it as the
  * handlers do (the gossip entries, each extension by its length, FAIL's
- * name, UPDATE's bitmap, PUBLISH's two strings) on a copy of exactly the
+ * name, UPDATE's bitmap, PUBLISH's two strings, MODULE's payload) on a copy of exactly the
  * accepted size, so any read past the end is an ASan report.  Built and
  * run by `make fuzz`; nothing reaches a socket or the disk. */
 #include <arpa/inet.h>
@@ -55,6 +55,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             memcpy(&cl, d, 4);
             memcpy(&ml, d + 4, 4);
             touch(d + 8, (size_t)ntohl(cl) + ntohl(ml));
+        } else if (type == CMSG_MODULE) {
+            uint32_t len;
+            memcpy(&len, d + 8, 4);
+            touch(d, 13 + (size_t)ntohl(len));
         }
     }
     free(buf);
