@@ -22,6 +22,10 @@ from redis.crc import key_slot
 from conftest import REDIS_SERVER, SERVER
 from test_cluster_bus import create, start_node, wait_until
 
+# About a minute of cluster set-ups: in `make test` only, not again in the
+# epoll and sanitizer passes of .ci/run (the bus parser has its fuzz target).
+pytestmark = pytest.mark.slow
+
 
 def node_id(n):
     return n.client().execute_command("CLUSTER", "MYID")
