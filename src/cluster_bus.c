@@ -46,6 +46,8 @@ typedef struct cluster_link {
     int fd;
     evloop_io_t *io;
     cluster_node_t *node; /* the peer of an outgoing link; NULL for an accepted one */
+    bool accepted;
+    char from[CLUSTER_NAMELEN]; /* accepted: the known node its messages name (CLUSTER LINKS), zeros before */
     bool connected;
     long long ctime; /* unix ms */
     sds sndbuf;      /* queued output */
@@ -914,6 +916,7 @@ static bool process_message(cluster_link_t *l, const uint8_t *buf, size_t len) {
     cluster_node_t *sender = cluster_lookup_node(cl, h->sender, CLUSTER_NAMELEN);
     if (sender == cl->myself) return false; /* a node with our name: not a peer */
     if (sender && (sender->flags & CNODE_HANDSHAKE)) sender = NULL;
+    if (sender && l->accepted && !l->from[0]) memcpy(l->from, sender->name, CLUSTER_NAMELEN);
     if (sender) {
         uint64_t cur = ntoh64(h->current_epoch);
         if (cur > cl->current_epoch) {
@@ -1074,6 +1077,7 @@ static cluster_link_t *link_create(server_t *srv, int fd, cluster_node_t *node, 
     l->srv = srv;
     l->fd = fd;
     l->node = node;
+    l->accepted = node == NULL;
     l->connected = connected;
     l->ctime = util_mstime();
     l->sndbuf = sds_empty();
@@ -1256,26 +1260,47 @@ void cluster_bus_free(server_t *srv) {
 
 /* ---------------------------------------------------------------- LINKS */
 
+static void reply_link(client_t *c, const cluster_link_t *l, const char *direction, const char *name) {
+    reply_map_len(c, 6);
+    reply_bulk_cstr(c, "direction");
+    reply_bulk_cstr(c, direction);
+    reply_bulk_cstr(c, "node");
+    reply_bulk(c, name, CLUSTER_NAMELEN);
+    reply_bulk_cstr(c, "create-time");
+    reply_ll(c, l->ctime);
+    reply_bulk_cstr(c, "events");
+    reply_bulk_cstr(c, sds_len(l->sndbuf) ? "rw" : "r");
+    reply_bulk_cstr(c, "send-buffer-allocated");
+    reply_ll(c, (long long)sds_alloc(l->sndbuf));
+    reply_bulk_cstr(c, "send-buffer-used");
+    reply_ll(c, (long long)sds_len(l->sndbuf));
+}
+
+/* The newest accepted link whose messages come from n, or NULL. */
+static const cluster_link_t *inbound_link(const cluster_bus_t *bus, const cluster_node_t *n) {
+    const cluster_link_t *best = NULL;
+    for (const cluster_link_t *l = bus->links; l; l = l->next)
+        if (l->accepted && !memcmp(l->from, n->name, CLUSTER_NAMELEN) && (!best || l->ctime >= best->ctime)) best = l;
+    return best;
+}
+
+/* Per node, as Redis: its outgoing link ("to"), then the one it opened to
+ * us ("from"). */
 void cluster_bus_reply_links(client_t *c) {
-    cluster_bus_t *bus = c->srv->cluster->bus;
+    cluster_t *cl = c->srv->cluster;
+    cluster_bus_t *bus = cl->bus;
     long n = 0;
-    for (cluster_link_t *l = bus ? bus->links : NULL; l; l = l->next)
-        if (l->node) n++;
+    for (int i = 0; bus && i < cl->node_count; i++) {
+        cluster_node_t *node = cl->nodes[i];
+        if (node == cl->myself) continue;
+        n += (node->link != NULL) + (inbound_link(bus, node) != NULL);
+    }
     reply_array_len(c, n);
-    for (cluster_link_t *l = bus ? bus->links : NULL; l; l = l->next) {
-        if (!l->node) continue;
-        reply_map_len(c, 6);
-        reply_bulk_cstr(c, "direction");
-        reply_bulk_cstr(c, "to");
-        reply_bulk_cstr(c, "node");
-        reply_bulk(c, l->node->name, CLUSTER_NAMELEN);
-        reply_bulk_cstr(c, "create-time");
-        reply_ll(c, l->ctime);
-        reply_bulk_cstr(c, "events");
-        reply_bulk_cstr(c, sds_len(l->sndbuf) ? "rw" : "r");
-        reply_bulk_cstr(c, "send-buffer-allocated");
-        reply_ll(c, (long long)sds_alloc(l->sndbuf));
-        reply_bulk_cstr(c, "send-buffer-used");
-        reply_ll(c, (long long)sds_len(l->sndbuf));
+    for (int i = 0; bus && i < cl->node_count; i++) {
+        cluster_node_t *node = cl->nodes[i];
+        if (node == cl->myself) continue;
+        if (node->link) reply_link(c, node->link, "to", node->name);
+        const cluster_link_t *in = inbound_link(bus, node);
+        if (in) reply_link(c, in, "from", node->name);
     }
 }

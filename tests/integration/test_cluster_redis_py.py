@@ -55,3 +55,27 @@ def test_slot_deleted_by_its_owner_stays_bound_elsewhere(start_server, binary):
         assert rc.set("foo", "bar") and rc.get("foo") == "bar"
     finally:
         rc.close()
+
+
+@pytest.mark.parametrize("binary", ENGINES)
+def test_cluster_links_pair_to_and_from_per_peer(start_server, binary):
+    """CLUSTER LINKS lists, per peer, the link we opened ("to") and then the
+    one it opened to us ("from"), both naming it (redis-py's
+    test_cluster_links)."""
+    nodes = three_masters(start_server, binary)
+    ids = {n.client().execute_command("CLUSTER", "MYID"): n for n in nodes}
+
+    def paired(node):
+        links = node.client().execute_command("CLUSTER", "LINKS")
+        return len(links) == 4 and all(
+            links[i][1] == "to" and links[i + 1][1] == "from" and links[i][3] == links[i + 1][3]
+            for i in range(0, len(links), 2))
+    for n in nodes:
+        wait_until(lambda: paired(n), timeout=5, what="to/from pairs",
+                   show=lambda: repr(n.client().execute_command("CLUSTER", "LINKS")))
+        links = n.client().execute_command("CLUSTER", "LINKS")
+        me = n.client().execute_command("CLUSTER", "MYID")
+        assert {x[3] for x in links} == set(ids) - {me}
+        for x in links:
+            assert x[0::2] == ["direction", "node", "create-time", "events", "send-buffer-allocated",
+                               "send-buffer-used"]
