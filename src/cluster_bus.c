@@ -438,7 +438,8 @@ static void send_update_if_stale(server_t *srv, cluster_node_t *sender, uint64_t
         cmsg_update_t *u = (cmsg_update_t *)(buf + CMSG_HEADER_LEN);
         u->config_epoch = hton64(owner->config_epoch);
         memcpy(u->nodename, owner->name, CLUSTER_NAMELEN);
-        memcpy(u->slots, owner->slots, sizeof(u->slots));
+        for (size_t i = 0; i < sizeof(u->slots); i++) /* not the slots it no longer claims */
+            u->slots[i] = owner->slots[i] & (uint8_t)~cl->unclaimed[i];
         link_send(sender->link, buf, len);
         zfree(buf);
         return;
@@ -610,6 +611,7 @@ static void handle_auth_request(server_t *srv, cluster_node_t *sender, const cms
     if (now - master->voted_time < srv->cfg.cluster_node_timeout * 2) return;
     for (int s = 0; s < CLUSTER_SLOTS; s++) {
         if (!(h->myslots[s >> 3] & (1u << (s & 7)))) continue;
+        if (cl->unclaimed[s >> 3] & (1u << (s & 7))) continue; /* its owner left it */
         if (cl->slots[s] && cl->slots[s]->config_epoch > req_config) return;
     }
     cl->last_vote_epoch = cl->current_epoch;
