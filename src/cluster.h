@@ -73,6 +73,8 @@ typedef struct cluster {
     cluster_node_t *slots[CLUSTER_SLOTS];
     cluster_node_t *migrating_to[CLUSTER_SLOTS];
     cluster_node_t *importing_from[CLUSTER_SLOTS];
+    /* Slots bound to an owner that stopped claiming them (Redis: owner_not_claiming_slot). */
+    uint8_t unclaimed[CLUSTER_SLOTS / 8];
     int moving_slots;   /* slots migrating or importing (cluster_count_moving): 0 spares routing two lookups */
     char *config_path;  /* nodes.conf's full path (an sds) */
     int lock_fd;        /* the locked nodes.conf, -1 before the first save */

@@ -417,27 +417,32 @@ bool cluster_bus_meet(server_t *srv, const char *ip, int port, int cport) {
 }
 
 /* A slot bitmap from a master whose epoch is `epoch`: each slot it claims
- * that is free, or held by a node of an older epoch, becomes its. */
+ * that is free, left unclaimed by its owner, or held by a node of an older
+ * epoch, becomes its. */
 static void update_slots(server_t *srv, cluster_node_t *sender, uint64_t epoch, const uint8_t *slots) {
     cluster_t *cl = srv->cluster;
     cluster_node_t *me = cl->myself, *cur = (me->flags & CNODE_REPLICA) ? me->replicaof : me;
     int cur_slots = cur ? cur->numslots : 0;
     bool changed = false;
     for (int s = 0; s < CLUSTER_SLOTS; s++) {
-        if (!(slots[s >> 3] & (1u << (s & 7)))) continue;
-        if (cl->slots[s] == sender || cl->importing_from[s]) continue;
-        if (cl->slots[s] && cl->slots[s]->config_epoch >= epoch) continue;
+        uint8_t bit = (uint8_t)(1u << (s & 7));
+        if (!(slots[s >> 3] & bit)) continue;
+        if (cl->slots[s] == sender) {
+            cl->unclaimed[s >> 3] &= (uint8_t)~bit;
+            continue;
+        }
+        if (cl->importing_from[s]) continue;
+        if (cl->slots[s] && !(cl->unclaimed[s >> 3] & bit) && cl->slots[s]->config_epoch >= epoch) continue;
         cluster_del_slot(cl, s);
         cluster_add_slot(cl, sender, s);
         changed = true;
     }
-    /* Slots the sender no longer claims while it is their owner. */
-    for (int s = 0; s < CLUSTER_SLOTS; s++) {
-        if (cl->slots[s] == sender && !(slots[s >> 3] & (1u << (s & 7)))) {
-            cluster_del_slot(cl, s);
-            changed = true;
-        }
-    }
+    /* Slots the sender no longer claims while it is their owner stay bound
+     * to it (a few redirections rather than CLUSTERDOWN, as in Redis), marked
+     * unclaimed so that no UPDATE spreads that ownership. */
+    for (int s = 0; s < CLUSTER_SLOTS; s++)
+        if (cl->slots[s] == sender && !(slots[s >> 3] & (1u << (s & 7))))
+            cl->unclaimed[s >> 3] |= (uint8_t)(1u << (s & 7));
     if (changed) cl->todo_update = cl->todo_save = true;
     /* Our master (or we) lost every slot to the sender: a failover
      * happened while we were away, the sender is the master now. */
@@ -454,13 +459,15 @@ static void send_update_if_stale(server_t *srv, cluster_node_t *sender, uint64_t
         if (!(slots[s >> 3] & (1u << (s & 7)))) continue;
         cluster_node_t *owner = cl->slots[s];
         if (!owner || owner == sender || owner->config_epoch <= epoch) continue;
+        if (cl->unclaimed[s >> 3] & (1u << (s & 7))) continue;
         size_t len = CMSG_HEADER_LEN + sizeof(cmsg_update_t);
         uint8_t *buf = zcalloc(len);
         fill_header(srv, (cmsg_header_t *)buf, CMSG_UPDATE, len);
         cmsg_update_t *u = (cmsg_update_t *)(buf + CMSG_HEADER_LEN);
         u->config_epoch = hton64(owner->config_epoch);
         memcpy(u->nodename, owner->name, CLUSTER_NAMELEN);
-        memcpy(u->slots, owner->slots, sizeof(u->slots));
+        for (size_t i = 0; i < sizeof(u->slots); i++) /* not the slots it no longer claims */
+            u->slots[i] = owner->slots[i] & (uint8_t)~cl->unclaimed[i];
         link_send(sender->link, buf, len);
         zfree(buf);
         return;
@@ -663,6 +670,7 @@ static void handle_auth_request(server_t *srv, cluster_node_t *sender, const cms
     if (now - master->voted_time < srv->cfg.cluster_node_timeout * 2) return;
     for (int s = 0; s < CLUSTER_SLOTS; s++) {
         if (!(h->myslots[s >> 3] & (1u << (s & 7)))) continue;
+        if (cl->unclaimed[s >> 3] & (1u << (s & 7))) continue; /* its owner left it */
         if (cl->slots[s] && cl->slots[s]->config_epoch > req_config) return;
     }
     cl->last_vote_epoch = cl->current_epoch;

@@ -73,6 +73,7 @@ bool cluster_node_has_slot(const cluster_node_t *n, int slot) { return n->slots[
 
 void cluster_add_slot(cluster_t *cl, cluster_node_t *n, int slot) {
     cl->slots[slot] = n;
+    cl->unclaimed[slot >> 3] &= (uint8_t) ~(1u << (slot & 7));
     if (!cluster_node_has_slot(n, slot)) {
         n->slots[slot >> 3] |= (uint8_t)(1u << (slot & 7));
         n->numslots++;
@@ -81,6 +82,7 @@ void cluster_add_slot(cluster_t *cl, cluster_node_t *n, int slot) {
 
 void cluster_del_slot(cluster_t *cl, int slot) {
     cluster_node_t *n = cl->slots[slot];
+    cl->unclaimed[slot >> 3] &= (uint8_t) ~(1u << (slot & 7));
     if (!n) return;
     cluster_node_t *me = cl->myself;
     if (me && (n == me || ((me->flags & CNODE_REPLICA) && me->replicaof == n))) {
