@@ -500,6 +500,14 @@ def test_benchmark_tool_tls(start_server, certs, server, tmp_path):
     if server == "redis":
         return
     base = [bench, "-p", str(s.tls_port), "--tls", "--cacert", certs["ca.crt"]]
+    # -k 0: every reply closes the connection and a new session replaces it
+    c.config_resetstat()
+    out = subprocess.run(base + ["--cert", certs["client.crt"], "--key", certs["client.key"], "-q", "--engine",
+                                 "uring", "-k", "0", "-t", "incr", "-n", "300", "-c", "4"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and "INCR" in out.stdout, out.stderr
+    assert c.info("commandstats")["cmdstat_incr"]["calls"] == 300
+    assert c.info("stats")["total_connections_received"] >= 300
     for tool_engine in ("uring", "epoll"):
         # no client certificate under tls-auth-clients yes: the tool reports the failure
         out = subprocess.run(base + ["-q", "--engine", tool_engine, "-t", "ping", "-n", "10"],
