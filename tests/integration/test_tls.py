@@ -8,6 +8,7 @@ openssl command line (a CA, a server pair, a second server pair for the
 reload, a client pair, and a pair from another CA that nothing trusts).
 
 Run alone: /usr/bin/python3 -m pytest -q tests/integration/test_tls.py"""
+import json
 import os
 import socket
 import ssl
@@ -463,22 +464,55 @@ def test_tls_replication_with_wrong_ca_fails_cleanly(start_server, certs):
 
 # ---------------------------------------------------------------- tools
 
-@pytest.mark.parametrize("engine", ENGINES)
-def test_benchmark_tool_tls(start_server, certs, engine):
-    from conftest import ROOT
-    s = start_tls(start_server, certs, engine)
-    bench = os.environ.get("RL_BENCH", os.path.join(ROOT, "src", "redis-like-benchmark"))  # as test_benchmark_tool
-    base = [bench, "-p", str(s.tls_port), "--tls", "--cacert", certs["ca.crt"], "--cert", certs["client.crt"],
-            "--key", certs["client.key"], "-q"]
-    out = subprocess.run(base + ["-t", "set,get", "-n", "3000", "-c", "10", "-P", "4", "-d", "2000"],
-                         capture_output=True, text=True, timeout=60)
+def bench_tls_run(bench, certs, port, tmp_path, tool_engine, pipeline):
+    """redis-like-benchmark --tls --engine tool_engine: SET and GET, 3001
+    each, 2000-byte values (a -P 16 batch spans several TLS records)."""
+    path = tmp_path / ("bench-%s-%d.json" % (tool_engine, pipeline))
+    out = subprocess.run([bench, "-p", str(port), "--tls", "--cacert", certs["ca.crt"], "--cert", certs["client.crt"],
+                          "--key", certs["client.key"], "-q", "--json", str(path), "--engine", tool_engine,
+                          "-t", "set,get", "-n", "3001", "-c", "10", "--threads", "2", "-P", str(pipeline),
+                          "-d", "2000", "-r", "500"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
-    assert "SET:" in out.stdout and "GET:" in out.stdout, out.stdout
-    assert len(s.client().get("key:__rand_int__")) == 2000
-    assert s.client().info("commandstats")["cmdstat_get"]["calls"] >= 3000
-    # no client certificate under tls-auth-clients yes: the tool reports the failure
-    out = subprocess.run(base[:6] + ["-q", "-t", "ping", "-n", "10"], capture_output=True, text=True, timeout=30)
-    assert out.returncode != 0 or "PING" not in out.stdout
+    assert out.stderr == ""
+    doc = json.loads(path.read_text())
+    name = {"uring": "io_uring", "epoll": "epoll"}[tool_engine]
+    assert [t["engine"] for t in doc["tests"]] == [name, name]
+    assert [t["requests"] for t in doc["tests"]] == [3001, 3001]
+    assert [t["errors"] for t in doc["tests"]] == [0, 0]
+
+
+@pytest.mark.parametrize("server", ENGINES + ["redis"])
+def test_benchmark_tool_tls(start_server, certs, server, tmp_path):
+    """Both of the tool's engines over TLS, without and with pipelining,
+    against our TLS server on each of its engines and Debian's redis-server
+    with the same TLS settings; the server counts every request."""
+    from conftest import ROOT
+    s = start_tls(start_server, certs, server, binary=REDIS_SERVER if server == "redis" else None)
+    bench = os.environ.get("RL_BENCH", os.path.join(ROOT, "src", "redis-like-benchmark"))  # as test_benchmark_tool
+    c = s.client()
+    for tool_engine in ("uring", "epoll"):
+        for pipeline in (1, 16):
+            c.config_resetstat()
+            bench_tls_run(bench, certs, s.tls_port, tmp_path, tool_engine, pipeline)
+            stats = c.info("commandstats")
+            assert stats["cmdstat_set"]["calls"] == stats["cmdstat_get"]["calls"] == 3001
+            assert 0 < c.dbsize() <= 500 and len(c.get(c.randomkey())) == 2000
+    if server == "redis":
+        return
+    base = [bench, "-p", str(s.tls_port), "--tls", "--cacert", certs["ca.crt"]]
+    # -k 0: every reply closes the connection and a new session replaces it
+    c.config_resetstat()
+    out = subprocess.run(base + ["--cert", certs["client.crt"], "--key", certs["client.key"], "-q", "--engine",
+                                 "uring", "-k", "0", "-t", "incr", "-n", "300", "-c", "4"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and "INCR" in out.stdout, out.stderr
+    assert c.info("commandstats")["cmdstat_incr"]["calls"] == 300
+    assert c.info("stats")["total_connections_received"] >= 300
+    for tool_engine in ("uring", "epoll"):
+        # no client certificate under tls-auth-clients yes: the tool reports the failure
+        out = subprocess.run(base + ["-q", "--engine", tool_engine, "-t", "ping", "-n", "10"],
+                             capture_output=True, text=True, timeout=30)
+        assert out.returncode != 0 or "PING" not in out.stdout
     # --cert without --tls is refused
     out = subprocess.run([bench, "-p", str(s.tls_port), "--cert", certs["client.crt"], "-n", "1"],
                          capture_output=True, text=True, timeout=30)

@@ -37,11 +37,7 @@ static const bench_io_t *engine_pick(const bench_opts_t *o, char *err, size_t er
     char why[160];
     if (engine_io)
         return engine_io;
-    if (o->tls && o->engine == BENCH_ENGINE_URING) {
-        snprintf(err, errlen, "--tls runs on the epoll engine: drop --engine uring");
-        return NULL;
-    }
-    if (o->engine == BENCH_ENGINE_EPOLL || o->tls) {
+    if (o->engine == BENCH_ENGINE_EPOLL) {
         engine_io = &bench_io_epoll;
     } else if (bench_uring_probe(why, sizeof(why)) == 0) {
         engine_io = &bench_io_uring;

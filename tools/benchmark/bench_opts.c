@@ -24,7 +24,7 @@ static void opts_usage(void) {
         " -s <socket>        Server socket (overrides host and port)\n"
         " -a <password>      Password for AUTH\n"
         " --user <username>  ACL user for 'AUTH username pass'. Needs -a.\n"
-        " --tls              Establish a secure TLS connection (epoll engine)\n"
+        " --tls              Establish a secure TLS connection (either engine)\n"
         " --cacert <file>    CA certificate file to verify the server with\n"
         " --cert <file>      Client certificate to authenticate with\n"
         " --key <file>       Private key file to authenticate with\n"

@@ -16,10 +16,17 @@
  *  - SINGLE_ISSUER|DEFER_TASKRUN when available: receive work runs only
  *    when this thread asks for completions, so it is not woken per reply.
  * user_data = kind | conn idx << 2 | conn gen << 32; completions of a
- * connection replaced by -k 0 carry an old gen and are dropped.  Built
+ * connection replaced by -k 0 carry an old gen and are dropped.
+ * --tls: after the blocking handshake the session moves onto memory BIOs
+ * (bench_tls.h).  Each received chunk is fed to it and the plaintext read
+ * back goes to the reply parser; a batch is encrypted when it is flushed
+ * and its ciphertext, copied into the connection's uring_tls_t, leaves by
+ * the same send SQE, always with a completion (the buffer is reused only
+ * after it).  Built
  * without liburing (no BENCH_HAVE_URING), or with RL_BENCH_NO_IO_URING set
  * in the environment, bench_uring_probe() fails and --engine auto uses
  * epoll. */
+#include "bench_tls.h"
 #include "bench_worker.h"
 
 #include <stdio.h>
@@ -42,6 +49,14 @@
 #define URING_MAX_SQ 32768u
 #define URING_MAX_CQ 65536u
 #define URING_MAX_BUFS 32768u
+#define URING_PLAIN 16384u /* --tls: plaintext read per SSL_read (one record) */
+
+/* --tls: one connection's ciphertext on its way out.  off <= len <= cap;
+ * buf[off, len) is what the send in flight (or the next one) carries. */
+typedef struct uring_tls {
+    char *buf;
+    size_t cap, len, off; /* bytes */
+} uring_tls_t;
 
 typedef struct uring_state {
     struct io_uring ring;
@@ -53,6 +68,9 @@ typedef struct uring_state {
     char *bufs;                   /* nbufs * bufsize bytes of receive buffers */
     unsigned nbufs, bufsize, mask;
     unsigned returned; /* buffers given back, not yet published */
+    uring_tls_t *tls;  /* --tls: per connection, else NULL */
+    unsigned ntls;     /* entries of tls */
+    char *plain;       /* --tls: URING_PLAIN bytes of decrypted input */
 } uring_state_t;
 
 static uint64_t uring_tag(unsigned kind, const bench_conn_t *c) {
@@ -136,6 +154,11 @@ static void uring_state_free(uring_state_t *s) {
     if (s->br)
         munmap(s->br, s->br_bytes);
     free(s->bufs);
+    if (s->tls)
+        for (unsigned i = 0; i < s->ntls; i++)
+            free(s->tls[i].buf);
+    free(s->tls);
+    free(s->plain);
     free(s);
 }
 
@@ -186,6 +209,77 @@ static int uring_send(bench_worker_t *w, uring_state_t *s, bench_conn_t *c) {
     return 0;
 }
 
+/* --tls: sends the ciphertext the session holds, unless a send is in
+ * flight (its completion calls this again). */
+static int uring_tls_send(bench_worker_t *w, uring_state_t *s, bench_conn_t *c) {
+    uring_tls_t *t = &s->tls[c->idx];
+    if (c->send_busy)
+        return 0;
+    if (t->off == t->len) {
+        t->off = t->len = 0;
+        size_t want = bench_tls_out_pending(c->fd);
+        if (!want)
+            return 0;
+        if (want > t->cap) {
+            char *nb = realloc(t->buf, want);
+            if (!nb) {
+                bench_worker_fail(w, "out of memory");
+                return -1;
+            }
+            t->buf = nb;
+            t->cap = want;
+        }
+        t->len = bench_tls_drain(c->fd, t->buf, want);
+        if (!t->len)
+            return 0;
+    }
+    struct io_uring_sqe *sqe = uring_sqe(w, s);
+    if (!sqe)
+        return -1;
+    io_uring_prep_send(sqe, c->fd, t->buf + t->off, t->len - t->off, MSG_NOSIGNAL | MSG_WAITALL);
+    uring_set_file(s, sqe, c);
+    c->send_busy = 1;
+    io_uring_sqe_set_data64(sqe, uring_tag(URING_KIND_SEND, c));
+    return 0;
+}
+
+/* --tls: encrypts the batch's unsent plaintext into the session, then sends. */
+static int uring_tls_flush(bench_worker_t *w, uring_state_t *s, bench_conn_t *c) {
+    while (c->woff < c->wlen) {
+        ssize_t n = bench_sock_send(c->fd, c->batch.buf + c->woff, c->wlen - c->woff);
+        if (n <= 0) {
+            bench_worker_fail(w, "Error: TLS: encrypting a request failed");
+            return -1;
+        }
+        c->woff += (size_t)n;
+    }
+    return uring_tls_send(w, s, c);
+}
+
+/* --tls: len received ciphertext bytes; the plaintext goes to the parser. */
+static int uring_tls_input(bench_worker_t *w, uring_state_t *s, bench_conn_t *c, const char *data,
+                           size_t len, uint64_t now) {
+    uint32_t gen = c->gen;
+    if (bench_tls_feed(c->fd, data, len) < 0) {
+        bench_worker_fail(w, "Error: TLS: out of memory");
+        return -1;
+    }
+    for (;;) {
+        ssize_t n = bench_sock_recv(c->fd, s->plain, URING_PLAIN);
+        if (n < 0 && errno == EAGAIN)
+            break;
+        if (n <= 0) {
+            bench_worker_fail(w, "Error: Server closed the connection");
+            return -1;
+        }
+        if (bench_worker_input(w, c, s->plain, (size_t)n, now) < 0)
+            return -1;
+        if (c->gen != gen)
+            return 0; /* -k 0 replaced the connection */
+    }
+    return uring_tls_send(w, s, c); /* what reading produced, if anything */
+}
+
 static int uring_init(bench_worker_t *w) {
     uring_state_t *s = calloc(1, sizeof(*s));
     char msg[160];
@@ -215,6 +309,15 @@ static int uring_init(bench_worker_t *w) {
         return -1;
     }
     s->fixed = io_uring_register_files_sparse(&s->ring, n) == 0; /* optional */
+    if (w->o->tls) {
+        s->tls = calloc(n ? n : 1, sizeof(*s->tls));
+        s->ntls = n;
+        s->plain = malloc(URING_PLAIN);
+        if (!s->tls || !s->plain) {
+            bench_worker_fail(w, "out of memory");
+            return -1;
+        }
+    }
     return 0;
 }
 
@@ -225,6 +328,13 @@ static int uring_add(bench_worker_t *w, bench_conn_t *c) {
     fcntl(c->fd, F_SETFL, fcntl(c->fd, F_GETFL) & ~O_NONBLOCK);
     c->send_busy = 0;
     c->send_queued = 0;
+    if (s->tls) {
+        s->tls[c->idx].len = s->tls[c->idx].off = 0;
+        if (bench_tls_use_memory(c->fd) != 1) {
+            bench_worker_fail(w, "Error: TLS: no session to move onto memory buffers");
+            return -1;
+        }
+    }
     if (s->fixed && io_uring_register_files_update(&s->ring, (unsigned)c->idx, &c->fd, 1) != 1) {
         bench_worker_fail(w, "io_uring: registering a socket failed");
         return -1;
@@ -244,6 +354,9 @@ static void uring_del(bench_worker_t *w, bench_conn_t *c) {
 }
 
 static int uring_flush(bench_worker_t *w, bench_conn_t *c) {
+    uring_state_t *s = w->io_state;
+    if (s->tls)
+        return uring_tls_flush(w, s, c);
     if (c->send_busy) {
         /* All replies of the previous batch are in, so the kernel has sent
          * its bytes; only its completion is still unread.  Send after it. */
@@ -259,8 +372,10 @@ static int uring_on_recv(bench_worker_t *w, uring_state_t *s, bench_conn_t *c, u
     if (cqe->flags & IORING_CQE_F_BUFFER) {
         unsigned bid = cqe->flags >> IORING_CQE_BUFFER_SHIFT;
         int rc = 0;
+        const char *data = s->bufs + (size_t)bid * s->bufsize;
         if (res > 0 && gen == c->gen)
-            rc = bench_worker_input(w, c, s->bufs + (size_t)bid * s->bufsize, (size_t)res, now);
+            rc = s->tls ? uring_tls_input(w, s, c, data, (size_t)res, now)
+                        : bench_worker_input(w, c, data, (size_t)res, now);
         uring_buf_return(s, bid);
         if (rc < 0)
             return -1;
@@ -289,6 +404,11 @@ static int uring_on_send(bench_worker_t *w, uring_state_t *s, bench_conn_t *c, u
     if (res < 0 && res != -EINTR && res != -EAGAIN) {
         bench_worker_fail(w, "Error: Server closed the connection");
         return -1;
+    }
+    if (s->tls) {
+        if (res > 0)
+            s->tls[c->idx].off += (size_t)res;
+        return uring_tls_send(w, s, c);
     }
     if (c->send_queued) {
         c->send_queued = 0;
