@@ -264,20 +264,31 @@ static void worker_note_error(bench_worker_t *w, const char *e, size_t len) {
 static long cluster_feed(bench_worker_t *w, bench_conn_t *c, const char *buf, size_t len,
                          uint64_t now);
 
+/* The connection's parser over buf: the bytes it used, or -1 when the
+ * reply is malformed or answers more requests than are in flight (the
+ * worker has failed then). */
+static long feed_parser(bench_worker_t *w, bench_conn_t *c, const char *buf, size_t len,
+                        bench_resp_out_t *out) {
+    long used = bench_resp_feed(&c->rs, buf, len, out);
+    if (used < 0) {
+        bench_worker_fail(w, "Error: protocol error in server reply");
+        return -1;
+    }
+    if (out->replies > (uint32_t)c->inflight) {
+        bench_worker_fail(w, "Error: more replies than requests (unexpected push data?)");
+        return -1;
+    }
+    return used;
+}
+
 static long worker_feed(bench_worker_t *w, bench_conn_t *c, const char *buf, size_t len,
                         uint64_t now) {
     if (w->cl)
         return cluster_feed(w, c, buf, len, now);
     bench_resp_out_t out;
-    long used = bench_resp_feed(&c->rs, buf, len, &out);
-    if (used < 0) {
-        bench_worker_fail(w, "Error: protocol error in server reply");
+    long used = feed_parser(w, c, buf, len, &out);
+    if (used < 0)
         return -1;
-    }
-    if (out.replies > (uint32_t)c->inflight) {
-        bench_worker_fail(w, "Error: more replies than requests (unexpected push data?)");
-        return -1;
-    }
     for (uint32_t i = 0; i < out.replies; i++) {
         uint64_t t0 = c->t0[c->got];
         w->kind_count[c->batch.kinds[c->got]]++;
@@ -334,15 +345,9 @@ static long cluster_feed(bench_worker_t *w, bench_conn_t *c, const char *buf, si
     size_t pos = 0;
     while (pos < len) {
         bench_resp_out_t out;
-        long used = bench_resp_feed(&c->rs, buf + pos, len - pos, &out);
-        if (used < 0) {
-            bench_worker_fail(w, "Error: protocol error in server reply");
+        long used = feed_parser(w, c, buf + pos, len - pos, &out);
+        if (used < 0)
             return -1;
-        }
-        if (out.replies > (uint32_t)c->inflight) {
-            bench_worker_fail(w, "Error: more replies than requests (unexpected push data?)");
-            return -1;
-        }
         for (uint32_t j = 0; j < out.replies; j++) {
             int r = c->route[c->got++];
             int is_err = out.errors && j == out.replies - 1;
