@@ -362,3 +362,45 @@ def test_rdb_files_and_full_syncs_both_ways_with_74(start_server, ref, tmp_path)
             rep74.stop()
     finally:
         r74.stop()
+
+
+# What replicas and the AOF hear of consumers XREADGROUP creates: 7.4.1 sends
+# XGROUP CREATECONSUMER only under NOACK (a consumer served entries without
+# NOACK comes into being there through their XCLAIMs; one served nothing
+# exists on the master alone).
+CREATECONSUMER_STEPS = [
+    ["XADD", "s", "1-1", "f", "v"],
+    ["XGROUP", "CREATE", "s", "g", "$"],
+    ["XREADGROUP", "GROUP", "g", "idle", "STREAMS", "s", ">"],          # nothing new
+    ["XREADGROUP", "GROUP", "g", "hist", "STREAMS", "s", "0"],          # no history
+    ["XREADGROUP", "GROUP", "g", "quiet", "NOACK", "STREAMS", "s", ">"],  # nothing, NOACK
+    ["XADD", "s", "2-1", "f", "v"],
+    ["XREADGROUP", "GROUP", "g", "noack", "NOACK", "COUNT", "1", "STREAMS", "s", ">"],
+    ["XADD", "s", "3-1", "f", "v"],
+    ["XREADGROUP", "GROUP", "g", "acked", "COUNT", "1", "STREAMS", "s", ">"],
+]
+
+
+def replicated_steps(port):
+    from rawresp import RawConn
+    from test_propagation_differential import ReplicationStream
+    c = RawConn(port)
+    c.call("FLUSHALL")
+    st = ReplicationStream(port)
+    try:
+        st.commands(c)
+        for cmd in CREATECONSUMER_STEPS:
+            c.call(*cmd)
+        # 7.4.1 wraps a command's several effects in MULTI/EXEC; we do not
+        # (docs/compatibility-74.md): the commands themselves are compared.
+        return [x for x in st.commands(c) if x not in ("multi", "exec")]
+    finally:
+        st.c.close()
+        c.close()
+
+
+def test_xreadgroup_propagates_consumer_creation_as_74(server, ref):
+    want = ref.reply(["createconsumer propagation"], lambda: replicated_steps(ref.port))
+    got = replicated_steps(server.port)
+    assert got == want
+    assert sum("createconsumer" in x.lower() for x in got) == 2, got
