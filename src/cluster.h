@@ -44,8 +44,9 @@ enum { CLUSTER_OK = 0,
        CLUSTER_FAIL };
 
 typedef struct cluster_node {
-    char name[CLUSTER_NAMELEN + 1]; /* 40 hex digits and a NUL */
-    int flags;                      /* CNODE_* */
+    char name[CLUSTER_NAMELEN + 1];     /* 40 hex digits and a NUL */
+    char shard_id[CLUSTER_NAMELEN + 1]; /* Redis 7.2's: a master's random one, its replicas take it */
+    int flags;                          /* CNODE_* */
     uint64_t config_epoch;
     uint8_t slots[CLUSTER_SLOTS / 8]; /* the slots it claims */
     int numslots;
@@ -122,8 +123,11 @@ void cluster_del_slot(cluster_t *cl, int slot);
 void cluster_count_moving(cluster_t *cl);
 /* Recompute state and size (after slot or node changes). */
 void cluster_update_state(server_t *srv);
-/* A new random name for n. */
+/* A new random name for n (or shard id). */
 void cluster_random_name(char *name);
+/* n's shard id is now id (40 hex digits; NULL: left as it is); a replica
+ * of n (myself) takes it too, and nodes.conf is saved when one changed. */
+void cluster_set_shard_id(cluster_t *cl, cluster_node_t *n, const char *id);
 /* The endpoint redirections and CLUSTER SLOTS show for n, as
  * cluster-preferred-endpoint-type says; NULL for unknown-endpoint
  * (SLOTS shows a null, a redirection "?"). */
@@ -131,10 +135,12 @@ const char *cluster_node_endpoint(server_t *srv, const cluster_node_t *n);
 /* The flags as CLUSTER NODES shows them ("myself,master"). */
 sds cluster_cat_flags(sds s, int flags);
 /* One node's CLUSTER NODES line (no newline); with slot_info, myself's
- * migrating and importing slots too. */
-sds cluster_cat_node_line(server_t *srv, sds s, const cluster_node_t *n, bool slot_info);
-/* The whole CLUSTER NODES text (one line per node, each ending "\n"). */
-sds cluster_nodes_text(server_t *srv);
+ * migrating and importing slots too; with aux, nodes.conf's aux fields
+ * after the hostname (",shard-id=<id>", as Redis 7.2 writes them). */
+sds cluster_cat_node_line(server_t *srv, sds s, const cluster_node_t *n, bool slot_info, bool aux);
+/* The whole CLUSTER NODES text (one line per node, each ending "\n");
+ * aux as above (nodes.conf). */
+sds cluster_nodes_text(server_t *srv, bool aux);
 
 /* cluster_config.c: nodes.conf.  Load: 1 loaded, 0 no file (start
  * afresh), -1 corrupt or unreadable (logged with the line). */

@@ -233,8 +233,8 @@ static void fill_gossip(cmsg_gossip_t *g, const cluster_node_t *n) {
 }
 
 /* PING, PONG or MEET: the header, gossip about up to a tenth of the
- * nodes (at least 3, all of a small cluster, every PFAIL one), and the
- * hostname extension when we have one. */
+ * nodes (at least 3, all of a small cluster, every PFAIL one), the
+ * hostname extension when we have one, and the shard id extension. */
 static void send_ping(cluster_link_t *l, int type) {
     server_t *srv = l->srv;
     cluster_t *cl = srv->cluster;
@@ -254,22 +254,28 @@ static void send_ping(cluster_link_t *l, int type) {
         if ((x->flags & CNODE_PFAIL) && gossip_candidate(cl, x, to)) picked[n++] = x;
     }
     size_t hostlen = sds_len(cl->myself->hostname);
-    size_t ext_len = hostlen ? sizeof(cmsg_ext_t) + ((hostlen + 1 + 7) / 8) * 8 : 0;
-    size_t totlen = CMSG_HEADER_LEN + (size_t)n * sizeof(cmsg_gossip_t) + ext_len;
+    size_t host_ext = hostlen ? sizeof(cmsg_ext_t) + ((hostlen + 1 + 7) / 8) * 8 : 0;
+    size_t totlen = CMSG_HEADER_LEN + (size_t)n * sizeof(cmsg_gossip_t) + host_ext + CMSG_EXT_SHARDID_LEN;
     uint8_t *buf = zcalloc(totlen);
     cmsg_header_t *h = (cmsg_header_t *)buf;
     fill_header(srv, h, type, totlen);
     h->count = htons((uint16_t)n);
     cmsg_gossip_t *g = (cmsg_gossip_t *)(buf + CMSG_HEADER_LEN);
     for (int i = 0; i < n; i++) fill_gossip(&g[i], picked[i]);
-    if (ext_len) {
-        cmsg_ext_t *e = (cmsg_ext_t *)(buf + CMSG_HEADER_LEN + (size_t)n * sizeof(cmsg_gossip_t));
-        e->length = htonl((uint32_t)ext_len);
+    uint8_t *p = buf + CMSG_HEADER_LEN + (size_t)n * sizeof(cmsg_gossip_t);
+    if (host_ext) {
+        cmsg_ext_t *e = (cmsg_ext_t *)p;
+        e->length = htonl((uint32_t)host_ext);
         e->type = htons(CMSG_EXT_HOSTNAME);
         memcpy(e->data, cl->myself->hostname, hostlen);
-        h->extensions = htons(1);
-        h->mflags[0] |= CMSG_FLAG0_EXT_DATA;
+        p += host_ext;
     }
+    cmsg_ext_t *e = (cmsg_ext_t *)p;
+    e->length = htonl(CMSG_EXT_SHARDID_LEN);
+    e->type = htons(CMSG_EXT_SHARDID);
+    memcpy(e->data, cl->myself->shard_id, CLUSTER_NAMELEN);
+    h->extensions = htons(host_ext ? 2 : 1);
+    h->mflags[0] |= CMSG_FLAG0_EXT_DATA;
     if (to && type != CMSG_PONG) to->ping_sent = util_mstime();
     link_send(l, buf, totlen);
     zfree(buf);
@@ -513,10 +519,21 @@ static void process_gossip(server_t *srv, cluster_node_t *sender, const cmsg_hea
     }
 }
 
-static void process_extensions(cluster_node_t *sender, const cmsg_header_t *h) {
-    if (!sender || !(h->mflags[0] & CMSG_FLAG0_EXT_DATA)) return;
+static bool is_hex_id(const char *s) {
+    for (int i = 0; i < CLUSTER_NAMELEN; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) return false;
+    return true;
+}
+
+/* The hostname and shard id extensions.  A sender without a shard id
+ * (Redis 7.0) is in its master's shard, or keeps the one we gave it: as
+ * in Redis 7.2, only our own view needs to be consistent. */
+static void process_extensions(cluster_t *cl, cluster_node_t *sender, const cmsg_header_t *h) {
+    if (!sender) return;
+    const char *shard_id = NULL;
     const uint8_t *p = (const uint8_t *)h + CMSG_HEADER_LEN + (size_t)ntohs(h->count) * sizeof(cmsg_gossip_t);
-    for (unsigned i = 0; i < ntohs(h->extensions); i++) {
+    unsigned exts = (h->mflags[0] & CMSG_FLAG0_EXT_DATA) ? ntohs(h->extensions) : 0;
+    for (unsigned i = 0; i < exts; i++) {
         const cmsg_ext_t *e = (const cmsg_ext_t *)p;
         uint32_t len = ntohl(e->length);
         if (ntohs(e->type) == CMSG_EXT_HOSTNAME) {
@@ -525,9 +542,13 @@ static void process_extensions(cluster_node_t *sender, const cmsg_header_t *h) {
                 sds_free(sender->hostname);
                 sender->hostname = sds_newlen(e->data, hl);
             }
+        } else if (ntohs(e->type) == CMSG_EXT_SHARDID && len >= CMSG_EXT_SHARDID_LEN && is_hex_id(e->data)) {
+            shard_id = e->data; /* a bad one is ignored: nodes.conf must load again */
         }
         p += len;
     }
+    if (!shard_id) shard_id = sender->replicaof ? sender->replicaof->shard_id : sender->shard_id;
+    cluster_set_shard_id(cl, sender, shard_id);
 }
 
 /* Redis 7.2's forgotten-node extension (a CLUSTER FORGET elsewhere): the
@@ -643,6 +664,7 @@ static void follow_master(server_t *srv, cluster_node_t *m) {
     cluster_count_moving(cl);
     me->flags = (me->flags & ~(CNODE_MASTER | CNODE_MIGRATE_TO)) | CNODE_REPLICA;
     me->replicaof = m;
+    cluster_set_shard_id(cl, me, m->shard_id);
     replica_set_master(srv, m->ip, m->port);
     mf_reset(srv); /* a master that held writes for its replica lets them run: they are redirected now */
     cl->todo_update = cl->todo_save = true;
@@ -1017,7 +1039,7 @@ static bool process_message(cluster_link_t *l, const uint8_t *buf, size_t len) {
         }
         if (sender) {
             apply_sender_header(srv, sender, h, l);
-            process_extensions(sender, h);
+            process_extensions(cl, sender, h);
             process_gossip(srv, sender, h);
             process_forgotten_ext(srv, l, sender, h);
         }

@@ -108,9 +108,15 @@ static void cmd_cluster_myid(client_t *c) {
     if (cl) reply_bulk(c, cl->myself->name, CLUSTER_NAMELEN);
 }
 
+/* Redis 7.2: the shard id (cluster.h). */
+static void cmd_cluster_myshardid(client_t *c) {
+    cluster_t *cl = cluster_or_reply(c);
+    if (cl) reply_bulk(c, cl->myself->shard_id, CLUSTER_NAMELEN);
+}
+
 static void cmd_cluster_nodes(client_t *c) {
     if (!cluster_or_reply(c)) return;
-    sds s = cluster_nodes_text(c->srv);
+    sds s = cluster_nodes_text(c->srv, false);
     reply_verbatim(c, s, sds_len(s), "txt");
     sds_free(s);
 }
@@ -486,6 +492,7 @@ static void cmd_cluster_replicate(client_t *c) {
      * own (repl_replica.c), and our next PINGs tell the cluster. */
     cl->myself->flags = (cl->myself->flags & ~(CNODE_MASTER | CNODE_MIGRATE_TO)) | CNODE_REPLICA;
     cl->myself->replicaof = n;
+    cluster_set_shard_id(cl, cl->myself, n->shard_id);
     for (int s = 0; s < CLUSTER_SLOTS; s++) cl->migrating_to[s] = cl->importing_from[s] = NULL;
     replica_set_master(c->srv, n->ip, n->port);
     changed(cl);
@@ -505,7 +512,7 @@ static void cmd_cluster_replicas(client_t *c) {
     int nr = replicas_of(cl, n, reps);
     reply_array_len(c, nr);
     for (int i = 0; i < nr; i++) {
-        sds line = cluster_cat_node_line(c->srv, sds_empty(), reps[i], false);
+        sds line = cluster_cat_node_line(c->srv, sds_empty(), reps[i], false, false);
         reply_bulk_sds_take(c, line);
     }
     zfree(reps);
@@ -627,6 +634,7 @@ static void cmd_cluster_reset(client_t *c) {
         cl->current_epoch = cl->last_vote_epoch = 0;
         cl->myself->config_epoch = 0;
         cluster_random_name(cl->myself->name);
+        cluster_random_name(cl->myself->shard_id);
     }
     changed(cl);
     reply_ok(c);
@@ -738,6 +746,7 @@ static command_t cluster_subcommands[] = {
     {"links", cmd_cluster_links, 2, CMD_STALE, 0, 0, 0, "cluster", "Returns a list of all TCP links to and from peer nodes in cluster", "7.0.0", NULL},
     {"meet", cmd_cluster_meet, -4, CL_ADMIN, 0, 0, 0, "cluster", "Force a node cluster to handshake with another node", "3.0.0", NULL},
     {"myid", cmd_cluster_myid, 2, CMD_STALE, 0, 0, 0, "cluster", "Return the node id", "3.0.0", NULL},
+    {"myshardid", cmd_cluster_myshardid, 2, CMD_STALE, 0, 0, 0, "cluster", "Return the node's shard id", "7.2.0", NULL},
     {"nodes", cmd_cluster_nodes, 2, CMD_STALE, 0, 0, 0, "cluster", "Get Cluster config for the node", "3.0.0", NULL},
     {"replicas", cmd_cluster_replicas, 3, CL_ADMIN, 0, 0, 0, "cluster", "List replica nodes of the specified master node", "5.0.0", NULL},
     {"replicate", cmd_cluster_replicate, 3, CL_ADMIN, 0, 0, 0, "cluster", "Reconfigure a node as a replica of the specified master node", "3.0.0", NULL},

@@ -1,8 +1,10 @@
-/* cluster_config.c: nodes.conf (cluster-config-file), in Redis 7.0's
- * format, so that a node's file moves between redis-server and us.
+/* cluster_config.c: nodes.conf (cluster-config-file), in Redis 7.2's
+ * format (7.0's with aux fields), so that a node's file moves between
+ * redis-server 7.2+ and us; a file of Redis 7.0 loads too.
  *
  * One line per node, as CLUSTER NODES prints it (myself's migrating and
- * importing slots as "[slot->-id]" / "[slot-<-id]"), then
+ * importing slots as "[slot->-id]" / "[slot-<-id]"; after the address and
+ * hostname Redis 7.2's aux field ",shard-id=<id>"), then
  * "vars currentEpoch <n> lastVoteEpoch <n>".  The file is untrusted input
  * at start-up: every field is checked, and a line that does not parse
  * stops the start with its number and text.
@@ -61,18 +63,43 @@ static bool parse_port(const char *s, int *port) {
     return true;
 }
 
-/* "ip:port@cport[,hostname]" (the ip may hold ':', IPv6). */
+/* Redis 7.2's aux fields after the hostname, ",key=value" each: the
+ * shard id is kept; others (7.2's nodename, tcp-port, tls-port) are
+ * skipped.  Without a shard-id, shard_id is left "" for the end of the
+ * load (a file of Redis 7.0's). */
+static bool parse_aux_fields(cluster_node_t *n, char *s) {
+    n->shard_id[0] = '\0';
+    while (s) {
+        char *next = strchr(s, ',');
+        if (next) *next++ = '\0';
+        char *eq = strchr(s, '=');
+        if (!eq || eq == s) return false;
+        *eq = '\0';
+        if (!strcmp(s, "shard-id")) {
+            if (!is_node_name(eq + 1)) return false;
+            memcpy(n->shard_id, eq + 1, CLUSTER_NAMELEN + 1);
+        }
+        s = next;
+    }
+    return true;
+}
+
+/* "ip:port@cport[,hostname[,aux=value...]]" (the ip may hold ':', IPv6). */
 static bool parse_address(cluster_node_t *n, const char *s) {
     sds a = sds_new(s);
     bool ok = false;
     char *comma = strchr(a, ',');
+    char *aux = NULL;
     if (comma) {
         *comma = '\0';
+        aux = strchr(comma + 1, ',');
+        if (aux) *aux++ = '\0';
         sds_free(n->hostname);
         n->hostname = sds_new(comma + 1);
     }
+    n->shard_id[0] = '\0';
     char *at = strchr(a, '@'), *colon = strrchr(a, ':');
-    if (at && colon && colon < at) {
+    if (at && colon && colon < at && (!aux || parse_aux_fields(n, aux))) {
         *at = '\0';
         *colon = '\0';
         if (strlen(a) < sizeof(n->ip) && parse_port(colon + 1, &n->port) && parse_port(at + 1, &n->cport)) {
@@ -222,6 +249,12 @@ int cluster_config_load(server_t *srv) {
         log_msg(LL_WARNING, "Unrecoverable error: corrupted cluster config file %s, line %d.", cl->config_path, lineno);
         return -1;
     }
+    /* Shard ids: a master whose line has none (a file of Redis 7.0) gets
+     * a new one; a replica takes its master's, as Redis 7.2 does. */
+    for (int i = 0; i < cl->node_count; i++)
+        if (!cl->nodes[i]->shard_id[0]) cluster_random_name(cl->nodes[i]->shard_id);
+    for (int i = 0; i < cl->node_count; i++)
+        if (cl->nodes[i]->replicaof) memcpy(cl->nodes[i]->shard_id, cl->nodes[i]->replicaof->shard_id, CLUSTER_NAMELEN + 1);
     /* Our configEpoch can be no newer than the current epoch. */
     for (int i = 0; i < cl->node_count; i++)
         if (cl->nodes[i]->config_epoch > cl->current_epoch) cl->current_epoch = cl->nodes[i]->config_epoch;
@@ -274,7 +307,7 @@ static void fsync_dir_of(const char *path) {
 bool cluster_config_save(server_t *srv, const char **err) {
     cluster_t *cl = srv->cluster;
     if (cl->lock_fd < 0 && !check_not_locked(cl, err)) return false;
-    sds text = cluster_nodes_text(srv);
+    sds text = cluster_nodes_text(srv, true);
     text = sds_catprintf(text, "vars currentEpoch %llu lastVoteEpoch %llu\n", (unsigned long long)cl->current_epoch,
                          (unsigned long long)cl->last_vote_epoch);
     sds tmp = sds_catprintf(sds_new(cl->config_path), ".tmp-%d", (int)getpid());

@@ -38,11 +38,15 @@ enum { CMSG_PING = 0,
 #define CMSG_FLAG0_EXT_DATA 4
 
 /* Extension types of PING, PONG and MEET: Redis 7.0 has the hostname
- * only; 7.2 added the forgotten node (obeyed here, not sent: a 7.0 node
- * logs a warning for every type it does not know); other types are
- * skipped by their length. */
+ * only; 7.2 added the forgotten node (obeyed here, not sent) and the
+ * shard id (sent in every PING, PONG and MEET, as 7.2 does: a 7.0 node
+ * logs a warning for it and goes on); other types are skipped by their
+ * length. */
 enum { CMSG_EXT_HOSTNAME = 0,
-       CMSG_EXT_FORGOTTEN_NODE = 2 };
+       CMSG_EXT_FORGOTTEN_NODE = 2,
+       CMSG_EXT_SHARDID = 3 };
+
+#define CMSG_EXT_SHARDID_LEN 48 /* the 8-byte header and 40 hex digits */
 
 typedef struct cmsg_ext_forgotten {
     char name[CLUSTER_NAMELEN];

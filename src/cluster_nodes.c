@@ -26,12 +26,26 @@ cluster_node_t *cluster_node_create(cluster_t *cl, const char *name, int flags) 
     } else {
         cluster_random_name(n->name);
     }
+    cluster_random_name(n->shard_id);
     n->flags = flags;
     n->hostname = sds_empty();
     n->ctime = util_mstime();
     cl->nodes = zrealloc(cl->nodes, sizeof(*cl->nodes) * (size_t)(cl->node_count + 1));
     cl->nodes[cl->node_count++] = n;
     return n;
+}
+
+void cluster_set_shard_id(cluster_t *cl, cluster_node_t *n, const char *id) {
+    if (!id) return;
+    if (memcmp(n->shard_id, id, CLUSTER_NAMELEN)) {
+        memcpy(n->shard_id, id, CLUSTER_NAMELEN);
+        cl->todo_save = true;
+    }
+    cluster_node_t *me = cl->myself;
+    if (me && me != n && me->replicaof == n && memcmp(me->shard_id, id, CLUSTER_NAMELEN)) {
+        memcpy(me->shard_id, id, CLUSTER_NAMELEN); /* after an upgrade from 7.0 the two may differ */
+        cl->todo_save = true;
+    }
 }
 
 cluster_node_t *cluster_lookup_node(cluster_t *cl, const char *name, size_t len) {
@@ -114,11 +128,13 @@ sds cluster_cat_flags(sds s, int flags) {
 }
 
 /* "<id> <ip>:<port>@<cport>[,<hostname>] <flags> <master> <ping> <pong>
- * <epoch> <link> <slots>..." as Redis 7.0 writes it. */
-sds cluster_cat_node_line(server_t *srv, sds s, const cluster_node_t *n, bool slot_info) {
+ * <epoch> <link> <slots>..." as Redis 7.0 writes it; nodes.conf's address
+ * is "<ip>:<port>@<cport>,[<hostname>],shard-id=<id>" as 7.2 writes it. */
+sds cluster_cat_node_line(server_t *srv, sds s, const cluster_node_t *n, bool slot_info, bool aux) {
     cluster_t *cl = srv->cluster;
     s = sds_catprintf(s, "%s %s:%d@%d", n->name, n->ip, n->port, n->cport);
-    if (n->hostname[0]) s = sds_catprintf(s, ",%s", n->hostname);
+    if (n->hostname[0] || aux) s = sds_catprintf(s, ",%s", n->hostname);
+    if (aux) s = sds_catprintf(s, ",shard-id=%s", n->shard_id);
     s = sds_cat(s, " ");
     s = cluster_cat_flags(s, n->flags);
     s = sds_catprintf(s, " %s %lld %lld %llu %s", n->replicaof ? n->replicaof->name : "-", n->ping_sent,
@@ -142,12 +158,12 @@ sds cluster_cat_node_line(server_t *srv, sds s, const cluster_node_t *n, bool sl
     return s;
 }
 
-sds cluster_nodes_text(server_t *srv) {
+sds cluster_nodes_text(server_t *srv, bool aux) {
     cluster_t *cl = srv->cluster;
     sds s = sds_empty();
     for (int i = 0; i < cl->node_count; i++) {
         if (cl->nodes[i]->flags & CNODE_HANDSHAKE) continue;
-        s = cluster_cat_node_line(srv, s, cl->nodes[i], true);
+        s = cluster_cat_node_line(srv, s, cl->nodes[i], true, aux);
         s = sds_cat(s, "\n");
     }
     return s;

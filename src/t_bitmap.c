@@ -474,10 +474,8 @@ err:
 }
 
 /* One SET or INCRBY on the writable string o; replies its result.  True
- * when it counts as a change: it wrote, and the field's value changed or
- * the string was created or extended (grown).  A write OVERFLOW FAIL
- * refused is none, as in Redis. */
-static bool bf_write(client_t *c, robj *o, const bf_op_t *op, bool grown) {
+ * when the field's value changed. */
+static bool bf_write(client_t *c, robj *o, const bf_op_t *op) {
     unsigned char *p = (unsigned char *)o->ptr;
     uint64_t raw = bf_get_raw(p, op->offset, op->bits);
     bool overflow;
@@ -511,7 +509,7 @@ static bool bf_write(client_t *c, robj *o, const bf_op_t *op, bool grown) {
     reply_ll(c, reply);
     uint64_t mask = op->bits == 64 ? UINT64_MAX : (1ULL << op->bits) - 1;
     bf_set_raw(p, op->offset, op->bits, store & mask);
-    return grown || (store & mask) != raw;
+    return (store & mask) != raw;
 }
 
 static void bf_read(client_t *c, robj *o, const bf_op_t *op) {
@@ -551,12 +549,9 @@ static void bitfield_generic(client_t *c, bool ro_command) {
     long long changes = 0;
     for (int j = 0; j < nops; j++) {
         if (ops[j].opcode == BF_GET) bf_read(c, o, &ops[j]);
-        else if (bf_write(c, o, &ops[j], grown)) changes++;
+        else if (bf_write(c, o, &ops[j]) || grown) changes++;
     }
-    /* A key created for writes OVERFLOW FAIL all refused stays, but, as in
-     * Redis, is no change: uncount db_add's, so nothing is logged either. */
     if (changes) bitmap_changed(c, created, changes);
-    else if (created) c->srv->dirty--;
 done:
     zfree(ops);
 }

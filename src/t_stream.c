@@ -802,17 +802,13 @@ static bool serve_one(client_t *c, const read_args_t *a, int k, stream_id_t *gt,
     stream_consumer_t *consumer = NULL;
     if (group) {
         /* The consumer comes into being, and is seen, even when nothing is
-         * served (Redis 7.2+; 7.0 waited for a first entry).  Replicas and
-         * the AOF hear of it only under NOACK, as from Redis 7.4.1: without
-         * NOACK the XCLAIMs of what it is served create it there, and one
-         * served nothing exists on the master alone. */
+         * served (Redis 7.2+; 7.0 waited for a first entry). */
         sds cname = a->consumer->ptr;
         consumer = stream_consumer_lookup(group, cname, sds_len(cname));
         if (!consumer) {
             consumer = stream_consumer_create(group, cname, sds_len(cname), stream_now(c));
             notify_keyspace_event(c->srv, NOTIFY_STREAM, "xgroup-createconsumer", key, c->db->id);
-            if (a->noack) stream_propagate_createconsumer(c, &prop, a->consumer);
-            else persist_propagate(c, NULL, 0); /* nor the XREADGROUP itself */
+            stream_propagate_createconsumer(c, &prop, a->consumer);
             c->srv->dirty++;
         }
         consumer->seen_time = stream_now(c);

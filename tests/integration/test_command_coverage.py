@@ -5,8 +5,8 @@ redis-like lacks", and the commands only redis-like has exactly those under
 "Commands redis-like has that Redis 7.0.15 lacks": the page users read is
 the list the test holds the server to (a list of one item, "none", when
 nothing lacks).  Against Redis 7.4.1 (live or its transcript, ref74.py):
-the same commands lack, plus 7.2's CLUSTER MYSHARDID, and only Redis
-8.0's three hash commands are ours alone.
+the same commands lack, and only Redis 8.0's three hash commands are ours
+alone.
 
 Run alone: /usr/bin/python3 -m pytest -q tests/integration/test_command_coverage.py"""
 import os
@@ -65,7 +65,7 @@ def test_command_list_differs_only_by_open_issues(server, redis_ref):
 
 # Against 7.4.1: its one new name we lack is a cluster one; Redis 8.0's
 # HGETDEL/HGETEX/HSETEX are newer than 7.4.1 (test_hash_ttl_74.py).
-ABSENT_74 = {"cluster|myshardid"}
+ABSENT_74 = set()
 EXTENSIONS_74 = {"hgetdel", "hgetex", "hsetex"}
 
 

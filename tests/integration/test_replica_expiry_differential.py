@@ -8,7 +8,6 @@ import pytest
 import redis
 
 from conftest import REDIS_SERVER, SERVER
-from ref74 import binary as ref74_binary
 from repl_helpers import wait_caught_up, wait_link_up
 
 pytestmark = pytest.mark.differential
@@ -85,42 +84,3 @@ def test_writable_replica_expires_its_own_keys(start_server, binary):
     assert sc.dbsize() == 1  # the master's DEL came
     sc.flushall()
     assert sc.info("stats")["slave_expires_tracked_keys"] == 0
-
-
-REF74 = ref74_binary()
-
-
-@pytest.mark.parametrize("binary", [SERVER, "7.4.1"], ids=["ours", "redis74"])
-def test_writable_replica_keeps_its_own_expired_hash_fields(start_server, binary):
-    """replica-read-only no: Redis 7.4.1 expires hash fields actively only
-    on a master, and its replica's cron (expireSlaveKeys) takes whole keys
-    alone, so fields the replica's own clients gave a TTL stay there once
-    expired: clients do not see them, HLEN still counts them, nothing is
-    counted as expired, and a write to another field keeps them; a write
-    to the field itself replaces or deletes it."""
-    import time
-    if binary == "7.4.1":
-        if not REF74:
-            pytest.skip("no Redis 7.4.1 here: utils/dev/redis74-ref.sh could not build one")
-        binary = REF74
-    m = start_server(binary=binary)
-    s = start_server(args=["--replica-read-only", "no"], binary=binary)
-    sc = redis.Redis(port=s.port, decode_responses=True)
-    sc.replicaof("127.0.0.1", m.port)
-    wait_link_up(sc)
-    sc.hset("h", mapping={"f": "v", "g": "w"})
-    assert sc.execute_command("HPEXPIRE", "h", "50", "FIELDS", "1", "f") == [1]
-    sc.hset("only", "a", "1")
-    assert sc.execute_command("HPEXPIRE", "only", "50", "FIELDS", "1", "a") == [1]
-    sc.set("k", "v", px=50)
-    time.sleep(0.6)  # several cron runs
-    assert sc.exists("k") == 0 and sc.info("stats")["expired_keys"] == 1  # its own key went
-    assert sc.hget("h", "f") is None and sc.hgetall("h") == {"g": "w"}
-    assert sc.hlen("h") == 2 and sc.hlen("only") == 1 and sc.exists("only") == 1
-    assert sc.info("stats")["expired_subkeys"] == 0
-    sc.hset("h", "z", "1")
-    assert sc.hlen("h") == 3
-    assert sc.dbsize() == 2
-    # a write to the field itself replaces it (HSET counts it as there) or deletes it
-    assert sc.hset("h", "f", "x") == 0 and sc.execute_command("HTTL", "h", "FIELDS", "1", "f") == [-1]
-    assert sc.hdel("only", "a") == 1 and sc.exists("only") == 0
