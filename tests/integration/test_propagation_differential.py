@@ -30,9 +30,11 @@ class ReplicationStream:
     def __init__(self, port):
         self.c = RawConn(port, timeout=10)
         self.c.send("SYNC")
-        line = self.c._line()
-        while not line.startswith(b"$"):  # newlines sent while the RDB is made
-            line = self.c._line()
+        # While the RDB is made the master sends bare "\n" keepalives, once a
+        # second: on a slow machine they can precede the "$<len>" line.
+        line = self.c._line().lstrip(b"\n")
+        while not line.startswith(b"$"):
+            line = self.c._line().lstrip(b"\n")
         n = int(line[1:])
         while len(self.c.buf) < n:
             self.c._fill()
