@@ -17,7 +17,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
 
-SERVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src", "redis-like-server")
+SERVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src", "redis-like-server")
 
 
 def wchar(pid):
