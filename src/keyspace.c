@@ -34,33 +34,40 @@ static const ht_type keys_type = {entry_key, dict_sds_hash, dict_sds_eq, entry_f
 
 ht *db_create_keys_table(void) { return ht_create(&keys_type); }
 
+/* ------------------------------------------------ sets of key names */
+
+/* A db keeps two sets of key names beside its keys table: the hashes with
+ * field TTLs and a writable replica's own keys with a TTL.  Each is created
+ * on its first name and released, with the cursor of the cycle walking it,
+ * when its last name goes. */
+static void name_free(void *p) { sds_free(p); }
+static const ht_type names_type = {NULL, dict_sds_hash, dict_sds_eq, name_free};
+
+static void names_add(ht **set, sds key) {
+    if (!*set) *set = ht_create(&names_type);
+    ht_position pos;
+    if (ht_find_position_for_insert(*set, key, &pos, NULL)) ht_insert_at_position(*set, &pos, sds_dup(key));
+}
+
+static void names_release(ht **set, unsigned long *cursor) {
+    if (*set) ht_release(*set);
+    *set = NULL;
+    *cursor = 0;
+}
+
+static void names_remove(ht **set, unsigned long *cursor, sds key) {
+    if (!*set) return;
+    ht_delete(*set, key);
+    if (ht_size(*set) == 0) names_release(set, cursor);
+}
+
 /* ------------------------------------------- hashes with field TTLs */
 
-static void hfe_key_free(void *p) { sds_free(p); }
-static const ht_type hfe_keys_type = {NULL, dict_sds_hash, dict_sds_eq, hfe_key_free};
+void db_track_field_ttl(db_t *db, sds key) { names_add(&db->hfe_keys, key); }
 
-void db_track_field_ttl(db_t *db, sds key) {
-    if (!db->hfe_keys) db->hfe_keys = ht_create(&hfe_keys_type);
-    ht_position pos;
-    if (ht_find_position_for_insert(db->hfe_keys, key, &pos, NULL))
-        ht_insert_at_position(db->hfe_keys, &pos, sds_dup(key));
-}
+void db_untrack_field_ttl(db_t *db, sds key) { names_remove(&db->hfe_keys, &db->hfe_cursor, key); }
 
-void db_untrack_field_ttl(db_t *db, sds key) {
-    if (!db->hfe_keys) return;
-    ht_delete(db->hfe_keys, key);
-    if (ht_size(db->hfe_keys) == 0) {
-        ht_release(db->hfe_keys);
-        db->hfe_keys = NULL;
-        db->hfe_cursor = 0;
-    }
-}
-
-static void hfe_release(db_t *db) {
-    ht_release(db->hfe_keys);
-    db->hfe_keys = NULL;
-    db->hfe_cursor = 0;
-}
+static void hfe_release(db_t *db) { names_release(&db->hfe_keys, &db->hfe_cursor); }
 
 /* ------------------------------- a writable replica's own keys with a TTL */
 
@@ -75,27 +82,14 @@ static void track_replica_ttl_key(db_t *db, sds key) {
     if (srv->keyspace_hooks->keys_expire_locally(srv) || srv->cfg.replica_read_only || !cur ||
         (cur->flags & CLIENT_MASTER))
         return;
-    if (!db->replica_ttl_keys) db->replica_ttl_keys = ht_create(&hfe_keys_type); /* a set of sds names */
-    ht_position pos;
-    if (ht_find_position_for_insert(db->replica_ttl_keys, key, &pos, NULL))
-        ht_insert_at_position(db->replica_ttl_keys, &pos, sds_dup(key));
+    names_add(&db->replica_ttl_keys, key);
 }
 
 void db_untrack_replica_ttl_key(db_t *db, sds key) {
-    if (!db->replica_ttl_keys) return;
-    ht_delete(db->replica_ttl_keys, key);
-    if (ht_size(db->replica_ttl_keys) == 0) {
-        ht_release(db->replica_ttl_keys);
-        db->replica_ttl_keys = NULL;
-        db->own_cursor = 0;
-    }
+    names_remove(&db->replica_ttl_keys, &db->own_cursor, key);
 }
 
-static void replica_ttl_release(db_t *db) {
-    ht_release(db->replica_ttl_keys);
-    db->replica_ttl_keys = NULL;
-    db->own_cursor = 0;
-}
+static void replica_ttl_release(db_t *db) { names_release(&db->replica_ttl_keys, &db->own_cursor); }
 
 size_t db_replica_ttl_keys_count(const server_t *srv) {
     size_t n = 0;
