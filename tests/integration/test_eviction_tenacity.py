@@ -43,6 +43,15 @@ def under(c, limit, secs=20):
     return False
 
 
+def eviction_spell_ends(c, secs=20):
+    deadline = time.time() + secs
+    while time.time() < deadline:
+        if c.info("stats")["current_eviction_exceeded_time"] == 0:
+            return True
+        time.sleep(0.05)
+    return False
+
+
 @pytest.mark.parametrize("binary", BINARIES)
 def test_values(start_server, binary):
     c = start(start_server, binary)
@@ -87,9 +96,12 @@ def test_no_tenacity_goes_on_between_commands(start_server, binary):
     assert during["used_memory"] > limit
     assert during["evicted_keys"] < KEYS // 4
     assert under(c, limit)               # no write needed to finish it
+    # "Under" allows SLACK for INFO's own reply; the server may still be
+    # a few keys over its limit at that read, so the spell ends a round
+    # or two later (seen on Redis on a loaded machine): poll for its end.
+    assert eviction_spell_ends(c)
     after = c.info()
     assert after["evicted_keys"] > KEYS // 4
-    assert after["current_eviction_exceeded_time"] == 0
     assert after["total_eviction_exceeded_time"] > 0      # the ~200 ms spell
     # CONFIG RESETSTAT clears the total (Redis resets it too).
     c.config_resetstat()
