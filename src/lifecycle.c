@@ -388,6 +388,10 @@ void server_run(server_t *srv) {
 }
 
 void server_free(server_t *srv) {
+    /* Listeners first: once a client sees its connection closed, a new
+     * one is refused, as when Redis's process exits (a SHUTDOWN's caller
+     * reconnects to check the server is gone). */
+    listeners_close(srv);
     while (srv->clients_head) conn_free(srv->clients_head);
     blocking_free(srv->blocking); /* after the clients: they unblock as they go */
     srv->blocking = NULL;
@@ -403,7 +407,6 @@ void server_free(server_t *srv) {
     srv->slowlog = NULL;
     srv->latency = NULL;
     srv->monitors = NULL;
-    listeners_close(srv);
     cluster_bus_free(srv); /* its links and listeners live in the loop */
     repl_close_link(srv);  /* so does a replica's link to its master */
     if (srv->pidfile_written) unlink(srv->cfg.pidfile);

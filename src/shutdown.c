@@ -14,6 +14,7 @@
 #include <strings.h>
 
 #include "config.h"
+#include "listeners.h"
 #include "loading.h"
 #include "log.h"
 #include "pause.h"
@@ -40,6 +41,9 @@ static bool finish(server_t *srv, int flags) {
         log_msg(LL_WARNING, "Errors trying to shut down the server. Check the logs for more information.");
         return false;
     }
+    /* No new client from here: the SHUTDOWN caller may see its link close
+     * (the loop still runs a round) and must then be refused, as Redis. */
+    listeners_close(srv);
     server_request_shutdown(srv);
     return true;
 }

@@ -191,3 +191,30 @@ def test_caught_up_replica_ends_the_wait(start_server, tmp_path, binary):
     assert master.proc.wait(timeout=15) == 0
     assert time.time() - t0 < 15
     assert "1 of 1 replicas are in sync when shutting down." in master.read_log()
+
+
+@pytest.mark.parametrize("binary", BOTH)
+def test_shutdown_nosave_of_a_busy_script_refuses_new_clients(start_server, tmp_path, binary):
+    """SHUTDOWN NOSAVE ends a script past busy-reply-threshold; once the
+    caller sees its link close, a new connection is refused (Redis 7.0.15's
+    suite checks this: the server stopped listening before it let the
+    caller go, not after freeing everything)."""
+    import socket
+    s = start(start_server, binary, tmp_path / os.path.basename(binary), "--save", "",
+              "--busy-reply-threshold", "100")
+    busy = socket.create_connection(("127.0.0.1", s.port))
+    busy.sendall(b"EVAL \"while true do end\" 0\r\n")
+    other = socket.create_connection(("127.0.0.1", s.port))
+    deadline = time.time() + 10
+    while True:
+        other.sendall(b"PING\r\n")
+        reply = other.recv(200)
+        if reply.startswith(b"-BUSY"):
+            break
+        assert time.time() < deadline, reply
+        time.sleep(0.05)
+    other.sendall(b"SHUTDOWN NOSAVE\r\n")
+    assert other.recv(200) == b""            # no reply: the link closes
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection(("127.0.0.1", s.port), timeout=2)
+    assert s.proc.wait(timeout=10) == 0
