@@ -399,6 +399,10 @@ static int parse_command(ldb_t *l, sds **argv, int *argc) {
             rc = PARSE_MORE;
             break;
         }
+        if (le[2 + len] != '\r' || le[3 + len] != '\n') { /* a bulk longer than it said */
+            rc = PARSE_ERROR;
+            break;
+        }
         args[got] = sds_newlen(le + 2, (size_t)len);
         p = le + 2 + len + 2;
     }

@@ -199,6 +199,47 @@ def test_cve_2021_32675_unauthenticated_multibulk_preallocation(start_server):
         assert r.ping()
 
 
+def _debugger_session(port, payload):
+    """SCRIPT DEBUG SYNC, a script, then payload as the debugger's input:
+    every byte the server sends until it closes the link (a sync session
+    ends with the connection) or goes quiet for a second."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=1)
+    s.sendall(b"SCRIPT DEBUG SYNC\r\n")
+    assert s.recv(100) == b"+OK\r\n"
+    s.sendall(b"EVAL \"return 'hello'\" 0\r\n")
+    got = b""
+    while b"<endsession>" not in got and b"hello" not in got:
+        got += s.recv(4096)      # the session's opening lines
+    s.sendall(payload)
+    out = b""
+    try:
+        while True:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            out += chunk
+    except socket.timeout:
+        pass
+    s.close()
+    return out
+
+
+def test_cve_2021_32672_debugger_protocol_parsing(pair, server, redis_ref):
+    """The script debugger reads its commands with a RESP parser of its own;
+    Redis's read past its buffer on a request that lied about its sizes.
+    Lying, negative, huge and truncated counts and lengths: the same
+    answer as Redis (an unknown command, or a protocol error that ends the
+    session), and the server runs on with its data."""
+    payloads = [b"*1\r\n$-5\r\n", b"*999999999\r\n", b"*1\r\n$3\r\nabcdef\r\n", b"*-1\r\n",
+                b"*1\r\n$2147483647\r\nx\r\n", b"*1\r\nfoo\r\n", b"hello\r\n", b"*0\r\n",
+                b"*1\r\n$11\r\nhello\x00world\r\n", b"*1\r\n$100\r\nab", b"*2\r\n$1\r\na\r\n"]
+    for payload in payloads:
+        got = [_debugger_session(p, payload) for p in (server.port, redis_ref.port)]
+        assert got[0] == got[1], (payload, got)
+        for c in pair:
+            assert_alive(c)
+
+
 def test_cve_2021_32687_and_2021_29478_intset_entries_limit(pair):
     """set-max-intset-entries set huge let an intset grow past what its
     32-bit size arithmetic could hold (and COPY duplicated it with the same
