@@ -214,15 +214,6 @@ static void set_category(acl_selector_t *s, uint64_t cat, bool allow) {
         if (tab.cmds[i].categories & cat) change_perm(s, i, allow);
 }
 
-static void count_category(const acl_selector_t *s, uint64_t cat, unsigned long *on, unsigned long *off) {
-    *on = *off = 0;
-    for (int i = 0; i < tab.n; i++) {
-        if (!(tab.cmds[i].categories & cat)) continue;
-        if (get_bit(s, i)) (*on)++;
-        else (*off)++;
-    }
-}
-
 static acl_selector_t *selector_new(unsigned flags) {
     acl_selector_t *s = zcalloc(sizeof(*s));
     s->flags = flags | (tab.pubsub_all ? ACL_SEL_ALLCHANNELS : 0);
@@ -248,6 +239,7 @@ static void selector_free(acl_selector_t *s) {
     clear_keys(s);
     clear_channels(s);
     free_firstargs(s);
+    sds_free(s->rules);
     zfree(s);
 }
 
@@ -272,6 +264,7 @@ static acl_selector_t *selector_dup(const acl_selector_t *src) {
         for (int id = 0; id < ACL_CMD_BITS; id++)
             if (src->firstargs[id])
                 for (sds *a = src->firstargs[id]; *a; a++) add_firstarg(s, id, *a);
+    if (src->rules) s->rules = sds_dup(src->rules);
     return s;
 }
 
@@ -349,6 +342,46 @@ static acl_rule_err_t add_channel(acl_selector_t *s, const char *op, size_t len)
     return ACL_RULE_OK;
 }
 
+/* ---------------------------------------------------- rules as written */
+
+/* Does the recorded rule word w (without its sign, len n) fall under the
+ * new rule r: the same command or category, or a subcommand or first
+ * argument of the command r names? */
+static bool rule_covered(const char *w, size_t n, const char *r, size_t rlen) {
+    if (n < rlen || memcmp(w, r, rlen) != 0) return false;
+    return n == rlen || w[rlen] == '|';
+}
+
+/* Record a command rule as Redis 7.2+ keeps it for ACL GETUSER/LIST: the
+ * earlier rules it overrides are dropped (every bit they set, this one sets
+ * again later, so the printed list rebuilds the same bitmap) and it goes
+ * last, lower-cased. */
+static void record_rule(acl_selector_t *s, const char *rule, bool allow) {
+    sds r = sds_new(rule);
+    sds_tolower(r);
+    sds kept = sds_empty();
+    const char *p = s->rules ? s->rules : "";
+    while (*p) {
+        const char *end = strchr(p, ' ');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        if (!rule_covered(p + 1, n - 1, r, sds_len(r))) {
+            if (sds_len(kept)) kept = sds_catlen(kept, " ", 1);
+            kept = sds_catlen(kept, p, n);
+        }
+        p += n + (end ? 1 : 0);
+    }
+    if (sds_len(kept)) kept = sds_catlen(kept, " ", 1);
+    kept = sds_catprintf(kept, "%c%s", allow ? '+' : '-', r);
+    sds_free(r);
+    sds_free(s->rules);
+    s->rules = kept;
+}
+
+static void clear_rules(acl_selector_t *s) {
+    sds_free(s->rules);
+    s->rules = NULL;
+}
+
 /* "+cmd", "+cmd|sub" (a subcommand) or "+cmd|arg" (a first argument of a
  * command without subcommands). */
 static acl_rule_err_t allow_command(acl_selector_t *s, const char *name) {
@@ -357,6 +390,7 @@ static acl_rule_err_t allow_command(acl_selector_t *s, const char *name) {
         int id = lookup_id(name);
         if (id < 0) return ACL_RULE_NO_SUCH_CMD;
         change_perm(s, id, true);
+        record_rule(s, tab.cmds[id].name, true);
         return ACL_RULE_OK;
     }
     sds base = sds_newlen(name, (size_t)(bar - name));
@@ -372,6 +406,7 @@ static acl_rule_err_t allow_command(acl_selector_t *s, const char *name) {
     } else {
         add_firstarg(s, id, bar + 1);
     }
+    record_rule(s, name, true);
     return ACL_RULE_OK;
 }
 
@@ -394,10 +429,12 @@ static acl_rule_err_t selector_set(acl_selector_t *s, const char *op, size_t len
         memset(s->allowed, 0xff, sizeof(s->allowed));
         s->flags |= ACL_SEL_ALLCOMMANDS;
         free_firstargs(s);
+        clear_rules(s);
     } else if (!strcasecmp(op, "nocommands") || !strcasecmp(op, "-@all")) {
         memset(s->allowed, 0, sizeof(s->allowed));
         s->flags &= ~ACL_SEL_ALLCOMMANDS;
         free_firstargs(s);
+        clear_rules(s);
     } else if (op[0] == '~' || op[0] == '%') {
         return add_key_pattern(s, op, len);
     } else if (op[0] == '&') {
@@ -406,12 +443,14 @@ static acl_rule_err_t selector_set(acl_selector_t *s, const char *op, size_t len
         int cat = cmd_meta_acl_category_index(op + 2);
         if (cat < 0) return ACL_RULE_NO_SUCH_CMD;
         set_category(s, 1ull << cat, op[0] == '+');
+        record_rule(s, op + 1, op[0] == '+');
     } else if (op[0] == '+') {
         return allow_command(s, op + 1);
     } else if (op[0] == '-') {
         int id = lookup_id(op + 1);
         if (id < 0) return ACL_RULE_NO_SUCH_CMD;
         change_perm(s, id, false);
+        record_rule(s, tab.cmds[id].name, false);
     } else {
         return ACL_RULE_SYNTAX;
     }
@@ -641,60 +680,28 @@ sds *acl_merge_selector_args(sds *argv, int argc, int *merged, int *bad) {
 
 /* ------------------------------------------------------------ describing */
 
-/* Emit the single-command differences between the user's selector and the
- * fake one built from the rules printed so far, fixing the fake as we go;
- * a container is fixed before its subcommands (the table is sorted, so a
- * parent comes before its "parent|sub" rows). */
-static sds describe_single_commands(const acl_selector_t *s, acl_selector_t *fake, sds out) {
-    for (int id = 0; id < tab.n; id++) {
-        bool want = get_bit(s, id);
-        if (want != get_bit(fake, id)) {
-            out = sds_catprintf(out, "%c%s ", want ? '+' : '-', tab.cmds[id].name);
-            change_perm(fake, id, want);
-        }
-        if (!want && s->firstargs && s->firstargs[id])
-            for (sds *a = s->firstargs[id]; *a; a++) out = sds_catprintf(out, "+%s|%s ", tab.cmds[id].name, *a);
-    }
-    return out;
-}
-
+/* The command rules as Redis 7.2+ prints them: "+@all" or "-@all" (can
+ * the selector run commands added later?), then the rules in the order
+ * they were written, each overridden one dropped (record_rule). */
 sds acl_selector_describe_commands(const acl_selector_t *s) {
-    acl_selector_t fake = {0}, left = {0};
-    bool additive = !get_bit(s, ACL_FUTURE_BIT);
-    sds out = sds_new(additive ? "-@all " : "+@all ");
-    selector_set(&fake, additive ? "-@all" : "+@all", 5);
-    memcpy(left.allowed, s->allowed, sizeof(left.allowed));
-    bool applied[ACL_CAT_COUNT] = {false};
-    /* Greedy: take the category that fixes more bits than it breaks, with
-     * the fewest broken (then the most fixed); undo it on "left" so the
-     * next round only counts what is still to fix. */
-    for (;;) {
-        int best = -1;
-        unsigned long mindiff = (unsigned long)-1, maxsame = 0;
-        for (int j = 0; j < ACL_CAT_COUNT; j++) {
-            if (applied[j]) continue;
-            unsigned long on, off;
-            count_category(&left, 1ull << j, &on, &off);
-            unsigned long diff = additive ? off : on, same = additive ? on : off;
-            if (same > diff && (diff < mindiff || (diff == mindiff && same > maxsame))) {
-                best = j;
-                mindiff = diff;
-                maxsame = same;
-            }
-        }
-        if (best < 0) break;
-        set_category(&fake, 1ull << best, additive);
-        set_category(&left, 1ull << best, !additive);
-        out = sds_catprintf(out, "%s@%s ", additive ? "+" : "-", acl_category_names[best]);
-        applied[best] = true;
+    const char *base = get_bit(s, ACL_FUTURE_BIT) ? "+@all" : "-@all";
+    sds out = sds_new(base);
+    acl_selector_t fake = {0};
+    selector_set(&fake, base, 5);
+    int argc = 0;
+    sds *argv = s->rules ? sds_splitargs(s->rules, &argc) : NULL;
+    for (int i = 0; i < argc; i++) {
+        acl_rule_err_t err = selector_set(&fake, argv[i], sds_len(argv[i]));
+        rl_assert(err == ACL_RULE_OK);
+        (void)err;
+        out = sds_catprintf(out, " %s", argv[i]);
     }
-    out = describe_single_commands(s, &fake, out);
-    sds_setlen(out, sds_len(out) - 1); /* the trailing space */
+    if (argv) sds_free_splitres(argv, argc);
     /* The printed rules must rebuild exactly this bitmap: anything else
      * would silently change a user's rights on ACL SAVE / LOAD. */
     rl_assert(memcmp(fake.allowed, s->allowed, sizeof(s->allowed)) == 0);
     free_firstargs(&fake);
-    free_firstargs(&left);
+    sds_free(fake.rules);
     return out;
 }
 

@@ -76,6 +76,8 @@ typedef struct acl_selector {
     int nkeys;
     sds *channels;
     int nchannels;
+    sds rules; /* the command rules in the order written (Redis 7.2+): "+get
+                  -@string +config|get", NULL when none since +@all/-@all */
 } acl_selector_t;
 
 typedef struct acl_user acl_user_t;

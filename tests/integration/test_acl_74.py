@@ -9,6 +9,11 @@ utils/dev/redis74-ref.sh, else transcripts/acl_74_74.json.gz; ref74.py).
   names no key, so a user without key patterns may run it and ACL DRYRUN
   allows it (7.0 and 7.4 alike), while "PFMERGE k k2" checks both keys.
 
+- ACL GETUSER and ACL LIST print a selector's command rules as they were
+  written (7.2+): "+@all" or "-@all", then the rules in order, a rule
+  dropped when a later one overrides it (the same command, category or a
+  subcommand of it), names lower-cased; 7.0 printed a computed list.
+
 7.4's NOPERM, script and DRYRUN texts ("User <name> has no permissions
 ...", "No permissions to access a key") are test_acl_texts_74.py's."""
 import pytest
@@ -27,6 +32,31 @@ FLAGS = [
     ["ACL", "SETUSER", "u4", "on", ">pw", "~k*", "(+get ~x*)"], ["ACL", "GETUSER", "u4"],
     ["ACL", "GETUSER", "default"], ["ACL", "LIST"],
 ]
+
+# Rules in the orders users write them: overrides, subcommands, first
+# arguments, categories in capitals, resets, root and extra selectors.
+RULES = [
+    ["r1", "on", "nopass", "-@all", "+get", "+SET", "-@string", "+@string", "-get", "+config|get", "+CONFIG",
+     "-config|set"],
+    ["r2", "+@all", "-debug", "+debug|digest", "-@dangerous", "+select|0", "+select", "-flushall"],
+    ["r3", "+@hash", "-hset", "allcommands", "-get"],
+    ["r4", "nocommands", "+@read", "-@write", "+@READ", "+client|id", "-client"],
+    ["r5", "-@all", "+select|0", "+select|1", "+get", "+get", "-@all", "+set", "+@list", "-lpush", "+@all"],
+    ["r6", "on", "nopass", "+get", "(+set -@all +@hash ~h*)", "(%R~r* +@read -hgetall +hgetall)"],
+    ["r7", "+acl|whoami", "+acl", "-acl|setuser", "+@keyspace", "-del", "+@KEYSPACE"],
+    ["r8", "+get", "reset", "+set"],
+]
+
+
+def run_rules(c):
+    c.response_callbacks.clear()
+    out = []
+    for rule in RULES:
+        out.append(c.execute_command("ACL", "SETUSER", *rule))
+        out.append(c.execute_command("ACL", "GETUSER", rule[0]))
+    out.append(c.execute_command("ACL", "LIST"))
+    return out
+
 
 # (command, allowed?) run as ACL DRYRUN of a user with every command and no
 # key pattern, then for real by a client logged in as that user.
@@ -123,6 +153,29 @@ def test_no_key_commands_are_74s(server, ref):
     assert ours == ref.reply(["nokeys"], live)
     assert ours[0] == ["PFMERGE", True, "ran"]
     assert ours[1] == ["PFMERGE", False, "NOPERM key"]
+
+
+def test_rules_print_as_written(server, ref):
+    c = server.client(decode_responses=False)
+    reset_users(c)
+    ours = run_rules(c)
+
+    def live():
+        r = redis.Redis(port=ref.port)
+        reset_users(r)
+        return run_rules(r)
+    assert ours == ref.reply(["rules"], live)
+    listed = ours[-1]
+    assert (b"user r1 on nopass sanitize-payload resetchannels -@all +set +@string -get +config -config|set"
+            in listed)
+    # and each line loads back to the same rights and the same text
+    for line in listed:
+        words = line.decode().split(" ")
+        if words[1] == "default":
+            continue
+        c.execute_command("ACL", "DELUSER", words[1])
+        c.execute_command("ACL", "SETUSER", *words[1:])
+    assert c.execute_command("ACL", "LIST") == listed
 
 
 def test_acl_save_and_rewrite_show_the_flag(start_server, tmp_path):
