@@ -197,6 +197,9 @@ void zmalloc_get_allocator_stats(zmalloc_stats_t *st) {
     st->resident = je_stat("stats.resident");
     st->mapped = je_stat("stats.mapped");
     st->retained = je_stat("stats.retained");
+    char name[64];
+    snprintf(name, sizeof(name), "stats.arenas.%d.pmuzzy", MALLCTL_ARENAS_ALL);
+    st->muzzy = je_stat(name) * je_stat("arenas.page"); /* pages, every arena's */
 }
 
 int zmalloc_purge(void) {

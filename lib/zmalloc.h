@@ -47,6 +47,7 @@ typedef struct zmalloc_stats {
     size_t mapped;    /* bytes mapped from the OS */
     size_t retained;  /* bytes unmapped/returned but kept as address space */
     size_t metadata;  /* resident bookkeeping outside `resident` (tcmalloc's spans and caches), else 0 */
+    size_t muzzy;     /* jemalloc's muzzy pages (purged lazily, MADV_FREE), else 0 */
 } zmalloc_stats_t;
 void zmalloc_get_allocator_stats(zmalloc_stats_t *st);
 /* False when reading the stats walks the heap (glibc's mallinfo2 visits

@@ -174,9 +174,9 @@ static sds sec_memory(server_t *srv, sds s) {
                       "allocator_allocated:%zu\r\n"
                       "allocator_active:%zu\r\n"
                       "allocator_resident:%zu\r\n"
-                      "allocator_muzzy:0\r\n", /* 7.4: jemalloc's muzzy pages; our allocators have none */
+                      "allocator_muzzy:%zu\r\n", /* 7.4: jemalloc's muzzy pages; the others have none */
                       r.peak_perc, r.overhead, r.startup, r.dataset, r.dataset_perc, r.alloc.allocated, r.alloc.active,
-                      r.alloc.resident);
+                      r.alloc.resident, r.alloc.muzzy);
     s = human_line(s, "total_system_memory", zmalloc_total_system_memory());
     scripting_fn_figures_t fn = {functions_count(srv), functions_library_count(srv), functions_vm_memory(srv),
                                  functions_overhead(srv)}; /* function.c */
