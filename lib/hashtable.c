@@ -139,12 +139,16 @@ uint64_t ht_hash_pointer(const void *p) {
     return x ^ (x >> 31);
 }
 
-size_t ht_mem_usage(const ht *t) {
-    size_t n = zmalloc_size(t);
+size_t ht_lut_bytes(const ht *t) {
+    size_t n = 0;
     for (int i = 0; i < 2; i++)
         if (t->tables[i]) n += zmalloc_size(t->tables[i]);
     return n;
 }
+
+size_t ht_mem_usage(const ht *t) { return zmalloc_size(t) + ht_lut_bytes(t); }
+
+size_t ht_rehashing_bytes(const ht *t) { return ht_is_resizing(t) && t->tables[0] ? zmalloc_size(t->tables[0]) : 0; }
 
 size_t ht_mem_usage_sampled(ht *t, size_t samples, size_t (*entry_bytes)(const void *entry)) {
     size_t n = ht_mem_usage(t), seen = 0, bytes = 0;

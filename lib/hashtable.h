@@ -100,6 +100,10 @@ static inline void *ht_meta(ht *t) { return t + 1; }
 static inline size_t ht_size(const ht *t) { return t->used[0] + t->used[1]; }
 size_t ht_buckets(const ht *t);   /* both tables */
 size_t ht_mem_usage(const ht *t); /* the handle and bucket arrays, no entries */
+size_t ht_lut_bytes(const ht *t); /* the bucket arrays alone (Redis 7.4's "lut") */
+/* The array being emptied while the table resizes (7.4's "rehashing"
+ * overhead), else 0. */
+size_t ht_rehashing_bytes(const ht *t);
 /* ht_mem_usage plus the entries' bytes: entry_bytes(entry) measured on the
  * first `samples` entries (0 = all) and scaled to ht_size (MEMORY USAGE). */
 size_t ht_mem_usage_sampled(ht *t, size_t samples, size_t (*entry_bytes)(const void *entry));

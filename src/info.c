@@ -202,7 +202,7 @@ static sds sec_memory(server_t *srv, sds s) {
                          "mem_aof_buffer:0\r\n"
                          "mem_io_buffers:%zu\r\n"
                          "mem_allocator:%s\r\n"
-                         "mem_overhead_db_hashtable_rehashing:0\r\n" /* 7.4; not measured here */
+                         "mem_overhead_db_hashtable_rehashing:%zu\r\n" /* 7.4 */
                          "active_defrag_running:%d\r\n"
                          "lazyfree_pending_objects:%llu\r\n"
                          "lazyfreed_objects:%llu\r\n",
@@ -210,7 +210,7 @@ static sds sec_memory(server_t *srv, sds s) {
                          r.allocator_rss_ratio, r.allocator_rss_bytes, r.rss_overhead_ratio, r.rss_overhead_bytes, r.frag_ratio,
                          r.frag_bytes, repl_backlog_memory(srv) + repl_replica_buffers_memory(srv), repl_backlog_memory(srv),
                          repl_backlog_memory(srv) + repl_replica_buffers_memory(srv), repl_replica_buffers_memory(srv),
-                         r.clients_normal, cluster_bus_links_memory(srv), r.io_buffers, zmalloc_lib(), ds.running_cpu_pct, lazy_pending,
+                         r.clients_normal, cluster_bus_links_memory(srv), r.io_buffers, zmalloc_lib(), r.db_rehashing, ds.running_cpu_pct, lazy_pending,
                          lazy_freed);
 }
 

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "alloc_advice.h"
+#include "cluster_bus.h"
 #include "commands.h"
 #include "conn.h"
 #include "io_engine.h"
@@ -62,6 +63,13 @@ void memory_report(server_t *srv, mem_report_t *r) {
         }
         r->overhead += m + e;
         r->keys += db_size(&srv->dbs[i]);
+        ht *tables[2] = {keys, ttl_index_table(&srv->dbs[i])};
+        for (int t = 0; t < 2; t++) {
+            if (!tables[t]) continue;
+            r->db_lut += ht_lut_bytes(tables[t]);
+            r->db_rehashing += ht_rehashing_bytes(tables[t]);
+            r->db_rehashing_count += ht_is_resizing(tables[t]);
+        }
     }
     r->dataset = r->used > r->overhead ? r->used - r->overhead : 0;
     size_t net = r->used > r->startup ? r->used - r->startup : 0;
@@ -151,21 +159,27 @@ static void reply_kv_double(client_t *c, const char *k, double v) {
     reply_double(c, v);
 }
 
+/* MEMORY STATS: Redis 7.4.1's fields in its order (the db.<n> maps after
+ * functions.caches), then ours: the io_uring buffers and where RSS goes
+ * (docs/memory.md). */
 static void cmd_memory_stats(client_t *c) {
+    server_t *srv = c->srv;
     mem_report_t r;
-    memory_report(c->srv, &r);
+    memory_report(srv, &r);
     void *slot = reply_deferred_len(c);
     long n = 0;
     reply_kv_ll(c, "peak.allocated", (long long)r.peak), n++;
     reply_kv_ll(c, "total.allocated", (long long)r.used), n++;
     reply_kv_ll(c, "startup.allocated", (long long)r.startup), n++;
-    reply_kv_ll(c, "replication.backlog", 0), n++;
-    reply_kv_ll(c, "clients.slaves", 0), n++;
+    reply_kv_ll(c, "replication.backlog", (long long)repl_backlog_memory(srv)), n++;
+    reply_kv_ll(c, "clients.slaves", (long long)repl_replica_buffers_memory(srv)), n++;
     reply_kv_ll(c, "clients.normal", (long long)r.clients_normal), n++;
+    reply_kv_ll(c, "cluster.links", (long long)cluster_bus_links_memory(srv)), n++;
     reply_kv_ll(c, "aof.buffer", 0), n++;
-    reply_kv_ll(c, "io.buffers", (long long)r.io_buffers), n++;
-    for (int i = 0; i < c->srv->dbnum && i < 64; i++) {
-        if (db_size(&c->srv->dbs[i]) == 0) continue;
+    reply_kv_ll(c, "lua.caches", (long long)scripting_cache_memory(srv)), n++;
+    reply_kv_ll(c, "functions.caches", (long long)functions_overhead(srv)), n++;
+    for (int i = 0; i < srv->dbnum && i < 64; i++) {
+        if (db_size(&srv->dbs[i]) == 0) continue;
         char name[16];
         snprintf(name, sizeof(name), "db.%d", i);
         reply_bulk_cstr(c, name);
@@ -174,7 +188,10 @@ static void cmd_memory_stats(client_t *c) {
         reply_kv_ll(c, "overhead.hashtable.expires", (long long)r.db_overhead_expires[i]);
         n++;
     }
+    reply_kv_ll(c, "overhead.db.hashtable.lut", (long long)r.db_lut), n++;
+    reply_kv_ll(c, "overhead.db.hashtable.rehashing", (long long)r.db_rehashing), n++;
     reply_kv_ll(c, "overhead.total", (long long)r.overhead), n++;
+    reply_kv_ll(c, "db.dict.rehashing.count", (long long)r.db_rehashing_count), n++;
     reply_kv_ll(c, "keys.count", (long long)r.keys), n++;
     reply_kv_ll(c, "keys.bytes-per-key", (long long)r.bytes_per_key), n++;
     reply_kv_ll(c, "dataset.bytes", (long long)r.dataset), n++;
@@ -183,16 +200,18 @@ static void cmd_memory_stats(client_t *c) {
     reply_kv_ll(c, "allocator.allocated", (long long)r.alloc.allocated), n++;
     reply_kv_ll(c, "allocator.active", (long long)r.alloc.active), n++;
     reply_kv_ll(c, "allocator.resident", (long long)r.alloc.resident), n++;
+    reply_kv_ll(c, "allocator.muzzy", (long long)r.alloc.muzzy), n++;
     reply_kv_double(c, "allocator-fragmentation.ratio", r.allocator_frag_ratio), n++;
     reply_kv_ll(c, "allocator-fragmentation.bytes", r.allocator_frag_bytes), n++;
-    reply_kv_double(c, "allocator.rss-ratio", r.allocator_rss_ratio), n++;
-    reply_kv_ll(c, "allocator.rss-bytes", r.allocator_rss_bytes), n++;
+    reply_kv_double(c, "allocator-rss.ratio", r.allocator_rss_ratio), n++;
+    reply_kv_ll(c, "allocator-rss.bytes", r.allocator_rss_bytes), n++;
     reply_kv_double(c, "rss-overhead.ratio", r.rss_overhead_ratio), n++;
     reply_kv_ll(c, "rss-overhead.bytes", r.rss_overhead_bytes), n++;
     reply_kv_double(c, "fragmentation", r.frag_ratio), n++;
     reply_kv_ll(c, "fragmentation.bytes", r.frag_bytes), n++;
+    reply_kv_ll(c, "io.buffers", (long long)r.io_buffers), n++;
     mem_rss_parts_t p;
-    memory_rss_parts(c->srv, &r, &p);
+    memory_rss_parts(srv, &r, &p);
     reply_kv_ll(c, "rss.total", (long long)p.total), n++;
     reply_kv_ll(c, "rss.allocator", (long long)p.allocator), n++;
     reply_kv_ll(c, "rss.allocator.lua", (long long)p.lua), n++;

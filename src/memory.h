@@ -22,6 +22,9 @@ typedef struct mem_report {
     double allocator_frag_ratio, allocator_rss_ratio, rss_overhead_ratio, frag_ratio;
     long long allocator_frag_bytes, allocator_rss_bytes, rss_overhead_bytes, frag_bytes;
     size_t db_overhead_main[64], db_overhead_expires[64]; /* first 64 dbs, for MEMORY STATS */
+    size_t db_lut;                                        /* the keyspace tables' bucket arrays (keys, TTL index), all dbs */
+    size_t db_rehashing;                                  /* of which arrays being emptied by a resize (7.4's rehashing overhead) */
+    size_t db_rehashing_count;                            /* tables resizing now */
 } mem_report_t;
 
 void memory_report(server_t *srv, mem_report_t *r);

@@ -699,12 +699,17 @@ static void cmd_script_debug(client_t *c) {
 
 size_t scripting_vm_memory(server_t *srv) { return slua_used_memory(S(srv)->L); }
 
+size_t scripting_cache_memory(server_t *srv) {
+    scripting_t *sc = S(srv);
+    return sc->scripts_bytes + dict_mem_usage(sc->scripts) + dict_size(sc->scripts) * sizeof(script_entry);
+}
+
 sds scripting_info_memory(server_t *srv, sds s, const scripting_fn_figures_t *fn) {
     scripting_t *sc = S(srv);
     size_t vm_eval = slua_used_memory(sc->L);
     size_t vm_fn = fn->vm_bytes;
     size_t fn_bytes = fn->overhead_bytes;
-    size_t scripts = sc->scripts_bytes + dict_mem_usage(sc->scripts) + dict_size(sc->scripts) * sizeof(script_entry);
+    size_t scripts = scripting_cache_memory(srv);
     char h1[32], h2[32], h3[32];
     util_bytes_to_human(h1, sizeof(h1), vm_eval);
     util_bytes_to_human(h2, sizeof(h2), vm_eval + vm_fn);

@@ -87,6 +87,9 @@ typedef struct scripting_fn_figures {
 sds scripting_info_memory(server_t *srv, sds s, const scripting_fn_figures_t *fn);
 /* Bytes of EVAL's Lua heap (used_memory_vm_eval): allocated by zmalloc. */
 size_t scripting_vm_memory(server_t *srv);
+/* The EVAL script cache: bodies, table, entries (INFO used_memory_scripts_eval,
+ * MEMORY STATS lua.caches). */
+size_t scripting_cache_memory(server_t *srv);
 
 extern command_t script_commands[];
 

@@ -70,6 +70,21 @@ def sockets_of(pid):
         os.close(pidfd)
 
 
+def parse_memory_stats(reply):
+    """A raw MEMORY STATS reply as a dict (db.<n> maps as dicts).  Debian's
+    redis-py 4.3 parses every "db."-prefixed field as a map and fails on
+    Redis 7.4's db.dict.rehashing.count (an integer; redis-py 5 copes)."""
+    out = {}
+    for k, v in zip(reply[0::2], reply[1::2]):
+        k = k.decode() if isinstance(k, bytes) else k
+        out[k] = parse_memory_stats(v) if isinstance(v, list) else v
+    return out
+
+
+def memory_stats(c):
+    return parse_memory_stats(c.execute_command("MEMORY", "STATS"))
+
+
 def wait_persistence_idle(c, timeout=20):
     """Until no BGSAVE or AOF rewrite runs or waits to run (INFO
     persistence; either server)."""

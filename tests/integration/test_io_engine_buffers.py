@@ -10,6 +10,8 @@ import time
 
 import pytest
 
+from conftest import memory_stats
+
 MIN_BUFFERS = 16
 BUF_SIZE = 16 * 1024
 
@@ -118,7 +120,7 @@ def test_fragmentation_ratio_leaves_the_io_buffers_out(uring):
     # MEMORY PURGE gives the buffers' pages back at once.
     r.memory_purge()
     assert r.info("memory")["mem_io_buffers"] < 512 * 1024
-    stats = r.memory_stats()
+    stats = memory_stats(r)
     assert "io.buffers" in stats
 
 

@@ -8,6 +8,8 @@ import time
 import pytest
 import redis
 
+from conftest import memory_stats
+
 FIELDS = ["used_memory", "used_memory_human", "used_memory_rss", "used_memory_rss_human", "used_memory_peak",
           "used_memory_peak_human", "used_memory_peak_perc", "used_memory_overhead", "used_memory_startup",
           "used_memory_dataset", "used_memory_dataset_perc", "allocator_allocated", "allocator_active",
@@ -171,11 +173,11 @@ def test_memory_usage(r):
 def test_memory_stats(r):
     r.mset({"k%d" % i: "v" for i in range(100)})
     r.set("e", "v", ex=100)
-    st = r.memory_stats()
+    st = memory_stats(r)
     for f in ("peak.allocated", "total.allocated", "startup.allocated", "clients.normal", "overhead.total",
               "keys.count", "keys.bytes-per-key", "dataset.bytes", "dataset.percentage", "peak.percentage",
               "allocator.allocated", "allocator.active", "allocator.resident", "allocator-fragmentation.ratio",
-              "allocator.rss-ratio", "rss-overhead.ratio", "fragmentation", "fragmentation.bytes"):
+              "allocator-rss.ratio", "rss-overhead.ratio", "fragmentation", "fragmentation.bytes"):
         assert f in st, f
     assert st["keys.count"] == 101
     assert st["db.0"]["overhead.hashtable.main"] > 0 and st["db.0"]["overhead.hashtable.expires"] > 0

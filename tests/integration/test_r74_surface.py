@@ -21,6 +21,7 @@ import benchlib
 import hash_ttl_scenarios as sc
 from ref74 import Ref74, binary as ref74_binary
 from test_info_fields import OURS_ONLY  # our own INFO fields (no Redis has them)
+from conftest import memory_stats, parse_memory_stats
 
 pytestmark = pytest.mark.differential
 
@@ -197,6 +198,71 @@ def test_info_sections_and_fields_are_74s(server, ref):
     assert version["redis_version"] == "7.4.1"
     assert version["redis_like_version"]
     assert version["listener0"] == {"name": "tcp", "bind": "127.0.0.1", "port": server.port}
+
+
+def memory_stats_keys(c):
+    """MEMORY STATS's field names in order, the db.<n> maps' inner names
+    after theirs."""
+    c.response_callbacks.clear()
+    reply = c.execute_command("MEMORY", "STATS")
+    if isinstance(reply, dict):
+        reply = [x for kv in reply.items() for x in kv]
+    keys = []
+    for name, value in zip(reply[0::2], reply[1::2]):
+        name = name.decode() if isinstance(name, bytes) else name
+        keys.append(name)
+        if isinstance(value, list):
+            keys += [name + "/" + (v.decode() if isinstance(v, bytes) else v) for v in value[0::2]]
+    return keys
+
+
+def test_memory_stats_fields_are_74s(server, ref):
+    """7.4.1's MEMORY STATS fields, in its order; ours (io.buffers and the
+    rss.* breakdown) come after them."""
+    c = server.client()
+    c.flushall()
+    c.set("k", "v")
+    mine = memory_stats_keys(c)
+
+    def live():
+        r = ref.server.client()
+        r.flushall()
+        r.set("k", "v")
+        return memory_stats_keys(r)
+    theirs = ref.reply(["memory stats keys"], live)
+    assert mine[:len(theirs)] == theirs
+    assert all(k == "io.buffers" or k.startswith("rss.") for k in mine[len(theirs):]), mine
+
+
+def test_rehashing_overhead_is_reported_while_a_table_resizes(server):
+    """mem_overhead_db_hashtable_rehashing (INFO, 7.4) and MEMORY STATS's
+    overhead.db.hashtable.rehashing and db.dict.rehashing.count: the array a
+    resize empties, seen from inside a transaction (no cron step finishes
+    the resize meanwhile); 0 once the resize is over."""
+    c = server.client()
+    c.flushall()
+    c.execute_command("DEBUG", "POPULATE", "3000", "pre")
+    p = c.pipeline(transaction=True)
+    for i in range(3000):
+        p.set("k%d" % i, "v")
+        if i % 50 == 0:
+            p.execute_command("MEMORY", "STATS")
+            p.execute_command("INFO", "memory")
+    out = p.execute()
+    stats = [parse_memory_stats(x) for x in out if isinstance(x, list)]
+    infos = [x for x in out if isinstance(x, dict) and "used_memory" in x]
+    seen = [(s["overhead.db.hashtable.rehashing"], s["db.dict.rehashing.count"], i["mem_overhead_db_hashtable_rehashing"])
+            for s, i in zip(stats, infos)]
+    busy = [t for t in seen if t[1] > 0]
+    assert busy, seen                      # 3000 -> 6000 keys: the table grew at least once
+    assert all(r > 0 and r == info_r for r, _, info_r in busy), busy
+    assert all(r == 0 for r, n, _ in seen if n == 0), seen
+    assert all(s["overhead.db.hashtable.lut"] >= s["overhead.db.hashtable.rehashing"] for s in stats)
+    deadline = time.time() + 10            # the cron finishes the resize
+    while c.info("memory")["mem_overhead_db_hashtable_rehashing"] and time.time() < deadline:
+        time.sleep(0.05)
+    assert c.info("memory")["mem_overhead_db_hashtable_rehashing"] == 0
+    assert memory_stats(c)["db.dict.rehashing.count"] == 0
 
 
 def info_counts(c):

@@ -9,6 +9,8 @@ import time
 
 import pytest
 
+from conftest import memory_stats
+
 TOP_PARTS = ["rss_allocator", "rss_io_buffers", "rss_thread_stacks", "rss_code_and_libraries", "rss_other"]
 ALLOCATOR_PARTS = ["rss_allocator_lua", "rss_allocator_replication", "rss_allocator_clients", "rss_allocator_rest"]
 
@@ -66,7 +68,7 @@ def test_parts_add_up_idle_and_after_a_fill(srv):
 def test_memory_stats_has_the_same_parts(srv):
     r = srv.client()
     r.execute_command("DEBUG", "POPULATE", 50000)
-    stats = r.memory_stats()
+    stats = memory_stats(r)
     kernel = vm_rss(srv.proc.pid)
     top = ["rss.allocator", "rss.io-buffers", "rss.thread-stacks", "rss.code-and-libraries", "rss.other"]
     sub = ["rss.allocator.lua", "rss.allocator.replication", "rss.allocator.clients", "rss.allocator.rest"]

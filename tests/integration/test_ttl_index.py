@@ -17,6 +17,7 @@ import redis
 from diffreply import both
 
 from repl_helpers import wait_for, wait_link_up
+from conftest import memory_stats
 
 
 
@@ -318,7 +319,7 @@ def test_memory_stats_count_the_index(auto):
         p.set(f"ttl:{i}", "v", ex=100000)
     p.execute()
     assert index_state(c)["state"] == "ready"
-    stats = c.memory_stats()
+    stats = memory_stats(c)
     db0 = stats["db.0"]
     # 8 bytes per expire time plus the index's buckets (one at least).
     assert db0["overhead.hashtable.expires"] >= 150 * 8 + 64
