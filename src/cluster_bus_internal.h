@@ -165,6 +165,8 @@ void cluster_reports_by_gone(cluster_bus_t *bus, const cluster_node_t *n);
 void cluster_maybe_mark_failing(server_t *srv, cluster_node_t *n);
 /* The cron's check of n: unanswered for the node timeout makes it PFAIL. */
 void cluster_failure_check(server_t *srv, cluster_node_t *n, long long now);
+/* n, marked FAIL, answered our PING: FAIL lifted if Redis would. */
+void cluster_failure_answered(server_t *srv, cluster_node_t *n);
 /* A FAIL message from sender (buf: the whole message). */
 void cluster_failure_handle_fail(server_t *srv, cluster_node_t *sender, const uint8_t *buf);
 

@@ -91,3 +91,28 @@ void cluster_failure_handle_fail(server_t *srv, cluster_node_t *sender, const ui
         cl->todo_update = cl->todo_save = true;
     }
 }
+
+/* As Redis's clearNodeFailureIfNeeded: a replica or a master without
+ * slots is back at once; a master still serving slots in our view (no
+ * replica took them over) once its FAIL is older than twice the node
+ * timeout.  Without the second rule a master that failed and came back
+ * before anyone replaced it stayed FAIL here for good (and the cluster
+ * down for its slots), as did one that got slots again (a TAKEOVER) while
+ * we still had it FAIL. */
+#define CLUSTER_FAIL_UNDO_TIME_MULT 2
+void cluster_failure_answered(server_t *srv, cluster_node_t *n) {
+    cluster_t *cl = srv->cluster;
+    bool replica = (n->flags & CNODE_REPLICA) != 0;
+    if (replica || !n->numslots) {
+        log_msg(LL_NOTICE, "Clear FAIL state for node %.40s: %s is reachable again.", n->name,
+                replica ? "replica" : "master without slots");
+    } else if (util_mstime() - n->fail_time > srv->cfg.cluster_node_timeout * CLUSTER_FAIL_UNDO_TIME_MULT) {
+        log_msg(LL_NOTICE,
+                "Clear FAIL state for node %.40s: is reachable again and nobody is serving its slots after some time.",
+                n->name);
+    } else {
+        return;
+    }
+    n->flags &= ~CNODE_FAIL;
+    cl->todo_update = cl->todo_save = true;
+}

@@ -268,15 +268,14 @@ static cluster_node_t *end_handshake(cluster_t *cl, cluster_link_t *l, const cms
 /* ------------------------------------------------------------ messages */
 
 /* A PONG from the peer of our outgoing link: it answered. */
-static void note_pong(cluster_t *cl, cluster_node_t *n) {
+static void note_pong(server_t *srv, cluster_node_t *n) {
     n->pong_received = util_mstime();
     n->ping_sent = 0;
     if (n->flags & CNODE_PFAIL) {
         n->flags &= ~CNODE_PFAIL;
-        cl->todo_update = true;
-    } else if ((n->flags & CNODE_FAIL) && (n->flags & CNODE_REPLICA || !n->numslots)) {
-        n->flags &= ~CNODE_FAIL; /* a replica or a master without slots comes back at once */
-        cl->todo_update = cl->todo_save = true;
+        srv->cluster->todo_update = true;
+    } else if (n->flags & CNODE_FAIL) {
+        cluster_failure_answered(srv, n);
     }
 }
 
@@ -299,7 +298,7 @@ bool cluster_gossip_handle_ping(cluster_link_t *l, cluster_node_t *sender, const
             if (!sender) return false;
         }
     }
-    if (l->node && type == CMSG_PONG && sender == l->node) note_pong(cl, l->node);
+    if (l->node && type == CMSG_PONG && sender == l->node) note_pong(srv, l->node);
     if (sender) {
         apply_sender_header(srv, sender, h, l);
         process_extensions(cl, sender, h);
