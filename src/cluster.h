@@ -7,8 +7,9 @@
  * cluster.c owns the state (srv->cluster, NULL with cluster mode off) and
  * the routing that dispatch.c asks before a command runs; cluster_nodes.c
  * the node table and slot bitmaps; cluster_config.c reads and writes
- * nodes.conf; cluster_bus.c (cluster_bus.h) speaks to the other nodes over
- * the cluster bus and applies what they say here; cluster_cmds.c holds the
+ * nodes.conf; the cluster bus (cluster_bus.h: cluster_bus.c and the files
+ * cluster_bus_internal.h lists) speaks to the other nodes and applies what
+ * they say here; cluster_cmds.c holds the
  * CLUSTER command, READONLY, READWRITE and ASKING (docs/cluster.md). */
 #ifndef RL_CLUSTER_H
 #define RL_CLUSTER_H
@@ -57,11 +58,11 @@ typedef struct cluster_node {
     sds hostname;              /* "" = none */
     long long ctime;           /* unix ms it was created (a handshake times out) */
     long long fail_time;       /* unix ms FAIL was set */
-    struct cluster_link *link; /* cluster_bus.c: our outgoing link to it, or NULL */
+    struct cluster_link *link; /* cluster_link.c: our outgoing link to it, or NULL */
     bool link_connected;       /* that link is up (CLUSTER NODES: connected) */
     long long voted_time;      /* unix ms we last voted for a replica of it */
     long long repl_offset;     /* the replication offset its last header told */
-    long long orphaned_time;   /* cluster_bus.c: unix ms since it is a master without working replicas, 0 = not */
+    long long orphaned_time;   /* cluster_replica_migration.c: unix ms since it is a master without working replicas, 0 = not */
 } cluster_node_t;
 
 typedef struct cluster {
@@ -84,7 +85,7 @@ typedef struct cluster {
     long long start_ms; /* a master waits a moment after start before going ok */
     long long stats_sent, stats_received;
     long long stats_sent_type[11], stats_received_type[11]; /* per bus message type (CLUSTER INFO) */
-    struct cluster_bus *bus;                                /* cluster_bus.c: listeners, links, timers */
+    struct cluster_bus *bus;                                /* cluster_bus_internal.h: listeners, links, timers */
     /* Slots our shard (myself, or our master) lost since the last
      * before-sleep: their shard channels' subscribers get sunsubscribe
      * there (Redis 7.0 drops them as the slot goes). */

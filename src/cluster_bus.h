@@ -4,8 +4,12 @@
  * Each node keeps one outgoing link to every other node it knows and
  * accepts theirs; over them go PING, PONG and MEET (a header with the
  * sender's slots, epochs and role, then gossip about other nodes and
- * extensions), FAIL and UPDATE.  cluster_bus.c applies what they say to
- * cluster.c's state.  The message layout is cluster_msg.h's. */
+ * extensions), FAIL and UPDATE; what they say is applied to cluster.c's
+ * state.  The message layout is cluster_msg.h's.  The bus is a group of
+ * files, one per concern (links, the wire, gossip, failure detection,
+ * failover, replica migration, forgotten nodes, pub/sub relay), with
+ * cluster_bus.c on top; cluster_bus_internal.h lists them and holds what
+ * they share.  This header is what the rest of the server calls. */
 #ifndef RL_CLUSTER_BUS_H
 #define RL_CLUSTER_BUS_H
 

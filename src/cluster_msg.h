@@ -7,7 +7,8 @@
  * bytes and then `extensions` extensions (each 8-byte aligned, its first
  * 8 bytes its length and type); for FAIL a node name; for PUBLISH two
  * lengths and the channel and message; for UPDATE an epoch, a node name
- * and a slot bitmap.  Only cluster_bus.c includes it. */
+ * and a slot bitmap.  The bus's files include it
+ * (cluster_bus_internal.h); cluster_wire.c checks and builds messages. */
 #ifndef RL_CLUSTER_MSG_H
 #define RL_CLUSTER_MSG_H
 

@@ -307,7 +307,7 @@ void dispatch_call(client_t *c, command_t *cmd) {
     if (cmd->flags & CMD_SKIP_MONITOR) monitor_feed(c);
     cmd->proc(c);
     check_replied(c, cmd, replies_before);
-    /* cluster_bus.c: PUBLISH reaches every node of a cluster, SPUBLISH
+    /* cluster_relay.c: PUBLISH reaches every node of a cluster, SPUBLISH
      * the other nodes of our shard (pubsub.c sits below the bus and
      * cannot hand them over itself). */
     if (srv->cluster && (cmd->flags & CMD_PUBSUB) && !cmd->parent) {

@@ -31,7 +31,7 @@ bool pause_active(server_t *srv);
 void pause_check_deadline(server_t *srv);
 /* Hold writes (as CLIENT PAUSE WRITE with no deadline) for a holder:
  * repl_failover.c while FAILOVER hands the master role over, shutdown.c
- * while a shutdown waits for replicas, cluster_bus.c while a replica's
+ * while a shutdown waits for replicas, cluster_failover.c while a replica's
  * CLUSTER FAILOVER catches up with this master.  Off runs what waited unless
  * another holder or a CLIENT PAUSE still holds them. */
 enum { PAUSE_HOLD_FAILOVER = 1,

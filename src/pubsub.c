@@ -380,7 +380,7 @@ static void cmd_publish(client_t *c) {
     /* Replicas deliver it to their own subscribers (not logged in the AOF):
      * persist.c sends it after the command, pubsub sits below that layer.
      * In a cluster the bus takes it to every node, replicas included
-     * (dispatch.c hands it to cluster_bus.c), as Redis does. */
+     * (dispatch.c hands it to cluster_relay.c), as Redis does. */
     if (!c->srv->cfg.cluster_enabled) c->flags |= CLIENT_PROPAGATE_REPL;
 }
 

@@ -36,7 +36,7 @@ void repl_after_aof_flush(server_t *srv);
 /* The replication offset: the stream fed so far (with AOF on and no
  * stream, one per write: WAITAOF counts in it). */
 long long repl_offset(const server_t *srv);
-/* A cluster manual failover (cluster_bus.c) holds the stream still while
+/* A cluster manual failover (cluster_failover.c) holds the stream still while
  * this master is paused: no PING and no GETACK fed to the replicas, so the
  * offset it told the replica stays the one to reach (Redis skips them
  * then too). */

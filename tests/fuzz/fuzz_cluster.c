@@ -1,6 +1,6 @@
 /* fuzz_cluster.c: libFuzzer target for the cluster bus's message check
- * (cluster_msg_valid in src/cluster_bus.c), the gate every message from
- * the network passes before cluster_bus.c reads any field of it.
+ * (cluster_msg_valid in src/cluster_wire.c), the gate every message from
+ * the network passes before the bus reads any field of it.
  *
  * The input is taken as one message whose totlen is patched to the input's
  * length (the link reader only hands over whole messages of the length

@@ -54,7 +54,8 @@ LAYERS = [
      "repl_failover repl_info repl_master repl_replica repl_load repl_stream repl_sync_file"),
     ("execution", "what runs or holds commands: eviction, expiry, MULTI, blocking, pause, scripts",
      "evict expire multi blocking pause script_lua script_ldb script script_conv lua_cmsgpack lua_struct lua_cjson lua_bit "
-     "function cluster_nodes cluster_config cluster cluster_msg cluster_bus"),
+     "function cluster_nodes cluster_config cluster cluster_msg cluster_wire cluster_link cluster_failure cluster_failover "
+     "cluster_replica_migration cluster_forget cluster_relay cluster_gossip cluster_bus_internal cluster_bus"),
     ("dispatch", "resolve, check and call a request",
      "dispatch"),
     ("commands", "command handlers and introspection",
