@@ -139,7 +139,7 @@ class WaitedWriter(threading.Thread):
     the master that took it: `acked` holds the writes WAIT said a replica
     has; `errors` every exception met (the write's fate then unknown)."""
 
-    def __init__(self, port, prefix, wait_ms=1000):
+    def __init__(self, port, prefix, wait_ms=300):
         super().__init__(daemon=True)
         self.rc = RedisCluster(host="127.0.0.1", port=port, decode_responses=True, socket_timeout=5)
         self.prefix, self.wait_ms = prefix, wait_ms
@@ -192,10 +192,13 @@ def test_kill_9_of_a_master_under_waited_writes(start_server):
         survivors = [n for n in nodes if n is not victim]
         wait_until(lambda: states_ok(survivors), timeout=10, what="cluster_state:ok again", show=show(survivors))
         n_after = writer.count
-        wait_until(lambda: writer.count > n_after + 200, timeout=20, what="writes going on after the failover")
+        # (The new master has no replica yet: WAIT takes its 300 ms there.)
+        wait_until(lambda: writer.count > n_after + 100, timeout=30, what="writes going on after the failover",
+                   show=lambda: "%d writes, %d errors, last %s" % (writer.count, len(writer.errors), writer.errors[-5:]))
     finally:
         writer.stop.set()
         writer.join(30)
+    print("takeover in %.2f s" % took)
     assert took < NODE_TIMEOUT / 1000 + 2, took
     assert not writer.is_alive()
     # Every write WAIT acknowledged before the kill is on the new master.
@@ -355,7 +358,8 @@ def test_mixed_cluster_converges_reshards_and_fails_over_both_ways(start_server,
         took = time.monotonic() - t0
         wait_until(lambda: states_ok(alive) and converged_alive(alive, vid), timeout=15,
                    what="cluster ok after the failover", show=show(alive))
-        assert took < NODE_TIMEOUT / 1000 + 3, took
+        print("takeover in %.2f s" % took)
+        assert took < NODE_TIMEOUT / 1000 + 2, took
         assert heir.client().dbsize() == heir_keys
         assert hid in [f.split()[0] for f in nodes_lines(alive[0]) if "master" in f and "fail" not in f]
     check_keys(alive[0].port, writer.done)
