@@ -1072,8 +1072,12 @@ static bool process_message(cluster_link_t *l, const uint8_t *buf, size_t len) {
     } else if (type == CMSG_FAILOVER_AUTH_ACK) {
         /* A vote counts from a master with slots, for this election. */
         if ((sender->flags & CNODE_MASTER) && sender->numslots && ntoh64(h->current_epoch) >= cl->bus->auth_epoch &&
-            cl->bus->auth_sent)
+            cl->bus->auth_sent) {
             cl->bus->auth_count++;
+            /* The vote that makes the majority promotes us now, not at the
+             * next cron tick (Redis does it before its next sleep). */
+            if (cl->bus->auth_count >= cl->size / 2 + 1) election_cron(srv);
+        }
     } else if (type == CMSG_PUBLISH || type == CMSG_PUBLISHSHARD) {
         uint32_t clen, mlen;
         memcpy(&clen, buf + CMSG_HEADER_LEN, 4);
