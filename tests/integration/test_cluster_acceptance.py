@@ -373,6 +373,23 @@ def test_mixed_cluster_converges_reshards_and_fails_over_both_ways(start_server,
         assert rc.set("post:%d" % i, i)
     rc.close()
     check_keys(alive[-1].port, ["post:%d" % i for i in range(1000)])
+    # Both old masters, restarted on their nodes.conf and port, follow the
+    # replicas that took over (each of the other kind).
+    for victim, heir in ((masters[1], replicas[1]), (masters[0], replicas[0])):
+        back = start_server(args=node_args(victim.cport, os.path.join(victim.dir, "nodes-%d.conf" % victim.cport)),
+                            port=victim.port, binary=victim.binary)
+        hid = myid(heir)
+        wait_until(lambda: master_id_of(back) == hid, timeout=15, what="the old master a replica of the new",
+                   show=show(alive + [back]))
+        alive.append(back)
+    wait_until(lambda: converged(alive) and states_ok(alive) and same_shards(alive), timeout=20,
+               what="all six agreeing again", show=show(alive))
+    for back, heir in zip(alive[-2:], (replicas[1], replicas[0])):
+        wait_until(lambda: back.client().info("replication").get("master_link_status") == "up", timeout=10,
+                   what="the old master synced")
+        wait_until(lambda: back.client().dbsize() == heir.client().dbsize(), timeout=10, what="same keys")
+    out = check(alive[-1])
+    assert out.returncode == 0 and "[ERR]" not in out.stdout and "[WARNING]" not in out.stdout, out.stdout
 
 
 def converged_alive(alive):
