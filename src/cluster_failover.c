@@ -192,8 +192,12 @@ void cluster_handle_auth_ack(server_t *srv, cluster_node_t *sender, const cmsg_h
     cluster_t *cl = srv->cluster;
     /* A vote counts from a master with slots, for this election. */
     if ((sender->flags & CNODE_MASTER) && sender->numslots && ntoh64(h->current_epoch) >= cl->bus->auth_epoch &&
-        cl->bus->auth_sent)
+        cl->bus->auth_sent) {
         cl->bus->auth_count++;
+        /* The vote that makes the majority promotes us now, not at the
+         * next cron tick (Redis does it before its next sleep). */
+        if (cl->bus->auth_count >= cl->size / 2 + 1) cluster_election_cron(srv);
+    }
 }
 
 void cluster_bus_failover(server_t *srv, int mode) {
