@@ -394,3 +394,20 @@ def test_client_list_shows_user(r, server):
     r.execute_command("ACL", "SETUSER", "cl", "on", ">c", "+@all", "~*")
     c = auth_client(server, "cl", "c")
     assert "user=cl" in c.execute_command("CLIENT", "INFO")
+
+
+def test_first_args_with_spaces_or_quotes_print_as_written(start_server):
+    """A first-argument rule holding a space or a quote is printed as
+    written by ACL GETUSER and ACL LIST, and the server lives (Redis 7.4.1
+    asserts on reading such a rule back and goes down on ACL GETUSER; our
+    debug builds check the printed rules the same way and must not abort,
+    and an unbalanced quote must not drop the rule from the text)."""
+    r = start_server().client()
+    r.execute_command("ACL", "SETUSER", "sp", "reset", "on", "nopass", "+select|a b", "+get")
+    r.execute_command("ACL", "SETUSER", "qu", "reset", "on", "nopass", '+select|"x', "+@hash", "-hset")
+    assert r.execute_command("ACL", "GETUSER", "sp")[5] == "-@all +select|a b +get"
+    assert r.execute_command("ACL", "GETUSER", "qu")[5] == '-@all +select|"x +@hash -hset'
+    lines = r.execute_command("ACL", "LIST")
+    assert "user qu on nopass sanitize-payload resetchannels -@all +select|\"x +@hash -hset" in lines
+    assert r.execute_command("ACL", "DRYRUN", "sp", "SELECT", "a b") == "OK"
+    assert r.ping()
