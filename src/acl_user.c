@@ -680,9 +680,6 @@ sds *acl_merge_selector_args(sds *argv, int argc, int *merged, int *bad) {
 
 /* ------------------------------------------------------------ describing */
 
-/* The command rules as Redis 7.2+ prints them: "+@all" or "-@all" (can
- * the selector run commands added later?), then the rules in the order
- * they were written, each overridden one dropped (record_rule). */
 /* Whether the printed rules rebuild exactly this bitmap (anything else
  * would silently change a user's rights on ACL SAVE / LOAD).  A first
  * argument holding a space or a quote ("+select|a b") is printed as
@@ -701,6 +698,9 @@ static bool rules_rebuild(const acl_selector_t *s, const char *text) {
     return same;
 }
 
+/* The command rules as Redis 7.2+ prints them: "+@all" or "-@all" (can
+ * the selector run commands added later?), then the rules in the order
+ * they were written, each overridden one dropped (record_rule). */
 sds acl_selector_describe_commands(const acl_selector_t *s) {
     sds out = sds_new(get_bit(s, ACL_FUTURE_BIT) ? "+@all" : "-@all");
     if (s->rules) out = sds_catprintf(out, " %s", s->rules);
