@@ -25,6 +25,11 @@ naming other hosts dial loopback only (cluster/nat.ts's 192.168.1.x
 addresses are rewritten by natMap to 127.0.0.1, cluster/dnsLookup.ts's and
 cluster/resolveSrv.ts's a.com is resolved by the tests' own functions).
 Tests that need a newer server than 7.4 skip themselves ("pending").
+
+--cluster also runs test/cluster (ioredis' `test:cluster`), which wants a
+cluster of 3 masters on 3000..3002 with a replica each on 3003..3005:
+utils/tools/cluster-up makes one of each server there (bus ports +10000)
+and stops it by pid.
 Exit status 1 when a test passes on Redis and not on ours."""
 import argparse
 import json
@@ -32,6 +37,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "utils", "bench"))
@@ -39,6 +45,7 @@ import benchlib  # noqa: E402
 
 REF74 = "/work/ref/redis-7.4/src/redis-server"
 PORT = 6379
+CLUSTER_BASE = 3000  # test/cluster's masters 3000..3002, replicas 3003..3005
 
 
 def node_major():
@@ -46,24 +53,54 @@ def node_major():
     return tuple(int(x) for x in out.lstrip("v").split(".")[:2])
 
 
-def run_engine(args, engine, binary):
-    """The suite's outcome per test title: passed, failed, pending."""
-    wd = os.path.join(args.work, engine)
+def cluster_up(args, name, binary, action):
+    env = dict(os.environ, CLUSTER_DIR=os.path.join(args.work, name), CL_BASE_PORT=str(CLUSTER_BASE),
+               RL_SERVER=binary)
+    cmd = [os.path.join(ROOT, "utils", "tools", "cluster-up"), action] + (["3", "1"] if action == "cluster" else [])
+    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+
+
+def replicas_attached(port, want=3, timeout=30.0):
+    """Wait until CLUSTER NODES on port lists want replicas."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        out = subprocess.run(["redis-cli", "-p", str(port), "cluster", "nodes"], capture_output=True, text=True,
+                             timeout=10).stdout
+        if sum(1 for line in out.splitlines() if " slave " in line) >= want:
+            return True
+        time.sleep(0.5)
+    return False
+
+
+def run_engine(args, engine, binary, part="functional"):
+    """The suite's outcome per test title: passed, failed, pending.
+    part "functional": test/functional on one server at 6379;
+    "cluster": test/cluster on 3 masters + 3 replicas at 3000..3005."""
+    name = engine if part == "functional" else engine + "-cluster"
+    wd = os.path.join(args.work, name)
     shutil.rmtree(wd, ignore_errors=True)
     os.makedirs(wd)
-    report = os.path.join(args.work, engine + ".json")
+    report = os.path.join(args.work, name + ".json")
     if os.path.exists(report):
         os.remove(report)
     # mocha's settings (ts-node, timeout, --exit) come from the package.json.
     cmd = [os.path.join(args.src, "node_modules", ".bin", "mocha")]
     if node_major() >= (22, 6):
         cmd.append("--no-experimental-strip-types")
-    cmd += ["test/helpers/*.ts", "test/functional/**/*.ts", "--reporter", "json", "--reporter-option",
-            "output=" + report]
+    # test:js's globs (its helpers flush 6379 after each test), or test:cluster's.
+    cmd += ["test/helpers/*.ts", "test/functional/**/*.ts"] if part == "functional" else ["test/cluster/**/*.ts"]
+    cmd += ["--reporter", "json", "--reporter-option", "output=" + report]
     if args.grep:
         cmd += ["--grep", args.grep]
     env = dict(os.environ, TS_NODE_TRANSPILE_ONLY="true", NODE_ENV="test")
-    srv = benchlib.Server(binary, workdir=wd, port=PORT)
+    if part == "functional":
+        srv = benchlib.Server(binary, workdir=wd, port=PORT)
+    else:
+        shutil.rmtree(wd)
+        up = cluster_up(args, name, binary, "cluster")
+        if up.returncode or not replicas_attached(CLUSTER_BASE):
+            cluster_up(args, name, binary, "stop")
+            sys.exit("%s: cluster-up failed or replicas did not attach: %s%s" % (name, up.stdout, up.stderr))
     try:
         try:
             out = subprocess.run(cmd, cwd=args.src, env=env, capture_output=True, timeout=args.timeout)
@@ -73,8 +110,11 @@ def run_engine(args, engine, binary):
             status = "timed out after %ds" % args.timeout
             text = ((e.stdout or b"") + (e.stderr or b"")).decode(errors="replace")
     finally:
-        srv.stop()
-    log = os.path.join(args.work, engine + ".log")
+        if part == "functional":
+            srv.stop()
+        else:
+            cluster_up(args, name, binary, "stop")
+    log = os.path.join(args.work, name + ".log")
     with open(log, "w") as f:
         f.write(text)
     if not os.path.exists(report):
@@ -97,7 +137,7 @@ def run_engine(args, engine, binary):
     for t in data["failures"]:
         if (t["file"], t["fullTitle"]) not in tests:
             results["%s: %s" % (t["file"].split("/test/", 1)[-1], t["fullTitle"])] = "failed"
-    print("%s: %s, %s (log: %s, report: %s)" % (engine, status, data["stats"], log, report))
+    print("%s: %s, %s (log: %s, report: %s)" % (name, status, data["stats"], log, report))
     return results
 
 
@@ -109,6 +149,7 @@ def main():
     ap.add_argument("--timeout", type=int, default=900, help="seconds for one server's run")
     ap.add_argument("--only", choices=["ours", "redis"])
     ap.add_argument("--grep", help="mocha --grep (a subset)")
+    ap.add_argument("--cluster", action="store_true", help="also test/cluster (test:cluster) on 6-node clusters")
     ap.add_argument("--in-namespace", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     args.src = os.path.abspath(args.src)
@@ -132,9 +173,14 @@ def main():
     print("ioredis %s" % version)
     binaries = {"ours": benchlib.OURS, "redis": args.ref}
     res = {e: run_engine(args, e, binaries[e]) for e in engines}
-    for e in engines:
-        counts = {k: sum(1 for r in res[e].values() if r == k) for k in ("passed", "failed", "pending")}
-        print("%-5s passed %d, failed %d, pending %d" % (e, counts["passed"], counts["failed"], counts["pending"]))
+    if args.cluster:
+        for e in engines:
+            res[e].update(run_engine(args, e, binaries[e], "cluster"))
+    for part in ("functional", "cluster") if args.cluster else ("functional",):
+        for e in engines:
+            got = [r for t, r in res[e].items() if t.startswith(part + "/")]
+            print("%-10s %-5s passed %d, failed %d, pending %d" % (
+                part, e, got.count("passed"), got.count("failed"), got.count("pending")))
     if len(engines) < 2:
         return 0
     passed = {e: {t for t, r in res[e].items() if r == "passed"} for e in engines}
