@@ -720,7 +720,11 @@ static void promote_myself(server_t *srv, uint64_t epoch) {
     if (me->config_epoch < epoch) me->config_epoch = epoch;
     mf_reset(srv);
     cl->todo_update = cl->todo_save = true;
-    for (cluster_link_t *l = cl->bus->links; l; l = l->next)
+    cluster_bus_broadcast_pong(srv);
+}
+
+void cluster_bus_broadcast_pong(server_t *srv) {
+    for (cluster_link_t *l = srv->cluster->bus->links; l; l = l->next)
         if (l->node && l->connected && !(l->node->flags & CNODE_HANDSHAKE)) send_ping(l, CMSG_PONG);
 }
 
