@@ -29,6 +29,9 @@ void cluster_bus_cron(server_t *srv);
 /* CLUSTER MEET: start a handshake with ip:port (bus port cport); false
  * if the address is not a valid one. */
 bool cluster_bus_meet(server_t *srv, const char *ip, int port, int cport);
+/* A PONG to every node we have a link to: our slots and epoch, now
+ * rather than at the next gossip round (after a failover or an import). */
+void cluster_bus_broadcast_pong(server_t *srv);
 /* CLUSTER FORGET: name stays out of what gossip adds for 60 s. */
 void cluster_bus_forget(server_t *srv, const char *name);
 /* Before a node is forgotten: its links go. */

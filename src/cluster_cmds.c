@@ -378,6 +378,7 @@ static void cmd_cluster_setslot(client_t *c) {
         reply_error(c, "Invalid CLUSTER SETSLOT action or number of arguments. Try CLUSTER HELP");
         return;
     }
+    bool announce = false;
     if (stable) {
         cl->migrating_to[slot] = cl->importing_from[slot] = NULL;
     } else if (!strcasecmp(action, "migrating")) {
@@ -420,11 +421,15 @@ static void cmd_cluster_setslot(client_t *c) {
                 cl->current_epoch++;
                 cl->myself->config_epoch = cl->current_epoch;
             }
+            announce = true;
         }
         cluster_del_slot(cl, slot);
         cluster_add_slot(cl, n, slot);
     }
     changed(cl);
+    /* An import ended here: every node learns it now, not at the next
+     * gossip round (clients refresh their slot maps from any node). */
+    if (announce) cluster_bus_broadcast_pong(c->srv);
     reply_ok(c);
 }
 

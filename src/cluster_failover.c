@@ -82,8 +82,7 @@ static void promote_myself(server_t *srv, uint64_t epoch) {
     if (me->config_epoch < epoch) me->config_epoch = epoch;
     cluster_mf_reset(srv);
     cl->todo_update = cl->todo_save = true;
-    for (cluster_link_t *l = cl->bus->links; l; l = l->next)
-        if (l->node && l->connected && !(l->node->flags & CNODE_HANDSHAKE)) cmsg_send_ping(l, CMSG_PONG);
+    cluster_bus_broadcast_pong(srv);
 }
 
 /* Replicas of `master` with a better offset than ours: our delay's rank. */

@@ -194,3 +194,8 @@ void cmsg_send_header_only(server_t *srv, cluster_link_t *l, int type, uint8_t m
     h.mflags[0] |= mflags0;
     cluster_link_send(l, &h, sizeof(h));
 }
+
+void cluster_bus_broadcast_pong(server_t *srv) {
+    for (cluster_link_t *l = srv->cluster->bus->links; l; l = l->next)
+        if (l->node && l->connected && !(l->node->flags & CNODE_HANDSHAKE)) cmsg_send_ping(l, CMSG_PONG);
+}

@@ -1001,6 +1001,12 @@ void conn_serve_while_busy(server_t *srv, client_t *skip) {
     conn_before_sleep(srv);
 }
 
+void conn_read_if_ready(client_t *c) {
+    if (c->fd < 0 || c->ring || (c->flags & (CLIENT_CLOSE_ASAP | CLIENT_CLOSE_AFTER_REPLY))) return;
+    struct pollfd pf = {.fd = c->fd, .events = POLLIN};
+    if (poll(&pf, 1, 0) > 0 && (pf.revents & (POLLIN | POLLHUP | POLLERR))) client_io(c->fd, true, false, c);
+}
+
 static void client_io(int fd, bool readable, bool writable, void *arg) {
     (void)fd;
     client_t *c = arg;

@@ -222,6 +222,10 @@ bool conn_flush_wait(client_t *c);
 sds conn_detach(client_t *c);
 /* Serve other clients while a long script runs (script.c's hook). */
 void conn_serve_while_busy(server_t *srv, client_t *skip);
+/* Read c now if its socket (an epoll one) has input waiting: c may be
+ * freed by it.  What a replica does with its master link before serving
+ * io_uring clients (lifecycle.c). */
+void conn_read_if_ready(client_t *c);
 /* Drop everything queued for c, unsent (a fake client's replies once the
  * script engine has read them). */
 void conn_discard_output(client_t *c);

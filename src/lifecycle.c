@@ -145,6 +145,11 @@ static void server_cron(void *arg) {
 static void server_before_sleep(void *arg) {
     unsigned rounds = 0;
     do {
+        /* A replica on io_uring: what its master sent is applied before
+         * the clients' requests that came with it (the link is an epoll
+         * socket), so a read sent after a write sees it, as in Redis. */
+        client_t *link = ((server_t *)arg)->uring ? repl_master_link(arg) : NULL;
+        if (link) conn_read_if_ready(link);
         io_engine_run_ready(arg);                                  /* io_uring: requests that arrived, before the AOF and replies go out */
         repl_before_sleep(arg);                                    /* WAIT: GETACK out and answers, flushed just below */
         if (((server_t *)arg)->cluster) cluster_before_sleep(arg); /* nodes.conf before the replies leave */

@@ -54,6 +54,8 @@ void repl_feed(server_t *srv, int dbid, const char *cmd, size_t len);
 bool repl_is_replica(const server_t *srv);
 /* The client is our master's link (its commands are the stream). */
 bool repl_client_is_master(const client_t *c);
+/* The client our master's stream arrives on, NULL when not connected. */
+client_t *repl_master_link(server_t *srv);
 /* A replica keeps keys until its master deletes them: expired keys look
  * missing to ordinary clients but are not deleted. */
 bool repl_keys_expire_locally(const server_t *srv);

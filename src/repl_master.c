@@ -401,8 +401,16 @@ static void got_ack(server_t *srv, repl_replica_t *rep, long long off, long long
     if (off > rep->ack_off) rep->ack_off = off;
     if (fack > rep->aof_off) rep->aof_off = fack;
     rep->ack_ms = srv->mstime;
-    if (rep->state == REPLICA_ONLINE_ON_ACK) put_online(srv, rep);
-    else if (rep->state == REPLICA_WAIT_BGSAVE_END) rep->acked_during_sync = true;
+    if (rep->state == REPLICA_ONLINE_ON_ACK) {
+        put_online(srv, rep);
+    } else if (rep->state == REPLICA_WAIT_BGSAVE_END) {
+        rep->acked_during_sync = true;
+        /* It has loaded the whole RDB, so the child that wrote it has most
+         * likely ended: reap it now rather than at the next cron tick, or
+         * the writes of those up to 100 ms stay held from the replica (a
+         * client reading its own write from the replica misses it). */
+        child_reap(srv);
+    }
     if (R(srv)->waiters) evloop_request_before_sleep(srv->loop);
 }
 

@@ -232,6 +232,11 @@ static bool read_line(server_t *srv, sds *out) {
 
 /* ----------------------------------------------------- the master client */
 
+client_t *repl_master_link(server_t *srv) {
+    repl_link_t *l = R(srv) ? L(srv) : NULL;
+    return l && l->state == LINK_CONNECTED ? l->master : NULL;
+}
+
 static void become_connected(server_t *srv, const char *leftover, size_t n) {
     repl_link_t *l = L(srv);
     evloop_io_free(l->io);
