@@ -30,10 +30,15 @@ typedef struct staged {
     int targets; /* PROPAGATE_*: PUBLISH goes to the replicas only */
 } staged_t;
 
+/* A unit opened inside another: EXEC's script, a command run while a
+ * script is busy.  Deeper units keep their caller's targets. */
+#define UNIT_NEST_MAX 8
+
 struct propagate {
-    sds scratch; /* the translation outside units, reused (no allocation per write) */
-    int depth;   /* nested units open */
-    int targets; /* PROPAGATE_*: where the unit's commands go now (redis.set_repl) */
+    sds scratch;                      /* the translation outside units, reused (no allocation per write) */
+    int depth;                        /* nested units open */
+    int targets;                      /* PROPAGATE_*: where the unit's commands go now (redis.set_repl) */
+    int outer_targets[UNIT_NEST_MAX]; /* each open unit's caller's targets */
     staged_t *staged;
     int nstaged, cap;
 };
@@ -138,13 +143,16 @@ void propagate_del(server_t *srv, int dbid, robj *key, bool lazy) {
     emit(srv, dbid, p->scratch, sds_len(p->scratch));
 }
 
-/* A unit starts and ends sending to both consumers: redis.set_repl only
- * lasts as long as its script, and nothing nests inside a script that
- * could open a unit of its own. */
+/* The outermost unit sends to both consumers until redis.set_repl says
+ * otherwise; a nested one starts with its caller's targets and gives them
+ * back when it ends (a command run while a script is busy must not undo
+ * the script's redis.set_repl, nor a script inside EXEC leave its own to
+ * the commands after it). */
 void propagate_unit_begin(server_t *srv) {
     struct propagate *p = srv->propagate;
+    if (p->depth == 0) p->targets = PROPAGATE_ALL;
+    if (p->depth < UNIT_NEST_MAX) p->outer_targets[p->depth] = p->targets;
     p->depth++;
-    p->targets = PROPAGATE_ALL;
 }
 
 void propagate_unit_targets(server_t *srv, int targets) { srv->propagate->targets = targets; }
@@ -154,8 +162,9 @@ void propagate_unit_end(server_t *srv) { propagate_unit_end_as(srv, true); }
 void propagate_unit_end_as(server_t *srv, bool may_wrap) {
     struct propagate *p = srv->propagate;
     if (p->depth == 0) return;
-    p->targets = PROPAGATE_ALL;
-    if (--p->depth > 0 || p->nstaged == 0) return;
+    p->depth--;
+    p->targets = p->depth > 0 && p->depth < UNIT_NEST_MAX ? p->outer_targets[p->depth] : PROPAGATE_ALL;
+    if (p->depth > 0 || p->nstaged == 0) return;
     static const char multi[] = "*1\r\n$5\r\nMULTI\r\n", exec[] = "*1\r\n$4\r\nEXEC\r\n";
     bool wrap = may_wrap && p->nstaged > 1;
     /* MULTI takes the first command's db, so its SELECT comes first; it
