@@ -114,6 +114,9 @@ CASES = {
                                          ["XCLAIM", "s", "g", "c1", "0", "1-0", "FORCE"], ["MULTI"],
                                          ["XAUTOCLAIM", "s", "g", "c2", "0", "0-0"], ["SET", "k", "v"], ["EXEC"],
                                          ["MULTI"], ["SET", "k2", "v"], ["EXEC"]],
+    "script's set_repl inside EXEC ends with the script": [
+        ["MULTI"], ["EVAL", "redis.set_repl(redis.REPL_NONE); redis.call('set', 'a', '1')", "0"], ["SET", "b", "2"],
+        ["INCR", "n"], ["EXEC"]],
     "script logging several, not wrapped twice": [["XADD", "s", "1-0", "f", "v"], ["XADD", "s", "2-0", "f", "v"],
                                                   ["XGROUP", "CREATE", "s", "g", "0"],
                                                   ["XCLAIM", "s", "g", "c1", "0", "1-0", "2-0", "FORCE"],
@@ -336,20 +339,32 @@ def test_xreadgroup_claims_and_setid_are_one_block(pair):
     assert without_setid(ours) == redis70
 
 
-def test_xreadgroup_matches_a_live_redis_74(start_server):
-    binary = ref74.binary()
-    if binary is None:
-        pytest.skip("no Redis 7.4.1 here (XREADGROUP_74 holds its stream)")
-    got = []
-    for b in (SERVER, binary):
+HPEXPIREAT_SCRIPT = [["HSET", "h", "f1", "v", "f2", "v", "f3", "v"], ["HPEXPIREAT", "h", "1", "FIELDS", "2", "f1", "f2"],
+                     ["HSET", "h2", "f1", "v", "f2", "v"], ["HPEXPIREAT", "h2", "1", "FIELDS", "2", "f1", "f2"]]
+# What Redis 7.4.1 logs for HPEXPIREAT_SCRIPT: a TTL in the past deletes
+# the fields, one HDEL each, in one block (even the hash's last fields).
+HPEXPIREAT_74 = ["hset h f1 v f2 v f3 v", "multi", "hdel h f1", "hdel h f2", "exec",
+                 "hset h2 f1 v f2 v", "multi", "hdel h2 f1", "hdel h2 f2", "exec"]
+
+
+@pytest.mark.parametrize("script, expect", [(XREADGROUP_SCRIPT, XREADGROUP_74), (HPEXPIREAT_SCRIPT, HPEXPIREAT_74)],
+                         ids=["xreadgroup", "hpexpireat"])
+def test_as_redis_74_logs_it(start_server, script, expect):
+    """Ours against the stream 7.4.1 logs, and against a live 7.4.1 when
+    utils/dev/redis74-ref.sh has built one."""
+    binaries = [SERVER]
+    live = ref74.binary()
+    if live:
+        binaries.append(live)
+    for b in binaries:
         s = start_server(args=["--save", ""], binary=b)
         c = RawConn(s.port)
         st = ReplicationStream(s.port)
-        for cmd in XREADGROUP_SCRIPT:
+        for cmd in script:
             c.call(*cmd)
-        got.append(st.commands(c))
+        got = st.commands(c)
         st.c.close()
-    assert got[0] == got[1] == XREADGROUP_74
+        assert got == expect, b
 
 
 def test_a_served_blocked_xreadgroup_is_one_block(pair):
