@@ -410,8 +410,10 @@ static void rerun(client_t *c, robj *key) {
     /* The served command changes the dataset now: the AOF must see it. */
     long long dirty_before = c->srv->dirty, start = util_ustime();
     size_t views_mark = db_views_mark(db_views_of(c->srv)); /* db_views.h */
+    persist_effects_begin(c->srv);                          /* its XCLAIMs and SETID as one MULTI/EXEC */
     bs->cmd->proc(c);
     persist_after_command(c, dirty_before);
+    persist_effects_end(c->srv);
     db_views_release(c->srv->views, views_mark);
     /* A served command enters its latency histogram and the slow log now,
      * with the time it ran (not the time it waited), as in Redis 7.0. */

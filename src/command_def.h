@@ -40,6 +40,10 @@
  * enable-debug-command / enable-module-command allow the connection (not
  * shown by COMMAND INFO, as in Redis). */
 #define CMD_PROTECTED (1u << 22)
+/* RANDOMKEY, SCAN: the expired keys they delete are logged one by one,
+ * never inside MULTI/EXEC (Redis's CMD_TOUCHES_ARBITRARY_KEYS; not shown
+ * by COMMAND INFO). */
+#define CMD_TOUCHES_ARBITRARY_KEYS (1u << 23)
 
 typedef void command_proc(client_t *c);
 typedef struct cmd_meta cmd_meta_t; /* command_meta.h */

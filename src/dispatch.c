@@ -305,6 +305,11 @@ void dispatch_call(client_t *c, command_t *cmd) {
     /* monitor.c: EVAL and FCALL are shown before the commands they run
      * (Redis's SKIP_MONITOR commands are fed first, not after). */
     if (cmd->flags & CMD_SKIP_MONITOR) monitor_feed(c);
+    /* persist.c: what a client's command logs (its own write, the DELs of
+     * the expired keys it met, XREADGROUP's XCLAIMs...) reaches the AOF
+     * and the replicas as one MULTI/EXEC when it is more than one command,
+     * as in Redis 7.0; EXEC's and a script's commands are inside it. */
+    if (!outer) persist_effects_begin(srv);
     cmd->proc(c);
     check_replied(c, cmd, replies_before);
     /* cluster_relay.c: PUBLISH reaches every node of a cluster, SPUBLISH
@@ -328,6 +333,7 @@ void dispatch_call(client_t *c, command_t *cmd) {
     if (!outer) tracking_flush_pending(srv);
     /* persist.c: log a write that changed the dataset to the AOF. */
     if ((cmd->flags & CMD_WRITE) || (c->flags & CLIENT_PROPAGATE_REPL)) persist_after_command(c, dirty_before);
+    if (!outer) persist_effects_end_as(srv, !(cmd->flags & CMD_TOUCHES_ARBITRARY_KEYS));
     /* WAIT and WAITAOF wait for the caller's own last write (Redis's woff) */
     if (repl_offset(srv) != woff_before) c->woff = repl_offset(srv);
     long long end = util_ustime(), dur = end - start;

@@ -430,13 +430,15 @@ void persist_after_command(client_t *c, long long dirty_before) {
     propagate_command(srv, c->db->id, c->argv, c->argc); /* AOF and replicas */
 }
 
-/* A script's effects (script.c): every write it runs is fed as usual, and
- * they are logged as one unit when the script ends (propagate.c). */
+/* A command's or a script's effects (dispatch.c, blocking.c, script.c):
+ * every write it runs is fed as usual, and they are logged as one unit
+ * when it ends (propagate.c). */
 void persist_effects_begin(server_t *srv) { propagate_unit_begin(srv); }
 void persist_effects_targets(server_t *srv, bool aof, bool replicas) {
     propagate_unit_targets(srv, (aof ? PROPAGATE_AOF : 0) | (replicas ? PROPAGATE_REPL : 0));
 }
 void persist_effects_end(server_t *srv) { propagate_unit_end(srv); }
+void persist_effects_end_as(server_t *srv, bool may_wrap) { propagate_unit_end_as(srv, may_wrap); }
 
 void persist_propagate_as(client_t *c, const char *name, robj **args, int nargs) {
     c->flags |= CLIENT_PREVENT_PROP;

@@ -52,12 +52,15 @@ void persist_check_master_write(server_t *srv);
 /* After a command ran: feed the AOF when it was a write that changed
  * something (dirty_before is srv->dirty before the call). */
 void persist_after_command(client_t *c, long long dirty_before);
-/* A script's effects are logged as one unit (MULTI/EXEC around more than
- * one command) between begin and end; targets says whether those from
- * now on go to the AOF, to the replicas (redis.set_repl). */
+/* A client's command's, a served blocked client's or a script's effects
+ * are logged as one unit (MULTI/EXEC around more than one command)
+ * between begin and end; targets says whether those from now on go to the
+ * AOF, to the replicas (redis.set_repl).  end_as with may_wrap false logs
+ * them without MULTI/EXEC (RANDOMKEY's and SCAN's expired keys). */
 void persist_effects_begin(server_t *srv);
 void persist_effects_targets(server_t *srv, bool aof, bool replicas);
 void persist_effects_end(server_t *srv);
+void persist_effects_end_as(server_t *srv, bool may_wrap);
 /* A command whose effects are logged as other commands (XREADGROUP and
  * XCLAIM log one exact XCLAIM per entry): feed argv to the AOF now, on c's
  * database, and leave the running command itself out.  Borrows argv. */

@@ -5,7 +5,8 @@
  * (repl_master.c), in the same order.
  *
  * persist.c calls propagate_command after a write command; keyspace.c and
- * evict.c call propagate_del; script.c and EXEC (through persist.c) wrap
+ * evict.c call propagate_del; dispatch.c (each client command), blocking.c
+ * (each served blocked client), script.c and EXEC (through persist.c) wrap
  * their effects in propagate_unit_begin/end so that more than one command
  * is logged inside MULTI/EXEC, as Redis 7.0 does. */
 #ifndef RL_PROPAGATE_H
@@ -36,5 +37,9 @@ void propagate_to_replicas(server_t *srv, int dbid, robj **argv, int argc);
 void propagate_unit_begin(server_t *srv);
 void propagate_unit_targets(server_t *srv, int targets);
 void propagate_unit_end(server_t *srv);
+/* propagate_unit_end, but never wrapped when may_wrap is false: RANDOMKEY
+ * and SCAN log the expired keys they met as separate DELs, as Redis does
+ * for commands that touch arbitrary keys. */
+void propagate_unit_end_as(server_t *srv, bool may_wrap);
 
 #endif

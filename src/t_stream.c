@@ -798,7 +798,7 @@ static bool serve_one(client_t *c, const read_args_t *a, int k, stream_id_t *gt,
     if (!o || o->type != OBJ_STREAM) return false;
     stream_prop_t prop = {key, a->group};
     stream_t *s = o->ptr;
-    bool sync = false, history = false;
+    bool sync = false, history = false, created = false;
     stream_consumer_t *consumer = NULL;
     if (group) {
         /* The consumer comes into being, and is seen, even when nothing is
@@ -808,7 +808,7 @@ static bool serve_one(client_t *c, const read_args_t *a, int k, stream_id_t *gt,
         if (!consumer) {
             consumer = stream_consumer_create(group, cname, sds_len(cname), stream_now(c));
             notify_keyspace_event(c->srv, NOTIFY_STREAM, "xgroup-createconsumer", key, c->db->id);
-            stream_propagate_createconsumer(c, &prop, a->consumer);
+            created = true;
             c->srv->dirty++;
         }
         consumer->seen_time = stream_now(c);
@@ -827,6 +827,11 @@ static bool serve_one(client_t *c, const read_args_t *a, int k, stream_id_t *gt,
         stream_edge_id(s, false, &maxid);
         if (stream_id_cmp(&maxid, gt) > 0) sync = true;
     }
+    /* A new consumer is logged as XGROUP CREATECONSUMER only when no
+     * XCLAIM will bring it into being on a replica: with NOACK (as Redis
+     * does), and when nothing new is served (Redis 7.4 logs nothing
+     * there, and its replicas lack the consumer). */
+    if (created && (a->noack || !sync || history)) stream_propagate_createconsumer(c, &prop, a->consumer);
     if (!sync) return false;
     if (++*served == 1) *slot = reply_deferred_len(c);
     stream_id_t start = *gt;

@@ -7,10 +7,18 @@ Redis logs them: blocking and multi-key pops as the plain pop they did
 GETDEL as DEL, INCRBYFLOAT and HINCRBYFLOAT as the value they set, SET
 with an expiry as SET ... PXAT, FLUSHALL even on empty databases.
 
+A command that logs more than one command (XAUTOCLAIM's XCLAIMs, a write
+with the DEL of the expired key it met first, MGET's expired keys) is
+logged inside MULTI/EXEC, as Redis 7.0 wraps it, once (EXEC and scripts
+are not wrapped twice); RANDOMKEY and SCAN log their DELs one by one.
+
 Timestamps (PXAT, PEXPIREAT) are compared as "<ms>"; command names without
 regard to case (Redis upper-cases the ones it rewrites).  Left out: GEOADD
-(Redis logs it as ZADD, we as itself: same effect) and XREADGROUP (we add
-XGROUP CREATECONSUMER and SETID, which Redis 7.2 logs too)."""
+(Redis logs it as ZADD, we as itself: same effect).  XREADGROUP logs
+XGROUP SETID after its XCLAIMs as Redis 7.4 does (7.0 did not): its tests
+compare with 7.0.15 without those SETIDs, and with the stream 7.4.1 logs."""
+import glob
+import os
 import re
 import time
 
@@ -18,6 +26,7 @@ import pytest
 
 from conftest import REDIS_SERVER, SERVER, ServerProcess
 from rawresp import RawConn
+import ref74
 
 pytestmark = pytest.mark.differential
 
@@ -84,6 +93,35 @@ CASES = {
     "transaction": [["MULTI"], ["SET", "a", "1"], ["INCR", "a"], ["GETDEL", "a"], ["EXEC"]],
     "script": [["EVAL", "redis.call('set', KEYS[1], 'v'); redis.call('rpush', 'l', 'a'); "
                         "return redis.call('lmpop', 1, 'l', 'left')", "1", "k"]],
+    # Commands that log several commands: one MULTI/EXEC around them.
+    "xautoclaim of deleted entries": [["XADD", "s", "1-0", "f", "v"], ["XADD", "s", "2-0", "f", "v"],
+                                      ["XADD", "s", "3-0", "f", "v"], ["XGROUP", "CREATE", "s", "g", "0"],
+                                      ["XREADGROUP", "GROUP", "g", "c1", "COUNT", "1", "NOACK", "STREAMS", "s", ">"],
+                                      ["XCLAIM", "s", "g", "c1", "0", "2-0", "3-0", "FORCE", "JUSTID"],
+                                      ["XDEL", "s", "2-0"], ["XAUTOCLAIM", "s", "g", "c2", "0", "0-0"],
+                                      ["XAUTOCLAIM", "s", "g", "c3", "0", "0-0", "JUSTID"]],
+    "xclaim of a deleted entry and another": [["XADD", "s", "1-0", "f", "v"], ["XADD", "s", "2-0", "f", "v"],
+                                              ["XGROUP", "CREATE", "s", "g", "0"],
+                                              ["XCLAIM", "s", "g", "c1", "0", "1-0", "2-0", "FORCE", "JUSTID"],
+                                              ["XDEL", "s", "1-0"], ["XCLAIM", "s", "g", "c2", "0", "1-0", "2-0"],
+                                              ["XCLAIM", "s", "g", "c2", "0", "2-0"]],
+    "xreadgroup noack creating its consumer": [["XADD", "s", "1-0", "f", "v"], ["XGROUP", "CREATE", "s", "g", "$"],
+                                               ["XADD", "s", "2-0", "f", "v"],
+                                               ["XREADGROUP", "GROUP", "g", "c", "NOACK", "STREAMS", "s", ">"],
+                                               ["XADD", "s", "3-0", "f", "v"],
+                                               ["XREADGROUP", "GROUP", "g", "c", "NOACK", "STREAMS", "s", ">"]],
+    "exec of commands logging several": [["XADD", "s", "1-0", "f", "v"], ["XGROUP", "CREATE", "s", "g", "0"],
+                                         ["XCLAIM", "s", "g", "c1", "0", "1-0", "FORCE"], ["MULTI"],
+                                         ["XAUTOCLAIM", "s", "g", "c2", "0", "0-0"], ["SET", "k", "v"], ["EXEC"],
+                                         ["MULTI"], ["SET", "k2", "v"], ["EXEC"]],
+    "script's set_repl inside EXEC ends with the script": [
+        ["MULTI"], ["EVAL", "redis.set_repl(redis.REPL_NONE); redis.call('set', 'a', '1')", "0"], ["SET", "b", "2"],
+        ["INCR", "n"], ["EXEC"]],
+    "script logging several, not wrapped twice": [["XADD", "s", "1-0", "f", "v"], ["XADD", "s", "2-0", "f", "v"],
+                                                  ["XGROUP", "CREATE", "s", "g", "0"],
+                                                  ["XCLAIM", "s", "g", "c1", "0", "1-0", "2-0", "FORCE"],
+                                                  ["EVAL", "redis.call('xautoclaim', KEYS[1], 'g', 'c2', 0, '0-0'); "
+                                                   "return redis.call('set', 'k', 'v')", "1", "s"]],
 }
 
 
@@ -209,3 +247,200 @@ def test_restore_is_logged_with_an_absolute_ttl(start_server, binary):
     assert k[:3] == ["restore", "k", "<ms>"] and k[-1].upper() == "ABSTTL"
     assert k0[:3] == ["restore", "k0", "0"] and "ABSTTL" not in [w.upper() for w in k0]
     assert old == ["del", "old"]
+
+
+EXPIRED_CASES = {
+    # The DEL of a key found expired goes in the block of the command that
+    # met it (Redis 7.0.15 and 7.4.1 alike).
+    "write on an expired key": [["SET", "k", "1", "PX", "1"], "wait", ["INCR", "k"], ["INCR", "k"]],
+    "read meeting two expired keys": [["SET", "e1", "1", "PX", "1"], ["SET", "e2", "1", "PX", "1"], "wait",
+                                      ["MGET", "e1", "e2", "e3"]],
+    "del meeting expired keys": [["SET", "e1", "1", "PX", "1"], ["SET", "e2", "1", "PX", "1"], ["SET", "k", "v"],
+                                 "wait", ["DEL", "e1", "e2", "k"]],
+    "one expired key read: no MULTI": [["SET", "e1", "1", "PX", "1"], "wait", ["GET", "e1"]],
+    "exec meeting an expired key": [["SET", "e1", "1", "PX", "1"], "wait", ["MULTI"], ["INCR", "e1"],
+                                    ["INCR", "x"], ["EXEC"]],
+    "scan meeting expired keys: never wrapped": [["SET", "e1", "1", "PX", "1"], ["SET", "e2", "1", "PX", "1"],
+                                                 "wait", ["SCAN", "0", "COUNT", "100"]],
+}
+
+
+def run_with_expiry(conns, cmds):
+    for c in conns:
+        c.call("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+    try:
+        for cmd in cmds:
+            if cmd == "wait":
+                time.sleep(0.01)
+                continue
+            replies = [c.call(*cmd) for c in conns]
+            assert type(replies[0]) is type(replies[1]), (cmd, replies)
+    finally:
+        for c in conns:
+            c.call("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+
+
+@pytest.mark.parametrize("name", list(EXPIRED_CASES))
+def test_expired_keys_a_command_meets_are_logged_in_its_block(pair, name):
+    conns, streams, _ = pair
+    fresh(conns, streams)
+    run_with_expiry(conns, EXPIRED_CASES[name])
+    got = logged(conns, streams)
+    if name.startswith("scan"):  # the order of SCAN's keys is the dict's
+        got = [sorted(x) for x in got]
+    assert got[0] == got[1], name
+    if name == "write on an expired key":
+        assert got[0][1:] == ["multi", "del k", "incr k", "exec", "incr k"]
+
+
+def without_setid(lines):
+    """Redis 7.0.15's XREADGROUP stream from ours: XGROUP SETID (which 7.4
+    added after the XCLAIMs) dropped, and a MULTI/EXEC left around one
+    command unwrapped, as 7.0 then logs it."""
+    lines = [x for x in lines if not x.lower().startswith("xgroup setid")]
+    out, i = [], 0
+    while i < len(lines):
+        if lines[i] == "multi" and i + 2 < len(lines) and lines[i + 2] == "exec":
+            out.append(lines[i + 1])
+            i += 3
+            continue
+        out.append(lines[i])
+        i += 1
+    return out
+
+
+XREADGROUP_SCRIPT = [["XADD", "s", "1-0", "f", "v"], ["XADD", "s", "2-0", "f", "v"],
+                     ["XGROUP", "CREATE", "s", "g", "0"],
+                     ["XREADGROUP", "GROUP", "g", "c1", "COUNT", "2", "STREAMS", "s", ">"],
+                     ["XADD", "s", "3-0", "f", "v"],
+                     ["XREADGROUP", "GROUP", "g", "c2", "STREAMS", "s", ">"]]
+# What Redis 7.4.1 logs for XREADGROUP_SCRIPT (timestamps as "<ms>").
+XREADGROUP_74 = [
+    "xadd s 1-0 f v", "xadd s 2-0 f v", "xgroup CREATE s g 0",
+    "multi", "xclaim s g c1 0 1-0 TIME <ms> RETRYCOUNT 1 FORCE JUSTID LASTID 1-0",
+    "xclaim s g c1 0 2-0 TIME <ms> RETRYCOUNT 1 FORCE JUSTID LASTID 2-0", "xgroup SETID s g 2-0 ENTRIESREAD 2", "exec",
+    "xadd s 3-0 f v",
+    "multi", "xclaim s g c2 0 3-0 TIME <ms> RETRYCOUNT 1 FORCE JUSTID LASTID 3-0",
+    "xgroup SETID s g 3-0 ENTRIESREAD 3", "exec"]
+
+
+def test_xreadgroup_claims_and_setid_are_one_block(pair):
+    """XREADGROUP creating its consumer and claiming: the XCLAIMs (which
+    create the consumer on a replica: no XGROUP CREATECONSUMER) and the
+    SETID in one MULTI/EXEC, as Redis 7.4.1 logs them; Redis 7.0.15 logs the
+    same less the SETID."""
+    conns, streams, _ = pair
+    fresh(conns, streams)
+    for cmd in XREADGROUP_SCRIPT:
+        replies = [c.call(*cmd) for c in conns]
+        assert replies[0] == replies[1], (cmd, replies)
+    ours, redis70 = logged(conns, streams)
+    assert ours == XREADGROUP_74
+    assert without_setid(ours) == redis70
+
+
+HPEXPIREAT_SCRIPT = [["HSET", "h", "f1", "v", "f2", "v", "f3", "v"], ["HPEXPIREAT", "h", "1", "FIELDS", "2", "f1", "f2"],
+                     ["HSET", "h2", "f1", "v", "f2", "v"], ["HPEXPIREAT", "h2", "1", "FIELDS", "2", "f1", "f2"]]
+# What Redis 7.4.1 logs for HPEXPIREAT_SCRIPT: a TTL in the past deletes
+# the fields, one HDEL each, in one block (even the hash's last fields).
+HPEXPIREAT_74 = ["hset h f1 v f2 v f3 v", "multi", "hdel h f1", "hdel h f2", "exec",
+                 "hset h2 f1 v f2 v", "multi", "hdel h2 f1", "hdel h2 f2", "exec"]
+
+
+@pytest.mark.parametrize("script, expect", [(XREADGROUP_SCRIPT, XREADGROUP_74), (HPEXPIREAT_SCRIPT, HPEXPIREAT_74)],
+                         ids=["xreadgroup", "hpexpireat"])
+def test_as_redis_74_logs_it(start_server, script, expect):
+    """Ours against the stream 7.4.1 logs, and against a live 7.4.1 when
+    utils/dev/redis74-ref.sh has built one."""
+    binaries = [SERVER]
+    live = ref74.binary()
+    if live:
+        binaries.append(live)
+    for b in binaries:
+        s = start_server(args=["--save", ""], binary=b)
+        c = RawConn(s.port)
+        st = ReplicationStream(s.port)
+        for cmd in script:
+            c.call(*cmd)
+        got = st.commands(c)
+        st.c.close()
+        assert got == expect, b
+
+
+def test_a_served_blocked_xreadgroup_is_one_block(pair):
+    conns, streams, ports = pair
+    fresh(conns, streams)
+    for c in conns:
+        c.call("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+    waiters = []
+    for port in ports:
+        w = RawConn(port)
+        w.send("XREADGROUP", "GROUP", "g", "c1", "BLOCK", "0", "STREAMS", "s", ">")
+        waiters.append(w)
+    time.sleep(0.2)
+    for c in conns:
+        c.call("XADD", "s", "1-0", "f", "v")
+    for w in waiters:
+        assert w.read() is not None
+        w.close()
+    ours, redis70 = logged(conns, streams)
+    assert ours[-4:] == ["multi", "xclaim s g c1 0 1-0 TIME <ms> RETRYCOUNT 1 FORCE JUSTID LASTID 1-0",
+                         "xgroup SETID s g 1-0 ENTRIESREAD 1", "exec"]
+    # The consumer comes into being when the client blocks (Redis 7.2+);
+    # we log it then, so that a replica has it even when nothing comes
+    # (Redis 7.4 logs nothing; 7.0 created it only when served).
+    assert ours[1] == "xgroup CREATECONSUMER s g c1"
+    assert without_setid(ours[:1] + ours[2:]) == redis70
+
+
+def aof_commands(directory):
+    """The commands of the incremental AOF files in directory/appendonlydir,
+    normalized as ReplicationStream.commands does (SELECT kept out)."""
+    data = b"".join(open(f, "rb").read() for f in sorted(glob.glob(os.path.join(directory, "appendonlydir",
+                                                                                 "*.incr.aof"))))
+    out, i = [], 0
+    while i < len(data):
+        assert data[i:i + 1] == b"*", data[i:i + 40]
+        j = data.index(b"\r\n", i)
+        n, i, words = int(data[i + 1:j]), j + 2, []
+        for _ in range(n):
+            j = data.index(b"\r\n", i)
+            size = int(data[i + 1:j])
+            words.append(data[j + 2:j + 2 + size].decode(errors="replace"))
+            i = j + 4 + size
+        words[0] = words[0].lower()
+        if words[0] != "select":
+            out.append(" ".join(re.sub(r"^1\d{12}$", "<ms>", w) for w in words))
+    return out
+
+
+def test_the_aof_gets_the_same_blocks(start_server, tmp_path):
+    """appendonly yes: the incremental AOF holds the same MULTI/EXEC blocks
+    as Redis 7.0.15's (a write on an expired key, XCLAIM of two entries,
+    XAUTOCLAIM of a deleted entry), and the blocks load back."""
+    cmds = [["SET", "k", "1", "PX", "1"], "wait", ["INCR", "k"],
+            ["XADD", "s", "1-0", "f", "v"], ["XADD", "s", "2-0", "f", "v"], ["XGROUP", "CREATE", "s", "g", "0"],
+            ["XCLAIM", "s", "g", "c1", "0", "1-0", "2-0", "FORCE", "JUSTID"], ["XDEL", "s", "1-0"],
+            ["XAUTOCLAIM", "s", "g", "c2", "0", "0-0"]]
+    got, servers = [], []
+    for b in (SERVER, REDIS_SERVER):
+        d = tmp_path / os.path.basename(b)
+        d.mkdir()
+        s = start_server(args=["--save", "", "--appendonly", "yes", "--appendfsync", "always", "--dir", str(d),
+                               "--enable-debug-command", "yes"], binary=b)
+        servers.append((s, d, b))
+    conns = [RawConn(s.port) for s, _, _ in servers]
+    run_with_expiry(conns, cmds)
+    for s, d, _ in servers:
+        got.append(aof_commands(str(d)))
+    assert got[0] == got[1], got
+    assert got[0][1:5] == ["multi", "del k", "incr k", "exec"]
+    # INCR with its DEL, XCLAIM's two XCLAIMs, XAUTOCLAIM's two
+    assert got[0].count("multi") == got[0].count("exec") == 3
+    assert got[0][-1] == "exec" and got[0][-4] == "multi" and got[0][-5] == "xdel s 1-0"
+    s, d, b = servers[0]
+    s.stop()
+    again = start_server(args=["--save", "", "--appendonly", "yes", "--dir", str(d)], binary=b)
+    c = RawConn(again.port)
+    assert c.call("GET", "k") == b"1"
+    assert c.call("XPENDING", "s", "g")[0] == 1
