@@ -36,6 +36,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "utils", "bench"))
 import benchlib  # noqa: E402
+from suitelib import print_one_side_only  # noqa: E402
 
 PORT, TLS_PORT = 56379, 56443  # hiredis' test.sh defaults; the namespace is ours alone
 VERIFY_NAME = "hiredis.test.example.com"
@@ -136,15 +137,7 @@ def main():
         print("%-5s passed %d, failed %d" % (e, len(passed[e]), len(res[e]) - len(passed[e])))
     if len(engines) < 2:
         return 0
-    only_redis = sorted(passed["redis"] - passed["ours"], key=lambda t: int(t[1:].split()[0]))
-    only_ours = sorted(passed["ours"] - passed["redis"], key=lambda t: int(t[1:].split()[0]))
-    print("passed on Redis only (%d):" % len(only_redis))
-    for t in only_redis:
-        print("  %s (ours: %s)" % (t, res["ours"].get(t, "not run")))
-    print("passed on ours only (%d):" % len(only_ours))
-    for t in only_ours:
-        print("  %s (Redis: %s)" % (t, res["redis"].get(t, "not run")))
-    return 1 if only_redis else 0
+    return print_one_side_only(res, passed, "Redis", key=lambda t: int(t[1:].split()[0]))
 
 
 if __name__ == "__main__":

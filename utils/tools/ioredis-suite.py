@@ -42,6 +42,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "utils", "bench"))
 import benchlib  # noqa: E402
+from suitelib import print_one_side_only  # noqa: E402
 
 REF74 = "/work/ref/redis-7.4/src/redis-server"
 PORT = 6379
@@ -184,15 +185,7 @@ def main():
     if len(engines) < 2:
         return 0
     passed = {e: {t for t, r in res[e].items() if r == "passed"} for e in engines}
-    only_redis = sorted(passed["redis"] - passed["ours"])
-    only_ours = sorted(passed["ours"] - passed["redis"])
-    print("passed on Redis only (%d):" % len(only_redis))
-    for t in only_redis:
-        print("  %s (ours: %s)" % (t, res["ours"].get(t, "not run")))
-    print("passed on ours only (%d):" % len(only_ours))
-    for t in only_ours:
-        print("  %s (Redis: %s)" % (t, res["redis"].get(t, "not run")))
-    return 1 if only_redis else 0
+    return print_one_side_only(res, passed, "Redis")
 
 
 if __name__ == "__main__":

@@ -44,6 +44,8 @@ import subprocess
 import sys
 import time
 
+from suitelib import print_one_side_only
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ENGINES = {"ours": os.path.join(ROOT, "src", "redis-like-server"), "redis": "/usr/bin/redis-server"}
 MARKERS = "(not onlycluster or ssl) and not redismod and not replica"
@@ -193,15 +195,7 @@ def main():
         print("%-5s passed %d, failed or errored %d" % (e, len(passed[e]), failed))
     if len(engines) < 2:
         return 0
-    only_redis = sorted(passed["redis"] - passed["ours"])
-    only_ours = sorted(passed["ours"] - passed["redis"])
-    print("passed on Redis 7.0.15 only (%d):" % len(only_redis))
-    for t in only_redis:
-        print("  %s (ours: %s)" % (t, res["ours"].get(t, "not run")))
-    print("passed on ours only (%d):" % len(only_ours))
-    for t in only_ours:
-        print("  %s (Redis: %s)" % (t, res["redis"].get(t, "not run")))
-    return 1 if only_redis else 0
+    return print_one_side_only(res, passed, "Redis 7.0.15")
 
 
 if __name__ == "__main__":
