@@ -131,11 +131,22 @@ static bool hash_ht_set(ht *t, const char *f, size_t flen, const char *v, size_t
     return false;
 }
 
+/* The lookup key for field f: in buf when short (no allocation), else a
+ * copy the caller frees with key_done. */
+#define FIELD_KEY_BUF (SDS_T5_MAX + 2)
+static sds field_key(char *buf, const char *f, size_t flen) {
+    return flen <= SDS_T5_MAX ? sds_in_buf_t5(buf, f, flen) : sds_newlen(f, flen);
+}
+static void key_done(char *buf, sds key) {
+    if (key != buf + 1) sds_free(key);
+}
+
 static bool hash_ht_delete(ht *t, const char *f, size_t flen) {
-    sds key = sds_newlen(f, flen);
+    char buf[FIELD_KEY_BUF];
+    sds key = field_key(buf, f, flen);
     void *old;
     bool found = ht_pop(t, key, &old);
-    sds_free(key);
+    key_done(buf, key);
     if (!found) return false;
     ht_ttl_account(t, hf_ttl(old), HASH_TTL_NONE);
     hf_free(old);
@@ -152,10 +163,11 @@ static void hash_ht_delete_entry(ht *t, void *entry) {
 }
 
 static void *hash_ht_find(ht *t, const char *f, size_t flen) {
-    sds key = sds_newlen(f, flen);
+    char buf[FIELD_KEY_BUF];
+    sds key = field_key(buf, f, flen);
     void *field;
     bool found = ht_find(t, key, &field);
-    sds_free(key);
+    key_done(buf, key);
     return found ? field : NULL;
 }
 
