@@ -34,6 +34,16 @@ enum { SDS_T8 = 0,
 #define SDS_T5_MAX 31 /* longest string a T5 header describes */
 
 sds sds_newlen(const void *init, size_t len); /* init may be NULL: zeroed */
+
+/* A read-only sds built in buf (at least len + 2 bytes) from len <=
+ * SDS_T5_MAX bytes of s, for a lookup key without an allocation; never
+ * grown nor freed, valid while buf is. */
+static inline sds sds_in_buf_t5(char *buf, const void *s, size_t len) {
+    buf[0] = (char)((len << 3) | SDS_T5);
+    memcpy(buf + 1, s, len);
+    buf[1 + len] = '\0';
+    return buf + 1;
+}
 sds sds_new(const char *cstr);
 sds sds_empty(void);
 sds sds_dup(const sds s);

@@ -99,6 +99,9 @@ static void ht_ttl_account(ht *t, uint64_t old, uint64_t now_ttl) {
     if (now_ttl != HASH_TTL_NONE) {
         m->nttl++;
         if (m->min_ttl == HASH_TTL_NONE || now_ttl < m->min_ttl) m->min_ttl = now_ttl;
+        /* a walk in progress may have passed this field's bucket: its end
+         * must not set min_ttl after this TTL */
+        if (m->cursor && (m->pass_min == HASH_TTL_NONE || now_ttl < m->pass_min)) m->pass_min = now_ttl;
     }
     if (m->nttl == 0) m->min_ttl = HASH_TTL_NONE;
 }
@@ -128,22 +131,43 @@ static bool hash_ht_set(ht *t, const char *f, size_t flen, const char *v, size_t
     return false;
 }
 
+/* The lookup key for field f: in buf when short (no allocation), else a
+ * copy the caller frees with key_done. */
+#define FIELD_KEY_BUF (SDS_T5_MAX + 2)
+static sds field_key(char *buf, const char *f, size_t flen) {
+    return flen <= SDS_T5_MAX ? sds_in_buf_t5(buf, f, flen) : sds_newlen(f, flen);
+}
+static void key_done(char *buf, sds key) {
+    if (key != buf + 1) sds_free(key);
+}
+
 static bool hash_ht_delete(ht *t, const char *f, size_t flen) {
-    sds key = sds_newlen(f, flen);
+    char buf[FIELD_KEY_BUF];
+    sds key = field_key(buf, f, flen);
     void *old;
     bool found = ht_pop(t, key, &old);
-    sds_free(key);
+    key_done(buf, key);
     if (!found) return false;
     ht_ttl_account(t, hf_ttl(old), HASH_TTL_NONE);
     hf_free(old);
     return true;
 }
 
+/* Delete entry, a field of t found by a scan: its own sds is the key, so
+ * no copy of the name is made. */
+static void hash_ht_delete_entry(ht *t, void *entry) {
+    void *old;
+    if (!ht_pop(t, entry, &old)) return;
+    ht_ttl_account(t, hf_ttl(old), HASH_TTL_NONE);
+    hf_free(old);
+}
+
 static void *hash_ht_find(ht *t, const char *f, size_t flen) {
-    sds key = sds_newlen(f, flen);
+    char buf[FIELD_KEY_BUF];
+    sds key = field_key(buf, f, flen);
     void *field;
     bool found = ht_find(t, key, &field);
-    sds_free(key);
+    key_done(buf, key);
     return found ? field : NULL;
 }
 
@@ -597,13 +621,19 @@ static robj *hdel_name(void) {
     return name;
 }
 
-/* The field's HDEL to the AOF and the replicas, and the counter. */
-static void propagate_field_expiry(db_t *db, robj *key, const char *f, size_t flen) {
-    robj *fo = obj_create_string(f, flen);
-    robj *argv[3] = {hdel_name(), key, fo};
+/* The field's HDEL to the AOF and the replicas, and the counter: f an
+ * sds, borrowed (propagation translates argv at once, keeps none of it). */
+static void propagate_field_expiry_sds(db_t *db, robj *key, sds f) {
+    robj fo = {OBJ_STRING, OBJ_ENCODING_RAW, 0, 1, f};
+    robj *argv[3] = {hdel_name(), key, &fo};
     db->srv->keyspace_hooks->propagate(db, argv, 3);
-    obj_decref(fo);
     db->srv->stats.expired_subkeys++;
+}
+
+static void propagate_field_expiry(db_t *db, robj *key, const char *f, size_t flen) {
+    sds fs = sds_newlen(f, flen);
+    propagate_field_expiry_sds(db, key, fs);
+    sds_free(fs);
 }
 
 bool hash_expire_field(db_t *db, robj *key, robj *h, const char *f, size_t flen, bool notify) {
@@ -677,7 +707,7 @@ static bool hash_expire_all_due(client_t *c, robj *key, robj *h) {
 typedef struct due_ctx {
     long long now;
     size_t max;
-    sds *doomed;
+    void **doomed; /* the due entries themselves (no entry moves while they wait) */
     size_t n, cap;
     uint64_t min_left;
 } due_ctx_t;
@@ -689,9 +719,9 @@ static void due_collect(void *priv, void *field) {
     if ((long long)t <= d->now && d->n < d->max) {
         if (d->n == d->cap) {
             d->cap = d->cap ? d->cap * 2 : 16;
-            d->doomed = zrealloc(d->doomed, d->cap * sizeof(sds));
+            d->doomed = zrealloc(d->doomed, d->cap * sizeof(void *));
         }
-        d->doomed[d->n++] = sds_dup(field);
+        d->doomed[d->n++] = field;
     } else if (d->min_left == HASH_TTL_NONE || t < d->min_left) {
         d->min_left = t;
     }
@@ -714,9 +744,8 @@ static size_t ht_expire_due(db_t *db, robj *key, robj *h, long long now, size_t 
     bool walk_done = m->cursor == 0 && d.n < max;
     size_t cursor = m->cursor, n = d.n;
     for (size_t i = 0; i < d.n; i++) {
-        hash_field_delete(h, d.doomed[i], sds_len(d.doomed[i]));
-        propagate_field_expiry(db, key, d.doomed[i], sds_len(d.doomed[i]));
-        sds_free(d.doomed[i]);
+        propagate_field_expiry_sds(db, key, d.doomed[i]); /* the entry is its field's sds */
+        hash_ht_delete_entry(h->ptr, d.doomed[i]);
     }
     zfree(d.doomed);
     if (hash_len(h) == 0) {
@@ -748,7 +777,7 @@ size_t hash_expire_due(db_t *db, robj *key, robj *h, long long now, size_t max, 
         const unsigned char *f = lp_get_str(p, &flen, fbuf);
         sds fc = sds_newlen(f, flen);
         h->ptr = lp_delete_range_at(h->ptr, &p, 3);
-        propagate_field_expiry(db, key, fc, flen);
+        propagate_field_expiry_sds(db, key, fc);
         sds_free(fc);
         n++;
     }
