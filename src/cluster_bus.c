@@ -81,6 +81,7 @@ typedef struct cluster_bus {
     } forgotten[64];
     int forgotten_count;
     long long links_limit_exceeded; /* links freed by cluster-link-sendbuf-limit (CLUSTER INFO) */
+    int drop_type;                  /* DEBUG DROP-CLUSTER-PACKET-FILTER: a message type ignored, -1 none */
     int auth_count;
     uint64_t auth_epoch;
     /* A manual failover (CLUSTER FAILOVER; Redis's mf_*).  On the replica:
@@ -992,6 +993,10 @@ static bool process_message(cluster_link_t *l, const uint8_t *buf, size_t len) {
     int type = ntohs(h->type);
     cl->stats_received++;
     if (type < CMSG_TYPES) cl->stats_received_type[type]++;
+    if (type == cl->bus->drop_type) {
+        log_msg(LL_WARNING, "Dropping packet that matches debug drop filter");
+        return true;
+    }
     if (!cluster_msg_valid(buf, len)) {
         log_msg(LL_WARNING, "Cluster bus: a malformed message (type %d, %zu bytes) ignored", type, len);
         return true;
@@ -1314,6 +1319,7 @@ bool cluster_bus_init(server_t *srv) {
     cluster_t *cl = srv->cluster;
     cluster_bus_t *bus = zcalloc(sizeof(*bus));
     bus->mf_master_offset = -1;
+    bus->drop_type = -1;
     cl->bus = bus;
     int port = cl->myself->cport;
     if (srv->cfg.cluster_port) port = (int)srv->cfg.cluster_port;
@@ -1443,4 +1449,19 @@ void cluster_bus_reply_links(client_t *c) {
         cluster_link_t *in = link_from(bus, node);
         if (in) reply_link(c, in, false);
     }
+}
+
+/* DEBUG DROP-CLUSTER-PACKET-FILTER: messages of TYPE are read and counted,
+ * then ignored (-1: none), as Redis 7.0's tests use it to cut gossip. */
+void cluster_bus_set_drop_type(server_t *srv, int type) {
+    if (srv->cluster && srv->cluster->bus) srv->cluster->bus->drop_type = type;
+}
+
+/* DEBUG CLUSTERLINK KILL: closes our link to N (to), its link to us
+ * (from), or both; the cron connects again, the peer does for its own. */
+void cluster_bus_kill_links(server_t *srv, cluster_node_t *n, bool to, bool from) {
+    if (!srv->cluster || !srv->cluster->bus) return;
+    if (to && n->link) link_free(n->link);
+    cluster_link_t *in = from ? link_from(srv->cluster->bus, n) : NULL;
+    if (in) link_free(in);
 }
