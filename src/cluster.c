@@ -246,7 +246,10 @@ static bool route_add_key(client_t *c, route_t *r, robj *key) {
         r->multiple_keys = true;
     }
     if ((r->migrating || r->importing) && r->node && !r->shard_channels) {
-        if (db_find(&c->srv->dbs[0], key->ptr)) r->existing++;
+        /* A key past its TTL counts as missing (not deleted here: no DEL
+         * to propagate), as in Redis 7.0.15, on the clock of now. */
+        long long when = db_find(&c->srv->dbs[0], key->ptr) ? db_get_expire(&c->srv->dbs[0], key) : -2;
+        if (when == -1 || when > util_mstime()) r->existing++;
         else r->missing++;
     }
     return true;

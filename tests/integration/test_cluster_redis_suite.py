@@ -1,0 +1,107 @@
+"""What Redis 7.0.15's own cluster tests (tests/unit/cluster and the
+tests/cluster harness, run by `utils/tools/redis-suite.py --cluster`) found,
+each checked here against Debian's redis-server 7.0.15:
+
+- DEBUG DROP-CLUSTER-PACKET-FILTER <type> (every harness unit resets it)
+  and DEBUG CLUSTERLINK KILL <to|from|all> <node>, which the harness uses to
+  cut gossip and links;
+- a key past its TTL in a migrating slot is missing: -ASK, as Redis.
+
+Run alone: /usr/bin/python3 -m pytest -q tests/integration/test_cluster_redis_suite.py"""
+import time
+
+import pytest
+
+from conftest import REDIS_SERVER, SERVER
+from test_cluster import OTHER, distinct_ports, nodes_conf, same, wait_state
+from conftest import free_port
+from test_cluster_bus import wait_until
+
+pytestmark = pytest.mark.differential
+
+
+@pytest.fixture
+def pair(tmp_path):
+    """Ours and Redis, each loaded from test_cluster's two-node nodes.conf
+    (the other node never runs), DEBUG allowed."""
+    import conftest
+    other, other_bus, *own = distinct_ports(6)
+    procs = []
+    for name, binary in (("ours", SERVER), ("ref", REDIS_SERVER)):
+        path = tmp_path / ("%s-nodes.conf" % name)
+        path.write_text(nodes_conf(other, other_bus))
+        port, cport = own.pop(), own.pop()
+        procs.append(conftest.ServerProcess(binary, ["--cluster-enabled", "yes", "--cluster-config-file", str(path),
+                                                     "--cluster-port", str(cport), "--enable-debug-command", "yes"],
+                                            port=port))
+    clients = [p.client() for p in procs]
+    for c in clients:
+        wait_state(c)
+    yield list(zip(clients, procs))
+    for p in procs:
+        p.stop()
+
+
+def test_lazy_expired_key_in_a_migrating_slot_asks(pair):
+    (ours, _), (ref, _) = pair
+    key = next(k for k in ("FOO", "foo", "k1", "k2", "k3", "k4") if ours.execute_command("CLUSTER", "KEYSLOT", k) < 8192)
+    slot = ours.execute_command("CLUSTER", "KEYSLOT", key)
+    same(pair, "DEBUG", "SET-ACTIVE-EXPIRE", 0)
+    try:
+        same(pair, "SET", key, "bar", "PX", 20)
+        same(pair, "CLUSTER", "SETSLOT", slot, "MIGRATING", OTHER)
+        time.sleep(0.05)
+        got = same(pair, "GET", key)  # both: ASK, the key is gone
+        assert got.startswith("ERR:ASK %d " % slot)
+        assert same(pair, "DBSIZE") == 1  # not deleted by the check, as Redis
+    finally:
+        for c in (ours, ref):
+            c.execute_command("CLUSTER", "SETSLOT", slot, "STABLE")
+            c.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", 1)
+
+
+@pytest.mark.parametrize("binary", [SERVER, REDIS_SERVER], ids=["ours", "redis"])
+def test_debug_drop_filter_and_clusterlink_kill(start_server, binary):
+    def node():
+        cport = free_port()
+        s = start_server(args=["--cluster-enabled", "yes", "--cluster-port", str(cport), "--cluster-config-file",
+                               "nodes-%d.conf" % cport, "--enable-debug-command", "yes",
+                               "--cluster-node-timeout", "3000"], binary=binary)
+        s.cport = cport
+        return s
+
+    a, b = node(), node()
+    ca, cb = a.client(), b.client()
+    bid = cb.execute_command("CLUSTER", "MYID")
+
+    def received(c, what):
+        info = c.execute_command("CLUSTER", "INFO")
+        return int(dict(l.split(":") for l in info.split() if ":" in l).get(what, 0))
+
+    def links(c):
+        return sorted(dict(zip(l[::2], l[1::2]))["direction"] for l in c.execute_command("CLUSTER", "LINKS"))
+
+    # Type 2 is MEET: B reads and counts A's MEET, then ignores it (B never
+    # learns A); with the filter off (-1) a MEET joins them.
+    assert cb.execute_command("DEBUG", "DROP-CLUSTER-PACKET-FILTER", 2) == "OK"
+    ca.execute_command("CLUSTER", "MEET", "127.0.0.1", b.port, b.cport)
+    wait_until(lambda: received(cb, "cluster_stats_messages_meet_received") > 0, what="a MEET to B")
+    time.sleep(0.3)
+    assert received(cb, "cluster_known_nodes") == 1
+    assert cb.execute_command("DEBUG", "DROP-CLUSTER-PACKET-FILTER", -1) == "OK"
+    wait_until(lambda: ca.execute_command("CLUSTER", "MEET", "127.0.0.1", b.port, b.cport) and
+               received(cb, "cluster_known_nodes") == 2, timeout=20, what="B meets A")
+    wait_until(lambda: links(ca) == ["from", "to"] and links(cb) == ["from", "to"], timeout=20, what="both links")
+
+    # A link killed is made again by the cron (ours: "to" at once, "from" when B reconnects).
+    t0 = int(dict(zip(*[iter(next(l for l in ca.execute_command("CLUSTER", "LINKS")
+                                  if "to" in l))] * 2))["create-time"])
+    assert ca.execute_command("DEBUG", "CLUSTERLINK", "KILL", "all", bid) == "OK"
+    wait_until(lambda: links(ca) == ["from", "to"], what="links again")
+    newer = [int(dict(zip(l[::2], l[1::2]))["create-time"]) for l in ca.execute_command("CLUSTER", "LINKS")]
+    assert all(t >= t0 for t in newer)
+    for args, text in ((("CLUSTERLINK", "KILL", "sideways", bid), "Unknown direction sideways"),
+                       (("CLUSTERLINK", "KILL", "to", "f" * 40), "Unknown node " + "f" * 40)):
+        with pytest.raises(Exception) as e:
+            ca.execute_command("DEBUG", *args)
+        assert text in str(e.value)
