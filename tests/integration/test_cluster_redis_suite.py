@@ -105,3 +105,24 @@ def test_debug_drop_filter_and_clusterlink_kill(start_server, binary):
         with pytest.raises(Exception) as e:
             ca.execute_command("DEBUG", *args)
         assert text in str(e.value)
+
+
+def test_scripts_keep_to_one_slot_and_no_cluster_is_refused(pair):
+    (ours, _), _ = pair
+    keys = [k for k in ("a", "b", "c", "d", "e", "f", "g", "h") if ours.execute_command("CLUSTER", "KEYSLOT", k) < 8192]
+    k1, k2 = keys[:2]  # both ours, two slots
+    assert ours.execute_command("CLUSTER", "KEYSLOT", k1) != ours.execute_command("CLUSTER", "KEYSLOT", k2)
+    two = "redis.call('set', '%s', 1); redis.call('set', '%s', 2); return 'OK'" % (k1, k2)
+    same(pair, "EVAL", two, 0)                                      # an old script roams: OK
+    got = same(pair, "EVAL", "#!lua\n" + two, 0)                    # a shebang keeps to one slot
+    assert "do not hash to the same slot" in got
+    got = same(pair, "EVAL", "#!lua\nredis.call('get', KEYS[1]); return redis.call('get', '%s')" % k2, 1, k1)
+    assert "do not hash to the same slot" in got                    # nor strays from its declared keys
+    assert same(pair, "EVAL", "#!lua flags=allow-cross-slot-keys\n" + two, 0) == "OK"
+    got = same(pair, "EVAL", "#!lua flags=no-cluster\nreturn 1", 0)
+    assert "'no-cluster' flag is set" in got
+    same(pair, "FUNCTION", "LOAD", "REPLACE", "#!lua name=lib\nredis.register_function('f', function() "
+         "redis.call('set', '%s', 1); redis.call('set', '%s', 2); return 'OK' end)" % (k1, k2))
+    assert "do not hash to the same slot" in same(pair, "FCALL", "f", 0)
+    same(pair, "FUNCTION", "FLUSH")
+    same(pair, "FLUSHALL")
