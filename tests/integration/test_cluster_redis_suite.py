@@ -126,3 +126,14 @@ def test_scripts_keep_to_one_slot_and_no_cluster_is_refused(pair):
     assert "do not hash to the same slot" in same(pair, "FCALL", "f", 0)
     same(pair, "FUNCTION", "FLUSH")
     same(pair, "FLUSHALL")
+
+
+@pytest.mark.parametrize("binary", [SERVER, REDIS_SERVER], ids=["ours", "redis"])
+def test_relative_logfile_is_in_dir(start_server, tmp_path, binary):
+    """The harness gives each instance `dir ./redis_N` and `logfile log.txt`:
+    the log is redis_N/log.txt, not one file shared by all."""
+    d = tmp_path / "node"
+    d.mkdir()
+    s = start_server(args=["--dir", str(d), "--logfile", "log.txt"], binary=binary)
+    s.client().ping()
+    assert "Ready to accept connections" in (d / "log.txt").read_text()
