@@ -36,6 +36,7 @@
 #include "pause.h"
 #include "pubsub.h"
 #include "reply.h"
+#include "repl.h"
 #include "repl_state.h"
 #include "util.h"
 
@@ -1307,6 +1308,12 @@ void cluster_bus_cron(server_t *srv) {
         }
         if (n->flags & CNODE_PFAIL) maybe_mark_failing(srv, n);
     }
+    /* A replica by its nodes.conf (a restart) follows its master, as
+     * Redis's cron does when it is a replica with no master set. */
+    cluster_node_t *me = cl->myself;
+    if ((me->flags & CNODE_REPLICA) && me->replicaof && me->replicaof->ip[0] && me->replicaof->port &&
+        !repl_is_replica(srv))
+        replica_set_master(srv, me->replicaof->ip, me->replicaof->port);
     mf_cron(srv);
     links_cron(srv);
     election_cron(srv);

@@ -137,3 +137,44 @@ def test_relative_logfile_is_in_dir(start_server, tmp_path, binary):
     s = start_server(args=["--dir", str(d), "--logfile", "log.txt"], binary=binary)
     s.client().ping()
     assert "Ready to accept connections" in (d / "log.txt").read_text()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("binary", [SERVER, REDIS_SERVER], ids=["ours", "redis"])
+def test_a_replica_restarted_from_nodes_conf_follows_its_master(start_server, tmp_path, binary):
+    """tests/cluster/03-failover-loop kills a replica and restarts it: it
+    comes back a replica, replicating its master, from nodes.conf alone."""
+    nodes = []
+    for name in ("a", "b"):
+        d = tmp_path / name
+        d.mkdir()
+        cport = free_port()
+        args = ["--cluster-enabled", "yes", "--cluster-port", str(cport), "--dir", str(d),
+                "--cluster-node-timeout", "3000"]
+        s = start_server(args=args, binary=binary)
+        s.cport, s.args = cport, args
+        nodes.append(s)
+    a, b = nodes
+    ca = a.client()
+    ca.execute_command("CLUSTER", "ADDSLOTSRANGE", 0, 16383)
+    ca.execute_command("CLUSTER", "MEET", "127.0.0.1", b.port, b.cport)
+    aid = ca.execute_command("CLUSTER", "MYID")
+    wait_until(lambda: aid in b.client().execute_command("CLUSTER", "NODES"), what="B knows A")
+    b.client().execute_command("CLUSTER", "REPLICATE", aid)
+    wait_until(lambda: ca.execute_command("CLUSTER", "INFO").startswith("cluster_state:ok"), what="cluster ok")
+    ca.set("foo", "bar")
+
+    def synced(s):
+        info = s.client().info("replication")
+        return info["role"] == "slave" and info.get("master_link_status") == "up"
+
+    wait_until(lambda: synced(b), timeout=20, what="B replicating")
+    port = b.port
+    b.stop()
+    ca.set("foo", "baz")  # written while B was away
+    b2 = start_server(args=b.args, binary=binary, port=port)
+    wait_until(lambda: synced(b2), timeout=20, what="B replicating again",
+               show=lambda: repr(b2.client().info("replication")))
+    cb = b2.client()
+    cb.execute_command("READONLY")
+    wait_until(lambda: cb.get("foo") == "baz", what="B has the new value")
