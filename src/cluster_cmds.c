@@ -165,8 +165,12 @@ static void cmd_cluster_slots(client_t *c) {
         if (n) {
             cluster_node_t **reps = zmalloc(sizeof(*reps) * (size_t)(cl->node_count));
             int nr = replicas_of(cl, n, reps), shown = 0;
-            for (int i = 0; i < nr; i++)
-                if (!(reps[i]->flags & CNODE_FAIL)) reps[shown++] = reps[i];
+            /* Redis 7.0 lists the replicas not failing that have some data
+             * (an offset above 0): one still in its first sync is left out */
+            for (int i = 0; i < nr; i++) {
+                long long off = (reps[i]->flags & CNODE_MYSELF) ? c->srv->repl->master_repl_offset : reps[i]->repl_offset;
+                if (!(reps[i]->flags & CNODE_FAIL) && off != 0) reps[shown++] = reps[i];
+            }
             reply_array_len(c, 3 + shown);
             reply_ll(c, start);
             reply_ll(c, end);

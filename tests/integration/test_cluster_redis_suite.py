@@ -178,3 +178,31 @@ def test_a_replica_restarted_from_nodes_conf_follows_its_master(start_server, tm
     cb = b2.client()
     cb.execute_command("READONLY")
     wait_until(lambda: cb.get("foo") == "baz", what="B has the new value")
+
+
+@pytest.mark.parametrize("binary", [SERVER, REDIS_SERVER], ids=["ours", "redis"])
+def test_cluster_slots_lists_a_replica_once_it_has_data(start_server, binary):
+    """Redis 7.0 leaves a replica whose offset is still 0 out of CLUSTER
+    SLOTS, so every node answers the same while replicas do their first
+    sync (the unit tests' cluster_setup waits for that)."""
+    nodes = []
+    for _ in range(2):
+        cport = free_port()
+        s = start_server(args=["--cluster-enabled", "yes", "--cluster-port", str(cport), "--cluster-config-file",
+                               "nodes-%d.conf" % cport, "--repl-ping-replica-period", "60"], binary=binary)
+        s.cport = cport
+        nodes.append(s)
+    a, b = nodes
+    ca, cb = a.client(), b.client()
+    ca.execute_command("CLUSTER", "ADDSLOTSRANGE", 0, 16383)
+    ca.execute_command("CLUSTER", "MEET", "127.0.0.1", b.port, b.cport)
+    aid = ca.execute_command("CLUSTER", "MYID")
+    wait_until(lambda: aid in cb.execute_command("CLUSTER", "NODES"), what="B knows A")
+    cb.execute_command("CLUSTER", "REPLICATE", aid)
+    wait_until(lambda: cb.info("replication").get("master_link_status") == "up", timeout=20, what="B synced")
+    time.sleep(1.5)  # a few pings carry B's offset
+    for c in (ca, cb):
+        assert [len(r) for r in c.execute_command("CLUSTER", "SLOTS")] == [3]  # the master only
+    ca.set("foo", "bar")
+    for c in (ca, cb):
+        wait_until(lambda: [len(r) for r in c.execute_command("CLUSTER", "SLOTS")] == [4], what="B listed")
