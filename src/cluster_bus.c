@@ -1472,3 +1472,5 @@ void cluster_bus_kill_links(server_t *srv, cluster_node_t *n, bool to, bool from
     cluster_link_t *in = from ? link_from(srv->cluster->bus, n) : NULL;
     if (in) link_free(in);
 }
+
+void cluster_bus_follow(server_t *srv, cluster_node_t *m) { follow_master(srv, m); }

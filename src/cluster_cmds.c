@@ -425,8 +425,13 @@ static void cmd_cluster_setslot(client_t *c) {
                 cl->myself->config_epoch = cl->current_epoch;
             }
         }
+        bool was_mine = cl->slots[slot] == cl->myself;
         cluster_del_slot(cl, slot);
         cluster_add_slot(cl, n, slot);
+        /* A master that gave its last slot away serves the new owner as a
+         * replica (Redis 7.0, unless cluster-allow-replica-migration no). */
+        if (was_mine && n != cl->myself && cl->myself->numslots == 0 && c->srv->cfg.cluster_allow_replica_migration)
+            cluster_bus_follow(c->srv, n);
     }
     changed(cl);
     reply_ok(c);

@@ -206,3 +206,32 @@ def test_cluster_slots_lists_a_replica_once_it_has_data(start_server, binary):
     ca.set("foo", "bar")
     for c in (ca, cb):
         wait_until(lambda: [len(r) for r in c.execute_command("CLUSTER", "SLOTS")] == [4], what="B listed")
+
+
+@pytest.mark.parametrize("binary", [SERVER, REDIS_SERVER], ids=["ours", "redis"])
+def test_a_master_giving_its_last_slot_away_becomes_a_replica(start_server, binary):
+    """unit/cluster's "Migrate the last slot away from a node": SETSLOT NODE
+    of its last slot turns the master into a replica of the new owner."""
+    nodes = []
+    for _ in range(2):
+        cport = free_port()
+        s = start_server(args=["--cluster-enabled", "yes", "--cluster-port", str(cport), "--cluster-config-file",
+                               "nodes-%d.conf" % cport], binary=binary)
+        s.cport = cport
+        nodes.append(s)
+    a, b = nodes
+    ca, cb = a.client(), b.client()
+    ca.execute_command("CLUSTER", "ADDSLOTSRANGE", 0, 16382)
+    cb.execute_command("CLUSTER", "ADDSLOTS", 16383)
+    ca.execute_command("CLUSTER", "MEET", "127.0.0.1", b.port, b.cport)
+    aid, bid = ca.execute_command("CLUSTER", "MYID"), cb.execute_command("CLUSTER", "MYID")
+    wait_until(lambda: aid in cb.execute_command("CLUSTER", "NODES") and bid in ca.execute_command("CLUSTER", "NODES"),
+               what="A and B know each other")
+    assert ca.execute_command("CLUSTER", "SETSLOT", 16383, "IMPORTING", bid) == "OK"
+    assert cb.execute_command("CLUSTER", "SETSLOT", 16383, "MIGRATING", aid) == "OK"
+    assert ca.execute_command("CLUSTER", "SETSLOT", 16383, "NODE", aid) == "OK"
+    assert cb.execute_command("CLUSTER", "SETSLOT", 16383, "NODE", aid) == "OK"
+    me = next(l for l in cb.execute_command("CLUSTER", "NODES").splitlines() if l.startswith(bid)).split()
+    assert "slave" in me[2] and me[3] == aid
+    wait_until(lambda: cb.info("replication")["role"] == "slave", what="B a replica")
+    wait_until(lambda: "slave" in " ".join(ca.execute_command("CLUSTER", "REPLICAS", aid)), what="A knows it")
