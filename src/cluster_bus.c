@@ -1041,6 +1041,15 @@ static bool process_message(cluster_link_t *l, const uint8_t *buf, size_t len) {
             } else if ((l->node->flags & CNODE_FAIL) && (l->node->flags & CNODE_REPLICA || !l->node->numslots)) {
                 l->node->flags &= ~CNODE_FAIL; /* a replica or a master without slots comes back at once */
                 cl->todo_update = cl->todo_save = true;
+            } else if ((l->node->flags & CNODE_FAIL) &&
+                       util_mstime() - l->node->fail_time > 2 * srv->cfg.cluster_node_timeout) {
+                /* a master still serving its slots, reachable again, that no
+                 * replica replaced within twice the node timeout (Redis) */
+                log_msg(LL_NOTICE,
+                        "Clear FAIL state for node %.40s: is reachable again and nobody is serving its slots after some time.",
+                        l->node->name);
+                l->node->flags &= ~CNODE_FAIL;
+                cl->todo_update = cl->todo_save = true;
             }
         }
         if (sender) {

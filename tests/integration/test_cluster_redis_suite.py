@@ -235,3 +235,38 @@ def test_a_master_giving_its_last_slot_away_becomes_a_replica(start_server, bina
     assert "slave" in me[2] and me[3] == aid
     wait_until(lambda: cb.info("replication")["role"] == "slave", what="B a replica")
     wait_until(lambda: "slave" in " ".join(ca.execute_command("CLUSTER", "REPLICAS", aid)), what="A knows it")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("binary", [SERVER, REDIS_SERVER], ids=["ours", "redis"])
+def test_a_failed_master_back_without_failover_is_cleared(start_server, binary):
+    """tests/cluster/01-faildet: a master with slots and no replica, marked
+    FAIL, that answers again: after twice the node timeout with nobody
+    serving its slots the others clear its FAIL, and the cluster is ok."""
+    import os
+    import signal
+    nodes = []
+    for _ in range(3):
+        cport = free_port()
+        s = start_server(args=["--cluster-enabled", "yes", "--cluster-port", str(cport), "--cluster-config-file",
+                               "nodes-%d.conf" % cport, "--cluster-node-timeout", "1000"], binary=binary)
+        s.cport = cport
+        nodes.append(s)
+    clients = [n.client() for n in nodes]
+    for i, (lo, hi) in enumerate(((0, 5460), (5461, 10922), (10923, 16383))):
+        clients[i].execute_command("CLUSTER", "ADDSLOTSRANGE", lo, hi)
+    for n in nodes[1:]:
+        clients[0].execute_command("CLUSTER", "MEET", "127.0.0.1", n.port, n.cport)
+
+    def state(c):
+        return c.execute_command("CLUSTER", "INFO").split()[0]
+
+    wait_until(lambda: all(state(c) == "cluster_state:ok" for c in clients), timeout=20, what="cluster ok")
+    os.kill(nodes[2].pid, signal.SIGSTOP)
+    try:
+        wait_until(lambda: all(state(c) == "cluster_state:fail" for c in clients[:2]), timeout=20, what="C failing")
+    finally:
+        os.kill(nodes[2].pid, signal.SIGCONT)
+    t0 = time.monotonic()
+    wait_until(lambda: all(state(c) == "cluster_state:ok" for c in clients), timeout=30, what="cluster ok again")
+    assert time.monotonic() - t0 > 1.0  # not at once: after twice the node timeout
