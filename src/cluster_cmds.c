@@ -637,6 +637,12 @@ static void cmd_cluster_reset(client_t *c) {
         cluster_bus_node_gone(c->srv, n);
         cluster_forget_node(cl, n);
     }
+    /* A replica turns into an empty master, as Redis: no longer
+     * replicating, its copy of the old master's data gone. */
+    if (cl->myself->flags & CNODE_REPLICA) {
+        replica_unset_master(c->srv);
+        for (int i = 0; i < c->srv->dbnum; i++) db_empty(&c->srv->dbs[i]);
+    }
     cl->myself->flags = CNODE_MYSELF | CNODE_MASTER;
     cl->myself->replicaof = NULL;
     if (hard) {

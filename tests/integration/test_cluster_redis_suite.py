@@ -270,3 +270,33 @@ def test_a_failed_master_back_without_failover_is_cleared(start_server, binary):
     t0 = time.monotonic()
     wait_until(lambda: all(state(c) == "cluster_state:ok" for c in clients), timeout=30, what="cluster ok again")
     assert time.monotonic() - t0 > 1.0  # not at once: after twice the node timeout
+
+
+@pytest.mark.parametrize("binary", [SERVER, REDIS_SERVER], ids=["ours", "redis"])
+def test_cluster_reset_of_a_replica_makes_an_empty_master(start_server, binary):
+    """Every harness unit starts with CLUSTER RESET HARD on all nodes: a
+    replica stops replicating and drops its data, as Redis."""
+    nodes = []
+    for _ in range(2):
+        cport = free_port()
+        s = start_server(args=["--cluster-enabled", "yes", "--cluster-port", str(cport), "--cluster-config-file",
+                               "nodes-%d.conf" % cport], binary=binary)
+        s.cport = cport
+        nodes.append(s)
+    a, b = nodes
+    ca, cb = a.client(), b.client()
+    ca.execute_command("CLUSTER", "ADDSLOTSRANGE", 0, 16383)
+    ca.execute_command("CLUSTER", "MEET", "127.0.0.1", b.port, b.cport)
+    aid = ca.execute_command("CLUSTER", "MYID")
+    wait_until(lambda: aid in cb.execute_command("CLUSTER", "NODES"), what="B knows A")
+    cb.execute_command("CLUSTER", "REPLICATE", aid)
+    wait_until(lambda: ca.execute_command("CLUSTER", "INFO").startswith("cluster_state:ok"), what="cluster ok")
+    ca.set("foo", "bar")
+    wait_until(lambda: cb.dbsize() == 1, timeout=20, what="B has the key")
+    assert cb.execute_command("CLUSTER", "RESET", "HARD") == "OK"
+    info = cb.info("replication")
+    assert info["role"] == "master" and info["connected_slaves"] == 0
+    assert cb.dbsize() == 0
+    ca.set("foo", "baz")
+    time.sleep(0.5)
+    assert cb.dbsize() == 0  # no longer fed by A
