@@ -592,7 +592,12 @@ static void apply_sender_header(server_t *srv, cluster_node_t *sender, const cms
     sender->cport = ntohs(h->cport);
     if (h->myip[0] || !sender->ip[0]) peer_ip(l, h->myip, sender->ip);
     if (is_null_name(h->slaveof)) {
-        if (sender->flags & CNODE_REPLICA) cl->todo_update = cl->todo_save = true;
+        /* a replica promoted may be an orphan to refill by replica
+         * migration, as a master that had replicas (Redis) */
+        if (sender->flags & CNODE_REPLICA) {
+            cl->todo_update = cl->todo_save = true;
+            sender->flags |= CNODE_MIGRATE_TO;
+        }
         sender->flags = (sender->flags & ~CNODE_REPLICA) | CNODE_MASTER;
         sender->replicaof = NULL;
     } else {

@@ -300,3 +300,46 @@ def test_cluster_reset_of_a_replica_makes_an_empty_master(start_server, binary):
     ca.set("foo", "baz")
     time.sleep(0.5)
     assert cb.dbsize() == 0  # no longer fed by A
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("binary", [SERVER, REDIS_SERVER], ids=["ours", "redis"])
+def test_a_promoted_replica_left_alone_gets_a_migrated_replica(start_server, binary):
+    """tests/cluster/07-replica-migration: a replica that failed over, its
+    old master gone and no replica of its own, is an orphan: a replica of
+    the master with two moves to it."""
+    import os
+    import signal
+    nodes = []
+    for _ in range(6):
+        cport = free_port()
+        s = start_server(args=["--cluster-enabled", "yes", "--cluster-port", str(cport), "--cluster-config-file",
+                               "nodes-%d.conf" % cport, "--cluster-node-timeout", "1000"], binary=binary)
+        s.cport = cport
+        nodes.append(s)
+    c = [n.client() for n in nodes]
+    for i, (lo, hi) in enumerate(((0, 5460), (5461, 10922), (10923, 16383))):
+        c[i].execute_command("CLUSTER", "ADDSLOTSRANGE", lo, hi)
+    for n in nodes[1:]:
+        c[0].execute_command("CLUSTER", "MEET", "127.0.0.1", n.port, n.cport)
+    ids = [x.execute_command("CLUSTER", "MYID") for x in c]
+    wait_until(lambda: all(len(x.execute_command("CLUSTER", "NODES").splitlines()) == 6 for x in c), timeout=20,
+               what="all meet")
+    for r, m in ((3, 0), (4, 0), (5, 1)):  # #0 has two replicas, #1 one
+        c[r].execute_command("CLUSTER", "REPLICATE", ids[m])
+
+    def replicas_of(i, via=0):
+        return [l.split()[0] for l in c[via].execute_command("CLUSTER", "NODES").splitlines()
+                if l.split()[3] == ids[i] and "fail" not in l.split()[2]]
+
+    wait_until(lambda: len(replicas_of(0)) == 2 and len(replicas_of(1)) == 1, timeout=20, what="replicas known")
+    wait_until(lambda: all(c[r].info("replication").get("master_link_status") == "up" for r in (3, 4, 5)),
+               timeout=20, what="replicas synced")
+    os.kill(nodes[1].pid, signal.SIGSTOP)
+    try:
+        wait_until(lambda: c[5].info("replication")["role"] == "master", timeout=30, what="#5 fails over")
+        # #5 serves #1's slots with no replica: #3 or #4 (the smaller id) moves to it
+        wait_until(lambda: len(replicas_of(5, via=5)) == 1 and len(replicas_of(0, via=5)) == 1, timeout=30,
+                   what="a replica migrated to #5", show=lambda: c[5].execute_command("CLUSTER", "NODES"))
+    finally:
+        os.kill(nodes[1].pid, signal.SIGCONT)
