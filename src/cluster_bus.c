@@ -588,6 +588,8 @@ static void process_forgotten_ext(server_t *srv, cluster_link_t *l, cluster_node
 static void apply_sender_header(server_t *srv, cluster_node_t *sender, const cmsg_header_t *h, cluster_link_t *l) {
     cluster_t *cl = srv->cluster;
     sender->repl_offset = (long long)ntoh64(h->offset);
+    /* the sender's nofailover flag, as it says it now */
+    sender->flags = (sender->flags & ~CNODE_NOFAILOVER) | (ntohs(h->flags) & CNODE_NOFAILOVER);
     sender->port = ntohs(h->port);
     sender->cport = ntohs(h->cport);
     if (h->myip[0] || !sender->ip[0]) peer_ip(l, h->myip, sender->ip);
@@ -1325,6 +1327,13 @@ void cluster_bus_cron(server_t *srv) {
     /* A replica by its nodes.conf (a restart) follows its master, as
      * Redis's cron does when it is a replica with no master set. */
     cluster_node_t *me = cl->myself;
+    /* cluster-replica-no-failover shows as our nofailover flag, which our
+     * headers carry to the others (Redis's clusterUpdateMyselfFlags) */
+    int nofailover = srv->cfg.cluster_replica_no_failover ? CNODE_NOFAILOVER : 0;
+    if ((me->flags & CNODE_NOFAILOVER) != nofailover) {
+        me->flags = (me->flags & ~CNODE_NOFAILOVER) | nofailover;
+        cl->todo_update = cl->todo_save = true;
+    }
     if ((me->flags & CNODE_REPLICA) && me->replicaof && me->replicaof->ip[0] && me->replicaof->port &&
         !repl_is_replica(srv))
         replica_set_master(srv, me->replicaof->ip, me->replicaof->port);

@@ -343,3 +343,41 @@ def test_a_promoted_replica_left_alone_gets_a_migrated_replica(start_server, bin
                    what="a replica migrated to #5", show=lambda: c[5].execute_command("CLUSTER", "NODES"))
     finally:
         os.kill(nodes[1].pid, signal.SIGCONT)
+
+
+@pytest.mark.parametrize("binary", [SERVER, REDIS_SERVER], ids=["ours", "redis"])
+def test_replica_nofailover_flag_and_script_writes_on_a_replica(start_server, binary):
+    """tests/cluster/13-no-failover-option: a replica's
+    cluster-replica-no-failover shows as `nofailover` on the other nodes;
+    16-transactions-on-replica: a script that declares writes (a shebang
+    without no-writes) is redirected by a READONLY replica, as a write."""
+    nodes = []
+    for _ in range(2):
+        cport = free_port()
+        s = start_server(args=["--cluster-enabled", "yes", "--cluster-port", str(cport), "--cluster-config-file",
+                               "nodes-%d.conf" % cport], binary=binary)
+        s.cport = cport
+        nodes.append(s)
+    a, b = nodes
+    ca, cb = a.client(), b.client()
+    ca.execute_command("CLUSTER", "ADDSLOTSRANGE", 0, 16383)
+    ca.execute_command("CLUSTER", "MEET", "127.0.0.1", b.port, b.cport)
+    aid, bid = ca.execute_command("CLUSTER", "MYID"), cb.execute_command("CLUSTER", "MYID")
+    wait_until(lambda: aid in cb.execute_command("CLUSTER", "NODES"), what="B knows A")
+    cb.execute_command("CLUSTER", "REPLICATE", aid)
+    cb.config_set("cluster-replica-no-failover", "yes")
+
+    def b_flags():
+        return next(l for l in ca.execute_command("CLUSTER", "NODES").splitlines() if l.startswith(bid)).split()[2]
+
+    wait_until(lambda: b_flags() == "slave,nofailover", timeout=20, what="nofailover on A", show=b_flags)
+    cb.config_set("cluster-replica-no-failover", "no")
+    wait_until(lambda: b_flags() == "slave", timeout=20, what="nofailover gone on A", show=b_flags)
+
+    wait_until(lambda: cb.info("replication").get("master_link_status") == "up", timeout=20, what="B synced")
+    conn = b.client()
+    conn.execute_command("READONLY")
+    with pytest.raises(Exception, match="MOVED"):
+        conn.eval("#!lua\nreturn redis.call('del', 'a')", 1, "a")
+    assert conn.eval("#!lua flags=no-writes\nreturn redis.call('get', 'a')", 1, "a") is None
+    assert conn.eval("return redis.call('get', 'a')", 1, "a") is None  # no shebang: read as EVAL's flags say
