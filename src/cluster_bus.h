@@ -37,6 +37,7 @@ void cluster_bus_reply_links(client_t *c);
 long long cluster_bus_links_limit_exceeded(server_t *srv);
 size_t cluster_bus_links_memory(server_t *srv);
 void cluster_bus_set_drop_type(server_t *srv, int type);
+long long cluster_bus_my_offset(server_t *srv);
 /* Myself becomes a replica of master m (its slots, if any, dropped). */
 void cluster_bus_follow(server_t *srv, cluster_node_t *m);
 void cluster_bus_kill_links(server_t *srv, cluster_node_t *n, bool to, bool from);

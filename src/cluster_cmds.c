@@ -168,7 +168,7 @@ static void cmd_cluster_slots(client_t *c) {
             /* Redis 7.0 lists the replicas not failing that have some data
              * (an offset above 0): one still in its first sync is left out */
             for (int i = 0; i < nr; i++) {
-                long long off = (reps[i]->flags & CNODE_MYSELF) ? c->srv->repl->master_repl_offset : reps[i]->repl_offset;
+                long long off = (reps[i]->flags & CNODE_MYSELF) ? cluster_bus_my_offset(c->srv) : reps[i]->repl_offset;
                 if (!(reps[i]->flags & CNODE_FAIL) && off != 0) reps[shown++] = reps[i];
             }
             reply_array_len(c, 3 + shown);
