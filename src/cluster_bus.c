@@ -541,6 +541,7 @@ static bool is_hex_id(const char *s) {
 static void process_extensions(cluster_t *cl, cluster_node_t *sender, const cmsg_header_t *h) {
     if (!sender) return;
     const char *shard_id = NULL;
+    bool hostname = false;
     const uint8_t *p = (const uint8_t *)h + CMSG_HEADER_LEN + (size_t)ntohs(h->count) * sizeof(cmsg_gossip_t);
     unsigned exts = (h->mflags[0] & CMSG_FLAG0_EXT_DATA) ? ntohs(h->extensions) : 0;
     for (unsigned i = 0; i < exts; i++) {
@@ -548,6 +549,7 @@ static void process_extensions(cluster_t *cl, cluster_node_t *sender, const cmsg
         uint32_t len = ntohl(e->length);
         if (ntohs(e->type) == CMSG_EXT_HOSTNAME) {
             size_t max = len - sizeof(cmsg_ext_t), hl = strnlen(e->data, max);
+            hostname = true;
             if (sds_len(sender->hostname) != hl || memcmp(sender->hostname, e->data, hl)) {
                 sds_free(sender->hostname);
                 sender->hostname = sds_newlen(e->data, hl);
@@ -557,6 +559,8 @@ static void process_extensions(cluster_t *cl, cluster_node_t *sender, const cmsg
         }
         p += len;
     }
+    /* no hostname extension: the sender announces none (any more), as Redis */
+    if (!hostname && sds_len(sender->hostname)) sds_clear(sender->hostname);
     if (!shard_id) shard_id = sender->replicaof ? sender->replicaof->shard_id : sender->shard_id;
     cluster_set_shard_id(cl, sender, shard_id);
 }

@@ -381,3 +381,30 @@ def test_replica_nofailover_flag_and_script_writes_on_a_replica(start_server, bi
         conn.eval("#!lua\nreturn redis.call('del', 'a')", 1, "a")
     assert conn.eval("#!lua flags=no-writes\nreturn redis.call('get', 'a')", 1, "a") is None
     assert conn.eval("return redis.call('get', 'a')", 1, "a") is None  # no shebang: read as EVAL's flags say
+
+
+@pytest.mark.parametrize("binary", [SERVER, REDIS_SERVER], ids=["ours", "redis"])
+def test_a_removed_announced_hostname_is_removed_on_the_others(start_server, binary):
+    """tests/cluster/27-endpoints: a node that stops announcing a hostname
+    (no hostname extension in its pings) has none on the other nodes."""
+    nodes = []
+    for _ in range(2):
+        cport = free_port()
+        s = start_server(args=["--cluster-enabled", "yes", "--cluster-port", str(cport), "--cluster-config-file",
+                               "nodes-%d.conf" % cport], binary=binary)
+        s.cport = cport
+        nodes.append(s)
+    a, b = nodes
+    ca, cb = a.client(), b.client()
+    ca.execute_command("CLUSTER", "MEET", "127.0.0.1", b.port, b.cport)
+    aid = ca.execute_command("CLUSTER", "MYID")
+
+    def a_addr():
+        return next((l.split()[1] for l in cb.execute_command("CLUSTER", "NODES").splitlines()
+                     if l.startswith(aid)), "")
+
+    ca.config_set("cluster-announce-hostname", "host-a.example")
+    wait_until(lambda: a_addr().endswith(",host-a.example"), timeout=20, what="hostname on B", show=a_addr)
+    ca.config_set("cluster-announce-hostname", "")
+    wait_until(lambda: a_addr() == "127.0.0.1:%d@%d" % (a.port, a.cport), timeout=20, what="hostname gone on B",
+               show=a_addr)
