@@ -185,7 +185,7 @@ static void cmd_cluster_slots(client_t *c) {
 }
 
 static long long node_offset(server_t *srv, const cluster_node_t *n) {
-    return (n->flags & CNODE_MYSELF) ? srv->repl->master_repl_offset : 0;
+    return (n->flags & CNODE_MYSELF) ? cluster_bus_my_offset(srv) : n->repl_offset;
 }
 
 static void reply_shard_node(client_t *c, const cluster_node_t *n) {
@@ -206,9 +206,13 @@ static void reply_shard_node(client_t *c, const cluster_node_t *n) {
     reply_bulk_cstr(c, "role");
     reply_bulk_cstr(c, (n->flags & CNODE_REPLICA) ? "replica" : "master");
     reply_bulk_cstr(c, "replication-offset");
-    reply_ll(c, node_offset(c->srv, n));
+    long long off = node_offset(c->srv, n);
+    reply_ll(c, off);
+    /* a replica without data yet (offset 0: in its full sync) is loading */
     reply_bulk_cstr(c, "health");
-    reply_bulk_cstr(c, (n->flags & CNODE_FAIL) ? "fail" : "online");
+    reply_bulk_cstr(c, (n->flags & CNODE_FAIL)                  ? "fail"
+                       : (n->flags & CNODE_REPLICA) && off == 0 ? "loading"
+                                                                : "online");
 }
 
 /* One shard per master: its slot ranges and its nodes. */

@@ -201,11 +201,23 @@ def test_cluster_slots_lists_a_replica_once_it_has_data(start_server, binary):
     cb.execute_command("CLUSTER", "REPLICATE", aid)
     wait_until(lambda: cb.info("replication").get("master_link_status") == "up", timeout=20, what="B synced")
     time.sleep(1.5)  # a few pings carry B's offset
+    bid = cb.execute_command("CLUSTER", "MYID")
+
+    def b_in_shards(c):  # (replication-offset, health) of B in CLUSTER SHARDS
+        for shard in c.execute_command("CLUSTER", "SHARDS"):
+            for node in dict(zip(shard[::2], shard[1::2]))["nodes"]:
+                node = dict(zip(node[::2], node[1::2]))
+                if node["id"] == bid:
+                    return node["replication-offset"], node["health"]
+
     for c in (ca, cb):
         assert [len(r) for r in c.execute_command("CLUSTER", "SLOTS")] == [3]  # the master only
+        assert b_in_shards(c) == (0, "loading")
     ca.set("foo", "bar")
     for c in (ca, cb):
         wait_until(lambda: [len(r) for r in c.execute_command("CLUSTER", "SLOTS")] == [4], what="B listed")
+        wait_until(lambda: b_in_shards(c)[0] > 0 and b_in_shards(c)[1] == "online", what="B online",
+                   show=lambda: repr(b_in_shards(c)))
 
 
 @pytest.mark.parametrize("binary", [SERVER, REDIS_SERVER], ids=["ours", "redis"])
