@@ -438,17 +438,19 @@ bool cluster_bus_meet(server_t *srv, const char *ip, int port, int cport) {
 static void update_slots(server_t *srv, cluster_node_t *sender, uint64_t epoch, const uint8_t *slots) {
     cluster_t *cl = srv->cluster;
     cluster_node_t *me = cl->myself, *cur = (me->flags & CNODE_REPLICA) ? me->replicaof : me;
-    int cur_slots = cur ? cur->numslots : 0;
+    int cur_slots = cur ? cur->numslots : 0, claimed = 0, taken_from_cur = 0;
     bool changed = false;
     for (int s = 0; s < CLUSTER_SLOTS; s++) {
         uint8_t bit = (uint8_t)(1u << (s & 7));
         if (!(slots[s >> 3] & bit)) continue;
+        claimed++;
         if (cl->slots[s] == sender) {
             cl->unclaimed[s >> 3] &= (uint8_t)~bit;
             continue;
         }
         if (cl->importing_from[s]) continue;
         if (cl->slots[s] && !(cl->unclaimed[s >> 3] & bit) && cl->slots[s]->config_epoch >= epoch) continue;
+        if (cur && cl->slots[s] == cur) taken_from_cur++;
         cluster_del_slot(cl, s);
         cluster_add_slot(cl, sender, s);
         changed = true;
@@ -461,8 +463,12 @@ static void update_slots(server_t *srv, cluster_node_t *sender, uint64_t epoch, 
             cl->unclaimed[s >> 3] |= (uint8_t)(1u << (s & 7));
     if (changed) cl->todo_update = cl->todo_save = true;
     /* Our master (or we) lost every slot to the sender: a failover
-     * happened while we were away, the sender is the master now. */
-    if (cur && cur != sender && cur_slots && !cur->numslots && (sender->flags & CNODE_MASTER)) follow_master(srv, sender);
+     * happened while we were away (the sender took exactly our slots), or
+     * a reshard emptied it and cluster-allow-replica-migration lets us
+     * follow the sender, as Redis 7.0. */
+    if (cur && cur != sender && cur_slots && !cur->numslots && (sender->flags & CNODE_MASTER) &&
+        (srv->cfg.cluster_allow_replica_migration || claimed == taken_from_cur))
+        follow_master(srv, sender);
 }
 
 /* The sender claims a slot whose owner we know under a newer epoch: tell

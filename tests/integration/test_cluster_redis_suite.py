@@ -420,3 +420,37 @@ def test_a_removed_announced_hostname_is_removed_on_the_others(start_server, bin
     ca.config_set("cluster-announce-hostname", "")
     wait_until(lambda: a_addr() == "127.0.0.1:%d@%d" % (a.port, a.cport), timeout=20, what="hostname gone on B",
                show=a_addr)
+
+
+@pytest.mark.parametrize("binary", [SERVER, REDIS_SERVER], ids=["ours", "redis"])
+def test_no_replica_migration_keeps_replicas_of_an_emptied_master(start_server, binary):
+    """tests/cluster/12.1-replica-migration-3: with
+    cluster-allow-replica-migration no, a master that gives its last slot
+    away stays a master and its replica stays with it."""
+    nodes = []
+    for _ in range(3):
+        cport = free_port()
+        s = start_server(args=["--cluster-enabled", "yes", "--cluster-port", str(cport), "--cluster-config-file",
+                               "nodes-%d.conf" % cport, "--cluster-allow-replica-migration", "no"], binary=binary)
+        s.cport = cport
+        nodes.append(s)
+    ca, cb, cr = [n.client() for n in nodes]
+    ca.execute_command("CLUSTER", "ADDSLOTSRANGE", 0, 16382)
+    cb.execute_command("CLUSTER", "ADDSLOTS", 16383)
+    for n in nodes[1:]:
+        ca.execute_command("CLUSTER", "MEET", "127.0.0.1", n.port, n.cport)
+    aid, bid, rid = [x.execute_command("CLUSTER", "MYID") for x in (ca, cb, cr)]
+    wait_until(lambda: all(len(x.execute_command("CLUSTER", "NODES").splitlines()) == 3 for x in (ca, cb, cr)),
+               what="all meet")
+    cr.execute_command("CLUSTER", "REPLICATE", bid)
+    wait_until(lambda: cr.info("replication").get("master_link_status") == "up", timeout=20, what="R synced")
+    assert ca.execute_command("CLUSTER", "SETSLOT", 16383, "IMPORTING", bid) == "OK"
+    assert cb.execute_command("CLUSTER", "SETSLOT", 16383, "MIGRATING", aid) == "OK"
+    assert ca.execute_command("CLUSTER", "SETSLOT", 16383, "NODE", aid) == "OK"
+    assert cb.execute_command("CLUSTER", "SETSLOT", 16383, "NODE", aid) == "OK"
+    wait_until(lambda: "16383" in next(l for l in cr.execute_command("CLUSTER", "NODES").splitlines()
+                                       if l.startswith(aid)), what="R sees A own every slot")
+    time.sleep(1.5)  # a few more pings
+    me = next(l for l in cr.execute_command("CLUSTER", "NODES").splitlines() if l.startswith(rid)).split()
+    assert "slave" in me[2] and me[3] == bid
+    assert cb.info("replication")["role"] == "master"
