@@ -246,7 +246,10 @@ static bool route_add_key(client_t *c, route_t *r, robj *key) {
         r->multiple_keys = true;
     }
     if ((r->migrating || r->importing) && r->node && !r->shard_channels) {
-        if (db_find(&c->srv->dbs[0], key->ptr)) r->existing++;
+        /* A key past its TTL counts as missing (not deleted here: no DEL
+         * to propagate), as in Redis 7.0.15, on the clock of now. */
+        long long when = db_find(&c->srv->dbs[0], key->ptr) ? db_get_expire(&c->srv->dbs[0], key) : -2;
+        if (when == -1 || when > util_mstime()) r->existing++;
         else r->missing++;
     }
     return true;
@@ -279,9 +282,9 @@ static bool route_add_command(client_t *c, route_t *r, command_t *cmd, robj **ar
 static bool is_exec(const command_t *cmd) { return !strcmp(cmd->name, "exec"); }
 
 /* Which node serves c's request: Redis 7.0's getNodeByQuery (see the top). */
-static int route(client_t *c, command_t *cmd, cluster_node_t **to, int *slot) {
+static int route(client_t *c, command_t *cmd, bool write, cluster_node_t **to, int *slot) {
     cluster_t *cl = c->srv->cluster;
-    route_t r = {.slot = -1, .shard_channels = is_shard_pubsub(cmd)};
+    route_t r = {.slot = -1, .shard_channels = is_shard_pubsub(cmd), .write = write};
     if (is_exec(cmd)) {
         if (!c->mstate) return ROUTE_HERE; /* EXEC without MULTI fails by itself */
         command_t *q;
@@ -325,12 +328,12 @@ static int route(client_t *c, command_t *cmd, cluster_node_t **to, int *slot) {
     return ROUTE_HERE;
 }
 
-bool cluster_route_or_reply(client_t *c, command_t *cmd) {
+bool cluster_route_or_reply(client_t *c, command_t *cmd, bool write) {
     /* Our master's stream and the AOF are applied as they come. */
     if (c->flags & (CLIENT_MASTER | CLIENT_AOF_LOADER)) return true;
     cluster_node_t *to = NULL;
     int slot = 0;
-    int r = route(c, cmd, &to, &slot);
+    int r = route(c, cmd, write, &to, &slot);
     if (r == ROUTE_HERE) return true;
     if (is_exec(cmd)) multi_discard(c); /* as Redis: the transaction goes, the redirection is the reply */
     else multi_flag_error(c);

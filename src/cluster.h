@@ -109,7 +109,7 @@ void cluster_cron(server_t *srv);
 /* Routing: true when c's command (cmd, argv) may run here; otherwise the
  * redirection or refusal was replied.  Called by dispatch.c only with
  * cluster mode on. */
-bool cluster_route_or_reply(client_t *c, command_t *cmd);
+bool cluster_route_or_reply(client_t *c, command_t *cmd, bool write);
 
 /* cluster_nodes.c: nodes and their slots. */
 cluster_node_t *cluster_node_create(cluster_t *cl, const char *name, int flags);

@@ -21,6 +21,8 @@
 
 #include "cluster_bus_internal.h"
 #include "log.h"
+#include "repl.h"
+#include "repl_state.h"
 #include "util.h"
 
 /* ------------------------------------------------------------ messages */
@@ -45,6 +47,10 @@ static bool process_message(cluster_link_t *l, const uint8_t *buf, size_t len) {
     int type = ntohs(h->type);
     cl->stats_received++;
     if (type < CMSG_TYPES) cl->stats_received_type[type]++;
+    if (type == cl->bus->drop_type) {
+        log_msg(LL_WARNING, "Dropping packet that matches debug drop filter");
+        return true;
+    }
     if (!cluster_msg_valid(buf, len)) {
         log_msg(LL_WARNING, "Cluster bus: a malformed message (type %d, %zu bytes) ignored", type, len);
         return true;
@@ -133,12 +139,30 @@ static void cron_node_timeouts(server_t *srv, long long now) {
     }
 }
 
+/* Our own state the others must see, and what a restart from nodes.conf
+ * left undone: cluster-replica-no-failover shows as our nofailover flag,
+ * which our headers carry (Redis's clusterUpdateMyselfFlags); a replica
+ * by its nodes.conf follows its master again, as Redis's cron does. */
+static void cron_myself(server_t *srv) {
+    cluster_t *cl = srv->cluster;
+    cluster_node_t *me = cl->myself;
+    unsigned nofailover = srv->cfg.cluster_replica_no_failover ? CNODE_NOFAILOVER : 0;
+    if ((me->flags & CNODE_NOFAILOVER) != nofailover) {
+        me->flags = (me->flags & ~CNODE_NOFAILOVER) | nofailover;
+        cl->todo_update = cl->todo_save = true;
+    }
+    if ((me->flags & CNODE_REPLICA) && me->replicaof && me->replicaof->ip[0] && me->replicaof->port &&
+        !repl_is_replica(srv))
+        replica_set_master(srv, me->replicaof->ip, me->replicaof->port);
+}
+
 void cluster_bus_cron(server_t *srv) {
     long long now = util_mstime();
     srv->cluster->bus->cron_ticks++;
     cron_handshakes_and_connects(srv, now);
     cron_ping_one(srv);
     cron_node_timeouts(srv, now);
+    cron_myself(srv);
     cluster_mf_cron(srv);
     cluster_links_cron(srv);
     cluster_election_cron(srv);
@@ -150,6 +174,7 @@ void cluster_bus_cron(server_t *srv) {
 bool cluster_bus_init(server_t *srv) {
     cluster_bus_t *bus = zcalloc(sizeof(*bus));
     bus->mf_master_offset = -1;
+    bus->drop_type = -1;
     bus->link_ops = &link_ops;
     srv->cluster->bus = bus;
     return cluster_link_listen(srv);
@@ -163,4 +188,10 @@ void cluster_bus_free(server_t *srv) {
     zfree(bus->reports);
     zfree(bus);
     cl->bus = NULL;
+}
+
+/* DEBUG DROP-CLUSTER-PACKET-FILTER: messages of TYPE are read and counted,
+ * then ignored (-1: none), as Redis 7.0's tests use it to cut gossip. */
+void cluster_bus_set_drop_type(server_t *srv, int type) {
+    if (srv->cluster && srv->cluster->bus) srv->cluster->bus->drop_type = type;
 }

@@ -43,6 +43,11 @@ void cluster_bus_reply_links(client_t *c);
  * nodes take (INFO's mem_cluster_links), in bytes. */
 long long cluster_bus_links_limit_exceeded(server_t *srv);
 size_t cluster_bus_links_memory(server_t *srv);
+void cluster_bus_set_drop_type(server_t *srv, int type);
+long long cluster_bus_my_offset(server_t *srv);
+/* Myself becomes a replica of master m (its slots, if any, dropped). */
+void cluster_bus_follow(server_t *srv, cluster_node_t *m);
+void cluster_bus_kill_links(server_t *srv, cluster_node_t *n, bool to, bool from);
 /* CLUSTER FAILOVER on a replica, as Redis 7.0: without an option, MFSTART
  * to the master, which holds its writes and tells its offset; once we
  * reached it, an election whose requests carry FORCEACK.  FORCE: that

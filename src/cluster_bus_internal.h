@@ -79,6 +79,7 @@ typedef struct cluster_bus {
     int count;
     cluster_link_t *links;          /* every link, outgoing and accepted */
     long long links_limit_exceeded; /* links freed by cluster-link-sendbuf-limit (CLUSTER INFO) */
+    int drop_type;                  /* DEBUG DROP-CLUSTER-PACKET-FILTER: a message type ignored, -1 none */
     /* cluster_failure.c */
     fail_report_t *reports;
     int report_count;

@@ -165,8 +165,12 @@ static void cmd_cluster_slots(client_t *c) {
         if (n) {
             cluster_node_t **reps = zmalloc(sizeof(*reps) * (size_t)(cl->node_count));
             int nr = replicas_of(cl, n, reps), shown = 0;
-            for (int i = 0; i < nr; i++)
-                if (!(reps[i]->flags & CNODE_FAIL)) reps[shown++] = reps[i];
+            /* Redis 7.0 lists the replicas not failing that have some data
+             * (an offset above 0): one still in its first sync is left out */
+            for (int i = 0; i < nr; i++) {
+                long long off = (reps[i]->flags & CNODE_MYSELF) ? cluster_bus_my_offset(c->srv) : reps[i]->repl_offset;
+                if (!(reps[i]->flags & CNODE_FAIL) && off != 0) reps[shown++] = reps[i];
+            }
             reply_array_len(c, 3 + shown);
             reply_ll(c, start);
             reply_ll(c, end);
@@ -181,7 +185,7 @@ static void cmd_cluster_slots(client_t *c) {
 }
 
 static long long node_offset(server_t *srv, const cluster_node_t *n) {
-    return (n->flags & CNODE_MYSELF) ? srv->repl->master_repl_offset : 0;
+    return (n->flags & CNODE_MYSELF) ? cluster_bus_my_offset(srv) : n->repl_offset;
 }
 
 static void reply_shard_node(client_t *c, const cluster_node_t *n) {
@@ -202,9 +206,13 @@ static void reply_shard_node(client_t *c, const cluster_node_t *n) {
     reply_bulk_cstr(c, "role");
     reply_bulk_cstr(c, (n->flags & CNODE_REPLICA) ? "replica" : "master");
     reply_bulk_cstr(c, "replication-offset");
-    reply_ll(c, node_offset(c->srv, n));
+    long long off = node_offset(c->srv, n);
+    reply_ll(c, off);
+    /* a replica without data yet (offset 0: in its full sync) is loading */
     reply_bulk_cstr(c, "health");
-    reply_bulk_cstr(c, (n->flags & CNODE_FAIL) ? "fail" : "online");
+    reply_bulk_cstr(c, (n->flags & CNODE_FAIL)                  ? "fail"
+                       : (n->flags & CNODE_REPLICA) && off == 0 ? "loading"
+                                                                : "online");
 }
 
 /* One shard per master: its slot ranges and its nodes. */
@@ -423,8 +431,13 @@ static void cmd_cluster_setslot(client_t *c) {
             }
             announce = true;
         }
+        bool was_mine = cl->slots[slot] == cl->myself;
         cluster_del_slot(cl, slot);
         cluster_add_slot(cl, n, slot);
+        /* A master that gave its last slot away serves the new owner as a
+         * replica (Redis 7.0, unless cluster-allow-replica-migration no). */
+        if (was_mine && n != cl->myself && cl->myself->numslots == 0 && c->srv->cfg.cluster_allow_replica_migration)
+            cluster_bus_follow(c->srv, n);
     }
     changed(cl);
     /* An import ended here: every node learns it now, not at the next
@@ -632,6 +645,12 @@ static void cmd_cluster_reset(client_t *c) {
         cluster_node_t *n = cl->nodes[0] == cl->myself ? cl->nodes[1] : cl->nodes[0];
         cluster_bus_node_gone(c->srv, n);
         cluster_forget_node(cl, n);
+    }
+    /* A replica turns into an empty master, as Redis: no longer
+     * replicating, its copy of the old master's data gone. */
+    if (cl->myself->flags & CNODE_REPLICA) {
+        replica_unset_master(c->srv);
+        for (int i = 0; i < c->srv->dbnum; i++) db_empty(&c->srv->dbs[i]);
     }
     cl->myself->flags = CNODE_MYSELF | CNODE_MASTER;
     cl->myself->replicaof = NULL;

@@ -290,3 +290,5 @@ void cluster_mf_cron(server_t *srv) {
         log_msg(LL_WARNING, "All master replication stream processed, manual failover can start.");
     }
 }
+
+void cluster_bus_follow(server_t *srv, cluster_node_t *m) { cluster_follow_master(srv, m); }

@@ -71,17 +71,19 @@ bool cluster_bus_meet(server_t *srv, const char *ip, int port, int cport) {
 static void update_slots(server_t *srv, cluster_node_t *sender, uint64_t epoch, const uint8_t *slots) {
     cluster_t *cl = srv->cluster;
     cluster_node_t *me = cl->myself, *cur = (me->flags & CNODE_REPLICA) ? me->replicaof : me;
-    int cur_slots = cur ? cur->numslots : 0;
+    int cur_slots = cur ? cur->numslots : 0, claimed = 0, taken_from_cur = 0;
     bool changed = false;
     for (int s = 0; s < CLUSTER_SLOTS; s++) {
         uint8_t bit = (uint8_t)(1u << (s & 7));
         if (!(slots[s >> 3] & bit)) continue;
+        claimed++;
         if (cl->slots[s] == sender) {
             cl->unclaimed[s >> 3] &= (uint8_t)~bit;
             continue;
         }
         if (cl->importing_from[s]) continue;
         if (cl->slots[s] && !(cl->unclaimed[s >> 3] & bit) && cl->slots[s]->config_epoch >= epoch) continue;
+        if (cur && cl->slots[s] == cur) taken_from_cur++;
         cluster_del_slot(cl, s);
         cluster_add_slot(cl, sender, s);
         changed = true;
@@ -94,8 +96,12 @@ static void update_slots(server_t *srv, cluster_node_t *sender, uint64_t epoch, 
             cl->unclaimed[s >> 3] |= (uint8_t)(1u << (s & 7));
     if (changed) cl->todo_update = cl->todo_save = true;
     /* Our master (or we) lost every slot to the sender: a failover
-     * happened while we were away, the sender is the master now. */
-    if (cur && cur != sender && cur_slots && !cur->numslots && (sender->flags & CNODE_MASTER)) cluster_follow_master(srv, sender);
+     * happened while we were away (the sender took exactly our slots), or
+     * a reshard emptied it and cluster-allow-replica-migration lets us
+     * follow the sender, as Redis 7.0. */
+    if (cur && cur != sender && cur_slots && !cur->numslots && (sender->flags & CNODE_MASTER) &&
+        (srv->cfg.cluster_allow_replica_migration || claimed == taken_from_cur))
+        cluster_follow_master(srv, sender);
 }
 
 /* The sender claims a slot whose owner we know under a newer epoch: tell
@@ -176,6 +182,7 @@ static bool is_hex_id(const char *s) {
 static void process_extensions(cluster_t *cl, cluster_node_t *sender, const cmsg_header_t *h) {
     if (!sender) return;
     const char *shard_id = NULL;
+    bool hostname = false;
     const uint8_t *p = (const uint8_t *)h + CMSG_HEADER_LEN + (size_t)ntohs(h->count) * sizeof(cmsg_gossip_t);
     unsigned exts = (h->mflags[0] & CMSG_FLAG0_EXT_DATA) ? ntohs(h->extensions) : 0;
     for (unsigned i = 0; i < exts; i++) {
@@ -183,6 +190,7 @@ static void process_extensions(cluster_t *cl, cluster_node_t *sender, const cmsg
         uint32_t len = ntohl(e->length);
         if (ntohs(e->type) == CMSG_EXT_HOSTNAME) {
             size_t max = len - sizeof(cmsg_ext_t), hl = strnlen(e->data, max);
+            hostname = true;
             if (sds_len(sender->hostname) != hl || memcmp(sender->hostname, e->data, hl)) {
                 sds_free(sender->hostname);
                 sender->hostname = sds_newlen(e->data, hl);
@@ -192,6 +200,8 @@ static void process_extensions(cluster_t *cl, cluster_node_t *sender, const cmsg
         }
         p += len;
     }
+    /* no hostname extension: the sender announces none (any more), as Redis */
+    if (!hostname && sds_len(sender->hostname)) sds_clear(sender->hostname);
     if (!shard_id) shard_id = sender->replicaof ? sender->replicaof->shard_id : sender->shard_id;
     cluster_set_shard_id(cl, sender, shard_id);
 }
@@ -201,11 +211,18 @@ static void process_extensions(cluster_t *cl, cluster_node_t *sender, const cmsg
 static void apply_sender_header(server_t *srv, cluster_node_t *sender, const cmsg_header_t *h, cluster_link_t *l) {
     cluster_t *cl = srv->cluster;
     sender->repl_offset = (long long)ntoh64(h->offset);
+    /* the sender's nofailover flag, as it says it now */
+    sender->flags = (sender->flags & ~CNODE_NOFAILOVER) | (ntohs(h->flags) & CNODE_NOFAILOVER);
     sender->port = ntohs(h->port);
     sender->cport = ntohs(h->cport);
     if (h->myip[0] || !sender->ip[0]) peer_ip(l, h->myip, sender->ip);
     if (cmsg_null_name(h->slaveof)) {
-        if (sender->flags & CNODE_REPLICA) cl->todo_update = cl->todo_save = true;
+        /* a replica promoted may be an orphan to refill by replica
+         * migration, as a master that had replicas (Redis) */
+        if (sender->flags & CNODE_REPLICA) {
+            cl->todo_update = cl->todo_save = true;
+            sender->flags |= CNODE_MIGRATE_TO;
+        }
         sender->flags = (sender->flags & ~CNODE_REPLICA) | CNODE_MASTER;
         sender->replicaof = NULL;
     } else {

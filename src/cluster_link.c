@@ -287,3 +287,12 @@ void cluster_bus_reply_links(client_t *c) {
         if (in) reply_link(c, in, false);
     }
 }
+
+/* DEBUG CLUSTERLINK KILL: closes our link to N (to), its link to us
+ * (from), or both; the cron connects again, the peer does for its own. */
+void cluster_bus_kill_links(server_t *srv, cluster_node_t *n, bool to, bool from) {
+    if (!srv->cluster || !srv->cluster->bus) return;
+    if (to && n->link) cluster_link_free(n->link);
+    cluster_link_t *in = from ? link_from(srv->cluster->bus, n) : NULL;
+    if (in) cluster_link_free(in);
+}

@@ -12,6 +12,7 @@
 
 #include "cluster_bus.h"
 #include "cluster_bus_internal.h"
+#include "repl.h"
 #include "repl_state.h"
 #include "util.h"
 
@@ -79,6 +80,14 @@ bool cmsg_null_name(const char *name) {
     return true;
 }
 
+/* The replication offset our headers tell: 0 on a replica in a full sync
+ * (transfer and load), as Redis's replica offset, so that the others
+ * leave it out of CLUSTER SLOTS until it has its data. */
+long long cluster_bus_my_offset(server_t *srv) {
+    if (repl_is_replica(srv) && srv->repl->link.state == LINK_TRANSFER) return 0;
+    return srv->repl->master_repl_offset;
+}
+
 void cmsg_fill_header(server_t *srv, cmsg_header_t *h, int type, size_t totlen) {
     cluster_t *cl = srv->cluster;
     cluster_node_t *me = cl->myself, *master = (me->flags & CNODE_REPLICA) && me->replicaof ? me->replicaof : me;
@@ -90,7 +99,7 @@ void cmsg_fill_header(server_t *srv, cmsg_header_t *h, int type, size_t totlen) 
     h->type = htons((uint16_t)type);
     h->current_epoch = hton64(cl->current_epoch);
     h->config_epoch = hton64(master->config_epoch);
-    h->offset = hton64((uint64_t)srv->repl->master_repl_offset);
+    h->offset = hton64((uint64_t)cluster_bus_my_offset(srv));
     memcpy(h->sender, me->name, CLUSTER_NAMELEN);
     memcpy(h->myslots, master->slots, sizeof(h->myslots));
     if (master != me) memcpy(h->slaveof, master->name, CLUSTER_NAMELEN);

@@ -13,8 +13,10 @@
 #include <string.h>
 #include <strings.h>
 
+#include "crc16.h"
 #include "reply.h"
 #include "util.h"
+#include "zmalloc.h"
 
 const char *const acl_category_names[ACL_CAT_COUNT] = {
     "keyspace",
@@ -489,4 +491,21 @@ int cmd_meta_get_keys(const command_t *cmd, robj **argv, int argc, cmd_key_ref_t
         }
     }
     return s.n;
+}
+
+int cmd_meta_keys_slot(const command_t *cmd, robj **argv, int argc) {
+    cmd_key_ref_t local[16], *refs = local;
+    int n = cmd_meta_get_keys(cmd, argv, argc, local, 16);
+    if (n > 16) {
+        refs = zmalloc(sizeof(*refs) * (size_t)n);
+        n = cmd_meta_get_keys(cmd, argv, argc, refs, n);
+    }
+    int slot = -1;
+    for (int i = 0; i < n && slot != -2; i++) {
+        sds k = argv[refs[i].pos]->ptr;
+        int s = (int)crc16_key_slot(k, sds_len(k));
+        slot = slot == -1 || slot == s ? s : -2;
+    }
+    if (refs != local) zfree(refs);
+    return slot;
 }

@@ -164,6 +164,9 @@ typedef struct cmd_key_ref {
  * (may exceed max: call again with a bigger array); -1 if the arguments
  * cannot be parsed for keys. */
 int cmd_meta_get_keys(const command_t *cmd, robj **argv, int argc, cmd_key_ref_t *out, int max);
+/* The cluster hash slot of the keys of cmd with argv: -1 without keys, -2
+ * when they span slots (scripts in cluster mode keep to one slot). */
+int cmd_meta_keys_slot(const command_t *cmd, robj **argv, int argc);
 
 /* The key-spec flags of SET's key: an overwrite, or a read too with GET
  * (acl.c's fast path for SET uses it directly). */

@@ -19,6 +19,7 @@
  * gets Redis's unknown-subcommand error, as JMAP and STRINGMATCH-LEN do on
  * Redis 7.0.15.  DEBUG is one command with its subcommand in argv[1], as
  * in Redis (COMMAND INFO lists no subcommands for it). */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "cluster_bus.h"
 #include "config.h"
 #include "config_rewrite.h"
 #include "listpack.h"
@@ -199,6 +201,40 @@ static void debug_set_disable_deny_scripts(client_t *c) {
 /* DEBUG SET-ACTIVE-EXPIRE <0|1>: read as atoi reads it ("x" is 0). */
 static void debug_set_active_expire(client_t *c) {
     c->srv->active_expire_off = atoi(c->argv[2]->ptr) == 0;
+    reply_ok(c);
+}
+
+static void debug_drop_cluster_packets(client_t *c) {
+    long long type;
+    if (!obj_get_ll(c->argv[2], &type) || type < INT_MIN || type > INT_MAX) {
+        reply_error(c, "value is not an integer or out of range");
+        return;
+    }
+    cluster_bus_set_drop_type(c->srv, (int)type);
+    reply_ok(c);
+}
+
+static void debug_clusterlink(client_t *c) {
+    if (strcasecmp(c->argv[2]->ptr, "kill")) {
+        reply_subcommand_syntax_error(c);
+        return;
+    }
+    if (!c->srv->cluster) {
+        reply_error(c, "Debug option only available for cluster mode enabled setup!");
+        return;
+    }
+    const char *dir = c->argv[3]->ptr, *name = c->argv[4]->ptr;
+    cluster_node_t *n = cluster_lookup_node(c->srv->cluster, name, sds_len(c->argv[4]->ptr));
+    if (!n) {
+        reply_error(c, "Unknown node %s", name);
+        return;
+    }
+    bool all = !strcasecmp(dir, "all"), to = all || !strcasecmp(dir, "to"), from = all || !strcasecmp(dir, "from");
+    if (!to && !from) {
+        reply_error(c, "Unknown direction %s", dir);
+        return;
+    }
+    cluster_bus_kill_links(c->srv, n, to, from);
     reply_ok(c);
 }
 
@@ -408,11 +444,13 @@ static void debug_log(client_t *c) {
 
 static void debug_help(client_t *c) {
     static const char *help[] = {
+        "CLUSTERLINK KILL <to|from|all> <node-id>", "    Close our link to the node (to), its link to us (from), or both.",
         "CHANGE-REPL-ID", "    Change the replication IDs of the instance (none here yet: a no-op).",
         "CONFIG-REWRITE-FORCE-ALL", "    Like CONFIG REWRITE but writes all configuration options, including defaults.",
         "DEFRAG-PASS", "    Run one active-defrag pass now, moving every block; reply the blocks moved.",
         "DIGEST", "    Output a hex signature representing the current DB content.",
         "DIGEST-VALUE <key> [<key> ...]", "    Output a hex signature of the values of all the specified keys.",
+        "DROP-CLUSTER-PACKET-FILTER <packet-type>", "    Drop all cluster bus messages of that type. -1 drops none.",
         "ERROR <string>", "    Return a Redis protocol error with <string> as message.",
         "HTSTATS <dbid>", "    Return hash table statistics of the specified database.",
         "LAZYFREE-PAUSE <0|1>", "    Hold (1) or release (0) the lazy-free thread; big frees queue while held.",
@@ -456,6 +494,8 @@ static const debug_sub subs[] = {
     {"reload", debug_reload, 2, 5},
     {"loadaof", debug_loadaof, 2, 2},
     {"set-active-expire", debug_set_active_expire, 3, 3},
+    {"drop-cluster-packet-filter", debug_drop_cluster_packets, 3, 3},
+    {"clusterlink", debug_clusterlink, 5, 5},
     {"set-disable-deny-scripts", debug_set_disable_deny_scripts, 3, 3},
     {"config-rewrite-force-all", debug_config_rewrite_force_all, 2, 2},
     {"quicklist-packed-threshold", debug_quicklist_threshold, 3, 3},

@@ -206,8 +206,9 @@ static void process(client_t *c) {
     }
     /* cluster.c: the slot of the keys is served elsewhere, or not at all
      * (-MOVED, -ASK, -CROSSSLOT, -CLUSTERDOWN...); Redis's place in the
-     * checks, right after ACL. */
-    if (srv->cluster && !cluster_route_or_reply(c, cmd)) return;
+     * checks, right after ACL; a script that declares writes routes as one. */
+    uint32_t flags = command_flags(c, cmd);
+    if (srv->cluster && !cluster_route_or_reply(c, cmd, (flags & CMD_WRITE) != 0)) return;
     /* script.c: while a script runs too long, only what can end it runs
      * (before the OOM check: no eviction under a running script). */
     const char *busy = script_busy_error(c, cmd);
@@ -215,7 +216,6 @@ static void process(client_t *c) {
         reject(c, cmd, busy);
         return;
     }
-    uint32_t flags = command_flags(c, cmd);
     /* Our master's stream is applied whatever our memory (Redis's rule). */
     if (!(c->flags & CLIENT_MASTER) && oom_rejects(c, cmd, flags) && !evict_perform(srv)) {
         reject(c, cmd, RL_ERR_OOM);

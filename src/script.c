@@ -22,6 +22,7 @@
  * the clock: past busy-reply-threshold the script is "timed out": the
  * caller is protected from being freed, other clients are served with
  * -BUSY, and SCRIPT KILL, FUNCTION KILL or SHUTDOWN NOSAVE can end it. */
+#include "command_meta.h"
 #include "script.h"
 
 #include <errno.h>
@@ -232,6 +233,7 @@ void script_run_init(script_run_t *run, client_t *caller, const char *name, int 
     run->repl = SCRIPT_REPL_ALL;
     run->ops = &run_ops;
     run->ldb = S(caller->srv)->debug; /* SCRIPT DEBUG: this run is debugged */
+    run->slot = -1;
 }
 
 bool script_may_run_or_reply(script_run_t *run) {
@@ -245,6 +247,12 @@ bool script_may_run_or_reply(script_run_t *run) {
      * A script without them is refused on a stale replica too, its writes
      * being checked command by command. */
     uint32_t flags = 0;
+    if (srv->cluster && !(run->flags & SCRIPT_FLAG_EVAL_COMPAT) && (run->flags & SCRIPT_FLAG_NO_CLUSTER)) {
+        reply_error(c, "Can not run script on cluster, 'no-cluster' flag is set.");
+        return false;
+    }
+    /* command_meta.c: the declared keys' slot, which the script's keys must share */
+    if (srv->cluster && c->cmd) run->slot = cmd_meta_keys_slot(c->cmd, c->argv, c->argc);
     if (!(run->flags & SCRIPT_FLAG_EVAL_COMPAT))
         flags = (run->flags & SCRIPT_FLAG_NO_WRITES ? 0 : CMD_WRITE) |
                 (run->flags & SCRIPT_FLAG_ALLOW_STALE ? CMD_STALE : 0);

@@ -33,6 +33,7 @@
  * Must not: reply to the caller except in slua_call's final reply, or
  * raise a Lua error while a C resource (argv, a reply buffer) is owned by
  * the current C frame (they are parked in the context and freed later). */
+#include "command_meta.h"
 #include "script_lua.h"
 
 #include <lauxlib.h>
@@ -458,6 +459,14 @@ static const char *call_refusal(slua_ctx *x, command_t *cmd, robj **argv, int ar
     }
     /* a command that may replicate (PUBLISH) is a write here: a read-only
      * script must not hold up CLIENT PAUSE WRITE (Redis 7.0) */
+    /* a script with a shebang (or a function) keeps to one slot
+     * unless allow-cross-slot-keys (Redis 7.0); old EVAL scripts may roam */
+    if (run->srv->cluster && !(run->flags & (SCRIPT_FLAG_EVAL_COMPAT | SCRIPT_FLAG_ALLOW_CROSS_SLOT))) {
+        int slot = cmd_meta_keys_slot(cmd, argv, argc);
+        if (slot == -2 || (slot >= 0 && run->slot >= 0 && slot != run->slot))
+            return "ERR Script attempted to access keys that do not hash to the same slot";
+        if (slot >= 0) run->slot = slot;
+    }
     if ((cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE)) && run->read_only)
         return "ERR Write commands are not allowed from read-only scripts.";
     if ((cmd->flags & CMD_DENYOOM) && run->oom && !(run->flags & SCRIPT_FLAG_ALLOW_OOM))

@@ -48,6 +48,7 @@ struct script_run {
     client_t *fake;           /* runs redis.call's commands */
     const char *name;         /* sha1 (EVAL) or function name, for error texts */
     int flags;                /* SCRIPT_FLAG_* */
+    int slot;                 /* cluster: the slot of the keys used so far, -1 none */
     bool read_only;           /* EVAL_RO/FCALL_RO or no-writes: writes refused */
     bool is_function;         /* FUNCTION KILL vs SCRIPT KILL, BUSY text */
     bool wrote;               /* a write command ran: SCRIPT KILL refuses */

@@ -128,9 +128,13 @@ int main(int argc, char **argv) {
     bool background = srv.cfg.daemonize && supervise_resolve(srv.cfg.supervised) == SUPERVISED_NO;
     /* the log file first, so that it has the start-up lines too, as Redis's
      * does; a daemon's log to stdout goes nowhere, those lines included */
-    const char *log_path = srv.cfg.logfile && srv.cfg.logfile[0] ? srv.cfg.logfile : background ? "/dev/null"
-                                                                                                : NULL;
-    if (log_path && log_set_file(log_path) != 0) {
+    /* a relative logfile is in `dir`, as Redis (which has moved there) */
+    sds log_path = srv.cfg.logfile && srv.cfg.logfile[0] ? server_path(&srv, srv.cfg.logfile)
+                   : background                          ? sds_new("/dev/null")
+                                                         : NULL;
+    int log_rc = log_path ? log_set_file(log_path) : 0;
+    sds_free(log_path);
+    if (log_rc != 0) {
         fprintf(stderr, "Can't open the log file: %s\n", strerror(errno));
         config_free(&srv.cfg);
         return 1;

@@ -68,6 +68,7 @@ NOT_SETTINGS = {
     "redis-rdb-bgsave", "redis-aof-rewrite", "redis-rdb-to-slaves",  # process titles
     "jemalloc-q8",  # an allocator model's name in MEMORY ALLOCATOR-ADVICE
     "on-empty-db",  # a value of repl-diskless-load
+    "no-cluster", "allow-cross-slot-keys",  # script shebang flags
     "multi-mem",  # a CLIENT LIST field
     "slow-clocksource", "xen-clocksource",  # --check-system's checks
     "redis-like-benchmark", "redis-server",  # programs
