@@ -388,6 +388,10 @@ void server_run(server_t *srv) {
 }
 
 void server_free(server_t *srv) {
+    /* The listeners first, as Redis closes them before it exits: a client
+     * that saw its connection end (SHUTDOWN's own) and dials again is
+     * refused rather than accepted by a server on its way out. */
+    listeners_close(srv);
     while (srv->clients_head) conn_free(srv->clients_head);
     blocking_free(srv->blocking); /* after the clients: they unblock as they go */
     srv->blocking = NULL;
@@ -403,7 +407,6 @@ void server_free(server_t *srv) {
     srv->slowlog = NULL;
     srv->latency = NULL;
     srv->monitors = NULL;
-    listeners_close(srv);
     cluster_bus_free(srv); /* its links and listeners live in the loop */
     repl_close_link(srv);  /* so does a replica's link to its master */
     if (srv->pidfile_written) unlink(srv->cfg.pidfile);

@@ -15,6 +15,7 @@
 
 #include "config.h"
 #include "loading.h"
+#include "listeners.h"
 #include "log.h"
 #include "pause.h"
 #include "persist.h"
@@ -40,6 +41,10 @@ static bool finish(server_t *srv, int flags) {
         log_msg(LL_WARNING, "Errors trying to shut down the server. Check the logs for more information.");
         return false;
     }
+    /* No new connection from here on, as Redis closes its listeners before
+     * it exits: a client that saw its connection end and dials again is
+     * refused, never accepted by a server on its way out. */
+    listeners_close(srv);
     server_request_shutdown(srv);
     return true;
 }

@@ -1,0 +1,119 @@
+"""What Redis 7.0.15's own suite in TLS mode (`runtest --tls`, through
+utils/tools/redis-suite.py --tls) found that passed on Redis and failed
+here, each checked over TLS against Debian's redis-server 7.0.15 started
+with the same TLS settings:
+
+- CONFIG SET of dir, appendonly or repl-diskless-load while the dataset
+  loads answers -LOADING (before any other pair's error), as Redis does;
+  other settings still change.
+- SHUTDOWN NOSAVE during a busy script: once the caller's connection has
+  ended, a new connection is refused (the listeners close before the
+  clients do), not accepted and then reset.
+
+(SCRIPT DEBUG over TLS, the third: test_tls_script_debug.py.)
+
+Run alone: /usr/bin/python3 -m pytest -q tests/integration/test_tls_redis_suite.py"""
+import socket
+import ssl
+import time
+
+import pytest
+import redis
+
+from conftest import REDIS_SERVER, SERVER, free_port
+from repl_helpers import wait_for
+from test_tls import certs, tls_args, tls_client  # noqa: F401 (certs: the module's certificates fixture)
+
+BINARIES = [SERVER, REDIS_SERVER]
+
+
+def start(start_server, certs, binary, extra=(), engine="epoll", wait="loaded"):  # noqa: F811
+    """A TLS server; wait "any": back as soon as it answers (loading)."""
+    tport = free_port()
+    args = tls_args(certs, tport, extra=extra)
+    if binary == REDIS_SERVER:
+        args += ("--enable-debug-command", "yes")
+    else:
+        args = ("--io-engine", engine) + args
+    s = start_server(args=args, binary=binary, wait=wait)
+    s.tls_port = tport
+    return s
+
+
+def loading_errors(start_server, certs, binary, tmp_path):  # noqa: F811
+    """The replies to CONFIG SETs sent while a slow load runs (over TLS)."""
+    slow = ("--key-load-delay", "50", "--loading-process-events-interval-bytes", "1024", "--rdbcompression", "no",
+            "--enable-protected-configs", "yes", "--dir", str(tmp_path), "--save", "")
+    s = start(start_server, certs, binary, slow)
+    c = tls_client(certs, s.tls_port)
+    c.execute_command("DEBUG", "POPULATE", "20000", "key", "1000")
+    c.save()
+    s.stop()
+    s = start(start_server, certs, binary, slow, wait="any")
+    c = tls_client(certs, s.tls_port)
+    wait_for(lambda: c.info("persistence")["loading"] == 1, timeout=5)
+    out = []
+    for args in (("dir", str(tmp_path)), ("appendonly", "yes"), ("repl-diskless-load", "swapdb"),
+                 ("maxmemory", "1", "dir", str(tmp_path)), ("nosuch", "1", "appendonly", "no"),
+                 ("appendonly", "yes", "nosuch", "1"),
+                 ("loglevel", "debug")):
+        try:
+            out.append(c.execute_command("CONFIG", "SET", *args))
+        except redis.RedisError as e:
+            out.append(type(e).__name__ + ": " + str(e))
+    out.append(c.config_get("loglevel"))
+    assert c.info("persistence")["loading"] == 1, "the load must last through the checks"
+    s.stop()
+    return out
+
+
+@pytest.mark.parametrize("engine", ["epoll"])
+def test_config_set_while_loading_matches_redis(start_server, certs, tmp_path, engine):  # noqa: F811
+    (tmp_path / "ours").mkdir()
+    (tmp_path / "redis").mkdir()
+    ours = loading_errors(start_server, certs, SERVER, tmp_path / "ours")
+    ref = loading_errors(start_server, certs, REDIS_SERVER, tmp_path / "redis")
+    assert ours == ref
+    assert "loading the dataset" in ours[0]
+    assert ours[-1] == {"loglevel": "debug"}
+
+
+def tls_dial(certs, port):  # noqa: F811
+    """'refused', 'reset' or 'ok': what a new TLS connection meets."""
+    ctx = ssl.create_default_context(cafile=certs["ca.crt"])
+    ctx.load_cert_chain(certs["client.crt"], certs["client.key"])
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as raw:
+            with ctx.wrap_socket(raw, server_hostname="localhost") as s:
+                s.sendall(b"PING\r\n")
+                return "ok" if s.recv(100) else "reset"
+    except ConnectionRefusedError:
+        return "refused"
+    except (ConnectionResetError, ssl.SSLError, OSError):
+        return "reset"
+
+
+@pytest.mark.parametrize("engine", ["epoll", "io_uring"])
+def test_shutdown_nosave_in_busy_script_refuses_new_connections(start_server, certs, engine):  # noqa: F811
+    got = []
+    for binary in BINARIES:
+        s = start(start_server, certs, binary, ("--save", ""), engine)
+        busy = tls_client(certs, s.tls_port)
+        ctl = tls_client(certs, s.tls_port)
+        ctl.config_set("lua-time-limit", 10)
+        busy.connection_pool.get_connection("EVAL").send_command(
+            "EVAL", "redis.call('set', KEYS[1], 'y'); while true do end", 1, "x")
+        wait_for(lambda: _busy(ctl), timeout=5)
+        with pytest.raises(redis.ConnectionError):
+            ctl.execute_command("SHUTDOWN", "NOSAVE")
+        got.append(tls_dial(certs, s.tls_port))
+        s.proc.wait(timeout=10)
+    assert got == ["refused", "refused"]
+
+
+def _busy(c):
+    try:
+        c.ping()
+        return False
+    except redis.RedisError as e:
+        return str(e).startswith("BUSY")
