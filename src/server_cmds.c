@@ -130,10 +130,10 @@ static void cmd_config_set(client_t *c) {
         return;
     }
     const char *err = NULL;
-    /* While a dataset loads (not an async load), a setting the load must
+    /* While a dataset loads (an async load too), a setting the load must
      * not see change is refused with -LOADING, in its turn among the
      * pairs as Redis checks them (the first failing pair answers). */
-    bool loading = loading_active(c->srv) && !loading_async(c->srv);
+    bool loading = loading_active(c->srv);
     for (int j = 2; j < c->argc; j += 2) {
         const char *name = c->argv[j]->ptr;
         if (!config_canonical_name(name)) err = "Unknown option or number of arguments for CONFIG SET";

@@ -24,7 +24,7 @@ ratio of ours to Redis's.  TLS mode needs Tcl's tls package (Debian's
 tcl-tls): installed with apt-get when run as root, else named.
 
     utils/tools/redis-suite.py --redis-src /path/to/redis-7.0.15 [--units unit/type/list,...]
-        [--lanes 2] [--work /tmp/rl-redis-suite] [--unit-timeout 900] [--tls]
+        [--lanes 2] [--work /tmp/rl-redis-suite] [--unit-timeout 900] [--tls] [--ours BINARY]
 
 Loopback only: the suite binds 127.0.0.1.  Needs tclsh (Debian's tcl)."""
 import argparse
@@ -153,12 +153,15 @@ def main():
     ap.add_argument("--work", default="/tmp/rl-redis-suite")
     ap.add_argument("--unit-timeout", type=int, default=900)
     ap.add_argument("--baseport", type=int, default=21111, help="the first lane's ports; +10000 a lane")
+    ap.add_argument("--ours", default=os.path.join(ROOT, "src", "redis-like-server"),
+                    help="the server under test (default: this tree's src/redis-like-server); a copy "
+                         "lets a long run go on while the tree rebuilds")
     ap.add_argument("--tls", action="store_true",
                     help="TLS mode (runtest --tls), against ours and Redis's " + REDIS_SERVER)
     args = ap.parse_args()
     if not shutil.which("tclsh"):
         sys.exit("tclsh is missing: apt-get install tcl")
-    servers = [("ours", os.path.join(ROOT, "src", "redis-like-server"),
+    servers = [("ours", os.path.abspath(args.ours),
                 os.path.join(ROOT, "src", "redis-like-check-aof"), "lane", "logs")]
     certs = None
     if args.tls:
