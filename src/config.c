@@ -572,7 +572,7 @@ static int apply_mem_or_percent(rl_config_t *cfg, const directive *d, const char
 /* proc-title-template: Redis checks a new template against where the
  * server listens as configured so far (a config file's earlier lines). */
 static bool title_template_ok(const rl_config_t *cfg, const char *tpl) {
-    proc_title_place_t where = {cfg->bind_count ? cfg->bind[0] : NULL, cfg->port, cfg->unixsocket, NULL};
+    proc_title_place_t where = {cfg->bind_count ? cfg->bind[0] : NULL, cfg->port, cfg->tls_port, cfg->unixsocket, NULL};
     sds s = proc_title_make(tpl, "", &where);
     sds_free(s);
     return s != NULL;

@@ -146,8 +146,9 @@ static sds make(const char *tpl, const char *title, const proc_title_place_t *wh
     char port[24], listen[512];
     snprintf(port, sizeof(port), "%lld", where->port);
     const char *sock = where->unixsocket ? where->unixsocket : "";
-    if (where->port)
-        snprintf(listen, sizeof(listen), "%s:%lld", where->bind0 ? where->bind0 : "*", where->port);
+    if (where->port || where->tls_port)
+        snprintf(listen, sizeof(listen), "%s:%lld", where->bind0 ? where->bind0 : "*",
+                 where->port ? where->port : where->tls_port);
     else
         snprintf(listen, sizeof(listen), "unixsocket:%s", sock);
     vars_t v = {title, listen, "", port, "0", sock, where->config_file ? where->config_file : "-"};

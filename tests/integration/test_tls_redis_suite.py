@@ -151,3 +151,34 @@ def test_client_kill_of_the_master_link_ends_it_at_once(start_server, certs, bin
     finally:
         t.join()
     wait_for(lambda: r.info("replication")["master_link_status"] == "up", timeout=20)
+
+
+def test_process_title_shows_the_tls_port_without_a_tcp_port(certs, tmp_path):  # noqa: F811
+    """--port 0 and a tls-port: the title's {listen-addr} is the TLS port's
+    address, as Redis shows it (no more "unixsocket:")."""
+    import subprocess
+
+    got = []
+    for binary in BINARIES:
+        tport = free_port()
+        d = tmp_path / ("ours" if binary == SERVER else "redis")
+        d.mkdir()
+        args = [binary, "--port", "0", "--bind", "127.0.0.1", "--dir", str(d), "--save", ""]
+        args += list(tls_args(certs, tport)[2:]) + ["--tls-port", str(tport)]
+        p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            wait_for(lambda: _pings(certs, tport), timeout=10)
+            with open("/proc/%d/cmdline" % p.pid, "rb") as f:
+                words = f.read().replace(b"\0", b" ").split()
+            got.append(words[1].decode().replace(str(tport), "<tls-port>"))
+        finally:
+            p.terminate()
+            p.wait(timeout=10)
+    assert got[0] == got[1] == "127.0.0.1:<tls-port>"
+
+
+def _pings(certs, port):  # noqa: F811
+    try:
+        return tls_client(certs, port).ping()
+    except redis.RedisError:
+        return False
