@@ -182,3 +182,36 @@ def _pings(certs, port):  # noqa: F811
         return tls_client(certs, port).ping()
     except redis.RedisError:
         return False
+
+
+@pytest.mark.parametrize("source,target,engine", [
+    ("ours", "ours", "epoll"), ("ours", "ours", "io_uring"), ("ours", "redis", "epoll"), ("redis", "ours", "epoll")])
+def test_migrate_over_tls_with_tls_cluster(start_server, certs, source, target, engine):  # noqa: F811
+    """tls-cluster yes: MIGRATE dials the target's tls-port over TLS (the
+    suite's MIGRATE tests in TLS mode), keys move, COPY and REPLACE and
+    AUTH work; a plain port answers -IOERR then, as Redis's."""
+    extra = ("--tls-cluster", "yes", "--save", "")
+    src = start(start_server, certs, SERVER if source == "ours" else REDIS_SERVER, extra, engine)
+    dst = start(start_server, certs, SERVER if target == "ours" else REDIS_SERVER, extra, engine)
+    s, d = tls_client(certs, src.tls_port), tls_client(certs, dst.tls_port)
+    s.set("k", "v" * 100000)
+    s.rpush("l", *range(100))
+    s.set("ttl", "x", px=100000)
+    assert s.execute_command("MIGRATE", "127.0.0.1", dst.tls_port, "k", 0, 5000) == "OK"
+    assert d.get("k") == "v" * 100000 and s.exists("k") == 0
+    assert s.execute_command("MIGRATE", "127.0.0.1", dst.tls_port, "", 0, 5000, "COPY", "KEYS", "l", "ttl")
+    assert d.lrange("l", 0, -1) == [str(i) for i in range(100)] and s.exists("l", "ttl") == 2
+    assert 0 < d.pttl("ttl") <= 100000
+    with pytest.raises(redis.ResponseError, match="BUSYKEY"):
+        s.execute_command("MIGRATE", "127.0.0.1", dst.tls_port, "l", 0, 5000, "COPY")
+    assert s.execute_command("MIGRATE", "127.0.0.1", dst.tls_port, "l", 0, 5000, "REPLACE")
+    d.config_set("requirepass", "pw")
+    with pytest.raises(redis.ResponseError, match="NOAUTH|Target instance replied with error"):
+        s.execute_command("MIGRATE", "127.0.0.1", dst.tls_port, "ttl", 0, 5000, "COPY")
+    assert s.execute_command("MIGRATE", "127.0.0.1", dst.tls_port, "ttl", 0, 5000, "AUTH", "pw", "REPLACE")
+    assert s.dbsize() == 0
+    # the target's plain port does not speak TLS: an I/O error, no key lost
+    s.set("plain", "1")
+    with pytest.raises(redis.ResponseError, match="IOERR"):
+        s.execute_command("MIGRATE", "127.0.0.1", dst.port, "plain", 0, 1000)
+    assert s.get("plain") == "1"
