@@ -116,6 +116,7 @@ struct client {
     reply_block *reply_head, *reply_tail; /* ...then into blocks */
     size_t reply_bytes;                   /* bytes held in blocks */
     unsigned long long reply_calls;       /* reply_raw calls; counted at RL_DEBUG >= 2 only */
+    bool replica_replied;                 /* dispatch.c: a replica's own command tried to answer (dropped) */
 
     long long ctime_ms; /* connection time */
     long long last_interaction_ms;

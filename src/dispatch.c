@@ -305,7 +305,27 @@ void dispatch_call(client_t *c, command_t *cmd) {
     /* monitor.c: EVAL and FCALL are shown before the commands they run
      * (Redis's SKIP_MONITOR commands are fed first, not after). */
     if (cmd->flags & CMD_SKIP_MONITOR) monitor_feed(c);
+    /* A replica's link carries our stream: a command it sent that would
+     * answer (a rogue PING, GET...) must not put its reply in the stream.
+     * The reply is dropped and the replica disconnected, as Redis does
+     * (REPLCONF ACK answers nothing; a second SYNC is ignored). */
+    bool rogue_watch = (c->flags & CLIENT_REPLICA) && !(c->flags & CLIENT_REPLY_OFF) &&
+                       strcmp(cmd->name, "replconf") && strcmp(cmd->name, "sync") && strcmp(cmd->name, "psync");
+    if (rogue_watch) {
+        c->flags |= CLIENT_REPLY_OFF;
+        c->replica_replied = false;
+    }
     cmd->proc(c);
+    if (rogue_watch) {
+        c->flags &= ~CLIENT_REPLY_OFF;
+        if (c->replica_replied) {
+            sds info = conn_info_string(sds_empty(), c);
+            log_msg(LL_WARNING, "Replica generated a reply to command '%s', disconnecting it: %s", cmd->fullname,
+                    info);
+            sds_free(info);
+            conn_close_async(c);
+        }
+    }
     check_replied(c, cmd, replies_before);
     /* cluster_bus.c: PUBLISH reaches every node of a cluster, SPUBLISH
      * the other nodes of our shard (pubsub.c sits below the bus and

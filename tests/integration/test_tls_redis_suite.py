@@ -215,3 +215,43 @@ def test_migrate_over_tls_with_tls_cluster(start_server, certs, source, target, 
     with pytest.raises(redis.ResponseError, match="IOERR"):
         s.execute_command("MIGRATE", "127.0.0.1", dst.port, "plain", 0, 1000)
     assert s.get("plain") == "1"
+
+
+@pytest.mark.parametrize("binary,engine", [("ours", "epoll"), ("ours", "io_uring"), ("redis", "epoll")])
+@pytest.mark.parametrize("command", [("PING",), ("XINFO", "HELP"), ("GET", "k")])
+def test_replica_that_sends_a_command_with_a_reply_is_disconnected(start_server, certs, binary, engine,
+                                                                    command):  # noqa: F811
+    """A replica's link (after SYNC, over TLS) carries the stream: a
+    command the replica sends that would answer is not answered into it,
+    the replica is disconnected and the server logs why, as Redis does."""
+    s = start(start_server, certs, SERVER if binary == "ours" else REDIS_SERVER,
+              ("--repl-diskless-sync", "no", "--save", ""), engine)
+    tls_client(certs, s.tls_port).set("k", "v")
+    ctx = ssl.create_default_context(cafile=certs["ca.crt"])
+    ctx.load_cert_chain(certs["client.crt"], certs["client.key"])
+    raw = socket.create_connection(("127.0.0.1", s.tls_port), timeout=10)
+    conn = ctx.wrap_socket(raw, server_hostname="localhost")
+    conn.sendall(b"SYNC\r\n")
+    got = b""
+    while b"\xff" not in got:  # the RDB's EOF opcode, then its checksum
+        got += conn.recv(65536)
+    time.sleep(0.2)
+    conn.sendall(("*%d\r\n" % len(command)).encode() +
+                 b"".join(b"$%d\r\n%s\r\n" % (len(a), a.encode()) for a in command))
+    rest = b""
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        try:
+            chunk = conn.recv(65536)
+        except (ssl.SSLError, OSError):
+            break
+        if not chunk:
+            break
+        rest += chunk
+    assert time.time() < deadline, "the replica must be disconnected"
+    assert b"PONG" not in rest and b"$1\r\nv" not in rest and b"HELP" not in rest.upper()
+    name = " ".join(command[:2]).lower().replace(" ", "|") if command[0] == "XINFO" else command[0].lower()
+    with open(s.log_path) as f:
+        log = f.read()
+    assert "Replica generated a reply to command '%s', disconnecting it: " % name in log
+    assert tls_client(certs, s.tls_port).get("k") == "v"
