@@ -299,6 +299,7 @@ void dispatch_call(client_t *c, command_t *cmd) {
     long long woff_before = repl_offset(srv);
     unsigned long long replies_before = c->reply_calls;
     srv->current_client = c;
+    if (!outer) srv->top_client = c;
     /* Views of embedded values (db_views.h) live as long as the command:
      * its propagation and tracking below included. */
     size_t views_mark = db_views_mark(db_views_of(srv));
@@ -344,6 +345,7 @@ void dispatch_call(client_t *c, command_t *cmd) {
     if (c->flags & CLIENT_CLOSE_AFTER_COMMAND) c->flags = (c->flags & ~CLIENT_CLOSE_AFTER_COMMAND) | CLIENT_CLOSE_AFTER_REPLY;
     tracking_after_command(c, cmd); /* tracking.c: remember the keys it read */
     srv->current_client = outer;
+    if (!outer) srv->top_client = NULL;
     /* The caller's own invalidations follow its reply (Redis's order). */
     if (!outer) tracking_flush_pending(srv);
     /* persist.c: log a write that changed the dataset to the AOF. */

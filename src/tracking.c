@@ -209,9 +209,16 @@ void tracking_flush_pending(server_t *srv) {
     pending_clear(&t->pending);
 }
 
+/* The client whose command changes keys: a script's caller, not the
+ * script's own client (NOLOOP and the deferral below are the caller's, as
+ * in Redis). */
+static client_t *changer_client(const server_t *srv) {
+    return srv->top_client ? srv->top_client : srv->current_client;
+}
+
 /* The executing client's own invalidations wait for its reply. */
 static bool defer_for_current(server_t *srv, client_t *target, const char *key, size_t len, bool flush) {
-    if (target != srv->current_client) return false;
+    if (target != changer_client(srv)) return false;
     srv->pending_tracking_client = target;
     pending_add(&srv->tracking->pending, key, len, flush);
     return true;
@@ -223,7 +230,8 @@ static void remember_for_bcast(server_t *srv, const sds key) {
     tracking_t *t = srv->tracking;
     dict_iter it;
     dict_entry *de;
-    uint64_t changer = srv->current_client ? srv->current_client->id : 0;
+    client_t *by = changer_client(srv);
+    uint64_t changer = by ? by->id : 0;
     dict_iter_init(&it, t->prefixes, false);
     while ((de = dict_next(&it))) {
         sds prefix = dict_get_key(t->prefixes, de);
@@ -252,7 +260,7 @@ static void invalidate(server_t *srv, const char *key, size_t len, bool bcast) {
         client_t *target = dict_fetch_value(t->by_id, ID_KEY(ids->ids[i]));
         /* Gone, tracking off, or switched to BCAST since it read the key. */
         if (!target || (flags_of(target) & TRK_BCAST)) continue;
-        if ((flags_of(target) & TRK_NOLOOP) && target == srv->current_client) continue;
+        if ((flags_of(target) & TRK_NOLOOP) && target == changer_client(srv)) continue;
         if (!defer_for_current(srv, target, key, len, false)) send_key(target, key, len);
     }
     t->total_items -= ids->n;

@@ -255,3 +255,47 @@ def test_replica_that_sends_a_command_with_a_reply_is_disconnected(start_server,
         log = f.read()
     assert "Replica generated a reply to command '%s', disconnecting it: " % name in log
     assert tls_client(certs, s.tls_port).get("k") == "v"
+
+
+def _raw_exchange(certs, port, commands):  # noqa: F811
+    """Each command's raw answer over one TLS connection (what arrived
+    within a short wait after sending it)."""
+    ctx = ssl.create_default_context(cafile=certs["ca.crt"])
+    ctx.load_cert_chain(certs["client.crt"], certs["client.key"])
+    conn = ctx.wrap_socket(socket.create_connection(("127.0.0.1", port), timeout=5), server_hostname="localhost")
+    out = []
+    for args in commands:
+        conn.sendall(("*%d\r\n" % len(args)).encode() +
+                     b"".join(b"$%d\r\n%s\r\n" % (len(a), a.encode()) for a in args))
+        time.sleep(0.15)
+        conn.settimeout(0.3)
+        got = b""
+        try:
+            while True:
+                chunk = conn.recv(65536)
+                if not chunk:
+                    break
+                got += chunk
+        except (socket.timeout, ssl.SSLError):
+            pass
+        out.append(got)
+    conn.close()
+    return out
+
+
+@pytest.mark.parametrize("noloop", [True, False])
+def test_script_writes_and_tracking_noloop_match_redis(start_server, certs, noloop):  # noqa: F811
+    """A script's write is the caller's for tracking: under NOLOOP the caller
+    hears nothing of it, else its invalidation follows EVAL's reply."""
+    commands = [["HELLO", "3"], ["CLIENT", "TRACKING", "on"] + (["NOLOOP"] if noloop else []),
+                ["SET", "key1", "1"], ["GET", "key1"], ["EVAL", "return redis.call('set', 'key1', '2')", "1", "key1"],
+                ["GET", "key1"], ["EVAL", "return redis.call('get', 'key1')", "1", "key1"], ["SET", "key1", "3"],
+                ["GET", "key1"]]
+    got = []
+    for binary in BINARIES:
+        s = start(start_server, certs, binary, ("--save", ""))
+        answers = _raw_exchange(certs, s.tls_port, commands)
+        got.append(answers[1:])  # HELLO's map differs by design (server name, version)
+    assert got[0] == got[1]
+    if noloop:
+        assert b"invalidate" not in b"".join(got[0])
