@@ -351,7 +351,9 @@ static void sync_generic(client_t *c, bool psync) {
         reply_error(c, "NOMASTERLINK Can't SYNC while not connected with my master");
         return;
     }
-    if (conn_has_pending_output(c)) {
+    /* Replies not yet sent (a TLS session's own records, its session
+     * tickets after the handshake, are not replies: they go first). */
+    if (conn_output_bytes(c) > 0) {
         reply_error(c, "SYNC and PSYNC are invalid with pending output");
         return;
     }
