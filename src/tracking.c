@@ -309,9 +309,24 @@ static void remember_key(tracking_t *t, uint64_t id, sds key) {
     t->total_items++;
 }
 
+/* EVAL_RO, EVALSHA_RO, FCALL_RO: tracked only through what they read. */
+static bool is_script_ro(const command_t *cmd) {
+    return !strcmp(cmd->name, "eval_ro") || !strcmp(cmd->name, "evalsha_ro") || !strcmp(cmd->name, "fcall_ro");
+}
+
 void tracking_after_command(client_t *c, const command_t *cmd) {
+    /* A script's read makes its caller track the keys the script declared
+     * (Redis's rule; the script's own keys are not tracked). */
+    client_t *top = c->srv->top_client;
+    if (top && c != top && (c->flags & CLIENT_FAKE)) {
+        if (!(cmd->flags & CMD_READONLY) || !top->cmd) return;
+        c = top;
+        cmd = top->cmd;
+    } else if (!(cmd->flags & CMD_READONLY) || is_script_ro(cmd)) {
+        return;
+    }
     unsigned f = flags_of(c);
-    if (!(f & TRK_ON) || (f & TRK_BCAST) || !(cmd->flags & CMD_READONLY) || (cmd->flags & CMD_PUBSUB)) return;
+    if (!(f & TRK_ON) || (f & TRK_BCAST) || (cmd->flags & CMD_PUBSUB)) return;
     /* OPTIN tracks only after CACHING yes, OPTOUT all but after CACHING no. */
     if (((f & TRK_OPTIN) && !(f & TRK_CACHING)) || ((f & TRK_OPTOUT) && (f & TRK_CACHING))) return;
     cmd_key_ref_t small[16], *refs = small;

@@ -325,3 +325,52 @@ def test_sync_right_after_the_handshake(start_server, certs, engine):  # noqa: F
         # newlines may come first (the master's keepalive while the RDB is made)
         assert first.lstrip(b"\n").startswith(b"$"), first
         conn.close()
+
+
+def test_script_reads_track_the_declared_keys_like_redis(start_server, certs):  # noqa: F811
+    """A script that reads makes its caller track the keys it declared, one
+    that only writes (or an EVAL_RO that reads nothing) tracks none: the
+    same invalidations as Redis's (the suite's tracking unit hung here)."""
+    commands = [["HELLO", "3"], ["CLIENT", "TRACKING", "on"],
+                ["EVAL", "redis.call('set', 'key3', 'bar')", "2", "key1", "key2"],
+                ["EVAL", "redis.call('get', 'key3')", "2", "key1", "key2"],
+                ["EVAL_RO", "redis.call('ping')", "2", "key4", "key5"],
+                ["EVAL_RO", "redis.call('get', 'key1')", "2", "key6", "key7"],
+                ["FUNCTION", "LOAD", "#!lua name=lib\nredis.register_function{function_name='rd', "
+                 "callback=function(k) return redis.call('get', k[1]) end, flags={'no-writes'}}"],
+                ["FCALL_RO", "rd", "1", "key8"], ["GET", "plain"]]
+    writes = [["MSET", "key1", "1", "key2", "1", "key3", "1", "key4", "1", "key5", "1", "key6", "1", "key7", "1",
+               "key8", "1", "plain", "1"]]
+    got = []
+    for binary in BINARIES:
+        s = start(start_server, certs, binary, ("--save", ""))
+        ctx = ssl.create_default_context(cafile=certs["ca.crt"])
+        ctx.load_cert_chain(certs["client.crt"], certs["client.key"])
+        reader = ctx.wrap_socket(socket.create_connection(("127.0.0.1", s.tls_port), timeout=5),
+                                 server_hostname="localhost")
+        answers = []
+        for args in commands:
+            reader.sendall(("*%d\r\n" % len(args)).encode() +
+                           b"".join(b"$%d\r\n%s\r\n" % (len(a), a.encode()) for a in args))
+            time.sleep(0.1)
+            answers.append(_drain(reader))
+        _raw_exchange(certs, s.tls_port, writes)
+        time.sleep(0.2)
+        pushes = _drain(reader)
+        got.append((answers[1:], sorted(pushes.split(b">2\r\n"))))
+        reader.close()
+    assert got[0] == got[1]
+
+
+def _drain(conn):
+    conn.settimeout(0.3)
+    got = b""
+    try:
+        while True:
+            chunk = conn.recv(65536)
+            if not chunk:
+                break
+            got += chunk
+    except (socket.timeout, ssl.SSLError):
+        pass
+    return got
