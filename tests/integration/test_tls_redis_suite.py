@@ -24,6 +24,9 @@ from conftest import REDIS_SERVER, SERVER, free_port
 from repl_helpers import wait_for
 from test_tls import certs, tls_args, tls_client  # noqa: F401 (certs: the module's certificates fixture)
 
+# About 60 s in all: in `make test` only, not again in the extra passes of .ci/run.
+pytestmark = pytest.mark.slow
+
 BINARIES = [SERVER, REDIS_SERVER]
 
 
