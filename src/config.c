@@ -53,14 +53,15 @@ enum { T_BOOL,
        T_FLAGS,
        T_SECRET };
 #define F_IMMUTABLE 1
-#define F_BASENAME 2   /* a file name in dir, never a path (Redis 7.0 refuses one) */
-#define F_DIRNAME 4    /* the same, of a directory */
-#define F_HIDDEN 8     /* a testing knob: CONFIG GET names it only exactly, as Redis hides it */
-#define F_TITLE 16     /* a process title template (proc_title.c) */
-#define F_PERCENT 32   /* T_MEM that also takes "N%" (of maxmemory), kept as -N */
-#define F_PROTECTED 64 /* CONFIG SET only as enable-protected-configs allows */
-#define F_CPULIST 128  /* a list of CPUs (cpu_affinity.c) */
-#define F_LOCALE 256   /* a locale name for LC_COLLATE ("" the environment's) */
+#define F_BASENAME 2      /* a file name in dir, never a path (Redis 7.0 refuses one) */
+#define F_DIRNAME 4       /* the same, of a directory */
+#define F_HIDDEN 8        /* a testing knob: CONFIG GET names it only exactly, as Redis hides it */
+#define F_TITLE 16        /* a process title template (proc_title.c) */
+#define F_PERCENT 32      /* T_MEM that also takes "N%" (of maxmemory), kept as -N */
+#define F_PROTECTED 64    /* CONFIG SET only as enable-protected-configs allows */
+#define F_CPULIST 128     /* a list of CPUs (cpu_affinity.c) */
+#define F_LOCALE 256      /* a locale name for LC_COLLATE ("" the environment's) */
+#define F_NOT_LOADING 512 /* CONFIG SET refused with -LOADING while a dataset loads (Redis's DENY_LOADING_CONFIG) */
 
 typedef struct enum_name {
     const char *name;
@@ -178,10 +179,10 @@ static const directive directives[] = {
     {"syslog-enabled", T_BOOL, O(syslog_enabled), "no", 0, 0, NULL, F_IMMUTABLE},
     {"syslog-ident", T_STR, O(syslog_ident), "redis", 0, 0, NULL, F_IMMUTABLE},
     {"syslog-facility", T_ENUM, O(syslog_facility), "local0", 0, 0, syslog_facility_enum, F_IMMUTABLE},
-    {"dir", T_STR, O(dir), ".", 0, 0, NULL, F_PROTECTED},
+    {"dir", T_STR, O(dir), ".", 0, 0, NULL, F_PROTECTED | F_NOT_LOADING},
     {"dbfilename", T_STR, O(dbfilename), "dump.rdb", 0, 0, NULL, F_BASENAME | F_PROTECTED},
     {"save", T_STR, O(save), "3600 1 300 100 60 10000", 0, 0, NULL, 0},
-    {"appendonly", T_BOOL, O(appendonly), "no", 0, 0, NULL, 0},
+    {"appendonly", T_BOOL, O(appendonly), "no", 0, 0, NULL, F_NOT_LOADING},
     {"appendfilename", T_STR, O(appendfilename), "appendonly.aof", 0, 0, NULL, F_IMMUTABLE | F_BASENAME},
     {"appenddirname", T_STR, O(appenddirname), "appendonlydir", 0, 0, NULL, F_IMMUTABLE | F_DIRNAME},
     {"aof-use-rdb-preamble", T_BOOL, O(aof_use_rdb_preamble), "yes", 0, 0, NULL, 0},
@@ -302,7 +303,7 @@ static const directive directives[] = {
     {"repl-diskless-sync", T_BOOL, O(repl_diskless_sync), "yes", 0, 0, NULL, 0},
     {"repl-diskless-sync-delay", T_INT, O(repl_diskless_sync_delay), "5", 0, INT_MAX, NULL, 0},
     {"repl-diskless-sync-max-replicas", T_INT, O(repl_diskless_sync_max_replicas), "0", 0, INT_MAX, NULL, 0},
-    {"repl-diskless-load", T_ENUM, O(repl_diskless_load), "disabled", 0, 0, diskless_load_enum, 0},
+    {"repl-diskless-load", T_ENUM, O(repl_diskless_load), "disabled", 0, 0, diskless_load_enum, F_NOT_LOADING},
     {"repl-backlog-size", T_MEM, O(repl_backlog_size), "1mb", 1, LLONG_MAX, NULL, 0},
     {"repl-backlog-ttl", T_INT, O(repl_backlog_ttl), "3600", 0, INT_MAX, NULL, 0},
     {"repl-timeout", T_INT, O(repl_timeout), "60", 1, INT_MAX, NULL, 0},
@@ -571,7 +572,7 @@ static int apply_mem_or_percent(rl_config_t *cfg, const directive *d, const char
 /* proc-title-template: Redis checks a new template against where the
  * server listens as configured so far (a config file's earlier lines). */
 static bool title_template_ok(const rl_config_t *cfg, const char *tpl) {
-    proc_title_place_t where = {cfg->bind_count ? cfg->bind[0] : NULL, cfg->port, cfg->unixsocket, NULL};
+    proc_title_place_t where = {cfg->bind_count ? cfg->bind[0] : NULL, cfg->port, cfg->tls_port, cfg->unixsocket, NULL};
     sds s = proc_title_make(tpl, "", &where);
     sds_free(s);
     return s != NULL;
@@ -1160,4 +1161,9 @@ bool config_is_sensitive(const char *name) {
 bool config_is_protected(const char *name) {
     const directive *d = find_directive(name);
     return d && (d->flags & F_PROTECTED);
+}
+
+bool config_denied_while_loading(const char *name) {
+    const directive *d = find_directive(name);
+    return d && (d->flags & F_NOT_LOADING);
 }

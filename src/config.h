@@ -288,6 +288,9 @@ bool config_is_immutable(const char *name);
 /* dir and dbfilename: a client able to set them can write a file where
  * it likes (enable-protected-configs says who may). */
 bool config_is_protected(const char *name);
+/* dir, appendonly, repl-diskless-load: CONFIG SET answers -LOADING while
+ * a dataset loads (a new dir or AOF under a load would lose files). */
+bool config_denied_while_loading(const char *name);
 /* requirepass, masterauth: one word of any bytes, spaces and NULs too. */
 bool config_is_secret(const char *name);
 /* Those and masteruser: CONFIG SET's value is redacted in MONITOR and

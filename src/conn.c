@@ -846,10 +846,77 @@ bool conn_flush_wait(client_t *c) {
 sds conn_detach(client_t *c) {
     /* Pipelined after the running request, then what the engine holds. */
     sds caught = c->input_rest ? sds_newlen(c->input_rest, c->input_rest_len) : sds_empty();
-    if (c->ring) caught = uring_conn_detach(c, caught);
+    if (c->ring && c->tls) { /* the engine holds ciphertext: the session decrypts it later */
+        sds cipher = uring_conn_detach(c, sds_empty());
+        tls_conn_feed(c->tls, cipher, sds_len(cipher));
+        sds_free(cipher);
+    } else if (c->ring) {
+        caught = uring_conn_detach(c, caught);
+    }
     evloop_io_free(c->io);
     c->io = NULL;
     return caught;
+}
+
+/* Wait until fd is ready for events: false when poll fails. */
+static bool wait_fd(int fd, short events) {
+    struct pollfd pfd = {.fd = fd, .events = events};
+    return poll(&pfd, 1, -1) >= 0 || errno == EINTR;
+}
+
+/* The session's ciphertext out to c->fd, waiting while the socket is full. */
+static bool tls_drain_blocking(client_t *c) {
+    while (!tls_drain_direct(c, c->fd)) {
+        if (errno != EAGAIN && errno != EWOULDBLOCK) return false;
+        if (!wait_fd(c->fd, POLLOUT)) return false;
+    }
+    return true;
+}
+
+long conn_recv_blocking(client_t *c, char *buf, size_t cap) {
+    char cipher[CLIENT_READ_CHUNK];
+    for (;;) {
+        if (c->tls) {
+            long r = tls_conn_read(c->tls, buf, cap);
+            if (r > 0) return r;
+            if (r != TLS_READ_AGAIN) return -1;    /* close_notify or a bad record */
+            if (!tls_drain_blocking(c)) return -1; /* what OpenSSL answered with */
+        }
+        char *dst = c->tls ? cipher : buf;
+        size_t want = c->tls ? sizeof(cipher) : cap;
+        ssize_t n = read(c->fd, dst, want);
+        if (n > 0 && !c->tls) return n;
+        if (n > 0) {
+            tls_conn_feed(c->tls, cipher, (size_t)n);
+            continue;
+        }
+        if (n == 0) return 0;
+        if (errno == EINTR) continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK) return -1;
+        if (!wait_fd(c->fd, POLLIN)) return -1;
+    }
+}
+
+bool conn_send_blocking(client_t *c, const char *p, size_t n) {
+    if (c->tls) {
+        if (!tls_drain_blocking(c)) return false; /* earlier records first */
+        if (tls_conn_write(c->tls, p, n) != (long)n) return false;
+        return tls_drain_blocking(c);
+    }
+    while (n > 0) {
+        ssize_t w = write(c->fd, p, n);
+        if (w > 0) {
+            p += w;
+            n -= (size_t)w;
+        } else if (w < 0 && errno == EINTR) {
+            continue;
+        } else if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            if (!wait_fd(c->fd, POLLOUT)) return false;
+        } else {
+            return false;
+        }
+    }
+    return true;
 }
 
 int conn_output_iov(client_t *c, struct iovec *iov, int max) {

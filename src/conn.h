@@ -116,6 +116,7 @@ struct client {
     reply_block *reply_head, *reply_tail; /* ...then into blocks */
     size_t reply_bytes;                   /* bytes held in blocks */
     unsigned long long reply_calls;       /* reply_raw calls; counted at RL_DEBUG >= 2 only */
+    bool replica_replied;                 /* dispatch.c: a replica's own command tried to answer (dropped) */
 
     long long ctime_ms; /* connection time */
     long long last_interaction_ms;
@@ -175,6 +176,12 @@ void conn_adopt_tls(client_t *c, struct tls_conn *t);
  * in its session first, its unsent records go before them; the count
  * taken, or -1 with errno (EAGAIN: try again when writable). */
 ssize_t conn_write_direct(client_t *c, int fd, const char *p, size_t n);
+/* A client out of the I/O engine (conn_detach) talked to directly, plain
+ * or TLS, waiting in poll(): the Lua debugger's session.  recv: up to cap
+ * bytes of plaintext, 0 or less when the client is gone; send: all n
+ * bytes, false when it is gone. */
+long conn_recv_blocking(client_t *c, char *buf, size_t cap);
+bool conn_send_blocking(client_t *c, const char *p, size_t n);
 /* The same for a tls-port listener: its clients speak TLS (tls_conn.c). */
 void conn_tls_accept_handler(int fd, bool readable, bool writable, void *arg);
 /* Free now (removes from every list, closes the socket). */

@@ -299,6 +299,7 @@ void dispatch_call(client_t *c, command_t *cmd) {
     long long woff_before = repl_offset(srv);
     unsigned long long replies_before = c->reply_calls;
     srv->current_client = c;
+    if (!outer) srv->top_client = c;
     /* Views of embedded values (db_views.h) live as long as the command:
      * its propagation and tracking below included. */
     size_t views_mark = db_views_mark(db_views_of(srv));
@@ -310,7 +311,27 @@ void dispatch_call(client_t *c, command_t *cmd) {
      * and the replicas as one MULTI/EXEC when it is more than one command,
      * as in Redis 7.0; EXEC's and a script's commands are inside it. */
     if (!outer) persist_effects_begin(srv);
+    /* A replica's link carries our stream: a command it sent that would
+     * answer (a rogue PING, GET...) must not put its reply in the stream.
+     * The reply is dropped and the replica disconnected, as Redis does
+     * (REPLCONF ACK answers nothing; a second SYNC is ignored). */
+    bool rogue_watch = (c->flags & CLIENT_REPLICA) && !(c->flags & CLIENT_REPLY_OFF) &&
+                       strcmp(cmd->name, "replconf") && strcmp(cmd->name, "sync") && strcmp(cmd->name, "psync");
+    if (rogue_watch) {
+        c->flags |= CLIENT_REPLY_OFF;
+        c->replica_replied = false;
+    }
     cmd->proc(c);
+    if (rogue_watch) {
+        c->flags &= ~CLIENT_REPLY_OFF;
+        if (c->replica_replied) {
+            sds info = conn_info_string(sds_empty(), c);
+            log_msg(LL_WARNING, "Replica generated a reply to command '%s', disconnecting it: %s", cmd->fullname,
+                    info);
+            sds_free(info);
+            conn_close_async(c);
+        }
+    }
     check_replied(c, cmd, replies_before);
     /* cluster_relay.c: PUBLISH reaches every node of a cluster, SPUBLISH
      * the other nodes of our shard (pubsub.c sits below the bus and
@@ -329,6 +350,7 @@ void dispatch_call(client_t *c, command_t *cmd) {
     if (c->flags & CLIENT_CLOSE_AFTER_COMMAND) c->flags = (c->flags & ~CLIENT_CLOSE_AFTER_COMMAND) | CLIENT_CLOSE_AFTER_REPLY;
     tracking_after_command(c, cmd); /* tracking.c: remember the keys it read */
     srv->current_client = outer;
+    if (!outer) srv->top_client = NULL;
     /* The caller's own invalidations follow its reply (Redis's order). */
     if (!outer) tracking_flush_pending(srv);
     /* persist.c: log a write that changed the dataset to the AOF. */

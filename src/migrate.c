@@ -9,7 +9,9 @@
  * bounded by `timeout` ms.  Errors are Redis 7.0's: +NOKEY when no key
  * exists, -IOERR on connection or I/O failures, "Target instance replied
  * with error" when the target refused.  Unlike Redis, no connection is kept
- * for the next MIGRATE (each call connects anew). */
+ * for the next MIGRATE (each call connects anew).  With tls-cluster yes the
+ * connection is TLS, as Redis's MIGRATE dials then (tls_conn.c's client
+ * session, driven here with blocking waits). */
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -25,6 +27,8 @@
 #include "persist.h"
 #include "reply.h"
 #include "server.h"
+#include "tls.h"
+#include "tls_conn.h"
 #include "util.h"
 
 typedef struct migrate_args {
@@ -85,11 +89,21 @@ static sds append_cstr_command(sds buf, int argc, const char **argv) {
     return append_command(buf, argc, argv, lens);
 }
 
-/* Send all of buf within timeout_ms per wait. */
-static bool send_all(int fd, const char *p, size_t len, long long timeout_ms) {
+/* The connection to the target: plain, or TLS (tls non-NULL). */
+typedef struct mconn {
+    int fd;
+    tls_conn_t *tls;
+} mconn;
+
+static bool wait_fd(int fd, short events, long long timeout_ms) {
+    struct pollfd pfd = {fd, events, 0};
+    return poll(&pfd, 1, (int)timeout_ms) == 1;
+}
+
+/* Raw bytes out within timeout_ms per wait. */
+static bool write_raw(int fd, const char *p, size_t len, long long timeout_ms) {
     while (len) {
-        struct pollfd pfd = {fd, POLLOUT, 0};
-        if (poll(&pfd, 1, (int)timeout_ms) != 1) return false;
+        if (!wait_fd(fd, POLLOUT, timeout_ms)) return false;
         ssize_t n = write(fd, p, len);
         if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
         if (n <= 0) return false;
@@ -99,13 +113,76 @@ static bool send_all(int fd, const char *p, size_t len, long long timeout_ms) {
     return true;
 }
 
+/* The TLS session's pending ciphertext out. */
+static bool tls_flush(mconn *m, long long timeout_ms) {
+    size_t len;
+    const char *o;
+    while ((o = tls_conn_output(m->tls, &len)) && len) {
+        if (!write_raw(m->fd, o, len, timeout_ms)) return false;
+        tls_conn_sent(m->tls, len);
+    }
+    return true;
+}
+
+/* Ciphertext in: false on a timeout, the end or an error. */
+static bool tls_fill(mconn *m, long long timeout_ms) {
+    char buf[16384];
+    for (;;) {
+        if (!wait_fd(m->fd, POLLIN, timeout_ms)) return false;
+        ssize_t n = read(m->fd, buf, sizeof(buf));
+        if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+        if (n <= 0) return false;
+        tls_conn_feed(m->tls, buf, (size_t)n);
+        return true;
+    }
+}
+
+static bool tls_handshake(mconn *m, long long timeout_ms) {
+    for (;;) {
+        int h = tls_conn_handshake(m->tls);
+        if (!tls_flush(m, timeout_ms)) return false;
+        if (h != 0) return h == 1;
+        if (!tls_fill(m, timeout_ms)) return false;
+    }
+}
+
+/* Send all of buf within timeout_ms per wait. */
+static bool send_all(mconn *m, const char *p, size_t len, long long timeout_ms) {
+    if (!m->tls) return write_raw(m->fd, p, len, timeout_ms);
+    if (tls_conn_write(m->tls, p, len) != (long)len) return false;
+    return tls_flush(m, timeout_ms);
+}
+
 /* One reply line (without CRLF) into line; the replies MIGRATE reads are
  * all single lines (+OK or -error). */
 typedef struct reader {
-    int fd;
+    mconn *m;
     char buf[4096];
     size_t len;
 } reader;
+
+/* More bytes into r->buf: false on a timeout, the end or an error. */
+static bool read_more(reader *r, long long timeout_ms) {
+    mconn *m = r->m;
+    size_t room = sizeof(r->buf) - r->len;
+    for (;;) {
+        if (m->tls) {
+            long got = tls_conn_read(m->tls, r->buf + r->len, room);
+            if (got > 0) {
+                r->len += (size_t)got;
+                return true;
+            }
+            if (got != TLS_READ_AGAIN || !tls_flush(m, timeout_ms) || !tls_fill(m, timeout_ms)) return false;
+            continue;
+        }
+        if (!wait_fd(m->fd, POLLIN, timeout_ms)) return false;
+        ssize_t n = read(m->fd, r->buf + r->len, room);
+        if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+        if (n <= 0) return false;
+        r->len += (size_t)n;
+        return true;
+    }
+}
 
 static bool read_line(reader *r, char *line, size_t size, long long timeout_ms) {
     for (;;) {
@@ -121,12 +198,7 @@ static bool read_line(reader *r, char *line, size_t size, long long timeout_ms) 
             return true;
         }
         if (r->len == sizeof(r->buf)) return false;
-        struct pollfd pfd = {r->fd, POLLIN, 0};
-        if (poll(&pfd, 1, (int)timeout_ms) != 1) return false;
-        ssize_t n = read(r->fd, r->buf + r->len, sizeof(r->buf) - r->len);
-        if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
-        if (n <= 0) return false;
-        r->len += (size_t)n;
+        if (!read_more(r, timeout_ms)) return false;
     }
 }
 
@@ -213,12 +285,24 @@ static void cmd_migrate(client_t *c) {
         else reply_error(c, "IOERR error or timeout connecting to the client");
         goto out;
     }
-    if (!send_all(fd, req, sds_len(req), a.timeout_ms)) {
+    mconn m = {fd, NULL};
+    if (c->srv->cfg.tls_cluster) {
+        struct ssl_ctx_st *ctx = tls_client_ctx(c->srv);
+        m.tls = ctx ? tls_conn_new_client(ctx) : NULL;
+        if (!m.tls || !tls_handshake(&m, a.timeout_ms)) {
+            tls_conn_free(m.tls);
+            close(fd);
+            reply_error(c, "IOERR error or timeout connecting to the client");
+            goto out;
+        }
+    }
+    if (!send_all(&m, req, sds_len(req), a.timeout_ms)) {
+        tls_conn_free(m.tls);
         close(fd);
         reply_error(c, "IOERR error or timeout writing to target instance");
         goto out;
     }
-    reader rd = {.fd = fd};
+    reader rd = {.m = &m};
     char line[1024], target_err[1024] = "";
     bool io_error = false;
     int moved_n = 0;
@@ -239,6 +323,7 @@ static void cmd_migrate(client_t *c) {
             moved[moved_n++] = live[i];
         }
     }
+    tls_conn_free(m.tls);
     close(fd);
     if (!a.copy) delete_moved(c, moved, moved_n);
     zfree(moved);

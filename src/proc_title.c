@@ -143,14 +143,16 @@ static sds expand(const char *tpl, const vars_t *v) {
 }
 
 static sds make(const char *tpl, const char *title, const proc_title_place_t *where) {
-    char port[24], listen[512];
+    char port[24], tls_port[24], listen[512];
     snprintf(port, sizeof(port), "%lld", where->port);
+    snprintf(tls_port, sizeof(tls_port), "%lld", where->tls_port);
     const char *sock = where->unixsocket ? where->unixsocket : "";
-    if (where->port)
-        snprintf(listen, sizeof(listen), "%s:%lld", where->bind0 ? where->bind0 : "*", where->port);
+    if (where->port || where->tls_port)
+        snprintf(listen, sizeof(listen), "%s:%lld", where->bind0 ? where->bind0 : "*",
+                 where->port ? where->port : where->tls_port);
     else
         snprintf(listen, sizeof(listen), "unixsocket:%s", sock);
-    vars_t v = {title, listen, "", port, "0", sock, where->config_file ? where->config_file : "-"};
+    vars_t v = {title, listen, "", port, tls_port, sock, where->config_file ? where->config_file : "-"};
     sds s = expand(tpl, &v);
     if (!s) return NULL;
     size_t len = sds_len(s), lead = strspn(s, " ");

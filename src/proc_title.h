@@ -11,8 +11,9 @@
 /* Where the server listens and what it was started with: the template's
  * variables other than {title}. */
 typedef struct proc_title_place {
-    const char *bind0; /* the first bind address, or NULL (shown as "*") */
-    long long port;    /* 0: no TCP listener */
+    const char *bind0;  /* the first bind address, or NULL (shown as "*") */
+    long long port;     /* 0: no TCP listener */
+    long long tls_port; /* {listen-addr} shows it when there is no TCP port, as Redis */
     const char *unixsocket;
     const char *config_file; /* absolute path, or NULL */
 } proc_title_place_t;

@@ -351,7 +351,9 @@ static void sync_generic(client_t *c, bool psync) {
         reply_error(c, "NOMASTERLINK Can't SYNC while not connected with my master");
         return;
     }
-    if (conn_has_pending_output(c)) {
+    /* Replies not yet sent (a TLS session's own records, its session
+     * tickets after the handshake, are not replies: they go first). */
+    if (conn_output_bytes(c) > 0) {
         reply_error(c, "SYNC and PSYNC are invalid with pending output");
         return;
     }
@@ -367,11 +369,12 @@ static void sync_generic(client_t *c, bool psync) {
         replica_unset_master(srv); /* promoted: the old history stays reachable as replid2 */
     }
     if (psync) {
-        /* An offset that is not a number: Redis 7.0 replies the error, then
-         * goes on with a full resync all the same. */
+        /* An offset that is not a number: the error, and no sync at all
+         * (Redis 7.0.15 and 7.4; earlier 7.0s went on with a full one). */
         if (!obj_get_ll(c->argv[2], &off)) {
             reply_error(c, RL_ERR_NOT_INT);
-            off = -1;
+            log_msg(LL_WARNING, "Replica %s asks for synchronization but with a wrong offset", c->addr);
+            return;
         }
         if (try_partial(srv, c, c->argv[1]->ptr, off)) return;
     }

@@ -65,11 +65,14 @@ static inline void reply_count(client_t *c) {
 }
 
 /* CLIENT REPLY OFF/SKIP silence replies, but not pushes and messages. */
-static bool silenced(const client_t *c) {
+static bool silenced(client_t *c) {
     /* The master link hears nothing back but what repl_replica.c forces
      * (REPLCONF ACK). */
     if (c->flags & CLIENT_MASTER) return !(c->flags & CLIENT_MASTER_FORCE_REPLY);
-    return (c->flags & (CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP)) && !(c->flags & CLIENT_PUSHING);
+    bool off = (c->flags & (CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP)) && !(c->flags & CLIENT_PUSHING);
+    /* dispatch.c silences a replica's own commands: note that one answered */
+    if (off && (c->flags & CLIENT_REPLICA)) c->replica_replied = true;
+    return off;
 }
 
 void reply_raw(client_t *c, const char *p, size_t len) {

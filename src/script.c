@@ -516,6 +516,12 @@ static void debug_child_init(server_t *srv, client_t *c) {
     log_msg(LL_WARNING, "Redis forked for debugging eval");
 }
 
+/* The session talks to the client directly, over TLS too (a forked
+ * child goes on with its copy of the TLS session: the parent only closes
+ * its socket, it sends nothing more on it). */
+static long debug_recv(void *ctx, char *buf, size_t cap) { return conn_recv_blocking(ctx, buf, cap); }
+static bool debug_send(void *ctx, const char *p, size_t n) { return conn_send_blocking(ctx, p, n); }
+
 /* The debugged EVAL, with the session in S->debug for the run to take.
  * Whatever happens (a compile error, a bad key count), the session ends
  * with "<endsession>" before the reply, as Redis's does. */
@@ -524,7 +530,7 @@ static void debug_run(client_t *c, sds pending, bool ro) {
     char buf[32];
     size_t len;
     const char *body = obj_string_view(c->argv[1], buf, sizeof(buf), &len);
-    ldb_t *l = ldb_new(c->fd, body, len, pending);
+    ldb_t *l = ldb_new((ldb_io_t){.ctx = c, .recv = debug_recv, .send = debug_send}, body, len, pending);
     s->debug = l;
     eval_generic(c, false, ro);
     s->debug = NULL;
@@ -684,12 +690,6 @@ static void cmd_script_debug(client_t *c) {
         return;
     }
     const char *mode = c->argv[2]->ptr;
-    /* The debugger reads and writes the raw socket (ldb.c): a TLS client's
-     * session would be broken by it (docs/tls.md, not done yet). */
-    if (c->tls && strcasecmp(mode, "no")) {
-        reply_error(c, "SCRIPT DEBUG is not available over TLS yet");
-        return;
-    }
     if (!strcasecmp(mode, "no")) {
         c->flags &= ~(CLIENT_LUA_DEBUG | CLIENT_LUA_DEBUG_SYNC);
     } else if (!strcasecmp(mode, "yes")) {

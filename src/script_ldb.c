@@ -14,18 +14,15 @@
  * A client that goes away leaves the script to finish on its own, with
  * nothing more logged (the effects of a synchronous session stay).
  *
- * Blocking: the socket is non-blocking (the server's), so reads and
- * writes wait in poll().  A synchronous session blocks the whole server,
- * as Redis's does; a forked one blocks only its child. */
+ * Blocking: the session's reads and writes wait (ldb_io_t).  A synchronous
+ * session blocks the whole server, as Redis's does; a forked one blocks
+ * only its child. */
 #include "script_ldb.h"
 
-#include <errno.h>
 #include <lauxlib.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "util.h"
 #include "zmalloc.h"
@@ -39,7 +36,7 @@
 #define LDB_MAX_DEPTH 10 /* table nesting shown by print and eval */
 
 struct ldb {
-    int fd;
+    ldb_io_t io;
     bool lost;             /* the client went away: no more stops, no output */
     bool step;             /* stop at the next line */
     bool luabp;            /* redis.breakpoint() asked to stop at the next line */
@@ -60,9 +57,9 @@ struct ldb {
 
 /* ------------------------------------------------------------ session */
 
-ldb_t *ldb_new(int fd, const char *body, size_t len, sds pending) {
+ldb_t *ldb_new(ldb_io_t io, const char *body, size_t len, sds pending) {
     ldb_t *l = zcalloc(sizeof(*l));
-    l->fd = fd;
+    l->io = io;
     l->step = true; /* the first line stops */
     l->maxlen = LDB_DEFAULT_MAXLEN;
     l->input = pending ? pending : sds_empty();
@@ -125,24 +122,6 @@ static void log_trimmed(ldb_t *l, sds line) {
     log_line(l, line);
 }
 
-static bool write_all(int fd, const char *p, size_t len) {
-    while (len > 0) {
-        ssize_t n = write(fd, p, len);
-        if (n > 0) {
-            p += n;
-            len -= (size_t)n;
-        } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            struct pollfd pfd = {.fd = fd, .events = POLLOUT};
-            if (poll(&pfd, 1, -1) < 0 && errno != EINTR) return false;
-        } else if (n < 0 && errno == EINTR) {
-            continue;
-        } else {
-            return false;
-        }
-    }
-    return true;
-}
-
 /* The queue as one array of status replies (CR and LF inside a line would
  * break the framing: they become spaces). */
 static void send_logs(ldb_t *l) {
@@ -158,7 +137,7 @@ static void send_logs(ldb_t *l) {
         sds_free(s);
     }
     l->nlogs = 0;
-    if (!write_all(l->fd, out, sds_len(out))) l->lost = true;
+    if (!l->io.send(l->io.ctx, out, sds_len(out))) l->lost = true;
     sds_free(out);
 }
 
@@ -425,17 +404,9 @@ static int read_command(ldb_t *l, sds **argv, int *argc) {
         if (rc != PARSE_MORE) return rc;
         if (sds_len(l->input) > LDB_MAX_INPUT) return PARSE_ERROR;
         char buf[4096];
-        ssize_t n = read(l->fd, buf, sizeof(buf));
-        if (n > 0) {
-            l->input = sds_catlen(l->input, buf, (size_t)n);
-        } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            struct pollfd pfd = {.fd = l->fd, .events = POLLIN};
-            if (poll(&pfd, 1, -1) < 0 && errno != EINTR) return PARSE_MORE;
-        } else if (n < 0 && errno == EINTR) {
-            continue;
-        } else {
-            return PARSE_MORE; /* closed or failed */
-        }
+        long n = l->io.recv(l->io.ctx, buf, sizeof(buf));
+        if (n <= 0) return PARSE_MORE; /* closed or failed */
+        l->input = sds_catlen(l->input, buf, (size_t)n);
     }
 }
 

@@ -10,7 +10,7 @@
  * socket: the debugger's commands (step, continue, list, print, break,
  * trace, eval, redis, maxlen, abort, help) arrive as RESP arrays and every
  * answer leaves as an array of status lines.  Nothing here knows the event
- * loop or the client structure: only a file descriptor. */
+ * loop, the client structure or TLS: only the two calls of ldb_io_t. */
 #ifndef RL_SCRIPT_LDB_H
 #define RL_SCRIPT_LDB_H
 
@@ -21,10 +21,19 @@
 
 typedef struct ldb ldb_t;
 
-/* A session on socket fd for the script `body` (its whole text, shebang
+/* The client's connection, blocking both ways (script.c: plain or TLS).
+ * recv: up to cap bytes of what the client sent, waiting for some; 0 or
+ * less when it is gone.  send: all n bytes out, false when it is gone. */
+typedef struct ldb_io {
+    void *ctx;
+    long (*recv)(void *ctx, char *buf, size_t cap);
+    bool (*send)(void *ctx, const char *p, size_t n);
+} ldb_io_t;
+
+/* A session over io for the script `body` (its whole text, shebang
  * included: line numbers count it).  pending: bytes the client already
  * sent that the I/O engine had read (taken over). */
-ldb_t *ldb_new(int fd, const char *body, size_t len, sds pending);
+ldb_t *ldb_new(ldb_io_t io, const char *body, size_t len, sds pending);
 /* The script ended: "<endsession>" and the logs still queued go out. */
 void ldb_end(ldb_t *l);
 void ldb_free(ldb_t *l);

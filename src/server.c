@@ -55,7 +55,8 @@ sds server_path(const server_t *srv, const char *name) {
 void server_set_proc_title(const server_t *srv, const char *title) {
     const rl_config_t *cfg = &srv->cfg;
     if (!cfg->set_proc_title) return;
-    proc_title_place_t where = {cfg->bind_count ? cfg->bind[0] : NULL, cfg->port, cfg->unixsocket, srv->config_file};
+    proc_title_place_t where = {cfg->bind_count ? cfg->bind[0] : NULL, cfg->port, cfg->tls_port, cfg->unixsocket,
+                                srv->config_file};
     sds s = proc_title_make(cfg->proc_title_template, title ? title : proc_title_program(), &where);
     if (s) proc_title_set(s); /* config.c took only templates that expand */
     sds_free(s);

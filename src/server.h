@@ -175,6 +175,7 @@ struct server {
     tracking_t *tracking;              /* client-side caching tables (tracking.c) */
     struct pause *pause;               /* CLIENT PAUSE state and waiting requests (pause.c) */
     client_t *current_client;          /* the client whose command runs, or NULL */
+    client_t *top_client;              /* dispatch.c: whose top-level command runs (a script's caller too) */
     struct db_views *views;            /* robj views of embedded values (db_views.c) */
     client_t *pending_tracking_client; /* tracking.c: owed invalidations after its reply */
 

@@ -16,6 +16,7 @@
 #include "info.h"
 #include "lazyfree.h"
 #include "listeners.h"
+#include "loading.h"
 #include "log.h"
 #include "oom.h"
 #include "aof.h"
@@ -129,12 +130,20 @@ static void cmd_config_set(client_t *c) {
         return;
     }
     const char *err = NULL;
+    /* While a dataset loads (an async load too), a setting the load must
+     * not see change is refused with -LOADING, in its turn among the
+     * pairs as Redis checks them (the first failing pair answers). */
+    bool loading = loading_active(c->srv);
     for (int j = 2; j < c->argc; j += 2) {
         const char *name = c->argv[j]->ptr;
         if (!config_canonical_name(name)) err = "Unknown option or number of arguments for CONFIG SET";
         else if (config_is_immutable(name)) err = "can't set immutable config";
         else if (config_is_protected(name) && !cmd_local_mode_allows(c, c->srv->cfg.enable_protected_configs))
             err = "can't set protected config";
+        else if (loading && config_denied_while_loading(name)) {
+            reply_error(c, LOADING_ERR);
+            return;
+        }
         for (int k = 2; k < j && !err; k += 2)
             if (!strcasecmp(c->argv[k]->ptr, name)) err = "duplicate parameter";
         if (err) {

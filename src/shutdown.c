@@ -16,6 +16,7 @@
 #include "config.h"
 #include "listeners.h"
 #include "loading.h"
+#include "listeners.h"
 #include "log.h"
 #include "pause.h"
 #include "persist.h"

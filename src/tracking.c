@@ -209,9 +209,16 @@ void tracking_flush_pending(server_t *srv) {
     pending_clear(&t->pending);
 }
 
+/* The client whose command changes keys: a script's caller, not the
+ * script's own client (NOLOOP and the deferral below are the caller's, as
+ * in Redis). */
+static client_t *changer_client(const server_t *srv) {
+    return srv->top_client ? srv->top_client : srv->current_client;
+}
+
 /* The executing client's own invalidations wait for its reply. */
 static bool defer_for_current(server_t *srv, client_t *target, const char *key, size_t len, bool flush) {
-    if (target != srv->current_client) return false;
+    if (target != changer_client(srv)) return false;
     srv->pending_tracking_client = target;
     pending_add(&srv->tracking->pending, key, len, flush);
     return true;
@@ -223,7 +230,8 @@ static void remember_for_bcast(server_t *srv, const sds key) {
     tracking_t *t = srv->tracking;
     dict_iter it;
     dict_entry *de;
-    uint64_t changer = srv->current_client ? srv->current_client->id : 0;
+    client_t *by = changer_client(srv);
+    uint64_t changer = by ? by->id : 0;
     dict_iter_init(&it, t->prefixes, false);
     while ((de = dict_next(&it))) {
         sds prefix = dict_get_key(t->prefixes, de);
@@ -252,7 +260,7 @@ static void invalidate(server_t *srv, const char *key, size_t len, bool bcast) {
         client_t *target = dict_fetch_value(t->by_id, ID_KEY(ids->ids[i]));
         /* Gone, tracking off, or switched to BCAST since it read the key. */
         if (!target || (flags_of(target) & TRK_BCAST)) continue;
-        if ((flags_of(target) & TRK_NOLOOP) && target == srv->current_client) continue;
+        if ((flags_of(target) & TRK_NOLOOP) && target == changer_client(srv)) continue;
         if (!defer_for_current(srv, target, key, len, false)) send_key(target, key, len);
     }
     t->total_items -= ids->n;
@@ -301,9 +309,24 @@ static void remember_key(tracking_t *t, uint64_t id, sds key) {
     t->total_items++;
 }
 
+/* EVAL_RO, EVALSHA_RO, FCALL_RO: tracked only through what they read. */
+static bool is_script_ro(const command_t *cmd) {
+    return !strcmp(cmd->name, "eval_ro") || !strcmp(cmd->name, "evalsha_ro") || !strcmp(cmd->name, "fcall_ro");
+}
+
 void tracking_after_command(client_t *c, const command_t *cmd) {
+    /* A script's read makes its caller track the keys the script declared
+     * (Redis's rule; the script's own keys are not tracked). */
+    client_t *top = c->srv->top_client;
+    if (top && c != top && (c->flags & CLIENT_FAKE)) {
+        if (!(cmd->flags & CMD_READONLY) || !top->cmd) return;
+        c = top;
+        cmd = top->cmd;
+    } else if (!(cmd->flags & CMD_READONLY) || is_script_ro(cmd)) {
+        return;
+    }
     unsigned f = flags_of(c);
-    if (!(f & TRK_ON) || (f & TRK_BCAST) || !(cmd->flags & CMD_READONLY) || (cmd->flags & CMD_PUBSUB)) return;
+    if (!(f & TRK_ON) || (f & TRK_BCAST) || (cmd->flags & CMD_PUBSUB)) return;
     /* OPTIN tracks only after CACHING yes, OPTOUT all but after CACHING no. */
     if (((f & TRK_OPTIN) && !(f & TRK_CACHING)) || ((f & TRK_OPTOUT) && (f & TRK_CACHING))) return;
     cmd_key_ref_t small[16], *refs = small;

@@ -64,7 +64,7 @@ START_UP_ONLY = {"io-threads": "1", "io-threads-do-reads": "no", "crash-memcheck
 
 # Hyphenated words in backticks that are not settings.
 NOT_SETTINGS = {
-    "apt-get", "redis-cli", "redis-benchmark", "redis-sentinel", "redis-check-rdb", "redis-check-aof",
+    "apt-get", "tcl-tls", "redis-cli", "redis-benchmark", "redis-sentinel", "redis-check-rdb", "redis-check-aof",
     "redis-rdb-bgsave", "redis-aof-rewrite", "redis-rdb-to-slaves",  # process titles
     "jemalloc-q8",  # an allocator model's name in MEMORY ALLOCATOR-ADVICE
     "on-empty-db",  # a value of repl-diskless-load

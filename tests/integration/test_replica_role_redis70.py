@@ -98,4 +98,11 @@ def test_psync_with_an_offset_that_is_not_a_number(start_server, binary):
         first = b""
         while b"\r\n" not in first:
             first += conn.recv(4096)
-    assert first.split(b"\r\n")[0] == b"-ERR value is not an integer or out of range"
+        assert first.split(b"\r\n")[0] == b"-ERR value is not an integer or out of range"
+        # no full sync follows: the connection is still an ordinary client
+        # (Redis 7.0.15's fix; its suite checks it in TLS mode too)
+        conn.sendall(b"PING\r\n")
+        rest = first.split(b"\r\n", 1)[1]
+        while b"\r\n" not in rest:
+            rest += conn.recv(4096)
+        assert rest == b"+PONG\r\n"
