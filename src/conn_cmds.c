@@ -4,7 +4,6 @@
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/socket.h>
 
 #include "acl.h"
 #include "blocking.h"
@@ -251,15 +250,11 @@ static void cmd_client_list(client_t *c) {
     sds_free(s);
 }
 
-/* Another client is freed at the next before-sleep, but its connection
- * ends now, as Redis closes it at once: its peer sees the end even while
- * this command goes on (a replica's MULTI of CLIENT KILL of its master and
- * DEBUG SLEEP: the master sees it gone during the sleep).  Killing oneself
+/* Another client is closed at the next before-sleep.  Killing oneself
  * must wait until the reply is queued (the reply layer drops output for a
  * client marked to close), so the caller marks itself after replying. */
 static bool kill_client(client_t *self, client_t *victim) {
     if (victim == self) return true;
-    if (victim->fd >= 0) shutdown(victim->fd, SHUT_RDWR);
     conn_close_async(victim);
     return false;
 }

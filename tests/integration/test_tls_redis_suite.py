@@ -122,40 +122,6 @@ def _busy(c):
         return str(e).startswith("BUSY")
 
 
-@pytest.mark.parametrize("binary,engine", [("ours", "epoll"), ("ours", "io_uring"), ("redis", "epoll")])
-def test_client_kill_of_the_master_link_ends_it_at_once(start_server, certs, binary, engine):  # noqa: F811
-    """A replica's MULTI of CLIENT KILL <its master> and DEBUG SLEEP: the
-    TLS link ends when the kill runs, so the master sees its replica gone
-    during the sleep (its backlog can then expire: the suite's "backlog
-    expired" PSYNC tests), not only once the transaction is over."""
-    extra = ("--tls-replication", "yes", "--repl-diskless-sync", "no", "--save", "")
-    b = SERVER if binary == "ours" else REDIS_SERVER
-    master = start(start_server, certs, b, extra, engine)
-    replica = start(start_server, certs, b, extra, engine)
-    m, r = tls_client(certs, master.tls_port), tls_client(certs, replica.tls_port)
-    r.replicaof("127.0.0.1", master.tls_port)
-    wait_for(lambda: r.info("replication")["master_link_status"] == "up", timeout=20)
-    wait_for(lambda: m.info("replication")["connected_slaves"] == 1, timeout=10)
-    link = [x["addr"] for x in r.client_list() if "M" in x["flags"]][0]
-    assert link == "127.0.0.1:%d" % master.tls_port
-    import threading
-
-    def kill_and_sleep():
-        p = r.pipeline(transaction=True)
-        p.execute_command("CLIENT", "KILL", link)
-        p.execute_command("DEBUG", "SLEEP", "2")
-        p.execute()
-
-    t = threading.Thread(target=kill_and_sleep)
-    t.start()
-    time.sleep(0.2)
-    try:
-        wait_for(lambda: m.info("replication")["connected_slaves"] == 0, timeout=1.5)
-    finally:
-        t.join()
-    wait_for(lambda: r.info("replication")["master_link_status"] == "up", timeout=20)
-
-
 def test_process_title_shows_the_tls_port_without_a_tcp_port(certs, tmp_path):  # noqa: F811
     """--port 0 and a tls-port: the title's {listen-addr} is the TLS port's
     address, as Redis shows it (no more "unixsocket:")."""
