@@ -20,18 +20,20 @@ static char *made(const char *tpl, const char *title, const proc_title_place_t *
 }
 
 static int test_variables(void) {
-    proc_title_place_t tcp = {"127.0.0.1", 6380, "/tmp/r.sock", "/etc/r.conf"};
+    proc_title_place_t tcp = {"127.0.0.1", 6380, 0, "/tmp/r.sock", "/etc/r.conf"};
     CHECK(!strcmp(made("{title} {listen-addr} {server-mode}", "srv", &tcp), "srv 127.0.0.1:6380"));
     CHECK(!strcmp(made("{port}|{tls-port}|{unixsocket}|{config-file}", "t", &tcp), "6380|0|/tmp/r.sock|/etc/r.conf"));
-    proc_title_place_t any = {NULL, 7000, NULL, NULL};
+    proc_title_place_t any = {NULL, 7000, 0, NULL, NULL};
     CHECK(!strcmp(made("{title} {listen-addr} {config-file}", "srv", &any), "srv *:7000 -"));
-    proc_title_place_t sock_only = {"127.0.0.1", 0, "/tmp/r.sock", NULL};
+    proc_title_place_t sock_only = {"127.0.0.1", 0, 0, "/tmp/r.sock", NULL};
     CHECK(!strcmp(made("{listen-addr}", "t", &sock_only), "unixsocket:/tmp/r.sock"));
+    proc_title_place_t tls_only = {"127.0.0.1", 0, 6443, "/tmp/r.sock", NULL};
+    CHECK(!strcmp(made("{listen-addr} {port} {tls-port}", "t", &tls_only), "127.0.0.1:6443 0 6443"));
     return 0;
 }
 
 static int test_syntax_and_refusals(void) {
-    proc_title_place_t p = {NULL, 7000, "", NULL};
+    proc_title_place_t p = {NULL, 7000, 0, "", NULL};
     CHECK(!strcmp(made("{title}{{port}}", "t", &p), "t{port}}"));
     CHECK(!strcmp(made("a}b", "t", &p), "a}b"));
     CHECK(!strcmp(made("  x {title}  ", "t", &p), "x t"));
