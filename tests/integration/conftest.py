@@ -125,7 +125,10 @@ class ServerProcess(benchlib.Server):
     $RL_SERVER_ARGS.  Start-up failures raise RuntimeError with the log."""
 
     def __init__(self, binary, args=(), config_text=None, port=None, launcher=(), wait="loaded"):
-        extra = [] if binary == REDIS_SERVER else ["--enable-debug-command", "local"] + EXTRA_ARGS
+        # A Redis (Debian's 7.0.15, or a 7.4.1 built outside the tree) takes
+        # none of our settings (RL_SERVER_ARGS' io-engine...).
+        redis = binary == REDIS_SERVER or os.path.basename(binary) == "redis-server"
+        extra = [] if redis else ["--enable-debug-command", "local"] + EXTRA_ARGS
         super().__init__(binary, extra + list(args), config_text=config_text, port=port, timeout=10,
                          wait=wait, prefix="rl-test-", launcher=launcher)
 
