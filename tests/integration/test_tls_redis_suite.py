@@ -243,17 +243,7 @@ def _raw_exchange(certs, port, commands):  # noqa: F811
         conn.sendall(("*%d\r\n" % len(args)).encode() +
                      b"".join(b"$%d\r\n%s\r\n" % (len(a), a.encode()) for a in args))
         time.sleep(0.15)
-        conn.settimeout(0.3)
-        got = b""
-        try:
-            while True:
-                chunk = conn.recv(65536)
-                if not chunk:
-                    break
-                got += chunk
-        except (socket.timeout, ssl.SSLError):
-            pass
-        out.append(got)
+        out.append(_drain(conn))
     conn.close()
     return out
 
